@@ -1,0 +1,10 @@
+"""CLI commands of the check work item (see README)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the root app."""
+    return None

@@ -1,0 +1,87 @@
+"""Shared CLI pieces: consoles, error rendering, exit codes, shared options, config access.
+
+Only `contracts.cli` imports typer and rich. stdout carries data; stderr carries text for people.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from contracts.config import Config, load_config
+from contracts.errors import ContractsError
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class State:
+    """Process-wide CLI state set by the root callback."""
+
+    debug: bool = False
+    config_file: Path | None = None
+    _config: Config | None = None
+
+
+def config() -> Config:
+    """The resolved project configuration (loaded once per invocation)."""
+    if State._config is None:
+        State._config = load_config(file=State.config_file)
+    return State._config
+
+
+def reset_state() -> None:
+    State.debug = False
+    State.config_file = None
+    State._config = None
+
+
+class ContractsGroup(TyperGroup):
+    """Root group: renders every `ContractsError` as one line on stderr and exits 2."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ContractsError as e:
+            if State.debug:
+                traceback.print_exc(file=sys.stderr)
+            err.print(e.render(), markup=False, style="red")
+            raise typer.Exit(EXIT_USAGE) from None
+
+
+def fail(message: str, code: str = "E_USAGE", **kw: Any) -> None:
+    """Raise a `ContractsError` (for usage problems detected in the CLI layer)."""
+    raise ContractsError(message, code=code, **kw)
+
+
+def findings_exit(found: bool) -> None:
+    """Exit 1 when there were findings; return normally otherwise."""
+    if found:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+class OutputFormat(StrEnum):
+    """Shared `--output-format` names (ruff's)."""
+
+    text = "text"
+    json = "json"
+    jsonl = "jsonl"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+QuietFlag = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")]
+SeedOption = Annotated[int | None, typer.Option("--seed", help="Random seed (default from config: 13).")]

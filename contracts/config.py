@@ -1,0 +1,195 @@
+"""Project configuration: `contracts.toml` (or `[tool.contracts]` in `pyproject.toml`), found upwards.
+
+A configured repository can run `contracts mine`, `contracts audit --fold 5` or `contracts repair-replay`
+with no path arguments, as a CI job calls them. Precedence: command line > config file > built-in
+defaults. Every resolved value remembers where it came from, which `contracts config` prints. Relative
+paths in a config file are resolved against that file's folder, so the file means the same thing from any
+working directory.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contracts.errors import ConfigError
+
+CONFIG_NAMES = ("contracts.toml", "pyproject.toml")
+
+# Dotted key -> (default, kind). kind "path" values are resolved against the config file's folder.
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    "paths.traces": (None, "paths"),
+    "paths.corpus": (None, "path"),
+    "paths.registry": (None, "path"),
+    "paths.contracts": (None, "path"),
+    "paths.ledger": (None, "path"),
+    "paths.cases": (None, "path"),
+    "paths.targets": (None, "path"),
+    "paths.reports": (None, "path"),
+    "mine.folds": (1, "int"),
+    "mine.seed": (13, "int"),
+    "mine.clean": ("ok", "str"),
+    "mine.max_domain": (8, "int"),
+    "mine.max_violation_rate": (None, "float"),
+    "mine.min_support": ({}, "table"),
+    "check.encoder": ("v2", "str"),
+    "audit.folds": (5, "int"),
+    "audit.bootstrap": (1000, "int"),
+    "audit.max_fire_rate": (None, "float"),
+    "audit.max_spurious_per_100": (None, "float"),
+    "audit.min_detection": (None, "float"),
+    "repair.policy": ("heuristic", "str"),
+    "repair.max_ops": (2, "int"),
+    "repair.max_attempts": (2, "int"),
+    "repair.seed": (13, "int"),
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A resolved value and where it came from (`default`, a config file path, or `command line`)."""
+
+    value: Any
+    origin: str
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved settings. `file` is the config file used, if any."""
+
+    file: Path | None
+    settings: dict[str, Setting] = field(default_factory=dict)
+
+    def get(self, key: str, cli_value: Any = None) -> Any:
+        """The command-line value when given, else the config/default value of `key`."""
+        if cli_value is not None:
+            return cli_value
+        if key not in self.settings:
+            raise KeyError(key)
+        return self.settings[key].value
+
+    def path(self, key: str, cli_value: Path | str | None = None) -> Path | None:
+        """Like `get`, for a path setting."""
+        v = self.get(key, cli_value)
+        return None if v is None else Path(v)
+
+    def require_path(self, key: str, cli_value: Path | str | None, what: str) -> Path:
+        """A path from the command line or config, or a usage error saying how to give it."""
+        p = self.path(key, cli_value)
+        if p is None:
+            raise ConfigError(
+                f"no {what} given: pass it on the command line or set '{key.split('.', 1)[1]}' "
+                f"under [{key.split('.', 1)[0]}] in contracts.toml",
+                code="E_USAGE",
+            )
+        return p
+
+    def with_overrides(self, overrides: dict[str, Any]) -> Config:
+        """A copy with command-line values applied (None means "not given")."""
+        new = dict(self.settings)
+        for k, v in overrides.items():
+            if v is not None:
+                new[k] = Setting(v, "command line")
+        return Config(self.file, new)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        """`{key: {"value": v, "origin": o}}`, sorted by key, JSON-ready."""
+        out: dict[str, dict[str, Any]] = {}
+        for k in sorted(self.settings):
+            s = self.settings[k]
+            v = [str(x) for x in s.value] if isinstance(s.value, list) else s.value
+            out[k] = {"value": str(v) if isinstance(v, Path) else v, "origin": s.origin}
+        return out
+
+
+def find_config_file(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest `contracts.toml`, or `pyproject.toml` with `[tool.contracts]`, from `start` upwards."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            f = folder / name
+            if not f.is_file():
+                continue
+            try:
+                data = tomllib.loads(f.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise ConfigError(f"cannot parse: {e}", source=str(f)) from e
+            if name == "pyproject.toml":
+                table = data.get("tool", {}).get("contracts")
+                if table is None:
+                    continue
+                return f, table
+            return f, data
+    return None
+
+
+def _coerce(key: str, kind: str, value: Any, base: Path, source: str) -> Any:
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"'{key}' must be {expected}, got {value!r}", source=source, field=key)
+
+    if kind == "path":
+        if not isinstance(value, str):
+            raise bad("a path string")
+        return (base / value).resolve() if not Path(value).is_absolute() else Path(value)
+    if kind == "paths":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise bad("a path or a list of paths")
+        return [(base / x).resolve() if not Path(x).is_absolute() else Path(x) for x in items]
+    if kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise bad("an integer")
+        return value
+    if kind == "float":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise bad("a number")
+        return float(value)
+    if kind == "str":
+        if not isinstance(value, str):
+            raise bad("a string")
+        return value
+    if kind == "table":
+        if not isinstance(value, dict):
+            raise bad("a table")
+        return dict(sorted(value.items()))
+    raise AssertionError(kind)
+
+
+def load_config(start: Path | None = None, *, file: Path | None = None) -> Config:
+    """Resolve defaults and the nearest config file (or `file` when given explicitly)."""
+    settings = {k: Setting(v, "default") for k, (v, _) in DEFAULTS.items()}
+    found: tuple[Path, dict[str, Any]] | None
+    if file is not None:
+        if not file.is_file():
+            raise ConfigError("config file not found", source=str(file))
+        try:
+            raw = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"cannot parse: {e}", source=str(file)) from e
+        if file.name == "pyproject.toml":
+            raw = raw.get("tool", {}).get("contracts", {})
+        found = (file, raw)
+    else:
+        found = find_config_file(start)
+    if found is None:
+        return Config(None, settings)
+    path, data = found
+    base = path.parent
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"top-level key '{section}' must be a table", source=str(path), field=section)
+        for key, value in table.items():
+            dotted = f"{section}.{key}"
+            if dotted not in DEFAULTS:
+                known = ", ".join(k for k in DEFAULTS if k.startswith(section + "."))
+                raise ConfigError(
+                    f"unknown setting '{dotted}'" + (f" (known in [{section}]: {known})" if known else ""),
+                    source=str(path),
+                    field=dotted,
+                )
+            settings[dotted] = Setting(
+                _coerce(dotted, DEFAULTS[dotted][1], value, base, str(path)), str(path)
+            )
+    return Config(path, settings)

@@ -1,0 +1,132 @@
+"""The one canonical JSON form used by ids, hashes, artifacts and the ledger.
+
+Canonical JSON here means: object keys sorted by code point, no insignificant whitespace, UTF-8 (no
+`\\u` escapes for non-ASCII), integers as decimal digits of any size, and floats in the shortest form that
+round-trips (orjson's: `0.1`, `1.0`, `1e-7`, `1e+21`, `-0.0`). NaN and infinities are not JSON and are
+refused. Every hash in the project is computed over these bytes, so the form is part of the contract.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+_OPTS = orjson.OPT_SORT_KEYS
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+
+
+def _fragmentize(value: Any) -> Any:
+    """Replace integers orjson cannot encode with raw JSON fragments, and refuse non-finite floats."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return value
+        return orjson.Fragment(str(value).encode())
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"non-finite float {value!r} is not JSON")
+        return value
+    if isinstance(value, dict):
+        return {k: _fragmentize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fragmentize(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical UTF-8 bytes of `value` (see module docstring). Raises ValueError on NaN/inf."""
+    try:
+        out = orjson.dumps(value, option=_OPTS)
+    except TypeError:
+        return orjson.dumps(_fragmentize(value), option=_OPTS)
+    if b"null" in out and _has_nonfinite(value):
+        raise ValueError("non-finite float is not JSON")
+    return out
+
+
+def _has_nonfinite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_nonfinite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_nonfinite(v) for v in value)
+    return False
+
+
+def canonical_str(value: Any) -> str:
+    """`canonical_json` as text."""
+    return canonical_json(value).decode("utf-8")
+
+
+def sha256_hex(data: bytes | str) -> str:
+    """Lowercase hex SHA-256 of bytes (text is UTF-8 encoded)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def json_sha256(value: Any) -> str:
+    """SHA-256 of the canonical JSON of `value`."""
+    return sha256_hex(canonical_json(value))
+
+
+def stable_id(prefix: str, *parts: Any, length: int = 12) -> str:
+    """A short stable id: `prefix-` + the first `length` hex digits of sha256(canonical_json(parts))."""
+    return f"{prefix}-{json_sha256(list(parts))[:length]}"
+
+
+def loads(data: bytes | str) -> Any:
+    """Strict JSON parse (orjson: no NaN, no trailing garbage, UTF-8 only)."""
+    return orjson.loads(data)
+
+
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """Streaming SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def pretty_json(value: Any) -> bytes:
+    """Human-friendly but still deterministic JSON (sorted keys, 2-space indent, trailing newline)."""
+    return orjson.dumps(_fragmentize(value), option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes | Iterable[bytes], *, fsync: bool = True
+) -> None:
+    """Write to a temp file in the same folder, then rename over `path`: readers never see half a file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if isinstance(data, bytes | bytearray):
+                fh.write(data)
+            else:
+                for chunk in data:
+                    fh.write(chunk)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: str | os.PathLike[str], value: Any) -> None:
+    """Atomically write `value` as pretty canonical JSON."""
+    atomic_write_bytes(path, pretty_json(value))

@@ -1,0 +1,1 @@
+"""Rule classes: one module per property code behind a common interface."""

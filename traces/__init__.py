@@ -1,0 +1,1 @@
+"""contracts.traces: format adapters, ingest, the Parquet corpus, the tool registry."""

@@ -1,0 +1,1 @@
+"""Trace format adapters: one module per format behind a common interface."""

@@ -1,0 +1,145 @@
+"""Flatten JSON values into one row per node (`leaves.parquet`), and rebuild them.
+
+Every node is a row, containers included, so that presence of an object or array (and its size) is as
+visible to mining as a scalar is; the root is the row with path `""`. `path` is the RFC 6901 pointer
+with literal array indexes; `pattern` replaces every array index with `*`, so `/items/2/price` has
+pattern `/items/*/price`. An object key that is literally `*` is indistinguishable from an index in a
+pattern; that is accepted and documented in docs/formats.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import polars as pl
+
+KINDS = ("null", "bool", "int", "float", "string", "array", "object")
+SIDES = ("arg", "result")
+KIND_DTYPE = pl.Enum(list(KINDS))
+SIDE_DTYPE = pl.Enum(list(SIDES))
+
+#: Column order and types of `leaves.parquet`.
+LEAF_SCHEMA: dict[str, pl.DataType] = {
+    "call_id": pl.String(),
+    "cid": pl.UInt64(),
+    "tool": pl.Categorical(),
+    "task_id": pl.Categorical(),
+    "side": SIDE_DTYPE,
+    "path": pl.String(),
+    "pattern": pl.Categorical(),
+    "kind": KIND_DTYPE,
+    "num": pl.Float64(),
+    "str": pl.String(),
+    "len": pl.Int64(),
+}
+
+Leaf = tuple[str, str, str, float | None, str | None, int | None]
+"""(path, pattern, kind, num, str, len)."""
+
+
+def escape_token(key: str) -> str:
+    """RFC 6901 escaping of one reference token."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def unescape_token(token: str) -> str:
+    """Inverse of `escape_token`."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def json_kind(value: Any) -> str:
+    """The JSON kind of a parsed value (bool is not int)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def flatten(value: Any) -> Iterator[Leaf]:
+    """Yield every node of `value` in document order (pre-order, keys in their given order)."""
+    stack: list[tuple[str, str, Any]] = [("", "", value)]
+    while stack:
+        path, pattern, v = stack.pop()
+        if v is None:
+            yield (path, pattern, "null", None, None, None)
+        elif v is True or v is False:
+            yield (path, pattern, "bool", 1.0 if v else 0.0, None, None)
+        elif isinstance(v, int):
+            yield (path, pattern, "int", float(v), None, None)
+        elif isinstance(v, float):
+            yield (path, pattern, "float", v, None, None)
+        elif isinstance(v, str):
+            yield (path, pattern, "string", None, v, len(v))
+        elif isinstance(v, list):
+            yield (path, pattern, "array", None, None, len(v))
+            pat = pattern + "/*"
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((f"{path}/{i}", pat, v[i]))
+        elif isinstance(v, dict):
+            yield (path, pattern, "object", None, None, len(v))
+            items = list(v.items())
+            for k, child in reversed(items):
+                tok = "/" + escape_token(str(k))
+                stack.append((path + tok, pattern + tok, child))
+        else:
+            raise TypeError(f"not a JSON value at '{path}': {type(v).__name__}")
+
+
+def rebuild(leaves: list[Leaf]) -> Any:
+    """Inverse of `flatten` for leaves in the order `flatten` yields them (used by property tests)."""
+    if not leaves:
+        raise ValueError("no leaves")
+    nodes: dict[str, Any] = {}
+    root: Any = None
+    for path, _pattern, kind, num, s, _ln in leaves:
+        if kind == "object":
+            node: Any = {}
+        elif kind == "array":
+            node = []
+        elif kind == "null":
+            node = None
+        elif kind == "bool":
+            node = bool(num)
+        elif kind == "int":
+            node = int(num) if num is not None else None
+        elif kind == "float":
+            node = num
+        else:
+            node = s
+        if path == "":
+            root = node
+        else:
+            parent_path, _, token = path.rpartition("/")
+            parent = nodes[parent_path]
+            if isinstance(parent, list):
+                parent.append(node)
+            else:
+                parent[unescape_token(token)] = node
+        if kind in ("object", "array"):
+            nodes[path] = node
+    return root
+
+
+def parent_pattern(pattern: str) -> str:
+    """Pattern of the containing node (`/items/*/price` -> `/items/*`; `/a` -> `""`)."""
+    return pattern.rpartition("/")[0]
+
+
+def pattern_of(path: str) -> str:
+    """Replace literal array indexes in a concrete path with `*` (all-digit tokens are treated as indexes).
+
+    Only use this when the document is not at hand; `flatten` knows which tokens are indexes.
+    """
+    return "/".join("*" if tok.isdigit() else tok for tok in path.split("/"))
