@@ -31,10 +31,11 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
+# mypy reads the strict editable link tree, where the folders are mapped into one `contracts` package.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
+	cd build/__editable__.contracts-*/ && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p contracts
 
 format: $(STAMP)
 	$(BIN)/ruff format .

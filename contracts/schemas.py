@@ -37,7 +37,7 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     schema = load_schema(name)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)  # type: ignore[call-arg]
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def schema_errors(instance: Any, name: str) -> list[str]:
