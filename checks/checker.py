@@ -1,0 +1,1175 @@
+"""The checker: evaluate a contract set's rules on tool calls and report every violation.
+
+Two entry points with one meaning (the shared rule semantics in docs/codes.md):
+
+* `check_corpus` — vectorised over a Parquet corpus. The leaves of the checked calls are joined once to
+  a table of rule operands on (fold, tool, side, pattern); each rule class then finds its violations with
+  polars expressions over those hits (anti-joins for REQUIRED and DOMAIN, filters for TYPE/POSITIVE/
+  NONNEG, pairing joins for ECHO, DATE_ORDER and RELATION). Python runs only per *violation* (to render
+  the witness values exactly as `check_call` does), never per call.
+* `check_call` — one call in plain Python, for use inside an agent loop. It gives exactly the same
+  violations as `check_corpus` for the same call (a test compares them over the sample world).
+
+Calls checked in a corpus: those with `status == "ok"` (a failed call has no result to hold to a result
+contract). Calls of a tool the contract set does not know are never violations; they are counted apart
+(`CheckCounts.unknown_tool_calls`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+import polars as pl
+
+from contracts.checks.receipts import Receipt, Violation, recovery_tools
+from contracts.errors import CheckError
+from contracts.jsonutil import canonical_str
+from contracts.mining.folds import fold_table
+from contracts.mining.model import CODES, ContractSet, Rule, split_side
+from contracts.traces.corpus import Corpus
+from contracts.traces.leaves import SIDE_DTYPE, escape_token, json_kind, parent_pattern, unescape_token
+
+Fold = int | None | Literal["cross"]
+
+#: Columns and types of the frame `check_corpus` returns (one row per violation).
+VIOLATION_SCHEMA: dict[str, pl.DataType] = {
+    "cid": pl.UInt64(),
+    "call_id": pl.String(),
+    "trace_id": pl.String(),
+    "task_id": pl.String(),
+    "tool": pl.String(),
+    "fold": pl.Int32(),
+    "rule": pl.String(),
+    "code": pl.String(),
+    "path": pl.String(),
+    "expected": pl.String(),
+    "observed": pl.String(),
+    "present": pl.Boolean(),
+    "detail": pl.String(),
+    "source": pl.String(),
+    "line": pl.Int64(),
+}
+SORT_KEYS = ["source", "line", "cid", "rule", "path"]
+
+NUMERIC_KINDS = ("int", "float")
+SCALAR_KINDS = ("null", "bool", "int", "float", "string")
+TOLERANCES = ("exact", "cent", "rel")
+TZ_MODES = ("aware", "naive", "date")
+CENT_TOL = 0.005 + 1e-9
+REL_TOL = 1e-9
+
+
+# ----------------------------------------------------------------------------------------------------
+# Rule operands: the (side, pattern) pairs a rule reads, with their wildcard positions.
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One path a rule reads: its side (`arg`/`result`), pointer pattern and wildcard token positions.
+
+    `wpos` are positions in `pattern.split("/")` (index 0 is the empty token before the first `/`);
+    the same positions of a concrete path's tokens are its array indexes, which pair instances of two
+    operands with the same wildcard positions.
+    """
+
+    side: str
+    pattern: str
+    wpos: tuple[int, ...]
+
+    @classmethod
+    def of(cls, rule_path: str) -> Operand:
+        side, pattern = split_side(rule_path)
+        toks = pattern.split("/")
+        return cls(side, pattern, tuple(i for i, t in enumerate(toks) if t == "*"))
+
+    def key_of(self, path: str) -> tuple[str, ...]:
+        """The index tuple of a concrete path at this operand."""
+        toks = path.split("/")
+        return tuple(toks[i] for i in self.wpos)
+
+    def concrete(self, key: tuple[str, ...]) -> str:
+        """This operand's concrete path for an index tuple (the inverse of `key_of`)."""
+        toks = self.pattern.split("/")
+        for i, k in zip(self.wpos, key, strict=True):
+            toks[i] = k
+        return "/".join(toks)
+
+    def display(self, path: str) -> str:
+        """A concrete path as written in rules: argument paths keep their `$args` prefix."""
+        return "$args" + path if self.side == "arg" else path
+
+
+def operands(rule: Rule) -> list[Operand]:
+    """The operands of a rule, in its path order; REQUIRED also reads the parent (returned first)."""
+    ops = [Operand.of(p) for p in rule.paths]
+    if rule.code == "REQUIRED":
+        side, pattern = split_side(rule.paths[0])
+        parent = Operand.of(("$args" if side == "arg" else "") + parent_pattern(pattern))
+        return [parent, *ops]
+    return ops
+
+
+def _validate_rule(rule: Rule) -> None:
+    """Refuse rules this checker cannot evaluate faithfully (a contract set from a newer miner)."""
+
+    def bad(msg: str) -> CheckError:
+        return CheckError(f"rule {rule.id} ({rule.tool} {rule.code}): {msg}", code="E_RULE", field=rule.id)
+
+    if rule.code not in CODES:
+        raise bad(f"unknown property code (known: {', '.join(CODES)})")
+    n = len(rule.paths)
+    p = rule.params
+    if rule.code in ("REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN") and n != 1:
+        raise bad("needs exactly one path")
+    if rule.code == "REQUIRED" and split_side(rule.paths[0])[1] == "":
+        raise bad("REQUIRED needs a path below the root")
+    if rule.code == "TYPE" and p.get("kind") not in (
+        "null",
+        "bool",
+        "int",
+        "string",
+        "array",
+        "object",
+        "number",
+    ):
+        raise bad(f"TYPE kind {p.get('kind')!r} is not one of null bool int string array object number")
+    if rule.code == "DOMAIN" and not (
+        isinstance(p.get("values"), list) and all(isinstance(v, str) for v in p["values"])
+    ):
+        raise bad("DOMAIN needs params.values, a list of strings")
+    if rule.code in ("ECHO", "DATE_ORDER") and n != 2:
+        raise bad("needs exactly two paths")
+    if rule.code == "DATE_ORDER" and p.get("tz") not in TZ_MODES:
+        raise bad(f"DATE_ORDER tz must be one of {', '.join(TZ_MODES)}")
+    if rule.code == "RELATION":
+        form = p.get("form")
+        if p.get("tol") not in TOLERANCES:
+            raise bad(f"RELATION tol must be one of {', '.join(TOLERANCES)}")
+        if form == "linear":
+            coef = p.get("coef")
+            if not (isinstance(coef, list) and len(coef) == n - 1 and all(c in (1, -1) for c in coef)):
+                raise bad("linear RELATION needs one coefficient in {1, -1} per term")
+        elif form == "product":
+            if n != 3:
+                raise bad("product RELATION needs paths [A, X1, X2]")
+        elif form == "sum_over":
+            if n != 2 or not Operand.of(rule.paths[1]).wpos:
+                raise bad("sum_over RELATION needs paths [A, pattern with a wildcard]")
+        else:
+            raise bad(f"unknown RELATION form {form!r}")
+
+
+# ----------------------------------------------------------------------------------------------------
+# ISO-8601 parsing shared by both implementations (DATE_ORDER).
+
+_DATE_RE = r"(\d{4})-(\d{2})-(\d{2})"
+_TIME_RE = r"[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
+_TZ_RE = r"(Z|z|[+-]\d{2}:?\d{2})"
+DATE_PATTERNS: dict[str, str] = {
+    "date": f"^{_DATE_RE}$",
+    "naive": f"^{_DATE_RE}{_TIME_RE}$",
+    "aware": f"^{_DATE_RE}{_TIME_RE}{_TZ_RE}$",
+}
+_COMPILED = {k: re.compile(v) for k, v in DATE_PATTERNS.items()}
+_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
+_NS = 1_000_000_000
+
+
+def parse_instant(value: Any, tz: str) -> int | None:
+    """Nanoseconds since 1970-01-01 (UTC for `aware`) of an ISO-8601 value in mode `tz`, or None.
+
+    Modes: `date` = `YYYY-MM-DD`; `naive` = date, `T` or space, `HH:MM[:SS[.fraction]]` with no zone;
+    `aware` = the same with `Z` or `±HH:MM` (`±HHMM`). Anything else — another kind, a bad calendar
+    date, hour > 23 — does not parse, which DATE_ORDER counts as a violation.
+    """
+    if not isinstance(value, str):
+        return None
+    m = _COMPILED[tz].match(value)
+    if m is None:
+        return None
+    g = m.groups()
+    try:
+        days = _dt.date(int(g[0]), int(g[1]), int(g[2])).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
+    ns = days * 86_400 * _NS
+    if tz == "date":
+        return ns
+    h, mi, se = int(g[3]), int(g[4]), int(g[5] or 0)
+    if h > 23 or mi > 59 or se > 59:
+        return None
+    ns += (h * 3600 + mi * 60 + se) * _NS + int((g[6] or "").ljust(9, "0"))
+    if tz == "aware":
+        off = g[7]
+        if off not in ("Z", "z"):
+            digits = off[1:].replace(":", "")
+            oh, om = int(digits[:2]), int(digits[2:])
+            if oh > 23 or om > 59:
+                return None
+            sign = 1 if off[0] == "+" else -1
+            ns -= sign * (oh * 3600 + om * 60) * _NS
+    return ns
+
+
+def _with_instant(df: pl.DataFrame, out: str, tz: str) -> pl.DataFrame:
+    """Add column `out`: `parse_instant` of the hits' `str` column (null where it does not parse)."""
+    groups = [f"_g{i}" for i in range(1, 9 if tz == "aware" else 8 if tz == "naive" else 4)]
+    g = (
+        pl.when(pl.col("kind") == "string")
+        .then(pl.col("str"))
+        .str.extract_groups(DATE_PATTERNS[tz])
+        .struct.rename_fields(groups)
+        .alias("_g")
+    )
+    x = df.with_columns(g).unnest("_g")
+
+    def num(name: str, default: str | None = None) -> pl.Expr:
+        c = pl.col(name) if default is None else pl.col(name).fill_null(default)
+        return c.cast(pl.Int64, strict=False)
+
+    date = pl.concat_str(pl.col("_g1"), pl.col("_g2"), pl.col("_g3"), separator="-")
+    ns = date.str.strptime(pl.Date, "%Y-%m-%d", strict=False).cast(pl.Int64) * (86_400 * _NS)
+    ok = pl.lit(True)
+    if tz != "date":
+        h, mi, se = num("_g4"), num("_g5"), num("_g6", "0")
+        frac = pl.col("_g7").fill_null("").str.pad_end(9, "0").cast(pl.Int64, strict=False)
+        ok = (h <= 23) & (mi <= 59) & (se <= 59)
+        ns = ns + (h * 3600 + mi * 60 + se) * _NS + frac
+    if tz == "aware":
+        off = pl.col("_g8")
+        digits = off.str.slice(1).str.replace(":", "", literal=True)
+        oh = digits.str.slice(0, 2).cast(pl.Int64, strict=False)
+        om = digits.str.slice(2, 2).cast(pl.Int64, strict=False)
+        zulu = off.is_in(["Z", "z"])
+        sign = pl.when(off.str.starts_with("+")).then(1).otherwise(-1)
+        shift = pl.when(zulu).then(0).otherwise(sign * (oh * 3600 + om * 60) * _NS)
+        ok = ok & (zulu | ((oh <= 23) & (om <= 59)))
+        ns = ns - shift
+    return x.with_columns(pl.when(ok).then(ns).alias(out)).drop(groups)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Plain-Python evaluation of one call (check_call) and witness rendering (both paths).
+
+Nodes = dict[tuple[str, str], list[tuple[str, Any]]]
+
+
+def _index_nodes(side: str, doc: Any, out: Nodes) -> None:
+    """Every node of `doc` under (side, pattern) -> [(concrete path, value)], in document order."""
+    stack: list[tuple[str, str, Any]] = [("", "", doc)]
+    while stack:
+        path, pattern, v = stack.pop()
+        out.setdefault((side, pattern), []).append((path, v))
+        if isinstance(v, list):
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((f"{path}/{i}", pattern + "/*", v[i]))
+        elif isinstance(v, dict):
+            for k, child in reversed(list(v.items())):
+                tok = "/" + escape_token(str(k))
+                stack.append((path + tok, pattern + tok, child))
+
+
+def _resolve(doc: Any, path: str) -> tuple[bool, Any]:
+    """(present, value) of a concrete RFC 6901 path in `doc` (array tokens are indexes)."""
+    if path == "":
+        return True, doc
+    cur = doc
+    for tok in path.split("/")[1:]:
+        if isinstance(cur, dict):
+            key = unescape_token(tok)
+            if key not in cur:
+                return False, None
+            cur = cur[key]
+        elif isinstance(cur, list):
+            if not tok.isdigit() or int(tok) >= len(cur):
+                return False, None
+            cur = cur[int(tok)]
+        else:
+            return False, None
+    return True, cur
+
+
+def _kind(v: Any) -> str:
+    try:
+        return json_kind(v)
+    except TypeError:
+        return "other"
+
+
+def _is_num(v: Any) -> bool:
+    return _kind(v) in NUMERIC_KINDS
+
+
+def _echo_equal(r: Any, a: Any) -> bool:
+    kr, ka = _kind(r), _kind(a)
+    if kr in NUMERIC_KINDS and ka in NUMERIC_KINDS:
+        return float(r) == float(a)
+    return kr == ka and r == a
+
+
+def _within(a: float, rhs: float, tol: str) -> bool:
+    d = abs(a - rhs)
+    if tol == "exact":
+        return d == 0
+    if tol == "cent":
+        return d <= CENT_TOL
+    return d <= REL_TOL * max(1.0, abs(a), abs(rhs))
+
+
+def _relation_rhs(rule: Rule, ops: list[Operand], values: list[Any]) -> float | int:
+    """Right-hand side of a linear/product relation from operand values [X1, X2, ...] (all numeric)."""
+    form = rule.params["form"]
+    if form == "product":
+        return values[0] * values[1]  # type: ignore[no-any-return]
+    total: float | int = 0
+    for c, v in zip(rule.params["coef"], values, strict=True):
+        total = total + v if c == 1 else total - v
+    return total
+
+
+def _side_doc(side: str, arguments: Any, result: Any) -> Any:
+    return arguments if side == "arg" else result
+
+
+def _num_text(v: Any) -> str:
+    return canonical_str(v)
+
+
+def _name(path: str) -> str:
+    """How a detail sentence names a place: the pointer without its leading slash (`items/2/price`)."""
+    return path[1:] if path.startswith("/") else (path or "the whole result")
+
+
+def _returned(path: str, shown: str) -> str:
+    """`available=-3`, or `[1,2] as the whole result` for the root."""
+    return f"{shown} as the whole result" if path == "" else f"{_name(path)}={shown}"
+
+
+def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
+    """The violation of `rule` at concrete `path` of this call, with its expected/observed witnesses.
+
+    Both implementations call this once they know *where* a rule is broken, so the rendered values are
+    identical whichever found it. `path` is in rule notation (`$args/...` for an argument path).
+    """
+    ops = [Operand.of(p) for p in rule.paths]
+    n = rule.support.calls
+    tool = rule.tool
+    code = rule.code
+    side, raw = split_side(path)
+    _present, observed = _resolve(_side_doc(side, arguments, result), raw)
+    if code == "REQUIRED":
+        key = unescape_token(raw.rpartition("/")[2])
+        return Violation(
+            code,
+            rule.id,
+            path,
+            "present",
+            None,
+            False,
+            f"{tool} returned no '{key}' at {path}; every one of {n} clean results had it",
+        )
+    shown = _num_text(observed)
+    if code == "TYPE":
+        want = rule.params["kind"]
+        art = "an" if want[0] in "aeiou" else "a"
+        return Violation(
+            code,
+            rule.id,
+            path,
+            want,
+            observed,
+            True,
+            f"{tool} returned {_returned(path, shown)} ({_kind(observed)}); "
+            f"every one of {n} clean results had {art} {want} there",
+        )
+    if code in ("POSITIVE", "NONNEG"):
+        exp = "> 0" if code == "POSITIVE" else ">= 0"
+        return Violation(
+            code,
+            rule.id,
+            path,
+            exp,
+            observed,
+            True,
+            f"{tool} returned {_name(path)}={shown}; every one of {n} clean results had {_name(path)} {exp}",
+        )
+    if code == "DOMAIN":
+        values = list(rule.params["values"])
+        listed = ", ".join(canonical_str(v) for v in values)
+        return Violation(
+            code,
+            rule.id,
+            path,
+            values,
+            observed,
+            True,
+            f"{tool} returned {_returned(path, shown)}; every one of {n} clean results had one of {listed}",
+        )
+    if code == "ECHO":
+        arg = ops[1]
+        _, a_val = _resolve(arguments, arg.pattern)
+        return Violation(
+            code,
+            rule.id,
+            path,
+            a_val,
+            observed,
+            True,
+            f"{tool} returned {_name(path)}={shown} but was called with {arg.display(arg.pattern)}="
+            f"{canonical_str(a_val)}; in every one of {n} clean calls the result echoed the argument",
+        )
+    if code == "DATE_ORDER":
+        a_op, b_op = ops
+        key = b_op.key_of(raw)
+        a_path = a_op.concrete(key)
+        _, a_val = _resolve(_side_doc(a_op.side, arguments, result), a_path)
+        a_shown = a_val if isinstance(a_val, str) else canonical_str(a_val)
+        a_name = a_op.display(a_path)
+        return Violation(
+            code,
+            rule.id,
+            path,
+            f">= {a_name} ({a_shown})",
+            observed,
+            True,
+            f"{tool} returned {_name(path)}={shown} against {_name(a_name)}={canonical_str(a_val)}; "
+            f"every one of {n} clean results had {_name(a_op.display(a_op.pattern))} <= "
+            f"{_name(b_op.display(b_op.pattern))} ({rule.params['tz']} ISO-8601)",
+        )
+    if code == "RELATION":
+        a_op = ops[0]
+        form = rule.params["form"]
+        key = a_op.key_of(raw)
+        if form == "sum_over":
+            term = ops[1]
+            nodes: Nodes = {}
+            _index_nodes(term.side, _side_doc(term.side, arguments, result), nodes)
+            rhs: float | int = 0
+            for _p, v in nodes.get((term.side, term.pattern), []):
+                if _is_num(v):
+                    rhs = rhs + v
+            formula = f"sum of {_name(term.display(term.pattern))}"
+        else:
+            vals = []
+            for op in ops[1:]:
+                _, v = _resolve(_side_doc(op.side, arguments, result), op.concrete(key))
+                vals.append(v)
+            rhs = _relation_rhs(rule, ops, vals)
+            names = [_name(op.display(op.pattern)) for op in ops[1:]]
+            if form == "product":
+                formula = " * ".join(names)
+            else:
+                parts = [names[0] if rule.params["coef"][0] == 1 else f"-{names[0]}"]
+                for c, nm in zip(rule.params["coef"][1:], names[1:], strict=True):
+                    parts.append(f"{'+' if c == 1 else '-'} {nm}")
+                formula = " ".join(parts)
+        tol = rule.params["tol"]
+        how = {"exact": "exactly", "cent": "to the cent", "rel": "to 1e-9 relative"}[tol]
+        return Violation(
+            code,
+            rule.id,
+            path,
+            rhs,
+            observed,
+            True,
+            f"{tool} returned {_name(path)}={shown} but {formula} = {canonical_str(rhs)}; every one of "
+            f"{n} clean results had {_name(a_op.display(a_op.pattern))} = {formula} {how}",
+        )
+    raise AssertionError(code)
+
+
+def violation_paths(rule: Rule, nodes: Nodes) -> list[str]:
+    """Concrete paths (rule notation) where `rule` is broken, given the call's indexed nodes."""
+    ops = operands(rule)
+    code = rule.code
+    out: list[str] = []
+    if code == "REQUIRED":
+        parent, child = ops
+        key_tok = child.pattern.rpartition("/")[2]
+        have = {p.rpartition("/")[0] for p, _ in nodes.get((child.side, child.pattern), [])}
+        for p, v in nodes.get((parent.side, parent.pattern), []):
+            if isinstance(v, dict) and p not in have:
+                out.append(child.display(f"{p}/{key_tok}"))
+        return out
+    first = ops[0]
+    here = nodes.get((first.side, first.pattern), [])
+    if code == "TYPE":
+        want = rule.params["kind"]
+        for p, v in here:
+            k = _kind(v)
+            if (k not in NUMERIC_KINDS) if want == "number" else (k != want):
+                out.append(first.display(p))
+        return out
+    if code in ("POSITIVE", "NONNEG"):
+        for p, v in here:
+            if _is_num(v) and (v <= 0 if code == "POSITIVE" else v < 0):
+                out.append(first.display(p))
+        return out
+    if code == "DOMAIN":
+        allowed = set(rule.params["values"])
+        for p, v in here:
+            if isinstance(v, str) and v not in allowed:
+                out.append(first.display(p))
+        return out
+    if code == "ECHO":
+        arg = ops[1]
+        args_at = nodes.get((arg.side, arg.pattern), [])
+        for p, r in here:
+            for _q, a in args_at:
+                if _kind(r) in SCALAR_KINDS and _kind(a) in SCALAR_KINDS and not _echo_equal(r, a):
+                    out.append(first.display(p))
+        return out
+    if code == "DATE_ORDER":
+        b_op = ops[1]
+        tz = rule.params["tz"]
+        a_by_key: dict[tuple[str, ...], list[Any]] = {}
+        for p, v in here:
+            a_by_key.setdefault(first.key_of(p), []).append(v)
+        for p, v in nodes.get((b_op.side, b_op.pattern), []):
+            for a in a_by_key.get(b_op.key_of(p), []):
+                ia, ib = parse_instant(a, tz), parse_instant(v, tz)
+                if ia is None or ib is None or ia > ib:
+                    out.append(b_op.display(p))
+        return out
+    if code == "RELATION":
+        form = rule.params["form"]
+        tol = rule.params["tol"]
+        if form == "sum_over":
+            term = ops[1]
+            prefix = term.pattern[: term.pattern.index("/*")]
+            arrays = [v for _p, v in nodes.get((term.side, prefix), []) if isinstance(v, list)]
+            if not arrays:
+                return out
+            total: float | int = 0
+            for _p, v in nodes.get((term.side, term.pattern), []):
+                if _is_num(v):
+                    total = total + v
+            for p, a in here:
+                if _is_num(a) and not _within(a, total, tol):
+                    out.append(first.display(p))
+            return out
+        by_key: list[dict[tuple[str, ...], list[Any]]] = []
+        for op in ops[1:]:
+            d: dict[tuple[str, ...], list[Any]] = {}
+            for p, v in nodes.get((op.side, op.pattern), []):
+                d.setdefault(op.key_of(p), []).append(v)
+            by_key.append(d)
+        for p, a in here:
+            key = first.key_of(p)
+            vals = [d.get(key, []) for d in by_key]
+            if not _is_num(a) or any(len(v) != 1 or not _is_num(v[0]) for v in vals):
+                continue
+            if not _within(a, _relation_rhs(rule, ops, [v[0] for v in vals]), tol):
+                out.append(first.display(p))
+        return out
+    raise AssertionError(code)
+
+
+@dataclass
+class _Compiled:
+    contracts: ContractSet
+    by_tool: dict[str, list[Rule]]
+
+
+_CACHE: dict[tuple[int, int | None], _Compiled] = {}
+
+
+def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
+    """Rules of one checker grouped by tool, validated once and cached per contract set object."""
+    key = (id(contracts), fold)
+    hit = _CACHE.get(key)
+    if hit is not None and hit.contracts is contracts:
+        return hit
+    by_tool: dict[str, list[Rule]] = {}
+    for r in contracts.rules_for(fold):
+        _validate_rule(r)
+        by_tool.setdefault(r.tool, []).append(r)
+    if len(_CACHE) >= 16:
+        _CACHE.clear()
+    comp = _Compiled(contracts, by_tool)
+    _CACHE[key] = comp
+    return comp
+
+
+def call_violations(
+    contracts: ContractSet,
+    tool: str,
+    arguments: Any,
+    result: Any,
+    *,
+    fold: int | None = None,
+    codes: Sequence[str] | None = None,
+) -> list[Violation]:
+    """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none."""
+    rules = _compiled(contracts, fold).by_tool.get(tool, [])
+    if not rules:
+        return []
+    nodes: Nodes = {}
+    _index_nodes("arg", arguments, nodes)
+    _index_nodes("result", result, nodes)
+    out = []
+    for rule in rules:
+        if codes is not None and rule.code not in codes:
+            continue
+        for p in sorted(set(violation_paths(rule, nodes))):
+            out.append(witness(rule, p, arguments, result))
+    out.sort(key=Violation.sort_key)
+    return out
+
+
+def check_call(
+    contracts: ContractSet,
+    tool: str,
+    arguments: dict[str, Any],
+    result: Any,
+    *,
+    fold: int | None = None,
+    visible_tools: Sequence[str] | None = None,
+    encoder: str = "v2",
+) -> Receipt | None:
+    """Check one call with checker `fold` (None = the full checker); a receipt, or None when it holds.
+
+    For use inside an agent loop: append `encode(receipt)` beside the unchanged result. A tool the
+    contract set has never seen gives None (nothing to hold it to).
+    """
+    vs = call_violations(contracts, tool, arguments, result, fold=fold)
+    if not vs:
+        return None
+    return Receipt(
+        tool=tool,
+        result=result,
+        violations=tuple(vs),
+        recovery_tools=tuple(recovery_tools(contracts, tool, visible_tools)),
+        encoder=encoder,
+    )
+
+
+# ----------------------------------------------------------------------------------------------------
+# Vectorised evaluation over a corpus.
+
+
+@dataclass(frozen=True)
+class _RuleEntry:
+    """One rule of one checker: `k` is the join key (the fold in cross mode, else 0)."""
+
+    ridx: int
+    k: int
+    fold: int | None
+    rule: Rule
+    ops: tuple[Operand, ...]
+
+
+def _rule_entries(
+    contracts: ContractSet, fold: Fold, tools: Sequence[str] | None, codes: Sequence[str] | None
+) -> list[_RuleEntry]:
+    if fold == "cross":
+        if not contracts.folds:
+            raise CheckError(
+                "cross-fitted checking needs a contract set mined with folds (mine --folds K)", code="E_FOLD"
+            )
+        have = sorted(fc.fold for fc in contracts.folds)
+        if have != list(range(contracts.k)):
+            raise CheckError(
+                f"contract set declares k = {contracts.k} but has fold checkers {have}", code="E_FOLD"
+            )
+        pairs = [(f, f) for f in have]
+    else:
+        pairs = [(0, fold)]
+    entries: list[_RuleEntry] = []
+    for k, f in pairs:
+        for r in contracts.rules_for(f):
+            if tools is not None and r.tool not in tools:
+                continue
+            if codes is not None and r.code not in codes:
+                continue
+            _validate_rule(r)
+            entries.append(_RuleEntry(len(entries), k, f, r, tuple(operands(r))))
+    return entries
+
+
+def _checked_calls(
+    contracts: ContractSet,
+    corpus: Corpus,
+    fold: Fold,
+    tools: Sequence[str] | None,
+    clean_only: bool,
+) -> pl.LazyFrame:
+    """The calls to check: cid, k (join key), fold, and the metadata the output carries."""
+    lf = corpus.scan_calls().filter(pl.col("status") == "ok")
+    if tools is not None:
+        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+    if clean_only:
+        faulty = corpus.scan_episodes().filter(pl.col("faulty")).select("trace_id")
+        lf = lf.filter(pl.col("fault").is_null()).join(faulty, on="trace_id", how="anti")
+    lf = lf.select(
+        "cid",
+        "call_id",
+        "trace_id",
+        pl.col("task_id").cast(pl.String),
+        pl.col("tool").cast(pl.String),
+        "source",
+        "line",
+    )
+    if fold == "cross":
+        tasks = lf.select("task_id").unique().collect().to_series()
+        ft = fold_table(tasks, contracts.seed, contracts.k)
+        lf = lf.join(ft.lazy(), on="task_id", how="left").with_columns(pl.col("fold").alias("k"))
+    else:
+        lf = lf.with_columns(pl.lit(fold, pl.Int32).alias("fold"), pl.lit(0, pl.Int32).alias("k"))
+    return lf
+
+
+_HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str"]
+
+
+def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
+    rows: dict[str, list[Any]] = {"k": [], "tool": [], "side": [], "pattern": [], "ridx": [], "op": []}
+    for e in entries:
+        for i, op in enumerate(e.ops):
+            rows["k"].append(e.k)
+            rows["tool"].append(e.rule.tool)
+            rows["side"].append(op.side)
+            rows["pattern"].append(op.pattern)
+            rows["ridx"].append(e.ridx)
+            rows["op"].append(i)
+    return pl.DataFrame(
+        rows,
+        schema={
+            "k": pl.Int32,
+            "tool": pl.String,
+            "side": pl.String,
+            "pattern": pl.String,
+            "ridx": pl.UInt32,
+            "op": pl.UInt8,
+        },
+    )
+
+
+def _empty_hits() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={
+            "cid": pl.UInt64,
+            "ridx": pl.UInt32,
+            "path": pl.String,
+            "present": pl.Boolean,
+        }
+    )
+
+
+def _by_code(entries: list[_RuleEntry], hits: pl.DataFrame, codes: tuple[str, ...]) -> pl.DataFrame:
+    ids = [e.ridx for e in entries if e.rule.code in codes]
+    return hits.filter(pl.col("ridx").is_in(ids))
+
+
+def _op(hits: pl.DataFrame, i: int) -> pl.DataFrame:
+    return hits.filter(pl.col("op") == i)
+
+
+def _with_key(df: pl.DataFrame, entries: list[_RuleEntry], i: int) -> pl.DataFrame:
+    """Add `key`, the operand's index tuple joined by '/', to hits of operand `i`."""
+    wp = pl.DataFrame(
+        {
+            "ridx": [e.ridx for e in entries if len(e.ops) > i],
+            "wpos": [list(e.ops[i].wpos) for e in entries if len(e.ops) > i],
+        },
+        schema={"ridx": pl.UInt32, "wpos": pl.List(pl.Int64)},
+    )
+    return df.join(wp, on="ridx", how="left").with_columns(
+        pl.col("path").str.split("/").list.gather(pl.col("wpos")).list.join("/").alias("key")
+    )
+
+
+def _v(df: pl.DataFrame, path: pl.Expr | str = "path") -> pl.DataFrame:
+    p = pl.col(path) if isinstance(path, str) else path
+    return df.select("cid", "ridx", p.alias("path"), pl.lit(True).alias("present"))
+
+
+def _vec_required(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    h = _by_code(entries, hits, ("REQUIRED",))
+    keytab = pl.DataFrame(
+        {
+            "ridx": [e.ridx for e in entries if e.rule.code == "REQUIRED"],
+            "tok": [e.ops[1].pattern.rpartition("/")[2] for e in entries if e.rule.code == "REQUIRED"],
+        },
+        schema={"ridx": pl.UInt32, "tok": pl.String},
+    )
+    parents = _op(h, 0).filter(pl.col("kind") == "object").select("cid", "ridx", "path")
+    children = (
+        _op(h, 1).select("cid", "ridx", pl.col("path").str.replace(r"/[^/]*$", "").alias("path")).unique()
+    )
+    missing = parents.join(children, on=["cid", "ridx", "path"], how="anti").join(keytab, on="ridx")
+    return missing.select(
+        "cid",
+        "ridx",
+        pl.concat_str(pl.col("path"), pl.lit("/"), pl.col("tok")).alias("path"),
+        pl.lit(False).alias("present"),
+    )
+
+
+def _vec_type(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    want = pl.DataFrame(
+        {
+            "ridx": [e.ridx for e in entries if e.rule.code == "TYPE"],
+            "want": [e.rule.params["kind"] for e in entries if e.rule.code == "TYPE"],
+        },
+        schema={"ridx": pl.UInt32, "want": pl.String},
+    )
+    h = _by_code(entries, hits, ("TYPE",)).join(want, on="ridx")
+    kind = pl.col("kind").cast(pl.String)
+    bad = (
+        pl.when(pl.col("want") == "number").then(~kind.is_in(NUMERIC_KINDS)).otherwise(kind != pl.col("want"))
+    )
+    return _v(h.filter(bad))
+
+
+def _vec_sign(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    pos = [e.ridx for e in entries if e.rule.code == "POSITIVE"]
+    h = _by_code(entries, hits, ("POSITIVE", "NONNEG")).filter(
+        pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
+    )
+    bad = pl.when(pl.col("ridx").is_in(pos)).then(pl.col("num") <= 0).otherwise(pl.col("num") < 0)
+    return _v(h.filter(bad))
+
+
+def _vec_domain(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    allowed = pl.DataFrame(
+        {
+            "ridx": [e.ridx for e in entries if e.rule.code == "DOMAIN" for _ in e.rule.params["values"]],
+            "str": [v for e in entries if e.rule.code == "DOMAIN" for v in e.rule.params["values"]],
+        },
+        schema={"ridx": pl.UInt32, "str": pl.String},
+    )
+    h = _by_code(entries, hits, ("DOMAIN",)).filter(pl.col("kind") == "string")
+    return _v(h.join(allowed, on=["ridx", "str"], how="anti"))
+
+
+def _display(entries: list[_RuleEntry], df: pl.DataFrame, i: int) -> pl.DataFrame:
+    """Prefix `$args` to paths of operand `i` when it is an argument path."""
+    argish = [e.ridx for e in entries if len(e.ops) > i and e.ops[i].side == "arg"]
+    if not argish:
+        return df
+    return df.with_columns(
+        pl.when(pl.col("ridx").is_in(argish))
+        .then(pl.concat_str(pl.lit("$args"), pl.col("path")))
+        .otherwise(pl.col("path"))
+        .alias("path")
+    )
+
+
+def _vec_echo(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    h = _by_code(entries, hits, ("ECHO",)).with_columns(pl.col("kind").cast(pl.String))
+    r = _op(h, 0).filter(pl.col("kind").is_in(SCALAR_KINDS))
+    a = (
+        _op(h, 1)
+        .filter(pl.col("kind").is_in(SCALAR_KINDS))
+        .select(
+            "cid",
+            "ridx",
+            pl.col("kind").alias("akind"),
+            pl.col("num").alias("anum"),
+            pl.col("str").alias("astr"),
+        )
+    )
+    j = r.join(a, on=["cid", "ridx"])
+    both_num = pl.col("kind").is_in(NUMERIC_KINDS) & pl.col("akind").is_in(NUMERIC_KINDS)
+    same = (pl.col("kind") == pl.col("akind")) & (
+        (pl.col("kind") == "null")
+        | ((pl.col("kind") == "bool") & (pl.col("num") == pl.col("anum")))
+        | ((pl.col("kind") == "string") & (pl.col("str") == pl.col("astr")))
+    )
+    equal = pl.when(both_num).then(pl.col("num") == pl.col("anum")).otherwise(same)
+    return _display(entries, _v(j.filter(~equal)), 0)
+
+
+def _vec_dates(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    outs = []
+    for tz in TZ_MODES:
+        sub = [e for e in entries if e.rule.code == "DATE_ORDER" and e.rule.params["tz"] == tz]
+        if not sub:
+            continue
+        h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
+        a = _with_instant(_with_key(_op(h, 0), sub, 0), "ia", tz).select("cid", "ridx", "key", "ia")
+        b = _with_instant(_with_key(_op(h, 1), sub, 1), "ib", tz)
+        j = b.join(a, on=["cid", "ridx", "key"])
+        bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
+        outs.append(_display(sub, _v(j.filter(bad)), 1))
+    return pl.concat(outs) if outs else _empty_hits()
+
+
+def _tol_ok(a: pl.Expr, rhs: pl.Expr, tol: str) -> pl.Expr:
+    d = (a - rhs).abs()
+    if tol == "exact":
+        return d == 0
+    if tol == "cent":
+        return d <= CENT_TOL
+    return d <= REL_TOL * pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
+
+
+def _vec_relation(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+    outs = []
+    num_kind = pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
+    for tol in TOLERANCES:
+        rel = [e for e in entries if e.rule.code == "RELATION" and e.rule.params["tol"] == tol]
+        for form in ("linear", "product", "sum_over"):
+            sub = [e for e in rel if e.rule.params["form"] == form]
+            if not sub:
+                continue
+            h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
+            base = (
+                _with_key(_op(h, 0), sub, 0)
+                .filter(num_kind)
+                .select("cid", "ridx", "key", "path", pl.col("num").alias("a"))
+            )
+            if form == "sum_over":
+                terms = _op(h, 1)
+                total = terms.group_by("cid", "ridx").agg(pl.col("num").filter(num_kind).sum().alias("rhs"))
+                arrays = _op(h, 2).filter(pl.col("kind") == "array").select("cid", "ridx").unique()
+                j = base.join(arrays, on=["cid", "ridx"]).join(total, on=["cid", "ridx"], how="left")
+                j = j.with_columns(pl.col("rhs").fill_null(0.0))
+            else:
+                coef = pl.DataFrame(
+                    {
+                        "ridx": [e.ridx for e in sub for _ in e.ops[1:]],
+                        "op": [i for e in sub for i in range(1, len(e.ops))],
+                        "c": [
+                            (e.rule.params["coef"][i - 1] if form == "linear" else 1)
+                            for e in sub
+                            for i in range(1, len(e.ops))
+                        ],
+                        "nterms": [len(e.ops) - 1 for e in sub for _ in e.ops[1:]],
+                    },
+                    schema={"ridx": pl.UInt32, "op": pl.UInt8, "c": pl.Float64, "nterms": pl.UInt32},
+                )
+                parts = []
+                for i in range(1, max(len(e.ops) for e in sub)):
+                    parts.append(
+                        _with_key(_op(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num")
+                    )
+                terms = pl.concat(parts).join(coef, on=["ridx", "op"])
+                agg = (pl.col("c") * pl.col("num")).sum() if form == "linear" else pl.col("num").product()
+                total = (
+                    terms.group_by("cid", "ridx", "key")
+                    .agg(
+                        agg.alias("rhs"),
+                        pl.len().alias("n"),
+                        num_kind.all().alias("numeric"),
+                        pl.col("op").n_unique().alias("nops"),
+                        pl.col("nterms").first(),
+                    )
+                    .filter(
+                        pl.col("numeric")
+                        & (pl.col("n") == pl.col("nterms"))
+                        & (pl.col("nops") == pl.col("nterms"))
+                    )
+                )
+                j = base.join(total, on=["cid", "ridx", "key"])
+            bad = ~_tol_ok(pl.col("a"), pl.col("rhs"), tol)
+            outs.append(_display(sub, _v(j.filter(bad)), 0))
+    return pl.concat(outs) if outs else _empty_hits()
+
+
+def _sum_over_array_ops(entries: list[_RuleEntry]) -> list[_RuleEntry]:
+    """sum_over rules also read the array holding the summed nodes (op 2): present array = qualifying."""
+    out = []
+    for e in entries:
+        if e.rule.code == "RELATION" and e.rule.params.get("form") == "sum_over":
+            term = e.ops[1]
+            prefix = term.pattern[: term.pattern.index("/*")]
+            arr = Operand(term.side, prefix, tuple(p for p in term.wpos if p < len(prefix.split("/"))))
+            out.append(_RuleEntry(e.ridx, e.k, e.fold, e.rule, (*e.ops, arr)))
+        else:
+            out.append(e)
+    return out
+
+
+def find_violations(
+    contracts: ContractSet,
+    corpus: Corpus,
+    *,
+    fold: Fold = None,
+    tools: Sequence[str] | None = None,
+    codes: Sequence[str] | None = None,
+    clean_only: bool = False,
+) -> tuple[pl.DataFrame, list[_RuleEntry], pl.LazyFrame]:
+    """The vectorised core: (cid, ridx, path, present) of every violation, the rule entries, the calls."""
+    entries = _sum_over_array_ops(_rule_entries(contracts, fold, tools, codes))
+    calls = _checked_calls(contracts, corpus, fold, tools, clean_only)
+    if not entries:
+        return _empty_hits(), entries, calls
+    ops = _op_table(entries).with_columns(
+        pl.col("tool").cast(pl.Categorical()),
+        pl.col("pattern").cast(pl.Categorical()),
+        pl.col("side").cast(SIDE_DTYPE),
+    )
+    hits = (
+        corpus.scan_leaves()
+        .select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
+        .join(calls.select("cid", "k"), on="cid")
+        .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
+        .select(_HIT_COLS)
+        .collect()
+    )
+    parts = [
+        _vec_required(entries, hits),
+        _vec_type(entries, hits),
+        _vec_sign(entries, hits),
+        _vec_domain(entries, hits),
+        _vec_echo(entries, hits),
+        _vec_dates(entries, hits),
+        _vec_relation(entries, hits),
+    ]
+    found = pl.concat([p.select("cid", "ridx", "path", "present") for p in parts]).unique()
+    return found, entries, calls
+
+
+def check_corpus(
+    contracts: ContractSet,
+    corpus: Corpus,
+    *,
+    fold: Fold = None,
+    tools: Sequence[str] | None = None,
+    codes: Sequence[str] | None = None,
+    clean_only: bool = False,
+) -> pl.DataFrame:
+    """One row per violation in the corpus (columns `VIOLATION_SCHEMA`), sorted by `SORT_KEYS`.
+
+    `fold`: None = the full checker on every call; an int = that fold's checker on every call;
+    `"cross"` = each call checked by the checker of its own task's fold (the cross-fitted replay).
+    `tools` / `codes` restrict the calls / rules checked; `clean_only` keeps only calls the miner
+    counts as clean (status ok, no fault label, episode not labelled faulty).
+    """
+    found, entries, calls = find_violations(
+        contracts, corpus, fold=fold, tools=tools, codes=codes, clean_only=clean_only
+    )
+    if found.height == 0:
+        return pl.DataFrame(schema=VIOLATION_SCHEMA)
+    cids = found.get_column("cid").unique()
+    meta = (
+        calls.filter(pl.col("cid").is_in(cids.implode()))
+        .join(
+            corpus.scan_calls()
+            .select("cid", "arguments", "result")
+            .filter(pl.col("cid").is_in(cids.implode())),
+            on="cid",
+        )
+        .collect()
+    )
+    rows = found.join(meta, on="cid").sort(["source", "line", "cid", "ridx", "path"])
+    by_idx = {e.ridx: e for e in entries}
+    docs: dict[int, tuple[Any, Any]] = {}
+    expected: list[str] = []
+    observed: list[str] = []
+    detail: list[str] = []
+    rule_ids: list[str] = []
+    code_col: list[str] = []
+    for cid, ridx, path, args_txt, res_txt in rows.select(
+        "cid", "ridx", "path", "arguments", "result"
+    ).iter_rows():
+        if cid not in docs:
+            docs[cid] = (orjson.loads(args_txt), orjson.loads(res_txt) if res_txt is not None else None)
+        args, res = docs[cid]
+        rule = by_idx[ridx].rule
+        v = witness(rule, path, args, res)
+        expected.append(canonical_str(v.expected))
+        observed.append(canonical_str(v.observed))
+        detail.append(v.detail)
+        rule_ids.append(rule.id)
+        code_col.append(rule.code)
+    out = rows.with_columns(
+        pl.Series("rule", rule_ids, pl.String),
+        pl.Series("code", code_col, pl.String),
+        pl.Series("expected", expected, pl.String),
+        pl.Series("observed", observed, pl.String),
+        pl.Series("detail", detail, pl.String),
+    )
+    return out.select(list(VIOLATION_SCHEMA)).cast(VIOLATION_SCHEMA).sort(SORT_KEYS)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Turning a violation frame into receipts, and counting what was checked.
+
+
+@dataclass(frozen=True)
+class CheckCounts:
+    """How many calls a check looked at, and how many it could not judge (tool unknown to the set)."""
+
+    calls_checked: int
+    unknown_tool_calls: int
+    calls_by_tool: Mapping[str, int]
+
+
+def corpus_counts(
+    contracts: ContractSet,
+    corpus: Corpus,
+    *,
+    tools: Sequence[str] | None = None,
+    clean_only: bool = False,
+) -> CheckCounts:
+    """Calls checked per tool (status ok, after filters) and those whose tool the set does not know."""
+    lf = _checked_calls(contracts, corpus, None, tools, clean_only)
+    per = lf.group_by("tool").agg(pl.len().alias("n")).collect().sort("tool")
+    by_tool = dict(zip(per.get_column("tool").to_list(), per.get_column("n").to_list(), strict=True))
+    unknown = sum(n for t, n in by_tool.items() if t not in contracts.tools)
+    return CheckCounts(sum(by_tool.values()), unknown, by_tool)
+
+
+def receipts_from_frame(
+    contracts: ContractSet,
+    corpus: Corpus,
+    violations: pl.DataFrame,
+    *,
+    encoder: str = "v2",
+    include_all: bool = False,
+    tools: Sequence[str] | None = None,
+    clean_only: bool = False,
+    batch: int = 50_000,
+) -> Iterator[Receipt]:
+    """Receipts for the calls of a `check_corpus` frame, in (source, line) order.
+
+    With `include_all`, every checked call gets a receipt (violations empty when it holds), streamed in
+    batches so memory stays bounded. Recovery tools use each episode's visible tool set
+    (episodes.parquet `tools`; null = unknown = every declared substitute).
+    """
+    visible = {
+        t: (None if js is None else tuple(orjson.loads(js)))
+        for t, js in corpus.scan_episodes().select("trace_id", "tools").collect().iter_rows()
+    }
+    grouped: dict[int, list[Violation]] = {}
+    for row in violations.iter_rows(named=True):
+        grouped.setdefault(row["cid"], []).append(
+            Violation(
+                row["code"],
+                row["rule"],
+                row["path"],
+                orjson.loads(row["expected"]),
+                orjson.loads(row["observed"]),
+                row["present"],
+                row["detail"],
+            )
+        )
+    lf = _checked_calls(contracts, corpus, None, tools, clean_only).select("cid", "source", "line")
+    if not include_all:
+        lf = lf.filter(pl.col("cid").is_in(pl.Series(list(grouped), dtype=pl.UInt64).implode()))
+    lf = lf.join(
+        corpus.scan_calls().select("cid", "call_id", "trace_id", pl.col("tool").cast(pl.String), "result"),
+        on="cid",
+    ).sort(["source", "line", "cid"])
+    df = lf.collect()
+    for chunk in df.iter_slices(batch):
+        for cid, source, line, call_id, trace_id, tool, res in chunk.iter_rows():
+            vs = grouped.get(cid, [])
+            yield Receipt(
+                tool=tool,
+                result=orjson.loads(res) if res is not None else None,
+                violations=tuple(sorted(vs, key=Violation.sort_key)),
+                recovery_tools=tuple(recovery_tools(contracts, tool, visible.get(trace_id))),
+                call_id=call_id,
+                source=source,
+                line=line,
+                encoder=encoder,
+            )

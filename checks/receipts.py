@@ -1,0 +1,159 @@
+"""Receipts (DESIGN §4): what the checker appends beside a tool result, and its two versioned encoders.
+
+The checker never changes a tool result. A `Receipt` holds the unchanged result, the violations found
+and the recovery tools; `encode` turns it into the JSON an agent (or a CI log) sees:
+
+    {"call_id", "source", "line",
+     "tool_result": <unchanged result>,
+     "outcome_contract": {"encoder", "tool", "binding": false, "violations": [...], "recovery_tools": [...]},
+     "bytes", "approx_tokens"}
+
+Encoder `v2` gives each violation as an explicit witness (`code`, `rule`, `path`, `expected`,
+`observed`, `present`, `detail`); encoder `v1` gives one human sentence a violation (`message`) beside
+the `code`, `rule` and `path` needed to link it back. Both are versioned by the `encoder` field and
+have JSON Schemas (`receipt-v1`, `receipt-v2`).
+
+Size accounting: `bytes` is the length of the canonical JSON (UTF-8) of `outcome_contract` alone — the
+text a receipt adds to what the agent already receives — and `approx_tokens = ceil(bytes / 4)`, the
+usual rule of thumb for English-like text with BPE tokenizers (JSON punctuation makes real counts
+somewhat higher; the figure is for weighing receipts against a reviewer-model pass, not for billing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contracts.errors import CheckError
+from contracts.jsonutil import canonical_json, canonical_str
+from contracts.mining.model import ContractSet
+
+ENCODERS = ("v1", "v2")
+Encoder = Literal["v1", "v2"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule at one concrete place of one call.
+
+    `observed` is the JSON value found; for a missing field it is None with `present=False`, which
+    keeps "absent" distinct from "present and null" (`observed=None, present=True`).
+    """
+
+    code: str
+    rule: str
+    path: str
+    expected: Any
+    observed: Any
+    present: bool
+    detail: str
+
+    def sort_key(self) -> tuple[str, str]:
+        """Order inside a receipt: by rule id, then concrete path (the order `check_corpus` uses)."""
+        return (self.rule, self.path)
+
+    def sentence(self) -> str:
+        """The v1 rendering: one human sentence naming the place, the expectation and the evidence."""
+        if self.code == "REQUIRED":
+            found = "it is missing"
+        else:
+            found = f"observed {canonical_str(self.observed)}"
+        exp = self.expected if isinstance(self.expected, str) else canonical_str(self.expected)
+        return f"{self.code} at {self.path or '(whole result)'}: expected {exp}, {found} ({self.detail})."
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The checker's verdict on one call: the unchanged result plus its violations and recovery tools."""
+
+    tool: str
+    result: Any
+    violations: tuple[Violation, ...]
+    recovery_tools: tuple[str, ...]
+    call_id: str | None = None
+    source: str | None = None
+    line: int | None = None
+    encoder: str = "v2"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def codes(self) -> list[str]:
+        """Distinct property codes of the violations, sorted."""
+        return sorted({v.code for v in self.violations})
+
+
+def recovery_tools(contracts: ContractSet, tool: str, visible_tools: Sequence[str] | None) -> list[str]:
+    """The tool itself, then its declared substitutes that the episode could see, in declared order.
+
+    `visible_tools=None` means the episode's tool set is unknown: every declared substitute is offered.
+    A substitute equal to the tool itself, or listed twice, is offered once.
+    """
+    tc = contracts.tools.get(tool)
+    subs = tc.substitutes if tc is not None else ()
+    visible = None if visible_tools is None else set(visible_tools)
+    out = [tool]
+    for s in subs:
+        if s in out:
+            continue
+        if visible is None or s in visible:
+            out.append(s)
+    return out
+
+
+def _check_encoder(encoder: str) -> None:
+    if encoder not in ENCODERS:
+        raise CheckError(
+            f"unknown receipt encoder {encoder!r} (known: {', '.join(ENCODERS)})",
+            code="E_USAGE",
+            field="encoder",
+        )
+
+
+def encode_violation(v: Violation, encoder: str) -> dict[str, Any]:
+    """One violation in the given encoder's shape."""
+    if encoder == "v1":
+        return {"code": v.code, "rule": v.rule, "path": v.path, "message": v.sentence()}
+    return {
+        "code": v.code,
+        "rule": v.rule,
+        "path": v.path,
+        "expected": v.expected,
+        "observed": v.observed,
+        "present": v.present,
+        "detail": v.detail,
+    }
+
+
+def encode(receipt: Receipt, encoder: str | None = None) -> dict[str, Any]:
+    """The receipt as JSON-ready data in encoder `v1` or `v2` (default: the receipt's own encoder)."""
+    enc = encoder or receipt.encoder
+    _check_encoder(enc)
+    contract = {
+        "encoder": enc,
+        "tool": receipt.tool,
+        "binding": False,
+        "violations": [encode_violation(v, enc) for v in sorted(receipt.violations, key=Violation.sort_key)],
+        "recovery_tools": list(receipt.recovery_tools),
+    }
+    size = len(canonical_json(contract))
+    return {
+        "call_id": receipt.call_id,
+        "source": receipt.source,
+        "line": receipt.line,
+        "tool_result": receipt.result,
+        "outcome_contract": contract,
+        "bytes": size,
+        "approx_tokens": approx_tokens(size),
+    }
+
+
+def approx_tokens(n_bytes: int) -> int:
+    """`ceil(bytes / 4)`: the documented token estimate (see the module docstring)."""
+    return math.ceil(n_bytes / 4)
+
+
+def encode_line(receipt: Receipt, encoder: str | None = None) -> bytes:
+    """One receipt as a canonical JSON line (JSONL output)."""
+    return canonical_json(encode(receipt, encoder)) + b"\n"
