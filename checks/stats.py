@@ -1,0 +1,221 @@
+"""Rates with honest intervals: task-clustered bootstrap, Wilson score, and the `Rate` value type.
+
+Audit figures (fire rate, spurious receipts, detection, recovery retention) are ratios of counts taken
+over calls, but calls of one task are not independent: an agent that misreads one tool in a task tends to
+misread it on every call of that task. The unit of resampling is therefore the task, not the call
+(a *cluster* bootstrap): each resample draws as many tasks as there are, with replacement, and recomputes
+every ratio as (sum of the drawn tasks' numerators) / (sum of their denominators). The interval is the
+2.5 / 97.5 percentile of the resampled ratios (resamples with a zero denominator are dropped).
+
+Why not `random.Random`: drawing `tasks x resamples` integers one by one costs seconds at 20k tasks.
+Draws come instead from SplitMix64 evaluated as a polars expression over `int_range` (wrapping u64
+arithmetic), keyed by the seed: the same seed gives the same draws on every machine, the stream is
+reproducible in plain Python (`splitmix64`, used by the tests to check the expression), and 1000
+resamples over 300 tasks take a few tens of milliseconds. The draw is `hash % n_tasks`; the modulo bias
+is below n_tasks / 2^64 and irrelevant here.
+
+A bootstrap over a ratio that is exactly 0 (or exactly 1) collapses to a zero-width interval, which would
+claim certainty the data cannot give (0 fires in 300 calls is compatible with a true rate of 1%). In
+those two cases the interval is widened to the Wilson score interval over the denominator, and the
+rate's `method` says `bootstrap+wilson`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from contracts.jsonutil import sha256_hex
+
+Z95 = 1.959963984540054
+_M64 = 2**64
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX1 = 0xBF58476D1CE4E5B9
+_MIX2 = 0x94D049BB133111EB
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A ratio with its 95% interval and the counts behind it.
+
+    `value`, `low` and `high` are None when the denominator is 0 (nothing to measure). `scale` multiplies
+    value and interval for display units (100 for "per 100 episodes"); counts are never scaled.
+    """
+
+    value: float | None
+    low: float | None
+    high: float | None
+    numerator: int
+    denominator: int
+    method: str = "bootstrap"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": _round(self.value),
+            "low": _round(self.low),
+            "high": _round(self.high),
+            "numerator": self.numerator,
+            "denominator": self.denominator,
+            "method": self.method,
+        }
+
+    def scaled(self, factor: float) -> dict[str, float | None]:
+        """`{value, low, high}` multiplied by `factor` (for per-100 or per-1000 figures)."""
+        return {
+            "value": _round(None if self.value is None else self.value * factor),
+            "low": _round(None if self.low is None else self.low * factor),
+            "high": _round(None if self.high is None else self.high * factor),
+        }
+
+
+def _round(x: float | None) -> float | None:
+    """Twelve significant digits: enough for any count ratio, and stable across platforms' last bits."""
+    if x is None:
+        return None
+    return float(f"{x:.12g}")
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of k successes in n trials (n > 0): better than the normal one near 0 and 1."""
+    if n <= 0:
+        raise ValueError("wilson interval needs n > 0")
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def splitmix64(x: int) -> int:
+    """One SplitMix64 output for state `x` (the reference the polars expression must equal)."""
+    z = (x + _GOLDEN) % _M64
+    z = ((z ^ (z >> 30)) * _MIX1) % _M64
+    z = ((z ^ (z >> 27)) * _MIX2) % _M64
+    return z ^ (z >> 31)
+
+
+def _u64(v: int) -> pl.Expr:
+    return pl.lit(v, dtype=pl.UInt64)
+
+
+def _splitmix_expr(x: pl.Expr) -> pl.Expr:
+    z = x + _u64(_GOLDEN)
+    z = (z ^ (z // _u64(2**30))) * _u64(_MIX1)
+    z = (z ^ (z // _u64(2**27))) * _u64(_MIX2)
+    return z ^ (z // _u64(2**31))
+
+
+def seed_offset(seed: int) -> int:
+    """The SplitMix64 starting state for a seed (hashing the seed keeps nearby seeds' streams apart)."""
+    return int(sha256_hex(f"contracts-bootstrap:{seed}")[:15], 16)
+
+
+def draws(n_tasks: int, n_boot: int, seed: int) -> pl.DataFrame:
+    """Bootstrap draws as weights: columns `b` (resample, u32), `t` (task index, u32), `w` (times drawn).
+
+    Draw i of resample b is task `splitmix64(offset + b * n_tasks + i) % n_tasks`.
+    """
+    total = n_tasks * n_boot
+    off = seed_offset(seed)
+    i = pl.int_range(0, total, dtype=pl.UInt64)
+    return (
+        pl.select(
+            (i // _u64(n_tasks)).cast(pl.UInt32).alias("b"),
+            (_splitmix_expr(i + _u64(off)) % _u64(n_tasks)).cast(pl.UInt32).alias("t"),
+        )
+        .group_by("b", "t")
+        .agg(pl.len().cast(pl.Float64).alias("w"))
+    )
+
+
+def point_rates(table: pl.DataFrame) -> dict[str, tuple[float, float]]:
+    """`{key: (numerator, denominator)}` summed over tasks, from a `key, task, num, den` table."""
+    agg = table.group_by("key").agg(pl.col("num").sum(), pl.col("den").sum())
+    return {k: (float(n), float(d)) for k, n, d in agg.iter_rows()}
+
+
+def bootstrap_intervals(
+    table: pl.DataFrame, tasks: list[str], *, n_boot: int, seed: int, level: float = 0.95
+) -> dict[str, tuple[float | None, float | None]]:
+    """Task-clustered percentile intervals of sum(num)/sum(den), for every key of `table` at once.
+
+    `table` has columns `key` (str), `task` (str), `num`, `den` (numbers): one row per (key, task) with
+    that task's counts. `tasks` is the whole population of tasks resampled (including tasks that have no
+    row for some key: drawing them changes nothing for that key but they count as draws). All keys share
+    the same resamples, so intervals of related figures are consistent with each other.
+    """
+    if n_boot <= 0 or not tasks or table.is_empty():
+        return {}
+    order = sorted(set(tasks))
+    index = pl.DataFrame({"task": order, "t": pl.Series(range(len(order)), dtype=pl.UInt32)})
+    keyed = table.join(index, on="task", how="inner").select(
+        "key", "t", pl.col("num").cast(pl.Float64), pl.col("den").cast(pl.Float64)
+    )
+    w = draws(len(order), n_boot, seed)
+    per = (
+        w.join(keyed, on="t", how="inner")
+        .group_by("key", "b")
+        .agg((pl.col("num") * pl.col("w")).sum().alias("n"), (pl.col("den") * pl.col("w")).sum().alias("d"))
+        .filter(pl.col("d") > 0)
+        .with_columns((pl.col("n") / pl.col("d")).alias("r"))
+    )
+    alpha = (1 - level) / 2
+    q = per.group_by("key").agg(
+        pl.col("r").quantile(alpha, interpolation="linear").alias("lo"),
+        pl.col("r").quantile(1 - alpha, interpolation="linear").alias("hi"),
+    )
+    return {k: (lo, hi) for k, lo, hi in q.iter_rows()}
+
+
+def make_rate(
+    numerator: float,
+    denominator: float,
+    interval: tuple[float | None, float | None] | None,
+    *,
+    proportion: bool = True,
+) -> Rate:
+    """A `Rate` from counts and a bootstrap interval, widened by Wilson when the bootstrap collapses.
+
+    `proportion=False` is for ratios that are not shares (receipts per episode can exceed 1); Wilson is
+    then applied only at 0, on the count of episodes.
+    """
+    num, den = int(round(numerator)), int(round(denominator))
+    if den <= 0:
+        return Rate(None, None, None, num, den, "none")
+    value = numerator / denominator
+    lo, hi = interval if interval is not None else (None, None)
+    method = "bootstrap"
+    if lo is None or hi is None:
+        lo, hi = value, value
+        method = "point"
+    degenerate = num == 0 or (proportion and num == den)
+    if degenerate or method == "point":
+        wl, wh = wilson(min(num, den), den)
+        if not proportion and num > den:
+            wl, wh = lo, hi
+        lo, hi = min(lo, wl), max(hi, wh)
+        method = "bootstrap+wilson" if method == "bootstrap" else "wilson"
+    lo, hi = min(lo, value), max(hi, value)
+    return Rate(value, lo, hi, num, den, method)
+
+
+def rates(
+    table: pl.DataFrame,
+    tasks: list[str],
+    *,
+    n_boot: int,
+    seed: int,
+    proportion: Mapping[str, bool] | None = None,
+) -> dict[str, Rate]:
+    """Every key's `Rate` from a `key, task, num, den` table (see `bootstrap_intervals`)."""
+    points = point_rates(table) if not table.is_empty() else {}
+    intervals = bootstrap_intervals(table, tasks, n_boot=n_boot, seed=seed)
+    prop = proportion or {}
+    return {
+        k: make_rate(n, d, intervals.get(k), proportion=prop.get(k, True))
+        for k, (n, d) in sorted(points.items())
+    }
