@@ -1,10 +1,182 @@
-"""CLI commands of the ledger work item (see README)."""
+"""`contracts ledger …`: verify, inspect, anchor and prove ledgers (library: contracts.ledger).
+
+Exit codes: 0 all holds; 1 a finding (the ledger or proof does not verify, naming the first failure);
+2 the command cannot run (no such folder, not a ledger, malformed proof file).
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from contracts.cli.common import JsonFlag, err, findings_exit, out
+from contracts.errors import LedgerError
+from contracts.jsonutil import canonical_str, loads, pretty_json
+from contracts.ledger import Ledger, read_entries, verify
+from contracts.ledger.proof import check_proof, prove
+from contracts.ledger.scan import scan_entries
+from contracts.ledger.verify import head_info
+
+ledger_app = typer.Typer(
+    name="ledger",
+    help="Verify, inspect, anchor and prove append-only run ledgers.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+DirArg = Annotated[Path, typer.Argument(help="The ledger folder (holds ledger.json, ledger.jsonl).")]
+HashOpt = Annotated[str | None, typer.Option(metavar="HASH")]
+
+
+def _write(text: str) -> None:
+    out.file.write(text)
+
+
+@ledger_app.command("verify")
+def verify_command(
+    directory: DirArg,
+    require_frozen: Annotated[
+        bool, typer.Option("--require-frozen", help="Fail (exit 1) unless the ledger is frozen.")
+    ] = False,
+    head: Annotated[
+        str | None, typer.Option("--head", metavar="HASH", help="Anchor: the head hash recorded elsewhere.")
+    ] = None,
+    root: Annotated[
+        str | None, typer.Option("--root", metavar="HASH", help="Anchor: the Merkle root recorded elsewhere.")
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Recompute every hash, the chain, the header bindings and the manifest; exit 1 naming the first failure."""
+    report = verify(directory, require_frozen=require_frozen, head=head, root=root)
+    if json_out:
+        _write(pretty_json(report.to_dict()).decode())
+    else:
+        for p in report.problems:
+            _write(p.render() + "\n")
+    if report.ok:
+        state = "frozen" if report.frozen else "not frozen"
+        err.print(
+            f"ok: {report.entries} entries, {state}, head {report.head}, root {report.root}", markup=False
+        )
+    else:
+        first = report.problems[0]
+        more = f" (+{len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        err.print(f"FAILED: {first.render()}{more}", markup=False, style="red")
+    findings_exit(not report.ok)
+
+
+@ledger_app.command("show")
+def show_command(
+    directory: DirArg,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", "-k", help="Only entries of this kind (repeatable).")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the entries as JSON Lines (their exact ledger lines).")
+    ] = False,
+) -> None:
+    """Print the entries (each checked against its hash and the chain) in order."""
+    kinds = set(kind or ())
+    shown = 0
+    for e in read_entries(directory):
+        if kinds and e.kind not in kinds:
+            continue
+        shown += 1
+        if json_out:
+            _write(e.line().decode())
+        else:
+            _write(f"{e.seq:>6}  {e.hash[:12]}  {e.kind}  {canonical_str(e.body)}\n")
+    err.print(f"{shown} entr{'y' if shown == 1 else 'ies'} shown", markup=False)
+
+
+@ledger_app.command("head")
+def head_command(directory: DirArg, json_out: JsonFlag = False) -> None:
+    """Print the head hash (the last entry's hash), recomputed from the entries."""
+    entries, head, root = head_info(directory)
+    if json_out:
+        _write(pretty_json({"entries": entries, "head": head, "root": root}).decode())
+    else:
+        _write(head + "\n")
+
+
+@ledger_app.command("prove")
+def prove_command(
+    directory: DirArg,
+    seq: Annotated[int, typer.Argument(help="The entry to prove (its seq).")],
+) -> None:
+    """Print the RFC 6962 inclusion proof of entry SEQ as JSON (check it with `verify-proof --root`)."""
+    _write(pretty_json(prove(directory, seq)).decode())
+
+
+@ledger_app.command("verify-proof")
+def verify_proof_command(
+    proof: Annotated[
+        Path, typer.Argument(help="A proof file from `contracts ledger prove` ('-' for stdin).")
+    ],
+    root: Annotated[
+        str | None,
+        typer.Option(
+            "--root", metavar="HASH", help="The trusted Merkle root (an anchor published elsewhere)."
+        ),
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Check that the proof's entry belongs to the ledger whose Merkle root is --root."""
+    source = "<stdin>" if str(proof) == "-" else str(proof)
+    try:
+        data = sys.stdin.buffer.read() if str(proof) == "-" else proof.read_bytes()
+    except OSError as e:
+        raise LedgerError(f"cannot read proof: {e.strerror}", source=source) from None
+    try:
+        doc = loads(data)
+    except ValueError as e:
+        raise LedgerError(f"proof is not JSON: {e}", source=source) from None
+    result = check_proof(doc, root, source=source)
+    if json_out:
+        _write(pretty_json(result.to_dict()).decode())
+    else:
+        for p in result.problems:
+            _write(p + "\n")
+    if root is None:
+        err.print(
+            "warning: no --root given: checked only against the root the proof itself states", markup=False
+        )
+    if result.ok:
+        err.print(
+            f"ok: entry {doc['seq']} ({doc['entry']['kind']}) is leaf {doc['seq']} of {doc['tree_size']} "
+            f"under root {result.computed_root}",
+            markup=False,
+        )
+    else:
+        err.print(f"FAILED: {result.problems[0]}", markup=False, style="red")
+    findings_exit(not result.ok)
+
+
+@ledger_app.command("repair")
+def repair_command(directory: DirArg) -> None:
+    """Drop a partial last line left by a crash and record what was dropped as a `ledger.repair` entry."""
+    path = directory / "ledger.jsonl"
+    if not directory.is_dir() or not path.is_file():
+        raise LedgerError("not a ledger folder (no ledger.jsonl)", source=str(directory))
+    scan = scan_entries(path)
+    if scan.intact:
+        err.print("nothing to repair: ledger.jsonl ends with a complete entry", markup=False)
+        return
+    led = Ledger.open(directory, repair_tail=True)  # refuses anything but a bad tail, or a frozen ledger
+    led.close()
+    err.print(
+        f"dropped {len(scan.tail)} byte(s) at offset {scan.good_size}; recorded as entry {led.count - 1} "
+        f"(ledger.repair); head {led.head}",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
-    return None
+    """Add the `ledger` command group to the root app."""
+    app.add_typer(ledger_app, name="ledger")
+
+
+__all__ = ["ledger_app", "register"]

@@ -297,4 +297,22 @@ def read_entries(dir: str | os.PathLike[str]) -> list[Entry]:
     return scan.entries
 
 
-__all__ = ["CODES", "GENESIS", "Problem", "VerifyReport", "read_entries", "verify"]
+def head_info(dir: str | os.PathLike[str]) -> tuple[int, str, str]:
+    """`(entries, head, root)` recomputed from an intact `ledger.jsonl` (LedgerError otherwise).
+
+    Unlike the header's recorded values these cannot be stale; for a full check use `verify`.
+    """
+    directory = Path(dir)
+    path = directory / ENTRIES_NAME
+    if not path.is_file():
+        raise LedgerError("not a ledger: ledger.jsonl is missing", source=str(directory))
+    scan = scan_entries(path)
+    if scan.problems:
+        raise LedgerError(
+            f"ledger.jsonl does not verify ({scan.problems[0].render()}); run `contracts ledger verify`",
+            source=str(path),
+        )
+    return len(scan.hashes), scan.head, merkle_root_bytes(scan.hashes).hex()
+
+
+__all__ = ["CODES", "GENESIS", "Problem", "VerifyReport", "head_info", "read_entries", "verify"]

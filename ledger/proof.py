@@ -1,0 +1,151 @@
+"""Inclusion proofs: show that one entry belongs to a ledger with a published Merkle root.
+
+`prove(dir, seq)` returns a self-contained JSON document: the entry itself, its leaf index, the tree size,
+the RFC 6962 audit path and the root it leads to. `check_proof(doc, root)` recomputes the entry's hash
+from its content (so the entry, not only a hash, is proven), walks the audit path (RFC 9162 §2.1.3.2) and
+compares the result with `root` — the anchor the checker trusts, taken from somewhere other than the
+proof (a commit, a report, a CI artifact). Without an anchor a proof only shows it is self-consistent.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from contracts.errors import LedgerError
+from contracts.jsonutil import canonical_json
+from contracts.ledger.entry import parse_line
+from contracts.ledger.header import HEADER_NAME, read_header
+from contracts.ledger.merkle import inclusion_proof, merkle_root, root_from_inclusion
+from contracts.ledger.verify import read_entries
+
+PROOF_FORMAT = "contracts.ledger.proof"
+_HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+
+PROOF_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "contracts ledger inclusion proof",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["format", "version", "seq", "tree_size", "entry", "audit_path", "root", "head", "frozen"],
+    "properties": {
+        "format": {"const": PROOF_FORMAT},
+        "version": {"const": 1},
+        "seq": {"type": "integer", "minimum": 0},
+        "tree_size": {"type": "integer", "minimum": 1},
+        "entry": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["seq", "prev", "hash", "kind", "body"],
+            "properties": {
+                "seq": {"type": "integer", "minimum": 0},
+                "prev": _HEX64,
+                "hash": _HEX64,
+                "kind": {"type": "string"},
+                "body": {"type": "object"},
+            },
+        },
+        "audit_path": {"type": "array", "items": _HEX64},
+        "root": _HEX64,
+        "head": _HEX64,
+        "frozen": {"type": "boolean"},
+    },
+}
+"""JSON Schema of a proof document (kept here until it moves to contracts/schemas/)."""
+
+
+def prove(dir: str | os.PathLike[str], seq: int) -> dict[str, Any]:
+    """The inclusion proof of entry `seq` in the ledger in `dir` (its whole chain must read intact).
+
+    For a frozen ledger the root is the one its header records (checked equal to the recomputed one);
+    for an unfrozen ledger it is the root of the entries so far, and says so (`frozen: false`).
+    """
+    directory = Path(dir)
+    if not directory.is_dir():
+        raise LedgerError("no such ledger folder", source=str(directory))
+    entries = read_entries(directory)
+    if not 0 <= seq < len(entries):
+        raise LedgerError(
+            f"no entry {seq}: the ledger has {len(entries)} entries", source=str(directory), field="seq"
+        )
+    hashes = [e.hash for e in entries]
+    root = merkle_root(hashes)
+    header = read_header(directory)
+    frozen = header.get("frozen") is True
+    if frozen and (header.get("root") != root or header.get("entries") != len(entries)):
+        raise LedgerError(
+            "the header's frozen root or count does not match the entries; run `contracts ledger verify`",
+            source=str(directory / HEADER_NAME),
+            field="root",
+        )
+    return {
+        "format": PROOF_FORMAT,
+        "version": 1,
+        "seq": seq,
+        "tree_size": len(entries),
+        "entry": entries[seq].to_dict(),
+        "audit_path": inclusion_proof(hashes, seq),
+        "root": root,
+        "head": hashes[-1],
+        "frozen": frozen,
+    }
+
+
+@dataclass(frozen=True)
+class ProofCheck:
+    """Outcome of `check_proof`: `ok`, the root the path leads to, whether an anchor was given, and why not."""
+
+    ok: bool
+    computed_root: str | None
+    anchored: bool
+    problems: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "ok": self.ok,
+            "computed_root": self.computed_root,
+            "anchored": self.anchored,
+            "problems": list(self.problems),
+        }
+
+
+def check_proof(doc: Any, root: str | None = None, *, source: str | None = None) -> ProofCheck:
+    """Check a proof document against `root` (or, without an anchor, against the root it states).
+
+    Raises LedgerError when `doc` is not a proof document at all; a proof that does not hold is a
+    `ProofCheck` with `ok=False` and the reasons.
+    """
+    errors = sorted(
+        jsonschema.Draft202012Validator(PROOF_SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path)
+    )
+    if errors:
+        e = errors[0]
+        pointer = "/" + "/".join(str(p) for p in e.absolute_path)
+        raise LedgerError(f"not a ledger proof: {pointer}: {e.message}", source=source, field=pointer)
+    problems: list[str] = []
+    entry = doc["entry"]
+    parsed, why = parse_line(canonical_json(entry))
+    if parsed is None:
+        problems.append(f"the entry does not match its hash: {why}")
+    if entry["seq"] != doc["seq"]:
+        problems.append(f"the entry is seq {entry['seq']}, the proof is for leaf {doc['seq']}")
+    computed = root_from_inclusion(entry["hash"], doc["seq"], doc["tree_size"], doc["audit_path"])
+    if computed is None:
+        problems.append(
+            f"the audit path ({len(doc['audit_path'])} hashes) does not fit leaf {doc['seq']} of a "
+            f"tree of {doc['tree_size']}"
+        )
+    anchor = (root if root is not None else doc["root"]).lower()
+    if computed is not None and computed != anchor:
+        which = "the anchor root" if root is not None else "the root the proof states"
+        problems.append(f"the path leads to root {computed}, not {which} {anchor}")
+    if root is not None and doc["root"] != root.lower() and computed == root.lower():
+        problems.append(f"the proof states root {doc['root']}, not the anchor")
+    return ProofCheck(
+        ok=not problems, computed_root=computed, anchored=root is not None, problems=tuple(problems)
+    )
