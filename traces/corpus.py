@@ -26,7 +26,9 @@ MANIFEST_FILE = "corpus.json"
 STATUS_DTYPE = pl.Enum(["ok", "error"])
 
 #: Column order and types of `calls.parquet`. `arguments`, `result` and `labels` are canonical JSON text;
-#: `result` is null for calls with status "error" and no result; `fault` is `labels.fault` (or null).
+#: `result` is null for calls with status "error" and no result; `fault` is `labels.fault` (or null);
+#: `index` numbers calls within their line/record; `meta` is adapter facts as JSON text (τ²-bench
+#: `requestor`, OTel span ids), or null.
 CALL_SCHEMA: dict[str, pl.DataType] = {
     "call_id": pl.String(),
     "cid": pl.UInt64(),
@@ -44,9 +46,11 @@ CALL_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),
     "line": pl.Int64(),
     "index": pl.Int64(),
+    "meta": pl.String(),
 }
 
-#: Column order and types of `episodes.parquet`. `tools` is the JSON list of visible tools, or null.
+#: Column order and types of `episodes.parquet`. `tools` is the JSON list of visible tools, or null;
+#: `source` and `line` locate the episode's first record (or first call).
 EPISODE_SCHEMA: dict[str, pl.DataType] = {
     "trace_id": pl.String(),
     "task_id": pl.Categorical(),
@@ -56,6 +60,7 @@ EPISODE_SCHEMA: dict[str, pl.DataType] = {
     "faulty": pl.Boolean(),
     "tools": pl.String(),
     "source": pl.String(),
+    "line": pl.Int64(),
 }
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {

@@ -1,23 +1,44 @@
 """`contracts ingest`: trace files -> the Parquet corpus (DESIGN §2.3).
 
-INTERIM VERSION (skeleton): flat JSONL only, whole corpus rewritten each run. The ingest work item
-replaces the internals (adapters, auto-detection, incremental appends, chunking, rejects) while keeping
-the public signatures `ingest`, `corpus_from_records`, `IngestReport`, `SourceReport`.
+The pipeline, and why it is shaped so:
+
+- **Sources** are files, folders (walked recursively for `*.jsonl`, `*.jsonl.gz`, `*.json`, `*.json.gz`,
+  sorted by path so two runs read in the same order) or `-` (stdin, spooled to a temporary file so it
+  can be hashed and read like any file). A source whose sha256 is already in `corpus.json`, or that
+  repeats an earlier source of the same run, is skipped: ingest is idempotent.
+- **Reading** is streamed line by line with a hard cap (`MAX_LINE_BYTES`, 16 MiB) so one giant line
+  cannot exhaust memory. A `.json` file that is one JSON document (a τ-bench array, an OTLP or τ²-bench
+  object), or any file whose first byte is `[`, is a whole-file document: it is loaded whole and split
+  into records by its adapter.
+- **Accounting**: every line read is exactly one of ok, rejected or blank (`lines = ok + rejects +
+  blank`, checked before anything is written). For `flat`, ok lines are calls; for episode formats an
+  ok line is an episode record and calls are counted separately, as are calls dropped from a kept
+  episode (a tool call without a result): those go to `rejects.jsonl` with their `index`.
+- **Chunks**: calls and their leaves are built as column lists and flushed to Parquet parts every
+  `chunk_rows` calls in a staging folder inside the corpus, so memory stays bounded.
+- **Commit**: old files and new parts are concatenated by a streaming polars sink into temporary files
+  beside the targets, then renamed; `corpus.json` is written last. An interrupted run leaves the previous
+  corpus as it was (the staging folder of a crashed run is removed by the next one).
 """
 
 from __future__ import annotations
 
+import gzip
+import os
+import shutil
+import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 import polars as pl
 
+from contracts import __version__
 from contracts.errors import TraceError
-from contracts.jsonutil import canonical_str, file_sha256, write_json
+from contracts.jsonutil import canonical_json, file_sha256, sha256_hex, write_json
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import (
     CALL_SCHEMA,
@@ -28,15 +49,48 @@ from contracts.traces.corpus import (
     LEAVES_FILE,
     MANIFEST_FILE,
     REJECTS_FILE,
+    SCHEMAS,
     Corpus,
 )
-from contracts.traces.leaves import LEAF_SCHEMA, flatten
-from contracts.traces.model import ToolCall, call_id_int, make_call_id
+from contracts.traces.formats.base import (
+    R_FORMAT,
+    R_JSON,
+    R_NOT_OBJECT,
+    R_TOO_LONG,
+    R_UTF8,
+    Adapter,
+    Parsed,
+    RecordContext,
+    RecordError,
+)
+from contracts.traces.formats.detect import (
+    SNIFF_RECORDS,
+    best_match,
+    detect_document,
+    detect_records,
+    get_adapter,
+)
+from contracts.traces.leaves import LEAF_SCHEMA
+from contracts.traces.model import Episode, ToolCall, make_call_id
+from contracts.traces.registry import load_registry
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+RAW_LIMIT = 4096
+REGISTRY_FILE = "tools.json"
+STAGING_PREFIX = ".ingest-"
+SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
+DEFAULT_CHUNK_ROWS = 100_000
 
 
 @dataclass(frozen=True)
 class SourceReport:
-    """Accounting for one source: lines read = calls + rejects + blank (nothing is lost)."""
+    """Accounting for one source.
+
+    `lines` = `ok` + `rejects` + `blank` always holds. `unit` says what a "line" is: a text line, or a
+    record (run, simulation, document) of a whole-file format. `calls` are calls written; `episodes`
+    counts episode records (0 for flat); `dropped_calls` are calls left out of kept episodes.
+    `skipped` sources were not read (`note` says why).
+    """
 
     source: str
     sha256: str
@@ -46,50 +100,669 @@ class SourceReport:
     rejects: int
     blank: int
     skipped: bool = False
+    ok: int = 0
+    episodes: int = 0
+    dropped_calls: int = 0
+    unit: str = "line"
+    bytes: int = 0
+    note: str | None = None
 
 
 @dataclass(frozen=True)
 class IngestReport:
-    """What one `ingest` run did."""
+    """What one `ingest` run did; `calls`/`episodes`/`rejects` are totals of the whole corpus after it."""
 
     corpus: Path
     sources: tuple[SourceReport, ...]
     calls: int
     episodes: int
     rejects: int
+    leaves: int = 0
+    new_calls: int = 0
+    changed: bool = False
+    registry: str | None = None
 
 
-def _flat_call(rec: Any, source: str, sha: str, line: int) -> ToolCall:
-    if not isinstance(rec, dict):
-        raise TraceError("record is not a JSON object", source=source, line=line)
-    for key in ("trace_id", "tool"):
-        if not isinstance(rec.get(key), str):
-            raise TraceError(f"missing or non-string '{key}'", source=source, line=line, field=key)
-    if not isinstance(rec.get("arguments"), dict):
-        raise TraceError("'arguments' is not an object", source=source, line=line, field="arguments")
-    status = rec.get("status", "ok")
-    if status not in ("ok", "error"):
-        raise TraceError(
-            f"'status' must be 'ok' or 'error', got {status!r}", source=source, line=line, field="status"
+# ---- reading ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Source:
+    name: str
+    path: Path
+
+
+def expand_sources(sources: Sequence[str | Path], *, exclude: Path | None = None) -> list[_Source]:
+    """Files as given; folders walked recursively for trace files (sorted); `-` for stdin.
+
+    Hidden files and folders (names starting with `.`) and anything inside `exclude` (the corpus being
+    written) are not picked up from folders.
+    """
+    out: list[_Source] = []
+    ex = exclude.resolve() if exclude is not None else None
+    for s in sources:
+        if str(s) == "-":
+            out.append(_Source("-", Path("-")))
+            continue
+        p = Path(s)
+        if p.is_dir():
+            found = []
+            for f in p.rglob("*"):
+                rel = f.relative_to(p)
+                if any(part.startswith(".") for part in rel.parts) or not f.is_file():
+                    continue
+                if not f.name.endswith(SOURCE_SUFFIXES):
+                    continue
+                if ex is not None and (f.resolve() == ex or ex in f.resolve().parents):
+                    continue
+                found.append(f)
+            for f in sorted(found, key=lambda x: x.relative_to(p).as_posix()):
+                out.append(_Source(str(f), f))
+        elif p.is_file():
+            out.append(_Source(str(p), p))
+        else:
+            raise TraceError("no such file or folder", code="E_USAGE", source=str(p))
+    return out
+
+
+def _open(path: Path) -> IO[bytes]:
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """`(line number, bytes, too_long)`; an over-long line is skipped to its end, its head kept."""
+    n = 0
+    readline = fh.readline
+    while True:
+        raw = readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        n += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            head = raw[:RAW_LIMIT]
+            while raw and not raw.endswith(b"\n"):
+                raw = readline(1 << 20)
+            yield n, head, True
+        else:
+            yield n, raw, False
+
+
+def _raw_text(raw: bytes) -> str:
+    return raw[:RAW_LIMIT].rstrip(b"\r\n").decode("utf-8", "replace")
+
+
+def _json_error(raw: bytes, e: Exception, last: bool) -> tuple[str, str]:
+    """A specific reason for a line that does not parse: bad UTF-8 or bad JSON (maybe truncated)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as u:
+        return R_UTF8, f"not UTF-8 text: byte 0x{raw[u.start]:02x} at offset {u.start}"
+    msg = str(e)
+    if last and not raw.endswith(b"\n"):
+        return R_JSON, f"invalid JSON (truncated last line?): {msg}"
+    return R_JSON, f"invalid JSON: {msg}"
+
+
+# ---- column building (the hot path) -----------------------------------------------------------------
+
+
+def _canon(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return canonical_json(value).decode()
+
+
+class _Columns:
+    """Column lists of one chunk of calls and their leaves.
+
+    Leaves are appended by a recursive walk that inlines scalar children (most nodes), so the per-leaf
+    cost is six list appends; the call-level columns of leaves (`call_id`, `tool`, ...) are not repeated
+    per leaf in Python but gathered by polars from one (call, side, count) segment per side.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[Any]] = {k: [] for k in CALL_SCHEMA}
+        self.n = 0
+        self.seg_call: list[int] = []
+        self.seg_side: list[str] = []
+        self.seg_n: list[int] = []
+        self.P: list[str] = []
+        self.Q: list[str] = []
+        self.K: list[str] = []
+        self.N: list[float | None] = []
+        self.S: list[str | None] = []
+        self.L: list[int | None] = []
+        self._walk = self._make_walker()
+
+    def _make_walker(self) -> Callable[[Any, str, str], int]:
+        P, Q, K, N, S, L = (x.append for x in (self.P, self.Q, self.K, self.N, self.S, self.L))
+
+        def esc(k: str) -> str:
+            return k.replace("~", "~0").replace("/", "~1") if ("~" in k or "/" in k) else k
+
+        def walk(v: Any, path: str, pat: str) -> int:
+            t = type(v)
+            if t is dict:
+                P(path), Q(pat), K("object"), N(None), S(None), L(len(v))
+                n = 1
+                for k, c in v.items():
+                    k = esc(k) if isinstance(k, str) else str(k)
+                    ct = type(c)
+                    cp = path + "/" + k
+                    cq = pat + "/" + k
+                    if ct is str:
+                        P(cp), Q(cq), K("string"), N(None), S(c), L(len(c))
+                    elif ct is int:
+                        P(cp), Q(cq), K("int"), N(float(c)), S(None), L(None)
+                    elif ct is float:
+                        P(cp), Q(cq), K("float"), N(c), S(None), L(None)
+                    elif ct is bool:
+                        P(cp), Q(cq), K("bool"), N(1.0 if c else 0.0), S(None), L(None)
+                    elif c is None:
+                        P(cp), Q(cq), K("null"), N(None), S(None), L(None)
+                    else:
+                        n += walk(c, cp, cq) - 1
+                    n += 1
+                return n
+            if t is list:
+                P(path), Q(pat), K("array"), N(None), S(None), L(len(v))
+                q = pat + "/*"
+                n = 1
+                for i, c in enumerate(v):
+                    n += walk(c, f"{path}/{i}", q)
+                return n
+            if t is str:
+                P(path), Q(pat), K("string"), N(None), S(v), L(len(v))
+            elif t is bool:
+                P(path), Q(pat), K("bool"), N(1.0 if v else 0.0), S(None), L(None)
+            elif t is int:
+                P(path), Q(pat), K("int"), N(float(v)), S(None), L(None)
+            elif t is float:
+                P(path), Q(pat), K("float"), N(v), S(None), L(None)
+            elif v is None:
+                P(path), Q(pat), K("null"), N(None), S(None), L(None)
+            else:
+                raise TypeError(f"not a JSON value at '{path}': {t.__name__}")
+            return 1
+
+        return walk
+
+    def add(self, c: ToolCall, call_id: str, step: int) -> None:
+        """Append one call and its leaves (arguments, and the result unless it is an error without one)."""
+        has_result = not (c.status == "error" and c.result is None)
+        base = len(self.P)
+        try:
+            n_arg = self._walk(c.arguments, "", "")
+            n_res = self._walk(c.result, "", "") if has_result else 0
+            args_text = _canon(c.arguments)
+            result_text = _canon(c.result) if has_result else None
+            labels_text = _canon(c.labels) if c.labels else "{}"
+            meta_text = _canon(c.meta) if c.meta else None
+        except (TypeError, ValueError, RecursionError):
+            for col in (self.P, self.Q, self.K, self.N, self.S, self.L):
+                del col[base:]
+            raise
+        fault = c.labels.get("fault") if c.labels else None
+        cols = self.calls
+        cols["call_id"].append(call_id)
+        cols["cid"].append(int(call_id, 16))
+        cols["trace_id"].append(c.trace_id)
+        cols["task_id"].append(c.task)
+        cols["step"].append(step)
+        cols["tool"].append(c.tool)
+        cols["status"].append(c.status)
+        cols["error"].append(c.error)
+        cols["arguments"].append(args_text)
+        cols["result"].append(result_text)
+        cols["started_at"].append(c.started_at)
+        cols["labels"].append(labels_text)
+        cols["fault"].append(None if fault is None else str(fault))
+        cols["source"].append(c.source)
+        cols["line"].append(c.line)
+        cols["index"].append(c.index)
+        cols["meta"].append(meta_text)
+        self.seg_call.append(self.n)
+        self.seg_side.append("arg")
+        self.seg_n.append(n_arg)
+        if has_result:
+            self.seg_call.append(self.n)
+            self.seg_side.append("result")
+            self.seg_n.append(n_res)
+        self.n += 1
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The chunk as (calls, leaves) frames with the corpus schemas."""
+        calls = pl.DataFrame(self.calls, schema=CALL_SCHEMA)
+        seg = pl.DataFrame(
+            {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
+            schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
         )
-    if status == "ok" and "result" not in rec:
-        raise TraceError(
-            "missing 'result' (required unless status is 'error')", source=source, line=line, field="result"
+        rep = seg.select(pl.col("ci").repeat_by("n").explode(), pl.col("side").repeat_by("n").explode())
+        head = calls.select("call_id", "cid", "tool", "task_id")[rep["ci"]]
+        leaves = pl.DataFrame(
+            {
+                "path": self.P,
+                "pattern": self.Q,
+                "kind": self.K,
+                "num": self.N,
+                "str": self.S,
+                "len": self.L,
+            },
+            schema={
+                "path": pl.String(),
+                "pattern": pl.String(),
+                "kind": pl.String(),
+                "num": pl.Float64(),
+                "str": pl.String(),
+                "len": pl.Int64(),
+            },
         )
-    return ToolCall(
-        trace_id=rec["trace_id"],
-        tool=rec["tool"],
-        arguments=rec["arguments"],
-        result=rec.get("result"),
-        status=status,
-        error=rec.get("error"),
-        task_id=rec.get("task_id"),
-        step=rec.get("step"),
-        started_at=rec.get("started_at"),
-        labels=rec.get("labels") or {},
-        source=source,
-        line=line,
+        leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
+            [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
+        )
+        return calls, leaves
+
+
+# ---- one run ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Counts:
+    lines: int = 0
+    ok: int = 0
+    rejects: int = 0
+    blank: int = 0
+    calls: int = 0
+    episodes: int = 0
+    dropped: int = 0
+
+
+@dataclass
+class _Run:
+    """State of one ingest run: staging folder, current chunk, rejects, episode facts."""
+
+    out: Path
+    stage: Path
+    strict: bool
+    chunk_rows: int
+    progress: Progress
+    cols: _Columns = field(default_factory=_Columns)
+    parts: list[tuple[Path, Path]] = field(default_factory=list)
+    rejects_fh: IO[bytes] | None = None
+    n_rejects: int = 0
+    n_calls: int = 0
+    episodes: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def reject(self, source: str, line: int, code: str, reason: str, raw: str, **extra: Any) -> None:
+        if self.strict:
+            raise TraceError(reason, code="E_TRACE", source=source, line=line, field=extra.get("field"))
+        row = {"source": source, "line": line, "code": code, "error": reason, "raw": raw}
+        row.update({k: v for k, v in extra.items() if v is not None})
+        if self.rejects_fh is None:
+            self.rejects_fh = open(self.stage / REJECTS_FILE, "wb")  # noqa: SIM115 (closed by ingest)
+        self.rejects_fh.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS) + b"\n")
+        self.n_rejects += 1
+
+    def flush(self) -> None:
+        if self.cols.n == 0:
+            return
+        calls, leaves = self.cols.frames()
+        k = len(self.parts)
+        cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
+        calls.write_parquet(cp)
+        leaves.write_parquet(lp)
+        self.parts.append((cp, lp))
+        self.cols = _Columns()
+
+
+def _process_source(
+    run: _Run, src: _Source, path: Path, sha: str, fmt: str, allow_mixed_error: bool
+) -> SourceReport:
+    """Read one source into the run; returns its accounting."""
+    name = src.name
+    c = _Counts()
+    steps: dict[str, int] = {}
+    size = path.stat().st_size
+
+    def handle(line: int, rec: Any, adapter: Adapter, raw: bytes | None) -> None:
+        ctx = RecordContext(name, sha, line)
+        try:
+            if not isinstance(rec, dict) and not adapter.whole_file:
+                raise RecordError(f"record is not a JSON object ({_kind(rec)})", code=R_NOT_OBJECT)
+            parsed = adapter.parse(rec, ctx)
+            staged = _stage_calls(run, parsed, sha, steps)
+        except RecordError as e:
+            other, score = best_match(rec)
+            code, reason = e.code, e.reason
+            if score == 2 and other != adapter.name:
+                if allow_mixed_error:
+                    raise TraceError(
+                        f"mixed formats: this record is {other}, the file was detected as {adapter.name}; "
+                        "split the file or pass --format",
+                        code="E_FORMAT",
+                        source=name,
+                        line=line,
+                    ) from None
+                code, reason = R_FORMAT, f"record looks like {other}, not {adapter.name}: {reason}"
+            c.rejects += 1
+            run.reject(name, line, code, reason, _raw_of(raw, rec), field=e.field)
+            return
+        c.ok += 1
+        c.calls += staged
+        if parsed.episodes:
+            c.episodes += 1 if adapter.name != "flat" else 0
+            for ep in parsed.episodes:
+                run.episodes.append(_episode_row(ep, name, line))
+        for d in parsed.dropped:
+            c.dropped += 1
+            run.reject(name, line, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
+        run.progress.advance(1)
+
+    doc = _whole_document(path)
+    if doc is not _NO_DOC:
+        dfmt = fmt if fmt != "auto" else detect_document(doc)
+        if dfmt is None:
+            if _is_registry(doc):
+                return SourceReport(
+                    name, sha, "registry", 0, 0, 0, 0, True, bytes=size, note="a tool registry, not traces"
+                )
+            records = doc if isinstance(doc, list) else [doc]
+            dfmt = detect_records(
+                ((i, r) for i, r in enumerate(records[:SNIFF_RECORDS], 1) if isinstance(r, dict)), name
+            )
+            if dfmt is None:
+                dfmt = "flat"
+            adapter = get_adapter(dfmt)
+            it: Iterable[Any] = records
+        else:
+            adapter = get_adapter(dfmt)
+            it = adapter.records(doc) if adapter.whole_file else (doc if isinstance(doc, list) else [doc])
+        for i, rec in enumerate(it, 1):
+            c.lines += 1
+            handle(i, rec, adapter, None)
+            if run.cols.n >= run.chunk_rows:
+                run.flush()
+        return _report(src, sha, dfmt, c, "record", size)
+
+    with _open(path) as fh:
+        lines = _lines(fh)
+        head: list[tuple[int, bytes, bool]] = []
+        parsed_head: list[tuple[int, Any]] = []
+        for item in lines:
+            head.append(item)
+            if not item[2] and item[1].strip():
+                try:
+                    rec = orjson.loads(item[1])
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(rec, dict):
+                    parsed_head.append((item[0], rec))
+            if len(parsed_head) >= SNIFF_RECORDS or len(head) >= 4 * SNIFF_RECORDS:
+                break
+        lfmt = fmt if fmt != "auto" else (detect_records(parsed_head, name) or "flat")
+        adapter = get_adapter(lfmt)
+        pending: tuple[int, bytes, bool] | None = None
+
+        def chain() -> Iterator[tuple[int, bytes, bool]]:
+            yield from head
+            yield from lines
+
+        loads = orjson.loads
+        for item in chain():
+            # one item of look-ahead tells whether a line is the file's last (truncation diagnosis)
+            if pending is not None:
+                _line(run, c, pending, False, adapter, handle, loads, name)
+            pending = item
+            if run.cols.n >= run.chunk_rows:
+                run.flush()
+        if pending is not None:
+            _line(run, c, pending, True, adapter, handle, loads, name)
+    return _report(src, sha, lfmt, c, "line", size)
+
+
+def _line(
+    run: _Run,
+    c: _Counts,
+    item: tuple[int, bytes, bool],
+    last: bool,
+    adapter: Adapter,
+    handle: Callable[[int, Any, Adapter, bytes | None], None],
+    loads: Callable[[bytes], Any],
+    name: str,
+) -> None:
+    n, raw, too_long = item
+    c.lines += 1
+    if too_long:
+        c.rejects += 1
+        run.reject(name, n, R_TOO_LONG, f"line longer than {MAX_LINE_BYTES} bytes", _raw_text(raw))
+        return
+    try:
+        rec = loads(raw)
+    except orjson.JSONDecodeError as e:
+        if not raw.strip():
+            c.blank += 1
+            return
+        code, reason = _json_error(raw, e, last)
+        c.rejects += 1
+        run.reject(name, n, code, reason, _raw_text(raw))
+        return
+    handle(n, rec, adapter, raw)
+
+
+def _kind(v: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(v), "null" if v is None else type(v).__name__
     )
+
+
+def _raw_of(raw: bytes | None, rec: Any) -> str:
+    if raw is not None:
+        return _raw_text(raw)
+    try:
+        return _raw_text(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS))
+    except TypeError:
+        return _raw_text(repr(rec).encode())
+
+
+def _stage_calls(run: _Run, parsed: Parsed, sha: str, steps: dict[str, int]) -> int:
+    """Add a record's calls to the chunk; all or nothing (a bad value rejects the whole record)."""
+    done = 0
+    start_n = run.cols.n
+    for call in parsed.calls:
+        seen = steps.get(call.trace_id, 0)
+        step = call.step if call.step is not None else seen
+        steps[call.trace_id] = seen + 1
+        try:
+            run.cols.add(call, make_call_id(sha, call.line, call.index), step)
+        except (TypeError, ValueError, RecursionError) as e:
+            _truncate(run.cols, start_n)
+            raise RecordError(f"call {call.index} ({call.tool}) is not JSON-encodable: {e}") from None
+        done += 1
+    return done
+
+
+def _truncate(cols: _Columns, n: int) -> None:
+    """Undo calls appended after the first `n` of this chunk (a record failed half-way)."""
+    if cols.n == n:
+        return
+    keep_segs = sum(1 for ci in cols.seg_call if ci < n)
+    keep_leaves = sum(cols.seg_n[:keep_segs])
+    for col in cols.calls.values():
+        del col[n:]
+    for lst in (cols.seg_call, cols.seg_side, cols.seg_n):
+        del lst[keep_segs:]
+    for lst2 in (cols.P, cols.Q, cols.K, cols.N, cols.S, cols.L):
+        del lst2[keep_leaves:]
+    cols.n = n
+
+
+def _episode_row(ep: Episode, source: str, line: int) -> tuple[Any, ...]:
+    return (
+        ep.trace_id,
+        ep.task_id,
+        ep.reward,
+        _canon(ep.labels) if ep.labels else None,
+        _canon(list(ep.tools)) if ep.tools is not None else None,
+        source,
+        line,
+    )
+
+
+def _report(src: _Source, sha: str, fmt: str, c: _Counts, unit: str, size: int) -> SourceReport:
+    if c.lines != c.ok + c.rejects + c.blank:  # the accounting promise, checked not assumed
+        raise AssertionError(
+            f"{src.name}: lines {c.lines} != ok {c.ok} + rejects {c.rejects} + blank {c.blank}"
+        )
+    return SourceReport(
+        source=src.name,
+        sha256=sha,
+        format=fmt,
+        lines=c.lines,
+        calls=c.calls,
+        rejects=c.rejects,
+        blank=c.blank,
+        ok=c.ok,
+        episodes=c.episodes,
+        dropped_calls=c.dropped,
+        unit=unit,
+        bytes=size,
+    )
+
+
+_NO_DOC = object()
+
+
+def _whole_document(path: Path) -> Any:
+    """The parsed document when `path` is a whole-file JSON source, else `_NO_DOC`.
+
+    A source is a whole-file document when its first non-blank byte is `[`, or when it starts with an
+    object that does not end on its first line (a pretty-printed `.json` file). Anything else, including
+    a minified object on one line, is read line by line as JSON Lines. A document that does not parse is
+    read line by line too, so its bad lines are reported one by one.
+    """
+    with _open(path) as fh:
+        head = fh.read(1 << 16)
+        stripped = head.lstrip()
+        first = stripped[:1]
+        if first == b"{":
+            line1, nl, _ = stripped.partition(b"\n")
+            if nl or len(head) < (1 << 16):
+                try:
+                    orjson.loads(line1)
+                    return _NO_DOC
+                except orjson.JSONDecodeError:
+                    pass
+        elif first != b"[":
+            return _NO_DOC
+        data = head + fh.read()
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _NO_DOC
+
+
+def _is_registry(doc: Any) -> bool:
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("tools"), list)
+        and not ({"messages", "traj", "resourceSpans", "simulations", "trace_id"} & set(doc))
+    )
+
+
+# ---- commit ----------------------------------------------------------------------------------------
+
+
+def _stdin_to_file(stage: Path) -> Path:
+    p = stage / "stdin.jsonl"
+    with open(p, "wb") as fh:
+        shutil.copyfileobj(sys.stdin.buffer, fh, 1 << 20)
+    return p
+
+
+def _sink(frames: list[pl.LazyFrame], schema: Mapping[str, pl.DataType], target: Path) -> int:
+    """Stream the concatenation of `frames` into `target` via a temp file + rename; returns rows."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    if frames:
+        lf = pl.concat([f.select(list(schema)) for f in frames], how="vertical")
+    else:
+        lf = pl.DataFrame(schema=dict(schema)).lazy()
+    lf.sink_parquet(tmp, row_group_size=128 * 1024)
+    rows = pl.scan_parquet(tmp).select(pl.len()).collect().item()
+    return int(rows)
+
+
+def _finalize_episodes(
+    out: Path,
+    calls_path: Path,
+    old_episodes: Path | None,
+    new_rows: list[tuple[Any, ...]],
+    order: dict[str, int],
+) -> pl.DataFrame:
+    """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format."""
+    info_schema = {
+        "trace_id": pl.String(),
+        "task_id": pl.String(),
+        "reward": pl.Float64(),
+        "labels": pl.String(),
+        "tools": pl.String(),
+        "source": pl.String(),
+        "line": pl.Int64(),
+    }
+    frames = [pl.DataFrame(new_rows, schema=info_schema, orient="row")]
+    if old_episodes is not None and old_episodes.exists():
+        old = pl.read_parquet(old_episodes).select(
+            "trace_id",
+            pl.col("task_id").cast(pl.String),
+            "reward",
+            pl.when(pl.col("labels") == "{}").then(None).otherwise(pl.col("labels")).alias("labels"),
+            "tools",
+            "source",
+            "line",
+        )
+        frames.insert(0, old.cast(info_schema))  # type: ignore[arg-type]
+    info = (
+        pl.concat(frames)
+        .group_by("trace_id", maintain_order=True)
+        .agg(
+            pl.col("task_id").drop_nulls().first(),
+            pl.col("reward").drop_nulls().first(),
+            pl.col("labels").drop_nulls().first(),
+            pl.col("tools").drop_nulls().first(),
+            pl.col("source").first(),
+            pl.col("line").first(),
+        )
+    )
+    agg = (
+        pl.scan_parquet(calls_path)
+        .group_by("trace_id")
+        .agg(
+            pl.col("task_id").cast(pl.String).first().alias("c_task"),
+            pl.len().cast(pl.Int64).alias("n_calls"),
+            pl.col("fault").is_not_null().any().alias("c_faulty"),
+            pl.col("source").first().alias("c_source"),
+            pl.col("line").min().alias("c_line"),
+        )
+        .collect()
+    )
+    eps = agg.join(info, on="trace_id", how="full", coalesce=True)
+    eps = eps.with_columns(
+        pl.coalesce("task_id", "c_task", "trace_id").alias("task_id"),
+        pl.col("n_calls").fill_null(0),
+        pl.coalesce("source", "c_source").alias("source"),
+        pl.coalesce("line", "c_line").alias("line"),
+        pl.col("labels").fill_null("{}"),
+    ).with_columns(
+        (
+            pl.col("c_faulty").fill_null(False)
+            | pl.col("labels").str.json_path_match("$.fault").is_not_null()
+        ).alias("faulty"),
+        pl.col("source").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_ord"),
+    )
+    eps = eps.sort("_ord", "line", "trace_id").select(list(EPISODE_SCHEMA))
+    return eps.cast(EPISODE_SCHEMA)  # type: ignore[arg-type]
 
 
 def ingest(
@@ -99,139 +772,198 @@ def ingest(
     format: str = "auto",
     strict: bool = False,
     registry: Path | None = None,
-    chunk_rows: int = 100_000,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Progress = NULL_PROGRESS,
 ) -> IngestReport:
-    """Ingest flat JSONL `sources` into the corpus folder `out` (interim: flat only, full rewrite)."""
+    """Ingest `sources` into the corpus folder `out` (created if needed); see the module docstring.
+
+    Raises `TraceError` for unusable input (missing files, unknown or mixed formats, a bad registry, a
+    bad line under `strict`); nothing is changed in `out` then.
+    """
     out = Path(out)
-    calls: list[ToolCall] = []
-    reports = []
-    rejects: list[dict[str, Any]] = []
-    for src in sources:
-        p = Path(src)
-        sha = file_sha256(p)
-        n_lines = n_calls = n_rej = n_blank = 0
-        with open(p, "rb") as fh:
-            for i, raw in enumerate(fh, start=1):
-                n_lines += 1
-                if not raw.strip():
-                    n_blank += 1
-                    continue
-                try:
-                    rec = orjson.loads(raw)
-                    call = _flat_call(rec, str(p), sha, i)
-                except (orjson.JSONDecodeError, TraceError) as e:
-                    if strict:
-                        if isinstance(e, TraceError):
-                            raise
-                        raise TraceError(f"invalid JSON: {e}", source=str(p), line=i) from e
-                    n_rej += 1
-                    rejects.append(
-                        {
-                            "source": str(p),
-                            "line": i,
-                            "error": str(e),
-                            "raw": raw[:4096].decode("utf-8", "replace"),
-                        }
-                    )
-                    continue
-                calls.append(call)
-                n_calls += 1
-        reports.append(SourceReport(str(p), sha, "flat", n_lines, n_calls, n_rej, n_blank))
-    _write(out, calls, reports, rejects)
-    episodes = len({c.trace_id for c in calls})
-    return IngestReport(out, tuple(reports), len(calls), episodes, len(rejects))
-
-
-def _write(
-    out: Path, calls: list[ToolCall], reports: list[SourceReport], rejects: list[dict[str, Any]]
-) -> None:
+    if format != "auto":
+        get_adapter(format)
+    if chunk_rows < 1:
+        raise TraceError(f"--chunk-rows must be >= 1, got {chunk_rows}", code="E_USAGE")
+    if out.exists() and not out.is_dir():
+        raise TraceError("output exists and is not a folder", code="E_USAGE", source=str(out))
+    if out.exists() and any(out.iterdir()) and not Corpus.is_corpus(out):
+        raise TraceError(
+            f"output folder is not empty and holds no {MANIFEST_FILE}; refusing to write into it",
+            code="E_USAGE",
+            source=str(out),
+        )
+    reg_bytes: bytes | None = None
+    reg_tools = 0
+    if registry is not None:
+        reg = load_registry(registry)
+        reg_tools = len(reg.tools)
+        reg_bytes = _registry_bytes(Path(registry))
+    srcs = expand_sources(sources, exclude=out)
     out.mkdir(parents=True, exist_ok=True)
-    shas = {r.source: r.sha256 for r in reports}
-    call_rows: dict[str, list[Any]] = {k: [] for k in CALL_SCHEMA}
-    leaf_rows: dict[str, list[Any]] = {k: [] for k in LEAF_SCHEMA}
-    steps: dict[str, int] = {}
-    for c in calls:
-        cid_s = make_call_id(shas[c.source], c.line, c.index)
-        cid = call_id_int(cid_s)
-        step = c.step if c.step is not None else steps.get(c.trace_id, 0)
-        steps[c.trace_id] = step + 1
-        row = {
-            "call_id": cid_s,
-            "cid": cid,
-            "trace_id": c.trace_id,
-            "task_id": c.task,
-            "step": step,
-            "tool": c.tool,
-            "status": c.status,
-            "error": c.error,
-            "arguments": canonical_str(c.arguments),
-            "result": None if (c.status == "error" and c.result is None) else canonical_str(c.result),
-            "started_at": c.started_at,
-            "labels": canonical_str(c.labels),
-            "fault": c.fault,
-            "source": c.source,
-            "line": c.line,
-            "index": c.index,
-        }
-        for k, v in row.items():
-            call_rows[k].append(v)
-        sides: list[tuple[str, Any]] = [("arg", c.arguments)]
-        if not (c.status == "error" and c.result is None):
-            sides.append(("result", c.result))
-        for side, doc in sides:
-            for path, pattern, kind, num, s, ln in flatten(doc):
-                for k, v in (
-                    ("call_id", cid_s),
-                    ("cid", cid),
-                    ("tool", c.tool),
-                    ("task_id", c.task),
-                    ("side", side),
-                    ("path", path),
-                    ("pattern", pattern),
-                    ("kind", kind),
-                    ("num", num),
-                    ("str", s),
-                    ("len", ln),
-                ):
-                    leaf_rows[k].append(v)
-    calls_df = pl.DataFrame(call_rows, schema=CALL_SCHEMA)
-    leaves_df = pl.DataFrame(leaf_rows, schema=LEAF_SCHEMA)
-    episodes_df = (
-        calls_df.group_by("trace_id", maintain_order=True)
-        .agg(
-            pl.col("task_id").first(),
-            pl.len().cast(pl.Int64).alias("n_calls"),
-            pl.col("fault").is_not_null().any().alias("faulty"),
-            pl.col("source").first(),
+    for stale in out.glob(STAGING_PREFIX + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    manifest = Corpus(out).manifest() if Corpus.is_corpus(out) else None
+    known = {s["sha256"]: s["source"] for s in (manifest or {}).get("sources", [])}
+    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+    run = _Run(out=out, stage=stage, strict=strict, chunk_rows=chunk_rows, progress=progress)
+    reports: list[SourceReport] = []
+    try:
+        progress.start("ingest", None)
+        for src in srcs:
+            path = _stdin_to_file(stage) if src.name == "-" else src.path
+            sha = file_sha256(path)
+            size = path.stat().st_size
+            if sha in known:
+                reports.append(
+                    SourceReport(
+                        src.name,
+                        sha,
+                        "-",
+                        0,
+                        0,
+                        0,
+                        0,
+                        True,
+                        bytes=size,
+                        note=f"already ingested as {known[sha]}",
+                    )
+                )
+                continue
+            rep = _process_source(run, src, path, sha, format, allow_mixed_error=(format == "auto"))
+            if not rep.skipped:
+                known[sha] = src.name
+            reports.append(rep)
+        run.flush()
+        if run.rejects_fh is not None:
+            run.rejects_fh.close()
+        progress.finish()
+        new_sources = [r for r in reports if not r.skipped]
+        old_reg = (manifest or {}).get("registry")
+        reg_changed = reg_bytes is not None and (
+            old_reg is None or old_reg.get("sha256") != sha256_hex(reg_bytes)
         )
-        .with_columns(
-            pl.lit(None, pl.Float64).alias("reward"),
-            pl.lit("{}").alias("labels"),
-            pl.lit(None, pl.String).alias("tools"),
-        )
-        .select(list(EPISODE_SCHEMA))
-        .cast(EPISODE_SCHEMA)  # type: ignore[arg-type]
+        changed = bool(new_sources) or reg_changed or manifest is None
+        if not changed:
+            assert manifest is not None
+            counts = manifest["counts"]
+            return IngestReport(
+                out, tuple(reports), counts["calls"], counts["episodes"], counts["rejects"], counts["leaves"]
+            )
+        return _commit(out, stage, run, reports, manifest, reg_bytes, reg_tools)
+    finally:
+        if run.rejects_fh is not None and not run.rejects_fh.closed:
+            run.rejects_fh.close()
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _registry_bytes(path: Path) -> bytes:
+    """The registry to copy: the file's bytes, or a folder's tools merged into one canonical document."""
+    if path.is_dir():
+        tools: list[Any] = []
+        for f in sorted(path.glob("*.json")):
+            data = orjson.loads(f.read_bytes())
+            tools.extend(data.get("tools") if isinstance(data, dict) else data)
+        return orjson.dumps({"tools": tools}, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    return path.read_bytes()
+
+
+def _commit(
+    out: Path,
+    stage: Path,
+    run: _Run,
+    reports: list[SourceReport],
+    manifest: dict[str, Any] | None,
+    reg_bytes: bytes | None,
+    reg_tools: int,
+) -> IngestReport:
+    """Write every file to a temp name, rename them into place, and write `corpus.json` last."""
+    calls_t, leaves_t, eps_t = out / CALLS_FILE, out / LEAVES_FILE, out / EPISODES_FILE
+    old = manifest is not None
+    calls_frames = ([pl.scan_parquet(calls_t)] if old and calls_t.exists() else []) + [
+        pl.scan_parquet(cp) for cp, _ in run.parts
+    ]
+    leaves_frames = ([pl.scan_parquet(leaves_t)] if old and leaves_t.exists() else []) + [
+        pl.scan_parquet(lp) for _, lp in run.parts
+    ]
+    n_calls = _sink(calls_frames, CALL_SCHEMA, calls_t)
+    n_leaves = _sink(leaves_frames, LEAF_SCHEMA, leaves_t)
+    all_sources = list((manifest or {}).get("sources", [])) + [
+        _source_entry(r) for r in reports if not r.skipped
+    ]
+    order = {s["source"]: i for i, s in enumerate(all_sources)}
+    eps = _finalize_episodes(
+        out, calls_t.with_name(f".{CALLS_FILE}.tmp"), eps_t if old else None, run.episodes, order
     )
-    calls_df.write_parquet(out / CALLS_FILE)
-    leaves_df.write_parquet(out / LEAVES_FILE)
-    episodes_df.write_parquet(out / EPISODES_FILE)
-    (out / REJECTS_FILE).write_bytes(
-        b"".join(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n" for r in rejects)
-    )
-    write_json(
-        out / MANIFEST_FILE,
-        {
-            "format_version": CORPUS_FORMAT_VERSION,
-            "sources": [r.__dict__ for r in reports],
-            "counts": {
-                "calls": calls_df.height,
-                "leaves": leaves_df.height,
-                "episodes": episodes_df.height,
-                "rejects": len(rejects),
-            },
+    eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
+    # rejects: old lines then new ones
+    rej_tmp = out / f".{REJECTS_FILE}.tmp"
+    old_rej = out / REJECTS_FILE
+    with open(rej_tmp, "wb") as fh:
+        if old and old_rej.exists():
+            with open(old_rej, "rb") as src:
+                shutil.copyfileobj(src, fh, 1 << 20)
+        new_rej = stage / REJECTS_FILE
+        if new_rej.exists():
+            with open(new_rej, "rb") as src:
+                shutil.copyfileobj(src, fh, 1 << 20)
+        fh.flush()
+        os.fsync(fh.fileno())
+    n_rejects = int(((manifest or {}).get("counts") or {}).get("rejects", 0)) + run.n_rejects
+    registry_entry = (manifest or {}).get("registry")
+    if reg_bytes is not None:
+        (out / f".{REGISTRY_FILE}.tmp").write_bytes(reg_bytes)
+        registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(reg_bytes), "tools": reg_tools}
+    # the commit: renames, then the manifest
+    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE) + (
+        (REGISTRY_FILE,) if reg_bytes is not None else ()
+    ):
+        os.replace(out / f".{name}.tmp", out / name)
+    new_manifest = {
+        "format_version": CORPUS_FORMAT_VERSION,
+        "generator": f"contracts {__version__}",
+        "sources": all_sources,
+        "counts": {
+            "sources": len(all_sources),
+            "calls": n_calls,
+            "leaves": n_leaves,
+            "episodes": eps.height,
+            "rejects": n_rejects,
+            "dropped_calls": sum(int(s.get("dropped_calls", 0)) for s in all_sources),
         },
+        "files": {
+            name: {"rows": rows, "columns": {k: _dtype_name(v) for k, v in SCHEMAS[name].items()}}
+            for name, rows in ((CALLS_FILE, n_calls), (LEAVES_FILE, n_leaves), (EPISODES_FILE, eps.height))
+        }
+        | {REJECTS_FILE: {"rows": n_rejects, "columns": {k: "json" for k in REJECT_FIELDS}}},
+        "registry": registry_entry,
+    }
+    write_json(out / MANIFEST_FILE, new_manifest)
+    return IngestReport(
+        corpus=out,
+        sources=tuple(reports),
+        calls=n_calls,
+        episodes=eps.height,
+        rejects=n_rejects,
+        leaves=n_leaves,
+        new_calls=sum(r.calls for r in reports),
+        changed=True,
+        registry=REGISTRY_FILE if registry_entry else None,
     )
+
+
+REJECT_FIELDS = ("source", "line", "code", "error", "raw", "field", "index")
+
+
+def _dtype_name(dt: pl.DataType) -> str:
+    return str(dt)
+
+
+def _source_entry(r: SourceReport) -> dict[str, Any]:
+    d = asdict(r)
+    for k in ("skipped", "note"):
+        d.pop(k)
+    return d
 
 
 def corpus_from_records(
@@ -243,3 +975,14 @@ def corpus_from_records(
         src.write_bytes(b"".join(orjson.dumps(dict(r)) + b"\n" for r in records))
         ingest([src], out, format="flat")
     return Corpus.open(out)
+
+
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "MAX_LINE_BYTES",
+    "IngestReport",
+    "SourceReport",
+    "corpus_from_records",
+    "expand_sources",
+    "ingest",
+]

@@ -1,0 +1,111 @@
+"""`anthropic`: one episode a line, Anthropic Messages API transcripts.
+
+Line: `{"id"|"trace_id", "task_id"?, "messages": [...], "tools"?, "system"?, "reward"?, "labels"?}`.
+Assistant content blocks `{type: "tool_use", id, name, input}` join user content blocks
+`{type: "tool_result", tool_use_id, content, is_error}` by id. `content` is a string or a list of
+blocks; text blocks are joined and a JSON object/array in the text is decoded. `is_error: true` makes
+a `status: "error"` call with the text as `error`. A `tool_use` no `tool_result` answers is dropped
+(and reported), the episode kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contracts.traces.formats.base import (
+    Adapter,
+    Answers,
+    DroppedCall,
+    Parsed,
+    RecordContext,
+    RecordError,
+    decode_result,
+    error_text,
+    list_of_dicts,
+    optional_reward,
+    optional_str,
+    text_of_blocks,
+    tool_names,
+)
+from contracts.traces.formats.openai_chat import episode_id
+from contracts.traces.model import Episode, ToolCall
+
+
+def _blocks(messages: Any) -> list[tuple[int, int, dict[str, Any]]]:
+    out: list[tuple[int, int, dict[str, Any]]] = []
+    if not isinstance(messages, list):
+        return out
+    for mi, m in enumerate(messages):
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list):
+            out.extend((mi, bi, b) for bi, b in enumerate(content) if isinstance(b, dict))
+    return out
+
+
+class AnthropicAdapter(Adapter):
+    """Anthropic Messages transcripts, one episode a line."""
+
+    name = "anthropic"
+
+    def sniff(self, record: Any) -> int:
+        if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+            return 0
+        if any(b.get("type") in ("tool_use", "tool_result") for _, _, b in _blocks(record["messages"])):
+            return 2
+        return 0
+
+    def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        trace_id = episode_id(record)
+        task_id = optional_str(record, "task_id") or trace_id
+        messages = list_of_dicts(record, "messages")
+        blocks = _blocks(messages)
+        results = Answers()
+        for mi, _, b in blocks:
+            if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                results.add(b["tool_use_id"], mi, b)
+        calls: list[ToolCall] = []
+        dropped: list[DroppedCall] = []
+        index = 0
+        for mi, bi, b in blocks:
+            if b.get("type") != "tool_use":
+                continue
+            where = f"messages[{mi}].content[{bi}]"
+            if not isinstance(b.get("name"), str):
+                raise RecordError(f"'{where}.name' is missing", field=f"{where}.name")
+            args = b.get("input", {})
+            if not isinstance(args, dict):
+                raise RecordError(f"'{where}.input' is not an object", field=f"{where}.input")
+            res = results.take(b.get("id"), mi)
+            if res is None:
+                dropped.append(
+                    DroppedCall(index, f"tool_use '{b.get('id')}' ({b['name']}) has no tool_result", b)
+                )
+                index += 1
+                continue
+            content = text_of_blocks(res.get("content"))
+            is_error = res.get("is_error") is True
+            calls.append(
+                ToolCall(
+                    trace_id=trace_id,
+                    tool=b["name"],
+                    arguments=args,
+                    result=None if is_error else decode_result(content),
+                    status="error" if is_error else "ok",
+                    error=error_text(content) if is_error else None,
+                    task_id=task_id,
+                    step=len(calls),
+                    source=ctx.source,
+                    line=ctx.line,
+                    index=index,
+                )
+            )
+            index += 1
+        labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=task_id,
+            reward=optional_reward(record),
+            labels=labels,
+            tools=tool_names(record.get("tools")),
+        )
+        return Parsed(calls, [ep], dropped)

@@ -1,0 +1,243 @@
+"""The adapter interface: what every trace format module provides, and the helpers they share.
+
+An adapter turns one *record* of its format into canonical `ToolCall`s and `Episode`s. A record is one
+line of a JSON Lines file, or, for whole-file formats (a `.json` file holding one array or object, such
+as a τ-bench result file), one element the adapter finds inside that document (`records`). Ingest does
+the reading, accounting, chunking and writing; adapters only map shapes, so a new format is one module.
+
+A record that cannot be mapped raises `RecordError` with a specific reason and a stable reject code;
+ingest turns it into a line of `rejects.jsonl` (or, with `--strict`, an error naming file and line).
+A single call inside an otherwise good episode that cannot be used (for instance a tool call with no
+matching result) is reported as a `DroppedCall`: the episode is kept, the call goes to the rejects file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import orjson
+
+from contracts.jsonutil import canonical_str
+from contracts.traces.model import Episode, ToolCall
+
+# Stable reject codes (the `code` field of rejects.jsonl), documented in docs/formats.md.
+R_JSON = "R_JSON"  # not valid JSON
+R_UTF8 = "R_UTF8"  # bytes are not UTF-8
+R_TOO_LONG = "R_TOO_LONG"  # line longer than the limit
+R_NOT_OBJECT = "R_NOT_OBJECT"  # valid JSON, but not an object
+R_FIELD = "R_FIELD"  # a required field is missing or has the wrong type
+R_UNMATCHED = "R_UNMATCHED"  # a tool call without a matching result
+R_FORMAT = "R_FORMAT"  # the record does not look like the source's format
+
+
+class RecordError(Exception):
+    """One record cannot be mapped: `reason` says why, `field` names the offending field if any."""
+
+    def __init__(self, reason: str, *, code: str = R_FIELD, field: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+        self.field = field
+
+
+@dataclass(frozen=True)
+class DroppedCall:
+    """A call left out of a kept episode: its position (`index` within the record), reason and JSON."""
+
+    index: int
+    reason: str
+    raw: Any
+    code: str = R_UNMATCHED
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one record yields: calls, episodes (for formats that know them) and dropped calls."""
+
+    calls: list[ToolCall]
+    episodes: list[Episode] = field(default_factory=list)
+    dropped: list[DroppedCall] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RecordContext:
+    """Where a record comes from: `source` (as given), its file's sha256, and its 1-based number."""
+
+    source: str
+    sha256: str
+    line: int
+
+
+class Adapter:
+    """Base class of a format adapter.
+
+    `sniff` scores a parsed record: 2 = certainly this format, 1 = plausibly, 0 = no. Detection uses the
+    first records of a file (see `contracts.traces.formats.detect`). `whole_file` adapters also accept a
+    whole `.json` document and split it into records with `records`.
+    """
+
+    name: ClassVar[str] = ""
+    whole_file: ClassVar[bool] = False
+
+    def sniff(self, record: Any) -> int:
+        raise NotImplementedError
+
+    def sniff_document(self, doc: Any) -> int:
+        """Score a whole-file document (only whole-file adapters override this)."""
+        return 0
+
+    def records(self, doc: Any) -> Iterator[Any]:
+        """The records inside a whole-file document, in order."""
+        raise NotImplementedError
+
+    def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        raise NotImplementedError
+
+
+# ---- helpers shared by the adapters ----------------------------------------------------------------
+
+
+def decode_result(value: Any) -> Any:
+    """A tool result that is a JSON string holding an object or array is decoded; other values stay.
+
+    Only strings whose first non-blank character is `{` or `[` are tried, and only an object or array
+    result is accepted, so `"42"` or `"true"` stay strings: the tool returned text.
+    """
+    if isinstance(value, str):
+        s = value.lstrip()
+        if s[:1] in ("{", "["):
+            try:
+                decoded = orjson.loads(s)
+            except orjson.JSONDecodeError:
+                return value
+            if isinstance(decoded, dict | list):
+                return decoded
+    return value
+
+
+def text_of_blocks(content: Any) -> Any:
+    """Collapse a list of `{type: "text", text}` content blocks to their joined text.
+
+    OpenAI and Anthropic both allow message content to be a string or a list of typed parts. A list made
+    only of text parts is the same thing as one string; a list holding other parts (images, documents)
+    is kept as it is, since no text form would be faithful.
+    """
+    if isinstance(content, list) and all(
+        isinstance(b, dict) and b.get("type") in ("text", "input_text", "output_text") for b in content
+    ):
+        return "".join(str(b.get("text", "")) for b in content)
+    return content
+
+
+def error_text(value: Any) -> str:
+    """An error payload as text: strings as they are, anything else as canonical JSON."""
+    return value if isinstance(value, str) else canonical_str(value)
+
+
+def require_str(rec: dict[str, Any], key: str, *, where: str = "") -> str:
+    """`rec[key]` as a string; integer ids are accepted and written as decimal text."""
+    v = rec.get(key)
+    if isinstance(v, str) and v != "":
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    what = "missing" if v is None else f"not a string ({type(v).__name__})"
+    raise RecordError(f"{where}'{key}' is {what}", field=f"{where}{key}")
+
+
+def optional_str(rec: dict[str, Any], key: str, *, where: str = "") -> str | None:
+    """`rec[key]` as a string, or None when absent/null; ints are stringified, other types refused."""
+    v = rec.get(key)
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    raise RecordError(f"{where}'{key}' must be a string, got {type(v).__name__}", field=f"{where}{key}")
+
+
+def optional_reward(rec: dict[str, Any], key: str = "reward", *, where: str = "") -> float | None:
+    """A finite number or None."""
+    v = rec.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
+        raise RecordError(f"{where}'{key}' must be a number, got {v!r}", field=f"{where}{key}")
+    return float(v)
+
+
+def parse_arguments(value: Any, *, field: str) -> dict[str, Any]:
+    """Tool-call arguments: an object, or a JSON string holding one (OpenAI sends a string)."""
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value) if value.strip() else {}
+        except orjson.JSONDecodeError as e:
+            raise RecordError(f"'{field}' is not valid JSON: {e}", field=field) from None
+    if not isinstance(value, dict):
+        raise RecordError(f"'{field}' is not an object ({type(value).__name__})", field=field)
+    return value
+
+
+def tool_names(tools: Any) -> tuple[str, ...] | None:
+    """Visible tool names from a `tools` list in any of the usual shapes, or None when absent.
+
+    Accepts plain names, OpenAI chat (`{type: function, function: {name}}`), OpenAI Responses and
+    Anthropic (`{name, ...}`). Entries without a name are ignored; names are de-duplicated, order kept.
+    """
+    if not isinstance(tools, list):
+        return None
+    names: list[str] = []
+    for t in tools:
+        name: Any = None
+        if isinstance(t, str):
+            name = t
+        elif isinstance(t, dict):
+            fn = t.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else t.get("name")
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def list_of_dicts(rec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """`rec[key]` as a list of objects, or a RecordError naming the first bad element."""
+    v = rec.get(key)
+    if not isinstance(v, list):
+        raise RecordError(f"'{key}' is not a list", field=key)
+    for i, item in enumerate(v):
+        if not isinstance(item, dict):
+            raise RecordError(f"'{key}[{i}]' is not an object", field=f"{key}[{i}]")
+    return v
+
+
+class Answers:
+    """Results by call id, consumed in order: each call takes the first unused answer after it.
+
+    Ids are not always unique within an episode (τ-bench's recorded trajectories reuse OpenAI call ids
+    across turns), so a plain id lookup would join a later call to an earlier call's result. Pairing
+    each call with the first not-yet-used answer that comes after it in the transcript is what the
+    conversation itself means.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, list[tuple[int, Any]]] = {}
+
+    def add(self, key: str, position: int, answer: Any) -> None:
+        self._by_id.setdefault(key, []).append((position, answer))
+
+    def take(self, key: Any, after: int) -> Any:
+        """The first unused answer for `key` at a position > `after`, or None."""
+        if not isinstance(key, str):
+            return None
+        queue = self._by_id.get(key)
+        if not queue:
+            return None
+        for i, (pos, answer) in enumerate(queue):
+            if pos > after:
+                del queue[i]
+                return answer
+        return None

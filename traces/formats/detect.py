@@ -1,0 +1,113 @@
+"""The adapter table and format detection (`--format auto`).
+
+Detection is per file and looks only at the first records (up to `SNIFF_RECORDS`): each adapter scores a
+record 2 (certainly mine), 1 (plausibly) or 0. The file's format is the one that some record claims with
+certainty, else the first plausible one in `FORMAT_NAMES` order. Two different certain claims mean the
+file mixes formats; no claim at all means the format is unknown. Both fail with an error naming the file
+and the line, since guessing would silently drop or misread data. Records later in the file that do not
+fit are rejected one by one (and, if they clearly belong to another format, fail as mixed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from contracts.errors import TraceError
+from contracts.traces.formats.anthropic import AnthropicAdapter
+from contracts.traces.formats.base import Adapter
+from contracts.traces.formats.flat import FlatAdapter
+from contracts.traces.formats.openai_chat import OpenAIChatAdapter
+from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
+from contracts.traces.formats.otel import OtelAdapter
+from contracts.traces.formats.tau_bench import TauBenchAdapter
+
+#: Every adapter by name, in detection priority order (most specific first).
+ADAPTERS: dict[str, Adapter] = {
+    a.name: a
+    for a in (
+        TauBenchAdapter(),
+        OtelAdapter(),
+        OpenAIResponsesAdapter(),
+        AnthropicAdapter(),
+        OpenAIChatAdapter(),
+        FlatAdapter(),
+    )
+}
+FORMAT_NAMES: tuple[str, ...] = ("flat", "openai-chat", "openai-responses", "anthropic", "otel", "tau-bench")
+SNIFF_RECORDS = 32
+
+
+def get_adapter(name: str) -> Adapter:
+    """The adapter called `name`, or a usage error listing the known ones."""
+    try:
+        return ADAPTERS[name]
+    except KeyError:
+        raise TraceError(
+            f"unknown format '{name}' (known: auto, {', '.join(FORMAT_NAMES)})", code="E_USAGE"
+        ) from None
+
+
+def best_match(record: Any) -> tuple[str | None, int]:
+    """The first adapter (in priority order) with the highest score for `record`, and that score."""
+    best: str | None = None
+    score = 0
+    for name, adapter in ADAPTERS.items():
+        s = adapter.sniff(record)
+        if s > score:
+            best, score = name, s
+    return best, score
+
+
+def detect_records(records: Iterable[tuple[int, Any]], source: str) -> str | None:
+    """Detect the format of a line-oriented file from `(line, record)` pairs of its first records.
+
+    Returns None when there is no record to look at (an empty or all-blank file).
+    """
+    certain: tuple[str, int] | None = None
+    plausible: tuple[str, int] | None = None
+    first_line: int | None = None
+    for line, rec in records:
+        if first_line is None:
+            first_line = line
+        name, score = best_match(rec)
+        if name is None:
+            continue
+        if score == 2:
+            if certain is None:
+                certain = (name, line)
+            elif certain[0] != name:
+                raise TraceError(
+                    f"mixed formats: line {certain[1]} is {certain[0]}, line {line} is {name}; "
+                    "split the file or pass --format",
+                    code="E_FORMAT",
+                    source=source,
+                    line=line,
+                )
+        elif plausible is None:
+            plausible = (name, line)
+    if certain is not None:
+        return certain[0]
+    if plausible is not None:
+        return plausible[0]
+    if first_line is None:
+        return None
+    raise TraceError(
+        f"unknown format: no record in the first {SNIFF_RECORDS} lines looks like any of "
+        f"{', '.join(FORMAT_NAMES)}; pass --format to force one",
+        code="E_FORMAT",
+        source=source,
+        line=first_line,
+    )
+
+
+def detect_document(doc: Any) -> str | None:
+    """The whole-file adapter that claims a parsed `.json` document, if any."""
+    best: str | None = None
+    score = 0
+    for name, adapter in ADAPTERS.items():
+        if adapter.whole_file:
+            s = adapter.sniff_document(doc)
+            if s > score:
+                best, score = name, s
+    return best

@@ -1,0 +1,91 @@
+"""`flat`: the canonical call record, one tool call a line (DESIGN §2.1).
+
+Required: `trace_id`, `tool`, `arguments` (an object) and `result` unless `status` is `"error"`.
+Optional: `task_id` (defaults to `trace_id`), `step` (defaults to the call's order within its trace in
+this source), `status` (`ok`/`error`, default `ok`), `error`, `started_at`, `labels` (an object), and two
+episode-level fields repeated on any call of the trace: `reward` (a number) and `tools` (the visible tool
+names). Integer ids are accepted and stored as decimal text. Unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contracts.traces.formats.base import (
+    Adapter,
+    Parsed,
+    RecordContext,
+    RecordError,
+    decode_result,
+    optional_reward,
+    optional_str,
+    require_str,
+    tool_names,
+)
+from contracts.traces.model import Episode, ToolCall
+
+
+class FlatAdapter(Adapter):
+    """One JSON object per line, each a tool call."""
+
+    name = "flat"
+
+    def sniff(self, record: Any) -> int:
+        if not isinstance(record, dict):
+            return 0
+        if "tool" in record and ("arguments" in record or "trace_id" in record):
+            return 2
+        if "trace_id" in record and ("arguments" in record or "result" in record):
+            return 1
+        return 0
+
+    def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        rec = record
+        trace_id = require_str(rec, "trace_id")
+        tool = require_str(rec, "tool")
+        args = rec.get("arguments")
+        if not isinstance(args, dict):
+            what = "missing" if args is None else f"not an object ({type(args).__name__})"
+            raise RecordError(f"'arguments' is {what}", field="arguments")
+        status = rec.get("status", "ok")
+        if status is None:
+            status = "ok"
+        if status not in ("ok", "error"):
+            raise RecordError(f"'status' must be 'ok' or 'error', got {status!r}", field="status")
+        if status == "ok" and "result" not in rec:
+            raise RecordError("'result' is missing (required unless status is 'error')", field="result")
+        step = rec.get("step")
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise RecordError(f"'step' must be an integer, got {step!r}", field="step")
+        labels = rec.get("labels")
+        if labels is None:
+            labels = {}
+        elif not isinstance(labels, dict):
+            raise RecordError("'labels' must be an object", field="labels")
+        error = rec.get("error")
+        if error is not None and not isinstance(error, str):
+            error = str(error)
+        task_id = optional_str(rec, "task_id")
+        call = ToolCall(
+            trace_id=trace_id,
+            tool=tool,
+            arguments=args,
+            result=decode_result(rec.get("result")),
+            status=status,
+            error=error,
+            task_id=task_id,
+            step=step,
+            started_at=optional_str(rec, "started_at"),
+            labels=labels,
+            source=ctx.source,
+            line=ctx.line,
+        )
+        reward = optional_reward(rec)
+        tools_v = rec.get("tools")
+        tools = tool_names(tools_v)
+        if tools_v is not None and tools is None:
+            raise RecordError("'tools' must be a list of tool names", field="tools")
+        if reward is None and tools is None:
+            return Parsed([call])
+        ep = Episode(trace_id=trace_id, task_id=call.task, reward=reward, tools=tools)
+        return Parsed([call], [ep])

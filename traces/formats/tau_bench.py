@@ -1,0 +1,199 @@
+"""`tau-bench`: τ-bench and τ²-bench result files (github.com/sierra-research/tau-bench, tau2-bench).
+
+τ-bench: a `.json` file holding one array of runs `{task_id, reward, info, traj, trial}` (or the same runs
+one a line). `traj` is OpenAI chat messages; `trace_id` = `{task_id}-{trial}`, `task_id` = the task's id
+as text, `reward` = the run's reward. A tool message whose content starts with `Error:` is what τ-bench
+tools return on failure: the call becomes `status: "error"` with that text as `error` and no result.
+
+τ²-bench: a `.json` file holding `{info, tasks, simulations[]}` (or simulations one a line). Messages
+carry `tool_calls[{id, name, arguments (an object), requestor}]` on assistant *and* user messages (the
+simulated user operates its own device tools); they join `{role: "tool", id, content, error}` messages
+by `id`. Calls requested by the user are kept: `requestor` goes to the call's `meta`. `error: true`
+makes a `status: "error"` call. `trace_id` = the simulation `id`, `task_id` its `task_id`, `reward` =
+`reward_info.reward`, and the visible tools are `info.environment_info.tool_defs` when recorded.
+
+Whole-file accounting: a record is one run (τ-bench) or one simulation (τ²-bench), numbered from 1 in
+file order; that number is the `line` of its calls and rejects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.traces.formats.base import (
+    Adapter,
+    Answers,
+    DroppedCall,
+    Parsed,
+    RecordContext,
+    RecordError,
+    decode_result,
+    error_text,
+    list_of_dicts,
+    optional_reward,
+    parse_arguments,
+    require_str,
+    text_of_blocks,
+    tool_names,
+)
+from contracts.traces.formats.openai_chat import chat_calls
+from contracts.traces.model import Episode, ToolCall
+
+
+def tau_result(content: Any, msg: dict[str, Any]) -> tuple[Any, str, str | None]:
+    """τ-bench tools report failure by returning a string starting with `Error:`."""
+    text = text_of_blocks(content)
+    if isinstance(text, str) and text.startswith("Error:"):
+        return None, "error", text
+    return decode_result(text), "ok", None
+
+
+@dataclass(frozen=True)
+class _Simulation:
+    """A τ² simulation with the tool set its file's `info` declares."""
+
+    sim: dict[str, Any]
+    tools: tuple[str, ...] | None
+
+
+def _tau2_tools(info: Any) -> tuple[str, ...] | None:
+    if not isinstance(info, dict):
+        return None
+    env = info.get("environment_info")
+    defs = env.get("tool_defs") if isinstance(env, dict) else None
+    if isinstance(defs, dict):
+        return tuple(str(k) for k in defs)
+    return tool_names(defs)
+
+
+class TauBenchAdapter(Adapter):
+    """τ-bench runs and τ²-bench simulations, whole-file or one a line."""
+
+    name = "tau-bench"
+    whole_file = True
+
+    def sniff(self, record: Any) -> int:
+        if not isinstance(record, dict):
+            return 0
+        if "traj" in record and "task_id" in record:
+            return 2
+        if isinstance(record.get("messages"), list) and "reward_info" in record:
+            return 2
+        if isinstance(record.get("simulations"), list):
+            return 2
+        return 0
+
+    def sniff_document(self, doc: Any) -> int:
+        if isinstance(doc, list):
+            return 2 if doc and isinstance(doc[0], dict) and "traj" in doc[0] else 0
+        if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
+            return 2
+        return self.sniff(doc)
+
+    def records(self, doc: Any) -> Iterator[Any]:
+        if isinstance(doc, list):
+            yield from doc
+        elif isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
+            tools = _tau2_tools(doc.get("info"))
+            for sim in doc["simulations"]:
+                yield _Simulation(sim, tools) if isinstance(sim, dict) else sim
+        else:
+            yield doc
+
+    def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        if isinstance(record, _Simulation):
+            return self._tau2(record.sim, record.tools, ctx)
+        if not isinstance(record, dict):
+            raise RecordError(f"record is not a JSON object ({type(record).__name__})")
+        if "traj" in record:
+            return self._tau1(record, ctx)
+        if "messages" in record:
+            return self._tau2(record, None, ctx)
+        if isinstance(record.get("simulations"), list):
+            return self._tau2_file(record, ctx)
+        raise RecordError("neither a τ-bench run (no 'traj') nor a τ²-bench simulation (no 'messages')")
+
+    def _tau2_file(self, doc: dict[str, Any], ctx: RecordContext) -> Parsed:
+        """A whole τ²-bench results object met as one line (a minified file): all its simulations."""
+        calls: list[ToolCall] = []
+        episodes: list[Episode] = []
+        dropped: list[DroppedCall] = []
+        tools = _tau2_tools(doc.get("info"))
+        for k, sim in enumerate(doc["simulations"]):
+            if not isinstance(sim, dict):
+                raise RecordError(f"'simulations[{k}]' is not an object", field=f"simulations[{k}]")
+            p = self._tau2(sim, tools, ctx, offset=len(calls) + len(dropped))
+            calls += p.calls
+            episodes += p.episodes
+            dropped += p.dropped
+        return Parsed(calls, episodes, dropped)
+
+    def _tau1(self, run: dict[str, Any], ctx: RecordContext) -> Parsed:
+        task = require_str(run, "task_id")
+        trial = run.get("trial")
+        trace_id = f"{task}-{trial}" if trial is not None else task
+        traj = list_of_dicts(run, "traj")
+        calls, dropped = chat_calls(
+            traj, trace_id=trace_id, task_id=task, ctx=ctx, result_of=tau_result, field="traj"
+        )
+        ep = Episode(trace_id=trace_id, task_id=task, reward=optional_reward(run))
+        return Parsed(calls, [ep], dropped)
+
+    def _tau2(
+        self, sim: dict[str, Any], tools: tuple[str, ...] | None, ctx: RecordContext, offset: int = 0
+    ) -> Parsed:
+        trace_id = require_str(sim, "id")
+        task = require_str(sim, "task_id")
+        messages = list_of_dicts(sim, "messages")
+        answers = Answers()
+        for pos, m in enumerate(messages):
+            if m.get("role") == "tool" and isinstance(m.get("id"), str):
+                answers.add(m["id"], pos, m)
+        calls: list[ToolCall] = []
+        dropped: list[DroppedCall] = []
+        index = offset
+        for mi, m in enumerate(messages):
+            tcs = m.get("tool_calls")
+            if m.get("role") == "tool" or not isinstance(tcs, list):
+                continue
+            for ti, tc in enumerate(tcs):
+                where = f"messages[{mi}].tool_calls[{ti}]"
+                if not isinstance(tc, dict) or not isinstance(tc.get("name"), str):
+                    raise RecordError(f"'{where}.name' is missing", field=f"{where}.name")
+                args = parse_arguments(tc.get("arguments"), field=f"{where}.arguments")
+                requestor = tc.get("requestor") or m.get("role")
+                answer = answers.take(tc.get("id"), mi)
+                if answer is None:
+                    dropped.append(
+                        DroppedCall(
+                            index, f"tool call '{tc.get('id')}' ({tc['name']}) has no tool message", tc
+                        )
+                    )
+                    index += 1
+                    continue
+                content = text_of_blocks(answer.get("content"))
+                is_error = answer.get("error") is True
+                calls.append(
+                    ToolCall(
+                        trace_id=trace_id,
+                        tool=tc["name"],
+                        arguments=args,
+                        result=None if is_error else decode_result(content),
+                        status="error" if is_error else "ok",
+                        error=error_text(content) if is_error else None,
+                        task_id=task,
+                        step=len(calls),
+                        started_at=m.get("timestamp") if isinstance(m.get("timestamp"), str) else None,
+                        source=ctx.source,
+                        line=ctx.line,
+                        index=index,
+                        meta={"requestor": requestor},
+                    )
+                )
+                index += 1
+        reward_info = sim.get("reward_info")
+        reward = optional_reward(reward_info, where="reward_info.") if isinstance(reward_info, dict) else None
+        ep = Episode(trace_id=trace_id, task_id=task, reward=reward, tools=tools)
+        return Parsed(calls, [ep], dropped)
