@@ -1,1 +1,10 @@
-"""contracts.mining."""
+"""contracts.mining: leaf statistics, rule classes, support thresholds, folds, contract sets.
+
+`mine(corpus, ...)` is the entry point; `contracts.mining.model` holds the contract-set value types.
+"""
+
+from __future__ import annotations
+
+from contracts.mining.miner import mine
+
+__all__ = ["mine"]

@@ -1,0 +1,184 @@
+"""`mine`: clean traces -> a contract set with a full checker and k fold checkers (DESIGN §3).
+
+Pipeline: read the clean leaves once (`contracts.mining.data.load`), compute per-fold path statistics,
+let every rule class return its candidates for every checker, add schema-declared rules, merge rules
+that are the same property (same tool, code, paths, params: one rule, sources united), then verify
+every checker's rules against that checker's own clean data (`contracts.mining.verify`) — a rule that
+fires on the data it was mined from is a bug, so `mine` raises instead of shipping it.
+
+Which record a rule carries: the support, examples and max_violation_rate of the full checker when the
+rule is in it (`in_full`), otherwise those of the lowest fold checker holding it. Each fold checker
+lists its rule ids with its own support.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+from contracts.mining.data import FULL, MiningData, cand_frame, load, path_stats
+from contracts.mining.model import CODES, ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from contracts.mining.params import MineParams, violation_bound
+from contracts.mining.rules import RULE_CLASSES
+from contracts.mining.rules.base import MiningContext
+from contracts.mining.schema_rules import schema_rules
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.traces.corpus import Corpus
+from contracts.traces.registry import Registry, load_registry
+
+REGISTRY_FILE = "tools.json"
+
+
+def mine(
+    corpus: Corpus,
+    *,
+    folds: int = 1,
+    seed: int = 13,
+    min_support: Mapping[str, int] | None = None,
+    max_domain: int = 8,
+    clean: str = "ok",
+    registry: Registry | None = None,
+    tools: Sequence[str] | None = None,
+    max_violation_rate: float | None = None,
+    progress: Progress = NULL_PROGRESS,
+    verify: bool = True,
+) -> ContractSet:
+    """Mine the contract set of `corpus`.
+
+    `folds` = k task folds (k = 1: only the full checker); `seed` drives the fold assignment;
+    `min_support` overrides per-code example thresholds (`{"DOMAIN": 100}`); `max_domain` caps DOMAIN
+    sizes; `clean` is "ok" or "reward"; `registry` (default: the corpus folder's `tools.json`, if any)
+    gives substitutes, immutables and schema rules; `tools` restricts mining to those tools;
+    `max_violation_rate` keeps a rule when its 95% violation bound is at most that value, instead of
+    the per-class thresholds. `verify` re-checks every rule on its own mining data (leave it on).
+    """
+    params = MineParams.build(
+        folds=folds,
+        seed=seed,
+        min_support=min_support,
+        max_domain=max_domain,
+        clean=clean,
+        tools=tuple(tools) if tools is not None else None,
+        max_violation_rate=max_violation_rate,
+    )
+    if registry is None and (corpus.path / REGISTRY_FILE).is_file():
+        registry = load_registry(corpus.path / REGISTRY_FILE)
+    progress.start("mine", len(RULE_CLASSES) + 3)
+    data = load(corpus, clean=params.clean, k=params.k, seed=params.seed, tools=params.tools)
+    progress.advance()
+    ctx = MiningContext(data=data, stats=path_stats(data), params=params, registry=registry)
+    progress.advance()
+    frames = []
+    for cls in RULE_CLASSES:
+        frames.append(cls().mine(ctx).with_columns(pl.lit("mined").alias("source")))
+        progress.advance()
+    tool_names = _tool_names(data, registry, params)
+    frames.append(schema_rules(ctx, tool_names).with_columns(pl.lit("schema").alias("source")))
+    cands = pl.concat(frames)
+    cs = assemble(cands, data, registry, params, tool_names)
+    if verify:
+        from contracts.mining.verify import assert_holds
+
+        assert_holds(cs, data)
+    progress.advance()
+    progress.finish()
+    return cs
+
+
+def _tool_names(data: MiningData, registry: Registry | None, params: MineParams) -> list[str]:
+    names = set(data.calls["tool"].unique().to_list())
+    if registry is not None:
+        names |= set(registry.names())
+    if params.tools is not None:
+        names &= set(params.tools)
+    return sorted(names)
+
+
+def assemble(
+    cands: pl.DataFrame,
+    data: MiningData,
+    registry: Registry | None,
+    params: MineParams,
+    tool_names: list[str],
+) -> ContractSet:
+    """Merge same-property candidates, give them ids, and build the ContractSet."""
+    keys = ["checker", "tool", "code", "paths", "params"]
+    if cands.height:
+        merged = (
+            cands.group_by(keys)
+            .agg(
+                pl.col("calls").max(),
+                pl.col("tasks").max(),
+                pl.col("n").max(),
+                pl.col("ex").sort_by("source").first(),
+                pl.col("source").unique().sort(),
+            )
+            .sort("tool", "code", "paths", "params", "checker")
+        )
+    else:
+        merged = cand_frame().with_columns(pl.lit([]).cast(pl.List(pl.String)).alias("source"))
+    call_ids = dict(zip(data.calls["cid"].to_list(), data.calls["call_id"].to_list(), strict=True))
+    order = {c: i for i, c in enumerate(CODES)}
+    per_rule: dict[str, dict[int, dict[str, Any]]] = {}
+    heads: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}
+    for row in merged.iter_rows(named=True):
+        p = orjson.loads(row["params"])
+        rid = rule_id(row["tool"], row["code"], row["paths"], p)
+        heads[rid] = (row["tool"], row["code"], tuple(row["paths"]), p)
+        per_rule.setdefault(rid, {})[row["checker"]] = row
+    rules_by_tool: dict[str, list[Rule]] = {t: [] for t in tool_names}
+    fold_rules: dict[int, dict[str, Support]] = {f: {} for f in range(params.k)} if params.k > 1 else {}
+    for rid, by_checker in per_rule.items():
+        tool, code, paths, p = heads[rid]
+        in_full = FULL in by_checker
+        rep = by_checker[FULL] if in_full else by_checker[min(by_checker)]
+        rule = Rule(
+            id=rid,
+            tool=tool,
+            code=code,
+            paths=paths,
+            params=p,
+            support=Support(int(rep["calls"]), int(rep["tasks"])),
+            source=tuple(rep["source"]),
+            examples=tuple(call_ids[c] for c in rep["ex"] if c in call_ids),
+            max_violation_rate=violation_bound(int(rep["n"])),
+            in_full=in_full,
+        )
+        rules_by_tool.setdefault(tool, []).append(rule)
+        for ch, row in by_checker.items():
+            if ch != FULL:
+                fold_rules[ch][rid] = Support(int(row["calls"]), int(row["tasks"]))
+
+    def sort_key(r: Rule) -> tuple[Any, ...]:
+        return (order[r.code], list(r.paths), orjson.dumps(dict(r.params), option=orjson.OPT_SORT_KEYS), r.id)
+
+    tools: dict[str, ToolContracts] = {}
+    for name in sorted(rules_by_tool):
+        spec = registry.get(name) if registry is not None else None
+        tools[name] = ToolContracts(
+            rules=tuple(sorted(rules_by_tool[name], key=sort_key)),
+            substitutes=tuple(spec.substitutes) if spec else (),
+            immutable=tuple(spec.immutable) if spec else (),
+        )
+    rank = {r.id: (r.tool, *sort_key(r)) for tc in tools.values() for r in tc.rules}
+    fold_checkers = tuple(
+        FoldChecker(
+            fold=f, rules=tuple(sorted(sup, key=lambda i: rank[i])), support=dict(sorted(sup.items()))
+        )
+        for f, sup in sorted(fold_rules.items())
+    )
+    corpus_info = {
+        "sha256": data.corpus.sha256(),
+        "clean_calls": data.calls.height,
+        "tasks": data.calls["task_id"].n_unique(),
+    }
+    return ContractSet(params=params.to_json(), corpus=corpus_info, tools=tools, folds=fold_checkers)
+
+
+def mine_path(src: str | Path, **kw: Any) -> ContractSet:
+    """`mine(Corpus.open(src), **kw)`."""
+    return mine(Corpus.open(src), **kw)

@@ -1,0 +1,170 @@
+"""Mining parameters: support thresholds and the fixed constants behind each chance argument.
+
+Every number here is written into the contract set's `params`, so a contract set says how it was made.
+The reasons for each value are in docs/rules.md; in short:
+
+- support counts qualifying examples (calls, or values for POSITIVE/NONNEG/DOMAIN) and distinct tasks,
+  never raw rows, because calls from one task are not independent evidence;
+- `max_violation_rate` (the "rule of three": 1 − 0.05^(1/n) is the 95% upper bound on a violation rate
+  after n clean examples and no violation) can replace the per-class example threshold: a rule is then
+  kept when that bound is at most X;
+- DATE_ORDER needs 7 distinct tasks: if the two dates were ordered at random per task, seeing the same
+  order in 7 independent tasks has chance 0.5^7 < 0.01 (Daikon's ordering test);
+- DOMAIN needs each value seen 3 times in 2 tasks and a Good–Turing unseen mass (singletons / n) < 1%.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contracts.errors import MiningError
+from contracts.mining.model import CODES
+
+#: Minimum qualifying examples per code (calls; values for POSITIVE, NONNEG and DOMAIN).
+DEFAULT_MIN_SUPPORT: dict[str, int] = {
+    "REQUIRED": 20,
+    "TYPE": 20,
+    "POSITIVE": 30,
+    "NONNEG": 30,
+    "DOMAIN": 50,
+    "ECHO": 20,
+    "DATE_ORDER": 20,
+    "RELATION": 30,
+}
+
+#: Minimum distinct tasks per code (1 where DESIGN §3 sets none).
+DEFAULT_MIN_TASKS: dict[str, int] = {
+    "REQUIRED": 3,
+    "TYPE": 1,
+    "POSITIVE": 1,
+    "NONNEG": 1,
+    "DOMAIN": 2,
+    "ECHO": 1,
+    "DATE_ORDER": 7,
+    "RELATION": 1,
+}
+
+CLEAN_MODES = ("ok", "reward")
+
+DOMAIN_MIN_COUNT = 3  # each value seen at least this often ...
+DOMAIN_MIN_TASKS = 2  # ... in at least this many distinct tasks
+DOMAIN_MAX_UNSEEN = 0.01  # Good–Turing unseen mass (singletons / n) must stay below this
+DOMAIN_MAX_SHARE = 0.1  # distinct values <= n * this
+ECHO_MIN_DISTINCT = 2  # an echo needs >= 2 distinct argument values (equal constants are coincidence)
+RELATION_MIN_TUPLES = 5  # Daikon's ternary minimum: >= 5 distinct operand tuples
+RELATION_MAX_TERMS = 3
+
+
+def violation_bound(n: int) -> float:
+    """95% upper bound on the violation rate after `n` examples without a violation: 1 − 0.05^(1/n).
+
+    Rounded to 6 decimals so the contract set reads well; n = 0 gives 1.0 (no evidence at all).
+    """
+    if n <= 0:
+        return 1.0
+    return round(1.0 - 0.05 ** (1.0 / n), 6)
+
+
+def examples_for_rate(x: float) -> int:
+    """Smallest n with `violation_bound(n) <= x` (used by `--max-violation-rate`)."""
+    if not 0.0 < x < 1.0:
+        raise MiningError(f"max_violation_rate must be in (0, 1), got {x}", field="max_violation_rate")
+    n = max(1, math.ceil(math.log(0.05) / math.log(1.0 - x)))
+    while n > 1 and 1.0 - 0.05 ** (1.0 / (n - 1)) <= x:
+        n -= 1
+    while 1.0 - 0.05 ** (1.0 / n) > x:
+        n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class MineParams:
+    """Every knob of one mining run, validated."""
+
+    k: int = 1
+    seed: int = 13
+    clean: str = "ok"
+    max_domain: int = 8
+    min_support: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_SUPPORT))
+    min_tasks: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_TASKS))
+    max_violation_rate: float | None = None
+    tools: tuple[str, ...] | None = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        folds: int,
+        seed: int,
+        min_support: Mapping[str, int] | None,
+        max_domain: int,
+        clean: str,
+        tools: tuple[str, ...] | None,
+        max_violation_rate: float | None,
+    ) -> MineParams:
+        """Merge user overrides into the defaults, refusing unknown codes and nonsense values."""
+        if folds < 1:
+            raise MiningError(f"folds must be >= 1, got {folds}", field="folds")
+        if clean not in CLEAN_MODES:
+            raise MiningError(f"clean must be one of {', '.join(CLEAN_MODES)}, got {clean!r}", field="clean")
+        if max_domain < 1:
+            raise MiningError(f"max_domain must be >= 1, got {max_domain}", field="max_domain")
+        sup = dict(DEFAULT_MIN_SUPPORT)
+        for code, n in (min_support or {}).items():
+            c = code.upper()
+            if c not in CODES:
+                raise MiningError(
+                    f"unknown rule class {code!r} in min_support (known: {', '.join(CODES)})",
+                    field="min_support",
+                )
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise MiningError(f"min_support {c} must be an integer >= 1, got {n!r}", field="min_support")
+            sup[c] = n
+        if max_violation_rate is not None:
+            examples_for_rate(max_violation_rate)  # validates
+        return cls(
+            k=folds,
+            seed=seed,
+            clean=clean,
+            max_domain=max_domain,
+            min_support=sup,
+            max_violation_rate=max_violation_rate,
+            tools=tools,
+        )
+
+    def needed(self, code: str) -> int:
+        """Qualifying examples a rule of `code` needs (support threshold, or the violation-bound one)."""
+        if self.max_violation_rate is not None:
+            return examples_for_rate(self.max_violation_rate)
+        return int(self.min_support[code])
+
+    def tasks_needed(self, code: str) -> int:
+        return int(self.min_tasks[code])
+
+    @property
+    def checkers(self) -> list[int]:
+        """Checker ids: -1 is the full checker, 0..k-1 the fold checkers (none when k == 1)."""
+        return [-1, *range(self.k)] if self.k > 1 else [-1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "seed": self.seed,
+            "clean": self.clean,
+            "max_domain": self.max_domain,
+            "min_support": dict(sorted(self.min_support.items())),
+            "min_tasks": dict(sorted(self.min_tasks.items())),
+            "max_violation_rate": self.max_violation_rate,
+            "tools": list(self.tools) if self.tools is not None else None,
+            "domain": {
+                "min_count": DOMAIN_MIN_COUNT,
+                "min_tasks": DOMAIN_MIN_TASKS,
+                "max_unseen": DOMAIN_MAX_UNSEEN,
+                "max_share": DOMAIN_MAX_SHARE,
+            },
+            "echo": {"min_distinct": ECHO_MIN_DISTINCT},
+            "relation": {"min_tuples": RELATION_MIN_TUPLES, "max_terms": RELATION_MAX_TERMS},
+        }

@@ -1,0 +1,41 @@
+"""TYPE: every node at a pattern has one JSON kind.
+
+Qualifying example: every node at P in a clean result. The kind is "int" when every node is an int,
+"number" when the nodes are floats or a mix of ints and floats (a float field whose values happen to be
+whole is common, so the miner never claims "float"), otherwise the one kind seen (bool, string, array,
+object). A pattern holding two kinds (say string and null) gets no TYPE rule. Always-null fields get
+none either: a field that never carried a value says nothing about the value it will carry.
+Support = calls with a node at P (>= 20).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from contracts.mining.data import CLS_NAME, CLS_NULL, CLS_NUM, cand_frame
+from contracts.mining.rules.base import MiningContext, paths_one, support_ok
+
+
+class Kind:
+    """The TYPE rule class."""
+
+    codes = ("TYPE",)
+
+    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+        s = ctx.stats
+        single = s.join(
+            s.group_by("tool", "pattern", "checker").agg(pl.len().alias("n_cls")),
+            on=["tool", "pattern", "checker"],
+        ).filter((pl.col("n_cls") == 1) & (pl.col("cls") != CLS_NULL))
+        name = (
+            pl.when((pl.col("cls") == CLS_NUM) & (pl.col("n_int") == pl.col("n")))
+            .then(pl.lit("int"))
+            .otherwise(pl.col("cls").replace_strict(CLS_NAME, return_dtype=pl.String))
+        )
+        rows = single.filter(support_ok(ctx, "TYPE", n="calls")).with_columns(
+            pl.lit("TYPE").alias("code"),
+            paths_one(),
+            pl.concat_str(pl.lit('{"kind":"'), name, pl.lit('"}')).alias("params"),
+            pl.col("calls").alias("n"),
+        )
+        return cand_frame(rows)
