@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 import polars as pl
 
 from contracts.checks.receipts import Receipt, Violation, recovery_tools
-from contracts.errors import CheckError
-from contracts.jsonutil import canonical_str
+from contracts.errors import CheckError, ContractsError
+from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.mining.folds import fold_table
 from contracts.mining.model import CODES, ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import SIDE_DTYPE, escape_token, json_kind, parent_pattern, unescape_token
+from contracts.traces.model import ToolCall, make_call_id
 
 Fold = int | None | Literal["cross"]
 
@@ -1173,3 +1175,187 @@ def receipts_from_frame(
                 line=line,
                 encoder=encoder,
             )
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading a contract set for checking, and checking a stream of trace lines.
+
+
+def load_contracts(path: str | Path) -> ContractSet:
+    """`ContractSet.load` plus the checks the checker needs, all as `ContractsError`s naming the file.
+
+    A wrong version or a schema-invalid file is refused by `ContractSet.load`; a file whose shape is
+    wrong in ways the schema does not catch (missing keys, a rule this checker cannot evaluate, a fold
+    naming an unknown rule) is refused here rather than failing half-way through a check.
+    """
+    src = str(path)
+    try:
+        cs = ContractSet.load(path)
+    except ContractsError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CheckError(
+            f"contract set does not have the expected shape ({type(e).__name__}: {e})",
+            source=src,
+            code="E_SCHEMA_INVALID",
+        ) from None
+    ids = {r.id for r in cs.all_rules()}
+    for name, tc in cs.tools.items():
+        for r in tc.rules:
+            if r.tool != name:
+                raise CheckError(
+                    f"rule {r.id} is listed under tool '{name}' but names tool '{r.tool}'",
+                    source=src,
+                    field=f"tools.{name}.rules",
+                    code="E_SCHEMA_INVALID",
+                )
+            try:
+                _validate_rule(r)
+            except CheckError as e:
+                raise CheckError(e.message, source=src, field=e.field, code=e.code) from None
+    for fc in cs.folds:
+        unknown = [i for i in fc.rules if i not in ids]
+        if unknown:
+            raise CheckError(
+                f"fold {fc.fold} names unknown rule {unknown[0]}",
+                source=src,
+                field=f"folds[{fc.fold}].rules",
+                code="E_SCHEMA_INVALID",
+            )
+    return cs
+
+
+@dataclass(frozen=True)
+class StreamItem:
+    """One event of `check_lines`: a checked call (`receipt` None when it holds and not
+    `include_all`), a call not checked (`skipped`: status error, or filtered out by `tools`), or an
+    unreadable line (`rejected`, with the reason)."""
+
+    kind: Literal["call", "skipped", "rejected"]
+    tool: str | None = None
+    receipt: Receipt | None = None
+    line: int = 0
+    reason: str | None = None
+
+
+def _flat_parse(rec: Any, source: str, line: int) -> tuple[list[ToolCall], dict[str, tuple[str, ...] | None]]:
+    """Fallback parser (flat records) used when the ingest adapters are unavailable."""
+    if not isinstance(rec, dict):
+        raise ValueError("record is not a JSON object")
+    for key in ("trace_id", "tool"):
+        if not isinstance(rec.get(key), str):
+            raise ValueError(f"missing or non-string '{key}'")
+    if not isinstance(rec.get("arguments"), dict):
+        raise ValueError("'arguments' is not an object")
+    status = rec.get("status") or "ok"
+    if status == "ok" and "result" not in rec:
+        raise ValueError("missing 'result' (required unless status is 'error')")
+    call = ToolCall(
+        trace_id=rec["trace_id"],
+        tool=rec["tool"],
+        arguments=rec["arguments"],
+        result=rec.get("result"),
+        status=status,
+        task_id=rec.get("task_id"),
+        source=source,
+        line=line,
+    )
+    tools = rec.get("tools")
+    vis = tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else None
+    return [call], {call.trace_id: vis}
+
+
+class _LineParser:
+    """Parse one line of any supported trace format into calls and visible tool sets.
+
+    The format is fixed by `format`, or detected from the first line that some adapter claims; the
+    ingest adapters (`contracts.traces.formats`) do the mapping, so `check -` reads what `ingest` reads.
+    """
+
+    def __init__(self, source: str, format: str) -> None:
+        self.source = source
+        self.format = format
+        self.sha = sha256_hex(source)
+        self.adapter: Any = None
+        try:
+            from contracts.traces.formats import detect
+
+            self.detect: Any = detect
+        except ImportError:  # pragma: no cover - adapters are part of the package
+            self.detect = None
+        if format != "auto" and self.detect is not None:
+            self.adapter = self.detect.get_adapter(format)
+
+    def parse(self, rec: Any, line: int) -> tuple[list[ToolCall], dict[str, tuple[str, ...] | None]]:
+        if self.detect is None:
+            return _flat_parse(rec, self.source, line)
+        from contracts.traces.formats.base import RecordContext
+
+        if self.adapter is None:
+            name, score = self.detect.best_match(rec)
+            if name is None or score == 0:
+                raise ValueError("record does not look like any supported trace format")
+            self.adapter = self.detect.get_adapter(name)
+        records = self.adapter.records(rec) if self.adapter.whole_file and isinstance(rec, list) else [rec]
+        calls: list[ToolCall] = []
+        visible: dict[str, tuple[str, ...] | None] = {}
+        for r in records:
+            parsed = self.adapter.parse(r, RecordContext(self.source, self.sha, line))
+            calls.extend(parsed.calls)
+            for ep in parsed.episodes:
+                visible[ep.trace_id] = ep.tools
+        return calls, visible
+
+
+def check_lines(
+    contracts: ContractSet,
+    lines: Iterable[bytes],
+    *,
+    source: str = "-",
+    format: str = "auto",
+    fold: Fold = None,
+    tools: Sequence[str] | None = None,
+    codes: Sequence[str] | None = None,
+    encoder: str = "v2",
+    include_all: bool = False,
+) -> Iterator[StreamItem]:
+    """Check trace lines as they arrive (`contracts check -`): one `StreamItem` per call or bad line.
+
+    Memory stays flat: each line is parsed, checked with `call_violations` and forgotten; only the
+    visible tool sets of episodes seen so far are kept (one small tuple per trace). Call ids hash the
+    source *name* (the stream has no file digest), the line and the call's index within the line.
+    """
+    parser = _LineParser(source, format)
+    visible: dict[str, tuple[str, ...] | None] = {}
+    code_list = list(codes) if codes is not None else None
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = orjson.loads(raw)
+            calls, vis = parser.parse(rec, n)
+        except ContractsError:
+            raise
+        except Exception as e:  # RecordError, JSON errors, shape errors: the line is rejected
+            yield StreamItem("rejected", line=n, reason=str(getattr(e, "reason", e)))
+            continue
+        visible.update(vis)
+        for call in calls:
+            if call.status != "ok" or (tools is not None and call.tool not in tools):
+                yield StreamItem("skipped", tool=call.tool, line=n)
+                continue
+            f = contracts.fold_of(call.task) if fold == "cross" else fold
+            vs = call_violations(contracts, call.tool, call.arguments, call.result, fold=f, codes=code_list)
+            receipt = None
+            if vs or include_all:
+                receipt = Receipt(
+                    tool=call.tool,
+                    result=call.result,
+                    violations=tuple(vs),
+                    recovery_tools=tuple(recovery_tools(contracts, call.tool, visible.get(call.trace_id))),
+                    call_id=make_call_id(parser.sha, call.line or n, call.index),
+                    source=source,
+                    line=call.line or n,
+                    encoder=encoder,
+                )
+            yield StreamItem("call", tool=call.tool, receipt=receipt, line=n)

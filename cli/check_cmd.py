@@ -1,10 +1,284 @@
-"""CLI commands of the check work item (see README)."""
+"""`contracts check` (receipts for trace dumps, for CI) and `contracts codes` (the property codes).
+
+Thin layer: parse options, call `contracts.checks.checker`, render with `contracts.checks.outputs`.
+Exit 0 when no violation, 1 when any, 2 on usage or input errors (rendered by the root group).
+"""
 
 from __future__ import annotations
 
+import sys
+import tempfile
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, BinaryIO
+
 import typer
+from rich.table import Table
+
+from contracts import __version__
+from contracts.checks.checker import (
+    Fold,
+    check_corpus,
+    check_lines,
+    corpus_counts,
+    load_contracts,
+    receipts_from_frame,
+)
+from contracts.checks.outputs import (
+    CODE_INFO,
+    SummaryBuilder,
+    render_github,
+    render_json,
+    render_jsonl,
+    render_junit,
+    render_sarif,
+    summary_lines,
+)
+from contracts.checks.receipts import ENCODERS, encode
+from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from contracts.errors import UsageError
+from contracts.jsonutil import atomic_write_bytes, canonical_json
+from contracts.mining.model import CODES, ContractSet
+from contracts.traces.corpus import Corpus
+
+
+class CheckOutput(StrEnum):
+    """`--output-format` of `check` (ruff's names)."""
+
+    jsonl = "jsonl"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+
+
+class EncoderName(StrEnum):
+    v1 = "v1"
+    v2 = "v2"
+
+
+def _parse_fold(value: str | None) -> Fold:
+    if value is None:
+        return None
+    if value == "cross":
+        return "cross"
+    try:
+        f = int(value)
+    except ValueError:
+        raise UsageError(f"--fold must be a fold number or 'cross', got {value!r}", field="--fold") from None
+    if f < 0:
+        raise UsageError(f"--fold must be >= 0, got {f}", field="--fold")
+    return f
+
+
+def _receipt_stream(
+    contracts: ContractSet,
+    sources: list[str],
+    *,
+    fold: Fold,
+    tools: list[str] | None,
+    codes: list[str] | None,
+    encoder: str,
+    include_all: bool,
+    fmt: str,
+    summary: SummaryBuilder,
+    stdin: BinaryIO,
+) -> Iterator[dict[str, Any]]:
+    """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
+    corpus), and `-` (stdin, streamed line by line)."""
+    files = [s for s in sources if s != "-" and not Corpus.is_corpus(s)]
+    for s in files:
+        if not Path(s).exists():
+            raise UsageError("no such trace file or corpus folder", source=s, code="E_INPUT")
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    try:
+        ingested: Corpus | None = None
+        if files:
+            from contracts.traces.ingest import ingest
+
+            tmp = tempfile.TemporaryDirectory(prefix="contracts-check-")
+            ingest([Path(f) for f in files], Path(tmp.name) / "corpus", format=fmt)
+            ingested = Corpus.open(Path(tmp.name) / "corpus")
+            summary.rejected_lines += len(ingested.rejects())
+        for s in sources:
+            if s == "-":
+                for item in check_lines(
+                    contracts,
+                    iter(stdin.readline, b""),
+                    fold=fold,
+                    tools=tools,
+                    codes=codes,
+                    encoder=encoder,
+                    include_all=include_all,
+                    format=fmt,
+                ):
+                    if item.kind == "rejected":
+                        summary.rejected_lines += 1
+                    elif item.kind == "skipped":
+                        summary.skipped_calls += 1
+                    else:
+                        summary.checked(item.tool or "")
+                        if item.receipt is not None:
+                            enc = encode(item.receipt)
+                            summary.receipt(enc)
+                            yield enc
+                continue
+            if Corpus.is_corpus(s):
+                corpus = Corpus.open(s)
+            elif ingested is not None and s == files[0]:
+                corpus = ingested
+            else:
+                continue  # every file went into the one ingested corpus, checked once at the first file
+            counts = corpus_counts(contracts, corpus, tools=tools)
+            for tool, n in counts.calls_by_tool.items():
+                summary.checked(tool, n)
+            frame = check_corpus(contracts, corpus, fold=fold, tools=tools, codes=codes)
+            for r in receipts_from_frame(
+                contracts, corpus, frame, encoder=encoder, include_all=include_all, tools=tools
+            ):
+                enc = encode(r)
+                summary.receipt(enc)
+                yield enc
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _print_summary(summary: Any) -> None:
+    table = Table(title="contracts check", show_header=False, title_justify="left")
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for label, value in summary_lines(summary):
+        table.add_row(label, value)
+    err.print(table)
+
+
+def check(
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Trace files (any supported format), corpus folders, or - for stdin. "
+            "Default: paths.corpus from the config.",
+            show_default=False,
+        ),
+    ] = None,
+    contracts_path: Annotated[
+        Path | None,
+        typer.Option("--contracts", "-c", help="Contract set (contracts.json). Default: paths.contracts."),
+    ] = None,
+    fold: Annotated[
+        str | None,
+        typer.Option(
+            "--fold",
+            help="Use fold F's checker, or 'cross' (each call by its own task's fold). Default: full set.",
+        ),
+    ] = None,
+    encoder: Annotated[
+        EncoderName | None, typer.Option("--encoder", help="Receipt encoder (default: check.encoder, v2).")
+    ] = None,
+    code: Annotated[
+        list[str] | None, typer.Option("--code", help="Only rules with this property code (repeatable).")
+    ] = None,
+    tool: Annotated[
+        list[str] | None, typer.Option("--tool", help="Only calls of this tool (repeatable).")
+    ] = None,
+    input_format: Annotated[
+        str, typer.Option("--format", help="Trace format of SRC files and stdin (default: auto-detect).")
+    ] = "auto",
+    output_format: Annotated[
+        CheckOutput, typer.Option("--output-format", help="Receipts as jsonl, json, sarif, junit or github.")
+    ] = CheckOutput.jsonl,
+    include_all: Annotated[
+        bool, typer.Option("--all", help="A receipt for every checked call, not only those with violations.")
+    ] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to FILE (atomically) instead of stdout.")
+    ] = None,
+    quiet: QuietFlag = False,
+) -> None:
+    """Check tool calls against a contract set; print receipts (violations) and a summary.
+
+    Exit 0 when every call holds, 1 when any violation is found, 2 on usage or input errors.
+    """
+    cfg = config()
+    cpath = cfg.require_path("paths.contracts", contracts_path, "contract set (--contracts)")
+    if not sources:
+        sources = [str(cfg.require_path("paths.corpus", None, "trace source (SRC)"))]
+    if sources.count("-") > 1:
+        raise UsageError("stdin (-) can be given only once", field="SRC")
+    codes = sorted(set(code)) if code else None
+    for c in codes or ():
+        if c not in CODES:
+            raise UsageError(f"unknown property code {c!r} (known: {', '.join(CODES)})", field="--code")
+    enc = str(encoder.value) if encoder is not None else str(cfg.get("check.encoder"))
+    if enc not in ENCODERS:
+        raise UsageError(f"check.encoder must be one of {', '.join(ENCODERS)}, got {enc!r}", field="encoder")
+    contracts = load_contracts(cpath)
+    summary = SummaryBuilder(frozenset(contracts.tools))
+    stream = _receipt_stream(
+        contracts,
+        list(sources),
+        fold=_parse_fold(fold),
+        tools=sorted(set(tool)) if tool else None,
+        codes=codes,
+        encoder=enc,
+        include_all=include_all,
+        fmt=input_format,
+        summary=summary,
+        stdin=sys.stdin.buffer,
+    )
+
+    def chunks() -> Iterator[bytes]:
+        if output_format is CheckOutput.jsonl:
+            yield from (render_jsonl(r) for r in stream)
+        elif output_format is CheckOutput.github:
+            yield from (render_github(r) for r in stream)
+        else:
+            receipts = list(stream)
+            built = summary.build()
+            if output_format is CheckOutput.json:
+                yield render_json(receipts, built)
+            elif output_format is CheckOutput.sarif:
+                yield render_sarif(receipts, built, version=__version__)
+            else:
+                yield render_junit(receipts, built)
+
+    if output is not None:
+        atomic_write_bytes(output, chunks())
+    else:
+        sink = sys.stdout.buffer
+        for chunk in chunks():
+            if chunk:
+                sink.write(chunk)
+                sink.flush()
+    built = summary.build()
+    if not quiet:
+        _print_summary(built)
+    if built.calls_with_violations:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def codes(
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
+    """List every property code with a one-line description and its docs page."""
+    infos = list(CODE_INFO.values())
+    if as_json:
+        data = [{"code": i.code, "family": i.family, "summary": i.summary, "docs": i.docs} for i in infos]
+        sys.stdout.buffer.write(canonical_json(data) + b"\n")
+        return
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("code")
+    table.add_column("family")
+    table.add_column("meaning")
+    table.add_column("docs")
+    for i in infos:
+        table.add_row(i.code, i.family, i.summary, i.docs)
+    out.print(table)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
-    return None
+    """Add `check` and `codes` to the root app."""
+    app.command("check")(check)
+    app.command("codes")(codes)
