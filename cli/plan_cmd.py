@@ -1,10 +1,266 @@
-"""CLI commands of the plan work item (see README)."""
+"""CLI of the registry and plan work item: `plan-check`, `registry infer|check`, `tools export`.
+
+Thin layer: parse options, call `contracts.checks.plan`, `contracts.checks.registry_ops` and
+`contracts.checks.tools_export`, render. Data goes to stdout (or `-o FILE`, written atomically); the
+summary for people goes to stderr. Exit 0 clean, 1 findings, 2 usage or input errors.
+"""
 
 from __future__ import annotations
 
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from contracts.checks.plan import (
+    CODES,
+    PlanReport,
+    check_plan,
+    load_plan,
+    parse_plan,
+    reports_github,
+    reports_json,
+    reports_sarif,
+    reports_text,
+)
+from contracts.checks.registry_ops import RegistryCheck, check_registry, infer_registry
+from contracts.checks.tools_export import Target, export_tools
+from contracts.cli.common import QuietFlag, config, err, findings_exit
+from contracts.errors import UsageError
+from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.traces.corpus import Corpus
+from contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
+
+
+class PlanFormat(StrEnum):
+    """`plan-check --output-format` choices."""
+
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+RegistryOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        "-r",
+        help="Tool registry (tools.json or a folder of them). Default: paths.registry from contracts.toml.",
+    ),
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the output to this file (atomically) instead of stdout."),
+]
+
+
+def _registry(path: Path | None) -> Registry:
+    return load_registry(config().require_path("paths.registry", path, "tool registry (--registry)"))
+
+
+def _emit(data: bytes, dest: Path | None) -> None:
+    if dest is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        atomic_write_bytes(dest, data)
+
+
+def _lines(lines: list[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def plan_check(
+    plans: Annotated[
+        list[str], typer.Argument(help="Plan files (JSON or JSONL); '-' reads one plan from stdin.")
+    ],
+    registry: RegistryOption = None,
+    output_format: Annotated[
+        PlanFormat,
+        typer.Option("--output-format", help="text, json, sarif (2.1.0) or github (Actions annotations)."),
+    ] = PlanFormat.text,
+    output: OutOption = None,
+    quiet: QuietFlag = False,
+) -> None:
+    """Verify plans before they run: every ${step.field} reference, argument and tool against the registry.
+
+    Codes: E_SCHEMA (field not in the producer's declared output), E_ARGS (arguments fail the parameter
+    schema), E_ORDER (reference to a later, the same or an unknown step), E_TOOL (unknown tool).
+    Exit 1 when any plan has an error.
+    """
+    reg = _registry(registry)
+    if plans.count("-") > 1:
+        raise UsageError("'-' (stdin) can be given only once")
+    reports: list[PlanReport] = []
+    for p in plans:
+        plan = parse_plan(sys.stdin.buffer.read(), source="<stdin>") if p == "-" else load_plan(p)
+        reports.append(check_plan(plan, reg))
+    if output_format is PlanFormat.text:
+        data = _lines(reports_text(reports))
+    elif output_format is PlanFormat.json:
+        data = pretty_json(reports_json(reports, reg))
+    elif output_format is PlanFormat.sarif:
+        data = pretty_json(reports_sarif(reports))
+    elif output_format is PlanFormat.github:
+        data = _lines(reports_github(reports))
+    else:  # pragma: no cover - exhaustive enum
+        raise AssertionError(output_format)
+    _emit(data, output)
+    n_errors = sum(len(r.findings) for r in reports)
+    if not quiet:
+        for r in reports:
+            counts = {c: sum(1 for f in r.findings if f.code == c) for c in CODES}
+            detail = ", ".join(f"{c} {n}" for c, n in counts.items() if n)
+            unchecked = f", {r.unchecked} unchecked" if r.unchecked else ""
+            head = f"{r.plan}: {r.steps} step(s), {r.references} reference(s){unchecked}: "
+            if r.findings:
+                err.print(f"{head}{len(r.findings)} error(s) ({detail})", style="red", markup=False)
+            else:
+                err.print(f"{head}no errors", style="green", markup=False)
+    findings_exit(n_errors > 0)
+
+
+registry_app = typer.Typer(
+    name="registry",
+    help="Declared tool outputs against observed results: infer a registry, check one.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@registry_app.command("infer")
+def registry_infer(
+    corpus: Annotated[
+        Path | None, typer.Argument(help="Corpus folder (from `contracts ingest`). Default: paths.corpus.")
+    ] = None,
+    output: OutOption = None,
+    contracts_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--contracts", help="Contract set to infer from. Default: mine the corpus now with defaults."
+        ),
+    ] = None,
+    base: Annotated[
+        Path | None,
+        typer.Option(
+            "--base", help="Existing registry to extend: its declarations win, inferred ones fill gaps."
+        ),
+    ] = None,
+    quiet: QuietFlag = False,
+) -> None:
+    """Propose output (and parameter) declarations from mined contracts, for a person to review.
+
+    REQUIRED -> required, TYPE -> type, DOMAIN -> enum, NONNEG/POSITIVE -> minimum/exclusiveMinimum,
+    nested as deep as the rule paths go; every field seen in clean results is declared.
+    """
+    from contracts.mining.model import ContractSet
+
+    cpath = config().require_path("paths.corpus", corpus, "corpus folder")
+    c = Corpus.open(cpath)
+    if contracts_file is not None:
+        cs = ContractSet.load(contracts_file)
+    else:
+        try:
+            from contracts.mining import mine  # type: ignore[attr-defined]
+        except ImportError as e:
+            raise UsageError("the miner is not available in this build: pass --contracts FILE") from e
+        cs = mine(c)
+    base_reg = load_registry(base) if base is not None else None
+    result = infer_registry(cs, c, base=base_reg)
+    data = ordered_json(result.registry.to_json())
+    if output is None:
+        _emit(data, None)
+    else:
+        save_registry(result.registry, output)
+    if not quiet:
+        total = len(result.stats)
+        fields = sum(s.fields for s in result.stats)
+        err.print(
+            f"{total} tool(s), {fields} output field(s) proposed: "
+            f"{sum(s.required for s in result.stats)} required, {sum(s.typed for s in result.stats)} typed, "
+            f"{sum(s.enums for s in result.stats)} enum(s), {sum(s.bounds for s in result.stats)} bound(s)"
+            + (f" -> {output}" if output else ""),
+            markup=False,
+        )
+        err.print(
+            "Review before use: inferred declarations describe the corpus, not the tool's promise.",
+            markup=False,
+        )
+
+
+@registry_app.command("check")
+def registry_check(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="REGISTRY CORPUS, or just CORPUS (registry from paths.registry), or nothing (both from config)."
+        ),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    quiet: QuietFlag = False,
+) -> None:
+    """List where clean results disagree with declared outputs; exit 1 on any disagreement.
+
+    Kinds: never_seen (declared, never observed), undeclared (observed, not declared), type, missing
+    (declared required, absent), enum, bound, unknown_tool.
+    """
+    args = list(paths or [])
+    if len(args) > 2:
+        raise UsageError(f"expected REGISTRY CORPUS, got {len(args)} paths")
+    reg_path = args[0] if len(args) == 2 else None
+    corpus_path = args[-1] if args else None
+    reg = _registry(reg_path)
+    c = Corpus.open(config().require_path("paths.corpus", corpus_path, "corpus folder"))
+    report = check_registry(reg, c)
+    if json_out:
+        _emit(pretty_json(report.to_json()), None)
+    else:
+        _emit(_lines([f"{d.kind}: {d.message}" for d in report.disagreements]), None)
+    if not quiet:
+        _summary(report)
+    findings_exit(not report.ok)
+
+
+def _summary(report: RegistryCheck) -> None:
+    n = len(report.disagreements)
+    parts = [f"{len(report.tools_checked)} tool(s) checked"]
+    if report.tools_without_output:
+        parts.append(f"{len(report.tools_without_output)} without declared output")
+    if report.tools_unseen:
+        parts.append(f"{len(report.tools_unseen)} declared but never called")
+    style = "red" if n else "green"
+    err.print(f"{', '.join(parts)}: {n} disagreement(s)", style=style, markup=False)
+
+
+tools_app = typer.Typer(
+    name="tools",
+    help="Model-facing tool definitions generated from the registry.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@tools_app.command("export")
+def tools_export(
+    target: Annotated[Target, typer.Option("--target", "-t", help="openai, anthropic or mcp.")],
+    registry: RegistryOption = None,
+    output: OutOption = None,
+) -> None:
+    """Emit tool definitions for a model API from the registry, declared outputs included.
+
+    openai/anthropic: the declared output fields and exact output schema are appended to each
+    description; mcp: `outputSchema` (object outputs) plus the field list in the description.
+    """
+    reg = _registry(registry)
+    data: Any = export_tools(reg, target)
+    _emit(ordered_json(data), output)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
-    return None
+    """Add `plan-check`, `registry` and `tools` to the root app."""
+    app.command("plan-check")(plan_check)
+    app.add_typer(registry_app, name="registry")
+    app.add_typer(tools_app, name="tools")

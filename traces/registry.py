@@ -33,7 +33,7 @@ import jsonschema
 import orjson
 
 from contracts.errors import SchemaError, TraceError
-from contracts.jsonutil import write_json
+from contracts.jsonutil import atomic_write_bytes
 
 REGISTRY_SCHEMA = "tool-registry"
 _KNOWN_KEYS = ("name", "description", "parameters", "output", "substitutes", "immutable")
@@ -224,9 +224,19 @@ def load_registry(path: str | Path) -> Registry:
     return Registry(tools=tools, source=str(p))
 
 
+def ordered_json(value: Any) -> bytes:
+    """Pretty JSON that keeps key order (2-space indent, trailing newline).
+
+    Registries and tool exports are not key-sorted like other artifacts: the order of `properties` is
+    the declared order that plan-check lists fields in, and a person reviews the file top to bottom.
+    The output is still deterministic, since every producer builds its dicts in a fixed order.
+    """
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
 def save_registry(registry: Registry, path: str | Path) -> None:
-    """Write a registry atomically as pretty deterministic JSON (declaration order kept for tools)."""
-    write_json(path, registry.to_json())
+    """Write a registry atomically, in declaration order (see `ordered_json`)."""
+    atomic_write_bytes(path, ordered_json(registry.to_json()))
 
 
 # ---------------------------------------------------------------------------------------------------

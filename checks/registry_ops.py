@@ -1,0 +1,723 @@
+"""`contracts registry infer` and `contracts registry check`: declared outputs against observed results.
+
+A registry's `output` schema is the tool's output contract (issue 9). Two directions:
+
+- `infer_registry` proposes declarations from mined contracts, for a person to review: `REQUIRED` ->
+  `required`, `TYPE` -> `type`, `DOMAIN` -> `enum` (only where the field's type is string, since an enum
+  would otherwise forbid the field's other kinds), `NONNEG` -> `minimum: 0`, `POSITIVE` ->
+  `exclusiveMinimum: 0`, nested as deep as the rule paths go (`/items/*/price` ->
+  `properties.items.items.properties.price`). Rules on `$args/...` paths propose `parameters` the same way.
+  Every field observed in the corpus's clean results is declared (in order of first appearance), with
+  whatever the rules say about it, so that `registry check` of the proposal against the same corpus is
+  clean. `ECHO`, `DATE_ORDER` and `RELATION` have no JSON Schema form; they stay in `contracts.json`.
+  With a base registry, the base wins: its descriptions, parameters, substitutes, immutables and every
+  keyword it already declares are kept, and inferred fields and keywords are only added where missing.
+- `check_registry` lists where the corpus's clean results (`status == "ok"`) disagree with the declared
+  outputs, from polars aggregates over `leaves.parquet` (one pass for kinds and counts, one for declared
+  enums, one for declared bounds): a declared field never seen, a field seen but undeclared, a kind
+  that differs from the declared type, a declared required field missing from some results, a string
+  outside a declared enum, a number outside declared bounds, and calls of tools the registry does not
+  declare. Only the topmost of a chain is reported (an undeclared object's children are not listed again).
+  A float with a whole value (`3.0`) satisfies `integer`, as JSON Schema says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from contracts.mining.model import ContractSet, Rule, split_side
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.traces.corpus import Corpus
+from contracts.traces.leaves import escape_token, unescape_token
+from contracts.traces.registry import (
+    KIND_TO_TYPE,
+    Registry,
+    ToolSpec,
+    deref,
+    field_schema,
+    has_item_schema,
+    item_schema,
+    object_fields,
+    schema_types,
+    type_label,
+)
+
+# ---------------------------------------------------------------------------------------------------
+# infer
+
+
+@dataclass
+class _Node:
+    """A schema under construction."""
+
+    props: dict[str, _Node] = field(default_factory=dict)
+    items: _Node | None = None
+    type: str | None = None
+    required: list[str] = field(default_factory=list)
+    enum: list[str] | None = None
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+
+    def child(self, token: str) -> _Node:
+        if token == "*":
+            if self.items is None:
+                self.items = _Node()
+            return self.items
+        key = unescape_token(token)
+        if key not in self.props:
+            self.props[key] = _Node()
+        return self.props[key]
+
+    def at(self, pattern: str) -> _Node:
+        node = self
+        for tok in _tokens(pattern):
+            node = node.child(tok)
+        return node
+
+    def to_schema(self) -> dict[str, Any]:
+        s: dict[str, Any] = {}
+        if self.type is not None:
+            s["type"] = self.type
+        if self.enum is not None and self.type == "string":
+            s["enum"] = list(self.enum)
+        if self.exclusive_minimum is not None:
+            s["exclusiveMinimum"] = self.exclusive_minimum
+        elif self.minimum is not None:
+            s["minimum"] = self.minimum
+        if self.props:
+            s["properties"] = {k: v.to_schema() for k, v in self.props.items()}
+        if self.required:
+            s["required"] = [k for k in self.props if k in self.required] + [
+                k for k in self.required if k not in self.props
+            ]
+        if self.items is not None:
+            s["items"] = self.items.to_schema()
+        return s
+
+
+def _tokens(pattern: str) -> list[str]:
+    return pattern.split("/")[1:] if pattern else []
+
+
+_TYPE_OF_KIND = {**KIND_TO_TYPE, "number": "number"}
+
+
+@dataclass(frozen=True)
+class InferStats:
+    """What was proposed for one tool (counts of declared fields and keywords)."""
+
+    tool: str
+    fields: int
+    required: int
+    typed: int
+    enums: int
+    bounds: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "fields": self.fields,
+            "required": self.required,
+            "typed": self.typed,
+            "enums": self.enums,
+            "bounds": self.bounds,
+        }
+
+
+@dataclass(frozen=True)
+class InferResult:
+    """The proposed registry and per-tool counts."""
+
+    registry: Registry
+    stats: tuple[InferStats, ...]
+
+
+def observed_patterns(corpus: Corpus) -> pl.DataFrame:
+    """(tool, side, pattern) of every node in clean results and arguments, in order of first appearance."""
+    ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
+    return (
+        corpus.scan_leaves()
+        .join(ok, on="cid", how="semi")
+        .select("tool", "side", "pattern")
+        .with_row_index("row")
+        .group_by("tool", "side", "pattern")
+        .agg(pl.col("row").min())
+        .sort("row")
+        .select(
+            pl.col("tool").cast(pl.String),
+            pl.col("side").cast(pl.String),
+            pl.col("pattern").cast(pl.String),
+        )
+        .collect()
+    )
+
+
+def _apply(root: _Node, rule: Rule, pattern: str) -> None:
+    if rule.code == "REQUIRED":
+        toks = _tokens(pattern)
+        if not toks or toks[-1] == "*":
+            return
+        parent = root.at("/".join(["", *toks[:-1]]) if len(toks) > 1 else "")
+        key = unescape_token(toks[-1])
+        parent.child(toks[-1])
+        if key not in parent.required:
+            parent.required.append(key)
+    elif rule.code == "TYPE":
+        kind = str(rule.params.get("kind", ""))
+        if kind in _TYPE_OF_KIND:
+            root.at(pattern).type = _TYPE_OF_KIND[kind]
+    elif rule.code == "DOMAIN":
+        values = rule.params.get("values")
+        if isinstance(values, list):
+            root.at(pattern).enum = sorted(str(v) for v in values)
+    elif rule.code == "NONNEG":
+        root.at(pattern).minimum = 0
+    elif rule.code == "POSITIVE":
+        root.at(pattern).exclusive_minimum = 0
+
+
+def infer_registry(
+    contracts: ContractSet,
+    corpus: Corpus | None = None,
+    *,
+    base: Registry | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> InferResult:
+    """Propose a registry from the full checker's rules (and the fields observed in `corpus`)."""
+    rules = contracts.rules_for(None)
+    outputs: dict[str, _Node] = {}
+    params: dict[str, _Node] = {}
+    tool_order: list[str] = []
+
+    def tool_nodes(tool: str) -> tuple[_Node, _Node]:
+        if tool not in outputs:
+            outputs[tool] = _Node()
+            params[tool] = _Node()
+            tool_order.append(tool)
+        return outputs[tool], params[tool]
+
+    progress.start("infer", None)
+    if corpus is not None:
+        for tool, side, pattern in observed_patterns(corpus).iter_rows():
+            out, arg = tool_nodes(tool)
+            (out if side == "result" else arg).at(pattern)
+    for name in sorted(contracts.tools):
+        tool_nodes(name)
+    for rule in sorted(rules, key=lambda r: (r.tool, r.code, list(r.paths))):
+        if len(rule.paths) != 1:
+            continue
+        side, pattern = split_side(rule.paths[0])
+        out, arg = tool_nodes(rule.tool)
+        _apply(out if side == "result" else arg, rule, pattern)
+    progress.finish()
+
+    # Tools in the base first (declaration order), then new ones by name.
+    names = list(base.tools) if base is not None else []
+    names += sorted(t for t in tool_order if t not in names)
+    specs: dict[str, ToolSpec] = {}
+    stats = []
+    for name in names:
+        b = base.get(name) if base is not None else None
+        out_node = outputs.get(name)
+        arg_node = params.get(name)
+        proposed_out = out_node.to_schema() if out_node is not None else None
+        proposed_par = arg_node.to_schema() if arg_node is not None else None
+        if proposed_par is not None:
+            proposed_par = {"type": "object", **proposed_par}
+            proposed_par.setdefault("properties", {})
+        if b is None:
+            spec = ToolSpec(name=name, parameters=proposed_par or {}, output=proposed_out)
+        else:
+            spec = ToolSpec(
+                name=name,
+                description=b.description,
+                parameters=_merge(b.parameters, proposed_par) if b.parameters else (proposed_par or {}),
+                output=_merge(b.output, proposed_out) if b.output is not None else proposed_out,
+                substitutes=b.substitutes,
+                immutable=b.immutable,
+                extra=b.extra,
+            )
+        specs[name] = spec
+        stats.append(_stats(name, out_node))
+    return InferResult(Registry(tools=specs, source=None), tuple(stats))
+
+
+def _stats(tool: str, node: _Node | None) -> InferStats:
+    counts = {"fields": 0, "required": 0, "typed": 0, "enums": 0, "bounds": 0}
+
+    def walk(n: _Node, is_root: bool) -> None:
+        if not is_root:
+            counts["fields"] += 1
+        counts["required"] += len(n.required)
+        counts["typed"] += n.type is not None and not is_root
+        counts["enums"] += n.enum is not None and n.type == "string"
+        counts["bounds"] += n.minimum is not None or n.exclusive_minimum is not None
+        for c in n.props.values():
+            walk(c, False)
+        if n.items is not None:
+            walk(n.items, False)
+
+    if node is not None:
+        walk(node, True)
+    return InferStats(tool=tool, **counts)
+
+
+def _merge(base: Any, proposed: Any) -> Any:
+    """Deep merge where `base` wins: keys of `proposed` are only added where `base` lacks them."""
+    if not isinstance(base, Mapping) or not isinstance(proposed, Mapping):
+        return base
+    out = dict(base)
+    for k, v in proposed.items():
+        if k not in out:
+            out[k] = v
+        elif k == "properties" and isinstance(out[k], Mapping) and isinstance(v, Mapping):
+            props = {pk: _merge(pv, v.get(pk)) if pk in v else pv for pk, pv in out[k].items()}
+            for pk, pv in v.items():
+                props.setdefault(pk, pv)
+            out[k] = props
+        elif k == "items":
+            out[k] = _merge(out[k], v)
+        elif k == "required" and isinstance(out[k], list) and isinstance(v, list):
+            out[k] = [*out[k], *[x for x in v if x not in out[k]]]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# check
+
+DISAGREEMENT_KINDS = ("unknown_tool", "undeclared", "never_seen", "type", "missing", "enum", "bound")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One place where observed results and a declared output disagree (a finding, never an exception)."""
+
+    tool: str
+    kind: str
+    path: str
+    declared: Any
+    observed: Any
+    calls: int
+    example: str | None
+    message: str
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.tool, self.path, DISAGREEMENT_KINDS.index(self.kind), self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "kind": self.kind,
+            "path": self.path,
+            "declared": self.declared,
+            "observed": self.observed,
+            "calls": self.calls,
+            "example": self.example,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class RegistryCheck:
+    """The outcome of `check_registry`."""
+
+    registry: str | None
+    corpus: str
+    tools_checked: tuple[str, ...]
+    tools_without_output: tuple[str, ...]
+    tools_unseen: tuple[str, ...]
+    disagreements: tuple[Disagreement, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.disagreements
+
+    def to_json(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for d in self.disagreements:
+            counts[d.kind] = counts.get(d.kind, 0) + 1
+        return {
+            "version": 1,
+            "registry": self.registry,
+            "corpus": self.corpus,
+            "tools_checked": list(self.tools_checked),
+            "tools_without_output": list(self.tools_without_output),
+            "tools_unseen": list(self.tools_unseen),
+            "summary": {"disagreements": len(self.disagreements), "by_kind": dict(sorted(counts.items()))},
+            "disagreements": [d.to_json() for d in self.disagreements],
+        }
+
+
+@dataclass(frozen=True)
+class _Decl:
+    """A declared node: its types (None = any), whether undeclared children are allowed, bounds, enum."""
+
+    types: frozenset[str] | None
+    open: bool
+    required: tuple[str, ...]
+    enum: tuple[Any, ...] | None
+    bounds: tuple[tuple[str, float], ...]
+
+
+_MAX_DEPTH = 32
+
+
+def declared_patterns(output: Any) -> dict[str, _Decl]:
+    """Every pattern a declared output schema describes (`""` = the result), as leaves.parquet spells them."""
+    root = output
+    found: dict[str, _Decl] = {}
+
+    def walk(schema: Any, pattern: str, depth: int) -> None:
+        if depth > _MAX_DEPTH or pattern in found:
+            return
+        s = deref(schema, root)
+        types = schema_types(s, root)
+        fields = object_fields(s, root)
+        req: list[str] = []
+        enum = None
+        bounds: list[tuple[str, float]] = []
+        if isinstance(s, Mapping):
+            req = [str(x) for x in s.get("required") or ()]
+            if isinstance(s.get("enum"), list):
+                enum = tuple(s["enum"])
+            for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+                v = s.get(key)
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    bounds.append((key, float(v)))
+        is_open = fields is None or (
+            isinstance(s, Mapping)
+            and (s.get("additionalProperties") not in (None, False) or bool(s.get("patternProperties")))
+        )
+        found[pattern] = _Decl(types, is_open, tuple(req), enum, tuple(bounds))
+        for name in fields or ():
+            sub = field_schema(s, name, root)
+            if sub is not None:
+                walk(sub, f"{pattern}/{escape_token(name)}", depth + 1)
+        if has_item_schema(s, root):
+            walk(item_schema(s, None, root), f"{pattern}/*", depth + 1)
+
+    walk(output, "", 0)
+    return found
+
+
+def _kind_ok(kind: str, types: frozenset[str] | None, whole: bool) -> bool:
+    if types is None:
+        return True
+    t = KIND_TO_TYPE[kind]
+    if t in types:
+        return True
+    if kind == "int" and "number" in types:
+        return True
+    return kind == "float" and whole and "integer" in types
+
+
+def check_registry(
+    registry: Registry, corpus: Corpus, *, progress: Progress = NULL_PROGRESS
+) -> RegistryCheck:
+    """Compare the corpus's clean results with the registry's declared outputs (see module docstring)."""
+    ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
+    leaves = corpus.scan_leaves().filter(pl.col("side") == "result").join(ok, on="cid", how="semi")
+    progress.start("registry check", None)
+    stats = (
+        leaves.group_by("tool", "pattern", "kind")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("cid").n_unique().alias("calls"),
+            pl.col("call_id").min().alias("example"),
+            ((pl.col("kind") == "float") & (pl.col("num") != pl.col("num").floor()))
+            .sum()
+            .alias("fractional"),
+        )
+        .select(
+            pl.col("tool").cast(pl.String),
+            pl.col("pattern").cast(pl.String),
+            pl.col("kind").cast(pl.String),
+            "n",
+            "calls",
+            "example",
+            "fractional",
+        )
+        .sort("tool", "pattern", "kind")
+        .collect()
+    )
+    per_pattern = (
+        leaves.group_by("tool", "pattern")
+        .agg(pl.col("cid").n_unique().alias("calls"))
+        .select(pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String), "calls")
+        .collect()
+    )
+    pattern_calls = {(t, p): c for t, p, c in per_pattern.iter_rows()}
+    progress.advance()
+    # Per (tool, pattern): kinds -> (n, calls, example, fractional)
+    observed: dict[str, dict[str, dict[str, tuple[int, int, str, int]]]] = {}
+    for tool, pattern, kind, n, calls, example, fractional in stats.iter_rows():
+        observed.setdefault(tool, {}).setdefault(pattern, {})[kind] = (n, calls, example, fractional)
+
+    found: list[Disagreement] = []
+    checked: list[str] = []
+    no_output: list[str] = []
+    enum_targets: list[tuple[str, str, tuple[Any, ...]]] = []
+    bound_targets: list[tuple[str, str, tuple[tuple[str, float], ...]]] = []
+    for tool in sorted(observed):
+        pats = observed[tool]
+        root_calls = pattern_calls.get((tool, ""), 0)
+        spec = registry.get(tool)
+        if spec is None:
+            ex = min(v[2] for v in pats.get("", {}).values()) if pats.get("") else None
+            found.append(
+                Disagreement(
+                    tool,
+                    "unknown_tool",
+                    "",
+                    None,
+                    None,
+                    root_calls,
+                    ex,
+                    f"{tool}: {root_calls} clean call(s) of a tool the registry does not declare",
+                )
+            )
+            continue
+        if spec.output is None:
+            no_output.append(tool)
+            continue
+        checked.append(tool)
+        decl = declared_patterns(spec.output)
+        found.extend(_compare(tool, decl, pats, {p: pattern_calls[(tool, p)] for p in pats}))
+        for pattern, d in decl.items():
+            if d.enum is not None and pattern in pats:
+                enum_targets.append((tool, pattern, d.enum))
+            if d.bounds and pattern in pats:
+                bound_targets.append((tool, pattern, d.bounds))
+    found.extend(_check_enums(leaves, enum_targets))
+    found.extend(_check_bounds(leaves, bound_targets))
+    progress.finish()
+    unseen = tuple(t for t in registry.names() if t not in observed)
+    return RegistryCheck(
+        registry=registry.source,
+        corpus=str(corpus.path),
+        tools_checked=tuple(checked),
+        tools_without_output=tuple(no_output),
+        tools_unseen=unseen,
+        disagreements=tuple(sorted(found, key=Disagreement.sort_key)),
+    )
+
+
+def _parent(pattern: str) -> str:
+    return pattern.rpartition("/")[0]
+
+
+def _compare(
+    tool: str,
+    decl: Mapping[str, _Decl],
+    pats: Mapping[str, Mapping[str, tuple[int, int, str, int]]],
+    calls_at: Mapping[str, int],
+) -> Iterable[Disagreement]:
+    for pattern in sorted(pats):
+        kinds = pats[pattern]
+        calls = calls_at[pattern]
+        example = min(v[2] for v in kinds.values())
+        d = decl.get(pattern)
+        if d is None:
+            parent = _parent(pattern)
+            pd = decl.get(parent) if pattern else None
+            if pd is None:
+                continue  # the parent is undeclared too (reported there) or is the root
+            if pattern.endswith("/*"):
+                continue  # array elements without `items`: not declared, not judged
+            if pd.open or (pd.types is not None and not pd.types & {"object"}):
+                continue  # open object, or a type disagreement already reported at the parent
+            observed_kinds = {k: v[0] for k, v in sorted(kinds.items())}
+            yield Disagreement(
+                tool,
+                "undeclared",
+                pattern,
+                None,
+                observed_kinds,
+                calls,
+                example,
+                f"{tool}: field '{pattern}' is seen in {calls} clean result(s) but not declared "
+                f"(declared{f' in {parent!r}' if parent else ''}: "
+                f"{', '.join(_declared_children(decl, parent)) or 'none'})",
+            )
+            continue
+        counts: dict[str, int] = {}
+        for k, (n, _c, _ex, fractional) in kinds.items():
+            if _kind_ok(k, d.types, whole=fractional == 0):
+                continue
+            # A float declared integer: only the values with a fractional part disagree.
+            counts[k] = fractional if k == "float" and d.types and "integer" in d.types else n
+        if counts:
+            counts = dict(sorted(counts.items()))
+            ex = min(kinds[k][2] for k in counts)
+            n_bad = sum(counts.values())
+            yield Disagreement(
+                tool,
+                "type",
+                pattern,
+                type_label(d.types),
+                counts,
+                n_bad,
+                ex,
+                f"{tool}: '{pattern or '/'}' is declared {type_label(d.types)} but {n_bad} clean value(s) are "
+                + ", ".join(f"{k} ({c})" for k, c in sorted(counts.items())),
+            )
+        # Required children missing from some objects.
+        n_objects = kinds.get("object", (0, 0, "", 0))[0]
+        for key in d.required:
+            child = f"{pattern}/{escape_token(key)}"
+            present = sum(v[0] for v in pats.get(child, {}).values())
+            if present == 0 and child in decl:
+                continue  # reported as never_seen
+            if n_objects and present < n_objects:
+                yield Disagreement(
+                    tool,
+                    "missing",
+                    child,
+                    "required",
+                    {"present": present, "objects": n_objects},
+                    n_objects - present,
+                    kinds["object"][2],
+                    f"{tool}: required field '{child}' is missing from {n_objects - present} of {n_objects} "
+                    "clean result object(s)",
+                )
+    seen = set(pats)
+    for pattern in sorted(decl):
+        if pattern in seen:
+            continue
+        parent = _parent(pattern)
+        if pattern and parent not in seen:
+            continue  # report only the topmost never-seen field
+        if pattern.endswith("/*"):
+            continue  # an array that was always empty: nothing to say about its elements
+        yield Disagreement(
+            tool,
+            "never_seen",
+            pattern,
+            type_label(decl[pattern].types),
+            None,
+            0,
+            None,
+            f"{tool}: declared field '{pattern}' never appears in the clean results",
+        )
+
+
+def _declared_children(decl: Mapping[str, _Decl], parent: str) -> list[str]:
+    out = []
+    for p in decl:
+        if p and _parent(p) == parent and not p.endswith("/*"):
+            out.append(unescape_token(p.rpartition("/")[2]))
+    return out
+
+
+def _targets_frame(targets: Sequence[tuple[str, str, Any]]) -> pl.LazyFrame:
+    return pl.DataFrame(
+        {"tool": [t[0] for t in targets], "pattern": [t[1] for t in targets]},
+        schema={"tool": pl.String, "pattern": pl.String},
+    ).lazy()
+
+
+def _check_enums(
+    leaves: pl.LazyFrame, targets: Sequence[tuple[str, str, tuple[Any, ...]]]
+) -> Iterable[Disagreement]:
+    if not targets:
+        return []
+    values = (
+        leaves.filter(pl.col("kind") == "string")
+        .with_columns(pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String))
+        .join(_targets_frame(targets), on=["tool", "pattern"], how="semi")
+        .group_by("tool", "pattern", "str")
+        .agg(pl.len().alias("n"), pl.col("call_id").min().alias("example"))
+        .sort("tool", "pattern", "str")
+        .collect()
+    )
+    allowed = {(t, p): set(e) for t, p, e in targets}
+    bad: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+    for tool, pattern, s, n, ex in values.iter_rows():
+        if s not in allowed[(tool, pattern)]:
+            bad.setdefault((tool, pattern), []).append((s, n, ex))
+    out = []
+    for (tool, pattern), items in sorted(bad.items()):
+        n = sum(i[1] for i in items)
+        shown = ", ".join(repr(i[0]) for i in items[:5]) + (", ..." if len(items) > 5 else "")
+        out.append(
+            Disagreement(
+                tool,
+                "enum",
+                pattern,
+                sorted(allowed[(tool, pattern)], key=str),
+                {i[0]: i[1] for i in items},
+                n,
+                min(i[2] for i in items),
+                f"{tool}: '{pattern}' has {n} clean value(s) outside its declared enum: {shown}",
+            )
+        )
+    return out
+
+
+#: declared bound keyword -> (operator shown, "breaks the bound" expression for a bound value).
+_OPS: dict[str, tuple[str, Any]] = {
+    "minimum": (">=", lambda v: pl.col("num") < v),
+    "exclusiveMinimum": (">", lambda v: pl.col("num") <= v),
+    "maximum": ("<=", lambda v: pl.col("num") > v),
+    "exclusiveMaximum": ("<", lambda v: pl.col("num") >= v),
+}
+
+
+def _check_bounds(
+    leaves: pl.LazyFrame, targets: Sequence[tuple[str, str, tuple[tuple[str, float], ...]]]
+) -> Iterable[Disagreement]:
+    if not targets:
+        return []
+    nums = (
+        leaves.filter(pl.col("kind").is_in(["int", "float"]))
+        .with_columns(pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String))
+        .join(_targets_frame(targets), on=["tool", "pattern"], how="semi")
+        .group_by("tool", "pattern")
+        .agg(pl.col("num").min().alias("lo"), pl.col("num").max().alias("hi"))
+        .collect()
+    )
+    ranges = {(t, p): (lo, hi) for t, p, lo, hi in nums.select("tool", "pattern", "lo", "hi").iter_rows()}
+    out = []
+    for tool, pattern, bounds in sorted(targets):
+        if (tool, pattern) not in ranges:
+            continue
+        lo, hi = ranges[(tool, pattern)]
+        for key, v in bounds:
+            op = _OPS[key][0]
+            if key in ("minimum", "exclusiveMinimum"):
+                breach = lo < v if key == "minimum" else lo <= v
+                worst = lo
+            else:
+                breach = hi > v if key == "maximum" else hi >= v
+                worst = hi
+            if breach:
+                n = (
+                    leaves.filter(
+                        (pl.col("tool").cast(pl.String) == tool)
+                        & (pl.col("pattern").cast(pl.String) == pattern)
+                        & pl.col("kind").is_in(["int", "float"])
+                        & _OPS[key][1](v)
+                    )
+                    .select(pl.len(), pl.col("call_id").min())
+                    .collect()
+                    .row(0)
+                )
+                shown = int(worst) if float(worst).is_integer() else worst
+                out.append(
+                    Disagreement(
+                        tool,
+                        "bound",
+                        pattern,
+                        f"{op} {int(v) if float(v).is_integer() else v}",
+                        shown,
+                        int(n[0]),
+                        n[1],
+                        f"{tool}: '{pattern}' is declared {op} {int(v) if float(v).is_integer() else v} but "
+                        f"{n[0]} clean value(s) are not (worst: {shown})",
+                    )
+                )
+    return out
