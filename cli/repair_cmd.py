@@ -1,10 +1,411 @@
-"""CLI commands of the repair work item (see README)."""
+"""`contracts repair-cases | repair-replay | repair-score | split-audit` (library: contracts.repair).
+
+Exit codes: 0 done; 1 a finding (`repair-score` on a ledger that does not verify or is not frozen,
+`split-audit` with any overlap); 2 the command cannot run (bad input, missing option).
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out
+from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.repair import audit, cases, loop, policies, score
+
+
+class PolicyName(StrEnum):
+    """`--policy` choices."""
+
+    precomputed = "precomputed"
+    heuristic = "heuristic"
+    command = "command"
+
+
+class _Bar:
+    """A rich progress bar on stderr behind the library's `Progress` callback."""
+
+    def __init__(self) -> None:
+        self._bar = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        self._bar.advance(self._task, n)
+
+    def finish(self) -> None:
+        self._bar.stop()
+
+
+def _emit(data: bytes) -> None:
+    out.file.write(data.decode())
+    out.file.flush()
+
+
+def _kinds(values: list[str] | None) -> list[str]:
+    if not values:
+        return list(cases.SINGLE_FIELD)
+    kinds: list[str] = []
+    for v in values:
+        for k in v.split(","):
+            k = k.strip()
+            if k == "all":
+                kinds.extend(cases.FAMILIES)
+            elif k == "hard":
+                kinds.extend(cases.HARD)
+            elif k:
+                kinds.append(k)
+    return list(dict.fromkeys(kinds))
+
+
+def repair_cases_command(
+    src: Annotated[
+        Path,
+        typer.Argument(
+            help="A BFCL question file (JSON Lines; give --answers) or an ingested corpus folder."
+        ),
+    ],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Cases file to write (JSONL).")
+    ] = None,
+    targets: Annotated[
+        Path | None, typer.Option("--targets", help="Hidden targets file to write (kept apart from cases).")
+    ] = None,
+    answers: Annotated[
+        Path | None, typer.Option("--answers", help="BFCL possible-answer file for a BFCL SRC.")
+    ] = None,
+    registry: Annotated[
+        Path | None, typer.Option("--registry", help="tools.json for a corpus SRC (default: paths.registry).")
+    ] = None,
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kinds",
+            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'all' = every one "
+            "(default: missing_required,wrong_type).",
+        ),
+    ] = None,
+    per_kind: Annotated[int, typer.Option("--per-kind", help="Cases per family, drawn with the seed.")] = 32,
+    patches: Annotated[
+        Path | None,
+        typer.Option(
+            "--patches", help="Also write each case's canonical patch as a precomputed policy file."
+        ),
+    ] = None,
+    disjoint_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--disjoint-from", help="Skip any case sharing a split-audit fingerprint with this case set."
+        ),
+    ] = None,
+    disjoint_targets: Annotated[
+        Path | None,
+        typer.Option("--disjoint-targets", help="Targets of --disjoint-from (adds target kinds)."),
+    ] = None,
+    seed: SeedOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the build summary as JSON on stdout.")
+    ] = False,
+    quiet: QuietFlag = False,
+) -> None:
+    """Build repair cases by corrupting correct calls; targets go to a separate file."""
+    cfg = config()
+    seed_v = int(cfg.get("repair.seed", seed))
+    cases_path = cfg.require_path("paths.cases", output, "cases file (-o)")
+    targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
+    if cases_path.resolve() == targets_path.resolve():
+        fail("the cases and targets files must differ: targets are hidden from replay", field="targets")
+    from contracts.traces.corpus import Corpus
+
+    if Corpus.is_corpus(src):
+        reg = cfg.require_path("paths.registry", registry, "registry (--registry) for a corpus SRC")
+        sources, skipped = cases.load_corpus_calls(src, reg)
+    else:
+        if answers is None:
+            fail("a BFCL SRC needs --answers (its possible-answer file)", field="answers", source=str(src))
+        assert answers is not None
+        sources, skipped = cases.load_bfcl(src, answers)
+    exclude = None
+    if disjoint_from is not None:
+        other = cases.read_cases(disjoint_from)
+        other_t = cases.read_targets(disjoint_targets) if disjoint_targets is not None else None
+        exclude = audit.excluder(other, other_t)
+    rep = cases.build_cases(sources, kinds=_kinds(kinds), per_kind=per_kind, seed=seed_v, exclude=exclude)
+    cases.write_cases(cases_path, rep.cases)
+    cases.write_targets(targets_path, rep.targets)
+    if patches is not None:
+        cases.write_patches(patches, rep.targets)
+    summary = {
+        "cases": len(rep.cases),
+        "per_family": rep.per_family,
+        "sources": rep.sources,
+        "skipped_sources": skipped,
+        "skipped": rep.skipped,
+        "seed": seed_v,
+        "files": {
+            "cases": str(cases_path),
+            "targets": str(targets_path),
+            "patches": str(patches) if patches else None,
+        },
+    }
+    if json_out:
+        _emit(pretty_json(summary))
+    if not quiet:
+        fams = ", ".join(f"{k} {v}" for k, v in rep.per_family.items())
+        err.print(
+            f"{len(rep.cases)} cases from {rep.sources} correct calls (seed {seed_v}): {fams}; "
+            f"cases -> {cases_path}, targets -> {targets_path}"
+            + (f", patches -> {patches}" if patches else ""),
+            markup=False,
+        )
+        short = {k: v for k, v in rep.per_family.items() if v < per_kind}
+        if short:
+            err.print(
+                f"warning: fewer than {per_kind} cases for {', '.join(short)}", markup=False, style="yellow"
+            )
+
+
+def repair_replay_command(
+    cases_file: Annotated[Path | None, typer.Argument(help="Cases file (default: paths.cases).")] = None,
+    policy: Annotated[
+        PolicyName | None,
+        typer.Option("--policy", help="precomputed | heuristic | command (default: repair.policy)."),
+    ] = None,
+    patches: Annotated[
+        Path | None, typer.Option("--patches", help="Precomputed policy file (for --policy precomputed).")
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option(
+            "--command",
+            help="Program and arguments for --policy command (split like a shell, run without one).",
+        ),
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per command-policy step.")] = 10.0,
+    ledger: Annotated[
+        Path | None, typer.Option("--ledger", help="New ledger folder to write (default: paths.ledger).")
+    ] = None,
+    max_ops: Annotated[int | None, typer.Option("--max-ops", help="Op budget per case (default 2).")] = None,
+    max_attempts: Annotated[
+        int | None, typer.Option("--max-attempts", help="Attempts per case (default 2).")
+    ] = None,
+    abstain_below: Annotated[
+        float | None,
+        typer.Option(
+            "--abstain-below", help="Abstain instead of applying a patch whose confidence is below C."
+        ),
+    ] = None,
+    no_latency: Annotated[
+        bool,
+        typer.Option(
+            "--no-latency", help="Record no step latencies: the ledger entries become byte-reproducible."
+        ),
+    ] = False,
+    seed: SeedOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    quiet: QuietFlag = False,
+) -> None:
+    """Run every case through a policy, the action mask and the validator; log each step; freeze the ledger."""
+    cfg = config()
+    cases_path = cfg.require_path("paths.cases", cases_file, "cases file (CASES)")
+    ledger_dir = cfg.require_path("paths.ledger", ledger, "ledger folder (--ledger)")
+    name = str(cfg.get("repair.policy", policy.value if policy else None))
+    budgets = loop.Budgets(
+        int(cfg.get("repair.max_ops", max_ops)),
+        int(cfg.get("repair.max_attempts", max_attempts)),
+        abstain_below,
+    )
+    seed_v = int(cfg.get("repair.seed", seed))
+    pol = policies.make_policy(name, patches=patches, command=command, timeout=timeout)
+    all_cases = cases.read_cases(cases_path)
+    inputs = [cases_path] + ([patches] if name == "precomputed" and patches else [])
+    progress: Progress = NULL_PROGRESS if quiet else _Bar()
+    summary = loop.replay(
+        all_cases,
+        pol,
+        ledger_dir,
+        budgets=budgets,
+        seed=seed_v,
+        inputs=inputs,
+        record_latency=not no_latency,
+        progress=progress,
+    )
+    if json_out:
+        _emit(pretty_json(summary.as_json()))
+    if not quiet:
+        o = summary.outcomes
+        ops = ", ".join(f"{k} {v}" for k, v in summary.ops_by_type.items()) or "none"
+        refused = ", ".join(f"{k} {v}" for k, v in summary.refusals.items()) or "none"
+        err.print(
+            f"{summary.cases} cases, policy {name}: {o['accepted']} accepted, {o['abstained']} abstained, "
+            f"{o['exhausted']} exhausted, {o['valid_at_start']} valid at start; {summary.steps} steps; "
+            f"ops {ops}; refused {refused}",
+            markup=False,
+        )
+        err.print(
+            f"ledger {ledger_dir}: {summary.entries} entries, frozen, head {summary.head}, root {summary.root}",
+            markup=False,
+        )
+
+
+def _rate(r: dict[str, Any] | None) -> str:
+    if not r or r.get("value") is None:
+        return "–"
+    iv = "" if r.get("low") is None else f" [{r['low']:.3f}, {r['high']:.3f}]"
+    nd = "" if r.get("numerator") is None else f"  {r['numerator']}/{r['denominator']}"
+    return f"{r['value']:.3f}{iv}{nd}"
+
+
+def repair_score_command(
+    ledger: Annotated[
+        Path | None, typer.Argument(help="A frozen repair ledger folder (default: paths.ledger).")
+    ] = None,
+    targets: Annotated[
+        Path | None, typer.Option("--targets", help="The hidden targets file (default: paths.targets).")
+    ] = None,
+    compare: Annotated[
+        Path | None, typer.Option("--compare", help="Another ledger on the same cases: paired differences.")
+    ] = None,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON report to FILE ('-' for stdout).")
+    ] = None,
+    markdown_file: Annotated[
+        Path | None, typer.Option("--markdown", help="Write a Markdown report to FILE ('-' for stdout).")
+    ] = None,
+    bootstrap: Annotated[
+        int | None, typer.Option("--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000).")
+    ] = None,
+    seed: SeedOption = None,
+) -> None:
+    """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
+    cfg = config()
+    ledger_dir = cfg.require_path("paths.ledger", ledger, "ledger folder (LEDGER)")
+    targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
+    try:
+        report = score.score(
+            ledger_dir,
+            targets_path,
+            seed=int(cfg.get("repair.seed", seed)),
+            bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
+            compare=compare,
+        )
+    except score.LedgerRefused as e:
+        err.print(f"refused: {e.message}", markup=False, style="red")
+        for p in e.problems[:5]:
+            err.print(f"  {p.get('code')}: {p.get('detail')}", markup=False)
+        raise typer.Exit(1) from None
+    from contracts.schemas import validate
+
+    validate(report, "repair-score", source="repair-score report")
+    to_stdout = False
+    if json_file is not None:
+        if str(json_file) == "-":
+            _emit(pretty_json(report))
+            to_stdout = True
+        else:
+            atomic_write_bytes(json_file, pretty_json(report))
+    if markdown_file is not None:
+        text = score.markdown(report)
+        if str(markdown_file) == "-":
+            out.file.write(text)
+            to_stdout = True
+        else:
+            atomic_write_bytes(markdown_file, text.encode())
+    if not to_stdout:
+        pol = (report.get("policy") or {}).get("name", "?")
+        table = Table(title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)")
+        table.add_column("metric")
+        table.add_column("value [95% CI]  n/d")
+        for m in (
+            "structural_validity",
+            "first_attempt_validity",
+            "m_patch",
+            "m_object",
+            "collateral",
+            "retries",
+        ):
+            table.add_row(m, _rate(report[m]))
+        for k, v in report["abstention"].items():
+            table.add_row(f"abstention {k}", _rate(v))
+        table.add_row("p95 step latency ms", _rate(report["latency_p95_ms"]))
+        table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
+        for fam, f in report["by_family"].items():
+            table.add_row(f"{fam} ({f['cases']}) M_object", _rate(f["m_object"]))
+        if report.get("compare"):
+            for m, d in report["compare"]["metrics"].items():
+                if d["difference"] is not None:
+                    table.add_row(
+                        f"Δ {m} vs {report['compare']['policy'].get('name', '?')}",
+                        f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+                    )
+        out.print(table)
+    led = report["ledger"]
+    err.print(
+        f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}", markup=False
+    )
+
+
+def split_audit_command(
+    train: Annotated[Path, typer.Argument(help="The first (training) cases file.")],
+    test: Annotated[Path, typer.Argument(help="The second (test) cases file.")],
+    train_targets: Annotated[
+        Path | None, typer.Option("--train-targets", help="Targets of TRAIN (enables target fingerprints).")
+    ] = None,
+    test_targets: Annotated[
+        Path | None, typer.Option("--test-targets", help="Targets of TEST (enables target fingerprints).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the audit as JSON on stdout.")] = False,
+) -> None:
+    """Check that two case sets share no fingerprint of any kind; exit 1 listing every overlap."""
+    if (train_targets is None) != (test_targets is None):
+        fail("give both --train-targets and --test-targets, or neither", field="train_targets")
+    tr, te = cases.read_cases(train), cases.read_cases(test)
+    trt = cases.read_targets(train_targets) if train_targets else None
+    tet = cases.read_targets(test_targets) if test_targets else None
+    rep = audit.split_audit(tr, te, trt, tet)
+    if json_out:
+        _emit(pretty_json(rep.as_json()))
+    else:
+        for o in rep.overlaps:
+            out.print(
+                f"{o.kind}\t{o.value}\ttrain={','.join(o.train)}\ttest={','.join(o.test)}", markup=False
+            )
+    counts = ", ".join(f"{k} {v}" for k, v in rep.counts().items() if v)
+    skipped = f"; skipped (no targets): {', '.join(rep.skipped)}" if rep.skipped else ""
+    if rep.clean:
+        err.print(
+            f"no overlap between {rep.train_cases} and {rep.test_cases} cases over {len(rep.checked)} kinds{skipped}",
+            markup=False,
+        )
+    else:
+        err.print(
+            f"OVERLAP: {len(rep.overlaps)} shared fingerprint(s): {counts}{skipped}",
+            markup=False,
+            style="red",
+        )
+    findings_exit(not rep.clean)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the root app."""
-    return None
+    app.command("repair-cases")(repair_cases_command)
+    app.command("repair-replay")(repair_replay_command)
+    app.command("repair-score")(repair_score_command)
+    app.command("split-audit")(split_audit_command)

@@ -1,0 +1,294 @@
+"""The repair MDP and the replay that writes every step to a ledger (DESIGN §6).
+
+One episode per case. The state is the current candidate, the verifier's typed report, the immutable
+history (the case's prior patches plus every step so far), and the budgets. Per attempt:
+
+1. the policy proposes an RFC 6902 patch or abstains (`--abstain-below C` turns a patch whose reported
+   confidence is below C into an abstention);
+2. a policy failure (timeout, crash, unreadable output) is refused with its typed reason;
+3. otherwise the action mask (`contracts.repair.mask`) simulates the patch and refuses it with a typed
+   reason, or yields the patched document;
+4. only a masked-through patch is applied and validated (fail-closed `contracts.repair.validator`).
+
+Every attempt, refused or not, uses one attempt. The op budget is for the whole episode and counts
+mutating ops of applied patches (`test` ops are free). An applied patch that does not validate stays
+applied: the next attempt starts from it, so undoing a bad edit is part of the task. The episode ends when
+the candidate validates (`accepted`), the policy abstains (`abstained`), or attempts run out
+(`exhausted`). A candidate that already validates is `valid_at_start` with no steps.
+
+`replay` never opens a targets file: it reads only the cases (and, for `precomputed`, the patches file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contracts.errors import RepairError
+from contracts.jsonutil import file_sha256, json_sha256
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.repair import mask
+from contracts.repair.cases import Case
+from contracts.repair.policies import Policy
+from contracts.repair.state import State
+from contracts.repair.validator import report_json, verify
+
+OUTCOMES = ("accepted", "abstained", "exhausted", "valid_at_start")
+KIND_RUN = "repair.run"
+KIND_START = "repair.start"
+KIND_STEP = "repair.step"
+KIND_END = "repair.end"
+DEFAULT_MAX_OPS = 2
+DEFAULT_MAX_ATTEMPTS = 2
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Per-episode limits and the confidence gate."""
+
+    max_ops: int = DEFAULT_MAX_OPS
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    abstain_below: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_ops < 1 or self.max_attempts < 1:
+            raise RepairError("--max-ops and --max-attempts must be >= 1", code="E_USAGE")
+        if self.abstain_below is not None and not 0 <= self.abstain_below <= 1:
+            raise RepairError("--abstain-below must be in [0, 1]", code="E_USAGE", field="abstain_below")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A finished episode: its ledger bodies (start, steps, end) and outcome."""
+
+    case_id: str
+    outcome: str
+    attempts: int
+    final: Any
+    accepted: bool
+    ops: tuple[dict[str, Any], ...]
+    start: dict[str, Any]
+    steps: tuple[dict[str, Any], ...]
+    end: dict[str, Any]
+
+
+Clock = Callable[[], float]
+
+
+def run_episode(
+    case: Case,
+    policy: Policy,
+    budgets: Budgets = Budgets(),
+    *,
+    seed: int = 13,
+    clock: Clock | None = time.perf_counter,
+) -> Episode:
+    """Run one case to its end; pure except for the policy and the clock (None records no latency)."""
+    candidate = case.candidate
+    report = verify(candidate, case.schema, case.cross_field)
+    history: list[Mapping[str, Any]] = list(case.history)
+    attempts_left, ops_left = budgets.max_attempts, budgets.max_ops
+    start = {
+        "case_id": case.case_id,
+        "tool": case.tool,
+        "schema_sha256": json_sha256(case.schema),
+        "candidate": candidate,
+        "candidate_sha256": json_sha256(candidate),
+        "immutable": list(case.immutable),
+        "report": report_json(report),
+        "max_ops": budgets.max_ops,
+        "max_attempts": budgets.max_attempts,
+    }
+    steps: list[dict[str, Any]] = []
+    applied: list[dict[str, Any]] = []
+    outcome = "valid_at_start" if not report else "exhausted"
+    attempt = 0
+    while report and attempts_left > 0:
+        attempt += 1
+        state = State(case, candidate, report, tuple(history), attempt, attempts_left, ops_left, seed)
+        t0 = clock() if clock else 0.0
+        action = policy.act(state)
+        gated = (
+            budgets.abstain_below is not None
+            and action.error is None
+            and action.patch is not None
+            and action.confidence is not None
+            and action.confidence < budgets.abstain_below
+        )
+        body: dict[str, Any] = {
+            "case_id": case.case_id,
+            "attempt": attempt,
+            "state_sha256": json_sha256(state.as_json()),
+            "action": "abstain" if action.abstains else action.patch,
+            "confidence": action.confidence,
+            "gated": gated,
+            "policy_error": action.error,
+            "detail": action.detail,
+            "mask": None,
+            "report": None,
+            "accepted": False,
+        }
+        if action.abstains or gated:
+            body["action"] = "abstain"
+            outcome = "abstained"
+        elif action.error is not None:
+            body["mask"] = {"ok": False, "reason": action.error, "detail": action.detail, "op_index": None}
+            attempts_left -= 1
+        else:
+            verdict = mask.check(action.patch, candidate, immutable=case.immutable, ops_left=ops_left)
+            body["mask"] = verdict.as_json()
+            attempts_left -= 1
+            if verdict.ok:
+                candidate = verdict.result
+                ops_left -= verdict.mutating_ops
+                applied.extend(o.as_json() for o in verdict.ops if o.op != "test")
+                report = verify(candidate, case.schema, case.cross_field)
+                body["report"] = report_json(report)
+                body["accepted"] = not report
+                body["candidate_sha256"] = json_sha256(candidate)
+                if not report:
+                    outcome = "accepted"
+        latency = round((clock() - t0) * 1000, 3) if clock else None
+        body["attempts_left"] = attempts_left
+        body["ops_left"] = ops_left
+        body["latency_ms"] = latency
+        steps.append(body)
+        history.append(
+            {k: body[k] for k in ("attempt", "action", "mask", "report", "accepted", "policy_error")}
+        )
+        if outcome == "abstained":
+            break
+    end = {
+        "case_id": case.case_id,
+        "outcome": outcome,
+        "attempts": attempt,
+        "final": candidate,
+        "final_sha256": json_sha256(candidate),
+        "ops": applied,
+        "accepted": outcome in ("accepted", "valid_at_start"),
+    }
+    return Episode(
+        case.case_id,
+        outcome,
+        attempt,
+        candidate,
+        end["accepted"],
+        tuple(applied),
+        start,
+        tuple(steps),
+        end,
+    )
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    """What `replay` did: outcome counts, ops by type, and the ledger's freeze anchors."""
+
+    cases: int
+    outcomes: dict[str, int]
+    ops_by_type: dict[str, int]
+    steps: int
+    refusals: dict[str, int]
+    entries: int
+    head: str
+    root: str
+    ledger: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "outcomes": self.outcomes,
+            "ops_by_type": self.ops_by_type,
+            "steps": self.steps,
+            "refusals": self.refusals,
+            "ledger": {
+                "path": str(self.ledger),
+                "entries": self.entries,
+                "head": self.head,
+                "root": self.root,
+            },
+        }
+
+
+def replay(
+    cases: Sequence[Case],
+    policy: Policy,
+    ledger_dir: str | Path,
+    *,
+    budgets: Budgets = Budgets(),
+    seed: int = 13,
+    inputs: Sequence[str | Path] = (),
+    record_latency: bool = True,
+    progress: Progress = NULL_PROGRESS,
+    source_revision: str | None = None,
+) -> ReplaySummary:
+    """Run every case with `policy`, write each step to a new ledger at `ledger_dir`, and freeze it.
+
+    The ledger's config binds the policy description, budgets and seed; `inputs` (the cases file and, for
+    `precomputed`, the patches file — never targets) are hashed into its header. Entries: one
+    `repair.run`, then per case `repair.start`, one `repair.step` per attempt, `repair.end`.
+    """
+    from contracts.ledger import Ledger
+
+    ids = [c.case_id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise RepairError("case ids are not unique", field="case_id")
+    config = {
+        "command": "repair-replay",
+        "policy": policy.describe(),
+        "max_ops": budgets.max_ops,
+        "max_attempts": budgets.max_attempts,
+        "abstain_below": budgets.abstain_below,
+        "record_latency": record_latency,
+    }
+    inputs_digest = {Path(p).name: file_sha256(p) for p in inputs}
+    led = Ledger.create(ledger_dir, config, seed, source_revision=source_revision, inputs=list(inputs))
+    outcomes = dict.fromkeys(OUTCOMES, 0)
+    ops_by_type: dict[str, int] = {}
+    refusals: dict[str, int] = {}
+    n_steps = 0
+    try:
+        led.append(
+            KIND_RUN,
+            {
+                **config,
+                "seed": seed,
+                "cases": len(cases),
+                "cases_sha256": hashlib.sha256(b"".join(i.encode() + b"\n" for i in ids)).hexdigest(),
+                "inputs": inputs_digest,
+            },
+        )
+        progress.start("repair", len(cases))
+        clock: Clock | None = time.perf_counter if record_latency else None
+        for case in cases:
+            ep = run_episode(case, policy, budgets, seed=seed, clock=clock)
+            led.append_many([(KIND_START, ep.start), *((KIND_STEP, s) for s in ep.steps), (KIND_END, ep.end)])
+            outcomes[ep.outcome] += 1
+            n_steps += len(ep.steps)
+            for o in ep.ops:
+                ops_by_type[o["op"]] = ops_by_type.get(o["op"], 0) + 1
+            for s in ep.steps:
+                m = s.get("mask")
+                if m and not m["ok"]:
+                    refusals[m["reason"]] = refusals.get(m["reason"], 0) + 1
+            progress.advance()
+        info = led.freeze()
+    finally:
+        progress.finish()
+        led.close()
+    return ReplaySummary(
+        len(cases),
+        outcomes,
+        dict(sorted(ops_by_type.items())),
+        n_steps,
+        dict(sorted(refusals.items())),
+        info.entries,
+        info.head,
+        info.root,
+        Path(ledger_dir),
+    )

@@ -1,0 +1,367 @@
+"""Repair policies: `precomputed`, `heuristic` and `command` (DESIGN §6, docs/repair.md).
+
+A policy maps a `State` to an `Action`. Policies never see targets. They are deterministic given the
+state (the `command` policy is as deterministic as the program it runs).
+
+- `precomputed` replays a file of actions keyed by (case id, attempt): the mechanism replay. A missing
+  entry is an abstention.
+- `heuristic` is a transparent baseline that reads only the verifier report, schema and history (see
+  `HeuristicPolicy`).
+- `command` runs an external program per step with the state as JSON on stdin and reads one JSON action
+  from stdout. The program is started from an argument list without a shell, with a timeout; nothing
+  from a case or trace is ever placed on its command line.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from contracts.errors import RepairError
+from contracts.jsonutil import canonical_json
+from contracts.repair.cases import near_miss, read_actions
+from contracts.repair.patch import PatchFault, format_pointer, parse_pointer, resolve
+from contracts.repair.state import Action, State
+from contracts.repair.validator import verify
+
+POLICIES = ("precomputed", "heuristic", "command")
+POLICY_ERRORS = ("POLICY_TIMEOUT", "POLICY_FAILED", "POLICY_OUTPUT")
+
+
+class Policy(Protocol):
+    """Anything with a `name`, a JSON-ready `describe()` and `act(state) -> Action`."""
+
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def act(self, state: State) -> Action: ...
+
+
+# ---------------------------------------------------------------------------------------- precomputed
+
+
+@dataclass
+class PrecomputedPolicy:
+    """Actions from a `--patches` file (`repair-action` lines)."""
+
+    actions: Mapping[tuple[str, int], Mapping[str, Any]]
+    source: str = ""
+    name: str = "precomputed"
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PrecomputedPolicy:
+        return cls(read_actions(path), Path(path).name)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "patches": self.source, "actions": len(self.actions)}
+
+    def act(self, state: State) -> Action:
+        rec = self.actions.get((state.case.case_id, state.attempt))
+        if rec is None:
+            return Action.abstain("no precomputed action for this case and attempt")
+        conf = rec.get("confidence")
+        if rec["action"] == "abstain":
+            return Action.abstain("precomputed abstention", conf)
+        return Action(rec["action"], conf)
+
+
+# ------------------------------------------------------------------------------------------ heuristic
+
+_INT = re.compile(r"-?(0|[1-9][0-9]*)")
+_NUM = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
+def subschema_at(schema: Any, tokens: Sequence[str]) -> Mapping[str, Any] | None:
+    """The schema that governs the value at `tokens`, following `properties`, `prefixItems` and `items`.
+
+    Returns None where it cannot tell (combinators, `$ref`, a missing property): the heuristic abstains
+    rather than guess.
+    """
+    cur = schema
+    for t in tokens:
+        if not isinstance(cur, Mapping):
+            return None
+        props = cur.get("properties")
+        if isinstance(props, Mapping) and t in props:
+            cur = props[t]
+        elif t.isdigit() and isinstance(cur.get("prefixItems"), list) and int(t) < len(cur["prefixItems"]):
+            cur = cur["prefixItems"][int(t)]
+        elif t.isdigit() and isinstance(cur.get("items"), Mapping):
+            cur = cur["items"]
+        else:
+            return None
+    return cur if isinstance(cur, Mapping) else None
+
+
+def _types(sub: Mapping[str, Any]) -> list[str]:
+    t = sub.get("type")
+    return [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
+
+
+def lossless_coercion(value: Any, sub: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(ok, coerced) when `value` has exactly one reading of a type `sub` allows, with nothing lost.
+
+    Lossless means the coerced value renders back to the same text: `"5"` → 5, `"2.5"` → 2.5,
+    `"true"` → true, `"null"` → null, `5` → `"5"`, a one-element array → its element, and the JSON
+    text of an array or object → that container. `"05"`, `"1e3"` for an integer, `"yes"` are refused.
+    The coerced value must also pass `sub`.
+    """
+    candidates: list[Any] = []
+    for t in _types(sub):
+        if isinstance(value, str):
+            s = value
+            if t == "integer" and _INT.fullmatch(s):
+                candidates.append(int(s))
+            elif t == "number" and _NUM.fullmatch(s):
+                n: Any = int(s) if _INT.fullmatch(s) else float(s)
+                if isinstance(n, int) or (math.isfinite(n) and orjson.dumps(n).decode() == s):
+                    candidates.append(n)
+            elif t == "boolean" and s in ("true", "false"):
+                candidates.append(s == "true")
+            elif t == "null" and s == "null":
+                candidates.append(None)
+            elif t in ("array", "object") and s[:1] in "[{":
+                try:
+                    parsed = orjson.loads(s)
+                except orjson.JSONDecodeError:
+                    continue
+                if (t == "array") == isinstance(parsed, list) and canonical_json(parsed).decode() == s:
+                    candidates.append(parsed)
+        elif t == "string" and (isinstance(value, int | float) or value is None or isinstance(value, bool)):
+            candidates.append(orjson.dumps(value).decode())
+        elif isinstance(value, list) and len(value) == 1 and not isinstance(value[0], list):
+            candidates.append(value[0])
+    good = [c for c in candidates if not verify(c, sub)]
+    unique = {canonical_json(c) for c in good}
+    if len(unique) != 1:
+        return False, None
+    return True, good[0]
+
+
+@dataclass
+class HeuristicPolicy:
+    """A deterministic baseline that reads the verifier report, the schema and the history.
+
+    Rules, in order (each with a confidence; the patch's confidence is the lowest used):
+
+    1. After a refused or failed attempt whose reason was `IMMUTABLE_PATH`, or when the previous attempt
+       proposed the same patch it would propose now, abstain (never repeat a refused action).
+    2. Rollback (0.9): when the last history patch added a path that now has an error, remove it.
+    3. Per error, all must be fixable or the policy abstains:
+       - `E_REQUIRED` at P: move a sibling unexpected property whose name is a near miss of P's name and
+         whose value passes P's schema (0.8); else add P's schema `default` if it passes (0.6); else its
+         first `enum` value (0.3).
+       - `E_TYPE` at P: a lossless coercion (`lossless_coercion`, 0.9).
+       - `E_EXTRA` at P, consumed by a move above; otherwise unfixable.
+       - anything else: unfixable.
+    4. More ops than the op budget left: abstain.
+    """
+
+    name: str = "heuristic"
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "version": 1}
+
+    def act(self, state: State) -> Action:
+        last_step = next((h for h in reversed(state.history) if "mask" in h), None)
+        if last_step is not None and (last_step.get("mask") or {}).get("reason") == "IMMUTABLE_PATH":
+            return Action.abstain("the fault is at an immutable path", 1.0)
+        ops, conf, why = self._propose(state)
+        if ops is None:
+            return Action.abstain(why, None)
+        if last_step is not None and canonical_json(last_step.get("action")) == canonical_json(ops):
+            return Action.abstain("the same patch was already tried", None)
+        if sum(1 for o in ops if o["op"] != "test") > state.ops_left:
+            return Action.abstain("the repair needs more ops than the budget leaves", None)
+        return Action(ops, conf)
+
+    def _propose(self, state: State) -> tuple[list[dict[str, Any]] | None, float, str]:
+        schema, doc = state.case.schema, state.candidate
+        errors = list(state.report)
+        if not errors:
+            return None, 0.0, "nothing to repair"
+        if any(e.code == "E_VALIDATOR" for e in errors):
+            return None, 0.0, "the validator itself failed"
+        prior = [h for h in state.history if "patch" in h and isinstance(h.get("patch"), list)]
+        if prior:
+            added = [
+                o.get("path") for o in prior[-1]["patch"] if isinstance(o, Mapping) and o.get("op") == "add"
+            ]
+            if added and all(
+                any(e.pointer == p or e.pointer.startswith(f"{p}/") for p in added) for e in errors
+            ):
+                return [{"op": "remove", "path": p} for p in added], 0.9, ""
+        ops: list[dict[str, Any]] = []
+        conf = 1.0
+        extras = {e.pointer for e in errors if e.code == "E_EXTRA"}
+        consumed: set[str] = set()
+        for e in errors:
+            if e.code == "E_EXTRA":
+                continue
+            try:
+                tokens = parse_pointer(e.pointer)
+            except PatchFault:
+                return None, 0.0, f"bad pointer {e.pointer!r} in the report"
+            sub = subschema_at(schema, tokens)
+            if sub is None:
+                return None, 0.0, f"no schema for {e.pointer}"
+            if e.code == "E_REQUIRED" and tokens:
+                parent = tokens[:-1]
+                siblings = {format_pointer([*parent, k]) for k in _siblings(doc, parent) if k != tokens[-1]}
+                near = near_miss(tokens[-1], [])
+                moves = [
+                    p
+                    for p in sorted(extras & siblings)
+                    if p not in consumed
+                    and _is_near(parse_pointer(p)[-1], tokens[-1], near)
+                    and not verify(resolve(doc, parse_pointer(p)), sub)
+                ]
+                if len(moves) == 1:
+                    consumed.add(moves[0])
+                    ops.append({"op": "move", "from": moves[0], "path": e.pointer})
+                    conf = min(conf, 0.8)
+                elif "default" in sub and not verify(sub["default"], sub):
+                    ops.append({"op": "add", "path": e.pointer, "value": sub["default"]})
+                    conf = min(conf, 0.6)
+                elif isinstance(sub.get("enum"), list) and sub["enum"] and not verify(sub["enum"][0], sub):
+                    ops.append({"op": "add", "path": e.pointer, "value": sub["enum"][0]})
+                    conf = min(conf, 0.3)
+                else:
+                    return None, 0.0, f"no default or enum value for missing {e.pointer}"
+            elif e.code == "E_TYPE":
+                try:
+                    value = resolve(doc, tokens)
+                except PatchFault:
+                    return None, 0.0, f"{e.pointer} does not exist"
+                ok, coerced = lossless_coercion(value, sub)
+                if not ok:
+                    return None, 0.0, f"no lossless coercion at {e.pointer}"
+                ops.append({"op": "replace", "path": e.pointer, "value": coerced})
+                conf = min(conf, 0.9)
+            else:
+                return None, 0.0, f"cannot repair {e.code} at {e.pointer}"
+        if extras - consumed:
+            return None, 0.0, f"unexpected {', '.join(sorted(extras - consumed))}"
+        # One fix per pointer (a wrong type can also fail enum/range on the same value).
+        seen: set[str] = set()
+        unique = []
+        for o in ops:
+            if o["path"] not in seen:
+                seen.add(o["path"])
+                unique.append(o)
+        return unique, conf, ""
+
+
+def _siblings(doc: Any, parent: Sequence[str]) -> list[str]:
+    try:
+        container = resolve(doc, parent)
+    except PatchFault:
+        return []
+    return sorted(container) if isinstance(container, dict) else []
+
+
+def _is_near(candidate: str, key: str, near: str | None) -> bool:
+    """True when `candidate` is a plausible misspelling of `key` (see `cases.near_miss`)."""
+    return candidate == near or candidate.lower() == key.lower() or candidate.rstrip("_s") == key.rstrip("_s")
+
+
+# -------------------------------------------------------------------------------------------- command
+
+
+@dataclass
+class CommandPolicy:
+    """Run `argv` once per step: state JSON on stdin, one JSON action on stdout, within `timeout` s.
+
+    The action is `{"action": "abstain" | [ops...], "confidence": c?}`, or a bare `"abstain"` or op list.
+    A timeout, a non-zero exit or unreadable output is a typed policy failure (`POLICY_TIMEOUT`,
+    `POLICY_FAILED`, `POLICY_OUTPUT`) that uses an attempt. No shell is involved: `argv` is executed
+    directly, so nothing in a state can become a command.
+    """
+
+    argv: tuple[str, ...]
+    timeout: float = 10.0
+    name: str = "command"
+
+    @classmethod
+    def from_string(cls, command: str, timeout: float = 10.0) -> CommandPolicy:
+        argv = tuple(shlex.split(command))
+        if not argv:
+            raise RepairError("--command is empty", field="command")
+        return cls(argv, timeout)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "argv": list(self.argv), "timeout": self.timeout}
+
+    def act(self, state: State) -> Action:
+        try:
+            proc = subprocess.run(
+                list(self.argv),
+                input=canonical_json(state.as_json()),
+                capture_output=True,
+                timeout=self.timeout,
+                shell=False,
+                check=False,
+                env={**os.environ, "CONTRACTS_REPAIR_PROTOCOL": "1"},
+            )
+        except subprocess.TimeoutExpired:
+            return Action(error="POLICY_TIMEOUT", detail=f"no answer within {self.timeout} s")
+        except OSError as e:
+            return Action(error="POLICY_FAILED", detail=f"cannot run {self.argv[0]}: {e.strerror}")
+        if proc.returncode != 0:
+            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            return Action(error="POLICY_FAILED", detail=f"exit {proc.returncode}: {tail[0][:200]}")
+        return parse_action(proc.stdout)
+
+
+def parse_action(raw: bytes) -> Action:
+    """Read a command policy's stdout into an `Action` (or a `POLICY_OUTPUT` failure)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        return Action(error="POLICY_OUTPUT", detail=f"stdout is not one JSON value: {e}")
+    conf: Any = None
+    if isinstance(data, dict):
+        if "action" not in data:
+            return Action(error="POLICY_OUTPUT", detail="JSON object without 'action'")
+        conf = data.get("confidence")
+        data = data["action"]
+    if conf is not None and (
+        isinstance(conf, bool) or not isinstance(conf, int | float) or not 0 <= conf <= 1
+    ):
+        return Action(error="POLICY_OUTPUT", detail=f"confidence must be a number in [0, 1], got {conf!r}")
+    if data == "abstain":
+        return Action.abstain("policy abstained", conf)
+    if not isinstance(data, list):
+        return Action(error="POLICY_OUTPUT", detail='action must be "abstain" or a JSON array of ops')
+    return Action(data, None if conf is None else float(conf))
+
+
+def make_policy(
+    name: str, *, patches: str | Path | None = None, command: str | None = None, timeout: float = 10.0
+) -> Policy:
+    """Build a policy by name; usage errors name the missing option."""
+    if name == "precomputed":
+        if patches is None:
+            raise RepairError("--policy precomputed needs --patches FILE", code="E_USAGE", field="patches")
+        return PrecomputedPolicy.from_file(patches)
+    if name == "heuristic":
+        return HeuristicPolicy()
+    if name == "command":
+        if not command:
+            raise RepairError(
+                "--policy command needs --command 'PROGRAM ARGS'", code="E_USAGE", field="command"
+            )
+        return CommandPolicy.from_string(command, timeout)
+    raise RepairError(
+        f"unknown policy {name!r} (known: {', '.join(POLICIES)})", code="E_USAGE", field="policy"
+    )

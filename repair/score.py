@@ -1,0 +1,418 @@
+"""Scoring a repair ledger against hidden targets, with seeded paired bootstrap intervals.
+
+Scoring runs only on a ledger that verifies and is frozen (`contracts.ledger.verify(require_frozen=True)`):
+the steps were fixed before anyone looked at the answers. Then the targets file is joined by case id.
+
+Per case (definitions in docs/repair.md):
+
+- structurally valid: the episode ended with a candidate the verifier accepts;
+- first-attempt valid: the first step's patch was accepted;
+- M_patch: the applied ops equal the canonical patch, in any order when the ops commute (no op's path is
+  a prefix of another's, no array-index paths in one array, no move/copy); for a case whose right answer
+  is to abstain, M_patch and M_object mean "abstained";
+- M_object: the final object equals the target (RFC 6902 JSON equality);
+- collateral edits: changed leaf paths (candidate → final) not under any applied op's `path` or `from`;
+- retries: attempts − 1;
+- abstention: rate, coverage (1 − rate), risk (wrong among answered), and correct abstentions among cases
+  whose answer is to abstain;
+- p95 step latency (ms), when the ledger recorded latencies.
+
+Each rate is `{value, low, high, numerator, denominator}`: a 95% percentile interval from `bootstrap`
+resamples of cases drawn with `random.Random(seed)`; `--compare` reuses the same resamples on the cases
+both ledgers share, so differences are paired.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from contracts.errors import RepairError
+from contracts.repair.cases import Target, read_targets
+from contracts.repair.loop import KIND_END, KIND_RUN, KIND_START, KIND_STEP
+from contracts.repair.patch import changed_leaf_paths, is_prefix, json_equal, parse_pointer
+
+VERSION = 1
+RATE_METRICS = ("structural_validity", "first_attempt_validity", "m_patch", "m_object", "collateral")
+
+
+class LedgerRefused(Exception):
+    """The ledger does not verify or is not frozen: a finding (exit 1), not a usage error."""
+
+    def __init__(self, message: str, problems: Sequence[dict[str, Any]] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problems = list(problems)
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    """Per-case indicators: numerator/denominator pairs per metric (denominator 0 = not applicable)."""
+
+    case_id: str
+    family: str
+    values: dict[str, tuple[float, float]]
+    ops: tuple[str, ...]
+    latencies: tuple[float, ...]
+
+
+def ops_match(emitted: Sequence[Mapping[str, Any]], canonical: Sequence[Mapping[str, Any]]) -> bool:
+    """True when `emitted` equals `canonical`, order-insensitively when the canonical ops commute."""
+    if len(emitted) != len(canonical):
+        return False
+    if all(_op_equal(a, b) for a, b in zip(emitted, canonical, strict=True)):
+        return True
+    if not commute(canonical):
+        return False
+    rest = list(emitted)
+    for c in canonical:
+        hit = next((i for i, e in enumerate(rest) if _op_equal(e, c)), None)
+        if hit is None:
+            return False
+        rest.pop(hit)
+    return True
+
+
+def _op_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return (
+        a.get("op") == b.get("op")
+        and a.get("path") == b.get("path")
+        and a.get("from") == b.get("from")
+        and ("value" in a) == ("value" in b)
+        and json_equal(a.get("value"), b.get("value"))
+    )
+
+
+def commute(ops: Sequence[Mapping[str, Any]]) -> bool:
+    """True when applying `ops` in any order gives the same document (a sufficient, syntactic test)."""
+    paths = []
+    for o in ops:
+        if o.get("op") in ("move", "copy"):
+            return False
+        paths.append(parse_pointer(o["path"]))
+    for i, a in enumerate(paths):
+        for b in paths[i + 1 :]:
+            if is_prefix(a, b) or is_prefix(b, a):
+                return False
+            if a[:-1] == b[:-1] and (a[-1:] and (a[-1].isdigit() or a[-1] == "-")):
+                return False
+    return True
+
+
+def collateral_paths(candidate: Any, final: Any, ops: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Changed leaf paths not covered by any op's `path` or `from` (as a prefix)."""
+    covered = [parse_pointer(o["path"]) for o in ops] + [parse_pointer(o["from"]) for o in ops if "from" in o]
+    out = []
+    for leaf in changed_leaf_paths(candidate, final):
+        if not any(is_prefix(c, leaf) or is_prefix(leaf, c) for c in covered):
+            out.append("/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in leaf) if leaf else "")
+    return out
+
+
+def _episodes(entries: Sequence[Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    run: dict[str, Any] = {}
+    eps: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if e.kind == KIND_RUN:
+            run = e.body
+        elif e.kind == KIND_START:
+            eps[e.body["case_id"]] = {"start": e.body, "steps": [], "end": None}
+        elif e.kind == KIND_STEP:
+            eps[e.body["case_id"]]["steps"].append(e.body)
+        elif e.kind == KIND_END:
+            eps[e.body["case_id"]]["end"] = e.body
+    if not run:
+        raise RepairError("not a repair ledger: no repair.run entry", field="kind")
+    return run, eps
+
+
+def load_verified(ledger_dir: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
+    """Verify (frozen required) and read a repair ledger; raise `LedgerRefused` when it does not verify."""
+    from contracts.ledger import read_entries, verify
+
+    rep = verify(ledger_dir, require_frozen=True)
+    if not rep.ok:
+        problems = [p.to_dict() for p in rep.problems]
+        first = rep.problems[0]
+        raise LedgerRefused(f"ledger does not verify: {first.code}: {first.detail}", problems)
+    run, eps = _episodes(read_entries(ledger_dir))
+    return run, eps, {"path": str(ledger_dir), "entries": rep.entries, "head": rep.head, "root": rep.root}
+
+
+def score_case(ep: Mapping[str, Any], target: Target) -> CaseScore:
+    """Indicators of one episode against its target."""
+    start, steps, end = ep["start"], ep["steps"], ep["end"]
+    if end is None:
+        raise RepairError(f"case {start['case_id']} has no repair.end entry", field="case_id")
+    abstained = end["outcome"] == "abstained"
+    valid = bool(end["accepted"])
+    first = bool(steps[0]["accepted"]) if steps else end["outcome"] == "valid_at_start"
+    ops = end["ops"]
+    if target.abstain:
+        m_obj = m_patch = abstained
+    else:
+        m_obj = json_equal(end["final"], target.target)
+        m_patch = target.canonical_patch is not None and ops_match(ops, target.canonical_patch)
+    coll = collateral_paths(start["candidate"], end["final"], ops)
+    answered = not abstained
+    wrong = answered and not m_obj
+    v: dict[str, tuple[float, float]] = {
+        "structural_validity": (float(valid), 1.0),
+        "first_attempt_validity": (float(first), 1.0),
+        "m_patch": (float(m_patch), 1.0),
+        "m_object": (float(m_obj), 1.0),
+        "collateral": (float(bool(coll)), 1.0 if ops else 0.0),
+        "retries": (float(max(end["attempts"] - 1, 0)), 1.0),
+        "abstention_rate": (float(abstained), 1.0),
+        "abstention_coverage": (float(answered), 1.0),
+        "abstention_risk": (float(wrong), float(answered)),
+        "abstention_correct": (float(abstained), 1.0 if target.abstain else 0.0),
+    }
+    lat = tuple(float(s["latency_ms"]) for s in steps if s.get("latency_ms") is not None)
+    return CaseScore(start["case_id"], target.family, v, tuple(o["op"] for o in ops), lat)
+
+
+def _resamples(n: int, b: int, seed: int) -> pl.DataFrame:
+    rng = random.Random(seed)
+    idx = [rng.randrange(n) for _ in range(n * b)] if n else []
+    return pl.DataFrame(
+        {"b": pl.int_range(0, n * b, eager=True) // max(n, 1), "i": idx},
+        schema={"b": pl.Int64, "i": pl.Int64},
+    )
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    xs = sorted(v for v in values if not math.isnan(v))
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else round(x, 6)
+
+
+def metric_table(scores: Sequence[CaseScore], resamples: pl.DataFrame) -> dict[str, dict[str, Any]]:
+    """Every metric of `scores` as `{value, low, high, numerator, denominator}` (bootstrap 95%)."""
+    names = list(scores[0].values) if scores else []
+    data: dict[str, list[Any]] = {"i": list(range(len(scores)))}
+    for m in names:
+        data[f"{m}__n"] = [s.values[m][0] for s in scores]
+        data[f"{m}__d"] = [s.values[m][1] for s in scores]
+    frame = pl.DataFrame(data, schema={"i": pl.Int64, **{k: pl.Float64 for k in data if k != "i"}})
+    out: dict[str, dict[str, Any]] = {}
+    boot = (
+        resamples.join(frame, on="i", how="left").group_by("b").agg(pl.exclude("i").sum())
+        if len(scores) and len(resamples)
+        else None
+    )
+    for m in names:
+        num, den = float(frame[f"{m}__n"].sum()), float(frame[f"{m}__d"].sum())
+        ratios: list[float] = []
+        if boot is not None:
+            n_, d_ = boot[f"{m}__n"].to_list(), boot[f"{m}__d"].to_list()
+            ratios = [a / d if d else math.nan for a, d in zip(n_, d_, strict=True)]
+        out[m] = {
+            "value": _r(num / den) if den else None,
+            "low": _r(_percentile(ratios, 0.025)),
+            "high": _r(_percentile(ratios, 0.975)),
+            "numerator": int(num) if num == int(num) else num,
+            "denominator": int(den),
+        }
+    return out
+
+
+def _p95(scores: Sequence[CaseScore], resamples: pl.DataFrame) -> dict[str, Any] | None:
+    lats = [x for s in scores for x in s.latencies]
+    if not lats:
+        return None
+    per_case = [list(s.latencies) for s in scores]
+    boots: list[float] = []
+    if len(resamples):
+        for _, grp in resamples.group_by("b", maintain_order=True):
+            pool = [x for i in grp["i"].to_list() for x in per_case[i]]
+            p = _percentile(pool, 0.95)
+            if p is not None:
+                boots.append(p)
+    return {
+        "value": _r(_percentile(lats, 0.95)),
+        "low": _r(_percentile(boots, 0.025)),
+        "high": _r(_percentile(boots, 0.975)),
+        "numerator": None,
+        "denominator": len(lats),
+    }
+
+
+def _shape(table: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {m: table[m] for m in (*RATE_METRICS, "retries") if m in table}
+    out["abstention"] = {
+        "rate": table.get("abstention_rate"),
+        "coverage": table.get("abstention_coverage"),
+        "risk": table.get("abstention_risk"),
+        "correct": table.get("abstention_correct"),
+    }
+    return out
+
+
+def score(
+    ledger_dir: str | Path,
+    targets_path: str | Path,
+    *,
+    seed: int = 13,
+    bootstrap: int = 1000,
+    compare: str | Path | None = None,
+) -> dict[str, Any]:
+    """The score report (`repair-score` schema) of a verified, frozen ledger against its targets."""
+    if bootstrap < 0:
+        raise RepairError("--bootstrap must be >= 0", code="E_USAGE", field="bootstrap")
+    run, eps, anchors = load_verified(ledger_dir)
+    targets = read_targets(targets_path)
+    missing = sorted(set(eps) - set(targets))
+    if missing:
+        raise RepairError(
+            f"{len(missing)} ledger case(s) have no target, e.g. {missing[0]}",
+            source=str(targets_path),
+            field="case_id",
+        )
+    ids = sorted(eps)
+    scores = [score_case(eps[c], targets[c]) for c in ids]
+    res = _resamples(len(scores), bootstrap, seed)
+    table = metric_table(scores, res)
+    ops_by_type: dict[str, int] = {}
+    for s in scores:
+        for o in s.ops:
+            ops_by_type[o] = ops_by_type.get(o, 0) + 1
+    by_family: dict[str, Any] = {}
+    for fam in sorted({s.family for s in scores}):
+        sub = [s for s in scores if s.family == fam]
+        t = metric_table(sub, _resamples(len(sub), bootstrap, seed))
+        by_family[fam] = {"cases": len(sub), **_shape(t)}
+    report: dict[str, Any] = {
+        "version": VERSION,
+        "ledger": anchors,
+        "policy": run.get("policy"),
+        "seed": seed,
+        "bootstrap": bootstrap,
+        "cases": len(scores),
+        **_shape(table),
+        "latency_p95_ms": _p95(scores, res),
+        "ops_by_type": dict(sorted(ops_by_type.items())),
+        "by_family": by_family,
+        "compare": None,
+    }
+    if compare is not None:
+        report["compare"] = _compare(scores, compare, targets, seed, bootstrap)
+    return report
+
+
+def _compare(
+    scores: Sequence[CaseScore],
+    other_dir: str | Path,
+    targets: Mapping[str, Target],
+    seed: int,
+    bootstrap: int,
+) -> dict[str, Any]:
+    run_b, eps_b, anchors_b = load_verified(other_dir)
+    mine = {s.case_id: s for s in scores}
+    shared = sorted(set(mine) & set(eps_b))
+    missing = sorted(set(eps_b) - set(targets))
+    if missing:
+        raise RepairError(f"compared ledger case {missing[0]} has no target", field="case_id")
+    a = [mine[c] for c in shared]
+    b = [score_case(eps_b[c], targets[c]) for c in shared]
+    res = _resamples(len(shared), bootstrap, seed)
+    ta, tb = metric_table(a, res), metric_table(b, res)
+    diffs: dict[str, Any] = {}
+    names = [m for m in (*RATE_METRICS, "retries", "abstention_rate", "abstention_risk") if m in ta]
+    for m in names:
+        da = _boot_ratios(a, res, m)
+        db = _boot_ratios(b, res, m)
+        d = [x - y for x, y in zip(da, db, strict=True)]
+        va, vb = ta[m]["value"], tb[m]["value"]
+        diffs[m] = {
+            "this": va,
+            "other": vb,
+            "difference": _r(va - vb) if va is not None and vb is not None else None,
+            "low": _r(_percentile(d, 0.025)),
+            "high": _r(_percentile(d, 0.975)),
+        }
+    return {"ledger": anchors_b, "policy": run_b.get("policy"), "cases": len(shared), "metrics": diffs}
+
+
+def _boot_ratios(scores: Sequence[CaseScore], res: pl.DataFrame, m: str) -> list[float]:
+    if not scores or not len(res):
+        return []
+    frame = pl.DataFrame(
+        {
+            "i": list(range(len(scores))),
+            "n": [s.values[m][0] for s in scores],
+            "d": [s.values[m][1] for s in scores],
+        },
+        schema={"i": pl.Int64, "n": pl.Float64, "d": pl.Float64},
+    )
+    g = res.join(frame, on="i", how="left").group_by("b").agg(pl.col("n").sum(), pl.col("d").sum()).sort("b")
+    return [x / y if y else math.nan for x, y in zip(g["n"].to_list(), g["d"].to_list(), strict=True)]
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    """A Markdown rendering of a score report (one table overall, one per family)."""
+
+    def cell(r: Mapping[str, Any] | None) -> str:
+        if not r or r.get("value") is None:
+            return "–"
+        iv = "" if r.get("low") is None else f" [{r['low']:.3f}, {r['high']:.3f}]"
+        nd = "" if r.get("numerator") is None else f" ({r['numerator']}/{r['denominator']})"
+        return f"{r['value']:.3f}{iv}{nd}"
+
+    led = report["ledger"]
+    pol = report.get("policy") or {}
+    lines = [
+        f"# Repair score: policy `{pol.get('name', '?')}`, {report['cases']} cases",
+        "",
+        f"Ledger head `{led['head']}`, Merkle root `{led['root']}` ({led['entries']} entries). "
+        f"Intervals: seeded paired bootstrap 95% ({report['bootstrap']} resamples, seed {report['seed']}).",
+        "",
+        "| metric | value [95% CI] (n/d) |",
+        "|---|---|",
+    ]
+    rows = [(m, report.get(m)) for m in (*RATE_METRICS, "retries")]
+    rows += [(f"abstention {k}", v) for k, v in report["abstention"].items()]
+    rows.append(("p95 step latency (ms)", report.get("latency_p95_ms")))
+    lines += [f"| {m} | {cell(r)} |" for m, r in rows]
+    ops = ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none"
+    lines += ["", f"Ops applied: {ops}.", "", "## By family", ""]
+    lines += [
+        "| family | cases | valid | M_patch | M_object | abstained |",
+        "|---|---|---|---|---|---|",
+    ]
+    for fam, f in report["by_family"].items():
+        lines.append(
+            f"| {fam} | {f['cases']} | {cell(f['structural_validity'])} | {cell(f['m_patch'])} | "
+            f"{cell(f['m_object'])} | {cell(f['abstention']['rate'])} |"
+        )
+    cmp_ = report.get("compare")
+    if cmp_:
+        lines += [
+            "",
+            f"## Compared with `{(cmp_.get('policy') or {}).get('name', '?')}` ({cmp_['cases']} shared cases)",
+            "",
+        ]
+        lines += ["| metric | this | other | difference [95% CI] |", "|---|---|---|---|"]
+        for m, d in cmp_["metrics"].items():
+            diff = (
+                "–"
+                if d["difference"] is None
+                else f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+            )
+            this = "–" if d["this"] is None else f"{d['this']:.3f}"
+            other = "–" if d["other"] is None else f"{d['other']:.3f}"
+            lines.append(f"| {m} | {this} | {other} | {diff} |")
+    return "\n".join(lines) + "\n"
