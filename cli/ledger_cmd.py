@@ -122,6 +122,10 @@ def verify_proof_command(
             "--root", metavar="HASH", help="The trusted Merkle root (an anchor published elsewhere)."
         ),
     ] = None,
+    size: Annotated[
+        int | None,
+        typer.Option("--size", metavar="N", help="The anchored entry count (checked against tree_size)."),
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Check that the proof's entry belongs to the ledger whose Merkle root is --root."""
@@ -134,7 +138,7 @@ def verify_proof_command(
         doc = loads(data)
     except ValueError as e:
         raise LedgerError(f"proof is not JSON: {e}", source=source) from None
-    result = check_proof(doc, root, source=source)
+    result = check_proof(doc, root, size=size, source=source)
     if json_out:
         _write(pretty_json(result.to_dict()).decode())
     else:

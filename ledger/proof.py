@@ -114,8 +114,15 @@ class ProofCheck:
         }
 
 
-def check_proof(doc: Any, root: str | None = None, *, source: str | None = None) -> ProofCheck:
+def check_proof(
+    doc: Any, root: str | None = None, *, size: int | None = None, source: str | None = None
+) -> ProofCheck:
     """Check a proof document against `root` (or, without an anchor, against the root it states).
+
+    An audit path does not by itself fix the tree size (a path for leaf 0 of 3 leaves also fits a claimed
+    size of 4), so an anchor is best the pair (root, entries) a frozen header records: pass `size` to
+    check the proof's `tree_size` too. The entry's own `seq` must equal the leaf index, which ties the
+    claimed position to the hashed content.
 
     Raises LedgerError when `doc` is not a proof document at all; a proof that does not hold is a
     `ProofCheck` with `ok=False` and the reasons.

@@ -1,0 +1,1 @@
+"""Tests of contracts.ledger and `contracts ledger`."""
