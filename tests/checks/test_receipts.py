@@ -1,0 +1,128 @@
+"""Receipts: the DESIGN §4 shape, both encoders valid against their schemas, recovery tools, size."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from contracts.checks.checker import check_call
+from contracts.checks.receipts import Receipt, Violation, encode, encode_line, recovery_tools
+from contracts.errors import CheckError
+from contracts.jsonutil import canonical_json, loads
+from contracts.mining.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from contracts.schemas import schema_errors
+
+T = "lookup_inventory"
+
+
+def _rule(code: str, paths: list[str], params: dict[str, Any] | None = None) -> Rule:
+    params = params or {}
+    return Rule(rule_id(T, code, paths, params), T, code, tuple(paths), params, Support(412, 9))
+
+
+RULES = (
+    _rule("NONNEG", ["/available"]),
+    _rule("REQUIRED", ["/warehouse"]),
+    _rule("TYPE", ["/sku"], {"kind": "string"}),
+)
+CS = ContractSet(
+    params={"k": 1, "seed": 13},
+    corpus={},
+    tools={T: ToolContracts(rules=RULES, substitutes=("query_warehouse", "get_stock_by_sku"))},
+    folds=(FoldChecker(0, tuple(r.id for r in RULES)),),
+)
+
+
+def test_design_example_exact_shape() -> None:
+    result = {"sku": "SKU-1042", "available": -3, "warehouse": "east"}
+    rc = check_call(CS, T, {"sku": "SKU-1042"}, result)
+    assert rc is not None
+    enc = encode(rc)
+    assert enc["tool_result"] == result and enc["tool_result"] is result  # never copied nor changed
+    oc = enc["outcome_contract"]
+    assert oc == {
+        "encoder": "v2",
+        "tool": T,
+        "binding": False,
+        "violations": [
+            {
+                "code": "NONNEG",
+                "rule": RULES[0].id,
+                "path": "/available",
+                "expected": ">= 0",
+                "observed": -3,
+                "present": True,
+                "detail": "lookup_inventory returned available=-3; every one of 412 clean results had available >= 0",
+            }
+        ],
+        "recovery_tools": ["lookup_inventory", "query_warehouse", "get_stock_by_sku"],
+    }
+    assert enc["bytes"] == len(canonical_json(oc))
+    assert enc["approx_tokens"] == math.ceil(enc["bytes"] / 4)
+    assert schema_errors(enc, "receipt-v2") == []
+
+
+def test_missing_field_differs_from_present_null() -> None:
+    missing = check_call(CS, T, {}, {"sku": "S", "available": 1})
+    present_null = check_call(CS, T, {}, {"sku": None, "available": 1, "warehouse": "e"})
+    assert missing is not None and present_null is not None
+    (m,) = encode(missing)["outcome_contract"]["violations"]
+    (p,) = encode(present_null)["outcome_contract"]["violations"]
+    assert (m["code"], m["path"], m["observed"], m["present"]) == ("REQUIRED", "/warehouse", None, False)
+    assert (p["code"], p["path"], p["observed"], p["present"]) == ("TYPE", "/sku", None, True)
+    for rc in (missing, present_null):
+        for enc in ("v1", "v2"):
+            assert schema_errors(encode(rc, enc), f"receipt-{enc}") == []
+
+
+def test_v1_is_one_sentence_a_violation() -> None:
+    rc = check_call(CS, T, {}, {"sku": 5, "available": -1}, encoder="v1")
+    assert rc is not None
+    enc = encode(rc)
+    assert enc["outcome_contract"]["encoder"] == "v1"
+    msgs = [v["message"] for v in enc["outcome_contract"]["violations"]]
+    assert len(msgs) == 3
+    assert (
+        "NONNEG at /available: expected >= 0, observed -1 ("
+        in msgs[[v["code"] for v in enc["outcome_contract"]["violations"]].index("NONNEG")]
+    )
+    assert all(m.endswith(".") and m.count("\n") == 0 for m in msgs)
+    assert any("it is missing" in m for m in msgs)
+    assert schema_errors(enc, "receipt-v1") == []
+    assert schema_errors(enc, "receipt-v2") != []  # the encoders are distinct versions
+
+
+def test_schema_rejects_a_tampered_receipt() -> None:
+    rc = check_call(CS, T, {}, {"sku": "S", "available": -1, "warehouse": "e"})
+    assert rc is not None
+    enc = encode(rc)
+    enc["outcome_contract"]["binding"] = True
+    assert any("binding" in e for e in schema_errors(enc, "receipt-v2"))
+
+
+def test_recovery_tools_visible_set_and_order() -> None:
+    assert recovery_tools(CS, T, None) == [T, "query_warehouse", "get_stock_by_sku"]
+    assert recovery_tools(CS, T, ["get_stock_by_sku", T]) == [T, "get_stock_by_sku"]
+    assert recovery_tools(CS, T, []) == [T]
+    assert recovery_tools(CS, "unknown", None) == ["unknown"]
+    rc = check_call(
+        CS, T, {}, {"sku": "S", "available": -1, "warehouse": "e"}, visible_tools=["query_warehouse"]
+    )
+    assert rc is not None and rc.recovery_tools == (T, "query_warehouse")
+
+
+def test_encode_line_is_canonical_and_deterministic() -> None:
+    v = Violation("NONNEG", "r-1", "/a", ">= 0", -1, True, "d")
+    r = Receipt(T, {"b": 1, "a": [2]}, (v,), (T,), call_id="0123456789abcdef", source="x.jsonl", line=3)
+    line = encode_line(r)
+    assert line.endswith(b"\n") and line == encode_line(r)
+    assert loads(line) == encode(r)
+    assert line.index(b'"approx_tokens"') < line.index(b'"bytes"')  # sorted keys
+
+
+def test_unknown_encoder_is_a_usage_error() -> None:
+    r = Receipt(T, 1, (), (T,))
+    with pytest.raises(CheckError, match="unknown receipt encoder 'v3'"):
+        encode(r, "v3")
