@@ -7,7 +7,7 @@ Path components after the field are object keys or array indexes (`${s1.rows.0.n
 `${s1.rows[0].node}`); a step id that itself contains dots is matched whole (the longest declared id wins).
 
 Four codes, every error of a plan collected (never only the first), sorted by step position, argument
-pointer, code and message:
+pointer, code (E_TOOL, E_ORDER, E_SCHEMA, E_ARGS: what makes the others moot first) and message:
 
 - `E_TOOL`   the step's tool is not in the registry (with the closest name as a suggestion).
 - `E_ORDER`  a reference to a later step, to the step itself, or to no step at all; a step id used twice.
@@ -63,6 +63,8 @@ CODE_HELP = {
     "E_TOOL": "A step calls a tool that is not in the registry.",
 }
 PLAN_REPORT_VERSION = 1
+#: Order of codes at the same place: what makes the others moot comes first.
+_RANK = ("E_TOOL", "E_ORDER", "E_SCHEMA", "E_ARGS")
 
 StepId = str | int
 
@@ -334,7 +336,7 @@ class PlanFinding:
         return f"{self.code}: {self.message}{hint}"
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (self.index, self.pointer, CODES.index(self.code), self.message)
+        return (self.index, self.pointer, _RANK.index(self.code), self.message)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -388,6 +390,7 @@ class _Site:
     declared: str  # type label for messages
     reps: list[Any]  # representative values of the declared type; empty = unknown, judge nothing
     judge_enum: bool = False
+    embedded: str | None = None  # the original string when references are embedded in text
 
 
 def check_plan(plan: Plan, registry: Registry) -> PlanReport:
@@ -442,7 +445,7 @@ def check_plan(plan: Plan, registry: Registry) -> PlanReport:
                         st.index,
                         st.tool,
                         pointer,
-                        f"step {st.id}: argument '{_path_label(path)}' holds a malformed reference {b} "
+                        f"step {st.id}: {st.tool} argument '{_path_label(path)}' holds a malformed reference {b} "
                         "(write ${step.field.rest}, or $${ for a literal '${')",
                         reference=b,
                         line=st.line_of(pointer),
@@ -461,7 +464,11 @@ def check_plan(plan: Plan, registry: Registry) -> PlanReport:
             if whole and not bad:
                 sites.append(_site_for(path, refs[0].text, resolved))
             else:
-                sites.append(_Site(path, refs[0].text if refs else bad[0], "string", [_blank_refs(value)]))
+                sites.append(
+                    _Site(
+                        path, refs[0].text if refs else bad[0], "string", [_blank_refs(value)], embedded=value
+                    )
+                )
         if spec is not None:
             findings.extend(_check_arguments(st, spec, sites))
     findings.sort(key=PlanFinding.sort_key)
@@ -719,6 +726,14 @@ def _arg_findings(
                 )
             )
         return out
+    if site is not None and site.embedded is not None:
+        return [
+            mk(
+                pointer,
+                f"{head} argument '{label}' must be {_expected(e)}, but {_show(site.embedded)} is a string "
+                "(a reference inside text makes a string)",
+            )
+        ]
     if site is not None and (_is_type_failure(e) or e.validator in ("enum", "const")):
         want = _expected(e)
         return [
