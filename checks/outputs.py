@@ -38,7 +38,7 @@ class CodeInfo:
 
     @property
     def docs(self) -> str:
-        return f"{DOCS_PAGE}#{self.code.lower().replace('_', '-')}"
+        return f"{DOCS_PAGE}#{self.code.lower()}"
 
 
 CODE_INFO: dict[str, CodeInfo] = {
@@ -156,6 +156,10 @@ class SummaryBuilder:
         )
 
 
+def _calls(n: int) -> str:
+    return f"{n} call" if n == 1 else f"{n} calls"
+
+
 def summary_lines(s: Summary) -> list[tuple[str, str]]:
     """The summary as (label, value) rows, for the table on stderr."""
     rows = [
@@ -167,9 +171,9 @@ def summary_lines(s: Summary) -> list[tuple[str, str]]:
     rows += [(f"  tool {t}", str(n)) for t, n in sorted(s.by_tool.items())]
     if s.unknown_tool_calls:
         names = ", ".join(s.unknown_tools[:5]) + (" …" if len(s.unknown_tools) > 5 else "")
-        rows.append(("unknown tool", f"{s.unknown_tool_calls} calls not checked ({names})"))
+        rows.append(("unknown tool", f"{_calls(s.unknown_tool_calls)} not checked ({names})"))
     if s.skipped_calls:
-        rows.append(("skipped", f"{s.skipped_calls} calls with status error (no result to check)"))
+        rows.append(("skipped", f"{_calls(s.skipped_calls)} with status error or filtered out"))
     if s.rejected_lines:
         rows.append(("rejected lines", f"{s.rejected_lines} unreadable input lines"))
     rows.append(
