@@ -1,10 +1,240 @@
-"""CLI commands of the ingest work item (see README)."""
+"""CLI of the ingest work item: `contracts ingest` and `contracts corpus info`.
+
+Thin: parse options, resolve defaults from the project config, call `contracts.traces.ingest.ingest` /
+`contracts.traces.corpus.corpus_info`, render. Data (`--json`) goes to stdout; the progress bar and
+summary tables go to stderr, so `contracts ingest ... --json | jq` composes.
+"""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
 import typer
+from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from contracts.cli.common import JsonFlag, QuietFlag, config, err, out
+from contracts.errors import ConfigError
+from contracts.traces.corpus import corpus_info
+from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
+
+corpus_app = typer.Typer(
+    name="corpus",
+    help="Inspect a Parquet corpus made by `contracts ingest`.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+class Format(StrEnum):
+    """Input formats (`auto` detects per file from its first records)."""
+
+    auto = "auto"
+    flat = "flat"
+    openai_chat = "openai-chat"
+    openai_responses = "openai-responses"
+    anthropic = "anthropic"
+    otel = "otel"
+    tau_bench = "tau-bench"
+
+
+class _RichProgress:
+    """`contracts.progress.Progress` rendered as a rich bar of bytes read, on stderr."""
+
+    def __init__(self) -> None:
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def finish(self) -> None:
+        self._bar.stop()
+
+
+def _dump(value: Any) -> None:
+    out.print(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode(), markup=False)
+
+
+def _report_json(rep: IngestReport) -> dict[str, Any]:
+    return {
+        "corpus": str(rep.corpus),
+        "changed": rep.changed,
+        "new_calls": rep.new_calls,
+        "calls": rep.calls,
+        "leaves": rep.leaves,
+        "episodes": rep.episodes,
+        "rejects": rep.rejects,
+        "registry": rep.registry,
+        "sources": [asdict(s) for s in rep.sources],
+    }
+
+
+def _summary(rep: IngestReport) -> None:
+    table = Table(title=None, show_edge=False, header_style="bold")
+    for col, just in (
+        ("source", "left"),
+        ("format", "left"),
+        ("lines", "right"),
+        ("calls", "right"),
+        ("rejects", "right"),
+        ("blank", "right"),
+        ("skipped", "left"),
+    ):
+        table.add_column(col, justify=just, overflow="fold", min_width=40 if col == "source" else None)  # type: ignore[arg-type]
+    for s in rep.sources:
+        rej = f"[red]{s.rejects:,}[/red]" if s.rejects else "0"
+        if s.dropped_calls:
+            rej += f" [red](+{s.dropped_calls:,} calls)[/red]"
+        table.add_row(
+            escape(s.source),
+            s.format,
+            f"{s.lines:,}",
+            f"{s.calls:,}",
+            rej,
+            f"{s.blank:,}",
+            escape(s.note or "yes") if s.skipped else "",
+        )
+    err.print(table)
+    rejects = f"[red]{rep.rejects:,} rejects[/red]" if rep.rejects else "0 rejects"
+    verb = "wrote" if rep.changed else "unchanged:"
+    err.print(
+        f"{verb} {escape(str(rep.corpus))}: {rep.calls:,} calls, {rep.episodes:,} episodes, {rep.leaves:,} leaves, {rejects}"
+        + (f" (see {rep.corpus / 'rejects.jsonl'})" if rep.rejects else "")
+    )
+
+
+def ingest_command(
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Trace files, folders (recursive: *.jsonl, *.jsonl.gz, *.json) or - for stdin. "
+            "Default: paths.traces from contracts.toml.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Corpus folder (default: paths.corpus from contracts.toml)."),
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Input format.")] = Format.auto,
+    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad line (exit 2).")] = False,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry", help="tools.json to validate and copy into the corpus (default: paths.registry)."
+        ),
+    ] = None,
+    chunk_rows: Annotated[
+        int, typer.Option("--chunk-rows", min=1, help="Calls per Parquet part (bounds memory).")
+    ] = DEFAULT_CHUNK_ROWS,
+    quiet: QuietFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ingest traces into a Parquet corpus (calls, leaves, episodes, rejects, corpus.json).
+
+    Incremental and idempotent: sources already in the corpus (same sha256) are skipped. Bad lines go to
+    rejects.jsonl (exit 0) unless --strict (exit 2 at the first).
+    """
+    cfg = config()
+    corpus = cfg.require_path("paths.corpus", output, "corpus folder (-o)")
+    srcs: list[str | Path] = list(sources) if sources else list(cfg.get("paths.traces") or [])
+    if not srcs:
+        raise ConfigError(
+            "no trace sources given: pass SRC... or set 'traces' under [paths] in contracts.toml",
+            code="E_USAGE",
+        )
+    reg = cfg.path("paths.registry", registry)
+    show_bar = not quiet and err.is_terminal
+    progress: Any = _RichProgress() if show_bar else None
+    kwargs: dict[str, Any] = {"progress": progress} if progress is not None else {}
+    try:
+        rep = ingest(
+            srcs, corpus, format=fmt.value, strict=strict, registry=reg, chunk_rows=chunk_rows, **kwargs
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    if as_json:
+        _dump(_report_json(rep))
+    if not quiet:
+        _summary(rep)
+
+
+def info_command(
+    corpus: Annotated[
+        Path | None,
+        typer.Argument(help="Corpus folder (default: paths.corpus from contracts.toml).", show_default=False),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a corpus: sources, calls, episodes, tools with call counts, rejects."""
+    path = config().require_path("paths.corpus", corpus, "corpus folder")
+    info = corpus_info(path)
+    if as_json:
+        _dump(info)
+        return
+    out.print(
+        f"corpus {info['corpus']}: {info['calls']:,} calls, {info['episodes']:,} episodes "
+        f"({info['tasks']:,} tasks), {info['leaves']:,} leaves, sha256 {info['sha256'][:16]}…",
+        markup=False,
+    )
+    if info["episodes_with_reward"]:
+        out.print(
+            f"rewards: {info['episodes_with_reward']:,} episodes, mean {info['mean_reward']:.3f}",
+            markup=False,
+        )
+    if info["faulty_episodes"]:
+        out.print(f"labelled faulty episodes: {info['faulty_episodes']:,}", markup=False)
+    src = Table(show_edge=False, header_style="bold")
+    for col in ("source", "format", "lines", "calls", "rejects"):
+        src.add_column(col, justify="left" if col in ("source", "format") else "right", overflow="fold")
+    for s in info["sources"]:
+        src.add_row(
+            escape(s["source"]),
+            s["format"],
+            f"{s['lines']:,}",
+            f"{s['calls']:,}",
+            f"[red]{s['rejects']:,}[/red]" if s["rejects"] else "0",
+        )
+    out.print(src)
+    tools = Table(show_edge=False, header_style="bold")
+    for col in ("tool", "calls", "errors", "episodes"):
+        tools.add_column(col, justify="left" if col == "tool" else "right")
+    for t in info["tools"]:
+        tools.add_row(escape(t["tool"]), f"{t['calls']:,}", f"{t['errors']:,}", f"{t['episodes']:,}")
+    out.print(tools)
+    rej = info["rejects"]
+    if rej["total"]:
+        codes = ", ".join(f"{k} {v}" for k, v in rej["by_code"].items())
+        out.print(
+            f"[red]rejects: {rej['total']:,}[/red] ({codes}); see {Path(info['corpus']) / 'rejects.jsonl'}"
+        )
+    else:
+        out.print("rejects: 0")
+    if info["registry"]:
+        out.print(f"registry: tools.json ({info['registry']['tools']} tools)", markup=False)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
-    return None
+    """Add `ingest` and the `corpus` group to the root app."""
+    app.command("ingest")(ingest_command)
+    corpus_app.command("info")(info_command)
+    app.add_typer(corpus_app)

@@ -122,3 +122,73 @@ class Corpus:
 def empty_frame(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """An empty frame with the given corpus schema."""
     return pl.DataFrame(schema=schema)
+
+
+def corpus_info(path: str | Path) -> dict[str, Any]:
+    """A JSON-ready summary of a corpus: sources, row counts, tools with call counts, rejects.
+
+    Counts come from the files themselves (lazy scans of a few columns), not only from `corpus.json`,
+    so the summary also shows a corpus someone edited by hand as it really is.
+    """
+    corpus = Corpus.open(path)
+    man = corpus.manifest()
+    calls = corpus.scan_calls()
+    tools = (
+        calls.group_by(pl.col("tool").cast(pl.String))
+        .agg(
+            pl.len().alias("calls"),
+            (pl.col("status") == "error").sum().alias("errors"),
+            pl.col("trace_id").n_unique().alias("episodes"),
+        )
+        .sort(["calls", "tool"], descending=[True, False])
+        .collect()
+    )
+    eps = (
+        corpus.scan_episodes()
+        .select(
+            pl.len().alias("episodes"),
+            pl.col("reward").is_not_null().sum().alias("with_reward"),
+            pl.col("reward").mean().alias("mean_reward"),
+            pl.col("faulty").sum().alias("faulty"),
+            pl.col("task_id").n_unique().alias("tasks"),
+        )
+        .collect()
+        .row(0, named=True)
+    )
+    n_calls = calls.select(pl.len()).collect().item()
+    n_leaves = corpus.scan_leaves().select(pl.len()).collect().item()
+    by_code: dict[str, int] = {}
+    rejects = corpus.rejects()
+    for r in rejects:
+        code = str(r.get("code", "?"))
+        by_code[code] = by_code.get(code, 0) + 1
+    return {
+        "corpus": str(corpus.path),
+        "format_version": man.get("format_version"),
+        "sha256": corpus.sha256(),
+        "sources": [
+            {
+                k: s.get(k)
+                for k in ("source", "format", "sha256", "lines", "calls", "rejects", "blank", "episodes")
+            }
+            for s in man.get("sources", [])
+        ],
+        "calls": int(n_calls),
+        "leaves": int(n_leaves),
+        "episodes": int(eps["episodes"]),
+        "tasks": int(eps["tasks"]),
+        "episodes_with_reward": int(eps["with_reward"]),
+        "mean_reward": None if eps["mean_reward"] is None else round(float(eps["mean_reward"]), 6),
+        "faulty_episodes": int(eps["faulty"] or 0),
+        "tools": [
+            {
+                "tool": t["tool"],
+                "calls": int(t["calls"]),
+                "errors": int(t["errors"]),
+                "episodes": int(t["episodes"]),
+            }
+            for t in tools.iter_rows(named=True)
+        ],
+        "rejects": {"total": len(rejects), "by_code": dict(sorted(by_code.items()))},
+        "registry": man.get("registry"),
+    }

@@ -40,6 +40,7 @@ from contracts import __version__
 from contracts.errors import TraceError
 from contracts.jsonutil import canonical_json, file_sha256, sha256_hex, write_json
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.schemas import validate
 from contracts.traces.corpus import (
     CALL_SCHEMA,
     CALLS_FILE,
@@ -459,7 +460,6 @@ def _process_source(
         for d in parsed.dropped:
             c.dropped += 1
             run.reject(name, line, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
-        run.progress.advance(1)
 
     doc = _whole_document(path)
     if doc is not _NO_DOC:
@@ -485,6 +485,7 @@ def _process_source(
             handle(i, rec, adapter, None)
             if run.cols.n >= run.chunk_rows:
                 run.flush()
+        run.progress.advance(size)
         return _report(src, sha, dfmt, c, "record", size)
 
     with _open(path) as fh:
@@ -511,6 +512,8 @@ def _process_source(
             yield from lines
 
         loads = orjson.loads
+        raw_fh: Any = fh.fileobj if isinstance(fh, gzip.GzipFile) else fh
+        advanced = 0
         for item in chain():
             # one item of look-ahead tells whether a line is the file's last (truncation diagnosis)
             if pending is not None:
@@ -518,8 +521,13 @@ def _process_source(
             pending = item
             if run.cols.n >= run.chunk_rows:
                 run.flush()
+            if not item[0] & 0x1FFF:
+                pos = raw_fh.tell()
+                run.progress.advance(pos - advanced)
+                advanced = pos
         if pending is not None:
             _line(run, c, pending, True, adapter, handle, loads, name)
+        run.progress.advance(max(0, size - advanced))
     return _report(src, sha, lfmt, c, "line", size)
 
 
@@ -664,11 +672,27 @@ def _whole_document(path: Path) -> Any:
         return _NO_DOC
 
 
+_TRACE_KEYS = {"messages", "traj", "resourceSpans", "simulations", "trace_id", "tool", "items"}
+
+
 def _is_registry(doc: Any) -> bool:
+    """A tool registry (`{"tools": [...]}` or a list of `{name, parameters|description}`), not traces.
+
+    Registries often sit beside the traces they describe (τ²-bench ships `tools.json` in the same
+    folder), so a folder walk must not fail on them; they are reported as skipped.
+    """
+    if isinstance(doc, dict) and not (_TRACE_KEYS & set(doc)):
+        doc = doc.get("tools")
     return (
-        isinstance(doc, dict)
-        and isinstance(doc.get("tools"), list)
-        and not ({"messages", "traj", "resourceSpans", "simulations", "trace_id"} & set(doc))
+        isinstance(doc, list)
+        and bool(doc)
+        and all(
+            isinstance(t, dict)
+            and isinstance(t.get("name"), str)
+            and ("parameters" in t or "description" in t or "input_schema" in t)
+            and not (_TRACE_KEYS & set(t))
+            for t in doc
+        )
     )
 
 
@@ -787,7 +811,7 @@ def ingest(
         raise TraceError(f"--chunk-rows must be >= 1, got {chunk_rows}", code="E_USAGE")
     if out.exists() and not out.is_dir():
         raise TraceError("output exists and is not a folder", code="E_USAGE", source=str(out))
-    if out.exists() and any(out.iterdir()) and not Corpus.is_corpus(out):
+    if out.exists() and not Corpus.is_corpus(out) and any(not _ours(p) for p in out.iterdir()):
         raise TraceError(
             f"output folder is not empty and holds no {MANIFEST_FILE}; refusing to write into it",
             code="E_USAGE",
@@ -809,7 +833,8 @@ def ingest(
     run = _Run(out=out, stage=stage, strict=strict, chunk_rows=chunk_rows, progress=progress)
     reports: list[SourceReport] = []
     try:
-        progress.start("ingest", None)
+        sizes = [s.path.stat().st_size for s in srcs if s.name != "-"]
+        progress.start("ingest", sum(sizes) if len(sizes) == len(srcs) else None)
         for src in srcs:
             path = _stdin_to_file(stage) if src.name == "-" else src.path
             sha = file_sha256(path)
@@ -855,6 +880,16 @@ def ingest(
         if run.rejects_fh is not None and not run.rejects_fh.closed:
             run.rejects_fh.close()
         shutil.rmtree(stage, ignore_errors=True)
+        for name in (*CORPUS_FILES, REGISTRY_FILE):
+            (out / f".{name}.tmp").unlink(missing_ok=True)
+
+
+CORPUS_FILES = (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE, MANIFEST_FILE)
+
+
+def _ours(p: Path) -> bool:
+    """Leftovers of an interrupted ingest (staging folder, temp files), safe to ignore or remove."""
+    return p.name.startswith(STAGING_PREFIX) or (p.name.startswith(".") and p.name.endswith(".tmp"))
 
 
 def _registry_bytes(path: Path) -> bytes:
@@ -914,11 +949,6 @@ def _commit(
     if reg_bytes is not None:
         (out / f".{REGISTRY_FILE}.tmp").write_bytes(reg_bytes)
         registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(reg_bytes), "tools": reg_tools}
-    # the commit: renames, then the manifest
-    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE) + (
-        (REGISTRY_FILE,) if reg_bytes is not None else ()
-    ):
-        os.replace(out / f".{name}.tmp", out / name)
     new_manifest = {
         "format_version": CORPUS_FORMAT_VERSION,
         "generator": f"contracts {__version__}",
@@ -932,12 +962,18 @@ def _commit(
             "dropped_calls": sum(int(s.get("dropped_calls", 0)) for s in all_sources),
         },
         "files": {
-            name: {"rows": rows, "columns": {k: _dtype_name(v) for k, v in SCHEMAS[name].items()}}
+            name: {"rows": rows, "columns": [{"name": k, "type": str(v)} for k, v in SCHEMAS[name].items()]}
             for name, rows in ((CALLS_FILE, n_calls), (LEAVES_FILE, n_leaves), (EPISODES_FILE, eps.height))
         }
-        | {REJECTS_FILE: {"rows": n_rejects, "columns": {k: "json" for k in REJECT_FIELDS}}},
+        | {REJECTS_FILE: {"rows": n_rejects, "columns": [{"name": k, "type": t} for k, t in REJECT_FIELDS]}},
         "registry": registry_entry,
     }
+    validate(new_manifest, "corpus-manifest", source=str(out / MANIFEST_FILE))
+    # the commit: renames, then the manifest
+    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE) + (
+        (REGISTRY_FILE,) if reg_bytes is not None else ()
+    ):
+        os.replace(out / f".{name}.tmp", out / name)
     write_json(out / MANIFEST_FILE, new_manifest)
     return IngestReport(
         corpus=out,
@@ -952,11 +988,16 @@ def _commit(
     )
 
 
-REJECT_FIELDS = ("source", "line", "code", "error", "raw", "field", "index")
-
-
-def _dtype_name(dt: pl.DataType) -> str:
-    return str(dt)
+#: Fields of a `rejects.jsonl` line and their JSON types (`field` and `index` only when known).
+REJECT_FIELDS = (
+    ("source", "string"),
+    ("line", "integer"),
+    ("code", "string"),
+    ("error", "string"),
+    ("raw", "string"),
+    ("field", "string"),
+    ("index", "integer"),
+)
 
 
 def _source_entry(r: SourceReport) -> dict[str, Any]:
