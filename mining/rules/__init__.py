@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+from contracts.mining.rules.date_order import DateOrder
 from contracts.mining.rules.domain import Domain
 from contracts.mining.rules.echo import Echo
 from contracts.mining.rules.kind import Kind
+from contracts.mining.rules.relation import Relation
 from contracts.mining.rules.required import Required
 from contracts.mining.rules.sign import Sign
 
-RULE_CLASSES = (Required, Kind, Sign, Domain, Echo)
+RULE_CLASSES = (Required, Kind, Sign, Domain, Echo, DateOrder, Relation)
 
 __all__ = ["RULE_CLASSES"]

@@ -1,0 +1,128 @@
+"""DATE_ORDER: two ISO dates or date-times in a result are ordered, A <= B.
+
+Paths [A, B], params {"tz": "date" | "naive" | "aware"} (see `contracts.mining.dates`). Both paths lie in
+the same array instance when they have wildcards: `/flights/*/depart` pairs with `/flights/*/arrive` of
+the same flight (same prefix up to the last `*`, equal indexes); paths without wildcards pair per call.
+
+Qualifying example: an instance (a call, or an array element) where both A and B are present, whatever
+their kind. It agrees with the rule when both parse in the rule's mode and A <= B; a null, a number, a
+naive time where aware ones are expected, an unparseable string: all are counterexamples, so a field
+mixing naive and aware values gets no rule in either mode.
+
+Keep only if: zero counterexamples; >= 20 qualifying calls; >= 7 distinct tasks (if A and B were
+ordered at random per task, 7 tasks agreeing has chance 0.5^7 < 1%); and A < B at least once (two
+fields that are always equal are an equality, not an order). Every holding pair is emitted, including
+A <= C when A <= B and B <= C also hold: the middle date may be absent where the outer two are present.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from contracts.mining.data import CLS_STR, by_checker, cand_frame, fold_examples, merged_examples
+from contracts.mining.dates import MODES, le, lt, parse_iso
+from contracts.mining.rules.base import MiningContext
+
+WILD_PREFIX = r"^(.*(?:^|/)\*)(?:/[^*]*)?$"  # the pattern up to and including its last `*` token
+
+
+def date_patterns(ctx: MiningContext) -> pl.DataFrame:
+    """(tool, pattern) of result strings that look like ISO dates in at least one clean call."""
+    return (
+        ctx.data.leaves.filter(
+            (pl.col("side") == "result")
+            & (pl.col("cls") == CLS_STR)
+            & pl.col("len").is_between(10, 40)
+            & pl.col("str").str.contains(r"^\d{4}-\d{2}-\d{2}")
+        )
+        .select("tool", "pattern")
+        .unique()
+    )
+
+
+class DateOrder:
+    """The DATE_ORDER rule class."""
+
+    codes = ("DATE_ORDER",)
+
+    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+        cands = date_patterns(ctx)
+        if cands.height < 1:
+            return cand_frame()
+        cands = cands.with_columns(
+            pl.col("pattern").str.extract(WILD_PREFIX, 1).fill_null("").alias("group")
+        ).with_columns(pl.col("group").str.count_matches("/").alias("depth"))
+        # Only groups with two or more date-like patterns can hold a pair.
+        cands = cands.filter(pl.len().over("tool", "group") >= 2)
+        if cands.height == 0:
+            return cand_frame()
+        nodes = (
+            ctx.data.scan_paths()
+            .filter(pl.col("side") == "result")
+            .join(cands.lazy(), on=["tool", "pattern"], how="inner")
+            .with_columns(
+                pl.when(pl.col("depth") == 0)
+                .then(pl.lit(""))
+                .otherwise(pl.col("path").str.split("/").list.head(pl.col("depth") + 1).list.join("/"))
+                .alias("inst"),
+                parse_iso(pl.when(pl.col("kind") == "string").then(pl.col("str"))).alias("p"),
+            )
+            .select("cid", "task_id", "fold", "tool", "group", "inst", "pattern", "p")
+            .unnest("p")
+            .collect()
+        )
+        b = nodes.select(
+            "cid",
+            "tool",
+            "group",
+            "inst",
+            pl.col("pattern").alias("b"),
+            pl.col("mode").alias("mode_b"),
+            pl.col("us").alias("us_b"),
+            pl.col("ns").alias("ns_b"),
+        )
+        pairs = (
+            nodes.rename({"pattern": "a"})
+            .join(b, on=["cid", "tool", "group", "inst"], how="inner")
+            .filter(pl.col("a") != pl.col("b"))
+        )
+        aggs: list[pl.Expr] = [
+            pl.len().alias("n_both"),
+            pl.col("cid").n_unique().alias("calls"),
+            pl.col("task_id").n_unique().alias("tasks"),
+            fold_examples(),
+        ]
+        le_ab = le(pl.col("us"), pl.col("ns"), pl.col("us_b"), pl.col("ns_b"))
+        lt_ab = lt(pl.col("us"), pl.col("ns"), pl.col("us_b"), pl.col("ns_b"))
+        for i, m in enumerate(MODES, start=1):
+            same = (pl.col("mode") == i) & (pl.col("mode_b") == i)
+            aggs.append((same & le_ab).sum().alias(f"ok_{m}"))
+            aggs.append((same & lt_ab).sum().alias(f"lt_{m}"))
+        per_fold = pairs.group_by("tool", "a", "b", "fold").agg(aggs)
+        merged = by_checker(
+            per_fold,
+            ["tool", "a", "b"],
+            [
+                pl.col("n_both").sum(),
+                pl.col("calls").sum(),
+                pl.col("tasks").sum(),
+                *[pl.col(f"ok_{m}").sum() for m in MODES],
+                *[pl.col(f"lt_{m}").sum() for m in MODES],
+                merged_examples(),
+            ],
+            ctx.data.k,
+        ).filter(
+            (pl.col("calls") >= ctx.params.needed("DATE_ORDER"))
+            & (pl.col("tasks") >= ctx.params.tasks_needed("DATE_ORDER"))
+        )
+        out = []
+        for m in MODES:
+            out.append(
+                merged.filter((pl.col(f"ok_{m}") == pl.col("n_both")) & (pl.col(f"lt_{m}") > 0)).with_columns(
+                    pl.lit("DATE_ORDER").alias("code"),
+                    pl.concat_list("a", "b").alias("paths"),
+                    pl.lit(f'{{"tz":"{m}"}}').alias("params"),
+                    pl.col("calls").alias("n"),
+                )
+            )
+        return cand_frame(pl.concat(out))

@@ -1,0 +1,679 @@
+"""RELATION: an exact arithmetic relation between numeric fields of one call.
+
+Forms (DESIGN §3 and the shared rule semantics):
+  linear   A = Σ ci·Xi, ci ∈ {1, −1}, 1 to 3 terms (A = B, A = B ± C, A = B + C + D, ...);
+  product  A = X1 × X2;
+  sum_over A = Σ of every number at a wildcard pattern (`/items/*/price`; an empty sum is 0).
+A is a result field; the Xi may be result or argument fields (`$args/quantity`). Operands either have no
+wildcard (paired per call, arguments included), or all lie in the same array instance (`/items/*/total =
+/items/*/price × /items/*/qty`, paired by index). Tolerance `tol`: "exact" when every operand is an int,
+"cent" (|A − rhs| <= 0.005) when every value has at most 2 decimals, otherwise "rel" (1e-9 relative).
+
+Qualifying example: a call (or array instance) where every operand is present and numeric. Keep only if:
+zero counterexamples; >= 30 qualifying calls; >= 5 distinct operand tuples (Daikon's minimum for ternary
+invariants); no operand constant over the qualifying examples (a relation that holds because a side is
+constant, or always zero, says nothing); and not implied by relations already kept (A = B and B = C imply
+A = C; B = A − C is A = B + C rewritten): linear relations are kept in order of fewest terms, fewest
+minus signs, then path order, and one is dropped when its coefficient vector lies in the span of those
+kept; products and sums are deduplicated after replacing each field by the first field of its equality
+class. A one-term equality between a result and an argument is ECHO's business and is not emitted.
+
+Search (near-linear in calls): candidate relations are enumerated on small per-fold samples of calls
+(numpy; the samples always include rows where each field is present), every candidate that a sample
+row refutes in two or more folds is dropped (a fold checker never sees one of the folds, so one refuting
+fold could be exactly the one it leaves out), fields that never co-occur often enough are never paired,
+and only the survivors are verified on every call with vectorised polars expressions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+import polars as pl
+
+from contracts.jsonutil import canonical_str
+from contracts.mining.data import (
+    CAND_SCHEMA,
+    CLS_NUM,
+    FULL,
+    KIND_CODE,
+    by_checker,
+    cand_frame,
+    merged_examples,
+)
+from contracts.mining.model import ARGS_PREFIX
+from contracts.mining.params import RELATION_MIN_TUPLES
+from contracts.mining.rules.base import MiningContext
+from contracts.mining.rules.date_order import WILD_PREFIX
+
+GEN_ROWS = 6  # rows of each fold candidates are generated from (the most informative ones)
+SAMPLE_ROWS = 48  # first rows (by call key) of each fold that refute candidates ...
+SAMPLE_PER_COLUMN = 8  # ... plus, per field, the first rows where that field is present
+MAX_FIELDS_TERNARY = 40  # three-term sums are searched for up to this many fields in one group
+MAX_FIELDS = 150  # beyond this many numeric fields in one group, no relation search at all
+GEN_ABS, GEN_REL = 0.006, 1e-9  # candidate tolerance: looser than every verification tolerance
+BATCH = 150  # candidates verified per polars pass
+SIGNS3: list[tuple[int, int, int]] = [
+    (a, b, c) for a, b, c in itertools.product((1, -1), repeat=3) if 1 in (a, b, c)
+]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One operand column of a group's wide frame."""
+
+    name: str  # column name in the wide frame
+    path: str  # rule path (`/total`, `$args/qty`, `/items/*/price` for a sum)
+    result: bool  # a result field (may be the left-hand side)
+    is_sum: bool  # Σ over a wildcard pattern (only as the sum_over term)
+
+
+@dataclass(frozen=True)
+class Cand:
+    """A candidate relation over field indexes: lhs = form(terms)."""
+
+    form: str  # linear | product | sum_over
+    lhs: int
+    terms: tuple[int, ...]
+    coef: tuple[int, ...] = ()
+
+
+def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[Field], pl.DataFrame]]:
+    """(tool, group, wide frame, fields, per-field per-fold stats) for every tool and array group."""
+    data = ctx.data
+    pats = data.patterns
+    nums = data.leaves.filter(pl.col("cls") == CLS_NUM)
+    plain = pats.filter(~pl.col("wild")).select("tool", "side", "pattern")
+    wild = pats.filter(pl.col("wild") & (pl.col("side") == "result")).select("tool", "side", "pattern")
+    cent = ((pl.col("num") * 100).round() - pl.col("num") * 100).abs() <= 1e-6
+    col_name = (
+        pl.when(pl.col("side") == "arg").then(pl.lit(ARGS_PREFIX) + pl.col("pattern")).otherwise("pattern")
+    )
+    flat = nums.join(plain, on=["tool", "side", "pattern"], how="semi").with_columns(col_name.alias("col"))
+    wnums = nums.join(wild, on=["tool", "side", "pattern"], how="semi")
+    sums = wnums.group_by("cid", "tool", "pattern").agg(pl.col("num").sum())
+
+    def field_stats(long: pl.DataFrame) -> pl.DataFrame:
+        return long.group_by("tool", "col", "fold").agg(
+            pl.len().alias("n"),
+            (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
+            cent.sum().alias("n_cent"),
+        )
+
+    stats_flat = field_stats(flat)
+    stats_sum = field_stats(wnums.with_columns(("Σ" + pl.col("pattern")).alias("col")))
+    calls = data.calls.select("cid", "fold", "task_id")
+    for tool in sorted(flat["tool"].unique().to_list()):
+        long = flat.filter(pl.col("tool") == tool)
+        cols = sorted(long["col"].unique().to_list())
+        s = sums.filter(pl.col("tool") == tool)
+        scols = sorted(s["pattern"].unique().to_list())
+        if not cols or len(cols) > MAX_FIELDS:
+            continue
+        wide = long.pivot(on="col", index="cid", values="num", aggregate_function="first")
+        fields = [Field(f"c{i}", c, not c.startswith(ARGS_PREFIX), False) for i, c in enumerate(cols)]
+        wide = wide.rename({c: f.name for c, f in zip(cols, fields, strict=True)})
+        if scols:
+            sw = s.pivot(on="pattern", index="cid", values="num", aggregate_function="first")
+            sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(scols)]
+            sw = sw.rename({p: f.name for p, f in zip(scols, sfields, strict=True)})
+            wide = wide.join(sw, on="cid", how="left").with_columns(
+                [pl.col(f.name).fill_null(0.0) for f in sfields]
+            )
+            fields += sfields
+        wide = wide.join(calls, on="cid", how="inner").sort("cid")
+        fst = pl.concat(
+            [
+                stats_flat.filter(pl.col("tool") == tool).with_columns(
+                    pl.col("col")
+                    .replace_strict({f.path: f.name for f in fields if not f.is_sum})
+                    .alias("name")
+                ),
+                stats_sum.filter(pl.col("tool") == tool).with_columns(
+                    pl.col("col")
+                    .replace_strict({"Σ" + f.path: f.name for f in fields if f.is_sum})
+                    .alias("name")
+                ),
+            ]
+        )
+        yield tool, "", wide, fields, fst
+    # Array groups: fields inside the same array instance, paired by index.
+    wild_nums = wild.filter(pl.col("pattern").str.contains(r"\*"))
+    if wild_nums.height == 0:
+        return
+    wl = (
+        data.scan_paths()
+        .filter(pl.col("side") == "result")
+        .join(wild_nums.lazy().select("tool", "pattern"), on=["tool", "pattern"], how="semi")
+        .filter(pl.col("kind").is_in(["int", "float"]))
+        .with_columns(pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group"))
+        .with_columns(
+            pl.col("path")
+            .str.split("/")
+            .list.head(pl.col("group").str.count_matches("/") + 1)
+            .list.join("/")
+            .alias("inst"),
+            pl.col("pattern").alias("col"),
+            (pl.col("kind") == "int").alias("is_int"),
+        )
+        .select("cid", "fold", "task_id", "tool", "group", "inst", "col", "num", "is_int")
+        .collect()
+    )
+    for (tool, group), long in sorted(
+        wl.group_by("tool", "group"), key=lambda t: (str(t[0][0]), str(t[0][1]))
+    ):
+        cols = sorted(long["col"].unique().to_list())
+        if len(cols) < 2 or len(cols) > MAX_FIELDS:
+            continue
+        wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
+        fields = [Field(f"c{i}", c, True, False) for i, c in enumerate(cols)]
+        wide = wide.rename({c: f.name for c, f in zip(cols, fields, strict=True)})
+        wide = wide.join(data.calls.select("cid", "fold", "task_id"), on="cid", how="inner").sort(
+            "cid", "inst"
+        )
+        fst = (
+            long.group_by("col", "fold")
+            .agg(pl.len().alias("n"), pl.col("is_int").sum().alias("n_int"), cent.sum().alias("n_cent"))
+            .with_columns(pl.col("col").replace_strict({f.path: f.name for f in fields}).alias("name"))
+        )
+        yield str(tool), str(group), wide, fields, fst
+
+
+def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(generation rows, refutation rows) of every fold, as wide frames with a row id `_r`.
+
+    Generation rows are the GEN_ROWS rows of each fold with the most present non-zero fields (rows of
+    zeros match everything and teach nothing); refutation rows are the first SAMPLE_ROWS rows of each
+    fold by call key plus, per field, the first SAMPLE_PER_COLUMN rows where that field is present.
+    """
+    w = wide.with_row_index("_r")
+    score = pl.sum_horizontal(
+        [(pl.col(f.name).is_not_null() & (pl.col(f.name) != 0)).cast(pl.Int32) for f in fields]
+    )
+    gen = (
+        w.with_columns(score.alias("_score"))
+        .sort(["fold", "_score", "_r"], descending=[False, True, False])
+        .group_by("fold", maintain_order=True)
+        .head(GEN_ROWS)
+        .drop("_score")
+    )
+    picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
+    for f in fields:
+        picks.append(
+            w.filter(pl.col(f.name).is_not_null())
+            .group_by("fold", maintain_order=True)
+            .head(SAMPLE_PER_COLUMN)
+            .select("_r")
+        )
+    ref = w.join(pl.concat(picks).unique(), on="_r", how="semi").sort("_r")
+    return gen, ref
+
+
+def _long(rows: pl.DataFrame, fields: list[Field]) -> pl.DataFrame:
+    """(r, j, v): every present value of the sample rows, field j by index."""
+    idx = {f.name: i for i, f in enumerate(fields)}
+    return (
+        rows.select("_r", *[pl.col(f.name).cast(pl.Float64) for f in fields])
+        .unpivot(index="_r", variable_name="name", value_name="v")
+        .drop_nulls("v")
+        .filter(pl.col("v").abs() < 1e15)
+        .with_columns(pl.col("name").replace_strict(idx, return_dtype=pl.Int64).alias("j"))
+        .select(pl.col("_r").alias("r"), "j", "v")
+    )
+
+
+def _close(a: str, b: str) -> pl.Expr:
+    x, y = pl.col(a), pl.col(b)
+    return (x - y).abs() <= GEN_ABS + GEN_REL * pl.max_horizontal(pl.lit(1.0), x.abs(), y.abs())
+
+
+def _keyed(df: pl.DataFrame, value: str) -> pl.DataFrame:
+    """`df` three times, with key = round(value·100) + {-1, 0, 1}: a join on the key then finds every
+    pair within one cent, the superset the GEN tolerance filter narrows."""
+    base = (pl.col(value) * 100).round().cast(pl.Int64)
+    return pl.concat([df.with_columns((base + d).alias("key")) for d in (-1, 0, 1)])
+
+
+def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataFrame:
+    """Candidates matching on at least one generation row where all their operands are present.
+
+    Rows (form, a, t0, t1, t2, c0, c1, c2): form 0 linear (unused terms = -1, coef 0), 1 product,
+    2 sum_over. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C, joined on a
+    rounded key, so the cost is (fields² per row), not fields⁴.
+    """
+    long = _long(gen, fields)
+    res = {i for i, f in enumerate(fields) if f.result and not f.is_sum}
+    sums = {i for i, f in enumerate(fields) if f.is_sum}
+    lhs = long.filter(pl.col("j").is_in(sorted(res))).rename({"j": "a", "v": "va"})
+    ops = long.filter(~pl.col("j").is_in(sorted(sums)))
+    sm = long.filter(pl.col("j").is_in(sorted(sums))).rename({"j": "w", "v": "vw"})
+    out: list[pl.DataFrame] = []
+    n1, z = pl.lit(-1, pl.Int64), pl.lit(0, pl.Int64)
+
+    def emit(df: pl.DataFrame, form: int, t: list[pl.Expr], c: list[pl.Expr]) -> None:
+        out.append(
+            df.select(
+                pl.lit(form, pl.Int64).alias("form"),
+                pl.col("a").cast(pl.Int64),
+                *[x.cast(pl.Int64).alias(f"t{i}") for i, x in enumerate(t)],
+                *[x.cast(pl.Int64).alias(f"c{i}") for i, x in enumerate(c)],
+            )
+        )
+
+    one = lhs.join(ops.rename({"j": "b", "v": "vb"}), on="r").filter(
+        (pl.col("a") != pl.col("b")) & _close("va", "vb")
+    )
+    emit(one, 0, [pl.col("b"), n1, n1], [pl.lit(1), z, z])
+    if sm.height:
+        so = lhs.join(sm, on="r").filter(_close("va", "vw"))
+        emit(so, 2, [pl.col("w"), n1, n1], [z, z, z])
+    pairs = (
+        ops.rename({"j": "b", "v": "vb"})
+        .join(ops.rename({"j": "c", "v": "vc"}), on="r")
+        .filter(pl.col("b") < pl.col("c"))
+    )
+    if pairs.height == 0:
+        return pl.concat(out).unique() if out else pl.DataFrame()
+    variants = pl.concat(
+        [
+            pairs.select(
+                "r",
+                "b",
+                "c",
+                pl.lit(sb).alias("sb"),
+                pl.lit(sc).alias("sc"),
+                (sb * pl.col("vb") + sc * pl.col("vc")).alias("u"),
+            )
+            for sb, sc in ((1, 1), (1, -1), (-1, 1), (-1, -1))
+        ]
+    )
+    vk = _keyed(variants, "u")
+    lk = lhs.with_columns((pl.col("va") * 100).round().cast(pl.Int64).alias("key"))
+    two = lk.join(vk.filter((pl.col("sb") == 1) | (pl.col("sc") == 1)), on=["r", "key"]).filter(
+        (pl.col("a") != pl.col("b")) & (pl.col("a") != pl.col("c")) & _close("va", "u")
+    )
+    emit(two, 0, [pl.col("b"), pl.col("c"), n1], [pl.col("sb"), pl.col("sc"), z])
+    prod = _keyed(pairs.with_columns((pl.col("vb") * pl.col("vc")).alias("u")), "u")
+    pr = lk.join(prod, on=["r", "key"]).filter(
+        (pl.col("a") != pl.col("b")) & (pl.col("a") != pl.col("c")) & _close("va", "u")
+    )
+    emit(pr, 1, [pl.col("b"), pl.col("c"), n1], [z, z, z])
+    if ternary:
+        part = pl.concat(
+            [
+                lhs.join(ops.rename({"j": "d", "v": "vd"}), on="r")
+                .filter(pl.col("a") != pl.col("d"))
+                .select("r", "a", "d", pl.lit(sd).alias("sd"), (pl.col("va") - sd * pl.col("vd")).alias("u"))
+                for sd in (1, -1)
+            ]
+        )
+        pk = part.with_columns((pl.col("u") * 100).round().cast(pl.Int64).alias("key")).rename({"u": "ul"})
+        three = (
+            pk.join(vk, on=["r", "key"])
+            .filter(
+                (pl.col("d") != pl.col("b"))
+                & (pl.col("d") != pl.col("c"))
+                & (pl.col("a") != pl.col("b"))
+                & (pl.col("a") != pl.col("c"))
+                & ((pl.col("sb") == 1) | (pl.col("sc") == 1) | (pl.col("sd") == 1))
+                & _close("ul", "u")
+            )
+            .select("a", "b", "c", "d", "sb", "sc", "sd")
+            .unique()
+        )
+        # Canonical term order: positive terms first, then by field index.
+        canon = []
+        for a, b, c, d, sb, sc, sd in three.iter_rows():
+            terms = sorted(((b, sb), (c, sc), (d, sd)), key=lambda t: (-t[1], t[0]))
+            canon.append((0, a, terms[0][0], terms[1][0], terms[2][0], terms[0][1], terms[1][1], terms[2][1]))
+        if canon:
+            out.append(pl.DataFrame(canon, schema=CAND_COLS, orient="row"))
+    frames = [f for f in out if f.height]
+    if not frames:
+        return pl.DataFrame(schema=CAND_COLS)
+    allc = pl.concat([f.select(list(CAND_COLS)).cast(CAND_COLS) for f in frames]).unique()  # type: ignore[arg-type]
+    # Two-term linear in canonical order too (positive first).
+    swap = (pl.col("form") == 0) & (pl.col("t2") == -1) & (pl.col("t1") != -1) & (pl.col("c0") == -1)
+    allc = allc.with_columns(
+        pl.when(swap).then(pl.col("t1")).otherwise(pl.col("t0")).alias("t0"),
+        pl.when(swap).then(pl.col("t0")).otherwise(pl.col("t1")).alias("t1"),
+        pl.when(swap).then(pl.col("c1")).otherwise(pl.col("c0")).alias("c0"),
+        pl.when(swap).then(pl.col("c0")).otherwise(pl.col("c1")).alias("c1"),
+    )
+    return allc.unique().sort(list(CAND_COLS))
+
+
+CAND_COLS: dict[str, pl.DataType] = {k: pl.Int64() for k in ("form", "a", "t0", "t1", "t2", "c0", "c1", "c2")}
+
+
+def _refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int) -> pl.DataFrame:
+    """Drop candidates refuted on the refutation rows of two or more folds (of one fold when k == 1)."""
+    allowed = 1 if k > 1 else 0
+    m = len(fields)
+    idx = {c: cands[c].replace(-1, m) for c in ("a", "t0", "t1", "t2")}
+    form = cands["form"]
+    c0, c1, c2 = (cands[c].cast(pl.Float64) for c in ("c0", "c1", "c2"))
+    refuted: dict[int, pl.Series] = {}
+    names = [f.name for f in fields]
+    for row in ref.iter_rows(named=True):
+        vals = pl.Series([row[nm] for nm in names] + [0.0], dtype=pl.Float64)
+        a, t0, t1, t2 = (vals.gather(idx[c]) for c in ("a", "t0", "t1", "t2"))
+        rhs = (
+            pl.DataFrame({"form": form, "t0": t0, "t1": t1, "t2": t2, "c0": c0, "c1": c1, "c2": c2})
+            .select(
+                pl.when(pl.col("form") == 0)
+                .then(pl.col("c0") * pl.col("t0") + pl.col("c1") * pl.col("t1") + pl.col("c2") * pl.col("t2"))
+                .when(pl.col("form") == 1)
+                .then(pl.col("t0") * pl.col("t1"))
+                .otherwise(pl.col("t0"))
+                .alias("rhs")
+            )
+            .to_series()
+        )
+        bad = (
+            pl.DataFrame({"a": a, "rhs": rhs})
+            .select(
+                (pl.col("a").is_not_null() & pl.col("rhs").is_not_null() & ~_close("a", "rhs")).alias("bad")
+            )
+            .to_series()
+        )
+        f = row["fold"]
+        refuted[f] = bad if f not in refuted else (refuted[f] | bad)
+    if not refuted:
+        return cands
+    count = pl.sum_horizontal([s.cast(pl.Int32).alias(str(f)) for f, s in refuted.items()])
+    counts = pl.DataFrame([s.cast(pl.Int32).alias(str(f)) for f, s in refuted.items()]).select(
+        count.alias("n")
+    )["n"]
+    return cands.filter(counts <= allowed)
+
+
+def _to_cands(arr: pl.DataFrame) -> list[Cand]:
+    out = []
+    for form, a, t0, t1, t2, c0, c1, c2 in arr.iter_rows():
+        if form == 0:
+            terms = tuple(t for t, c in ((t0, c0), (t1, c1), (t2, c2)) if c != 0)
+            coef = tuple(c for c in (c0, c1, c2) if c != 0)
+            out.append(Cand("linear", a, terms, coef))
+        elif form == 1:
+            out.append(Cand("product", a, (t0, t1)))
+        else:
+            out.append(Cand("sum_over", a, (t0,)))
+    return out
+
+
+def _rhs_expr(c: Cand, fields: list[Field]) -> pl.Expr:
+    t = [pl.col(fields[i].name).cast(pl.Float64) for i in c.terms]
+    if c.form == "product":
+        return t[0] * t[1]
+    if c.form == "sum_over":
+        return t[0]
+    e = t[0] * c.coef[0]
+    for k_, x in zip(c.coef[1:], t[1:], strict=True):
+        e = e + x * k_
+    return e
+
+
+def _verify(wide: pl.DataFrame, fields: list[Field], cands: list[Cand], k: int) -> pl.DataFrame:
+    """Per (candidate index, checker): qualifying rows/calls/tasks, violations per tolerance, distinct
+    tuples, operand min/max, examples — per-fold aggregates merged by checker."""
+    frames = []
+    for start in range(0, len(cands), BATCH):
+        batch = cands[start : start + BATCH]
+        aggs: list[pl.Expr] = []
+        for j, c in enumerate(batch, start=start):
+            ops = [c.lhs, *c.terms]
+            a = pl.col(fields[c.lhs].name).cast(pl.Float64)
+            rhs = _rhs_expr(c, fields)
+            qual = pl.all_horizontal([pl.col(fields[i].name).is_not_null() for i in ops])
+            diff = (a - rhs).abs()
+            scale = pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
+            aggs += [
+                qual.sum().alias(f"q{j}"),
+                pl.col("cid").filter(qual).n_unique().alias(f"calls{j}"),
+                pl.col("task_id").filter(qual).n_unique().alias(f"tasks{j}"),
+                (qual & (diff > 0)).sum().alias(f"vx{j}"),
+                (qual & (diff > 0.005 + 1e-9)).sum().alias(f"vc{j}"),
+                (qual & (diff > 1e-9 * scale)).sum().alias(f"vr{j}"),
+                pl.struct([pl.col(fields[i].name) for i in ops])
+                .filter(qual)
+                .hash()
+                .unique()
+                .bottom_k(RELATION_MIN_TUPLES)
+                .alias(f"tup{j}"),
+                pl.col("cid").filter(qual).unique().bottom_k(3).sort().alias(f"ex{j}"),
+            ]
+            for o, i in enumerate(ops):
+                col = pl.col(fields[i].name).cast(pl.Float64).filter(qual)
+                aggs += [col.min().alias(f"mn{j}_{o}"), col.max().alias(f"mx{j}_{o}")]
+        per_fold = wide.group_by("fold").agg(aggs)
+        # Long form: one row per (candidate, fold).
+        for j, c in enumerate(batch, start=start):
+            nops = 1 + len(c.terms)
+            sel = per_fold.select(
+                pl.lit(j, pl.Int64).alias("cand"),
+                "fold",
+                pl.col(f"q{j}").cast(pl.Int64).alias("q"),
+                pl.col(f"calls{j}").cast(pl.Int64).alias("calls"),
+                pl.col(f"tasks{j}").cast(pl.Int64).alias("tasks"),
+                pl.col(f"vx{j}").cast(pl.Int64).alias("vx"),
+                pl.col(f"vc{j}").cast(pl.Int64).alias("vc"),
+                pl.col(f"vr{j}").cast(pl.Int64).alias("vr"),
+                pl.col(f"tup{j}").alias("tup"),
+                pl.col(f"ex{j}").cast(pl.List(pl.UInt64)).alias("ex"),
+                pl.concat_list([pl.col(f"mn{j}_{o}") for o in range(nops)]).alias("mn"),
+                pl.concat_list([pl.col(f"mx{j}_{o}") for o in range(nops)]).alias("mx"),
+            )
+            frames.append(sel)
+    if not frames:
+        return pl.DataFrame()
+    long = pl.concat(frames)
+    mn_parts = long.explode("mn").with_columns(pl.int_range(pl.len()).over("cand", "fold").alias("o"))
+    mx_parts = long.explode("mx").with_columns(pl.int_range(pl.len()).over("cand", "fold").alias("o"))
+    ranges = by_checker(
+        mn_parts.select("cand", "fold", "o", "mn").join(
+            mx_parts.select("cand", "fold", "o", "mx"), on=["cand", "fold", "o"]
+        ),
+        ["cand", "o"],
+        [pl.col("mn").min(), pl.col("mx").max()],
+        k,
+    )
+    varying = ranges.group_by("cand", "checker").agg(
+        ((pl.col("mn") < pl.col("mx")) | pl.col("mn").is_null()).all().alias("varying")
+    )
+    merged = by_checker(
+        long.drop("mn", "mx"),
+        ["cand"],
+        [
+            pl.col("q").sum(),
+            pl.col("calls").sum(),
+            pl.col("tasks").sum(),
+            pl.col("vx").sum(),
+            pl.col("vc").sum(),
+            pl.col("vr").sum(),
+            pl.col("tup").list.explode(keep_nulls=False, empty_as_null=False).n_unique().alias("tuples"),
+            merged_examples(),
+        ],
+        k,
+    )
+    return merged.join(varying, on=["cand", "checker"], how="left")
+
+
+def _tol_for(c: Cand, klass: dict[int, str]) -> str:
+    kinds = {klass.get(i, "rel") for i in (c.lhs, *c.terms)}
+    if kinds == {"int"}:
+        return "exact"
+    if kinds <= {"int", "cent"}:
+        return "cent"
+    return "rel"
+
+
+def _order_key(c: Cand, fields: list[Field]) -> tuple[object, ...]:
+    form_rank = {"linear": 0, "product": 1, "sum_over": 2}[c.form]
+    return (
+        form_rank,
+        len(c.terms),
+        sum(1 for x in c.coef if x < 0),
+        [fields[i].path for i in (c.lhs, *c.terms)],
+    )
+
+
+class _Span:
+    """Exact incremental row reduction over the rationals: is a vector in the span of those added?"""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, dict[int, Fraction]]] = []  # (pivot, row with row[pivot] == 1)
+
+    def reduce(self, v: dict[int, Fraction]) -> dict[int, Fraction]:
+        v = {i: x for i, x in v.items() if x != 0}
+        for piv, row in self.rows:
+            f = v.get(piv)
+            if f:
+                for i, x in row.items():
+                    v[i] = v.get(i, Fraction(0)) - f * x
+                v = {i: x for i, x in v.items() if x != 0}
+        return v
+
+    def add(self, v: dict[int, Fraction]) -> bool:
+        """Add `v`; False (and nothing added) when it is already in the span."""
+        r = self.reduce(v)
+        if not r:
+            return False
+        piv = min(r)
+        inv = 1 / r[piv]
+        self.rows.append((piv, {i: x * inv for i, x in r.items()}))
+        return True
+
+
+def _vector(c: Cand) -> dict[int, Fraction]:
+    v: dict[int, Fraction] = {c.lhs: Fraction(1)}
+    for k_, t in zip(c.coef, c.terms, strict=True):
+        v[t] = v.get(t, Fraction(0)) - k_
+    return v
+
+
+def _reduce(holding: list[Cand], fields: list[Field], known_eq: list[tuple[int, int]]) -> list[Cand]:
+    """Drop implied relations (module docstring): span test for linear, equality classes for the rest."""
+    m = len(fields)
+    span = _Span()
+    rep = list(range(m))
+
+    def find(i: int) -> int:
+        while rep[i] != i:
+            i = rep[i]
+        return i
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        rep[max(ra, rb)] = min(ra, rb)
+
+    for a, b in known_eq:  # result = argument equalities (ECHO's) are known but never emitted
+        span.add({a: Fraction(1), b: Fraction(-1)})
+        union(a, b)
+    kept: list[Cand] = []
+    for c in sorted((c for c in holding if c.form == "linear"), key=lambda c: _order_key(c, fields)):
+        if not span.add(_vector(c)):
+            continue
+        kept.append(c)
+        if len(c.terms) == 1:
+            union(c.lhs, c.terms[0])
+    seen: set[tuple[object, ...]] = set()
+    for c in sorted((c for c in holding if c.form != "linear"), key=lambda c: _order_key(c, fields)):
+        key: tuple[object, ...] = (c.form, find(c.lhs), tuple(sorted(find(t) for t in c.terms)))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(c)
+    return kept
+
+
+class Relation:
+    """The RELATION rule class."""
+
+    codes = ("RELATION",)
+
+    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+        out = []
+        for tool, _group, wide, fields, fst in _groups(ctx):
+            out.append(self._mine_group(ctx, tool, wide, fields, fst))
+        return cand_frame(pl.concat(out)) if out else cand_frame()
+
+    def _mine_group(
+        self, ctx: MiningContext, tool: str, wide: pl.DataFrame, fields: list[Field], fst: pl.DataFrame
+    ) -> pl.DataFrame:
+        k = ctx.data.k
+        need = ctx.params.needed("RELATION")
+        if wide.height == 0 or len(fields) < 2:
+            return cand_frame()
+        gen, ref = _sample_rows(wide, fields)
+        ternary = sum(1 for f in fields if not f.is_sum) <= MAX_FIELDS_TERNARY
+        cands = _to_cands(_refute(_generate(gen, fields, ternary), ref, fields, k))
+        if not cands:
+            return cand_frame()
+        res = _verify(wide, fields, cands, k)
+        # Tolerance class per field per checker.
+        klass_rows = by_checker(
+            fst.select("name", "fold", "n", "n_int", "n_cent"),
+            ["name"],
+            [pl.col("n").sum(), pl.col("n_int").sum(), pl.col("n_cent").sum()],
+            k,
+        )
+        name_idx = {f.name: i for i, f in enumerate(fields)}
+        klass: dict[int, dict[int, str]] = {}
+        for r in klass_rows.iter_rows(named=True):
+            kl = "int" if r["n_int"] == r["n"] else "cent" if r["n_cent"] == r["n"] else "rel"
+            klass.setdefault(r["checker"], {})[name_idx[r["name"]]] = kl
+        rows = []
+        for checker in sorted(res["checker"].unique().to_list()):
+            sub = res.filter(pl.col("checker") == checker)
+            holding: list[Cand] = []
+            info = {}
+            known_eq: list[tuple[int, int]] = []
+            for r in sub.iter_rows(named=True):
+                c = cands[r["cand"]]
+                tol = _tol_for(c, klass.get(checker, {}))
+                viol = {"exact": r["vx"], "cent": r["vc"], "rel": r["vr"]}[tol]
+                if viol != 0 or r["q"] == 0:
+                    continue
+                is_echo = c.form == "linear" and len(c.terms) == 1 and not fields[c.terms[0]].result
+                if is_echo and r["varying"]:
+                    known_eq.append((c.lhs, c.terms[0]))
+                    continue
+                if not (
+                    r["calls"] >= need
+                    and r["tasks"] >= ctx.params.tasks_needed("RELATION")
+                    and r["tuples"] >= RELATION_MIN_TUPLES
+                    and r["varying"]
+                ):
+                    continue
+                holding.append(c)
+                info[c] = (r, tol)
+            for c in _reduce(holding, fields, known_eq):
+                r, tol = info[c]
+                params: dict[str, object] = {"form": c.form, "tol": tol}
+                if c.form == "linear":
+                    params["coef"] = list(c.coef)
+                paths = [fields[c.lhs].path, *(fields[t].path for t in c.terms)]
+                rows.append(
+                    {
+                        "checker": checker,
+                        "tool": tool,
+                        "code": "RELATION",
+                        "paths": paths,
+                        "params": canonical_str(params),
+                        "calls": r["calls"],
+                        "tasks": r["tasks"],
+                        "n": r["calls"],
+                        "ex": r["ex"],
+                    }
+                )
+        assert FULL == -1
+        if not rows:
+            return cand_frame()
+        return cand_frame(pl.DataFrame(rows, schema=CAND_SCHEMA))
+
+
+__all__ = ["Relation"]
