@@ -1,0 +1,297 @@
+"""Ingest behaviour: reject accounting, --strict, idempotence, incremental appends, chunking,
+determinism, atomic commit, registry, stdin, the manifest schema."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import polars as pl
+import pytest
+
+import contracts.traces.ingest as ingest_mod
+from contracts.errors import ContractsError, TraceError
+from contracts.jsonutil import file_sha256
+from contracts.schemas import load_schema, schema_errors
+from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, Corpus, corpus_info
+from contracts.traces.ingest import corpus_from_records, expand_sources, ingest
+from contracts.traces.leaves import LEAF_SCHEMA
+
+DATA = Path(__file__).parent / "data"
+
+
+def _rec(i: int, trace: int | None = None) -> dict[str, Any]:
+    t = trace if trace is not None else i // 3
+    return {
+        "trace_id": f"ep-{t}",
+        "task_id": f"task-{t % 4}",
+        "tool": ["lookup", "order"][i % 2],
+        "arguments": {"sku": f"S{i}", "n": i},
+        "result": {"sku": f"S{i}", "available": i * 2, "items": [{"p": 1.5}, {"p": i}]},
+    }
+
+
+def _write(path: Path, recs: list[dict[str, Any]]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    return path
+
+
+def corrupted(tmp_path: Path) -> Path:
+    """20 good lines, then: line 5 invalid JSON, line 9 binary, line 13 missing `tool`, last line truncated."""
+    lines = [orjson.dumps(_rec(i)) for i in range(20)]
+    lines[4] = b'{"trace_id": "ep-1", "tool": "lookup", "arguments": {'
+    lines[8] = b"\xff\xfe\x00binary\x9c garbage"
+    bad = _rec(12)
+    del bad["tool"]
+    lines[12] = orjson.dumps(bad)
+    lines[19] = lines[19][: len(lines[19]) // 2]
+    f = tmp_path / "src" / "calls.jsonl"
+    f.parent.mkdir()
+    f.write_bytes(b"\n".join(lines))  # no newline after the truncated last line
+    return f
+
+
+def test_reject_accounting_on_a_corrupted_copy(tmp_path: Path) -> None:
+    f = corrupted(tmp_path)
+    rep = ingest([f], tmp_path / "c")
+    s = rep.sources[0]
+    assert (s.lines, s.calls, s.rejects, s.blank) == (20, 16, 4, 0)
+    assert s.lines == s.calls + s.rejects + s.blank
+    rejects = Corpus.open(tmp_path / "c").rejects()
+    assert [(r["line"], r["code"]) for r in rejects] == [
+        (5, "R_JSON"),
+        (9, "R_UTF8"),
+        (13, "R_FIELD"),
+        (20, "R_JSON"),
+    ]
+    assert rejects[2]["field"] == "tool" and "'tool' is missing" in rejects[2]["error"]
+    assert "truncated" in rejects[3]["error"] and "truncated" not in rejects[0]["error"]
+    assert "byte 0xff at offset 0" in rejects[1]["error"]
+    assert all(r["source"] == str(f) for r in rejects)
+    assert rejects[0]["raw"].startswith('{"trace_id": "ep-1"')
+    # rejects lines follow the schema's definition
+    reject_schema = load_schema("corpus-manifest")["$defs"]["reject"]
+    for r in rejects:
+        jsonschema.validate(r, reject_schema)
+    man = Corpus.open(tmp_path / "c").manifest()
+    assert man["sources"][0]["rejects"] == 4 and man["counts"]["rejects"] == 4
+    assert pl.read_parquet(tmp_path / "c" / "calls.parquet")["line"].to_list() == [
+        n for n in range(1, 20) if n not in (5, 9, 13)
+    ]
+
+
+def test_strict_stops_at_the_first_bad_line(tmp_path: Path) -> None:
+    f = corrupted(tmp_path)
+    with pytest.raises(TraceError) as e:
+        ingest([f], tmp_path / "c", strict=True)
+    assert (e.value.source, e.value.line) == (str(f), 5)
+    assert e.value.render().startswith(f"error[E_TRACE]: {f}:5: invalid JSON")
+    assert not Corpus.is_corpus(tmp_path / "c")
+
+
+def test_over_long_line_is_rejected_without_reading_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ingest_mod, "MAX_LINE_BYTES", 200)
+    long = orjson.dumps({**_rec(1), "pad": "x" * 1000})
+    f = _write(tmp_path / "a.jsonl", [_rec(0)])
+    f.write_bytes(f.read_bytes() + long + b"\n" + orjson.dumps(_rec(2)) + b"\n")
+    rep = ingest([f], tmp_path / "c")
+    s = rep.sources[0]
+    assert (s.lines, s.calls, s.rejects) == (3, 2, 1)
+    r = Corpus.open(tmp_path / "c").rejects()[0]
+    assert (r["line"], r["code"]) == (2, "R_TOO_LONG") and len(r["raw"]) <= 4096
+
+
+def test_not_an_object_and_bad_arguments(tmp_path: Path) -> None:
+    bad_args = {**_rec(1), "arguments": [1, 2]}
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(orjson.dumps(_rec(0)) + b"\n[1, 2]\n" + orjson.dumps(bad_args) + b"\n   \n")
+    rep = ingest([f], tmp_path / "c")
+    s = rep.sources[0]
+    assert (s.lines, s.calls, s.rejects, s.blank) == (4, 1, 2, 1)
+    rej = Corpus.open(tmp_path / "c").rejects()
+    assert [(r["line"], r["code"], r.get("field")) for r in rej] == [
+        (2, "R_NOT_OBJECT", None),
+        (3, "R_FIELD", "arguments"),
+    ]
+
+
+def test_idempotent_and_incremental(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    _write(src / "a.jsonl", [_rec(i) for i in range(30)])
+    (src / "sub").mkdir()
+    _write(src / "sub" / "b.jsonl", [_rec(i, trace=100) for i in range(5)])
+    out = tmp_path / "c"
+    r1 = ingest([src], out)
+    assert (r1.calls, r1.episodes) == (35, 11)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    r2 = ingest([src], out)
+    assert not r2.changed and all(s.skipped for s in r2.sources) and r2.calls == 35
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing rewritten
+    # a new source appends; an episode continued in it is merged, not duplicated
+    _write(src / "c.jsonl", [_rec(i, trace=100) for i in range(5, 8)])
+    r3 = ingest([src], out)
+    assert [Path(s.source).name for s in r3.sources if not s.skipped] == ["c.jsonl"]
+    assert (r3.calls, r3.episodes, r3.new_calls) == (38, 11, 3)
+    eps = pl.read_parquet(out / "episodes.parquet")
+    assert eps.filter(pl.col("trace_id") == "ep-100")["n_calls"].item() == 8
+    calls = pl.read_parquet(out / "calls.parquet")
+    assert calls.height == 38 and calls["call_id"].n_unique() == 38
+    leaves = pl.read_parquet(out / "leaves.parquet")
+    assert leaves["call_id"].n_unique() == 38
+    man = Corpus.open(out).manifest()
+    assert [s["source"] for s in man["sources"]] == [
+        str(src / "a.jsonl"),
+        str(src / "sub" / "b.jsonl"),
+        str(src / "c.jsonl"),
+    ]
+    assert schema_errors(man, "corpus-manifest") == []
+
+
+def test_folder_walk_is_sorted_and_skips_hidden_and_output(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "b").mkdir(parents=True)
+    (src / ".hidden").mkdir()
+    for name in ("z.jsonl", "b/a.json", "a.jsonl.gz", ".hidden/x.jsonl", "notes.txt"):
+        (src / name).write_bytes(b"")
+    got = [Path(s.name).relative_to(src).as_posix() for s in expand_sources([src], exclude=src / "out")]
+    assert got == ["a.jsonl.gz", "b/a.json", "z.jsonl"]
+    with pytest.raises(TraceError) as e:
+        expand_sources([tmp_path / "missing.jsonl"])
+    assert e.value.code == "E_USAGE"
+
+
+def test_chunking_does_not_change_the_corpus(tmp_path: Path) -> None:
+    f = _write(tmp_path / "a.jsonl", [_rec(i) for i in range(50)])
+    ingest([f], tmp_path / "big", chunk_rows=1000)
+    ingest([f], tmp_path / "small", chunk_rows=7)
+    for name in ("calls.parquet", "leaves.parquet", "episodes.parquet"):
+        a = pl.read_parquet(tmp_path / "big" / name)
+        b = pl.read_parquet(tmp_path / "small" / name)
+        assert a.equals(b), name
+    assert (tmp_path / "big" / "corpus.json").read_bytes() == (
+        tmp_path / "small" / "corpus.json"
+    ).read_bytes()
+
+
+def test_deterministic_bytes(tmp_path: Path) -> None:
+    f = _write(tmp_path / "a.jsonl", [_rec(i) for i in range(40)])
+    ingest([f], tmp_path / "one")
+    ingest([f], tmp_path / "two")
+    for name in ("calls.parquet", "leaves.parquet", "episodes.parquet", "corpus.json", "rejects.jsonl"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+
+
+def test_schemas_and_categoricals(tmp_path: Path) -> None:
+    c = corpus_from_records([_rec(i) for i in range(9)], tmp_path / "c")
+    assert dict(c.scan_calls().collect_schema()) == CALL_SCHEMA
+    assert dict(c.scan_leaves().collect_schema()) == LEAF_SCHEMA
+    assert dict(c.scan_episodes().collect_schema()) == EPISODE_SCHEMA
+    for col in ("tool", "task_id"):
+        assert c.scan_calls().collect_schema()[col] == pl.Categorical()
+    assert c.scan_leaves().collect_schema()["pattern"] == pl.Categorical()
+    leaves = c.scan_leaves().filter(pl.col("call_id") == c.scan_calls().collect()["call_id"][0]).collect()
+    assert leaves.select("side", "path", "pattern", "kind").rows() == [
+        ("arg", "", "", "object"),
+        ("arg", "/sku", "/sku", "string"),
+        ("arg", "/n", "/n", "int"),
+        ("result", "", "", "object"),
+        ("result", "/sku", "/sku", "string"),
+        ("result", "/available", "/available", "int"),
+        ("result", "/items", "/items", "array"),
+        ("result", "/items/0", "/items/*", "object"),
+        ("result", "/items/0/p", "/items/*/p", "float"),
+        ("result", "/items/1", "/items/*", "object"),
+        ("result", "/items/1/p", "/items/*/p", "int"),
+    ]
+    man = c.manifest()
+    assert schema_errors(man, "corpus-manifest") == []
+    assert [col["name"] for col in man["files"]["calls.parquet"]["columns"]] == list(CALL_SCHEMA)
+
+
+def test_interrupted_commit_leaves_previous_corpus_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "c"
+    a = _write(tmp_path / "a.jsonl", [_rec(i) for i in range(10)])
+    ingest([a], out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    b = _write(tmp_path / "b.jsonl", [_rec(i) for i in range(10, 20)])
+
+    def boom(*args: Any, **kw: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ingest_mod, "_finalize_episodes", boom)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([b], out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # temp files and staging removed
+    monkeypatch.undo()
+    assert ingest([b], out).calls == 20
+
+
+def test_refuses_a_non_corpus_folder(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "precious.txt").write_text("keep me")
+    with pytest.raises(TraceError) as e:
+        ingest([_write(tmp_path / "a.jsonl", [_rec(0)])], tmp_path / "c")
+    assert e.value.code == "E_USAGE"
+
+
+def test_registry_is_validated_and_copied(tmp_path: Path) -> None:
+    reg = tmp_path / "tools.json"
+    reg.write_text('{"tools": [{"name": "lookup", "substitutes": ["order"]}, {"name": "order"}]}')
+    out = tmp_path / "c"
+    a = _write(tmp_path / "a.jsonl", [_rec(i) for i in range(4)])
+    rep = ingest([a], out, registry=reg)
+    assert rep.registry == "tools.json"
+    assert (out / "tools.json").read_bytes() == reg.read_bytes()
+    assert Corpus.open(out).manifest()["registry"] == {
+        "file": "tools.json",
+        "sha256": file_sha256(reg),
+        "tools": 2,
+    }
+    # a registry alone (no new source) still updates the corpus
+    reg.write_text('{"tools": [{"name": "lookup"}]}')
+    rep2 = ingest([a], out, registry=reg)
+    assert rep2.changed and Corpus.open(out).manifest()["registry"]["tools"] == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tools": [{"nom": "x"}]}')
+    with pytest.raises(ContractsError) as e:
+        ingest([a], out, registry=bad)
+    assert e.value.source == str(bad)
+    assert Corpus.open(out).manifest()["registry"]["tools"] == 1  # unchanged
+
+
+def test_registry_files_in_a_folder_are_skipped(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    _write(src / "a.jsonl", [_rec(0)])
+    (src / "tools.json").write_text('[{"name": "lookup", "description": "d", "parameters": {}}]')
+    rep = ingest([src], tmp_path / "c")
+    by = {Path(s.source).name: s for s in rep.sources}
+    assert by["tools.json"].skipped and by["tools.json"].format == "registry"
+    assert rep.calls == 1
+
+
+def test_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"".join(orjson.dumps(_rec(i)) + b"\n" for i in range(6))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    rep = ingest(["-"], tmp_path / "c")
+    assert rep.calls == 6 and rep.sources[0].source == "-"
+    assert Corpus.open(tmp_path / "c").manifest()["sources"][0]["sha256"] == ingest_mod.sha256_hex(data)
+
+
+def test_corpus_info(tmp_path: Path) -> None:
+    ingest([corrupted(tmp_path)], tmp_path / "c")
+    info = corpus_info(tmp_path / "c")
+    assert (info["calls"], info["rejects"]["total"]) == (16, 4)
+    assert info["rejects"]["by_code"] == {"R_FIELD": 1, "R_JSON": 2, "R_UTF8": 1}
+    assert {t["tool"]: t["calls"] for t in info["tools"]} == {"lookup": 7, "order": 9}
+    with pytest.raises(TraceError):
+        corpus_info(tmp_path / "nope")
