@@ -312,9 +312,9 @@ def _learn(records: Sequence[Mapping[str, Any]]) -> _Context:
                     ctx.negative.add(key)
             elif isinstance(v, str):
                 ctx.strings[key][v] += 1
-            if isinstance(v, str | int) and not isinstance(v, bool) and len(ctx.scalars[key]) < 64:
-                if v not in ctx.scalars[key]:
-                    ctx.scalars[key].append(v)
+            pool = ctx.scalars[key]
+            if isinstance(v, str | int) and not isinstance(v, bool) and len(pool) < 64 and v not in pool:
+                pool.append(v)
             if isinstance(v, dict):
                 ctx.parents[key] += 1
                 for ka, kb, va, vb in _sibling_dates(v, path):
@@ -381,7 +381,10 @@ class _Targets:
         return [r for r in self.rules.get(tool, []) if r.code in codes]
 
     def find(self, kind: str, rec: Mapping[str, Any]) -> list[Target]:
-        return getattr(self, f"_t_{kind}")(rec["tool"], rec["result"], rec.get("arguments") or {})  # type: ignore[no-any-return]
+        found: list[Target] = getattr(self, f"_t_{kind}")(
+            rec["tool"], rec["result"], rec.get("arguments") or {}
+        )
+        return found
 
     def _t_sign_flip(self, tool: str, res: Any, args: Any) -> list[Target]:
         rules = self._rules(tool, "POSITIVE", "NONNEG")

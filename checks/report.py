@@ -78,9 +78,7 @@ class Gate:
         )
         if self.value is None:
             return f"{self.metric} cannot be measured (no calls to measure it on); {flag} {fmt(self.threshold)} fails"
-        return (
-            f"{self.metric} {fmt(self.value)} [{fmt(self.low)}, {fmt(self.high)}] {verb} {flag} {fmt(self.threshold)}"
-        )
+        return f"{self.metric} {fmt(self.value)} [{fmt(self.low)}, {fmt(self.high)}] {verb} {flag} {fmt(self.threshold)}"
 
 
 def evaluate_gates(
@@ -96,7 +94,16 @@ def evaluate_gates(
         r = report["fire_rate"]
         v = r.get("value")
         gates.append(
-            Gate("fire_rate", ">", max_fire_rate, v, r.get("low"), r.get("high"), v is not None and v <= max_fire_rate, "share")
+            Gate(
+                "fire_rate",
+                ">",
+                max_fire_rate,
+                v,
+                r.get("low"),
+                r.get("high"),
+                v is not None and v <= max_fire_rate,
+                "share",
+            )
         )
     if max_spurious_per_100 is not None:
         p = report["spurious"]["per_100_episodes"]
@@ -117,7 +124,16 @@ def evaluate_gates(
         r = report["detection"]["overall"]
         v = r.get("value")
         gates.append(
-            Gate("detection", "<", min_detection, v, r.get("low"), r.get("high"), v is not None and v >= min_detection, "share")
+            Gate(
+                "detection",
+                "<",
+                min_detection,
+                v,
+                r.get("low"),
+                r.get("high"),
+                v is not None and v >= min_detection,
+                "share",
+            )
         )
     return gates
 
@@ -177,7 +193,12 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
     fr, sp, det = report["fire_rate"], report["spurious"], report["detection"]
     rr, cost = report["recovery_retention"], report["receipt_cost"]
     rows = [
-        ("Fire rate (organic calls)", pct(fr["value"]), f"[{pct(fr['low'])}, {pct(fr['high'])}]", f"{fr['numerator']}/{fr['denominator']}"),
+        (
+            "Fire rate (organic calls)",
+            pct(fr["value"]),
+            f"[{pct(fr['low'])}, {pct(fr['high'])}]",
+            f"{fr['numerator']}/{fr['denominator']}",
+        ),
         (
             "Spurious receipts per 100 clean episodes",
             num(sp["per_100_episodes"]["value"]),
@@ -190,7 +211,12 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
             f"[{pct(det['overall']['low'])}, {pct(det['overall']['high'])}]",
             f"{det['overall']['numerator']}/{det['overall']['denominator']}",
         ),
-        ("Recovery retention (>= 2 tools)", pct(rr["value"]), f"[{pct(rr['low'])}, {pct(rr['high'])}]", f"{rr['numerator']}/{rr['denominator']}"),
+        (
+            "Recovery retention (>= 2 tools)",
+            pct(rr["value"]),
+            f"[{pct(rr['low'])}, {pct(rr['high'])}]",
+            f"{rr['numerator']}/{rr['denominator']}",
+        ),
         (
             "Receipt bytes per 1,000 calls",
             num(cost["bytes_per_1000_calls"]["value"], 1),
@@ -212,7 +238,16 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
         L.append("")
         grow = []
         for g in gates:
-            gate = Gate(g["metric"], g["op"], g["threshold"], g["value"], g["low"], g["high"], g["passed"], "count" if g["metric"] == "spurious_per_100" else "share")
+            gate = Gate(
+                g["metric"],
+                g["op"],
+                g["threshold"],
+                g["value"],
+                g["low"],
+                g["high"],
+                g["passed"],
+                "count" if g["metric"] == "spurious_per_100" else "share",
+            )
             grow.append(("pass" if g["passed"] else "**FAIL**", gate.message()))
         L += _table(["Verdict", "Gate"], grow, "ll")
         L.append("")
@@ -222,7 +257,13 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
     pm = det.get("path_match", {}).get("by_kind", {})
     if by_kind:
         drow = [
-            (f"`{k}`", pct(r["value"]), f"[{pct(r['low'])}, {pct(r['high'])}]", f"{r['numerator']}/{r['denominator']}", pct(pm.get(k, {}).get("value")))
+            (
+                f"`{k}`",
+                pct(r["value"]),
+                f"[{pct(r['low'])}, {pct(r['high'])}]",
+                f"{r['numerator']}/{r['denominator']}",
+                pct(pm.get(k, {}).get("value")),
+            )
             for k, r in by_kind.items()
         ]
         L += _table(["Kind", "Detected", "95% interval", "Counts", "Path matched"], drow, "lrrrr")
@@ -232,7 +273,15 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
     L.append("## Fire rate by tool (organic calls, sorted by fires)")
     L.append("")
     trow = [
-        (f"`{t['tool']}`", t["fires"], t["organic"], pct(t["fire_rate"]["value"]), f"[{pct(t['fire_rate']['low'])}, {pct(t['fire_rate']['high'])}]", t["labelled"], t["detected"])
+        (
+            f"`{t['tool']}`",
+            t["fires"],
+            t["organic"],
+            pct(t["fire_rate"]["value"]),
+            f"[{pct(t['fire_rate']['low'])}, {pct(t['fire_rate']['high'])}]",
+            t["labelled"],
+            t["detected"],
+        )
         for t in report["tools"][:max_rows]
     ]
     L += _table(["Tool", "Fires", "Organic calls", "Fire rate", "95% interval", "Labelled", "Detected"], trow)
@@ -241,7 +290,10 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
     L.append("")
     L.append("## Fire rate by property code (organic calls)")
     L.append("")
-    crow = [(f"`{code}`", r["numerator"], pct(r["value"]), f"[{pct(r['low'])}, {pct(r['high'])}]") for code, r in fr.get("by_code", {}).items()]
+    crow = [
+        (f"`{code}`", r["numerator"], pct(r["value"]), f"[{pct(r['low'])}, {pct(r['high'])}]")
+        for code, r in fr.get("by_code", {}).items()
+    ]
     if crow:
         L += _table(["Code", "Fires", "Fire rate", "95% interval"], crow)
     else:
@@ -252,10 +304,24 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
     rules = [r for r in report["rules"] if r["fires"] > 0]
     if rules:
         rrow = [
-            (f"`{r['rule']}`", f"`{r['tool']}`", r["code"], f"`{', '.join(r['paths']) or '(root)'}`", r["support"], r["fires"], r["organic_fires"], r["clean_fires"], r["labelled_fires"])
+            (
+                f"`{r['rule']}`",
+                f"`{r['tool']}`",
+                r["code"],
+                f"`{', '.join(r['paths']) or '(root)'}`",
+                r["support"],
+                r["fires"],
+                r["organic_fires"],
+                r["clean_fires"],
+                r["labelled_fires"],
+            )
             for r in rules[:max_rows]
         ]
-        L += _table(["Rule", "Tool", "Code", "Paths", "Support", "Fires", "Organic", "Clean ep.", "Labelled"], rrow, "llllrrrrr")
+        L += _table(
+            ["Rule", "Tool", "Code", "Paths", "Support", "Fires", "Organic", "Clean ep.", "Labelled"],
+            rrow,
+            "llllrrrrr",
+        )
         if len(rules) > max_rows:
             L.append(f"\n({len(rules) - max_rows} more firing rules in the JSON report.)")
     else:
@@ -269,17 +335,33 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
     )
     L.append("")
     arow = [
-        (a["min_support"], a["rules"], a["fired_calls"], pct(a["coverage"]), pct(a["risk"]), pct(a["fire_rate"]), num(a["spurious_per_100"]), pct(a["detection"]))
+        (
+            a["min_support"],
+            a["rules"],
+            a["fired_calls"],
+            pct(a["coverage"]),
+            pct(a["risk"]),
+            pct(a["fire_rate"]),
+            num(a["spurious_per_100"]),
+            pct(a["detection"]),
+        )
         for a in report["abstention"]
     ]
-    L += _table(["s", "Rules", "Fired calls", "Coverage", "Risk", "Fire rate", "Spurious/100", "Detection"], arow)
+    L += _table(
+        ["s", "Rules", "Fired calls", "Coverage", "Risk", "Fire rate", "Spurious/100", "Detection"], arow
+    )
     L.append("")
     spur = report.get("spurious_receipts") or []
     L.append(f"## Receipts on clean episodes ({len(spur)} listed of {sp['numerator']})")
     L.append("")
     if spur:
         srow = [
-            (f"`{s['trace_id']}`", f"`{s['tool']}`", ", ".join(f"{v['code']} `{v['path'] or '(root)'}`" for v in s["violations"]), s["call_id"])
+            (
+                f"`{s['trace_id']}`",
+                f"`{s['tool']}`",
+                ", ".join(f"{v['code']} `{v['path'] or '(root)'}`" for v in s["violations"]),
+                s["call_id"],
+            )
             for s in spur[:max_rows]
         ]
         L += _table(["Episode", "Tool", "Violations", "Call"], srow, "llll")

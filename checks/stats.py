@@ -183,7 +183,7 @@ def make_rate(
     `proportion=False` is for ratios that are not shares (receipts per episode can exceed 1); Wilson is
     then applied only at 0, on the count of episodes.
     """
-    num, den = int(round(numerator)), int(round(denominator))
+    num, den = round(numerator), round(denominator)
     if den <= 0:
         return Rate(None, None, None, num, den, "none")
     value = numerator / denominator

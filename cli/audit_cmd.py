@@ -1,10 +1,481 @@
-"""CLI commands of the audit work item (see README)."""
+"""`contracts audit`, `contracts audit-score` and `contracts inject` (docs/audit.md, docs/faults.md).
+
+Thin layer: resolve options against the project config, call `contracts.checks.audit` /
+`contracts.checks.inject`, render the report (rich tables on stdout for `text`; workflow commands for
+`github`), write `--json` / `--markdown`, and exit 1 when a gate fails.
+"""
 
 from __future__ import annotations
 
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.table import Table
+
+from contracts.checks.audit import audit, audit_score, open_source
+from contracts.checks.inject import KINDS, inject_file, parse_kinds
+from contracts.checks.report import (
+    Gate,
+    cross_fit_sentence,
+    github_annotations,
+    num,
+    pct,
+    per100_text,
+    rate_text,
+    to_markdown,
+)
+from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from contracts.errors import UsageError
+from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.mining.model import ContractSet
+from contracts.traces.corpus import Corpus
+
+
+class AuditOutput(StrEnum):
+    """`--output-format` of `audit` / `audit-score`."""
+
+    text = "text"
+    github = "github"
+
+
+class EncoderName(StrEnum):
+    v1 = "v1"
+    v2 = "v2"
+
+
+FoldOpt = Annotated[
+    int | None,
+    typer.Option("--fold", "-k", help="Number of task folds k (default: audit.folds, 5). 1 = no splitting."),
+]
+SeedOpt = Annotated[
+    int | None, typer.Option("--seed", help="Fold and bootstrap seed (default: mine.seed, 13).")
+]
+BootOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000; 0 = Wilson only)."
+    ),
+]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here ('-' = stdout).")]
+MdOpt = Annotated[Path | None, typer.Option("--markdown", help="Write the Markdown report here.")]
+FmtOpt = Annotated[
+    AuditOutput, typer.Option("--output-format", help="text (tables) or github (annotations + step summary).")
+]
+MaxFireOpt = Annotated[
+    float | None,
+    typer.Option("--max-fire-rate", help="Gate: exit 1 when the fire rate exceeds this share (0.02 = 2%)."),
+]
+MaxSpurOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-spurious-per-100",
+        help="Gate: exit 1 when spurious receipts per 100 clean episodes exceed this.",
+    ),
+]
+MinDetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-detection", help="Gate: exit 1 when detection on labelled calls is below this share."
+    ),
+]
+
+
+def _gates(max_fire: float | None, max_spur: float | None, min_det: float | None) -> dict[str, float | None]:
+    cfg = config()
+    return {
+        "max_fire_rate": cfg.get("audit.max_fire_rate", max_fire),
+        "max_spurious_per_100": cfg.get("audit.max_spurious_per_100", max_spur),
+        "min_detection": cfg.get("audit.min_detection", min_det),
+    }
+
+
+def _free_dir(base: Path) -> Path:
+    """`base`, or `base-2`, `base-3`, ... : the first that does not exist or is empty."""
+    cand, n = base, 1
+    while cand.exists() and (not cand.is_dir() or any(cand.iterdir())):
+        n += 1
+        cand = base.with_name(f"{base.name}-{n}")
+    return cand
+
+
+def _render_text(report: dict[str, Any]) -> None:
+    fr, sp, det = report["fire_rate"], report["spurious"], report["detection"]
+    rr, cost, pop = report["recovery_retention"], report["receipt_cost"], report["population"]
+    out.print(
+        f"contract audit of {report['corpus']['name']}: {pop['checked']} calls checked "
+        f"({pop['organic']} organic, {pop['labelled']} labelled), {pop['episodes']} episodes, {pop['tasks']} tasks; "
+        f"k = {report['params']['k']}, {report['params']['bootstrap']} bootstrap resamples"
+    )
+    out.print(cross_fit_sentence(report))
+    t = Table(title="Audit (95% task-clustered bootstrap intervals)", title_justify="left")
+    for col in ("metric", "value", "interval", "counts"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+    t.add_row(
+        "fire rate (organic)",
+        pct(fr["value"]),
+        f"[{pct(fr['low'])}, {pct(fr['high'])}]",
+        f"{fr['numerator']}/{fr['denominator']}",
+    )
+    if report.get("in_sample"):
+        ir = report["in_sample"]["fire_rate"]
+        t.add_row(
+            "  in-sample (non-split)",
+            pct(ir["value"]),
+            f"[{pct(ir['low'])}, {pct(ir['high'])}]",
+            f"{ir['numerator']}/{ir['denominator']}",
+        )
+    p = sp["per_100_episodes"]
+    t.add_row(
+        "spurious / 100 clean episodes",
+        num(p["value"]),
+        f"[{num(p['low'])}, {num(p['high'])}]",
+        f"{sp['numerator']}/{sp['denominator']}",
+    )
+    o = det["overall"]
+    t.add_row(
+        "detection (labelled)",
+        pct(o["value"]),
+        f"[{pct(o['low'])}, {pct(o['high'])}]",
+        f"{o['numerator']}/{o['denominator']}",
+    )
+    for kind, r in det["by_kind"].items():
+        t.add_row(
+            f"  {kind}",
+            pct(r["value"]),
+            f"[{pct(r['low'])}, {pct(r['high'])}]",
+            f"{r['numerator']}/{r['denominator']}",
+        )
+    t.add_row(
+        "recovery retention",
+        pct(rr["value"]),
+        f"[{pct(rr['low'])}, {pct(rr['high'])}]",
+        f"{rr['numerator']}/{rr['denominator']}",
+    )
+    b = cost["bytes_per_1000_calls"]
+    t.add_row(
+        "receipt bytes / 1,000 calls",
+        num(b["value"], 1),
+        f"[{num(b['low'], 1)}, {num(b['high'], 1)}]",
+        f"{cost['receipts']} receipts",
+    )
+    tk = cost["tokens_per_1000_calls"]
+    t.add_row(
+        "receipt tokens / 1,000 calls",
+        num(tk["value"], 1),
+        f"[{num(tk['low'], 1)}, {num(tk['high'], 1)}]",
+        f"{cost['approx_tokens']} tokens",
+    )
+    out.print(t)
+    tt = Table(title="By tool (sorted by fires)", title_justify="left")
+    for col in ("tool", "fires", "organic", "fire rate", "labelled", "detected"):
+        tt.add_column(col, justify="left" if col == "tool" else "right")
+    for row in report["tools"][:20]:
+        tt.add_row(
+            row["tool"],
+            str(row["fires"]),
+            str(row["organic"]),
+            pct(row["fire_rate"]["value"]),
+            str(row["labelled"]),
+            str(row["detected"]),
+        )
+    out.print(tt)
+    firing = [r for r in report["rules"] if r["fires"]]
+    if firing:
+        rt = Table(title="Rules by fires", title_justify="left")
+        for col in ("rule", "tool", "code", "paths", "support", "fires", "organic", "labelled"):
+            rt.add_column(
+                col, justify="right" if col in ("support", "fires", "organic", "labelled") else "left"
+            )
+        for r in firing[:15]:
+            rt.add_row(
+                r["rule"],
+                r["tool"],
+                r["code"],
+                ", ".join(r["paths"]) or "(root)",
+                str(r["support"]),
+                str(r["fires"]),
+                str(r["organic_fires"]),
+                str(r["labelled_fires"]),
+            )
+        out.print(rt)
+    led = report["ledger"]
+    out.print(
+        f"ledger {led['path']}: head {led['head']} root {led['root']} ({led['entries']} entries, frozen)"
+    )
+    for g in report["gates"]:
+        gate = Gate(
+            g["metric"],
+            g["op"],
+            g["threshold"],
+            g["value"],
+            g["low"],
+            g["high"],
+            g["passed"],
+            "count" if g["metric"] == "spurious_per_100" else "share",
+        )
+        out.print(
+            ("PASS " if g["passed"] else "FAIL ") + gate.message(),
+            style=None if g["passed"] else "red",
+            markup=False,
+        )
+
+
+def _emit(
+    report: dict[str, Any], json_path: Path | None, md_path: Path | None, fmt: AuditOutput, quiet: bool
+) -> None:
+    """Write the report files, render it, append the step summary, and exit 1 on a failed gate."""
+    md = to_markdown(report)
+    if json_path is not None and str(json_path) != "-":
+        atomic_write_bytes(json_path, pretty_json(report))
+    if md_path is not None:
+        atomic_write_bytes(md_path, md.encode("utf-8"))
+    if json_path is not None and str(json_path) == "-":
+        out.file.write(pretty_json(report).decode("utf-8"))
+    elif fmt == AuditOutput.github:
+        gates = [
+            Gate(
+                g["metric"],
+                g["op"],
+                g["threshold"],
+                g["value"],
+                g["low"],
+                g["high"],
+                g["passed"],
+                "count" if g["metric"] == "spurious_per_100" else "share",
+            )
+            for g in report["gates"]
+        ]
+        for line in github_annotations(report, gates):
+            out.print(line, markup=False)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(md + "\n")
+    else:
+        _render_text(report)
+    if not quiet:
+        fr, det = report["fire_rate"], report["detection"]["overall"]
+        err.print(
+            f"fire rate {rate_text(fr)}; spurious per 100 episodes {per100_text(report['spurious'])}; "
+            f"detection {rate_text(det)}",
+            markup=False,
+        )
+        for p, what in ((json_path, "JSON"), (md_path, "Markdown")):
+            if p is not None and str(p) != "-":
+                err.print(f"wrote {what} report {p}", markup=False)
+    failed = [g for g in report["gates"] if not g["passed"]]
+    if failed:
+        for g in failed:
+            gate = Gate(
+                g["metric"],
+                g["op"],
+                g["threshold"],
+                g["value"],
+                g["low"],
+                g["high"],
+                g["passed"],
+                "count" if g["metric"] == "spurious_per_100" else "share",
+            )
+            err.print(f"gate failed: {gate.message()}", style="red", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None, Path]:
+    """Report files and the base folder for the ledger: `paths.reports` when configured, else beside
+    the report files given, else the working directory."""
+    reports = config().path("paths.reports")
+    if json_path is None and md_path is None and reports is not None:
+        json_path, md_path = reports / "audit.json", reports / "audit.md"
+    if reports is not None:
+        base = reports
+    else:
+        given = next((p for p in (json_path, md_path) if p is not None and str(p) != "-"), None)
+        base = given.parent if given is not None else Path(".")
+    return json_path, md_path, base
+
+
+def audit_cmd(
+    src: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Corpus folder or trace files (default: paths.corpus or paths.traces).", show_default=False
+        ),
+    ] = None,
+    fold: FoldOpt = None,
+    contracts_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--contracts",
+            help="Use this contract set (must be mined with the same k and seed) instead of mining.",
+        ),
+    ] = None,
+    seed: SeedOpt = None,
+    inject: Annotated[
+        str | None,
+        typer.Option(
+            "--inject", help=f"Plant faults first: comma-separated kinds or 'all' ({', '.join(KINDS)})."
+        ),
+    ] = None,
+    rate: Annotated[
+        float, typer.Option("--rate", help="Share of eligible calls to fault with --inject.")
+    ] = 0.1,
+    bootstrap: BootOpt = None,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            help="Ledger folder for the frozen fire events (new or empty; default: paths.ledger, else audit-ledger beside the report).",
+        ),
+    ] = None,
+    json_path: JsonOpt = None,
+    md_path: MdOpt = None,
+    output_format: FmtOpt = AuditOutput.text,
+    max_fire_rate: MaxFireOpt = None,
+    max_spurious_per_100: MaxSpurOpt = None,
+    min_detection: MinDetOpt = None,
+    encoder: Annotated[
+        EncoderName, typer.Option("--encoder", help="Receipt encoder whose size is costed.")
+    ] = EncoderName.v2,
+    no_in_sample: Annotated[
+        bool, typer.Option("--no-in-sample", help="Skip the in-sample (non-split) comparison replay.")
+    ] = False,
+    quiet: QuietFlag = False,
+) -> None:
+    """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
+    cfg = config()
+    if src is None:
+        src = cfg.path("paths.corpus")
+        if src is None:
+            traces = cfg.get("paths.traces")
+            src = Path(traces[0]) if traces else None
+        if src is None:
+            raise UsageError(
+                "no corpus or traces given: pass SRC or set 'corpus' (or 'traces') under [paths] in contracts.toml",
+                field="SRC",
+            )
+    k = int(cfg.get("audit.folds", fold))
+    s = int(cfg.get("mine.seed", seed))
+    n_boot = int(cfg.get("audit.bootstrap", bootstrap))
+    if n_boot < 0:
+        raise UsageError(f"--bootstrap must be >= 0, got {n_boot}", field="--bootstrap")
+    if not 0.0 <= rate <= 1.0:
+        raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="--rate")
+    kinds = parse_kinds(inject) if inject else None
+    json_path, md_path, base = _default_reports(json_path, md_path)
+    ledger_dir = ledger if ledger is not None else cfg.path("paths.ledger")
+    if ledger_dir is None:
+        ledger_dir = _free_dir(base / "audit-ledger")
+    cs = ContractSet.load(contracts_file) if contracts_file is not None else None
+    work = ledger_dir.with_name(ledger_dir.name + ".corpus")
+    source = open_source(src, work, inject_kinds=kinds, inject_rate=rate, inject_seed=s, contracts=cs)
+    if source.inject and not quiet:
+        inj = source.inject
+        err.print(
+            f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
+            f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
+            markup=False,
+        )
+    report, _ = audit(
+        source.corpus,
+        ledger_dir,
+        k=k,
+        seed=s,
+        contracts=cs,
+        origin=str(contracts_file) if contracts_file is not None else "mined",
+        bootstrap=n_boot,
+        encoder=encoder.value,
+        in_sample=not no_in_sample,
+        corpus_name=source.name,
+        inject=source.inject,
+        mine_from=source.original,
+        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection),
+        mine_options={
+            "clean": cfg.get("mine.clean"),
+            "max_domain": cfg.get("mine.max_domain"),
+            "min_support": cfg.get("mine.min_support") or None,
+            "max_violation_rate": cfg.get("mine.max_violation_rate"),
+        },
+    )
+    if not quiet:
+        err.print(
+            f"fire events frozen in {ledger_dir} before labels were joined; re-score with "
+            f"`contracts audit-score {ledger_dir} --corpus {source.corpus.path}`",
+            markup=False,
+        )
+    _emit(report, json_path, md_path, output_format, quiet)
+
+
+def audit_score_cmd(
+    ledger: Annotated[Path, typer.Argument(help="A frozen audit ledger folder.")],
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="The corpus the audit ran on (default: paths.corpus).")
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels", help="JSONL overriding labels ({call_id, labels}) and rewards ({trace_id, reward})."
+        ),
+    ] = None,
+    bootstrap: BootOpt = None,
+    json_path: JsonOpt = None,
+    md_path: MdOpt = None,
+    output_format: FmtOpt = AuditOutput.text,
+    max_fire_rate: MaxFireOpt = None,
+    max_spurious_per_100: MaxSpurOpt = None,
+    min_detection: MinDetOpt = None,
+    quiet: QuietFlag = False,
+) -> None:
+    """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
+    cfg = config()
+    c = cfg.require_path("paths.corpus", corpus, "corpus (--corpus)")
+    n_boot = int(cfg.get("audit.bootstrap", bootstrap))
+    report = audit_score(
+        ledger,
+        Corpus.open(c),
+        bootstrap=n_boot,
+        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection),
+        labels_file=labels,
+    )
+    _emit(report, json_path, md_path, output_format, quiet)
+
+
+def inject_cmd(
+    src: Annotated[list[Path], typer.Argument(help="Flat JSONL trace files or folders, or a corpus folder.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Write the faulted flat JSONL here.")],
+    kinds: Annotated[
+        str, typer.Option("--kinds", help=f"Comma-separated fault kinds, or 'all' ({', '.join(KINDS)}).")
+    ] = "all",
+    rate: Annotated[float, typer.Option("--rate", help="Share of eligible calls to fault (0..1).")] = 0.1,
+    seed: SeedOpt = None,
+    contracts_file: Annotated[
+        Path | None,
+        typer.Option("--contracts", help="Aim faults at the paths this contract set's rules cover."),
+    ] = None,
+    json_flag: Annotated[
+        bool, typer.Option("--json", help="Print the injection summary as JSON on stdout.")
+    ] = False,
+    quiet: QuietFlag = False,
+) -> None:
+    """Plant labelled faults (labels.fault, fault_path, original) in clean traces, for measuring detection."""
+    s = int(config().get("mine.seed", seed))
+    cs = ContractSet.load(contracts_file) if contracts_file is not None else None
+    rep = inject_file(src, output, kinds=parse_kinds(kinds), rate=rate, seed=s, contracts=cs)
+    if json_flag:
+        out.file.write(pretty_json(rep.to_json()).decode("utf-8"))
+    if not quiet:
+        per = ", ".join(f"{k}={v}" for k, v in sorted(rep.injected.items()))
+        err.print(
+            f"wrote {output}: {sum(rep.injected.values())} faults in {rep.eligible} eligible of {rep.records} calls "
+            f"({per}; {rep.no_target} selected calls had no target; targets: {rep.targeting})",
+            markup=False,
+        )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
-    return None
+    """Add `audit`, `audit-score` and `inject` to the root app."""
+    app.command("audit")(audit_cmd)
+    app.command("audit-score")(audit_score_cmd)
+    app.command("inject")(inject_cmd)

@@ -1,0 +1,935 @@
+"""`contracts audit`: cross-fitted replay of a corpus through its own fold checkers, frozen, then scored.
+
+Two phases, in this order, and the order is the point:
+
+1. **Blind replay** (`replay`). Every call with status ok is checked by the checker of its task's fold
+   (`check_corpus(..., fold="cross")`), a checker mined without that task's traces. Each call with at
+   least one violation becomes a *fire event* (call id, fold, tool, rule ids, codes, paths, the witness
+   values, the rule supports, the receipt's size and its recovery-tool count). Fire events are written to
+   a ledger together with what is needed to score them later (the population digest, the rule catalog)
+   and the ledger is **frozen**. Nothing in this phase reads `labels`, `fault` or `reward`.
+2. **Scoring** (`score`). Only now are labels and rewards joined, to the frozen events, giving the fire
+   rate (organic calls), spurious receipts (clean episodes), detection (labelled calls), recovery
+   retention and receipt cost, each with a task-clustered bootstrap interval (`contracts.checks.stats`).
+   `audit-score` runs this phase alone from a frozen ledger and a corpus, optionally with other labels,
+   and gets the same report when nothing changed.
+
+Definitions (where the issue is silent, decided here):
+
+* *calls checked*: calls with status `ok` (a failed call has no result to hold to a result contract).
+  Calls of a tool that has no rule are checked and simply cannot fire: they stay in the denominator,
+  as in the paper's "fire rate on organic responses"; the per-tool table shows them apart.
+* *organic*: no `fault` label. *labelled*: a `fault` label (from the traces or from `--inject`).
+* *clean episode*: no call of it labelled, no episode-level `fault` label, and reward null (no rewards
+  in the format) or reward >= 1 (full reward). *Spurious receipts* are fired calls in clean episodes,
+  counted per 100 clean episodes.
+* *detected*: a labelled call with >= 1 violation. *path matched*: a violation path equals a faulted
+  path, or one contains the other (dropping `/a` may surface as REQUIRED at `/a`; swapping an object for
+  a list may surface at a child).
+* *recovery retention*: share of fire events whose receipt offers >= 2 recovery tools.
+* *receipt cost*: bytes of the receipts' `outcome_contract` (canonical JSON, encoder v2 by default) and
+  `approx_tokens`, per 1,000 calls checked.
+* *support* of a violation: `support.calls` of the rule in the checker that judged the call. The rule
+  table shows the largest support a rule has in any fold checker.
+* *in-sample fire rate* (k > 1): the full checker (mined on all traces) replayed over the same calls;
+  it is the optimistic figure cross-fitting corrects, and the report prints both.
+* *abstention curve*: for a support threshold s, only violations whose rule support >= s count; the
+  curve shows coverage (fired calls kept / fired calls at s = 0), risk (share of kept fired calls with
+  no fault label) and the fire rate, spurious receipts and detection at s.
+
+Fire events are stored in `audit.fire` entries of up to 1,000 events each (one `append_many` batch, one
+fsync): at a 1% fire rate on a million calls that is 10 entries instead of 10,000 fsyncs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+import contracts.checks.stats as stats
+from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
+from contracts.checks.report import REPORT_VERSION, evaluate_gates
+from contracts.errors import CheckError, TraceError
+from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
+from contracts.mining.folds import fold_table
+from contracts.mining.model import ContractSet
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.traces.corpus import Corpus
+
+LEDGER_FORMAT = "contracts-audit/1"
+EVENTS_PER_ENTRY = 1000
+IDS_PER_ENTRY = 5000
+SUPPORT_GRID = (0, 10, 20, 30, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
+MAX_SPURIOUS_LISTED = 200
+_TRUNC = 200
+
+KIND_START = "audit.start"
+KIND_FIRE = "audit.fire"
+KIND_IN_SAMPLE = "audit.in_sample"
+KIND_END = "audit.end"
+
+
+# ------------------------------------------------------------------------------------------------------
+# Sources
+
+
+@dataclass(frozen=True)
+class Source:
+    """The corpus an audit runs on, and what was done to get it (ingest, injection)."""
+
+    corpus: Corpus
+    name: str
+    inject: Mapping[str, Any] | None = None
+    original: Corpus | None = None
+
+
+def open_source(
+    src: str | Path,
+    work: str | Path,
+    *,
+    inject_kinds: Sequence[str] | None = None,
+    inject_rate: float = 0.1,
+    inject_seed: int = 13,
+    contracts: ContractSet | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> Source:
+    """A corpus folder as is, or trace files ingested into `work/corpus`; with `inject_kinds`, faults are
+    planted (see `contracts.checks.inject`) and the result ingested into `work/injected`."""
+    from contracts.traces.ingest import ingest
+
+    p = Path(src)
+    if not p.exists():
+        raise TraceError("no such corpus or trace file", source=str(p))
+    if Corpus.is_corpus(p):
+        corpus = Corpus.open(p)
+    else:
+        out = Path(work) / "corpus"
+        ingest([p], out, progress=progress)
+        corpus = Corpus.open(out)
+    if not inject_kinds:
+        return Source(corpus, p.name or str(p))
+    from contracts.checks.inject import inject_records, records_from_corpus, write_flat
+
+    records, rep = inject_records(
+        records_from_corpus(corpus),
+        kinds=inject_kinds,
+        rate=inject_rate,
+        seed=inject_seed,
+        contracts=contracts,
+    )
+    flat = Path(work) / "injected.jsonl"
+    write_flat(records, flat)
+    ingest([flat], Path(work) / "injected", format="flat", progress=progress)
+    info = {"kinds": list(inject_kinds), "rate": inject_rate, "seed": inject_seed, **rep.to_json()}
+    return Source(Corpus.open(Path(work) / "injected"), f"{p.name or p} (+inject)", info, corpus)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Phase 1: blind replay -> frozen ledger
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What the blind phase produced: the ledger anchor and the numbers needed to score."""
+
+    ledger: Path
+    head: str
+    root: str
+    entries: int
+    start: Mapping[str, Any]
+    events: tuple[Mapping[str, Any], ...]
+    in_sample: frozenset[str] | None
+
+
+def population(corpus: Corpus, k: int, seed: int) -> pl.DataFrame:
+    """The checked calls (status ok) with their fold: `call_id, trace_id, task_id, tool, fold`. No labels."""
+    calls = (
+        corpus.scan_calls()
+        .filter(pl.col("status") == "ok")
+        .select(
+            "call_id",
+            "trace_id",
+            pl.col("task_id").cast(pl.String),
+            pl.col("tool").cast(pl.String),
+        )
+        .collect()
+    )
+    folds = fold_table(calls.get_column("task_id"), seed, k)
+    return calls.join(folds, on="task_id", how="left").sort("call_id")
+
+
+def population_digest(call_ids: Iterable[str]) -> str:
+    """sha256 over the sorted checked call ids: audit-score refuses a corpus whose calls differ."""
+    return sha256_hex("\n".join(sorted(call_ids)))
+
+
+def _short(text: str) -> Any:
+    """A witness value for the ledger: the JSON value itself, or its text cut to 200 characters."""
+    if len(text) <= _TRUNC:
+        return orjson.loads(text)
+    return text[: _TRUNC - 1] + "…"
+
+
+def _support_maps(cs: ContractSet, k: int) -> dict[int, dict[str, int]]:
+    if k <= 1:
+        return {0: {r.id: r.support.calls for r in cs.rules_for(None)}}
+    return {f: {r.id: r.support.calls for r in cs.rules_for(f)} for f in range(k)}
+
+
+def fire_events(
+    cs: ContractSet, corpus: Corpus, violations: pl.DataFrame, k: int, *, encoder: str = "v2"
+) -> list[dict[str, Any]]:
+    """One fire event per call with >= 1 violation (schema `fire-event`), sorted by call id."""
+    if violations.is_empty():
+        return []
+    supports = _support_maps(cs, k)
+    visible = {
+        t: (None if js is None else tuple(orjson.loads(js)))
+        for t, js in corpus.scan_episodes().select("trace_id", "tools").collect().iter_rows()
+    }
+    by_call: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    meta: dict[str, tuple[str, str, int]] = {}
+    for row in violations.sort("call_id", "rule", "path").iter_rows(named=True):
+        cid = row["call_id"]
+        fold = int(row["fold"]) if k > 1 else 0
+        meta[cid] = (row["tool"], row["trace_id"], fold)
+        by_call[cid].append(row)
+    events = []
+    for cid in sorted(by_call):
+        tool, trace_id, fold = meta[cid]
+        rows = by_call[cid]
+        sup = supports.get(fold, {})
+        vio = [
+            Violation(
+                r["code"],
+                r["rule"],
+                r["path"],
+                orjson.loads(r["expected"]),
+                orjson.loads(r["observed"]),
+                r["present"],
+                r["detail"],
+            )
+            for r in rows
+        ]
+        rec = recovery_tools(cs, tool, visible.get(trace_id))
+        enc = encode(Receipt(tool, None, tuple(vio), tuple(rec), encoder=encoder), encoder)
+        events.append(
+            {
+                "call_id": cid,
+                "fold": fold,
+                "tool": tool,
+                "rules": sorted({r["rule"] for r in rows}),
+                "codes": sorted({r["code"] for r in rows}),
+                "paths": sorted({r["path"] for r in rows}),
+                "violations": [
+                    {
+                        "rule": r["rule"],
+                        "code": r["code"],
+                        "path": r["path"],
+                        "support": int(sup.get(r["rule"], 0)),
+                        "present": bool(r["present"]),
+                        "expected": _short(r["expected"]),
+                        "observed": _short(r["observed"]),
+                    }
+                    for r in rows
+                ],
+                "bytes": int(enc["bytes"]),
+                "approx_tokens": int(enc["approx_tokens"]),
+                "recovery_tools": len(rec),
+            }
+        )
+    return events
+
+
+def rule_catalog(cs: ContractSet, k: int) -> list[dict[str, Any]]:
+    """Every rule used by the audit's checkers, with the largest support it has in any of them."""
+    best: dict[str, int] = {}
+    for sup in _support_maps(cs, k).values():
+        for rid, n in sup.items():
+            best[rid] = max(best.get(rid, 0), n)
+    by_id = {r.id: r for r in cs.all_rules()}
+    return [
+        {
+            "rule": rid,
+            "tool": by_id[rid].tool,
+            "code": by_id[rid].code,
+            "paths": list(by_id[rid].paths),
+            "support": best[rid],
+        }
+        for rid in sorted(best)
+        if rid in by_id
+    ]
+
+
+def contracts_sha256(cs: ContractSet) -> str:
+    """Digest of the contract set's canonical JSON (recorded in the ledger and the report)."""
+    return json_sha256(cs.to_json())
+
+
+def replay(
+    cs: ContractSet,
+    corpus: Corpus,
+    ledger_dir: str | Path,
+    *,
+    k: int,
+    seed: int,
+    encoder: str = "v2",
+    in_sample: bool = True,
+    corpus_name: str = "",
+    origin: str = "mined",
+    inject: Mapping[str, Any] | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> Replay:
+    """Phase 1: check every call with its own fold's checker, write the fire events, freeze the ledger."""
+    from contracts.checks.checker import check_corpus
+    from contracts.ledger import Ledger
+
+    if cs.k != k or cs.seed != seed:
+        raise CheckError(
+            f"contract set was mined with k = {cs.k}, seed = {cs.seed}, but the audit asks for "
+            f"k = {k}, seed = {seed}: re-mine with `contracts mine --folds {k} --seed {seed}` or audit with "
+            f"--fold {cs.k} --seed {cs.seed}",
+            code="E_FOLD",
+            field="params.k" if cs.k != k else "params.seed",
+        )
+    pop = population(corpus, k, seed)
+    progress.start("cross-fitted replay", None)
+    viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
+    events = fire_events(cs, corpus, viol, k, encoder=encoder)
+    progress.finish()
+    ins: list[str] | None = None
+    if in_sample and k > 1:
+        progress.start("in-sample replay (full checker)", None)
+        full = check_corpus(cs, corpus, fold=None)
+        ins = sorted(set(full.get_column("call_id").to_list()))
+        progress.finish()
+    start = {
+        "format": LEDGER_FORMAT,
+        "k": k,
+        "seed": seed,
+        "encoder": encoder,
+        "corpus": {
+            "name": corpus_name,
+            "sha256": corpus.sha256(),
+            "calls": int(corpus.scan_calls().select(pl.len()).collect().item()),
+            "checked": pop.height,
+        },
+        "population_sha256": population_digest(pop.get_column("call_id").to_list()),
+        "contracts": {"sha256": contracts_sha256(cs), "origin": origin, "rules": len(cs.all_rules())},
+        "rules": rule_catalog(cs, k),
+        "inject": dict(inject) if inject else None,
+        "in_sample": ins is not None,
+    }
+    items: list[tuple[str, dict[str, Any]]] = [(KIND_START, start)]
+    for i in range(0, len(events), EVENTS_PER_ENTRY):
+        items.append((KIND_FIRE, {"events": events[i : i + EVENTS_PER_ENTRY]}))
+    if ins is not None:
+        for i in range(0, max(len(ins), 1), IDS_PER_ENTRY):
+            items.append((KIND_IN_SAMPLE, {"call_ids": ins[i : i + IDS_PER_ENTRY]}))
+    items.append(
+        (KIND_END, {"fire_events": len(events), "in_sample_fired": None if ins is None else len(ins)})
+    )
+    config = {
+        "command": "audit",
+        "k": k,
+        "seed": seed,
+        "encoder": encoder,
+        "contracts_sha256": contracts_sha256(cs),
+    }
+    led = Ledger.create(ledger_dir, config=config, seed=seed)
+    try:
+        led.append_many(items)
+        info = led.freeze()
+    finally:
+        led.close()
+    return Replay(
+        Path(ledger_dir),
+        info.head,
+        info.root,
+        info.entries,
+        start,
+        tuple(events),
+        None if ins is None else frozenset(ins),
+    )
+
+
+def load_replay(ledger_dir: str | Path) -> Replay:
+    """Read a frozen audit ledger back (refusing one that does not verify or is not frozen)."""
+    from contracts.ledger import read_entries, verify
+
+    rep = verify(ledger_dir, require_frozen=True)
+    if not rep.ok:
+        first = rep.first
+        what = first.render() if first is not None else "does not verify"
+        raise CheckError(f"audit ledger does not verify: {what}", source=str(ledger_dir), code="E_LEDGER")
+    entries = read_entries(ledger_dir)
+    if not entries or entries[0].kind != KIND_START or entries[0].body.get("format") != LEDGER_FORMAT:
+        raise CheckError(
+            f"not an audit ledger (first entry is not {KIND_START} of format {LEDGER_FORMAT})",
+            source=str(ledger_dir),
+            code="E_LEDGER",
+        )
+    events: list[Mapping[str, Any]] = []
+    ins: set[str] | None = set() if entries[0].body.get("in_sample") else None
+    for e in entries[1:]:
+        if e.kind == KIND_FIRE:
+            events.extend(e.body["events"])
+        elif e.kind == KIND_IN_SAMPLE and ins is not None:
+            ins.update(e.body["call_ids"])
+    assert rep.head is not None and rep.root is not None
+    return Replay(
+        Path(ledger_dir),
+        rep.head,
+        rep.root,
+        rep.entries,
+        entries[0].body,
+        tuple(events),
+        None if ins is None else frozenset(ins),
+    )
+
+
+# ------------------------------------------------------------------------------------------------------
+# Phase 2: join labels and rewards, score
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Labels and rewards joined after the freeze: per call (fault kind, faulted paths), per episode reward."""
+
+    faults: Mapping[str, tuple[str, tuple[str, ...]]]
+    rewards: Mapping[str, float | None]
+    episode_faults: frozenset[str] = frozenset()
+    tasks_of: Mapping[str, str] = field(default_factory=dict)
+
+
+def _fault_of(labels: Any) -> tuple[str, tuple[str, ...]] | None:
+    if not isinstance(labels, dict) or not labels.get("fault"):
+        return None
+    paths = labels.get("fault_paths")
+    if not isinstance(paths, list):
+        fp = labels.get("fault_path")
+        paths = [fp] if isinstance(fp, str) else []
+    return str(labels["fault"]), tuple(str(p) for p in paths)
+
+
+def truth_from_corpus(corpus: Corpus) -> Truth:
+    """Labels and rewards as the corpus records them."""
+    calls = corpus.scan_calls().filter(pl.col("fault").is_not_null()).select("call_id", "labels").collect()
+    faults = {}
+    for cid, lab in calls.iter_rows():
+        f = _fault_of(orjson.loads(lab) if lab else {})
+        if f is not None:
+            faults[cid] = f
+    eps = (
+        corpus.scan_episodes()
+        .select("trace_id", pl.col("task_id").cast(pl.String), "reward", "labels")
+        .collect()
+    )
+    rewards = {t: r for t, _task, r, _l in eps.iter_rows()}
+    ep_faults = frozenset(
+        t for t, _task, _r, lab in eps.iter_rows() if lab and _fault_of(orjson.loads(lab)) is not None
+    )
+    return Truth(faults, rewards, ep_faults, {t: task for t, task, _r, _l in eps.iter_rows()})
+
+
+def apply_labels_file(truth: Truth, path: str | Path) -> Truth:
+    """Override labels/rewards from a JSONL file: `{"call_id", "labels": {...}}` replaces a call's labels
+    (`{}` clears them); `{"trace_id", "reward": x}` replaces an episode's reward. Unlisted ones keep the
+    corpus's values."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError as e:
+        raise TraceError("labels file not found", source=str(p)) from e
+    faults = dict(truth.faults)
+    rewards = dict(truth.rewards)
+    for i, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise TraceError(f"invalid JSON: {e}", source=str(p), line=i) from e
+        if not isinstance(rec, dict):
+            raise TraceError("each line must be a JSON object", source=str(p), line=i)
+        if "call_id" in rec:
+            if not isinstance(rec.get("labels"), dict):
+                raise TraceError(
+                    "a call line needs 'labels' (an object)", source=str(p), line=i, field="labels"
+                )
+            f = _fault_of(rec["labels"])
+            if f is None:
+                faults.pop(str(rec["call_id"]), None)
+            else:
+                faults[str(rec["call_id"])] = f
+        elif "trace_id" in rec:
+            r = rec.get("reward")
+            if r is not None and (not isinstance(r, int | float) or isinstance(r, bool)):
+                raise TraceError("'reward' must be a number or null", source=str(p), line=i, field="reward")
+            rewards[str(rec["trace_id"])] = None if r is None else float(r)
+        else:
+            raise TraceError(
+                "each line needs 'call_id' (labels) or 'trace_id' (reward)", source=str(p), line=i
+            )
+    return Truth(faults, rewards, truth.episode_faults, truth.tasks_of)
+
+
+def _full_or_none(reward: float | None) -> bool:
+    """Rewards mark clean episodes where they exist: full reward (>= 1), or no reward recorded."""
+    return reward is None or reward >= 1.0
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/") or a == "" or b == ""
+
+
+def _rate_json(r: stats.Rate) -> dict[str, Any]:
+    return r.to_json()
+
+
+def score(
+    replay_: Replay,
+    pop: pl.DataFrame,
+    truth: Truth,
+    *,
+    bootstrap: int,
+    seed: int,
+    gates: Mapping[str, float | None] | None = None,
+) -> dict[str, Any]:
+    """Phase 2: the audit report (schema `audit-report`) from frozen events, the population and the truth."""
+    start = replay_.start
+    k = int(start["k"])
+    if population_digest(pop.get_column("call_id").to_list()) != start["population_sha256"]:
+        raise CheckError(
+            "the corpus's checked calls differ from the ones the ledger froze (population digest mismatch): "
+            "score with the corpus the audit ran on",
+            code="E_LEDGER",
+        )
+    ev = {e["call_id"]: e for e in replay_.events}
+    cat = {r["rule"]: r for r in start["rules"]}
+    fault_rows = [(c, f[0]) for c, f in truth.faults.items()]
+    faults = pl.DataFrame(fault_rows, schema={"call_id": pl.String, "fault": pl.String}, orient="row")
+    fired = pl.DataFrame(
+        {
+            "call_id": list(ev),
+            "fired": [True] * len(ev),
+            "max_support": [max(v["support"] for v in e["violations"]) for e in ev.values()],
+            "bytes": [e["bytes"] for e in ev.values()],
+            "tokens": [e["approx_tokens"] for e in ev.values()],
+            "recov": [e["recovery_tools"] for e in ev.values()],
+        },
+        schema={
+            "call_id": pl.String,
+            "fired": pl.Boolean,
+            "max_support": pl.Int64,
+            "bytes": pl.Int64,
+            "tokens": pl.Int64,
+            "recov": pl.Int64,
+        },
+    )
+    ins_ids = replay_.in_sample
+    df = (
+        pop.join(faults, on="call_id", how="left")
+        .join(fired, on="call_id", how="left")
+        .with_columns(
+            pl.col("fired").fill_null(False),
+            pl.col("max_support").fill_null(-1),
+            pl.col("bytes", "tokens", "recov").fill_null(0),
+            pl.col("fault").is_null().alias("organic"),
+            pl.col("call_id").is_in(pl.Series(sorted(ins_ids or []), dtype=pl.String).implode()).alias("ins"),
+        )
+    )
+    # episodes: clean = no labelled call, no episode fault label, reward null or >= 1
+    faulty_traces = set(df.filter(~pl.col("organic")).get_column("trace_id").to_list()) | set(
+        truth.episode_faults
+    )
+    # every episode of the corpus counts (one whose calls all failed is still an episode), sorted
+    ep_tasks = dict(truth.tasks_of)
+    for t, task in df.select("trace_id", "task_id").unique().iter_rows():
+        ep_tasks.setdefault(t, task)
+    ep_rows = [
+        (
+            t,
+            ep_tasks[t],
+            truth.rewards.get(t),
+            t not in faulty_traces and _full_or_none(truth.rewards.get(t)),
+        )
+        for t in sorted(ep_tasks)
+    ]
+    eps = pl.DataFrame(
+        ep_rows,
+        schema={"trace_id": pl.String, "task_id": pl.String, "reward": pl.Float64, "clean": pl.Boolean},
+        orient="row",
+    )
+    df = df.join(eps.select("trace_id", "clean"), on="trace_id", how="left")
+    tasks = sorted(set(df.get_column("task_id").to_list()) | set(ep_tasks.values()))
+
+    # ---- per-task count tables for every rate, bootstrapped together
+    parts: list[pl.DataFrame] = []
+
+    def add(key: pl.Expr, frame: pl.DataFrame, num: pl.Expr, den: pl.Expr) -> None:
+        parts.append(
+            frame.group_by(key.alias("key"), pl.col("task_id").alias("task"))
+            .agg(num.cast(pl.Float64).alias("num"), den.cast(pl.Float64).alias("den"))
+            .select("key", "task", "num", "den")
+        )
+
+    org = df.filter(pl.col("organic"))
+    lab = df.filter(~pl.col("organic"))
+    add(pl.lit("fire"), org, pl.col("fired").sum(), pl.len())
+    add(pl.lit("tool:") + pl.col("tool"), org, pl.col("fired").sum(), pl.len())
+    if ins_ids is not None:
+        add(pl.lit("ins"), org, pl.col("ins").sum(), pl.len())
+    # per code: organic calls with >= 1 violation of that code / organic calls
+    code_rows = [(cid, c) for cid, e in ev.items() for c in e["codes"]]
+    codes_df = pl.DataFrame(code_rows, schema={"call_id": pl.String, "code": pl.String}, orient="row")
+    all_codes = sorted(set(codes_df.get_column("code").to_list()))
+    org_den = org.group_by(pl.col("task_id").alias("task")).agg(pl.len().cast(pl.Float64).alias("den"))
+    code_num = (
+        org.select("call_id", "task_id")
+        .join(codes_df, on="call_id")
+        .group_by(pl.col("task_id").alias("task"), "code")
+        .agg(pl.len().cast(pl.Float64).alias("num"))
+    )
+    for code in all_codes:
+        parts.append(
+            org_den.join(code_num.filter(pl.col("code") == code).drop("code"), on="task", how="left")
+            .with_columns(pl.lit("code:" + code).alias("key"), pl.col("num").fill_null(0.0))
+            .select("key", "task", "num", "den")
+        )
+    clean_eps = eps.filter(pl.col("clean"))
+    parts.append(
+        clean_eps.group_by(pl.col("task_id").alias("task"))
+        .agg(pl.len().cast(pl.Float64).alias("den"))
+        .join(
+            df.filter(pl.col("clean") & pl.col("fired"))
+            .group_by(pl.col("task_id").alias("task"))
+            .agg(pl.len().cast(pl.Float64).alias("num")),
+            on="task",
+            how="left",
+        )
+        .with_columns(pl.lit("spurious").alias("key"), pl.col("num").fill_null(0.0))
+        .select("key", "task", "num", "den")
+    )
+    # detection and path match
+    pm_ids = set()
+    for cid, (_kind, paths) in truth.faults.items():
+        e = ev.get(cid)
+        if e is not None and any(_related(vp, fp) for vp in e["paths"] for fp in paths):
+            pm_ids.add(cid)
+    lab = lab.with_columns(
+        pl.col("call_id").is_in(pl.Series(sorted(pm_ids), dtype=pl.String).implode()).alias("pm")
+    )
+    add(pl.lit("det"), lab, pl.col("fired").sum(), pl.len())
+    add(pl.lit("det:") + pl.col("fault"), lab, pl.col("fired").sum(), pl.len())
+    add(pl.lit("pm"), lab, pl.col("pm").sum(), pl.len())
+    add(pl.lit("pm:") + pl.col("fault"), lab, pl.col("pm").sum(), pl.len())
+    fired_df = df.filter(pl.col("fired"))
+    add(pl.lit("recov"), fired_df, (pl.col("recov") >= 2).sum(), pl.len())
+    add(pl.lit("bytes"), df, pl.col("bytes").sum(), pl.len())
+    add(pl.lit("tokens"), df, pl.col("tokens").sum(), pl.len())
+    table = (
+        pl.concat([p for p in parts if not p.is_empty()])
+        if any(not p.is_empty() for p in parts)
+        else pl.DataFrame(schema={"key": pl.String, "task": pl.String, "num": pl.Float64, "den": pl.Float64})
+    )
+    not_prop = {"spurious": False, "bytes": False, "tokens": False}
+    R = stats.rates(table, tasks, n_boot=bootstrap, seed=seed, proportion=not_prop)
+    none = stats.Rate(None, None, None, 0, 0, "none")
+
+    def rate(key: str, den: int = 0) -> stats.Rate:
+        r = R.get(key)
+        if r is not None:
+            return r
+        return stats.make_rate(0, den, None) if den else none
+
+    n_org, n_lab = org.height, lab.height
+    fire = rate("fire", n_org).to_json()
+    fire["by_tool"] = {
+        t: rate("tool:" + t, n).to_json() for t, n in sorted(org.group_by("tool").agg(pl.len()).iter_rows())
+    }
+    fire["by_code"] = {c: rate("code:" + c, n_org).to_json() for c in all_codes}
+    n_clean = clean_eps.height
+    sp = rate("spurious", n_clean)
+    spurious = sp.to_json()
+    spurious["per_100_episodes"] = sp.scaled(100)
+    kinds = sorted(set(lab.get_column("fault").to_list()))
+    detection = {
+        "overall": rate("det", n_lab).to_json(),
+        "by_kind": {kd: rate("det:" + kd).to_json() for kd in kinds},
+        "path_match": {
+            "overall": rate("pm", n_lab).to_json(),
+            "by_kind": {kd: rate("pm:" + kd).to_json() for kd in kinds},
+        },
+    }
+    recov = rate("recov", fired_df.height).to_json()
+    n_checked = df.height
+    br, tr = rate("bytes", n_checked), rate("tokens", n_checked)
+    total_bytes = int(fired_df.get_column("bytes").sum()) if fired_df.height else 0
+    total_tokens = int(fired_df.get_column("tokens").sum()) if fired_df.height else 0
+    cost = {
+        "encoder": start.get("encoder", "v2"),
+        "receipts": fired_df.height,
+        "bytes": total_bytes,
+        "approx_tokens": total_tokens,
+        "mean_bytes_per_receipt": stats._round(total_bytes / fired_df.height) if fired_df.height else None,
+        "bytes_per_1000_calls": br.scaled(1000),
+        "tokens_per_1000_calls": tr.scaled(1000),
+    }
+    in_sample = None
+    if ins_ids is not None:
+        in_sample = {"fire_rate": rate("ins", n_org).to_json(), "fired_calls": len(ins_ids)}
+
+    # ---- tables
+    per_tool_all = df.group_by("tool").agg(
+        pl.len().alias("checked"),
+        pl.col("organic").sum().alias("organic"),
+        (pl.col("organic") & pl.col("fired")).sum().alias("fires"),
+        (~pl.col("organic")).sum().alias("labelled"),
+        (~pl.col("organic") & pl.col("fired")).sum().alias("detected"),
+    )
+    tools_tbl = [
+        {
+            "tool": t,
+            "checked": int(c),
+            "organic": int(o),
+            "fires": int(f),
+            "fire_rate": fire["by_tool"].get(t, none.to_json()),
+            "labelled": int(la),
+            "detected": int(d),
+        }
+        for t, c, o, f, la, d in per_tool_all.iter_rows()
+    ]
+    tools_tbl.sort(key=lambda r: (-r["fires"], r["tool"]))
+    organic_ids = set(org.get_column("call_id").to_list())
+    clean_ids = set(df.filter(pl.col("clean")).get_column("call_id").to_list())
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for cid, e in ev.items():
+        for rid in e["rules"]:
+            c = counts[rid]
+            c[0] += 1
+            c[1] += cid in organic_ids
+            c[2] += cid in clean_ids
+            c[3] += cid not in organic_ids
+    rules_tbl = [
+        {
+            "rule": r["rule"],
+            "tool": r["tool"],
+            "code": r["code"],
+            "paths": list(r["paths"]),
+            "support": int(r["support"]),
+            "fires": counts[r["rule"]][0],
+            "organic_fires": counts[r["rule"]][1],
+            "clean_fires": counts[r["rule"]][2],
+            "labelled_fires": counts[r["rule"]][3],
+        }
+        for r in cat.values()
+    ]
+    rules_tbl.sort(key=lambda r: (-r["fires"], r["rule"]))
+
+    # ---- abstention curve (point estimates)
+    max_sup = max([r["support"] for r in cat.values()] + [0])
+    grid = [s for s in SUPPORT_GRID if s <= max_sup] or [0]
+    fired_all = fired_df.height
+    abst = []
+    for s in grid:
+        kept = df.filter(pl.col("fired") & (pl.col("max_support") >= s))
+        n_kept = kept.height
+        n_kept_org = int(kept.get_column("organic").sum()) if n_kept else 0
+        n_kept_clean = int(kept.get_column("clean").sum()) if n_kept else 0
+        abst.append(
+            {
+                "min_support": s,
+                "rules": sum(1 for r in cat.values() if r["support"] >= s),
+                "fired_calls": n_kept,
+                "coverage": stats._round(n_kept / fired_all) if fired_all else None,
+                "risk": stats._round(n_kept_org / n_kept) if n_kept else None,
+                "fire_rate": stats._round(n_kept_org / n_org) if n_org else None,
+                "spurious_per_100": stats._round(100 * n_kept_clean / n_clean) if n_clean else None,
+                "detection": stats._round((n_kept - n_kept_org) / n_lab) if n_lab else None,
+            }
+        )
+
+    # ---- receipts on clean episodes, listed for review
+    rew = {t: r for t, _task, r, _c in eps.iter_rows()}
+    spur_rows = df.filter(pl.col("clean") & pl.col("fired")).sort("trace_id", "call_id")
+    spurious_list = [
+        {
+            "call_id": cid,
+            "trace_id": t,
+            "task_id": task,
+            "tool": tool,
+            "fold": int(ev[cid]["fold"]),
+            "reward": rew.get(t),
+            "violations": [
+                {kk: v[kk] for kk in ("code", "rule", "path", "expected", "observed", "support")}
+                for v in ev[cid]["violations"]
+            ],
+        }
+        for cid, t, task, tool in spur_rows.select("call_id", "trace_id", "task_id", "tool")
+        .head(MAX_SPURIOUS_LISTED)
+        .iter_rows()
+    ]
+    n_all_calls = int(start["corpus"].get("calls", start["corpus"]["checked"]))
+    report: dict[str, Any] = {
+        "version": REPORT_VERSION,
+        "corpus": {
+            "name": start["corpus"]["name"],
+            "sha256": start["corpus"]["sha256"],
+            "calls": n_all_calls,
+        },
+        "contracts": {
+            "sha256": start["contracts"]["sha256"],
+            "k": k,
+            "seed": int(start["seed"]),
+            "rules": int(start["contracts"]["rules"]),
+            "origin": start["contracts"]["origin"],
+        },
+        "params": {
+            "k": k,
+            "seed": int(start["seed"]),
+            "bootstrap": bootstrap,
+            "encoder": start.get("encoder", "v2"),
+            "level": 0.95,
+            "inject": start.get("inject"),
+        },
+        "cross_fitted": k > 1,
+        "population": {
+            "calls": n_all_calls,
+            "checked": n_checked,
+            "organic": n_org,
+            "labelled": n_lab,
+            "episodes": eps.height,
+            "clean_episodes": n_clean,
+            "tasks": len(tasks),
+            "fired_calls": fired_all,
+        },
+        "fire_rate": fire,
+        "in_sample": in_sample,
+        "spurious": spurious,
+        "detection": detection,
+        "recovery_retention": recov,
+        "receipt_cost": cost,
+        "tools": tools_tbl,
+        "rules": rules_tbl,
+        "abstention": abst,
+        "spurious_receipts": spurious_list,
+        "ledger": {
+            "path": str(replay_.ledger),
+            "head": replay_.head,
+            "root": replay_.root,
+            "entries": replay_.entries,
+        },
+        "gates": [],
+    }
+    g = gates or {}
+    report["gates"] = [
+        x.to_json()
+        for x in evaluate_gates(
+            report,
+            max_fire_rate=g.get("max_fire_rate"),
+            max_spurious_per_100=g.get("max_spurious_per_100"),
+            min_detection=g.get("min_detection"),
+        )
+    ]
+    return report
+
+
+# ------------------------------------------------------------------------------------------------------
+# The whole audit, and re-scoring
+
+
+def audit(
+    corpus: Corpus,
+    ledger_dir: str | Path,
+    *,
+    k: int = 5,
+    seed: int = 13,
+    contracts: ContractSet | None = None,
+    origin: str = "mined",
+    bootstrap: int = 1000,
+    encoder: str = "v2",
+    in_sample: bool = True,
+    corpus_name: str = "",
+    inject: Mapping[str, Any] | None = None,
+    mine_options: Mapping[str, Any] | None = None,
+    gates: Mapping[str, float | None] | None = None,
+    labels_file: str | Path | None = None,
+    mine_from: Corpus | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> tuple[dict[str, Any], ContractSet]:
+    """Mine (unless `contracts` is given), replay blind into a frozen ledger, then score. Returns the
+    report and the contract set used.
+
+    `mine_from`: mine on this corpus instead (with `--inject`, the corpus before injection: the same
+    tasks, so the same folds, but the checkers do not depend on which calls happened to be faulted, and
+    faulted episodes do not shrink the clean set the rules are mined from)."""
+    if k < 1:
+        raise CheckError(f"--fold must be >= 1, got {k}", code="E_USAGE", field="fold")
+    if contracts is None:
+        from contracts.mining import mine
+
+        base = mine_from if mine_from is not None else corpus
+        contracts = mine(base, folds=k, seed=seed, progress=progress, **dict(mine_options or {}))
+        origin = "mined" if mine_from is None else "mined before injection"
+    rep = replay(
+        contracts,
+        corpus,
+        ledger_dir,
+        k=k,
+        seed=seed,
+        encoder=encoder,
+        in_sample=in_sample,
+        corpus_name=corpus_name,
+        origin=origin,
+        inject=inject,
+        progress=progress,
+    )
+    return rescore(rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file), contracts
+
+
+def rescore(
+    rep: Replay,
+    corpus: Corpus,
+    *,
+    bootstrap: int = 1000,
+    seed: int | None = None,
+    gates: Mapping[str, float | None] | None = None,
+    labels_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """Phase 2 on a replay (fresh or loaded from a ledger) with the corpus's labels, or a labels file's."""
+    k, s = int(rep.start["k"]), int(rep.start["seed"])
+    truth = truth_from_corpus(corpus)
+    if labels_file is not None:
+        truth = apply_labels_file(truth, labels_file)
+    pop = population(corpus, k, s)
+    return score(rep, pop, truth, bootstrap=bootstrap, seed=s if seed is None else seed, gates=gates)
+
+
+def audit_score(
+    ledger_dir: str | Path,
+    corpus: Corpus,
+    *,
+    bootstrap: int = 1000,
+    gates: Mapping[str, float | None] | None = None,
+    labels_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """`contracts audit-score`: verify the frozen ledger, then score its fire events against the truth."""
+    return rescore(load_replay(ledger_dir), corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file)
+
+
+def default_work_dir() -> Path:
+    """A scratch folder for ingesting/injecting when the caller gives none."""
+    return Path(tempfile.mkdtemp(prefix="contracts-audit-"))
+
+
+def canonical_report(report: Mapping[str, Any]) -> str:
+    """The report's canonical JSON text (for comparisons in tests and digests)."""
+    return canonical_str(dict(report))
