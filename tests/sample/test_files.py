@@ -1,0 +1,78 @@
+"""The committed sample world is exactly what the generator makes, byte for byte, and stays small."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from tests.sample.conftest import SAMPLE
+
+#: Files in sample_traces/ that are written by hand, not by the generator.
+HAND_WRITTEN = {"generate.py"}
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def payload(data: bytes) -> bytes:
+    """The content of a gzip member (what the bytes mean), else the bytes themselves."""
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def committed_files() -> dict[str, bytes]:
+    return {
+        p.relative_to(SAMPLE).as_posix(): p.read_bytes()
+        for p in sorted(SAMPLE.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.name not in HAND_WRITTEN
+    }
+
+
+def test_committed_files_equal_a_fresh_build(built: dict[str, bytes]) -> None:
+    # gzip members are compared by content as well as by bytes: the compressed bytes depend on the
+    # zlib build, the content only on the generator.
+    committed = committed_files()
+    assert sorted(committed) == sorted(built), "stale or missing files: run `make sample`"
+    for name, data in built.items():
+        assert sha(payload(committed[name])) == sha(payload(data)), f"{name} differs: run `make sample`"
+
+
+def test_gzip_members_are_deterministic(built: dict[str, bytes]) -> None:
+    for name, data in built.items():
+        if name.endswith(".gz"):
+            assert data[:2] == b"\x1f\x8b"
+            assert data[4:8] == b"\0\0\0\0", f"{name}: gzip mtime must be 0"
+            assert data[3] & 0x08 == 0, f"{name}: gzip header must not carry a file name"
+
+
+def test_cli_regenerates_identical_bytes(tmp_path: Path, built: dict[str, bytes]) -> None:
+    out = tmp_path / "world"
+    proc = subprocess.run(
+        [sys.executable, str(SAMPLE / "generate.py"), "--out", str(out), "--seed", "13"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "clean 1" in proc.stderr and proc.stdout == ""
+    written = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert sorted(written) == sorted(built)
+    for name, data in built.items():
+        assert sha(written[name]) == sha(data), name  # same process family, same zlib: same bytes
+
+
+def test_same_seed_same_bytes_other_seed_other_data(gen: ModuleType, built: dict[str, bytes]) -> None:
+    again = gen.build(13)
+    assert {k: sha(v) for k, v in again.items()} == {k: sha(v) for k, v in built.items()}
+    other = gen.build(14)
+    assert payload(other["clean/part-1.jsonl.gz"]) != payload(built["clean/part-1.jsonl.gz"])
+    assert other["tools.json"] == built["tools.json"]  # the registry does not depend on the seed
+
+
+def test_committed_size_is_small() -> None:
+    total = sum(len(b) for b in committed_files().values()) + (SAMPLE / "generate.py").stat().st_size
+    assert total <= 10 * 1024 * 1024, f"sample_traces/ is {total} bytes, over 10 MB"
