@@ -384,9 +384,7 @@ def split_audit_command(
         _emit(pretty_json(rep.as_json()))
     else:
         for o in rep.overlaps:
-            out.print(
-                f"{o.kind}\t{o.value}\ttrain={','.join(o.train)}\ttest={','.join(o.test)}", markup=False
-            )
+            out.file.write(f"{o.kind}\t{o.value}\ttrain={','.join(o.train)}\ttest={','.join(o.test)}\n")
     counts = ", ".join(f"{k} {v}" for k, v in rep.counts().items() if v)
     skipped = f"; skipped (no targets): {', '.join(rep.skipped)}" if rep.skipped else ""
     if rep.clean:

@@ -71,7 +71,7 @@ def schema_shape(schema: Any) -> Any:
 def error_template(case: Case) -> list[list[str]]:
     """The candidate's verifier errors as (code, pointer with `*` for indexes), sorted and deduplicated."""
     errs = verify(case.candidate, case.schema, case.cross_field)
-    return sorted({(e.code, _INDEX.sub("/*", e.pointer)) for e in errs})  # type: ignore[arg-type]
+    return [list(t) for t in sorted({(e.code, _INDEX.sub("/*", e.pointer)) for e in errs})]
 
 
 def fingerprints(case: Case, target: Target | None) -> dict[str, str]:

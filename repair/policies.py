@@ -204,9 +204,11 @@ class HeuristicPolicy:
         ops: list[dict[str, Any]] = []
         conf = 1.0
         extras = {e.pointer for e in errors if e.code == "E_EXTRA"}
+        typed = {e.pointer for e in errors if e.code == "E_TYPE"}
         consumed: set[str] = set()
         for e in errors:
-            if e.code == "E_EXTRA":
+            if e.code == "E_EXTRA" or (e.pointer in typed and e.code != "E_TYPE"):
+                # A wrong type also fails enum/range/... at the same pointer; the coercion decides those.
                 continue
             try:
                 tokens = parse_pointer(e.pointer)
@@ -252,14 +254,7 @@ class HeuristicPolicy:
                 return None, 0.0, f"cannot repair {e.code} at {e.pointer}"
         if extras - consumed:
             return None, 0.0, f"unexpected {', '.join(sorted(extras - consumed))}"
-        # One fix per pointer (a wrong type can also fail enum/range on the same value).
-        seen: set[str] = set()
-        unique = []
-        for o in ops:
-            if o["path"] not in seen:
-                seen.add(o["path"])
-                unique.append(o)
-        return unique, conf, ""
+        return ops, conf, ""
 
 
 def _siblings(doc: Any, parent: Sequence[str]) -> list[str]:

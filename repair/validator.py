@@ -105,8 +105,9 @@ def _schema_errors(instance: Any, schema: Mapping[str, Any]) -> list[VerifierErr
 
 
 def _get(instance: Any, pointer: str) -> tuple[bool, Any]:
+    tokens = parse_pointer(pointer)  # a malformed pointer raises: the check is broken, not "absent"
     try:
-        return True, resolve(instance, parse_pointer(pointer))
+        return True, resolve(instance, tokens)
     except PatchFault:
         return False, None
 
