@@ -2,7 +2,8 @@
 
 A registry's `output` schema is the tool's output contract (issue 9). Two directions:
 
-- `infer_registry` proposes declarations from mined contracts, for a person to review: `REQUIRED` ->
+- `infer_registry` proposes declarations from mined contracts (rules with source "mined"; rules that
+  only restate a registry's schema are ignored), for a person to review: `REQUIRED` ->
   `required`, `TYPE` -> `type`, `DOMAIN` -> `enum` (only where the field's type is string, since an enum
   would otherwise forbid the field's other kinds), `NONNEG` -> `minimum: 0`, `POSITIVE` ->
   `exclusiveMinimum: 0`, nested as deep as the rule paths go (`/items/*/price` ->
@@ -188,7 +189,9 @@ def infer_registry(
     progress: Progress = NULL_PROGRESS,
 ) -> InferResult:
     """Propose a registry from the full checker's rules (and the fields observed in `corpus`)."""
-    rules = contracts.rules_for(None)
+    # Only mined evidence: rules derived from a registry's own `output` (source "schema" alone) would
+    # just echo that registry back.
+    rules = [r for r in contracts.rules_for(None) if "mined" in r.source]
     outputs: dict[str, _Node] = {}
     params: dict[str, _Node] = {}
     tool_order: list[str] = []
@@ -249,20 +252,19 @@ def infer_registry(
 def _stats(tool: str, node: _Node | None) -> InferStats:
     counts = {"fields": 0, "required": 0, "typed": 0, "enums": 0, "bounds": 0}
 
-    def walk(n: _Node, is_root: bool) -> None:
-        if not is_root:
-            counts["fields"] += 1
+    def walk(n: _Node, is_field: bool) -> None:
+        counts["fields"] += is_field
         counts["required"] += len(n.required)
-        counts["typed"] += n.type is not None and not is_root
+        counts["typed"] += n.type is not None and is_field
         counts["enums"] += n.enum is not None and n.type == "string"
         counts["bounds"] += n.minimum is not None or n.exclusive_minimum is not None
         for c in n.props.values():
-            walk(c, False)
+            walk(c, True)
         if n.items is not None:
-            walk(n.items, False)
+            walk(n.items, False)  # array elements are not fields of their own
 
     if node is not None:
-        walk(node, True)
+        walk(node, False)
     return InferStats(tool=tool, **counts)
 
 
