@@ -1,10 +1,354 @@
-"""CLI commands of the mine work item (see README)."""
+"""`contracts mine`, `contracts rules` and `contracts diff`: mine a contract set, show it, compare two.
+
+Thin layer over `contracts.mining` (mine, explain, diff). Defaults come from the project config
+(`paths.corpus`, `paths.contracts`, `paths.registry`, `mine.*`). The contract set goes to the `-o` file
+(or stdout with `-o -`); `--json` prints machine-readable data on stdout; summaries and tables for people
+go to stderr for `mine`, and to stdout for `rules` and `diff`, whose table *is* their output.
+Exit codes: 0 ok, 1 findings (`diff --fail-on-removed` with removed rules), 2 usage or input errors.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from collections import Counter
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
 import typer
+from rich.markup import escape
+from rich.table import Table
+
+from contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
+from contracts.errors import UsageError
+from contracts.jsonutil import pretty_json
+from contracts.mining.diff import SetDiff, diff_sets
+from contracts.mining.explain import describe, describe_params, fold_report
+from contracts.mining.miner import mine
+from contracts.mining.model import CODES, ContractSet, Rule
+from contracts.traces.corpus import Corpus
+from contracts.traces.registry import load_registry
+
+
+class Clean(StrEnum):
+    """Which calls count as clean evidence."""
+
+    ok = "ok"
+    reward = "reward"
+
+
+#: Column headers of the summary table (narrow terminals); `contracts codes` lists the full names.
+SHORT = {
+    "REQUIRED": "REQ",
+    "TYPE": "TYPE",
+    "POSITIVE": "POS",
+    "NONNEG": "NNEG",
+    "DOMAIN": "DOM",
+    "ECHO": "ECHO",
+    "DATE_ORDER": "DATE",
+    "RELATION": "REL",
+}
+
+
+def _dump(value: Any) -> None:
+    out.print(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode(), markup=False)
+
+
+def _parse_min_support(items: list[str] | None) -> dict[str, int] | None:
+    if not items:
+        return None
+    res: dict[str, int] = {}
+    for item in items:
+        code, sep, n = item.partition("=")
+        if not sep or not n.strip().lstrip("-").isdigit():
+            raise UsageError(
+                f"--min-support takes CLASS=N (e.g. DOMAIN=100), got {item!r}", field="--min-support"
+            )
+        res[code.strip().upper()] = int(n)
+    return res
+
+
+def _summary(cs: ContractSet, dest: str) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("tool", no_wrap=True)
+    for c in CODES:
+        table.add_column(SHORT[c], justify="right")
+    table.add_column("total", justify="right")
+    full = cs.rules_for(None)
+    counts = Counter((r.tool, r.code) for r in full)
+    for tool in sorted(cs.tools):
+        row = [counts.get((tool, c), 0) for c in CODES]
+        table.add_row(escape(tool), *[str(n) if n else "·" for n in row], str(sum(row)))
+    totals = [sum(counts.get((t, c), 0) for t in cs.tools) for c in CODES]
+    table.add_row("[bold]all[/bold]", *[str(n) for n in totals], f"[bold]{sum(totals)}[/bold]")
+    err.print(table)
+    folds = ", ".join(f"{fc.fold}: {len(fc.rules)}" for fc in cs.folds)
+    err.print(
+        f"mined {len(full)} rules for {len(cs.tools)} tools from {cs.corpus.get('clean_calls', 0):,} clean calls "
+        f"({cs.corpus.get('tasks', 0):,} tasks)"
+        + (f"; fold checkers (k = {cs.k}, seed {cs.seed}) {folds}" if cs.folds else "")
+        + f" -> {escape(dest)}"
+    )
+
+
+def mine_command(
+    sources: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="A corpus folder, or trace files/folders to ingest on the fly into a temporary corpus "
+            "(default: paths.corpus from contracts.toml).",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Contract set file, - for stdout (default: paths.contracts)."),
+    ] = None,
+    folds: Annotated[
+        int | None,
+        typer.Option("--folds", min=1, help="k task folds: k fold checkers (default: mine.folds, 1)."),
+    ] = None,
+    seed: SeedOption = None,
+    min_support: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--min-support", help="Per-class example threshold CLASS=N (repeatable), e.g. DOMAIN=100."
+        ),
+    ] = None,
+    max_domain: Annotated[
+        int | None,
+        typer.Option("--max-domain", min=1, help="Largest DOMAIN to emit (default: mine.max_domain, 8)."),
+    ] = None,
+    clean: Annotated[
+        Clean | None, typer.Option("--clean", help="Clean calls: ok, or reward (also full-reward episodes).")
+    ] = None,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry",
+            help="tools.json: substitutes, immutables and schema rules (default: paths.registry, "
+            "else the corpus's own tools.json).",
+        ),
+    ] = None,
+    tool: Annotated[
+        list[str] | None, typer.Option("--tool", help="Mine only this tool (repeatable).")
+    ] = None,
+    max_violation_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-violation-rate",
+            help="Keep a rule when its 95% violation bound 1-0.05^(1/n) is at most X, instead of the "
+            "per-class support thresholds.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="Trace format when ingesting on the fly.")
+    ] = "auto",
+    as_json: JsonFlag = False,
+    quiet: QuietFlag = False,
+) -> None:
+    """Mine per-tool contracts (rules with support) from clean traces, with k-fold checkers."""
+    cfg = config()
+    dest = cfg.require_path("paths.contracts", output, "contract set file (-o)")
+    srcs = list(sources) if sources else [cfg.require_path("paths.corpus", None, "corpus folder (SRC)")]
+    reg_path = cfg.path("paths.registry", registry)
+    reg = load_registry(reg_path) if reg_path is not None else None
+    supports = _parse_min_support(min_support)
+    if supports is None and cfg.get("mine.min_support"):
+        supports = {str(k): int(v) for k, v in cfg.get("mine.min_support").items()}
+    kwargs: dict[str, Any] = {
+        "folds": cfg.get("mine.folds", folds),
+        "seed": cfg.get("mine.seed", seed),
+        "min_support": supports,
+        "max_domain": cfg.get("mine.max_domain", max_domain),
+        "clean": cfg.get("mine.clean", clean.value if clean is not None else None),
+        "registry": reg,
+        "tools": tool or None,
+        "max_violation_rate": cfg.get("mine.max_violation_rate", max_violation_rate),
+    }
+    if len(srcs) == 1 and Corpus.is_corpus(srcs[0]):
+        cs = mine(Corpus.open(srcs[0]), **kwargs)
+    else:
+        from contracts.traces.ingest import ingest
+
+        for s in srcs:
+            if str(s) != "-" and not s.exists():
+                raise UsageError("no such file or folder", source=str(s), field="SRC")
+        with tempfile.TemporaryDirectory(prefix="contracts-mine-") as tmp:
+            ingest([str(s) for s in srcs], Path(tmp) / "corpus", format=fmt, registry=reg_path)
+            cs = mine(Corpus.open(Path(tmp) / "corpus"), **kwargs)
+    if str(dest) == "-":
+        out.file.write(pretty_json(cs.to_json()).decode())
+        out.file.flush()
+    else:
+        cs.save(dest)
+    if as_json and str(dest) != "-":
+        full = cs.rules_for(None)
+        _dump(
+            {
+                "output": str(dest),
+                "rules": len(full),
+                "by_code": dict(sorted(Counter(r.code for r in full).items())),
+                "by_tool": dict(sorted(Counter(r.tool for r in full).items())),
+                "folds": [{"fold": fc.fold, "rules": len(fc.rules)} for fc in cs.folds],
+                "corpus": dict(cs.corpus),
+            }
+        )
+    if not quiet:
+        _summary(cs, str(dest))
+
+
+def _rule_json(r: Rule) -> dict[str, Any]:
+    d = r.to_json()
+    d["statement"] = describe(r)
+    return d
+
+
+def rules_command(
+    contracts: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Contract set (default: paths.contracts from contracts.toml).", show_default=False
+        ),
+    ] = None,
+    tool: Annotated[list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")] = None,
+    code: Annotated[
+        list[str] | None, typer.Option("--code", help="Only this property code (repeatable).")
+    ] = None,
+    folds: Annotated[
+        bool,
+        typer.Option("--folds", help="Show each rule's fold checkers (and held-out rate with --corpus)."),
+    ] = False,
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="Corpus to measure held-out violation rates on (with --folds)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the rules of a contract set: tool, code, path, params, support, source."""
+    path = config().require_path("paths.contracts", contracts, "contract set")
+    cs = ContractSet.load(path)
+    codes = {c.upper() for c in code} if code else None
+    if codes and codes - set(CODES):
+        raise UsageError(
+            f"unknown code(s) {sorted(codes - set(CODES))} (known: {', '.join(CODES)})", field="--code"
+        )
+    if tool and (unknown := sorted(set(tool) - set(cs.tools))):
+        raise UsageError(
+            f"no such tool in the contract set: {', '.join(unknown)}", field="--tool", source=str(path)
+        )
+    rules = [
+        r
+        for r in cs.all_rules()
+        if (tool is None or r.tool in tool) and (codes is None or r.code in codes) and (r.in_full or folds)
+    ]
+    report = None
+    if folds:
+        report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
+    if as_json:
+        items = []
+        for i, r in enumerate(rules):
+            d = _rule_json(r)
+            if report is not None:
+                fp = report[i]
+                d["folds"] = list(fp.folds)
+                if fp.heldout_calls is not None:
+                    d["heldout"] = {
+                        "calls": fp.heldout_calls,
+                        "violations": fp.heldout_violations,
+                        "rate": fp.heldout_rate,
+                    }
+            items.append(d)
+        _dump(items)
+        return
+    table = Table(show_edge=False, header_style="bold")
+    for col in ("tool", "code", "path", "params", "support", "source"):
+        wrap = col in ("path", "params")
+        table.add_column(
+            col,
+            overflow="fold",
+            no_wrap=not wrap,
+            ratio=1 if wrap else None,
+            min_width=12 if wrap else None,
+            justify="right" if col == "support" else "left",
+        )
+    if report is not None:
+        table.add_column("folds", justify="left", no_wrap=True)
+        if corpus is not None:
+            table.add_column("held-out", justify="right", no_wrap=True)
+    for i, r in enumerate(rules):
+        params = describe_params(r)
+        path_s = r.paths[0]
+        row = [
+            escape(r.tool),
+            r.code,
+            escape(path_s or '""'),
+            escape(params),
+            f"{r.support.calls:,} / {r.support.tasks:,}",
+            "both" if len(r.source) > 1 else r.source[0],
+        ]
+        if report is not None:
+            fp = report[i]
+            every = len(fp.folds) == cs.k
+            row.append(
+                ("all" if every else ",".join(map(str, fp.folds)) or "-") + ("" if r.in_full else " only")
+            )
+            if corpus is not None:
+                rate = fp.heldout_rate
+                row.append("-" if rate is None else f"{fp.heldout_violations}/{fp.heldout_calls} {rate:.1%}")
+        table.add_row(*row)
+    out.print(table)
+    shown = len(rules)
+    out.print(
+        f"{shown} rules (support = clean calls / distinct tasks; source both = mined and schema)",
+        markup=False,
+    )
+
+
+def _diff_table(d: SetDiff) -> None:
+    table = Table(show_edge=False, header_style="bold")
+    for col in ("change", "tool", "code", "rule"):
+        table.add_column(col, overflow="fold")
+    for r in d.removed:
+        table.add_row("[red]removed[/red]", escape(r.tool), r.code, escape(describe(r)))
+    for c in d.changed:
+        table.add_row(
+            "[yellow]changed[/yellow]",
+            escape(c.new.tool),
+            c.new.code,
+            escape(f"{describe(c.old)}  ->  {describe(c.new)}"),
+        )
+    for r in d.added:
+        table.add_row("[green]added[/green]", escape(r.tool), r.code, escape(describe(r)))
+    if not d.empty:
+        out.print(table)
+    out.print(
+        f"{len(d.removed)} removed, {len(d.changed)} changed, {len(d.added)} added, {d.unchanged} unchanged",
+        markup=False,
+    )
+
+
+def diff_command(
+    old: Annotated[Path, typer.Argument(help="The old contract set.")],
+    new: Annotated[Path, typer.Argument(help="The new contract set.")],
+    fail_on_removed: Annotated[
+        bool, typer.Option("--fail-on-removed", help="Exit 1 when any rule of OLD is gone from NEW.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Compare two contract sets: rules added, removed and changed (same tool/code/paths, new params)."""
+    d = diff_sets(ContractSet.load(old), ContractSet.load(new))
+    if as_json:
+        _dump(d.to_json())
+    else:
+        _diff_table(d)
+    if fail_on_removed and d.removed:
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
-    return None
+    """Add `mine`, `rules` and `diff` to the root app."""
+    app.command("mine")(mine_command)
+    app.command("rules")(rules_command)
+    app.command("diff")(diff_command)

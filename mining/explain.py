@@ -1,0 +1,115 @@
+"""Explaining a contract set: one readable line per rule, per-fold presence and held-out violation rates.
+
+`describe(rule)` renders a rule as people read it (`/total = /subtotal + /tax`, `/a <= /b (aware)`,
+`/status in {paid, pending}`). `fold_report` says, for each rule, which fold checkers hold it and — given
+the corpus — how often it fires on the tasks it was *not* mined from: for every fold f whose checker
+holds the rule, the calls of fold f's tasks that violate it, over the ok calls of the rule's tool in
+fold f. That held-out rate is the honest estimate of the rule's false-alarm rate on new tasks (the
+miner guarantees 0 on the mining data itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from contracts.mining.model import ContractSet, Rule
+from contracts.traces.corpus import Corpus
+
+
+def describe(rule: Rule) -> str:
+    """A one-line statement of the rule (paths and params), e.g. `/total = /fare + /taxes + /fees`."""
+    p, params = rule.paths, rule.params
+    code = rule.code
+    if code == "REQUIRED":
+        return f"{p[0]} present"
+    if code == "TYPE":
+        return f"{p[0] or '(result)'} is {params.get('kind')}"
+    if code == "POSITIVE":
+        return f"{p[0]} > 0"
+    if code == "NONNEG":
+        return f"{p[0]} >= 0"
+    if code == "DOMAIN":
+        return f"{p[0]} in {{{', '.join(params.get('values', []))}}}"
+    if code == "ECHO":
+        return f"{p[0]} = {p[1]}"
+    if code == "DATE_ORDER":
+        return f"{p[0]} <= {p[1]} ({params.get('tz')})"
+    if code == "RELATION":
+        form, tol = params.get("form"), params.get("tol")
+        if form == "product":
+            rhs = f"{p[1]} × {p[2]}"
+        elif form == "sum_over":
+            rhs = f"Σ {p[1]}"
+        else:
+            coef = params.get("coef", [])
+            rhs = ""
+            for i, (c, x) in enumerate(zip(coef, p[1:], strict=False)):
+                sign = "-" if c < 0 else "+"
+                rhs += (f"-{x}" if c < 0 else x) if i == 0 else f" {sign} {x}"
+        return f"{p[0]} = {rhs} ({tol})"
+    return f"{code} {list(p)} {dict(params)}"
+
+
+def describe_params(rule: Rule) -> str:
+    """What `describe` says after the rule's first path (`= /subtotal + /tax (cent)`, `is int`, ...)."""
+    text = describe(rule)
+    first = rule.paths[0] if rule.paths else ""
+    if rule.code == "TYPE":
+        return str(rule.params.get("kind", ""))
+    if rule.code == "REQUIRED":
+        return ""
+    return text[len(first) :].strip() if first and text.startswith(first) else text
+
+
+@dataclass(frozen=True)
+class FoldPresence:
+    """A rule's presence in the fold checkers, and its held-out record where a corpus was given."""
+
+    rule: Rule
+    folds: tuple[int, ...]  # fold checkers holding the rule
+    heldout_calls: int | None = None  # ok calls of the tool in those folds
+    heldout_violations: int | None = None  # of which violate the rule
+
+    @property
+    def heldout_rate(self) -> float | None:
+        if not self.heldout_calls or self.heldout_violations is None:
+            return None
+        return self.heldout_violations / self.heldout_calls
+
+
+def fold_report(
+    cs: ContractSet, corpus: Corpus | None = None, rules: Sequence[Rule] | None = None
+) -> list[FoldPresence]:
+    """Per rule: the fold checkers holding it, and with `corpus` its held-out violation count and rate."""
+    rules = list(rules) if rules is not None else cs.all_rules()
+    holders: dict[str, list[int]] = {}
+    for fc in cs.folds:
+        for rid in fc.rules:
+            holders.setdefault(rid, []).append(fc.fold)
+    if corpus is None or not cs.folds:
+        return [FoldPresence(r, tuple(holders.get(r.id, []))) for r in rules]
+    from contracts.checks.checker import check_corpus  # the checker judges; mining only reports
+    from contracts.mining.folds import fold_table
+
+    calls = (
+        corpus.scan_calls()
+        .filter(pl.col("status") == "ok")
+        .select(pl.col("task_id").cast(pl.String), pl.col("tool").cast(pl.String))
+        .collect()
+    )
+    ft = fold_table(calls["task_id"], cs.seed, cs.k)
+    per_fold = calls.join(ft, on="task_id").group_by("tool", "fold").agg(pl.len().alias("n"))
+    n_of = {(t, f): n for t, f, n in per_fold.iter_rows()}
+    viol = check_corpus(cs, corpus, fold="cross")
+    vc = viol.group_by("rule", "fold").agg(pl.col("cid").n_unique().alias("v"))
+    v_of = {(r, f): v for r, f, v in vc.iter_rows()}
+    out = []
+    for r in rules:
+        fs = tuple(holders.get(r.id, []))
+        n = sum(n_of.get((r.tool, f), 0) for f in fs)
+        v = sum(v_of.get((r.id, f), 0) for f in fs)
+        out.append(FoldPresence(r, fs, n, v))
+    return out
