@@ -262,18 +262,27 @@ Nodes = dict[tuple[str, str], list[tuple[str, Any]]]
 
 
 def _index_nodes(side: str, doc: Any, out: Nodes) -> None:
-    """Every node of `doc` under (side, pattern) -> [(concrete path, value)], in document order."""
+    """Every node of `doc` under (side, pattern) -> [(concrete path, value)] (order is irrelevant)."""
     stack: list[tuple[str, str, Any]] = [("", "", doc)]
+    pop, push = stack.pop, stack.append
     while stack:
-        path, pattern, v = stack.pop()
-        out.setdefault((side, pattern), []).append((path, v))
-        if isinstance(v, list):
-            for i in range(len(v) - 1, -1, -1):
-                stack.append((f"{path}/{i}", pattern + "/*", v[i]))
-        elif isinstance(v, dict):
-            for k, child in reversed(list(v.items())):
-                tok = "/" + escape_token(str(k))
-                stack.append((path + tok, pattern + tok, child))
+        path, pattern, v = pop()
+        key = (side, pattern)
+        bucket = out.get(key)
+        if bucket is None:
+            out[key] = [(path, v)]
+        else:
+            bucket.append((path, v))
+        t = type(v)
+        if t is dict:
+            for k, child in v.items():
+                plain = type(k) is str and "~" not in k and "/" not in k
+                tok = "/" + (k if plain else escape_token(str(k)))
+                push((path + tok, pattern + tok, child))
+        elif t is list:
+            pat = pattern + "/*"
+            for i, child in enumerate(v):
+                push((f"{path}/{i}", pat, child))
 
 
 def _resolve(doc: Any, path: str) -> tuple[bool, Any]:
@@ -296,7 +305,21 @@ def _resolve(doc: Any, path: str) -> tuple[bool, Any]:
     return True, cur
 
 
+_KIND_OF_TYPE = {
+    type(None): "null",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def _kind(v: Any) -> str:
+    k = _KIND_OF_TYPE.get(type(v))
+    if k is not None:
+        return k
     try:
         return json_kind(v)
     except TypeError:
@@ -485,9 +508,12 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
     raise AssertionError(code)
 
 
-def violation_paths(rule: Rule, nodes: Nodes) -> list[str]:
-    """Concrete paths (rule notation) where `rule` is broken, given the call's indexed nodes."""
-    ops = operands(rule)
+def violation_paths(rule: Rule, nodes: Nodes, ops: Sequence[Operand] | None = None) -> list[str]:
+    """Concrete paths (rule notation) where `rule` is broken, given the call's indexed nodes.
+
+    `ops` are the rule's `operands` (pass them precomputed on hot paths)."""
+    if ops is None:
+        ops = operands(rule)
     code = rule.code
     out: list[str] = []
     if code == "REQUIRED":
@@ -575,7 +601,7 @@ def violation_paths(rule: Rule, nodes: Nodes) -> list[str]:
 @dataclass
 class _Compiled:
     contracts: ContractSet
-    by_tool: dict[str, list[Rule]]
+    by_tool: dict[str, list[tuple[Rule, list[Operand]]]]
 
 
 _CACHE: dict[tuple[int, int | None], _Compiled] = {}
@@ -587,10 +613,10 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     hit = _CACHE.get(key)
     if hit is not None and hit.contracts is contracts:
         return hit
-    by_tool: dict[str, list[Rule]] = {}
+    by_tool: dict[str, list[tuple[Rule, list[Operand]]]] = {}
     for r in contracts.rules_for(fold):
         _validate_rule(r)
-        by_tool.setdefault(r.tool, []).append(r)
+        by_tool.setdefault(r.tool, []).append((r, operands(r)))
     if len(_CACHE) >= 16:
         _CACHE.clear()
     comp = _Compiled(contracts, by_tool)
@@ -615,11 +641,12 @@ def call_violations(
     _index_nodes("arg", arguments, nodes)
     _index_nodes("result", result, nodes)
     out = []
-    for rule in rules:
+    for rule, ops in rules:
         if codes is not None and rule.code not in codes:
             continue
-        for p in sorted(set(violation_paths(rule, nodes))):
-            out.append(witness(rule, p, arguments, result))
+        found = violation_paths(rule, nodes, ops)
+        if found:
+            out.extend(witness(rule, p, arguments, result) for p in sorted(set(found)))
     out.sort(key=Violation.sort_key)
     return out
 
