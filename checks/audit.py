@@ -24,8 +24,8 @@ Definitions (where the issue is silent, decided here):
   in the format) or reward >= 1 (full reward). *Spurious receipts* are fired calls in clean episodes,
   counted per 100 clean episodes.
 * *detected*: a labelled call with >= 1 violation. *path matched*: a violation path equals a faulted
-  path, or one contains the other (dropping `/a` may surface as REQUIRED at `/a`; swapping an object for
-  a list may surface at a child).
+  path (`fault_path`, `fault_paths`, or `swapped_with`), or one contains the other (dropping `/a` may
+  surface as REQUIRED at `/a`; swapping an object for a list may surface at a child).
 * *recovery retention*: share of fire events whose receipt offers >= 2 recovery tools.
 * *receipt cost*: bytes of the receipts' `outcome_contract` (canonical JSON, encoder v2 by default) and
   `approx_tokens`, per 1,000 calls checked.
@@ -66,7 +66,6 @@ from contracts.traces.corpus import Corpus
 LEDGER_FORMAT = "contracts-audit/1"
 EVENTS_PER_ENTRY = 1000
 IDS_PER_ENTRY = 5000
-SUPPORT_GRID = (0, 10, 20, 30, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
 MAX_SPURIOUS_LISTED = 200
 _TRUNC = 200
 
@@ -98,20 +97,28 @@ def open_source(
     inject_rate: float = 0.1,
     inject_seed: int = 13,
     contracts: ContractSet | None = None,
+    registry: str | Path | None = None,
     progress: Progress = NULL_PROGRESS,
 ) -> Source:
     """A corpus folder as is, or trace files ingested into `work/corpus`; with `inject_kinds`, faults are
-    planted (see `contracts.checks.inject`) and the result ingested into `work/injected`."""
+    planted (see `contracts.checks.inject`) and the result ingested into `work/injected`.
+
+    `registry` (tools.json) is copied into the ingested corpus, so mining sees substitutes and receipts
+    offer recovery tools; when SRC is a trace folder with a `tools.json` at its top, that one is used.
+    """
     from contracts.traces.ingest import ingest
 
     p = Path(src)
     if not p.exists():
         raise TraceError("no such corpus or trace file", source=str(p))
+    if registry is None and p.is_dir() and not Corpus.is_corpus(p) and (p / "tools.json").is_file():
+        registry = p / "tools.json"
+    reg = Path(registry) if registry is not None else None
     if Corpus.is_corpus(p):
         corpus = Corpus.open(p)
     else:
         out = Path(work) / "corpus"
-        ingest([p], out, progress=progress)
+        ingest([p], out, registry=reg, progress=progress)
         corpus = Corpus.open(out)
     if not inject_kinds:
         return Source(corpus, p.name or str(p))
@@ -126,7 +133,7 @@ def open_source(
     )
     flat = Path(work) / "injected.jsonl"
     write_flat(records, flat)
-    ingest([flat], Path(work) / "injected", format="flat", progress=progress)
+    ingest([flat], Path(work) / "injected", format="flat", registry=reg, progress=progress)
     info = {"kinds": list(inject_kinds), "rate": inject_rate, "seed": inject_seed, **rep.to_json()}
     return Source(Corpus.open(Path(work) / "injected"), f"{p.name or p} (+inject)", info, corpus)
 
@@ -414,8 +421,7 @@ def _fault_of(labels: Any) -> tuple[str, tuple[str, ...]] | None:
         return None
     paths = labels.get("fault_paths")
     if not isinstance(paths, list):
-        fp = labels.get("fault_path")
-        paths = [fp] if isinstance(fp, str) else []
+        paths = [p for p in (labels.get("fault_path"), labels.get("swapped_with")) if isinstance(p, str)]
     return str(labels["fault"]), tuple(str(p) for p in paths)
 
 
@@ -479,6 +485,16 @@ def apply_labels_file(truth: Truth, path: str | Path) -> Truth:
                 "each line needs 'call_id' (labels) or 'trace_id' (reward)", source=str(p), line=i
             )
     return Truth(faults, rewards, truth.episode_faults, truth.tasks_of)
+
+
+def support_grid(supports: Sequence[int]) -> list[int]:
+    """Thresholds for the abstention curve: 0 and the 10/25/50/75/90% quantiles of the rules' supports
+    (nearest rank), so the curve has resolution wherever the rules actually are."""
+    if not supports:
+        return [0]
+    xs = sorted(supports)
+    qs = {xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))] for q in (0.1, 0.25, 0.5, 0.75, 0.9)}
+    return sorted({0} | qs)
 
 
 def _full_or_none(reward: float | None) -> bool:
@@ -735,8 +751,7 @@ def score(
     rules_tbl.sort(key=lambda r: (-r["fires"], r["rule"]))
 
     # ---- abstention curve (point estimates)
-    max_sup = max([r["support"] for r in cat.values()] + [0])
-    grid = [s for s in SUPPORT_GRID if s <= max_sup] or [0]
+    grid = support_grid([int(r["support"]) for r in cat.values()])
     fired_all = fired_df.height
     abst = []
     for s in grid:

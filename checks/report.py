@@ -161,17 +161,23 @@ def cross_fit_sentence(report: Mapping[str, Any]) -> str:
     v, iv = fr.get("value"), ir.get("value")
     if v is None or iv is None:
         return f"Cross-fitted with k = {k} folds."
-    if v > iv:
-        cmp = "higher than"
-    elif v < iv:
-        cmp = "lower than"
-    else:
-        cmp = "equal to"
-    return (
-        f"Cross-fitted with k = {k} folds: fire rate {pct(v)} is {cmp} the in-sample (non-split) fire rate "
-        f"{pct(iv)} of the full checker on the same calls; the in-sample figure is the optimistic one, "
-        f"since each rule there was mined on the very calls it judges."
+    head = (
+        f"Cross-fitted with k = {k} folds: fire rate {pct(v)} is "
+        f"{'higher than' if v > iv else 'lower than' if v < iv else 'equal to'} the in-sample (non-split) "
+        f"fire rate {pct(iv)} of the full checker on the same calls"
     )
+    if v > iv:
+        return (
+            head + "; the in-sample figure is the optimistic one, since each rule there was mined on the "
+            "very calls it judges."
+        )
+    if v < iv:
+        return (
+            head + "; the full checker holds more rules (mined on every task) and judges calls outside "
+            "its own clean set (e.g. episodes left out of mining by --clean reward), so here it is not "
+            "a lower bound."
+        )
+    return head + "."
 
 
 def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from contracts.checks.audit import audit, audit_score, open_source
 from contracts.checks.inject import KINDS, inject_file, parse_kinds
@@ -101,6 +102,11 @@ def _free_dir(base: Path) -> Path:
     return cand
 
 
+def _add(table: Table, *cells: str) -> None:
+    """A row of plain text: interval brackets like `[n/a, n/a]` must not be read as rich markup."""
+    table.add_row(*(Text(c) for c in cells))
+
+
 def _render_text(report: dict[str, Any]) -> None:
     fr, sp, det = report["fire_rate"], report["spurious"], report["detection"]
     rr, cost, pop = report["recovery_retention"], report["receipt_cost"], report["population"]
@@ -113,7 +119,8 @@ def _render_text(report: dict[str, Any]) -> None:
     t = Table(title="Audit (95% task-clustered bootstrap intervals)", title_justify="left")
     for col in ("metric", "value", "interval", "counts"):
         t.add_column(col, justify="left" if col == "metric" else "right")
-    t.add_row(
+    _add(
+        t,
         "fire rate (organic)",
         pct(fr["value"]),
         f"[{pct(fr['low'])}, {pct(fr['high'])}]",
@@ -121,48 +128,55 @@ def _render_text(report: dict[str, Any]) -> None:
     )
     if report.get("in_sample"):
         ir = report["in_sample"]["fire_rate"]
-        t.add_row(
+        _add(
+            t,
             "  in-sample (non-split)",
             pct(ir["value"]),
             f"[{pct(ir['low'])}, {pct(ir['high'])}]",
             f"{ir['numerator']}/{ir['denominator']}",
         )
     p = sp["per_100_episodes"]
-    t.add_row(
+    _add(
+        t,
         "spurious / 100 clean episodes",
         num(p["value"]),
         f"[{num(p['low'])}, {num(p['high'])}]",
         f"{sp['numerator']}/{sp['denominator']}",
     )
     o = det["overall"]
-    t.add_row(
+    _add(
+        t,
         "detection (labelled)",
         pct(o["value"]),
         f"[{pct(o['low'])}, {pct(o['high'])}]",
         f"{o['numerator']}/{o['denominator']}",
     )
     for kind, r in det["by_kind"].items():
-        t.add_row(
+        _add(
+            t,
             f"  {kind}",
             pct(r["value"]),
             f"[{pct(r['low'])}, {pct(r['high'])}]",
             f"{r['numerator']}/{r['denominator']}",
         )
-    t.add_row(
+    _add(
+        t,
         "recovery retention",
         pct(rr["value"]),
         f"[{pct(rr['low'])}, {pct(rr['high'])}]",
         f"{rr['numerator']}/{rr['denominator']}",
     )
     b = cost["bytes_per_1000_calls"]
-    t.add_row(
+    _add(
+        t,
         "receipt bytes / 1,000 calls",
         num(b["value"], 1),
         f"[{num(b['low'], 1)}, {num(b['high'], 1)}]",
         f"{cost['receipts']} receipts",
     )
     tk = cost["tokens_per_1000_calls"]
-    t.add_row(
+    _add(
+        t,
         "receipt tokens / 1,000 calls",
         num(tk["value"], 1),
         f"[{num(tk['low'], 1)}, {num(tk['high'], 1)}]",
@@ -173,7 +187,8 @@ def _render_text(report: dict[str, Any]) -> None:
     for col in ("tool", "fires", "organic", "fire rate", "labelled", "detected"):
         tt.add_column(col, justify="left" if col == "tool" else "right")
     for row in report["tools"][:20]:
-        tt.add_row(
+        _add(
+            tt,
             row["tool"],
             str(row["fires"]),
             str(row["organic"]),
@@ -190,7 +205,8 @@ def _render_text(report: dict[str, Any]) -> None:
                 col, justify="right" if col in ("support", "fires", "organic", "labelled") else "left"
             )
         for r in firing[:15]:
-            rt.add_row(
+            _add(
+                rt,
                 r["rule"],
                 r["tool"],
                 r["code"],
@@ -339,6 +355,13 @@ def audit_cmd(
     encoder: Annotated[
         EncoderName, typer.Option("--encoder", help="Receipt encoder whose size is costed.")
     ] = EncoderName.v2,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry",
+            help="tools.json for substitutes/recovery tools (default: paths.registry, or SRC/tools.json).",
+        ),
+    ] = None,
     no_in_sample: Annotated[
         bool, typer.Option("--no-in-sample", help="Skip the in-sample (non-split) comparison replay.")
     ] = False,
@@ -370,7 +393,15 @@ def audit_cmd(
         ledger_dir = _free_dir(base / "audit-ledger")
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
     work = ledger_dir.with_name(ledger_dir.name + ".corpus")
-    source = open_source(src, work, inject_kinds=kinds, inject_rate=rate, inject_seed=s, contracts=cs)
+    source = open_source(
+        src,
+        work,
+        inject_kinds=kinds,
+        inject_rate=rate,
+        inject_seed=s,
+        contracts=cs,
+        registry=cfg.path("paths.registry", registry),
+    )
     if source.inject and not quiet:
         inj = source.inject
         err.print(
