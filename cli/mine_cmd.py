@@ -73,8 +73,8 @@ def _summary(cs: ContractSet, dest: str) -> None:
     table = Table(show_edge=False, header_style="bold")
     table.add_column("tool", no_wrap=True)
     for c in CODES:
-        table.add_column(SHORT[c], justify="right")
-    table.add_column("total", justify="right")
+        table.add_column(SHORT[c], justify="right", no_wrap=True, min_width=len(SHORT[c]))
+    table.add_column("total", justify="right", no_wrap=True, min_width=5)
     full = cs.rules_for(None)
     counts = Counter((r.tool, r.code) for r in full)
     for tool in sorted(cs.tools):

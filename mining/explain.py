@@ -21,18 +21,19 @@ from contracts.traces.corpus import Corpus
 
 def describe(rule: Rule) -> str:
     """A one-line statement of the rule (paths and params), e.g. `/total = /fare + /taxes + /fees`."""
-    p, params = rule.paths, rule.params
+    p, params = tuple(x or "(result)" for x in rule.paths), rule.params
     code = rule.code
     if code == "REQUIRED":
         return f"{p[0]} present"
     if code == "TYPE":
-        return f"{p[0] or '(result)'} is {params.get('kind')}"
+        return f"{p[0]} is {params.get('kind')}"
     if code == "POSITIVE":
         return f"{p[0]} > 0"
     if code == "NONNEG":
         return f"{p[0]} >= 0"
     if code == "DOMAIN":
-        return f"{p[0]} in {{{', '.join(params.get('values', []))}}}"
+        values = [v if v and v.strip() == v and "," not in v else repr(v) for v in params.get("values", [])]
+        return f"{p[0]} in {{{', '.join(values)}}}"
     if code == "ECHO":
         return f"{p[0]} = {p[1]}"
     if code == "DATE_ORDER":
@@ -56,7 +57,7 @@ def describe(rule: Rule) -> str:
 def describe_params(rule: Rule) -> str:
     """What `describe` says after the rule's first path (`= /subtotal + /tax (cent)`, `is int`, ...)."""
     text = describe(rule)
-    first = rule.paths[0] if rule.paths else ""
+    first = (rule.paths[0] or "(result)") if rule.paths else ""
     if rule.code == "TYPE":
         return str(rule.params.get("kind", ""))
     if rule.code == "REQUIRED":
