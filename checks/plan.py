@@ -16,7 +16,8 @@ pointer, code (E_TOOL, E_ORDER, E_SCHEMA, E_ARGS: what makes the others moot fir
   rows, rows_total, truncated, cursor)`, fields listed in declared order, plus `did you mean` when close.
   Indexing into a declared scalar, or reading a field of a declared array, is the same error.
 - `E_ARGS`   the arguments fail the tool's `parameters` schema (JSON Schema 2020-12): missing required,
-  wrong type, enum/const, extra property under `additionalProperties: false`, bounds, patterns. At a
+  wrong type, enum/const, extra property under `additionalProperties: false`, bounds, patterns, formats
+  (jsonschema's checkers plus RFC 3339 `date-time`). At a
   reference only what the declaration fixes is judged: its type (and its enum, when declared); a
   malformed reference (`${}`, `${s1.}`) is an E_ARGS error too.
 
@@ -28,6 +29,7 @@ should rely only on what a tool promises.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 import urllib.parse
@@ -654,7 +656,7 @@ def _check_arguments(st: Step, spec: ToolSpec, sites: Sequence[_Site]) -> list[P
     if not params:
         return []
     try:
-        validator = jsonschema.Draft202012Validator(params)
+        validator = jsonschema.Draft202012Validator(params, format_checker=_FORMATS)
     except jsonschema.SchemaError:  # pragma: no cover - the registry loader checks schemas
         return []
     variants = max([len(s.reps) for s in sites if s.reps] or [1])
@@ -754,8 +756,52 @@ def _arg_findings(
         return [
             mk(pointer, f"{head} argument '{label}' must be {_expected(e)}, got {_show(e.instance)}", sugg)
         ]
+    plain = _plain_constraint(e)
+    if plain is not None and path:
+        return [mk(pointer, f"{head} argument '{label}' must {plain}, got {_show(e.instance)}")]
     where = f"argument '{label}'" if path else "arguments"
     return [mk(pointer, f"{head} {where}: {e.message}")]
+
+
+def _num(v: Any) -> str:
+    return _show(v)
+
+
+def _plain_constraint(e: jsonschema.ValidationError) -> str | None:
+    """The common keywords as `must ...` phrases (the rest keep jsonschema's own message)."""
+    v = e.validator_value
+    phrases = {
+        "minimum": lambda: f"be >= {_num(v)}",
+        "exclusiveMinimum": lambda: f"be > {_num(v)}",
+        "maximum": lambda: f"be <= {_num(v)}",
+        "exclusiveMaximum": lambda: f"be < {_num(v)}",
+        "multipleOf": lambda: f"be a multiple of {_num(v)}",
+        "minLength": lambda: f"have at least {v} character(s)",
+        "maxLength": lambda: f"have at most {v} character(s)",
+        "pattern": lambda: f"match the pattern {_show(v)}",
+        "format": lambda: f"be a valid {v}",
+        "minItems": lambda: f"have at least {v} item(s)",
+        "maxItems": lambda: f"have at most {v} item(s)",
+        "uniqueItems": lambda: "have unique items",
+    }
+    make = phrases.get(str(e.validator))
+    return make() if make is not None else None
+
+
+def _date_time(value: object) -> bool:
+    """RFC 3339 date-time (jsonschema checks it only with an optional package): a date, 'T', a time, a zone."""
+    if not isinstance(value, str):
+        return True
+    if len(value) < 20 or value[10] not in "Tt" or value[4] != "-":
+        return False
+    parsed = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value[-1] in "Zz" else value)
+    return parsed.tzinfo is not None
+
+
+#: Format assertions for parameters: jsonschema's built-in checkers plus `date-time`. A plan that passes
+#: "tomorrow" where a date-time is declared is an error before anything runs.
+_FORMATS = jsonschema.FormatChecker()
+_FORMATS.checks("date-time", raises=ValueError)(_date_time)
 
 
 def _expected(e: jsonschema.ValidationError) -> str:
@@ -850,7 +896,7 @@ def reports_sarif(reports: Sequence[PlanReport]) -> dict[str, Any]:
             "name": c.removeprefix("E_").lower(),
             "shortDescription": {"text": CODE_HELP[c]},
             "fullDescription": {"text": CODE_HELP[c]},
-            "helpUri": "docs/plan-check.md",
+            "helpUri": f"docs/plan-check.md#{c.lower()}",
             "defaultConfiguration": {"level": "error"},
         }
         for c in CODES

@@ -13,7 +13,8 @@ A registry's `output` schema is the tool's output contract (issue 9). Two direct
   clean. `ECHO`, `DATE_ORDER` and `RELATION` have no JSON Schema form; they stay in `contracts.json`.
   With a base registry, the base wins: its descriptions, parameters, substitutes, immutables and every
   keyword it already declares are kept, and inferred fields and keywords are only added where missing.
-- `check_registry` lists where the corpus's clean results (`status == "ok"`) disagree with the declared
+- `check_registry` lists where the results of the corpus's calls with `status == "ok"` (all of them:
+  what a tool actually returned, labelled faults included) disagree with the declared
   outputs, from polars aggregates over `leaves.parquet` (one pass for kinds and counts, one for declared
   enums, one for declared bounds): a declared field never seen, a field seen but undeclared, a kind
   that differs from the declared type, a declared required field missing from some results, a string
@@ -138,8 +139,17 @@ class InferResult:
 
 
 def observed_patterns(corpus: Corpus) -> pl.DataFrame:
-    """(tool, side, pattern) of every node in clean results and arguments, in order of first appearance."""
-    ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
+    """(tool, side, pattern) of every node in clean calls, in order of first appearance.
+
+    Clean as mining means it: status ok, no `fault` label, from an episode not labelled faulty.
+    """
+    clean_traces = corpus.scan_episodes().filter(~pl.col("faulty").fill_null(False)).select("trace_id")
+    ok = (
+        corpus.scan_calls()
+        .filter((pl.col("status") == "ok") & pl.col("fault").is_null())
+        .join(clean_traces, on="trace_id", how="semi")
+        .select("cid")
+    )
     return (
         corpus.scan_leaves()
         .join(ok, on="cid", how="semi")
@@ -420,7 +430,7 @@ def _kind_ok(kind: str, types: frozenset[str] | None, whole: bool) -> bool:
 def check_registry(
     registry: Registry, corpus: Corpus, *, progress: Progress = NULL_PROGRESS
 ) -> RegistryCheck:
-    """Compare the corpus's clean results with the registry's declared outputs (see module docstring)."""
+    """Compare the corpus's results (status ok) with the registry's declared outputs (see module docstring)."""
     ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
     leaves = corpus.scan_leaves().filter(pl.col("side") == "result").join(ok, on="cid", how="semi")
     progress.start("registry check", None)
@@ -479,7 +489,7 @@ def check_registry(
                     None,
                     root_calls,
                     ex,
-                    f"{tool}: {root_calls} clean call(s) of a tool the registry does not declare",
+                    f"{tool}: {root_calls} ok call(s) of a tool the registry does not declare",
                 )
             )
             continue
@@ -541,7 +551,7 @@ def _compare(
                 observed_kinds,
                 calls,
                 example,
-                f"{tool}: field '{pattern}' is seen in {calls} clean result(s) but not declared "
+                f"{tool}: field '{pattern}' is seen in {calls} result(s) but not declared "
                 f"(declared{f' in {parent!r}' if parent else ''}: "
                 f"{', '.join(_declared_children(decl, parent)) or 'none'})",
             )
@@ -564,7 +574,7 @@ def _compare(
                 counts,
                 n_bad,
                 ex,
-                f"{tool}: '{pattern or '/'}' is declared {type_label(d.types)} but {n_bad} clean value(s) are "
+                f"{tool}: '{pattern or '/'}' is declared {type_label(d.types)} but {n_bad} value(s) are "
                 + ", ".join(f"{k} ({c})" for k, c in sorted(counts.items())),
             )
         # Required children missing from some objects.
@@ -584,7 +594,7 @@ def _compare(
                     n_objects - present,
                     kinds["object"][2],
                     f"{tool}: required field '{child}' is missing from {n_objects - present} of {n_objects} "
-                    "clean result object(s)",
+                    "result object(s)",
                 )
     seen = set(pats)
     for pattern in sorted(decl):
@@ -603,7 +613,7 @@ def _compare(
             None,
             0,
             None,
-            f"{tool}: declared field '{pattern}' never appears in the clean results",
+            f"{tool}: declared field '{pattern}' never appears in the results",
         )
 
 
@@ -654,7 +664,7 @@ def _check_enums(
                 {i[0]: i[1] for i in items},
                 n,
                 min(i[2] for i in items),
-                f"{tool}: '{pattern}' has {n} clean value(s) outside its declared enum: {shown}",
+                f"{tool}: '{pattern}' has {n} value(s) outside its declared enum: {shown}",
             )
         )
     return out
@@ -719,7 +729,7 @@ def _check_bounds(
                         int(n[0]),
                         n[1],
                         f"{tool}: '{pattern}' is declared {op} {int(v) if float(v).is_integer() else v} but "
-                        f"{n[0]} clean value(s) are not (worst: {shown})",
+                        f"{n[0]} value(s) are not (worst: {shown})",
                     )
                 )
     return out

@@ -39,7 +39,7 @@ def _run(*args: str | Path, input: bytes | None = None) -> Any:
     ("plan", "codes"),
     [
         ("fail-schema.json", {"E_SCHEMA": 4}),
-        ("fail-args.json", {"E_ARGS": 6}),
+        ("fail-args.json", {"E_ARGS": 7}),
         ("fail-order.json", {"E_ORDER": 3}),
         ("fail-tool.json", {"E_TOOL": 2}),
         ("fail-many.json", {"E_SCHEMA": 1, "E_ARGS": 3, "E_ORDER": 1, "E_TOOL": 1}),
@@ -100,7 +100,7 @@ def test_sarif_validates_against_sarif_2_1_0(world: Path) -> None:
     validator = jsonschema.validators.validator_for(schema)(schema)
     assert sorted(e.message for e in validator.iter_errors(doc)) == []
     results = doc["runs"][0]["results"]
-    assert len(results) == 6 + 6
+    assert len(results) == 6 + 7
     rules = [rule["id"] for rule in doc["runs"][0]["tool"]["driver"]["rules"]]
     assert all(rules[res["ruleIndex"]] == res["ruleId"] for res in results)
     first = results[0]

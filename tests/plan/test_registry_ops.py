@@ -209,12 +209,12 @@ def test_check_details(corpus: Corpus) -> None:
     assert by[("type", "/sku")].observed == {"string": 40}
     assert (
         by[("type", "/sku")].message
-        == "lookup_inventory: '/sku' is declared integer but 40 clean value(s) are string (40)"
+        == "lookup_inventory: '/sku' is declared integer but 40 value(s) are string (40)"
     )
     assert by[("enum", "/warehouse")].observed == {"west": 20}
     assert by[("undeclared", "/note")].observed == {"null": 20, "string": 20}
     assert by[("undeclared", "/note")].message.startswith(
-        "lookup_inventory: field '/note' is seen in 40 clean result(s) but not declared (declared: sku, available,"
+        "lookup_inventory: field '/note' is seen in 40 result(s) but not declared (declared: sku, available,"
     )
     assert report.tools_unseen == ("unused",)
     assert report.tools_checked == ("lookup_inventory",)
