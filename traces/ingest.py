@@ -131,6 +131,7 @@ class IngestReport:
 class _Source:
     name: str
     path: Path
+    from_folder: bool = False
 
 
 def expand_sources(sources: Sequence[str | Path], *, exclude: Path | None = None) -> list[_Source]:
@@ -158,7 +159,7 @@ def expand_sources(sources: Sequence[str | Path], *, exclude: Path | None = None
                     continue
                 found.append(f)
             for f in sorted(found, key=lambda x: x.relative_to(p).as_posix()):
-                out.append(_Source(str(f), f))
+                out.append(_Source(str(f), f, from_folder=True))
         elif p.is_file():
             out.append(_Source(str(p), p))
         else:
@@ -470,9 +471,26 @@ def _process_source(
                     name, sha, "registry", 0, 0, 0, 0, True, bytes=size, note="a tool registry, not traces"
                 )
             records = doc if isinstance(doc, list) else [doc]
-            dfmt = detect_records(
-                ((i, r) for i, r in enumerate(records[:SNIFF_RECORDS], 1) if isinstance(r, dict)), name
-            )
+            try:
+                dfmt = detect_records(
+                    ((i, r) for i, r in enumerate(records[:SNIFF_RECORDS], 1) if isinstance(r, dict)), name
+                )
+            except TraceError as e:
+                if not (src.from_folder and "unknown format" in e.message):
+                    raise
+                # a folder may hold metadata documents beside its traces; named files still fail
+                return SourceReport(
+                    name,
+                    sha,
+                    "unknown",
+                    0,
+                    0,
+                    0,
+                    0,
+                    True,
+                    bytes=size,
+                    note="not traces: no adapter claims it",
+                )
             if dfmt is None:
                 dfmt = "flat"
             adapter = get_adapter(dfmt)

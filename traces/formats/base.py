@@ -118,6 +118,11 @@ def decode_result(value: Any) -> Any:
     return value
 
 
+def is_error_text(value: Any) -> bool:
+    """True for a tool output that reports failure as text: a string starting with `Error:`."""
+    return isinstance(value, str) and value.startswith("Error:")
+
+
 def text_of_blocks(content: Any) -> Any:
     """Collapse a list of `{type: "text", text}` content blocks to their joined text.
 

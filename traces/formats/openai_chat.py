@@ -5,8 +5,9 @@ message's `tool_calls[]` (`{id, type: "function", function: {name, arguments}}`,
 is joined to the `role: "tool"` message with the same `tool_call_id`. Calls are numbered in the order the
 assistant made them; a call no tool message answers is dropped (and reported), the episode kept. Tool
 message content may be a string or a list of text parts; a JSON string holding an object/array is
-decoded. Chat has no error flag, so every answered call is `status: "ok"`. The legacy single
-`function_call` field is read too.
+decoded. Chat has no error flag: a tool message whose content starts with `Error:` (the convention of
+τ-bench and most agent frameworks) makes a `status: "error"` call with that text as `error`. The legacy
+single `function_call` field is read too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from contracts.traces.formats.base import (
     RecordContext,
     RecordError,
     decode_result,
+    is_error_text,
     list_of_dicts,
     optional_reward,
     optional_str,
@@ -36,8 +38,12 @@ ResultMapper = Callable[[Any, dict[str, Any]], tuple[Any, str, str | None]]
 
 
 def plain_result(content: Any, msg: dict[str, Any]) -> tuple[Any, str, str | None]:
-    """Chat's default: every answered call is ok; the content is decoded when it holds JSON."""
-    return decode_result(text_of_blocks(content)), "ok", None
+    """Chat has no error flag: content starting with `Error:` (the convention τ-bench and most agent
+    frameworks use for a failed tool) is an error call; anything else is ok, decoded when it holds JSON."""
+    text = text_of_blocks(content)
+    if is_error_text(text):
+        return None, "error", text
+    return decode_result(text), "ok", None
 
 
 def episode_id(rec: dict[str, Any]) -> str:

@@ -5,7 +5,8 @@ Line: `{"id"|"trace_id", "task_id"?, "items"?: [...], "input"?: [...], "output"?
 stored Response object whose `input` was recorded beside it reads as it is). `function_call` items
 (`call_id`, `name`, `arguments` as a JSON string) join `function_call_output` items (`call_id`,
 `output`: a string or a list of text parts) by `call_id`. Other item types (messages, reasoning, built-in
-tool calls) are ignored. The API has no error flag on outputs, so every answered call is `ok`.
+tool calls) are ignored. The API has no error flag on outputs: an output starting with `Error:` makes a
+`status: "error"` call, as in `openai-chat`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from contracts.traces.formats.base import (
     RecordContext,
     RecordError,
     decode_result,
+    is_error_text,
     optional_reward,
     optional_str,
     parse_arguments,
@@ -87,12 +89,16 @@ class OpenAIResponsesAdapter(Adapter):
                 )
                 index += 1
                 continue
+            text = text_of_blocks(out.get("output"))
+            failed = is_error_text(text)
             calls.append(
                 ToolCall(
                     trace_id=trace_id,
                     tool=it["name"],
                     arguments=args,
-                    result=decode_result(text_of_blocks(out.get("output"))),
+                    result=None if failed else decode_result(text),
+                    status="error" if failed else "ok",
+                    error=text if failed else None,
                     task_id=task_id,
                     step=len(calls),
                     source=ctx.source,

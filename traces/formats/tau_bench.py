@@ -38,16 +38,8 @@ from contracts.traces.formats.base import (
     text_of_blocks,
     tool_names,
 )
-from contracts.traces.formats.openai_chat import chat_calls
+from contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
 from contracts.traces.model import Episode, ToolCall
-
-
-def tau_result(content: Any, msg: dict[str, Any]) -> tuple[Any, str, str | None]:
-    """τ-bench tools report failure by returning a string starting with `Error:`."""
-    text = text_of_blocks(content)
-    if isinstance(text, str) and text.startswith("Error:"):
-        return None, "error", text
-    return decode_result(text), "ok", None
 
 
 @dataclass(frozen=True)
@@ -135,9 +127,7 @@ class TauBenchAdapter(Adapter):
         trial = run.get("trial")
         trace_id = f"{task}-{trial}" if trial is not None else task
         traj = list_of_dicts(run, "traj")
-        calls, dropped = chat_calls(
-            traj, trace_id=trace_id, task_id=task, ctx=ctx, result_of=tau_result, field="traj"
-        )
+        calls, dropped = chat_calls(traj, trace_id=trace_id, task_id=task, ctx=ctx, field="traj")
         ep = Episode(trace_id=trace_id, task_id=task, reward=optional_reward(run))
         return Parsed(calls, [ep], dropped)
 
