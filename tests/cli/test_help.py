@@ -1,0 +1,63 @@
+"""Every command has help text, and the README shows every command with an example."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from contracts.cli.app import app
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _commands() -> list[tuple[str, object]]:
+    root = get_command(app)
+    found: list[tuple[str, object]] = []
+
+    def walk(cmd: object, prefix: str) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in sorted(subs.items()):
+                walk(sub, f"{prefix} {name}".strip())
+        else:
+            found.append((prefix, cmd))
+
+    walk(root, "")
+    return found
+
+
+def test_every_command_has_help_text() -> None:
+    missing = [name for name, cmd in _commands() if not (getattr(cmd, "help", None) or "").strip()]
+    assert missing == []
+
+
+def test_every_command_help_runs() -> None:
+    runner = CliRunner()
+    for name, _cmd in _commands():
+        result = runner.invoke(app, [*name.split(), "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert "Usage" in result.output
+
+
+def test_readme_shows_every_command() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [name for name, _ in _commands() if f"contracts {name}" not in readme]
+    assert missing == [], f"README.md has no example of: {missing}"
+
+
+def test_console_entry_point_lists_subcommands() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "contracts.cli.app", "--help"], capture_output=True, text=True, cwd=REPO, check=False
+    )
+    assert result.returncode == 0
+    for name in ("ingest", "mine", "check", "audit", "repair-replay", "ledger", "plan-check", "config"):
+        assert name in result.stdout
+
+
+def test_unknown_command_is_usage_error() -> None:
+    result = CliRunner().invoke(app, ["no-such-command"])
+    assert result.exit_code == 2
