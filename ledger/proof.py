@@ -153,6 +153,8 @@ def check_proof(
         problems.append(f"the path leads to root {computed}, not {which} {anchor}")
     if root is not None and doc["root"] != root.lower() and computed == root.lower():
         problems.append(f"the proof states root {doc['root']}, not the anchor")
+    if size is not None and doc["tree_size"] != size:
+        problems.append(f"the proof is for a tree of {doc['tree_size']} entries, the anchor says {size}")
     return ProofCheck(
         ok=not problems, computed_root=computed, anchored=root is not None, problems=tuple(problems)
     )

@@ -217,16 +217,18 @@ def _tail_problem(tail: bytes, offset: int, seq: int) -> Problem:
             ENTRIES_NAME,
             f"the last line (entry {entry.seq}, at byte {offset}) lacks its final LF: the write was cut short",
         )
+    text = tail.decode("utf-8", "surrogateescape")  # classify only: junk need not be UTF-8
     try:
-        value, end = json.JSONDecoder().raw_decode(tail.decode("utf-8", "strict"))
-    except (UnicodeDecodeError, ValueError):
+        value, end = json.JSONDecoder().raw_decode(text)
+    except ValueError:
         value, end = None, 0
-    if isinstance(value, dict) and end < len(tail):
+    if isinstance(value, dict) and end < len(text):
+        junk = len(tail) - len(text[:end].encode("utf-8", "surrogateescape"))
         return Problem(
             "EXTRA_BYTES",
             seq,
             ENTRIES_NAME,
-            f"{len(tail) - end} byte(s) of junk after the last line's entry, at byte {offset + end}",
+            f"{junk} byte(s) of junk after the last line's entry, at byte {offset + len(tail) - junk}",
         )
     return Problem(
         "TRUNCATED_TAIL",

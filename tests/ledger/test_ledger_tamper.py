@@ -97,18 +97,17 @@ def test_truncating_at_any_offset(copy_of: Copy, data: st.DataObject) -> None:
 
 
 def test_truncating_at_every_offset_of_a_small_ledger(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    build(src, 2)
-    raw = (src / "ledger.jsonl").read_bytes()
+    d = tmp_path / "L"
+    build(d, 2)
+    raw = (d / "ledger.jsonl").read_bytes()
     for k in range(len(raw)):
-        d = tmp_path / f"cut{k}"
-        shutil.copytree(src, d)
         (d / "ledger.jsonl").write_bytes(raw[:k])
         code, seq, _ = _first(d)
         kept = raw[:k].count(b"\n")
         assert seq == kept
         assert code == ("REMOVED" if k == 0 or raw[k - 1 : k] == b"\n" else "TRUNCATED_TAIL")
-        shutil.rmtree(d)
+    (d / "ledger.jsonl").write_bytes(raw)
+    assert verify(d).ok
 
 
 HEADER_EDITS: list[tuple[str, object]] = [
