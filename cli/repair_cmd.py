@@ -15,10 +15,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+import contracts.repair.audit as audit
+import contracts.repair.cases as cases
+import contracts.repair.loop as loop
+import contracts.repair.policies as policies
+import contracts.repair.score as score
 from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.progress import NULL_PROGRESS, Progress
-from contracts.repair import audit, cases, loop, policies, score
 
 
 class PolicyName(StrEnum):

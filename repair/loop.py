@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import contracts.repair.mask as mask
 from contracts.errors import RepairError
 from contracts.jsonutil import file_sha256, json_sha256
 from contracts.progress import NULL_PROGRESS, Progress
-from contracts.repair import mask
 from contracts.repair.cases import Case
 from contracts.repair.policies import Policy
 from contracts.repair.state import State

@@ -172,7 +172,7 @@ def score_case(ep: Mapping[str, Any], target: Target) -> CaseScore:
         "abstention_rate": (float(abstained), 1.0),
         "abstention_coverage": (float(answered), 1.0),
         "abstention_risk": (float(wrong), float(answered)),
-        "abstention_correct": (float(abstained), 1.0 if target.abstain else 0.0),
+        "abstention_correct": (float(abstained and target.abstain), 1.0 if target.abstain else 0.0),
     }
     lat = tuple(float(s["latency_ms"]) for s in steps if s.get("latency_ms") is not None)
     return CaseScore(start["case_id"], target.family, v, tuple(o["op"] for o in ops), lat)

@@ -158,6 +158,8 @@ def test_score_metrics_by_hand(tmp_path: Path) -> None:
     assert r["m_patch"]["numerator"] == 2
     assert r["retries"]["numerator"] == 1  # rc-d used two attempts
     assert r["abstention"]["rate"]["numerator"] == 2
+    # only rc-d's abstention was the right answer; rc-c abstained on a fixable case
+    assert (r["abstention"]["correct"]["numerator"], r["abstention"]["correct"]["denominator"]) == (1, 1)
     assert (r["abstention"]["risk"]["numerator"], r["abstention"]["risk"]["denominator"]) == (1, 2)
     assert r["collateral"]["numerator"] == 0 and r["collateral"]["denominator"] == 2
     assert r["by_family"]["missing_required"]["m_object"]["value"] == 0.0
