@@ -63,8 +63,90 @@ EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 
 # ---- the world's vocabulary ----------------------------------------------------------------------------
 
-FIRST = ["Ava", "Ben", "Chloe", "Daniel", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Keiko", "Liam", "Maya", "Nikhil", "Olga", "Pablo", "Quinn", "Rosa", "Samir", "Tara", "Umar", "Vera", "Wes", "Ximena", "Yusuf", "Zoe", "Amara", "Bruno", "Carmen", "Dmitri", "Esther", "Felix", "Gita", "Hugo", "Ingrid", "Jamal", "Kira", "Lars", "Mina", "Noah"]
-LAST = ["Adams", "Baker", "Chen", "Diaz", "Evans", "Fischer", "Garcia", "Haddad", "Ito", "Jensen", "Kowalski", "Lopez", "Mensah", "Novak", "Okafor", "Patel", "Quispe", "Rossi", "Santos", "Tanaka", "Ueda", "Varga", "Weber", "Xu", "Yilmaz", "Zhang", "Almeida", "Brooks", "Costa", "Dubois", "Eriksen", "Flores", "Gupta", "Horvat", "Ivanova", "Jones", "Kim", "Larsen", "Moreau", "Nguyen"]
+FIRST = [
+    "Ava",
+    "Ben",
+    "Chloe",
+    "Daniel",
+    "Elena",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Keiko",
+    "Liam",
+    "Maya",
+    "Nikhil",
+    "Olga",
+    "Pablo",
+    "Quinn",
+    "Rosa",
+    "Samir",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wes",
+    "Ximena",
+    "Yusuf",
+    "Zoe",
+    "Amara",
+    "Bruno",
+    "Carmen",
+    "Dmitri",
+    "Esther",
+    "Felix",
+    "Gita",
+    "Hugo",
+    "Ingrid",
+    "Jamal",
+    "Kira",
+    "Lars",
+    "Mina",
+    "Noah",
+]
+LAST = [
+    "Adams",
+    "Baker",
+    "Chen",
+    "Diaz",
+    "Evans",
+    "Fischer",
+    "Garcia",
+    "Haddad",
+    "Ito",
+    "Jensen",
+    "Kowalski",
+    "Lopez",
+    "Mensah",
+    "Novak",
+    "Okafor",
+    "Patel",
+    "Quispe",
+    "Rossi",
+    "Santos",
+    "Tanaka",
+    "Ueda",
+    "Varga",
+    "Weber",
+    "Xu",
+    "Yilmaz",
+    "Zhang",
+    "Almeida",
+    "Brooks",
+    "Costa",
+    "Dubois",
+    "Eriksen",
+    "Flores",
+    "Gupta",
+    "Horvat",
+    "Ivanova",
+    "Jones",
+    "Kim",
+    "Larsen",
+    "Moreau",
+    "Nguyen",
+]
 CITIES = (
     ("Portland", "OR", "97201"),
     ("Eugene", "OR", "97401"),
@@ -124,7 +206,23 @@ TAX_BP = {
     "IL": 625, "WI": 500, "MI": 600, "OH": 575, "GA": 400, "FL": 600, "NC": 475, "TN": 700, "MA": 625,
     "NY": 400, "NJ": 663, "PA": 600, "MD": 600, "VA": 530, "MN": 688, "NE": 550, "CA": 725,
 }  # fmt: skip
-STREETS = ["Oak", "Maple", "Cedar", "Pine", "Elm", "Birch", "Lake", "Hill", "River", "Park", "Mill", "Church", "Market", "Spring", "Union"]
+STREETS = [
+    "Oak",
+    "Maple",
+    "Cedar",
+    "Pine",
+    "Elm",
+    "Birch",
+    "Lake",
+    "Hill",
+    "River",
+    "Park",
+    "Mill",
+    "Church",
+    "Market",
+    "Spring",
+    "Union",
+]
 STREET_KINDS = ("St", "Ave", "Rd", "Ln", "Blvd", "Way")
 
 CATEGORIES = {
@@ -135,7 +233,20 @@ CATEGORIES = {
     "outdoor": ("Tent", "Lantern", "Camp Chair", "Cooler", "Hammock", "Headlamp"),
     "toys": ("Puzzle", "Kite", "Block Set", "Robot Kit", "Board Game", "Plush Bear"),
 }
-ADJECTIVES = ["Cedar", "Nordic", "Summit", "Harbor", "Alpine", "Prairie", "Coastal", "Urban", "Granite", "Willow", "Meadow", "Canyon"]
+ADJECTIVES = [
+    "Cedar",
+    "Nordic",
+    "Summit",
+    "Harbor",
+    "Alpine",
+    "Prairie",
+    "Coastal",
+    "Urban",
+    "Granite",
+    "Willow",
+    "Meadow",
+    "Canyon",
+]
 WAREHOUSES = ("central", "east", "north", "west")
 CARRIERS = ("dhl", "fedex", "ups", "usps")
 SERVICES = ("express", "ground", "overnight")
@@ -929,7 +1040,13 @@ def _order(tool: str, earlier: str, later: str) -> Rule:
 
 
 def _linear(tool: str, coef: list[int], *paths: str) -> Rule:
-    return _rule(tool, "RELATION", paths, {"form": "linear", "coef": coef})
+    """A = Σ coef_i·X_i, stated with the X_i sorted and all-positive coefficients where the relation
+    allows (`on_hand = available + reserved`, not `available = on_hand - reserved`). `terms` gives the
+    same relation orientation-free: Σ terms[p]·value(p) = 0 with the left side's coefficient 1, so a
+    test can compare it with a miner's rule stated in any rearrangement."""
+    r = _rule(tool, "RELATION", paths, {"form": "linear", "coef": coef})
+    r["terms"] = {paths[0]: 1, **{x: -c for x, c in zip(paths[1:], coef, strict=True)}}
+    return r
 
 
 def _product(tool: str, *paths: str) -> Rule:
@@ -967,7 +1084,7 @@ def planted_rules() -> list[Rule]:
         if t == "query_warehouse":
             rules += [_echo(t, "/warehouse", "/warehouse")]
         rules += [_order(t, "/last_counted_at", "/restock_eta")]
-        rules += [_linear(t, [1, -1], "/available", "/on_hand", "/reserved")]
+        rules += [_linear(t, [1, 1], "/on_hand", "/available", "/reserved")]
     t = "get_order"
     rules += _required(
         t, "/order_id", "/customer_id", "/status", "/items", "/items/*/sku", "/items/*/name", "/items/*/quantity",
@@ -1067,7 +1184,7 @@ def planted_rules() -> list[Rule]:
     rules += [_order(t, "/quoted_at", "/valid_until")]
     rules += [
         _product(t, "/freight", "$args/quantity", "/unit_rate"),
-        _linear(t, [1, 1, 1], "/total", "/freight", "/taxes", "/fees"),
+        _linear(t, [1, 1, 1], "/total", "/fees", "/freight", "/taxes"),
     ]
     t = "create_invoice"
     rules += _required(
@@ -1095,7 +1212,7 @@ def planted_rules() -> list[Rule]:
         _product(t, "/lines/*/line_total_cents", "/lines/*/quantity", "/lines/*/unit_price_cents"),
         _sum_over(t, "/subtotal_cents", "/lines/*/line_total_cents"),
         _linear(t, [1, 1], "/total_cents", "/subtotal_cents", "/tax_cents"),
-        _linear(t, [1, -1], "/amount_due_cents", "/total_cents", "/paid_cents"),
+        _linear(t, [1, 1], "/total_cents", "/amount_due_cents", "/paid_cents"),
     ]
     t = "refund_order"
     rules += _required(
@@ -2040,7 +2157,8 @@ def build(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
             "ECHO": "paths [result path, '$args/...']",
             "DATE_ORDER": "paths [earlier, later]",
             "RELATION": "paths [A, X1, ...]; linear: A = sum(coef[i] * X_i); product: A = X1 * X2; "
-            "sum_over: A = sum of X1 over '*'",
+            "sum_over: A = sum of X1 over '*'; linear relations also carry 'terms' {path: c} meaning "
+            "sum(c * value) = 0 with A's c = 1, to compare with any rearrangement",
             "noise": "no rule of any code in 'codes' on 'path' (for ECHO/DATE_ORDER: relating 'path' and "
             "'with', in either order); crossfit marks single-task exceptions that fold checkers do learn",
         },
@@ -2174,7 +2292,8 @@ def readme(seed: int, counts: dict[str, Any], rules: list[Rule], noise: list[Rul
         + ", ".join(f"{code} {by_code[code]}" for code in sorted(by_code))
         + ". `planted.json` lists them all as `{tool, code, paths, params}` in rule-path notation (result",
         "patterns such as `/items/*/price`, argument patterns prefixed `$args`). A miner may state a relation in",
-        "an equivalent rearranged form (e.g. `/on_hand` = `/available` + `/reserved`) and may add implied",
+        "an equivalent rearranged form (e.g. `/available` = `/on_hand` - `/reserved`; each linear relation",
+        "also carries `terms`, the orientation-free form Σ terms[p]·value(p) = 0) and may add implied",
         "rules (e.g. `/created_at` ≤ `/delivered_at`); those are not listed.",
         "",
         "Relations, orders, echoes and domains:",
