@@ -819,19 +819,38 @@ def _v(df: pl.DataFrame, path: pl.Expr | str = "path") -> pl.DataFrame:
 
 
 def _vec_required(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
-    h = _by_code(entries, hits, ("REQUIRED",))
+    """Object parents without the required key. A parent pattern without wildcards has one node per
+    call, so presence is a join on (cid, rule); under arrays, children are matched to their parent by
+    path (the child's path minus its last token, whose length the rule fixes)."""
+    req = [e for e in entries if e.rule.code == "REQUIRED"]
+    if not req:
+        return _empty_hits()
     keytab = pl.DataFrame(
         {
-            "ridx": [e.ridx for e in entries if e.rule.code == "REQUIRED"],
-            "tok": [e.ops[1].pattern.rpartition("/")[2] for e in entries if e.rule.code == "REQUIRED"],
+            "ridx": [e.ridx for e in req],
+            "tok": [e.ops[1].pattern.rpartition("/")[2] for e in req],
+            "cut": [len(e.ops[1].pattern.rpartition("/")[2]) + 1 for e in req],
         },
-        schema={"ridx": pl.UInt32, "tok": pl.String},
+        schema={"ridx": pl.UInt32, "tok": pl.String, "cut": pl.Int64},
     )
+    flat = [e.ridx for e in req if not e.ops[0].wpos]
+    h = _by_code(entries, hits, ("REQUIRED",))
     parents = _op(h, 0).filter(pl.col("kind") == "object").select("cid", "ridx", "path")
-    children = (
-        _op(h, 1).select("cid", "ridx", pl.col("path").str.replace(r"/[^/]*$", "").alias("path")).unique()
+    children = _op(h, 1)
+    simple = parents.filter(pl.col("ridx").is_in(flat)).join(
+        children.filter(pl.col("ridx").is_in(flat)).select("cid", "ridx").unique(),
+        on=["cid", "ridx"],
+        how="anti",
     )
-    missing = parents.join(children, on=["cid", "ridx", "path"], how="anti").join(keytab, on="ridx")
+    nested_children = (
+        children.filter(~pl.col("ridx").is_in(flat))
+        .join(keytab, on="ridx")
+        .select("cid", "ridx", pl.col("path").str.head(-pl.col("cut")).alias("path"))
+    )
+    nested = parents.filter(~pl.col("ridx").is_in(flat)).join(
+        nested_children, on=["cid", "ridx", "path"], how="anti"
+    )
+    missing = pl.concat([simple, nested]).join(keytab, on="ridx")
     return missing.select(
         "cid",
         "ridx",

@@ -244,7 +244,11 @@ def check(
             else:
                 yield render_junit(receipts, built)
 
-    if output is not None:
+    if output is not None and output.exists() and not output.is_file():
+        with open(output, "wb") as sink_file:  # a device or pipe (/dev/stdout, a fifo): no temp+rename
+            for chunk in chunks():
+                sink_file.write(chunk)
+    elif output is not None:
         atomic_write_bytes(output, chunks())
     else:
         sink = sys.stdout.buffer

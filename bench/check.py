@@ -1,0 +1,175 @@
+"""Benchmark `contracts check`: the corpus path and the stdin stream path, against one raw Parquet scan.
+
+    python bench/check.py                  # 1,000,000 calls (inputs cached in bench/data/)
+    python bench/check.py --calls 100000
+
+Inputs: the seeded flat JSONL that `bench/ingest.py` generates, with one `lookup_inventory` call in 100
+given a negative `available` (so the checker has real violations to render); contracts are mined (one
+fold) from the first 100,000 generated calls, which are all clean. Each measurement runs in its own
+child process, so its peak RSS (`RUSAGE_CHILDREN`, read right after that child, children run one at a
+time) is reported; the stream child reports its own peak (`RUSAGE_SELF` at exit).
+
+* raw scan   — one warm `pl.scan_parquet(...).collect()` of the leaves and calls columns the checker
+               reads: the floor any Parquet-based checker pays.
+* corpus     — `check_corpus` on the ingested corpus plus encoding every receipt (the library path of
+               `contracts check CORPUS`).
+* stream     — `contracts check -` fed the JSONL on stdin, receipts to /dev/null: parse, check and
+               encode call by call; its peak RSS shows memory does not grow with the input.
+
+Ratios are throughput against the raw scan (calls/s ÷ raw-scan calls/s); below 1 means slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ingest import generate  # noqa: E402  (the shared seeded generator of bench/ingest.py)
+
+
+def with_faults(src: Path, every: int = 100) -> Path:
+    """A copy of `src` where every `every`-th lookup_inventory call has `available` made negative."""
+    import orjson
+
+    out = src.with_name(src.stem + f"-faulty{every}.jsonl")
+    if out.exists():
+        return out
+    tmp = out.with_suffix(".tmp")
+    n = 0
+    with open(src, "rb") as fin, open(tmp, "wb") as fout:
+        for line in fin:
+            rec = orjson.loads(line)
+            if rec["tool"] == "lookup_inventory":
+                n += 1
+                if n % every == 0:
+                    rec["result"]["available"] = -1 - rec["result"]["available"]
+                    rec["labels"] = {"fault": "sign_flip", "fault_path": "/available"}
+            fout.write(orjson.dumps(rec) + b"\n")
+    tmp.rename(out)
+    return out
+
+
+CHILD_PREPARE = """
+import sys
+from pathlib import Path
+from contracts.traces.ingest import ingest
+from contracts.traces.corpus import Corpus
+from contracts.mining import mine
+clean_src, clean_dir, faulty_src, faulty_dir, contracts = sys.argv[1:6]
+if not Corpus.is_corpus(clean_dir):
+    ingest([clean_src], clean_dir)
+if not Path(contracts).exists():
+    mine(Corpus.open(clean_dir), folds=1, seed=13).save(contracts)
+if not Corpus.is_corpus(faulty_dir):
+    ingest([faulty_src], faulty_dir)
+print(0, 0)
+"""
+
+CHILD_SCAN = """
+import sys, time
+import polars as pl
+from contracts.traces.corpus import Corpus
+c = Corpus.open(sys.argv[1])
+def scan():
+    leaves = c.scan_leaves().select("cid", "tool", "side", "path", "pattern", "kind", "num", "str").collect()
+    calls = c.scan_calls().select("cid", "call_id", "trace_id", "task_id", "tool", "status", "source", "line").collect()
+    return calls.height
+scan()  # warm the page cache
+t = time.perf_counter()
+n = scan()
+print(time.perf_counter() - t, n)
+"""
+
+CHILD_CORPUS = """
+import sys, time
+from contracts.traces.corpus import Corpus
+from contracts.checks.checker import check_corpus, load_contracts, receipts_from_frame
+from contracts.checks.receipts import encode_line
+c = Corpus.open(sys.argv[1]); cs = load_contracts(sys.argv[2])
+n = c.scan_calls().select("cid").collect().height
+t = time.perf_counter()
+df = check_corpus(cs, c)
+total = sum(len(encode_line(r)) for r in receipts_from_frame(cs, c, df))
+print(time.perf_counter() - t, n, df.height, total)
+"""
+
+
+CHILD_STREAM = """
+import atexit, resource, sys
+atexit.register(lambda: sys.stderr.write(f"__RSS_KIB__ {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n"))
+sys.argv = ["contracts", *sys.argv[1:]]
+from contracts.cli.app import main
+main()
+"""
+
+
+def run_child(code: str, *args: str, stdin: Path | None = None) -> tuple[list[str], float, float, str]:
+    """Run `code` in a fresh interpreter: (stdout fields, wall seconds, peak RSS MiB so far, stderr)."""
+    t = time.perf_counter()
+    with open(stdin, "rb") if stdin else open("/dev/null", "rb") as fin:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=ROOT,
+            stdin=fin,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    wall = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return proc.stdout.split(), wall, peak, proc.stderr
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--mine-calls", type=int, default=100_000)
+    ns = ap.parse_args(argv)
+    src = generate(ns.calls, ns.seed)
+    faulty_src = with_faults(src)
+    clean_src = generate(min(ns.mine_calls, ns.calls), ns.seed)
+    clean_dir = DATA / f"check-clean-{clean_src.stem}"
+    faulty_dir = DATA / f"check-corpus-{faulty_src.stem}"
+    contracts = DATA / f"check-contracts-{clean_src.stem}.json"
+    print(
+        f"input: {faulty_src.relative_to(ROOT)} ({ns.calls:,} calls); contracts mined from {clean_src.name}"
+    )
+
+    cmd = ["check", "--contracts", str(contracts), "-", "-q", "-o", "/dev/null"]
+    run_child(CHILD_PREPARE, str(clean_src), str(clean_dir), str(faulty_src), str(faulty_dir), str(contracts))
+    _, stream_wall, _, stream_err = run_child(CHILD_STREAM, *cmd, stdin=faulty_src)
+    stream_peak = int(stream_err.split("__RSS_KIB__")[1].split()[0]) / 1024
+    (scan_s, scan_n), _, _, _ = run_child(CHILD_SCAN, str(faulty_dir))
+    (corp_s, corp_n, corp_v, corp_bytes), _, all_peak, _ = run_child(
+        CHILD_CORPUS, str(faulty_dir), str(contracts)
+    )
+    scan_rate = int(scan_n) / float(scan_s)
+    corp_rate = int(corp_n) / float(corp_s)
+    stream_rate = ns.calls / stream_wall
+    print(f"raw scan     : {float(scan_s):8.2f} s  {scan_rate:>12,.0f} calls/s")
+    print(
+        f"corpus path  : {float(corp_s):8.2f} s  {corp_rate:>12,.0f} calls/s  ratio {corp_rate / scan_rate:.3f}"
+        f"  ({int(corp_v):,} violations, {int(corp_bytes) / 2**20:,.1f} MiB of receipts)"
+    )
+    print(
+        f"stream path  : {stream_wall:8.2f} s  {stream_rate:>12,.0f} calls/s  ratio {stream_rate / scan_rate:.3f}"
+        f"  (wall time of `check -` incl. start-up)"
+    )
+    print(f"peak RSS of `check -` on {ns.calls:,} calls: {stream_peak:,.0f} MiB")
+    print(f"peak RSS of the largest other child (prepare, scan, corpus path): {all_peak:,.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
