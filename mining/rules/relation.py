@@ -417,6 +417,18 @@ def _rhs_expr(c: Cand, fields: list[Field]) -> pl.Expr:
     return e
 
 
+def _varying_parts(c: Cand, fields: list[Field]) -> list[pl.Expr]:
+    """What must vary over the qualifying examples for `c` to say something: every operand, and for a
+    three-term sum every pair of its terms (`/a = /x + /y - /z` where `/y - /z` is constant is really a
+    two-term relation plus a constant)."""
+    col = [pl.col(fields[i].name).cast(pl.Float64) for i in (c.lhs, *c.terms)]
+    parts = list(col)
+    if c.form == "linear" and len(c.terms) == 3:
+        t = [k * x for k, x in zip(c.coef, col[1:], strict=True)]
+        parts += [t[0] + t[1], t[0] + t[2], t[1] + t[2]]
+    return parts
+
+
 def _verify(wide: pl.DataFrame, fields: list[Field], cands: list[Cand], k: int) -> pl.DataFrame:
     """Per (candidate index, checker): qualifying rows/calls/tasks, violations per tolerance, distinct
     tuples, operand min/max, examples — per-fold aggregates merged by checker."""
@@ -446,13 +458,13 @@ def _verify(wide: pl.DataFrame, fields: list[Field], cands: list[Cand], k: int) 
                 .alias(f"tup{j}"),
                 pl.col("cid").filter(qual).unique().bottom_k(3).sort().alias(f"ex{j}"),
             ]
-            for o, i in enumerate(ops):
-                col = pl.col(fields[i].name).cast(pl.Float64).filter(qual)
+            for o, e in enumerate(_varying_parts(c, fields)):
+                col = e.filter(qual)
                 aggs += [col.min().alias(f"mn{j}_{o}"), col.max().alias(f"mx{j}_{o}")]
         per_fold = wide.group_by("fold").agg(aggs)
         # Long form: one row per (candidate, fold).
         for j, c in enumerate(batch, start=start):
-            nops = 1 + len(c.terms)
+            nops = len(_varying_parts(c, fields))
             sel = per_fold.select(
                 pl.lit(j, pl.Int64).alias("cand"),
                 "fold",
@@ -555,8 +567,19 @@ def _vector(c: Cand) -> dict[int, Fraction]:
     return v
 
 
-def _reduce(holding: list[Cand], fields: list[Field], known_eq: list[tuple[int, int]]) -> list[Cand]:
-    """Drop implied relations (module docstring): span test for linear, equality classes for the rest."""
+def _reduce(
+    holding: list[Cand],
+    fields: list[Field],
+    known_eq: list[tuple[int, int]],
+    known: list[Cand] = (),  # type: ignore[assignment]
+) -> list[Cand]:
+    """Drop implied relations (module docstring): span test for linear, equality classes for the rest.
+
+    `known_eq` (result = argument equalities, ECHO's business) and `known` (linear relations that hold
+    with enough support but are trivial — too few distinct tuples or a constant side) are true facts
+    that are never emitted; a relation that follows from them together with kept ones is dropped too
+    (`/a = /few + /same - /few2` when `/a = /same` is kept and `/few = /few2` holds trivially).
+    """
     m = len(fields)
     span = _Span()
     rep = list(range(m))
@@ -642,12 +665,9 @@ class Relation:
                 if is_echo and r["varying"]:
                     known_eq.append((c.lhs, c.terms[0]))
                     continue
-                if not (
-                    r["calls"] >= need
-                    and r["tasks"] >= ctx.params.tasks_needed("RELATION")
-                    and r["tuples"] >= RELATION_MIN_TUPLES
-                    and r["varying"]
-                ):
+                if not (r["calls"] >= need and r["tasks"] >= ctx.params.tasks_needed("RELATION")):
+                    continue
+                if not (r["tuples"] >= RELATION_MIN_TUPLES and r["varying"]):
                     continue
                 holding.append(c)
                 info[c] = (r, tol)
