@@ -138,8 +138,22 @@ def point_rates(table: pl.DataFrame) -> dict[str, tuple[float, float]]:
     return {k: (float(n), float(d)) for k, n, d in agg.iter_rows()}
 
 
+def draw_indexes(n_tasks: int, b0: int, b1: int, seed: int) -> pl.Series:
+    """Task indexes drawn by resamples b0..b1-1, resample-major: draw i of resample b is
+    `splitmix64(offset + b * n_tasks + i) % n_tasks` (the same stream `draws` counts)."""
+    off = seed_offset(seed)
+    i = pl.int_range(b0 * n_tasks, b1 * n_tasks, dtype=pl.UInt64)
+    return pl.select((_splitmix_expr(i + _u64(off)) % _u64(n_tasks)).cast(pl.UInt32).alias("t")).to_series()
+
+
 def bootstrap_intervals(
-    table: pl.DataFrame, tasks: list[str], *, n_boot: int, seed: int, level: float = 0.95
+    table: pl.DataFrame,
+    tasks: list[str],
+    *,
+    n_boot: int,
+    seed: int,
+    level: float = 0.95,
+    max_rows: int = 4_000_000,
 ) -> dict[str, tuple[float | None, float | None]]:
     """Task-clustered percentile intervals of sum(num)/sum(den), for every key of `table` at once.
 
@@ -147,28 +161,65 @@ def bootstrap_intervals(
     that task's counts. `tasks` is the whole population of tasks resampled (including tasks that have no
     row for some key: drawing them changes nothing for that key but they count as draws). All keys share
     the same resamples, so intervals of related figures are consistent with each other.
+
+    How it stays fast: the per-task counts are laid out as dense columns (one per key and side, indexed
+    by task), each resample's drawn task indexes gather from them (no joins), and resamples are
+    processed in chunks of at most `max_rows` draws, so memory stays bounded at any number of tasks.
     """
     if n_boot <= 0 or not tasks or table.is_empty():
         return {}
     order = sorted(set(tasks))
-    index = pl.DataFrame({"task": order, "t": pl.Series(range(len(order)), dtype=pl.UInt32)})
-    keyed = table.join(index, on="task", how="inner").select(
-        "key", "t", pl.col("num").cast(pl.Float64), pl.col("den").cast(pl.Float64)
+    n = len(order)
+    index = pl.DataFrame({"task": order, "t": pl.Series(range(n), dtype=pl.UInt32)})
+    keyed = (
+        table.join(index, on="task", how="inner")
+        .group_by("key", "t")
+        .agg(pl.col("num").cast(pl.Float64).sum(), pl.col("den").cast(pl.Float64).sum())
     )
-    w = draws(len(order), n_boot, seed)
-    per = (
-        w.join(keyed, on="t", how="inner")
-        .group_by("key", "b")
-        .agg((pl.col("num") * pl.col("w")).sum().alias("n"), (pl.col("den") * pl.col("w")).sum().alias("d"))
-        .filter(pl.col("d") > 0)
-        .with_columns((pl.col("n") / pl.col("d")).alias("r"))
-    )
+    keys = sorted(set(keyed.get_column("key").to_list()))
+    full = pl.DataFrame({"t": pl.Series(range(n), dtype=pl.UInt32)})
+    # dense columns, each distinct one once: many keys share a denominator (every per-code fire rate
+    # divides by the same organic calls per task), and an all-zero numerator needs no resampling
+    cols: dict[str, pl.Series] = {}
+    ref: dict[str, tuple[str | None, str]] = {}
+
+    def intern(s: pl.Series, prefix: str) -> str:
+        for name, col in cols.items():
+            if name[0] == prefix and col.equals(s):
+                return name
+        name = f"{prefix}{len(cols)}"
+        cols[name] = s.alias(name)
+        return name
+
+    for key in keys:
+        part = full.join(keyed.filter(pl.col("key") == key).drop("key"), on="t", how="left").sort("t")
+        num_s = part.get_column("num").fill_null(0.0)
+        den_s = part.get_column("den").fill_null(0.0)
+        ref[key] = (None if num_s.sum() == 0 else intern(num_s, "n"), intern(den_s, "d"))
+    dense = pl.DataFrame(list(cols.values()))
+    per_chunk = max(1, max_rows // n)
+    sums: list[pl.DataFrame] = []
+    for b0 in range(0, n_boot, per_chunk):
+        b1 = min(n_boot, b0 + per_chunk)
+        idx = draw_indexes(n, b0, b1, seed)
+        # draws are resample-major, n per resample: reshape and sum each row
+        sums.append(dense.select(pl.all().gather(idx).reshape((b1 - b0, n)).arr.sum()))
+    per_b = pl.concat(sums)
     alpha = (1 - level) / 2
-    q = per.group_by("key").agg(
-        pl.col("r").quantile(alpha, interpolation="linear").alias("lo"),
-        pl.col("r").quantile(1 - alpha, interpolation="linear").alias("hi"),
-    )
-    return {k: (lo, hi) for k, lo, hi in q.iter_rows()}
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for key in keys:
+        nc, dc = ref[key]
+        num_e = pl.lit(0.0) if nc is None else pl.col(nc)
+        r = per_b.filter(pl.col(dc) > 0).select((num_e / pl.col(dc)).alias("r"))
+        if r.is_empty():
+            out[key] = (None, None)
+            continue
+        q = r.select(
+            pl.col("r").quantile(alpha, interpolation="linear").alias("lo"),
+            pl.col("r").quantile(1 - alpha, interpolation="linear").alias("hi"),
+        ).row(0)
+        out[key] = (q[0], q[1])
+    return out
 
 
 def make_rate(

@@ -1,0 +1,142 @@
+"""Benchmark `contracts audit --fold 5` against `contracts mine --folds 5` on the same corpus.
+
+    python bench/audit.py                    # 1,000,000 calls (inputs cached in bench/data/)
+    python bench/audit.py --calls 100000
+
+Input: the seeded flat JSONL of `bench/ingest.py` (5 tools, 8 calls an episode, 5 episodes a task), with
+one `lookup_inventory` call in 100 given a negative `available` and labelled
+`{"fault": "sign_flip", ...}` — labelled faults to detect, organic calls to fire on. It is ingested once
+into `bench/data/audit-corpus-<calls>/` (cached; delete it to re-ingest).
+
+Each measurement runs in a fresh interpreter that reports its own wall time and peak RSS
+(`RUSAGE_SELF` at exit), one at a time:
+
+* mine      — `mine(corpus, folds=5, seed=13)`: the 5 fold checkers and the full checker.
+* audit     — `audit(corpus, ledger, k=5, seed=13, bootstrap=1000)`: mining as above, the cross-fitted
+              replay, the in-sample replay (full checker), fire events into a frozen ledger, and scoring
+              with 1,000 task-clustered bootstrap resamples. Its stages are timed inside the child.
+* audit (no in-sample) — the same without the in-sample comparison replay (`--no-in-sample`).
+
+The ratio printed is audit seconds / mine seconds (target <= 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ingest import generate  # noqa: E402  (the shared seeded generator of bench/ingest.py)
+
+
+def with_labelled_faults(src: Path, every: int = 100) -> Path:
+    """A copy of `src` where every `every`-th lookup_inventory call has `available` negated and labelled."""
+    import orjson
+
+    out = src.with_name(src.stem + f"-labelled{every}.jsonl")
+    if out.exists():
+        return out
+    tmp = out.with_suffix(".tmp")
+    n = 0
+    with open(src, "rb") as fin, open(tmp, "wb") as fout:
+        for line in fin:
+            rec = orjson.loads(line)
+            if rec["tool"] == "lookup_inventory":
+                n += 1
+                avail = rec["result"].get("available")
+                if n % every == 0 and isinstance(avail, int) and avail > 0:
+                    rec["result"]["available"] = -avail
+                    rec["labels"] = {"fault": "sign_flip", "fault_path": "/available", "original": avail}
+            fout.write(orjson.dumps(rec) + b"\n")
+    tmp.rename(out)
+    return out
+
+
+CHILD_INGEST = """
+import sys
+from contracts.traces.ingest import ingest
+ingest([sys.argv[1]], sys.argv[2])
+"""
+
+CHILD_MINE = """
+import resource, sys, time
+from contracts.mining import mine
+from contracts.traces.corpus import Corpus
+t = time.perf_counter()
+cs = mine(Corpus.open(sys.argv[1]), folds=5, seed=13)
+secs = time.perf_counter() - t
+print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(cs.all_rules()))
+"""
+
+CHILD_AUDIT = """
+import resource, sys, time
+from contracts.checks import audit as A
+from contracts.mining import mine
+from contracts.traces.corpus import Corpus
+corpus = Corpus.open(sys.argv[1])
+in_sample = sys.argv[3] == "1"
+t0 = time.perf_counter()
+cs = mine(corpus, folds=5, seed=13)
+t1 = time.perf_counter()
+rep = A.replay(cs, corpus, sys.argv[2], k=5, seed=13, in_sample=in_sample, corpus_name="bench")
+t2 = time.perf_counter()
+report = A.rescore(rep, corpus, bootstrap=1000)
+t3 = time.perf_counter()
+print(t3 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, t1 - t0, t2 - t1, t3 - t2,
+      report["population"]["fired_calls"], report["fire_rate"]["value"], report["detection"]["overall"]["value"])
+"""
+
+
+def run_child(code: str, *args: str) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout.split()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=13)
+    ns = ap.parse_args(argv)
+    t = time.perf_counter()
+    src = with_labelled_faults(generate(ns.calls, ns.seed))
+    corpus = DATA / f"audit-corpus-{ns.calls}-{ns.seed}"
+    if not (corpus / "corpus.json").is_file():
+        shutil.rmtree(corpus, ignore_errors=True)
+        run_child(CHILD_INGEST, str(src), str(corpus))
+    print(
+        f"input: {src.relative_to(ROOT)} ingested to {corpus.relative_to(ROOT)} ({ns.calls:,} calls; ready in {time.perf_counter() - t:.1f} s)"
+    )
+    secs_mine, rss_mine, n_rules = run_child(CHILD_MINE, str(corpus))
+    print(
+        f"mine --folds 5          : {float(secs_mine):7.2f} s  peak RSS {int(rss_mine) / 1024:,.0f} MiB  ({n_rules} rules)"
+    )
+    results = {}
+    for label, flag in (("audit --fold 5", "1"), ("audit --fold 5 --no-in-sample", "0")):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = run_child(CHILD_AUDIT, str(corpus), str(Path(tmp) / "ledger"), flag)
+        secs, rss, m, r, s, fired, fire, det = out
+        results[label] = float(secs)
+        print(
+            f"{label:24s}: {float(secs):7.2f} s  peak RSS {int(rss) / 1024:,.0f} MiB  "
+            f"(mine {float(m):.2f} s, replay+ledger {float(r):.2f} s, score+bootstrap {float(s):.2f} s; "
+            f"{fired} fired calls, fire rate {float(fire):.4%}, detection {float(det):.2%})"
+        )
+    for label, secs in results.items():
+        print(f"ratio {label} / mine --folds 5: {secs / float(secs_mine):.2f}x (target <= 2x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
