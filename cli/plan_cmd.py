@@ -163,11 +163,20 @@ def registry_infer(
     if contracts_file is not None:
         cs = ContractSet.load(contracts_file)
     else:
-        try:
-            from contracts.mining import mine  # type: ignore[attr-defined]
-        except ImportError as e:
-            raise UsageError("the miner is not available in this build: pass --contracts FILE") from e
-        cs = mine(c)
+        from contracts.mining import mine
+
+        cfg = config()
+        supports = cfg.get("mine.min_support")
+        # Only the full checker is needed, so one fold; the other [mine] settings apply as in `mine`.
+        cs = mine(
+            c,
+            folds=1,
+            seed=cfg.get("mine.seed"),
+            min_support={str(k): int(v) for k, v in supports.items()} if supports else None,
+            max_domain=cfg.get("mine.max_domain"),
+            clean=cfg.get("mine.clean"),
+            max_violation_rate=cfg.get("mine.max_violation_rate"),
+        )
     base_reg = load_registry(base) if base is not None else None
     result = infer_registry(cs, c, base=base_reg)
     data = ordered_json(result.registry.to_json())

@@ -404,3 +404,18 @@ def test_sample_check_reports_a_planted_undeclared_field(
         .item()
     )
     assert new[0].calls == ok_calls > 1000
+
+
+def test_cli_infer_mines_when_no_contracts_given_and_is_deterministic(corpus: Corpus, tmp_path: Path) -> None:
+    runner = CliRunner()
+    outs = []
+    for name in ("a.json", "b.json"):
+        r = runner.invoke(app, ["registry", "infer", str(corpus.path), "-o", str(tmp_path / name), "-q"])
+        assert r.exit_code == 0, r.output
+        outs.append((tmp_path / name).read_bytes())
+    assert outs[0] == outs[1]
+    reg = load_registry(tmp_path / "a.json")
+    li = reg.tools["lookup_inventory"]
+    assert li.output_fields() == ["sku", "available", "warehouse", "lots", "note"]
+    assert li.output is not None and "sku" in li.output.get("required", [])
+    assert check_registry(reg, corpus).disagreements == ()
