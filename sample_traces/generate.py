@@ -2054,39 +2054,53 @@ FORMAT_FILES = {
 }
 
 
+def format_episodes(world: World, name: str) -> list[tuple[Task, int, int, list[dict[str, Any]]]]:
+    """The clean episodes written to format file `name`, as flat records: `(task, task number, episode
+    number, records)`. The second episode of each file has a failed call (its third), so every
+    adapter's error mapping is exercised. Tests use this to compare an adapter's output with the truth."""
+    first, n_tasks, per_task = FORMAT_FILES[name]
+    out = []
+    for t in range(first, first + n_tasks):
+        task = make_task(world, t)
+        for e in range(per_task):
+            idx = t * 100 + e
+            recs = make_episode(
+                world, task, f"ep-{idx:05d}", episode_start(idx), 1.0, force_error_step=2 if e == 1 else None
+            )
+            out.append((task, t, e, recs))
+    return out
+
+
+def ingested_trace_id(name: str, t: int, e: int, recs: list[dict[str, Any]]) -> str:
+    """The trace id an adapter derives for an episode of format file `name` (DESIGN §2.2)."""
+    if name == "tau-bench.json":
+        return f"{t}-{e}"
+    if name == "otel.jsonl":
+        return hexid("otel", recs[0]["trace_id"], n=32)
+    return str(recs[0]["trace_id"])
+
+
 def format_files(world: World) -> dict[str, tuple[bytes, dict[str, Any]]]:
-    """Each non-flat format file's bytes and its counts. The second episode of each file has a failed
-    call (its third), so every adapter's error mapping is exercised."""
+    """Each non-flat format file's bytes and its counts."""
     out: dict[str, tuple[bytes, dict[str, Any]]] = {}
-    for name, (first, n_tasks, per_task) in FORMAT_FILES.items():
+    for name in FORMAT_FILES:
         docs: list[dict[str, Any]] = []
         calls = errors = 0
         trace_ids: list[str] = []
-        for t in range(first, first + n_tasks):
-            task = make_task(world, t)
-            for e in range(per_task):
-                idx = t * 100 + e
-                trace_id = f"ep-{idx:05d}"
-                recs = make_episode(
-                    world, task, trace_id, episode_start(idx), 1.0, force_error_step=2 if e == 1 else None
-                )
-                calls += len(recs)
-                errors += sum(r["status"] == "error" for r in recs)
-                if name == "openai-chat.jsonl":
-                    docs.append(to_openai_chat(task, recs))
-                elif name == "openai-responses.jsonl":
-                    docs.append(to_openai_responses(task, recs))
-                elif name == "anthropic.jsonl":
-                    docs.append(to_anthropic(task, recs))
-                elif name == "otel.jsonl":
-                    docs.append(to_otel(task, recs))
-                else:
-                    docs.append(to_tau_bench(task, recs, t, e))
-                trace_ids.append(
-                    f"{t}-{e}"
-                    if name == "tau-bench.json"
-                    else (hexid("otel", trace_id, n=32) if name == "otel.jsonl" else trace_id)
-                )
+        for task, t, e, recs in format_episodes(world, name):
+            calls += len(recs)
+            errors += sum(r["status"] == "error" for r in recs)
+            if name == "openai-chat.jsonl":
+                docs.append(to_openai_chat(task, recs))
+            elif name == "openai-responses.jsonl":
+                docs.append(to_openai_responses(task, recs))
+            elif name == "anthropic.jsonl":
+                docs.append(to_anthropic(task, recs))
+            elif name == "otel.jsonl":
+                docs.append(to_otel(task, recs))
+            else:
+                docs.append(to_tau_bench(task, recs, t, e))
+            trace_ids.append(ingested_trace_id(name, t, e, recs))
         if name.endswith(".json"):
             data = orjson.dumps(docs, option=orjson.OPT_INDENT_2) + b"\n"
         else:
