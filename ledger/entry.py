@@ -53,8 +53,13 @@ class Entry:
         return encode_entry(self.seq, self.prev, self.kind, canonical_json(self.body))[1]
 
 
+_GOOD_KINDS: set[str] = set()
+
+
 def check_kind(kind: object, *, allow_reserved: bool = False) -> str:
     """Refuse kinds that are not short identifiers (`audit.fire`, `repair/step`); `ledger.*` is reserved."""
+    if isinstance(kind, str) and kind in _GOOD_KINDS:
+        return kind
     if not isinstance(kind, str) or not KIND_RE.match(kind):
         raise LedgerError(
             f"entry kind {kind!r} is not a short identifier (letters, digits and _ . : / -, "
@@ -63,6 +68,8 @@ def check_kind(kind: object, *, allow_reserved: bool = False) -> str:
         )
     if kind.startswith(RESERVED_PREFIX) and not allow_reserved:
         raise LedgerError(f"entry kind {kind!r} is reserved for the ledger's own events", field="kind")
+    if not kind.startswith(RESERVED_PREFIX) and len(_GOOD_KINDS) < 4096:
+        _GOOD_KINDS.add(kind)
     return kind
 
 
@@ -82,15 +89,23 @@ def encode_entry(seq: int, prev: str, kind: str, body_json: bytes) -> tuple[str,
     Equal to hashing `canonical_json({"body", "kind", "prev", "seq"})` and writing
     `canonical_json({... , "hash"}) + b"\\n"` (a test checks this), without encoding the body twice.
     """
-    kind_json = canonical_json(kind)
+    kind_json = orjson.dumps(kind)  # a str: orjson's form is the canonical one
     tail = b',"kind":' + kind_json + b',"prev":"' + prev.encode() + b'","seq":' + str(seq).encode() + b"}"
     digest = hashlib.sha256(b'{"body":' + body_json + tail).hexdigest()
     line = b'{"body":' + body_json + b',"hash":"' + digest.encode() + b'"' + tail + b"\n"
     return digest, line
 
 
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def loads_exact(data: bytes) -> Any:
-    """Parse JSON keeping integers exact: orjson turns integers beyond 64 bits into floats, json does not."""
+    """Parse JSON keeping integers exact: orjson turns integers beyond 64 bits into floats, json does not.
+
+    orjson is used unless the text holds a run of 19+ digits (the only way to spell such an integer).
+    """
+    if _LONG_DIGITS.search(data) is None:
+        return orjson.loads(data)
     return json.loads(data, parse_constant=_refuse_constant)
 
 
@@ -126,9 +141,13 @@ def parse_line(line: bytes) -> tuple[Entry | None, str]:
         return None, "field 'kind' is not a valid kind"
     if not isinstance(body, dict):
         return None, "field 'body' is not a JSON object"
-    body_json = canonical_json(body)
-    expected_hash, expected_line = encode_entry(seq, prev, kind, body_json)
-    if expected_line[:-1] != line:
+    if orjson.dumps(obj, option=orjson.OPT_SORT_KEYS) == line:
+        # Fast path: the line is canonical, so the hashed bytes are the line minus its top-level
+        # `,"hash":"<64 hex>"` (74 bytes). The last match is the top-level one: `kind`, `prev` and `seq`
+        # follow it, and inside JSON strings a quote is always escaped, so no string can hold the pattern.
+        cut = line.rfind(b',"hash":"')
+        expected_hash = hashlib.sha256(line[:cut] + line[cut + 74 :]).hexdigest()
+    else:
         # orjson reads integers beyond 64 bits as floats; re-read exactly before calling it an edit.
         try:
             body = loads_exact(line)["body"]

@@ -18,10 +18,10 @@ import jsonschema
 
 from contracts.errors import LedgerError
 from contracts.jsonutil import canonical_json
-from contracts.ledger.entry import parse_line
-from contracts.ledger.header import HEADER_NAME, read_header
+from contracts.ledger.entry import Entry, parse_line
+from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, read_header
 from contracts.ledger.merkle import inclusion_proof, merkle_root, root_from_inclusion
-from contracts.ledger.verify import read_entries
+from contracts.ledger.scan import scan_entries
 
 PROOF_FORMAT = "contracts.ledger.proof"
 _HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
@@ -67,16 +67,22 @@ def prove(dir: str | os.PathLike[str], seq: int) -> dict[str, Any]:
     directory = Path(dir)
     if not directory.is_dir():
         raise LedgerError("no such ledger folder", source=str(directory))
-    entries = read_entries(directory)
-    if not 0 <= seq < len(entries):
-        raise LedgerError(
-            f"no entry {seq}: the ledger has {len(entries)} entries", source=str(directory), field="seq"
-        )
-    hashes = [e.hash for e in entries]
+    path = directory / ENTRIES_NAME
+    if not path.is_file():
+        raise LedgerError("not a ledger: ledger.jsonl is missing", source=str(directory))
+    scan = scan_entries(path)  # hashes only: a proof of one entry must not hold every entry in memory
+    if scan.problems:
+        first = scan.problems[0]
+        raise LedgerError(f"{first.code}: {first.detail}", source=str(path))
+    n = len(scan.hashes)
+    if not 0 <= seq < n:
+        raise LedgerError(f"no entry {seq}: the ledger has {n} entries", source=str(directory), field="seq")
+    entry = _entry_at(path, seq)
+    hashes: list[str | bytes] = list(scan.hashes)
     root = merkle_root(hashes)
     header = read_header(directory)
     frozen = header.get("frozen") is True
-    if frozen and (header.get("root") != root or header.get("entries") != len(entries)):
+    if frozen and (header.get("root") != root or header.get("entries") != n):
         raise LedgerError(
             "the header's frozen root or count does not match the entries; run `contracts ledger verify`",
             source=str(directory / HEADER_NAME),
@@ -86,13 +92,25 @@ def prove(dir: str | os.PathLike[str], seq: int) -> dict[str, Any]:
         "format": PROOF_FORMAT,
         "version": 1,
         "seq": seq,
-        "tree_size": len(entries),
-        "entry": entries[seq].to_dict(),
+        "tree_size": n,
+        "entry": entry.to_dict(),
         "audit_path": inclusion_proof(hashes, seq),
         "root": root,
-        "head": hashes[-1],
+        "head": scan.head,
         "frozen": frozen,
     }
+
+
+def _entry_at(path: Path, seq: int) -> Entry:
+    """Line `seq` of an intact ledger (checked by the caller), parsed."""
+    with path.open("rb") as fh:
+        for i, raw in enumerate(fh):
+            if i == seq:
+                entry, why = parse_line(raw[:-1])
+                if entry is None:  # the file changed under us
+                    raise LedgerError(f"entry {seq} {why}", source=str(path), line=seq + 1)
+                return entry
+    raise LedgerError(f"no entry {seq}", source=str(path))
 
 
 @dataclass(frozen=True)
