@@ -1149,6 +1149,7 @@ class CheckCounts:
     calls_checked: int
     unknown_tool_calls: int
     calls_by_tool: Mapping[str, int]
+    skipped_calls: int = 0
 
 
 def corpus_counts(
@@ -1158,12 +1159,17 @@ def corpus_counts(
     tools: Sequence[str] | None = None,
     clean_only: bool = False,
 ) -> CheckCounts:
-    """Calls checked per tool (status ok, after filters) and those whose tool the set does not know."""
+    """Calls checked per tool (status ok, after filters), those whose tool the set does not know, and
+    those skipped because their status is `error`."""
     lf = _checked_calls(contracts, corpus, None, tools, clean_only)
     per = lf.group_by("tool").agg(pl.len().alias("n")).collect().sort("tool")
     by_tool = dict(zip(per.get_column("tool").to_list(), per.get_column("n").to_list(), strict=True))
     unknown = sum(n for t, n in by_tool.items() if t not in contracts.tools)
-    return CheckCounts(sum(by_tool.values()), unknown, by_tool)
+    everything = corpus.scan_calls()
+    if tools is not None:
+        everything = everything.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+    skipped = everything.filter(pl.col("status") != "ok").select(pl.len()).collect().item()
+    return CheckCounts(sum(by_tool.values()), unknown, by_tool, int(skipped))
 
 
 def receipts_from_frame(
@@ -1274,8 +1280,8 @@ def load_contracts(path: str | Path) -> ContractSet:
 @dataclass(frozen=True)
 class StreamItem:
     """One event of `check_lines`: a checked call (`receipt` None when it holds and not
-    `include_all`), a call not checked (`skipped`: status error, or filtered out by `tools`), or an
-    unreadable line (`rejected`, with the reason)."""
+    `include_all`), a call not checked (`skipped`: status error), or an unreadable line (`rejected`,
+    with the reason). Calls filtered out by `tools` yield nothing."""
 
     kind: Literal["call", "skipped", "rejected"]
     tool: str | None = None
@@ -1387,7 +1393,9 @@ def check_lines(
             continue
         visible.update(vis)
         for call in calls:
-            if call.status != "ok" or (tools is not None and call.tool not in tools):
+            if tools is not None and call.tool not in tools:
+                continue
+            if call.status != "ok":
                 yield StreamItem("skipped", tool=call.tool, line=n)
                 continue
             f = contracts.fold_of(call.task) if fold == "cross" else fold

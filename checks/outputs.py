@@ -157,29 +157,29 @@ class SummaryBuilder:
 
 
 def _calls(n: int) -> str:
-    return f"{n} call" if n == 1 else f"{n} calls"
+    return f"{n:,} call" if n == 1 else f"{n:,} calls"
 
 
 def summary_lines(s: Summary) -> list[tuple[str, str]]:
     """The summary as (label, value) rows, for the table on stderr."""
     rows = [
-        ("calls checked", str(s.calls_checked)),
-        ("calls with violations", str(s.calls_with_violations)),
-        ("violations", str(s.violations)),
+        ("calls checked", f"{s.calls_checked:,}"),
+        ("calls with violations", f"{s.calls_with_violations:,}"),
+        ("violations", f"{s.violations:,}"),
     ]
-    rows += [(f"  code {c}", str(n)) for c, n in sorted(s.by_code.items())]
-    rows += [(f"  tool {t}", str(n)) for t, n in sorted(s.by_tool.items())]
+    rows += [(f"  code {c}", f"{n:,}") for c, n in sorted(s.by_code.items())]
+    rows += [(f"  tool {t}", f"{n:,}") for t, n in sorted(s.by_tool.items())]
     if s.unknown_tool_calls:
         names = ", ".join(s.unknown_tools[:5]) + (" …" if len(s.unknown_tools) > 5 else "")
         rows.append(("unknown tool", f"{_calls(s.unknown_tool_calls)} not checked ({names})"))
     if s.skipped_calls:
-        rows.append(("skipped", f"{_calls(s.skipped_calls)} with status error or filtered out"))
+        rows.append(("skipped", f"{_calls(s.skipped_calls)} with status error (no result to check)"))
     if s.rejected_lines:
         rows.append(("rejected lines", f"{s.rejected_lines} unreadable input lines"))
     rows.append(
         (
             "receipt size",
-            f"{s.per_1000(s.receipt_bytes):g} bytes / {s.per_1000(s.receipt_tokens):g} tokens per 1,000 calls",
+            f"{s.per_1000(s.receipt_bytes):,.0f} bytes / {s.per_1000(s.receipt_tokens):,.0f} tokens per 1,000 calls",
         )
     )
     return rows

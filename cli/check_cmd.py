@@ -133,6 +133,7 @@ def _receipt_stream(
             counts = corpus_counts(contracts, corpus, tools=tools)
             for tool, n in counts.calls_by_tool.items():
                 summary.checked(tool, n)
+            summary.skipped_calls += counts.skipped_calls
             frame = check_corpus(contracts, corpus, fold=fold, tools=tools, codes=codes)
             for r in receipts_from_frame(
                 contracts, corpus, frame, encoder=encoder, include_all=include_all, tools=tools

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,21 @@ def test_subprocess_stdin_stream(world: dict[str, Path]) -> None:
     assert [r["line"] for r in out] == [1, 4]
     assert out[0]["source"] == "-"
     assert b"unknown tool" in proc.stderr
+
+
+def test_error_calls_are_skipped_and_counted_alike(world: dict[str, Path], tmp_path: Path) -> None:
+    recs = [
+        {"trace_id": "e", "tool": T, "arguments": {"sku": "S"}, "status": "error", "error": "timeout"},
+        {
+            "trace_id": "e",
+            "tool": T,
+            "arguments": {"sku": "S"},
+            "result": {"sku": "S", "available": 1, "warehouse": "east"},
+        },
+    ]
+    src = write_jsonl(tmp_path / "e.jsonl", recs)
+    for args, data in (([str(src)], None), (["-"], src.read_bytes())):
+        res = run("check", "--contracts", str(world["contracts"]), *args, input=data)
+        assert res.exit_code == 0, res.output
+        assert "1 call with status error" in res.stderr
+        assert re.search(r"calls checked\s*\S\s*1\s", res.stderr), res.stderr
