@@ -139,6 +139,10 @@ def repair_cases_command(
     from contracts.traces.corpus import Corpus
 
     if Corpus.is_corpus(src):
+        if answers is not None:
+            fail(
+                "--answers is for a BFCL SRC; a corpus SRC takes --registry", field="answers", source=str(src)
+            )
         reg = cfg.require_path("paths.registry", registry, "registry (--registry) for a corpus SRC")
         sources, skipped = cases.load_corpus_calls(src, reg)
     else:

@@ -44,6 +44,9 @@ KIND_STEP = "repair.step"
 KIND_END = "repair.end"
 DEFAULT_MAX_OPS = 2
 DEFAULT_MAX_ATTEMPTS = 2
+#: Entries buffered before one `append_many` (one write, one fsync). Whole episodes only: a crash can
+#: lose the episodes of the last batch, never leave half an episode, and the ledger is unfrozen then.
+FLUSH_ENTRIES = 512
 
 
 @dataclass(frozen=True)
@@ -265,9 +268,13 @@ def replay(
         )
         progress.start("repair", len(cases))
         clock: Clock | None = time.perf_counter if record_latency else None
+        pending: list[tuple[str, dict[str, Any]]] = []
         for case in cases:
             ep = run_episode(case, policy, budgets, seed=seed, clock=clock)
-            led.append_many([(KIND_START, ep.start), *((KIND_STEP, s) for s in ep.steps), (KIND_END, ep.end)])
+            pending += [(KIND_START, ep.start), *((KIND_STEP, s) for s in ep.steps), (KIND_END, ep.end)]
+            if len(pending) >= FLUSH_ENTRIES:
+                led.append_many(pending)
+                pending = []
             outcomes[ep.outcome] += 1
             n_steps += len(ep.steps)
             for o in ep.ops:
@@ -277,6 +284,8 @@ def replay(
                 if m and not m["ok"]:
                     refusals[m["reason"]] = refusals.get(m["reason"], 0) + 1
             progress.advance()
+        if pending:
+            led.append_many(pending)
         info = led.freeze()
     finally:
         progress.finish()

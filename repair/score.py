@@ -180,7 +180,7 @@ def score_case(ep: Mapping[str, Any], target: Target) -> CaseScore:
 
 def _resamples(n: int, b: int, seed: int) -> pl.DataFrame:
     rng = random.Random(seed)
-    idx = [rng.randrange(n) for _ in range(n * b)] if n else []
+    idx = rng.choices(range(n), k=n * b) if n else []
     return pl.DataFrame(
         {"b": pl.int_range(0, n * b, eager=True) // max(n, 1), "i": idx},
         schema={"b": pl.Int64, "i": pl.Int64},
@@ -234,14 +234,20 @@ def _p95(scores: Sequence[CaseScore], resamples: pl.DataFrame) -> dict[str, Any]
     lats = [x for s in scores for x in s.latencies]
     if not lats:
         return None
-    per_case = [list(s.latencies) for s in scores]
+    per_step = pl.DataFrame(
+        {"i": [i for i, s in enumerate(scores) for _ in s.latencies], "ms": lats},
+        schema={"i": pl.Int64, "ms": pl.Float64},
+    )
     boots: list[float] = []
     if len(resamples):
-        for _, grp in resamples.group_by("b", maintain_order=True):
-            pool = [x for i in grp["i"].to_list() for x in per_case[i]]
-            p = _percentile(pool, 0.95)
-            if p is not None:
-                boots.append(p)
+        boots = (
+            resamples.join(per_step, on="i", how="inner")
+            .group_by("b")
+            .agg(pl.col("ms").quantile(0.95, interpolation="linear"))
+            .get_column("ms")
+            .drop_nulls()
+            .to_list()
+        )
     return {
         "value": _r(_percentile(lats, 0.95)),
         "low": _r(_percentile(boots, 0.025)),

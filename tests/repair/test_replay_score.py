@@ -204,3 +204,21 @@ def test_score_needs_a_target_for_every_case(tmp_path: Path, built: tuple[Path, 
     with pytest.raises(RepairError, match="no target"):
         score.score(tmp_path / "led", t)
     assert orjson.loads(lines[0])["case_id"]
+
+
+def test_batched_ledger_writes_give_the_same_entries(
+    tmp_path: Path, built: tuple[Path, Path, Path, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contracts.repair.loop as loop_mod
+
+    c = built[0]
+    replay(
+        cases.read_cases(c), HeuristicPolicy(), tmp_path / "one", record_latency=False, source_revision="x"
+    )
+    monkeypatch.setattr(loop_mod, "FLUSH_ENTRIES", 2)
+    replay(
+        cases.read_cases(c), HeuristicPolicy(), tmp_path / "many", record_latency=False, source_revision="x"
+    )
+    assert (tmp_path / "one" / "ledger.jsonl").read_bytes() == (
+        tmp_path / "many" / "ledger.jsonl"
+    ).read_bytes()
