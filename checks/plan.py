@@ -278,7 +278,7 @@ def find_references(s: str, step_ids: Iterable[str] = ()) -> tuple[list[Referenc
             bad.append(m.group(0))
         else:
             refs.append(ref)
-    whole = spans == 1 and len(refs) == 1 and s.strip() == refs[0].text
+    whole = spans == 1 and len(refs) == 1 and s == refs[0].text
     return refs, bad, whole
 
 

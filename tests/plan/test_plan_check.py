@@ -216,6 +216,13 @@ def test_e_tool_with_suggestion_and_no_cascade(temporal: dict[str, Any]) -> None
     assert report.unchecked == 1
 
 
+def test_whole_output_reference(temporal: dict[str, Any]) -> None:
+    texts = _check(temporal, [S1, {"id": 2, "tool": "summarize", "arguments": {"count": "${s1}"}}])
+    assert texts == [
+        "E_ARGS: step 2: summarize argument 'count' must be integer, but ${s1} is declared object"
+    ]
+
+
 def test_integer_step_ids_and_dotted_ids(temporal: dict[str, Any]) -> None:
     steps = [
         {"id": 1, "tool": "temporal_reachability", "arguments": {"source": "a"}},
@@ -251,6 +258,8 @@ def test_find_references_shapes() -> None:
     assert [(r.step, r.path) for r in refs] == [("s1", ("rows", "0", "node"))] and whole and not bad
     refs, bad, whole = find_references(" ${s1.rows[2]} and ${x} ", ["s1"])
     assert [(r.step, r.path) for r in refs] == [("s1", ("rows", 2)), ("x", ())] and not whole
+    refs, bad, whole = find_references(" ${s1.rows_total}", ["s1"])
+    assert len(refs) == 1 and not whole  # a space makes it text: the argument is a string
     refs, bad, whole = find_references("$${s1.a}", ["s1"])
     assert refs == [] and bad == [] and not whole
     refs, bad, _ = find_references("${a..b}", ["a"])
@@ -273,7 +282,7 @@ def test_find_references_round_trip(parts: list[tuple[str, list[str]]], glue: st
     refs, bad, whole = find_references(text, ["s1", "s2"])
     assert bad == []
     assert [(r.step, list(r.path)) for r in refs] == [(sid, path) for sid, path in parts]
-    assert whole == (len(parts) == 1 and text.strip() == refs[0].text if refs else False)
+    assert whole == (len(parts) == 1 and text == "${" + ".".join([parts[0][0], *parts[0][1]]) + "}")
 
 
 def test_findings_sorted_and_deterministic(world: Path) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import orjson
 import polars as pl
 import pytest
@@ -265,6 +266,16 @@ def files(tmp_path: Path, corpus: Corpus) -> Iterator[tuple[Path, Path, Path]]:
     yield contracts, declared, corpus.path
 
 
+def _report_schema_errors(doc: Any) -> list[str]:
+    """Validate a `registry check --json` report against its schema (shipped, or the draft in docs)."""
+    shipped = REPO / "contracts" / "schemas" / "registry-check.schema.json"
+    path = shipped if shipped.is_file() else REPO / "docs" / "examples" / "registry-check.schema.json"
+    schema = orjson.loads(path.read_bytes())
+    validator = jsonschema.Draft202012Validator(schema)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return sorted(e.message for e in validator.iter_errors(doc))
+
+
 def test_cli_infer_then_check(files: tuple[Path, Path, Path], tmp_path: Path) -> None:
     contracts, declared, corpus = files
     runner = CliRunner()
@@ -285,6 +296,7 @@ def test_cli_infer_then_check(files: tuple[Path, Path, Path], tmp_path: Path) ->
     r = runner.invoke(app, ["registry", "check", str(declared), str(corpus), "--json"])
     assert r.exit_code == 1
     doc = orjson.loads(r.stdout)
+    assert _report_schema_errors(doc) == []
     assert doc["summary"] == {
         "disagreements": 6,
         "by_kind": {"bound": 1, "enum": 1, "never_seen": 1, "type": 1, "undeclared": 1, "unknown_tool": 1},
