@@ -15,10 +15,18 @@ from contracts.traces.ingest import corpus_from_records
 _counter = itertools.count()
 
 
-def call(task: str, tool: str, result: Any, arguments: Mapping[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def call(
+    task: str, tool: str, result: Any, arguments: Mapping[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     """One flat call record; every call gets its own trace (episode) in `task`."""
     n = next(_counter)
-    rec = {"trace_id": f"{task}-ep{n}", "task_id": task, "tool": tool, "arguments": dict(arguments or {}), "result": result}
+    rec = {
+        "trace_id": f"{task}-ep{n}",
+        "task_id": task,
+        "tool": tool,
+        "arguments": dict(arguments or {}),
+        "result": result,
+    }
     rec.update(extra)
     return rec
 
@@ -31,11 +39,17 @@ def mine_records(tmp_path: Path, records: Iterable[Mapping[str, Any]], **kw: Any
     return mine(corpus(tmp_path, records, name=f"c{next(_counter)}"), **kw)
 
 
-def rules(cs: ContractSet, code: str | None = None, tool: str | None = None, fold: int | None = None) -> list[Rule]:
-    return [r for r in cs.rules_for(fold) if (code is None or r.code == code) and (tool is None or r.tool == tool)]
+def rules(
+    cs: ContractSet, code: str | None = None, tool: str | None = None, fold: int | None = None
+) -> list[Rule]:
+    return [
+        r for r in cs.rules_for(fold) if (code is None or r.code == code) and (tool is None or r.tool == tool)
+    ]
 
 
-def find(cs: ContractSet, code: str, *paths: str, tool: str | None = None, fold: int | None = None) -> Rule | None:
+def find(
+    cs: ContractSet, code: str, *paths: str, tool: str | None = None, fold: int | None = None
+) -> Rule | None:
     for r in rules(cs, code, tool, fold):
         if tuple(r.paths) == paths:
             return r

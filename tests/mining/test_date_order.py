@@ -59,12 +59,17 @@ def test_naive_and_aware_never_mixed(tmp_path: Path) -> None:
 
     cs = mine_records(tmp_path, _recs(40, 8, res))
     assert find(cs, "DATE_ORDER", "/start", "/end") is None
-    naive = mine_records(tmp_path, _recs(40, 8, lambda i: {k: v[:19] for k, v in zip(("start", "end"), _pair(i), strict=True)}))
+    naive = mine_records(
+        tmp_path, _recs(40, 8, lambda i: {k: v[:19] for k, v in zip(("start", "end"), _pair(i), strict=True)})
+    )
     assert find(naive, "DATE_ORDER", "/start", "/end").params == {"tz": "naive"}  # type: ignore[union-attr]
 
 
 def test_dates_and_equal_values(tmp_path: Path) -> None:
-    d = mine_records(tmp_path, _recs(30, 8, lambda i: {"from": f"2024-01-{1 + i % 9:02d}", "to": f"2024-02-{1 + i % 9:02d}"}))
+    d = mine_records(
+        tmp_path,
+        _recs(30, 8, lambda i: {"from": f"2024-01-{1 + i % 9:02d}", "to": f"2024-02-{1 + i % 9:02d}"}),
+    )
     assert find(d, "DATE_ORDER", "/from", "/to").params == {"tz": "date"}  # type: ignore[union-attr]
     same = mine_records(tmp_path, _recs(30, 8, lambda i: {"x": _pair(i)[0], "y": _pair(i)[0]}))
     assert find(same, "DATE_ORDER", "/x", "/y") is None  # always equal: an equality, not an order

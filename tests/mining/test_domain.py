@@ -42,7 +42,10 @@ def test_ids_and_free_text_rejected(tmp_path: Path) -> None:
 
 
 def test_non_strings_ignored_and_nested(tmp_path: Path) -> None:
-    recs = [call(f"t{i % 5}", "tool", {"xs": [{"st": ["ok", "late"][j % 2]} for j in range(3)], "n": None}) for i in range(20)]
+    recs = [
+        call(f"t{i % 5}", "tool", {"xs": [{"st": ["ok", "late"][j % 2]} for j in range(3)], "n": None})
+        for i in range(20)
+    ]
     r = find(mine_records(tmp_path, recs), "DOMAIN", "/xs/*/st")
     assert r is not None and r.params == {"values": ["late", "ok"]}
 

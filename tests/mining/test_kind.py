@@ -39,7 +39,10 @@ def test_null_only_field_has_no_type(tmp_path: Path) -> None:
 
 
 def test_containers_and_nested(tmp_path: Path) -> None:
-    recs = [call(f"t{i % 4}", "tool", {"items": [{"q": j} for j in range(1 + i % 2)], "m": {"k": "x"}}) for i in range(25)]
+    recs = [
+        call(f"t{i % 4}", "tool", {"items": [{"q": j} for j in range(1 + i % 2)], "m": {"k": "x"}})
+        for i in range(25)
+    ]
     cs = mine_records(tmp_path, recs)
     assert find(cs, "TYPE", "").params == {"kind": "object"}  # type: ignore[union-attr]
     assert find(cs, "TYPE", "/items").params == {"kind": "array"}  # type: ignore[union-attr]

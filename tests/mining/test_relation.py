@@ -25,7 +25,13 @@ def test_three_term_sum_cent(tmp_path: Path) -> None:
     def res(i: int, s: dict) -> dict:
         r = s["rnd"]
         fare, taxes, fees = _cents(r, 50, 500), _cents(r, 1, 60), _cents(r, 0, 20)
-        return {"fare": fare, "taxes": taxes, "fees": fees, "total": round(fare + taxes + fees, 2), "noise": r.random()}
+        return {
+            "fare": fare,
+            "taxes": taxes,
+            "fees": fees,
+            "total": round(fare + taxes + fees, 2),
+            "noise": r.random(),
+        }
 
     cs = mine_records(tmp_path, _recs(40, res))
     r = find(cs, "RELATION", "/total", "/fare", "/fees", "/taxes")
@@ -54,7 +60,11 @@ def test_product_with_arguments_and_in_arrays(tmp_path: Path) -> None:
         for _ in range(1 + i % 3):
             qty, price = r.randint(1, 5), _cents(r, 1, 40)
             items.append({"qty": qty, "price": price, "line": round(qty * price, 2)})
-        return {"freight": round(s["q"] * s["u"], 2), "items": items, "items_total": round(sum(x["line"] for x in items), 2)}
+        return {
+            "freight": round(s["q"] * s["u"], 2),
+            "items": items,
+            "items_total": round(sum(x["line"] for x in items), 2),
+        }
 
     cs = mine_records(tmp_path, _recs(40, res, args=lambda i, s: {"quantity": s["q"], "unit": s["u"]}))
     prod = find(cs, "RELATION", "/freight", "$args/quantity", "$args/unit")

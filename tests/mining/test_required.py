@@ -48,7 +48,7 @@ def test_nested_arrays(tmp_path: Path) -> None:
     r = find(cs, "REQUIRED", "/items/*/price")
     assert r is not None
     assert r.support.calls == 30  # calls with at least one item object (i % 3 != 0)
-    bad = _calls(45, 5, res) + [call("t1", "tool", {"items": [{"price": 2.0}, {"sku": "lonely"}]})]
+    bad = [*_calls(45, 5, res), call("t1", "tool", {"items": [{"price": 2.0}, {"sku": "lonely"}]})]
     cs2 = mine_records(tmp_path, bad)
     assert find(cs2, "REQUIRED", "/items/*/price") is None
     assert find(cs2, "REQUIRED", "/items") is not None

@@ -35,7 +35,9 @@ def test_one_negative_kills_both(tmp_path: Path) -> None:
 
 def test_counts_values_in_nested_arrays(tmp_path: Path) -> None:
     """10 calls × 3 items = 30 values: enough for `/items/*/price`."""
-    recs = [call(f"t{i % 3}", "tool", {"items": [{"price": 1.25 + i + j} for j in range(3)]}) for i in range(10)]
+    recs = [
+        call(f"t{i % 3}", "tool", {"items": [{"price": 1.25 + i + j} for j in range(3)]}) for i in range(10)
+    ]
     r = find(mine_records(tmp_path, recs), "POSITIVE", "/items/*/price")
     assert r is not None and r.support.calls == 10
 

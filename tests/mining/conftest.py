@@ -1,0 +1,35 @@
+"""Shared fixtures of the mining tests: the sample world ingested once, and its 5-fold contract set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contracts.mining import mine
+from contracts.mining.model import ContractSet
+from contracts.traces.corpus import Corpus
+from tests.conftest import SAMPLE
+
+
+@pytest.fixture(scope="session")
+def sample_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    if not (SAMPLE / "planted.json").is_file():
+        pytest.skip("sample_traces/planted.json is absent")
+    from contracts.traces.ingest import ingest
+
+    out = tmp_path_factory.mktemp("sample") / "corpus"
+    ingest([SAMPLE / "clean"], out, registry=SAMPLE / "tools.json")
+    return Corpus.open(out)
+
+
+@pytest.fixture(scope="session")
+def sample_contracts(sample_corpus: Corpus) -> ContractSet:
+    return mine(sample_corpus, folds=5, seed=13)
+
+
+@pytest.fixture(scope="session")
+def sample_contracts_file(sample_contracts: ContractSet, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("sample-cs") / "contracts.json"
+    sample_contracts.save(p)
+    return p
