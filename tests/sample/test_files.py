@@ -12,7 +12,7 @@ from types import ModuleType
 from tests.sample.conftest import SAMPLE
 
 #: Files in sample_traces/ that are written by hand, not by the generator.
-HAND_WRITTEN = {"generate.py"}
+HAND_WRITTEN = {"generate.py", "contracts.toml"}
 
 
 def sha(data: bytes) -> str:
@@ -28,7 +28,9 @@ def committed_files() -> dict[str, bytes]:
     return {
         p.relative_to(SAMPLE).as_posix(): p.read_bytes()
         for p in sorted(SAMPLE.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts and p.name not in HAND_WRITTEN
+        if p.is_file()
+        and p.name not in HAND_WRITTEN
+        and not any(part == "__pycache__" or part.startswith(".") for part in p.relative_to(SAMPLE).parts)
     }
 
 
@@ -77,5 +79,20 @@ def test_other_seed_other_data(gen: ModuleType) -> None:
 
 
 def test_committed_size_is_small() -> None:
-    total = sum(len(b) for b in committed_files().values()) + (SAMPLE / "generate.py").stat().st_size
+    total = sum(len(b) for b in committed_files().values())
+    total += sum((SAMPLE / name).stat().st_size for name in HAND_WRITTEN)
     assert total <= 10 * 1024 * 1024, f"sample_traces/ is {total} bytes, over 10 MB"
+
+
+def test_shipped_config_resolves_to_the_world() -> None:
+    """sample_traces/contracts.toml lets `contracts ingest|mine|audit` run there with no path arguments."""
+    from contracts.config import load_config
+
+    cfg = load_config(SAMPLE)
+    assert cfg.file == SAMPLE / "contracts.toml"
+    assert cfg.get("paths.traces") == [SAMPLE / "clean", SAMPLE / "faulty"]
+    assert cfg.path("paths.registry") == SAMPLE / "tools.json"
+    assert all(p.is_dir() for p in cfg.get("paths.traces")) and cfg.path("paths.registry").is_file()
+    for key in ("paths.corpus", "paths.contracts", "paths.ledger", "paths.reports"):
+        assert SAMPLE / ".contracts" in cfg.path(key).parents, key  # git-ignored outputs
+    assert (cfg.get("mine.folds"), cfg.get("audit.folds"), cfg.get("mine.seed")) == (5, 5, 13)
