@@ -346,11 +346,12 @@ def _within(a: float, rhs: float, tol: str) -> bool:
     return d <= REL_TOL * max(1.0, abs(a), abs(rhs))
 
 
-def _relation_rhs(rule: Rule, ops: list[Operand], values: list[Any]) -> float | int:
+def _relation_rhs(rule: Rule, ops: Sequence[Operand], values: list[Any]) -> float | int:
     """Right-hand side of a linear/product relation from operand values [X1, X2, ...] (all numeric)."""
     form = rule.params["form"]
     if form == "product":
-        return values[0] * values[1]  # type: ignore[no-any-return]
+        product: float | int = values[0] * values[1]
+        return product
     total: float | int = 0
     for c, v in zip(rule.params["coef"], values, strict=True):
         total = total + v if c == 1 else total - v
@@ -450,8 +451,8 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
         )
     if code == "DATE_ORDER":
         a_op, b_op = ops
-        key = b_op.key_of(raw)
-        a_path = a_op.concrete(key)
+        b_key = b_op.key_of(raw)
+        a_path = a_op.concrete(b_key)
         _, a_val = _resolve(_side_doc(a_op.side, arguments, result), a_path)
         a_shown = a_val if isinstance(a_val, str) else canonical_str(a_val)
         a_name = a_op.display(a_path)
@@ -469,7 +470,7 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
     if code == "RELATION":
         a_op = ops[0]
         form = rule.params["form"]
-        key = a_op.key_of(raw)
+        a_key = a_op.key_of(raw)
         if form == "sum_over":
             term = ops[1]
             nodes: Nodes = {}
@@ -482,7 +483,7 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
         else:
             vals = []
             for op in ops[1:]:
-                _, v = _resolve(_side_doc(op.side, arguments, result), op.concrete(key))
+                _, v = _resolve(_side_doc(op.side, arguments, result), op.concrete(a_key))
                 vals.append(v)
             rhs = _relation_rhs(rule, ops, vals)
             names = [_name(op.display(op.pattern)) for op in ops[1:]]
@@ -640,7 +641,7 @@ def call_violations(
     nodes: Nodes = {}
     _index_nodes("arg", arguments, nodes)
     _index_nodes("result", result, nodes)
-    out = []
+    out: list[Violation] = []
     for rule, ops in rules:
         if codes is not None and rule.code not in codes:
             continue
@@ -706,7 +707,7 @@ def _rule_entries(
             raise CheckError(
                 f"contract set declares k = {contracts.k} but has fold checkers {have}", code="E_FOLD"
             )
-        pairs = [(f, f) for f in have]
+        pairs: list[tuple[int, int | None]] = [(f, f) for f in have]
     else:
         pairs = [(0, fold)]
     entries: list[_RuleEntry] = []
