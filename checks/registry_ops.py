@@ -670,66 +670,69 @@ def _check_enums(
     return out
 
 
-#: declared bound keyword -> (operator shown, "breaks the bound" expression for a bound value).
-_OPS: dict[str, tuple[str, Any]] = {
-    "minimum": (">=", lambda v: pl.col("num") < v),
-    "exclusiveMinimum": (">", lambda v: pl.col("num") <= v),
-    "maximum": ("<=", lambda v: pl.col("num") > v),
-    "exclusiveMaximum": ("<", lambda v: pl.col("num") >= v),
-}
+#: declared bound keyword -> operator shown in messages.
+_OPS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+
+
+def _breaks(key: pl.Expr, bound: pl.Expr) -> pl.Expr:
+    """True where `num` breaks the declared bound `key` (one expression for all four keywords)."""
+    num = pl.col("num")
+    return (
+        pl.when(key == "minimum")
+        .then(num < bound)
+        .when(key == "exclusiveMinimum")
+        .then(num <= bound)
+        .when(key == "maximum")
+        .then(num > bound)
+        .otherwise(num >= bound)
+    )
+
+
+def _show_num(v: float) -> int | float:
+    return int(v) if float(v).is_integer() else v
 
 
 def _check_bounds(
     leaves: pl.LazyFrame, targets: Sequence[tuple[str, str, tuple[tuple[str, float], ...]]]
 ) -> Iterable[Disagreement]:
-    if not targets:
+    """One pass: every numeric node at a bounded pattern, joined to its bounds, breaches counted."""
+    rows = [(t, p, key, v) for t, p, bounds in targets for key, v in bounds]
+    if not rows:
         return []
-    nums = (
+    bounds = pl.DataFrame(
+        rows,
+        schema={"tool": pl.String, "pattern": pl.String, "key": pl.String, "bound": pl.Float64},
+        orient="row",
+    ).lazy()
+    lower = pl.col("key").is_in(["minimum", "exclusiveMinimum"])
+    breaches = (
         leaves.filter(pl.col("kind").is_in(["int", "float"]))
         .with_columns(pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String))
-        .join(_targets_frame(targets), on=["tool", "pattern"], how="semi")
-        .group_by("tool", "pattern")
-        .agg(pl.col("num").min().alias("lo"), pl.col("num").max().alias("hi"))
+        .join(bounds, on=["tool", "pattern"], how="inner")
+        .filter(_breaks(pl.col("key"), pl.col("bound")))
+        .group_by("tool", "pattern", "key", "bound")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("call_id").min().alias("example"),
+            pl.when(lower.first()).then(pl.col("num").min()).otherwise(pl.col("num").max()).alias("worst"),
+        )
+        .sort("tool", "pattern", "key")
         .collect()
     )
-    ranges = {(t, p): (lo, hi) for t, p, lo, hi in nums.select("tool", "pattern", "lo", "hi").iter_rows()}
     out = []
-    for tool, pattern, bounds in sorted(targets):
-        if (tool, pattern) not in ranges:
-            continue
-        lo, hi = ranges[(tool, pattern)]
-        for key, v in bounds:
-            op = _OPS[key][0]
-            if key in ("minimum", "exclusiveMinimum"):
-                breach = lo < v if key == "minimum" else lo <= v
-                worst = lo
-            else:
-                breach = hi > v if key == "maximum" else hi >= v
-                worst = hi
-            if breach:
-                n = (
-                    leaves.filter(
-                        (pl.col("tool").cast(pl.String) == tool)
-                        & (pl.col("pattern").cast(pl.String) == pattern)
-                        & pl.col("kind").is_in(["int", "float"])
-                        & _OPS[key][1](v)
-                    )
-                    .select(pl.len(), pl.col("call_id").min())
-                    .collect()
-                    .row(0)
-                )
-                shown = int(worst) if float(worst).is_integer() else worst
-                out.append(
-                    Disagreement(
-                        tool,
-                        "bound",
-                        pattern,
-                        f"{op} {int(v) if float(v).is_integer() else v}",
-                        shown,
-                        int(n[0]),
-                        n[1],
-                        f"{tool}: '{pattern}' is declared {op} {int(v) if float(v).is_integer() else v} but "
-                        f"{n[0]} value(s) are not (worst: {shown})",
-                    )
-                )
+    for tool, pattern, key, bound, n, example, worst in breaches.iter_rows():
+        op = _OPS[key]
+        shown = _show_num(worst)
+        out.append(
+            Disagreement(
+                tool,
+                "bound",
+                pattern,
+                f"{op} {_show_num(bound)}",
+                shown,
+                int(n),
+                example,
+                f"{tool}: '{pattern}' is declared {op} {_show_num(bound)} but {n} value(s) are not (worst: {shown})",
+            )
+        )
     return out

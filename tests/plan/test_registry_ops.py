@@ -431,3 +431,32 @@ def test_cli_infer_mines_when_no_contracts_given_and_is_deterministic(corpus: Co
     assert li.output_fields() == ["sku", "available", "warehouse", "lots", "note"]
     assert li.output is not None and "sku" in li.output.get("required", [])
     assert check_registry(reg, corpus).disagreements == ()
+
+
+def test_check_every_bound_keyword(tmp_path: Path) -> None:
+    recs = [
+        {"trace_id": f"t{i}", "tool": "t", "arguments": {}, "result": {"a": i, "b": i / 2}} for i in range(11)
+    ]
+    corpus = corpus_from_records(recs, tmp_path / "c")
+    reg = registry_from_json(
+        {
+            "tools": [
+                {
+                    "name": "t",
+                    "output": {
+                        "type": "object",
+                        "properties": {
+                            "a": {"type": "integer", "exclusiveMinimum": 0, "maximum": 8},
+                            "b": {"type": "number", "minimum": 0, "exclusiveMaximum": 4.5},
+                        },
+                    },
+                }
+            ]
+        }
+    )
+    got = [(d.path, d.declared, d.observed, d.calls) for d in check_registry(reg, corpus).disagreements]
+    assert got == [
+        ("/a", "<= 8", 10, 2),  # a = 9, 10 (sorted by message: "<" before ">")
+        ("/a", "> 0", 0, 1),  # a = 0
+        ("/b", "< 4.5", 5, 2),  # b = 4.5, 5.0
+    ]
