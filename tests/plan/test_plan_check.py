@@ -361,3 +361,46 @@ def test_unparseable_plans(write: Write) -> None:
     assert ei.value.line == 2
     with pytest.raises(CheckError):
         load_plan(Path("no/such/plan.json"))
+
+
+_fields = st.sampled_from(
+    ["rows", "rows_total", "truncated", "cursor", "count", "rows.0.node", "rows[1].time", "summary", ""]
+)
+_values = st.one_of(
+    st.integers(-3, 3),
+    st.booleans(),
+    st.none(),
+    st.text(alphabet="ab ${}.", max_size=6),
+    st.builds(
+        lambda s, f: "${" + s + ("." + f if f else "") + "}",
+        st.sampled_from(["s0", "s1", "s2", "9"]),
+        _fields,
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["s0", "s1", "s2", 9]),
+            st.sampled_from(["temporal_reachability", "summarize", "nope"]),
+            st.dictionaries(
+                st.sampled_from(["source", "limit", "count", "ratio", "text", "mode", "x"]),
+                _values,
+                max_size=4,
+            ),
+        ),
+        max_size=5,
+    )
+)
+def test_random_plans_never_crash_and_report_in_order(steps: list[tuple[Any, str, dict[str, Any]]]) -> None:
+    from tests.plan.conftest import TEMPORAL
+
+    reg = registry_from_json(TEMPORAL)
+    plan = plan_from_json([{"id": i, "tool": t, "arguments": a} for i, t, a in steps], source="p.json")
+    a = check_plan(plan, reg)
+    assert a == check_plan(plan, reg)
+    assert [f.sort_key() for f in a.findings] == sorted(f.sort_key() for f in a.findings)
+    assert all(f.text.startswith(f"{f.code}: step {f.step}: ") for f in a.findings)
+    assert schema_errors(reports_json([a], reg), "plan-report") == []
