@@ -1421,8 +1421,8 @@ def candidate_faults(
         elif code == "ECHO" and paths[1] in ID_ECHO_ARGS:
             ok, v = get_ptr(res, paths[0])
             if ok:
-                new = _other_id(world, rng, paths[1], v)
-                out["stale_echo"].append(Fault("stale_echo", paths[0], setter(paths[0], new)))
+                new_id = _other_id(world, rng, paths[1], v)
+                out["stale_echo"].append(Fault("stale_echo", paths[0], setter(paths[0], new_id)))
         elif code == "DATE_ORDER":
             (ok_a, a), (ok_b, b) = get_ptr(res, paths[0]), get_ptr(res, paths[1])
             if ok_a and ok_b and a != b:
@@ -1437,12 +1437,15 @@ def candidate_faults(
                 out["date_swap"].append(Fault("date_swap", paths[0], swap))
         elif code == "RELATION":
             for ptr, v in instances(res, paths[0]):
+                # A small move that keeps the value's sign, so only the relation breaks.
+                broken: int | float
                 if isinstance(v, int):
-                    new: Any = v + rng.choice((-3, -2, -1, 1, 2, 3))
+                    broken = v + rng.choice((-3, -2, -1, 1, 2, 3))
+                    broken = broken if broken >= 0 else v + 2
                 else:
-                    new = round(v + rng.choice((-0.07, -0.03, -0.01, 0.01, 0.02, 0.05)), 2)
-                    new = new if new > 0 else round(v + 0.05, 2)
-                out["relation_break"].append(Fault("relation_break", ptr, setter(ptr, new)))
+                    broken = round(v + rng.choice((-0.07, -0.03, -0.01, 0.01, 0.02, 0.05)), 2)
+                    broken = broken if broken > 0 else round(v + 0.05, 2)
+                out["relation_break"].append(Fault("relation_break", ptr, setter(ptr, broken)))
         elif code == "DOMAIN":
             for ptr, _v in instances(res, paths[0]):
                 out["domain_drift"].append(
@@ -2363,7 +2366,7 @@ def readme(seed: int, counts: dict[str, Any], rules: list[Rule], noise: list[Rul
         "| kind | calls | what it does |",
         "|---|---:|---|",
     ]
-    what = {
+    kind_doc = {
         "sign_flip": "negates a positive count or amount",
         "drop_field": "removes a required field",
         "null_field": "sets a typed field to null",
@@ -2376,7 +2379,7 @@ def readme(seed: int, counts: dict[str, Any], rules: list[Rule], noise: list[Rul
         "truncated_list": "cuts `/items` or `/lines` short, breaking the sum relation",
     }
     for k in FAULT_KINDS:
-        lines.append(f"| `{k}` | {f['faults_by_kind'].get(k, 0)} | {what[k]} |")
+        lines.append(f"| `{k}` | {f['faults_by_kind'].get(k, 0)} | {kind_doc[k]} |")
     lines += [
         "",
         "## Adapter formats (`formats/`)",

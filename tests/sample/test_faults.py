@@ -133,6 +133,7 @@ def test_each_fault_kind_does_what_it_says(faulty: list[dict[str, Any]]) -> None
             assert now > orig and other == orig  # the earlier date now holds the later one
         elif k == "relation_break":
             assert 0 < abs(now - orig) <= 3 and (isinstance(orig, int) or abs(now - orig) < 0.1)
+            assert type(now) is type(orig) and now >= 0  # only the relation breaks, not the sign or type
         elif k == "truncated_list":
             assert isinstance(now, list) and 1 <= len(now) < len(orig) and now == orig[: len(now)]
         elif k in ("domain_drift", "plausible_string"):
@@ -143,7 +144,7 @@ def test_faults_break_planted_invariants(faulty: list[dict[str, Any]], planted: 
     """A structural fault always breaks a planted invariant on the clean data; a plausible string never
     does (that is the kind contracts cannot see, by design)."""
     rules = planted["planted"]
-    missed = Counter()
+    missed: Counter[str] = Counter()
     for r in faulty:
         lab = r["labels"]
         if not lab:

@@ -91,8 +91,10 @@ def test_shipped_config_resolves_to_the_world() -> None:
     cfg = load_config(SAMPLE)
     assert cfg.file == SAMPLE / "contracts.toml"
     assert cfg.get("paths.traces") == [SAMPLE / "clean", SAMPLE / "faulty"]
-    assert cfg.path("paths.registry") == SAMPLE / "tools.json"
-    assert all(p.is_dir() for p in cfg.get("paths.traces")) and cfg.path("paths.registry").is_file()
+    registry = cfg.path("paths.registry")
+    assert registry == SAMPLE / "tools.json" and registry.is_file()
+    assert all(p.is_dir() for p in cfg.get("paths.traces"))
     for key in ("paths.corpus", "paths.contracts", "paths.ledger", "paths.reports"):
-        assert SAMPLE / ".contracts" in cfg.path(key).parents, key  # git-ignored outputs
+        out = cfg.path(key)
+        assert out is not None and SAMPLE / ".contracts" in out.parents, key  # git-ignored outputs
     assert (cfg.get("mine.folds"), cfg.get("audit.folds"), cfg.get("mine.seed")) == (5, 5, 13)

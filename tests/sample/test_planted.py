@@ -111,7 +111,7 @@ def test_planted_list_is_rich(planted: dict[str, Any]) -> None:
     rules = planted["planted"]
     assert len(rules) >= 25
     assert {r["code"] for r in rules} == CODES
-    per_code = defaultdict(int)
+    per_code: dict[str, int] = defaultdict(int)
     for r in rules:
         per_code[r["code"]] += 1
     assert min(per_code.values()) >= 3, per_code
@@ -221,7 +221,7 @@ def test_noise_never_becomes_a_rule(
             assert code in CODES, n
             if code == "DOMAIN":
                 vals = [v for rec in recs for v in values(rec, n["path"])]
-                counts = defaultdict(int)
+                counts: dict[str, int] = defaultdict(int)
                 for v in vals:
                     counts[repr(v)] += 1
                 distinct = len(counts)

@@ -9,20 +9,20 @@ from typing import Any
 import jsonschema
 import pytest
 
-from contracts.traces.registry import load_registry
+from contracts.traces.registry import Registry, load_registry
 from tests.sample.conftest import SAMPLE
 
 
 @pytest.fixture(scope="module")
-def reg():  # type: ignore[no-untyped-def]
+def reg() -> Registry:
     return load_registry(SAMPLE / "tools.json")
 
 
-def test_registry_loads_with_substitutes_and_immutables(reg) -> None:  # type: ignore[no-untyped-def]
+def test_registry_loads_with_substitutes_and_immutables(reg: Registry) -> None:
     assert len(reg.tools) >= 8
-    inv = reg.get("lookup_inventory")
+    inv = reg.tools["lookup_inventory"]
     assert set(inv.substitutes) == {"query_warehouse", "get_stock_by_sku"}
-    assert reg.get("refund_order").immutable == ("/order_id",)
+    assert reg.tools["refund_order"].immutable == ("/order_id",)
     for spec in reg.tools.values():
         assert spec.description
         assert all(s in reg.tools and s != spec.name for s in spec.substitutes)
@@ -34,14 +34,14 @@ def test_registry_loads_with_substitutes_and_immutables(reg) -> None:  # type: i
     assert 1 <= len(without_output) <= 2, without_output
 
 
-def test_schemas_are_valid_json_schema(reg) -> None:  # type: ignore[no-untyped-def]
+def test_schemas_are_valid_json_schema(reg: Registry) -> None:
     for spec in reg.tools.values():
         jsonschema.Draft202012Validator.check_schema(spec.parameters)
         if spec.output is not None:
             jsonschema.Draft202012Validator.check_schema(spec.output)
 
 
-def test_every_clean_call_satisfies_its_schemas(reg, clean: list[dict[str, Any]]) -> None:  # type: ignore[no-untyped-def]
+def test_every_clean_call_satisfies_its_schemas(reg: Registry, clean: list[dict[str, Any]]) -> None:
     validators: dict[str, tuple[Any, Any]] = {
         name: (
             jsonschema.Draft202012Validator(spec.parameters),
@@ -59,10 +59,10 @@ def test_every_clean_call_satisfies_its_schemas(reg, clean: list[dict[str, Any]]
     assert not bad, dict(bad)
 
 
-def test_output_schemas_do_not_claim_noise(reg, planted: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+def test_output_schemas_do_not_claim_noise(reg: Registry, planted: dict[str, Any]) -> None:
     """Schema-derived rules must not contradict the noise list (a declared rule needs no support)."""
     for n in planted["noise"]:
-        spec = reg.get(n["tool"])
+        spec = reg.tools[n["tool"]]
         if spec.output is None or "*" in n["path"] or n["path"].count("/") != 1:
             continue
         key = n["path"][1:]
