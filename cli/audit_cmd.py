@@ -388,8 +388,14 @@ def audit_cmd(
         raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="--rate")
     kinds = parse_kinds(inject) if inject else None
     json_path, md_path, base = _default_reports(json_path, md_path)
-    ledger_dir = ledger if ledger is not None else cfg.path("paths.ledger")
-    if ledger_dir is None:
+    # an explicit --ledger must be new or empty (Ledger.create refuses otherwise); a default one is
+    # never reused: audit-ledger-2, -3, ... are taken instead
+    configured = cfg.path("paths.ledger")
+    if ledger is not None:
+        ledger_dir = ledger
+    elif configured is not None:
+        ledger_dir = _free_dir(configured)
+    else:
         ledger_dir = _free_dir(base / "audit-ledger")
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
     work = ledger_dir.with_name(ledger_dir.name + ".corpus")
