@@ -481,9 +481,10 @@ def _mk_nested(src: SourceCall, rng: random.Random) -> _Made | None:
 
 
 def near_miss(key: str, taken: Iterable[str]) -> str | None:
-    """A plausible misspelling of `key` not in `taken`: plural, singular, a swapped case, a trailing `_`."""
+    """A plausible misspelling of `key` not in `taken`: its plural (or singular), capitalised, a trailing `_`."""
     used = set(taken)
-    forms = [key + "s", key[:-1] if len(key) > 1 and key.endswith("s") else "", key.capitalize(), key + "_"]
+    plural = key[:-1] if len(key) > 1 and key.endswith("s") else key + "s"
+    forms = [plural, key.capitalize(), key + "_"]
     for f in forms:
         if f and f != key and f not in used:
             return f
