@@ -187,7 +187,7 @@ class OtelAdapter(Adapter):
                 if raw_args is None
                 else parse_arguments(raw_args, field=f"{where}.gen_ai.tool.call.arguments")
             )
-            status_obj = span.get("status") if isinstance(span.get("status"), dict) else {}
+            status_obj: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
             is_error = status_obj.get("code") in _ERROR_CODES
             has_result = "gen_ai.tool.call.result" in attrs
             if not has_result and not is_error:

@@ -117,9 +117,9 @@ class TauBenchAdapter(Adapter):
             if not isinstance(sim, dict):
                 raise RecordError(f"'simulations[{k}]' is not an object", field=f"simulations[{k}]")
             p = self._tau2(sim, tools, ctx, offset=len(calls) + len(dropped))
-            calls += p.calls
-            episodes += p.episodes
-            dropped += p.dropped
+            calls.extend(p.calls)
+            episodes.extend(p.episodes)
+            dropped.extend(p.dropped)
         return Parsed(calls, episodes, dropped)
 
     def _tau1(self, run: dict[str, Any], ctx: RecordContext) -> Parsed:
