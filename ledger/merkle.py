@@ -56,10 +56,17 @@ def _levels(leaves: list[bytes]) -> list[list[bytes]]:
 
 
 def merkle_root_bytes(leaves: Sequence[bytes]) -> bytes:
-    """Merkle Tree Hash of raw leaf data."""
+    """Merkle Tree Hash of raw leaf data (keeps one level at a time, not the whole tree)."""
     if not leaves:
         return hashlib.sha256(b"").digest()
-    return _levels(list(leaves))[-1][0]
+    sha = hashlib.sha256
+    level = [sha(b"\x00" + d).digest() for d in leaves]
+    while len(level) > 1:
+        nxt = [sha(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0]
 
 
 def merkle_root(hashes: Sequence[str | bytes]) -> str:

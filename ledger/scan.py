@@ -18,6 +18,7 @@ once rather than as a cascade; only the first ordering problem is reported, for 
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,28 +83,32 @@ def scan_entries(
     *,
     keep: bool = False,
     progress: Progress = NULL_PROGRESS,
-    stop_at_first: bool = False,
 ) -> Scan:
-    """Parse and check every line of `path` (which must exist). `keep` retains the Entry values."""
+    """Parse and check every line of `path` (which must exist). `keep` retains the Entry values.
+
+    Streams the file; memory is the entry hashes (for the Merkle root) plus one integer per entry.
+    """
     scan = Scan()
-    records: list[tuple[int, str, str] | None] = []
+    seqs = array("q")  # seq of each good entry, parallel to scan.hashes
     problems: list[tuple[int, Problem]] = []  # (line index, problem) so the report sorts in file order
     blank_from: int | None = None
+    expected: int | None = 0  # the seq the next entry must have; None after an unreadable line
+    prev: str | None = GENESIS
+    anomaly: tuple[int, int, int, int, str] | None = None  # first (line, index, seq, expected, hash)
+    last_good: tuple[int, int] | None = None  # (line, seq) of the last good entry
     progress.start("verify ledger entries", None)
     with path.open("rb") as fh:
-        offset = 0
         for p, raw in enumerate(fh):
             if not raw.endswith(b"\n"):
                 scan.tail = raw
                 break
-            offset += len(raw)
-            scan.good_size = offset
+            scan.good_size += len(raw)
             scan.lines += 1
             line = raw[:-1]
             if not line:
-                records.append(None)
                 if blank_from is None:
                     blank_from = p
+                expected, prev = None, None
                 continue
             if blank_from is not None:  # blank lines followed by more content: each blank is an edit
                 for b in range(blank_from, p):
@@ -111,93 +116,56 @@ def scan_entries(
                 blank_from = None
             entry, why = parse_line(line)
             if entry is None:
-                records.append(None)
                 problems.append((p, Problem("EDITED", p, ENTRIES_NAME, f"line {p + 1} {why}")))
-                if stop_at_first:
-                    break
+                expected, prev = None, None  # resynchronise on the next good entry
                 continue
-            records.append((entry.seq, entry.prev, entry.hash))
+            if expected is not None and anomaly is None:  # only the first ordering problem: the rest echo it
+                if entry.seq != expected:
+                    anomaly = (p, len(seqs), entry.seq, expected, entry.hash)
+                elif prev is not None and entry.prev != prev:
+                    what = "the genesis value" if entry.seq == 0 else f"entry {entry.seq - 1}'s hash"
+                    detail = (
+                        f"line {p + 1}: prev does not equal {what}: this entry or the one before it "
+                        "was rewritten with a recomputed hash"
+                    )
+                    problems.append((p, Problem("EDITED", entry.seq, ENTRIES_NAME, detail)))
+                    anomaly = (p, -1, entry.seq, expected, entry.hash)
+            expected, prev = entry.seq + 1, entry.hash
+            seqs.append(entry.seq)
             scan.hashes.append(bytes.fromhex(entry.hash))
             if keep:
                 scan.entries.append(entry)
+            last_good = (p, entry.seq)
             if p % 65536 == 65535:
                 progress.advance(65536)
     progress.finish()
     if blank_from is not None:
         n = scan.lines - blank_from
-        problems.append(
-            (
-                blank_from,
-                Problem("EXTRA_BYTES", None, ENTRIES_NAME, f"{n} blank line(s) after the last entry"),
-            )
-        )
-        records = records[:blank_from]
-    problems.extend(_chain_problems(records))
+        detail = f"{n} blank line(s) after the last entry"
+        problems.append((blank_from, Problem("EXTRA_BYTES", None, ENTRIES_NAME, detail)))
+    if anomaly is not None and anomaly[1] >= 0:
+        problems.append((anomaly[0], _order_problem(seqs, scan.hashes, *anomaly)))
     if scan.tail:
-        problems.append((scan.lines, _tail_problem(scan.tail, scan.good_size, _next_seq(records))))
+        next_seq = scan.lines if last_good is None else last_good[1] + scan.lines - last_good[0]
+        problems.append((scan.lines, _tail_problem(scan.tail, scan.good_size, next_seq)))
     problems.sort(key=lambda t: t[0])
     scan.problems = [p for _, p in problems]
-    if records and records[-1] is not None:
-        scan.head = records[-1][2]
+    scan.head = scan.hashes[-1].hex() if scan.hashes else GENESIS  # meaningful only when intact
     return scan
 
 
-def _next_seq(records: list[tuple[int, str, str] | None]) -> int:
-    for back, rec in enumerate(reversed(records)):
-        if rec is not None:
-            return rec[0] + 1 + back
-    return len(records)
-
-
-def _chain_problems(records: list[tuple[int, str, str] | None]) -> list[tuple[int, Problem]]:
-    """`seq` must count 0, 1, 2… and each `prev` must be the hash before it (genesis first)."""
-    out: list[tuple[int, Problem]] = []
-    expected: int | None = 0
-    prev: str | None = GENESIS
-    seen: dict[int, str] = {}
-    for p, rec in enumerate(records):
-        if rec is None:  # reported already; resynchronise on the next good entry
-            expected, prev = None, None
-            continue
-        seq, link, digest = rec
-        if expected is not None and not out:  # report the first ordering problem only: the rest echo it
-            if seq != expected:
-                out.append((p, _order_problem(records, p, seq, expected, digest, seen)))
-            elif prev is not None and link != prev:
-                what = "the genesis value" if seq == 0 else f"entry {seq - 1}'s hash"
-                out.append(
-                    (
-                        p,
-                        Problem(
-                            "EDITED",
-                            seq,
-                            ENTRIES_NAME,
-                            f"line {p + 1}: prev does not equal {what}: this entry or the one before it "
-                            "was rewritten with a recomputed hash",
-                        ),
-                    )
-                )
-        seen.setdefault(seq, digest)
-        expected, prev = seq + 1, digest
-    return out
-
-
 def _order_problem(
-    records: list[tuple[int, str, str] | None],
-    p: int,
-    seq: int,
-    expected: int,
-    digest: str,
-    seen: dict[int, str],
+    seqs: array[int], hashes: list[bytes], p: int, index: int, seq: int, expected: int, digest: str
 ) -> Problem:
+    """Classify the first out-of-order entry (line p, good-entry index `index`)."""
     if seq < expected:
-        if seen.get(seq) == digest:
+        raw = bytes.fromhex(digest)
+        if any(seqs[i] == seq and hashes[i] == raw for i in range(index)):
             return Problem("DUPLICATED", seq, ENTRIES_NAME, f"line {p + 1} repeats entry {seq}")
         return Problem(
             "REORDERED", seq, ENTRIES_NAME, f"line {p + 1} holds entry {seq} where entry {expected} belongs"
         )
-    later = {r[0] for r in records[p + 1 :] if r is not None}
-    if expected in later:
+    if expected in seqs[index + 1 :]:
         return Problem(
             "REORDERED",
             expected,
