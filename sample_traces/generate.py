@@ -2199,20 +2199,66 @@ def write(out: Path, files: dict[str, bytes]) -> None:
         tmp.replace(p)
 
 
+#: Files in the output folder written by hand, not by `build`.
+HAND_WRITTEN = ("generate.py", "contracts.toml")
+
+
+def payload(data: bytes) -> bytes:
+    """What a file means: the content of a gzip member, else the bytes. Compressed bytes may differ
+    between zlib builds; the content depends only on the generator."""
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def differences(out: Path, files: dict[str, bytes]) -> list[str]:
+    """How the folder `out` differs from `files`: missing, changed and stale (unexpected) files.
+
+    Hidden folders (`.contracts/`, outputs of a configured run) and `__pycache__` are not compared."""
+    present = {
+        p.relative_to(out).as_posix()
+        for p in out.rglob("*")
+        if p.is_file()
+        and p.name not in HAND_WRITTEN
+        and not any(part == "__pycache__" or part.startswith(".") for part in p.relative_to(out).parts)
+    }
+    problems = [f"missing {name}" for name in sorted(set(files) - present)]
+    problems += [
+        f"changed {name}"
+        for name in sorted(set(files) & present)
+        if payload((out / name).read_bytes()) != payload(files[name])
+    ]
+    problems += [f"stale {name}" for name in sorted(present - set(files))]
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    """Write the world (exit 0), or with `--check` compare it with OUT (exit 1 on any difference)."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="output folder")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if OUT differs from what the generator makes (a CI freshness check)",
+    )
     ns = ap.parse_args(argv)
     files = build(ns.seed)
-    write(ns.out, files)
     c = orjson.loads(files["planted.json"])["counts"]
-    print(
-        f"wrote {len(files)} files to {ns.out}: clean {c['clean']['calls']} calls / {c['clean']['episodes']} "
-        f"episodes / {c['clean']['tasks']} tasks; faulty {c['faulty']['calls']} calls "
-        f"({c['faulty']['faulted_calls']} faulted); formats {sum(f['calls'] for f in c['formats'].values())} calls",
-        file=sys.stderr,
+    summary = (
+        f"clean {c['clean']['calls']} calls / {c['clean']['episodes']} episodes / {c['clean']['tasks']} "
+        f"tasks; faulty {c['faulty']['calls']} calls ({c['faulty']['faulted_calls']} faulted); formats "
+        f"{sum(f['calls'] for f in c['formats'].values())} calls"
     )
+    if ns.check:
+        problems = differences(ns.out, files) if ns.out.is_dir() else [f"missing folder {ns.out}"]
+        for p in problems:
+            print(f"{ns.out}: {p}", file=sys.stderr)
+        if problems:
+            print(f"{ns.out} is out of date: run `make sample`", file=sys.stderr)
+            return 1
+        print(f"{ns.out} is up to date ({len(files)} files; {summary})", file=sys.stderr)
+        return 0
+    write(ns.out, files)
+    print(f"wrote {len(files)} files to {ns.out}: {summary}", file=sys.stderr)
     return 0
 
 
@@ -2261,6 +2307,7 @@ def readme(seed: int, counts: dict[str, Any], rules: list[Rule], noise: list[Rul
         "```",
         "make sample                                          # or:",
         f"python sample_traces/generate.py --out sample_traces --seed {seed}",
+        "python sample_traces/generate.py --check    # exit 1 if the committed files are out of date",
         "```",
         "",
         "Same seed, same bytes (gzip members carry mtime 0 and no file name). `tests/sample/` regenerates the",

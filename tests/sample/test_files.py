@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import subprocess
 import sys
@@ -11,36 +10,31 @@ from types import ModuleType
 
 from tests.sample.conftest import SAMPLE
 
-#: Files in sample_traces/ that are written by hand, not by the generator.
-HAND_WRITTEN = {"generate.py", "contracts.toml"}
-
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def payload(data: bytes) -> bytes:
-    """The content of a gzip member (what the bytes mean), else the bytes themselves."""
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-
-
-def committed_files() -> dict[str, bytes]:
+def committed_files(gen: ModuleType) -> dict[str, bytes]:
     return {
         p.relative_to(SAMPLE).as_posix(): p.read_bytes()
         for p in sorted(SAMPLE.rglob("*"))
         if p.is_file()
-        and p.name not in HAND_WRITTEN
+        and p.name not in gen.HAND_WRITTEN
         and not any(part == "__pycache__" or part.startswith(".") for part in p.relative_to(SAMPLE).parts)
     }
 
 
-def test_committed_files_equal_a_fresh_build(built: dict[str, bytes]) -> None:
-    # gzip members are compared by content as well as by bytes: the compressed bytes depend on the
-    # zlib build, the content only on the generator.
-    committed = committed_files()
+def test_committed_files_equal_a_fresh_build(gen: ModuleType, built: dict[str, bytes]) -> None:
+    # gzip members are compared by content (sha256 of the payload): the compressed bytes depend on
+    # the zlib build, the content only on the generator.
+    committed = committed_files(gen)
     assert sorted(committed) == sorted(built), "stale or missing files: run `make sample`"
     for name, data in built.items():
-        assert sha(payload(committed[name])) == sha(payload(data)), f"{name} differs: run `make sample`"
+        assert sha(gen.payload(committed[name])) == sha(gen.payload(data)), (
+            f"{name} differs: run `make sample`"
+        )
+    assert gen.differences(SAMPLE, built) == []
 
 
 def test_gzip_members_are_deterministic(built: dict[str, bytes]) -> None:
@@ -78,9 +72,9 @@ def test_other_seed_other_data(gen: ModuleType) -> None:
     assert gen.registry() == gen.registry()  # the registry does not depend on the seed
 
 
-def test_committed_size_is_small() -> None:
-    total = sum(len(b) for b in committed_files().values())
-    total += sum((SAMPLE / name).stat().st_size for name in HAND_WRITTEN)
+def test_committed_size_is_small(gen: ModuleType) -> None:
+    total = sum(len(b) for b in committed_files(gen).values())
+    total += sum((SAMPLE / name).stat().st_size for name in gen.HAND_WRITTEN)
     assert total <= 10 * 1024 * 1024, f"sample_traces/ is {total} bytes, over 10 MB"
 
 
@@ -98,3 +92,32 @@ def test_shipped_config_resolves_to_the_world() -> None:
         out = cfg.path(key)
         assert out is not None and SAMPLE / ".contracts" in out.parents, key  # git-ignored outputs
     assert (cfg.get("mine.folds"), cfg.get("audit.folds"), cfg.get("mine.seed")) == (5, 5, 13)
+
+
+def test_check_mode_detects_changed_missing_and_stale_files(tmp_path: Path, gen: ModuleType) -> None:
+    script = [sys.executable, str(SAMPLE / "generate.py")]
+    out = tmp_path / "w"
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*script, "--check", "--out", str(out)], capture_output=True, text=True, check=False
+        )
+
+    missing = check()
+    assert missing.returncode == 1 and "missing folder" in missing.stderr
+    assert subprocess.run([*script, "--out", str(out)], capture_output=True, check=False).returncode == 0
+    fresh = check()
+    assert fresh.returncode == 0 and "is up to date (11 files" in fresh.stderr, fresh.stderr
+    (out / "tools.json").write_bytes(b"{}\n")
+    (out / "formats" / "otel.jsonl").unlink()
+    (out / "clean" / "old.jsonl").write_bytes(b"")
+    (out / ".contracts").mkdir()
+    (out / ".contracts" / "contracts.json").write_bytes(b"{}")  # outputs of a configured run: ignored
+    bad = check()
+    assert bad.returncode == 1
+    assert [line.split(": ", 1)[1] for line in bad.stderr.splitlines()[:3]] == [
+        "missing formats/otel.jsonl",
+        "changed tools.json",
+        "stale clean/old.jsonl",
+    ]
+    assert "out of date: run `make sample`" in bad.stderr
