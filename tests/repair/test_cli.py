@@ -183,3 +183,85 @@ def test_subprocess_replay_and_disjoint_split_audit(
     )
     assert r.returncode == 0, r.stderr
     assert "1 cases, policy heuristic: 1 accepted" in r.stderr and r.stdout == ""
+
+
+def test_cases_from_a_corpus_and_registry(tmp_path: Path) -> None:
+    from contracts.traces.ingest import corpus_from_records
+    from tests.repair.conftest import SCHEMA
+
+    rows = [{"sku": f"S{i}", "qty": i + 1, "unit": "box"} for i in range(6)]
+    corpus_from_records(
+        [{"trace_id": f"t{i}", "tool": "order", "arguments": r, "result": {}} for i, r in enumerate(rows)],
+        tmp_path / "corpus",
+    )
+    reg = tmp_path / "tools.json"
+    reg.write_bytes(orjson.dumps({"tools": [{"name": "order", "parameters": SCHEMA}]}))
+    c, t = tmp_path / "c.jsonl", tmp_path / "t.jsonl"
+    code, _, err = run(
+        "repair-cases", str(tmp_path / "corpus"), "--answers", str(reg), "-o", str(c), "--targets", str(t)
+    )
+    assert code == 2 and "--answers is for a BFCL SRC" in err
+    code, _, err = run("repair-cases", str(tmp_path / "corpus"), "-o", str(c), "--targets", str(t))
+    assert code == 2 and "registry" in err
+    code, out, err = run(
+        "repair-cases",
+        str(tmp_path / "corpus"),
+        "--registry",
+        str(reg),
+        "-o",
+        str(c),
+        "--targets",
+        str(t),
+        "--kinds",
+        "hard",
+        "--per-kind",
+        "2",
+        "--json",
+    )
+    assert code == 0, err
+    per = orjson.loads(out)["per_family"]
+    assert per == {"multi_field": 2, "nested_array": 0, "wrong_pointer": 2, "immutable": 2, "rollback": 2}
+    assert "warning: fewer than 2 cases for nested_array" in err
+    code, _, err = run(
+        "repair-replay",
+        str(c),
+        "--policy",
+        "heuristic",
+        "--ledger",
+        str(tmp_path / "led"),
+        "--max-attempts",
+        "3",
+        "--max-ops",
+        "3",
+        "--no-latency",
+    )
+    assert code == 0, err
+    code, out, _ = run("repair-score", str(tmp_path / "led"), "--targets", str(t), "--json", "-")
+    report = orjson.loads(out)
+    assert code == 0 and report["latency_p95_ms"] is None and report["cases"] == 8
+    assert report["by_family"]["immutable"]["abstention"]["correct"]["numerator"] == 2
+
+
+def test_defaults_come_from_the_config_file(tmp_path: Path, bfcl_files: tuple[Path, Path]) -> None:
+    q, a = bfcl_files
+    cfg = tmp_path / "contracts.toml"
+    cfg.write_text(
+        '[paths]\ncases = "c.jsonl"\ntargets = "t.jsonl"\nledger = "led"\n'
+        '[repair]\npolicy = "heuristic"\nmax_attempts = 1\nseed = 7\n'
+    )
+    code, _, err = run("--config", str(cfg), "repair-cases", str(q), "--answers", str(a), "--per-kind", "1")
+    assert code == 0, err
+    assert (tmp_path / "c.jsonl").is_file() and (tmp_path / "t.jsonl").is_file() and "(seed 7)" in err
+    code, out, err = run("--config", str(cfg), "repair-replay", "--json", "-q")
+    assert code == 0, err
+    assert orjson.loads(out)["steps"] == 2  # one attempt per case
+    code, out, err = run("--config", str(cfg), "repair-score", "--json", "-")
+    assert code == 0, err
+    report = orjson.loads(out)
+    assert report["seed"] == 7 and report["policy"]["name"] == "heuristic"
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    code, _, err = run(
+        "--config", str(empty), "repair-replay", str(tmp_path / "c.jsonl"), "--policy", "heuristic"
+    )
+    assert code == 2 and "ledger" in err  # nothing configured: the missing option is named
