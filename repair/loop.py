@@ -34,7 +34,7 @@ from contracts.jsonutil import file_sha256, json_sha256
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.repair.cases import Case
 from contracts.repair.policies import Policy
-from contracts.repair.state import State
+from contracts.repair.state import Action, State
 from contracts.repair.validator import report_json, verify
 
 OUTCOMES = ("accepted", "abstained", "exhausted", "valid_at_start")
@@ -114,7 +114,10 @@ def run_episode(
         attempt += 1
         state = State(case, candidate, report, tuple(history), attempt, attempts_left, ops_left, seed)
         t0 = clock() if clock else 0.0
-        action = policy.act(state)
+        try:
+            action = policy.act(state)
+        except Exception as e:  # a crashing policy is a failed step, never a crashed replay
+            action = Action(error="POLICY_FAILED", detail=f"{type(e).__name__}: {e}"[:300])
         gated = (
             budgets.abstain_below is not None
             and action.error is None

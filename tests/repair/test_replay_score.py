@@ -222,3 +222,21 @@ def test_batched_ledger_writes_give_the_same_entries(
     assert (tmp_path / "one" / "ledger.jsonl").read_bytes() == (
         tmp_path / "many" / "ledger.jsonl"
     ).read_bytes()
+
+
+def test_a_crashing_policy_is_a_typed_failure() -> None:
+    class Boom:
+        name = "boom"
+
+        def describe(self) -> dict[str, Any]:
+            return {"name": self.name}
+
+        def act(self, state: Any) -> Any:
+            raise KeyError("oops")
+
+    ep = run_episode(make_case({**GOOD, "qty": "3"}), Boom(), Budgets(), clock=None)
+    assert ep.outcome == "exhausted"
+    assert [(s["mask"]["reason"], s["policy_error"]) for s in ep.steps] == [
+        ("POLICY_FAILED", "POLICY_FAILED")
+    ] * 2
+    assert "KeyError" in ep.steps[0]["detail"]
