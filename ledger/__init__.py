@@ -14,8 +14,9 @@ See docs/ledger.md.
 from contracts.ledger.entry import GENESIS, Entry
 from contracts.ledger.header import source_revision
 from contracts.ledger.merkle import inclusion_proof, merkle_root, verify_inclusion
+from contracts.ledger.proof import ProofCheck, check_proof, prove
 from contracts.ledger.scan import Problem
-from contracts.ledger.verify import CODES, VerifyReport, read_entries, verify
+from contracts.ledger.verify import CODES, VerifyReport, head_info, read_entries, verify
 from contracts.ledger.writer import REPAIR_KIND, FreezeInfo, Ledger
 
 __all__ = [
@@ -26,9 +27,13 @@ __all__ = [
     "FreezeInfo",
     "Ledger",
     "Problem",
+    "ProofCheck",
     "VerifyReport",
+    "check_proof",
+    "head_info",
     "inclusion_proof",
     "merkle_root",
+    "prove",
     "read_entries",
     "source_revision",
     "verify",

@@ -45,6 +45,36 @@ _RANK = {
 }
 CODES = tuple(_RANK)
 
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "contracts ledger verify report (`contracts ledger verify --json`)",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["ok", "entries", "head", "root", "frozen", "problems"],
+    "properties": {
+        "ok": {"type": "boolean"},
+        "entries": {"type": "integer", "minimum": 0},
+        "head": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
+        "root": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
+        "frozen": {"type": "boolean"},
+        "problems": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["code", "seq", "file", "detail"],
+                "properties": {
+                    "code": {"enum": list(_RANK)},
+                    "seq": {"type": ["integer", "null"], "minimum": 0},
+                    "file": {"type": ["string", "null"]},
+                    "detail": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+"""JSON Schema of `VerifyReport.to_dict()` (kept here until it moves to contracts/schemas/)."""
+
 
 @dataclass(frozen=True)
 class VerifyReport:

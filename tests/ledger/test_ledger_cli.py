@@ -7,10 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 from typer.testing import CliRunner
 
 from contracts.cli.app import app
 from contracts.ledger import read_entries
+from contracts.ledger.verify import REPORT_SCHEMA
 
 from .conftest import build
 
@@ -24,6 +26,7 @@ def test_verify_ok_and_json(template: Path) -> None:
     assert res.stderr.startswith("ok: 8 entries, frozen, head ")
     js = runner.invoke(app, ["ledger", "verify", str(template), "--json"])
     report = json.loads(js.stdout)
+    jsonschema.validate(report, REPORT_SCHEMA)
     header = json.loads((template / "ledger.json").read_text())
     assert report == {
         "ok": True,
@@ -50,7 +53,9 @@ def test_verify_findings_exit_1(tmp_path: Path, template: Path) -> None:
     assert runner.invoke(app, ["ledger", "verify", str(d)]).exit_code == 0
     unfrozen = runner.invoke(app, ["ledger", "verify", str(d), "--require-frozen", "--json"])
     assert unfrozen.exit_code == 1
-    assert [p["code"] for p in json.loads(unfrozen.stdout)["problems"]] == ["UNFROZEN"]
+    report = json.loads(unfrozen.stdout)
+    jsonschema.validate(report, REPORT_SCHEMA)
+    assert [p["code"] for p in report["problems"]] == ["UNFROZEN"]
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:

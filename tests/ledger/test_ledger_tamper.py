@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import jsonschema
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from contracts.cli.app import app
 from contracts.ledger import Ledger, verify
+from contracts.ledger.verify import REPORT_SCHEMA
 
 from .conftest import CONFIG, build
 
@@ -273,3 +275,8 @@ def test_cli_verify_exits_1_naming_the_first_failure(copy_of: Copy, name: str) -
     first_line = result.stdout.splitlines()[0]
     assert EXPECTED[name] in first_line
     assert "FAILED" in result.stderr and EXPECTED[name] in result.stderr
+    js = CliRunner().invoke(app, ["ledger", "verify", str(d), "--json"])
+    report = orjson.loads(js.stdout)
+    jsonschema.validate(report, REPORT_SCHEMA)
+    assert js.exit_code == 1 and report["ok"] is False
+    assert EXPECTED[name].split(": ")[-1] == report["problems"][0]["code"]
