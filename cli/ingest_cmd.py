@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import orjson
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -69,6 +70,15 @@ class _RichProgress:
         self._bar.stop()
 
 
+def _print_table(console: Console, table: Table) -> None:
+    """Print on a terminal at its width; to pipes and files at a wide one, so paths are not folded at
+    rich's default of 80 columns (a sibling console on the same stream, not a change to the shared one)."""
+    if console.is_terminal:
+        console.print(table)
+    else:
+        Console(stderr=console.stderr, width=240, highlight=False, soft_wrap=True).print(table)
+
+
 def _dump(value: Any) -> None:
     out.print(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode(), markup=False)
 
@@ -112,7 +122,7 @@ def _summary(rep: IngestReport) -> None:
             f"{s.blank:,}",
             escape(s.note or "yes") if s.skipped else "",
         )
-    err.print(table)
+    _print_table(err, table)
     rejects = f"[red]{rep.rejects:,} rejects[/red]" if rep.rejects else "0 rejects"
     verb = "wrote" if rep.changed else "unchanged:"
     err.print(
@@ -214,13 +224,13 @@ def info_command(
             f"{s['calls']:,}",
             f"[red]{s['rejects']:,}[/red]" if s["rejects"] else "0",
         )
-    out.print(src)
+    _print_table(out, src)
     tools = Table(show_edge=False, header_style="bold")
     for col in ("tool", "calls", "errors", "episodes"):
         tools.add_column(col, justify="left" if col == "tool" else "right")
     for t in info["tools"]:
         tools.add_row(escape(t["tool"]), f"{t['calls']:,}", f"{t['errors']:,}", f"{t['episodes']:,}")
-    out.print(tools)
+    _print_table(out, tools)
     rej = info["rejects"]
     if rej["total"]:
         codes = ", ".join(f"{k} {v}" for k, v in rej["by_code"].items())

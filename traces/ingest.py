@@ -221,8 +221,8 @@ class _Columns:
     """Column lists of one chunk of calls, and the leaf rows of their arguments and results.
 
     This is the hot path. The walk appends one tuple per JSON node to one list (a single C-level append;
-    six appends per node measured slower) and inlines scalar children, which are most nodes; the rows are
-    transposed once per chunk. The call-level columns of leaves (`call_id`, `tool`, ...) are not
+    six appends per node measured slower) and inlines scalar children, which are most nodes; polars takes
+    the rows once per chunk. The call-level columns of leaves (`call_id`, `tool`, ...) are not
     repeated per node in Python but gathered by polars from one (call, side, count) segment per side.
     """
 
@@ -341,10 +341,8 @@ class _Columns:
         )
         rep = seg.select(pl.col("ci").repeat_by("n").explode(), pl.col("side").repeat_by("n").explode())
         head = calls.select("call_id", "cid", "tool", "task_id")[rep["ci"]]
-        names = ("path", "pattern", "kind", "num", "str", "len")
-        columns = zip(*self.rows, strict=True) if self.rows else iter([[]] * 6)
         leaves = pl.DataFrame(
-            dict(zip(names, (list(col) for col in columns), strict=True)),
+            self.rows,
             schema={
                 "path": pl.String(),
                 "pattern": pl.String(),
@@ -353,6 +351,7 @@ class _Columns:
                 "str": pl.String(),
                 "len": pl.Int64(),
             },
+            orient="row",
         )
         leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
             [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
