@@ -182,6 +182,8 @@ def _lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:
         if not raw:
             return
         n += 1
+        if n == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             head = raw[:RAW_LIMIT]
             while raw and not raw.endswith(b"\n"):
@@ -455,6 +457,12 @@ def _process_source(
             run.reject(name, line, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
 
     doc = _whole_document(path)
+    if isinstance(doc, _BrokenDocument):
+        c.lines = 1
+        c.rejects = 1
+        run.reject(name, doc.line, R_JSON, doc.error, _raw_text(doc.head))
+        run.progress.advance(size)
+        return _report(src, sha, fmt if fmt != "auto" else "unknown", c, "record", size)
     if doc is not _NO_DOC:
         dfmt = fmt if fmt != "auto" else detect_document(doc)
         if dfmt is None:
@@ -531,7 +539,7 @@ def _process_source(
             pending = item
             if run.cols.n >= run.chunk_rows:
                 run.flush()
-            if not item[0] & 0x1FFF:
+            if not item[0] & 0x3FF:
                 pos = raw_fh.tell()
                 run.progress.advance(pos - advanced)
                 advanced = pos
@@ -650,18 +658,31 @@ def _report(src: _Source, sha: str, fmt: str, c: _Counts, unit: str, size: int) 
 
 
 _NO_DOC = object()
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class _BrokenDocument:
+    """A `[`-document that does not parse: one reject for the whole file."""
+
+    error: str
+    line: int
+    head: bytes
 
 
 def _whole_document(path: Path) -> Any:
     """The parsed document when `path` is a whole-file JSON source, else `_NO_DOC`.
 
-    A source is a whole-file document when its first non-blank byte is `[`, or when it starts with an
-    object that does not end on its first line (a pretty-printed `.json` file). Anything else, including
-    a minified object on one line, is read line by line as JSON Lines. A document that does not parse is
-    read line by line too, so its bad lines are reported one by one.
+    A source is a whole-file document when its first non-blank byte is `[` (a JSON array, minified or
+    not), or when it starts with an object that does not end on its first line (a pretty-printed `.json`
+    file). Anything else, including a minified object on one line, is read line by line as JSON Lines.
+    An array that does not parse is a `_BrokenDocument`; an object that does not parse is read line by
+    line, so a JSON Lines file whose first line is damaged still has its other lines ingested.
     """
     with _open(path) as fh:
         head = fh.read(1 << 16)
+        if head.startswith(_BOM):
+            head = head[len(_BOM) :]
         stripped = head.lstrip()
         first = stripped[:1]
         if first == b"{":
@@ -677,7 +698,9 @@ def _whole_document(path: Path) -> Any:
         data = head + fh.read()
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as e:
+        if first == b"[":
+            return _BrokenDocument(f"invalid JSON document: {e}", max(1, e.lineno), data[:RAW_LIMIT])
         return _NO_DOC
 
 

@@ -295,3 +295,40 @@ def test_corpus_info(tmp_path: Path) -> None:
     assert {t["tool"]: t["calls"] for t in info["tools"]} == {"lookup": 7, "order": 9}
     with pytest.raises(TraceError):
         corpus_info(tmp_path / "nope")
+
+
+def test_document_shapes(tmp_path: Path) -> None:
+    """BOM, a broken array (one reject), a minified τ² object on one line, JSON Lines named .json."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + orjson.dumps(_rec(0)) + b"\n")
+    (src / "broken.json").write_bytes(b'[\n  {"task_id": 1, "traj": []},\n  {"task_id": 2,\n')
+    sim = {
+        "id": "s1",
+        "task_id": "t1",
+        "reward_info": {"reward": 1.0},
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "a", "name": "f", "arguments": {"x": 1}, "requestor": "assistant"}],
+            },
+            {"role": "tool", "id": "a", "content": '{"y": 2}', "requestor": "assistant", "error": False},
+        ],
+    }
+    (src / "tau2-min.json").write_bytes(
+        orjson.dumps({"info": {}, "tasks": [], "simulations": [sim, {**sim, "id": "s2"}]})
+    )
+    (src / "lines.json").write_bytes(b"".join(orjson.dumps(_rec(i)) + b"\n" for i in range(3)))
+    rep = ingest([src], tmp_path / "c")
+    by = {Path(s.source).name: s for s in rep.sources}
+    assert (by["bom.jsonl"].calls, by["bom.jsonl"].rejects) == (1, 0)
+    assert (by["broken.json"].lines, by["broken.json"].rejects, by["broken.json"].format) == (1, 1, "unknown")
+    assert (by["tau2-min.json"].format, by["tau2-min.json"].lines, by["tau2-min.json"].calls) == (
+        "tau-bench",
+        1,
+        2,
+    )
+    assert (by["lines.json"].format, by["lines.json"].calls) == ("flat", 3)
+    rej = Corpus.open(tmp_path / "c").rejects()
+    assert [(Path(r["source"]).name, r["line"], r["code"]) for r in rej] == [("broken.json", 4, "R_JSON")]
+    assert schema_errors(Corpus.open(tmp_path / "c").manifest(), "corpus-manifest") == []
