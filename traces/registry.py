@@ -87,6 +87,22 @@ class Registry:
     def names(self) -> list[str]:
         return list(self.tools)
 
+    def recovery_tools(self, name: str, visible: Iterable[str] | None = None) -> list[str]:
+        """The tool itself, then its declared substitutes that are `visible` (all when unknown), in order.
+
+        What a receipt offers as `recovery_tools` (DESIGN §4); duplicates and the tool itself listed as
+        its own substitute are dropped.
+        """
+        spec = self.tools.get(name)
+        seen = {name}
+        out = [name]
+        allowed = None if visible is None else set(visible)
+        for sub in spec.substitutes if spec is not None else ():
+            if sub not in seen and (allowed is None or sub in allowed):
+                seen.add(sub)
+                out.append(sub)
+        return out
+
     def suggest(self, name: str) -> str | None:
         """The declared tool name closest to `name` (difflib), for "did you mean" hints."""
         return suggest(name, self.names())
@@ -183,6 +199,22 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
                     field=fld,
                 )
         spec = _spec(d)
+        for j, ptr in enumerate(spec.immutable):
+            first = ptr.split("/")[1].replace("~1", "/").replace("~0", "~") if ptr else None
+            params = spec.parameters
+            if first is None or not params or field_schema(params, first, params) is not None:
+                continue
+            declared = object_fields(params, params) or []
+            hint = suggest(first, declared)
+            fld, line = where(["tools", i, "immutable", j])
+            raise SchemaError(
+                f"tool '{spec.name}': immutable pointer '{ptr}' names no declared parameter "
+                f"(parameters: {', '.join(declared) or 'none'})"
+                + (f"; did you mean '/{hint}'?" if hint else ""),
+                source=source,
+                line=line,
+                field=fld,
+            )
         if spec.name in tools:
             fld, line = where(["tools", i, "name"])
             raise SchemaError(f"tool '{spec.name}' declared twice", source=source, line=line, field=fld)

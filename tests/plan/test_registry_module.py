@@ -170,3 +170,26 @@ def test_pointer_lines_covers_every_node(value: Any, indent: int | None) -> None
         seq = [lines[p] for p in paths]
         assert seq == sorted(seq)
         assert max(seq) <= text.count("\n") + 1
+
+
+def test_immutable_pointers_must_name_declared_parameters(write: Write) -> None:
+    tool = {"name": "inv", "parameters": {"type": "object", "properties": {"sku": {"type": "string"}}}}
+    ok = [{**tool, "immutable": ["/sku", "/sku/0", ""]}, {"name": "free", "immutable": ["/anything"]}]
+    assert load_registry(write("ok.json", {"tools": ok})).tools["inv"].immutable == ("/sku", "/sku/0", "")
+    p = write(
+        "bad.json",
+        b'{"tools": [\n {"name": "inv", "parameters": {"type": "object", "properties": {"sku": {}}},\n  "immutable": ["/skuu"]}\n]}',
+    )
+    with pytest.raises(SchemaError) as ei:
+        load_registry(p)
+    assert ei.value.message == (
+        "tool 'inv': immutable pointer '/skuu' names no declared parameter (parameters: sku); did you mean '/sku'?"
+    )
+    assert (ei.value.line, ei.value.field) == (3, "tools[0].immutable[0]")
+
+
+def test_recovery_tools() -> None:
+    reg = registry_from_json({"tools": [{"name": "a", "substitutes": ["b", "a", "c"]}, {"name": "b"}]})
+    assert reg.recovery_tools("a") == ["a", "b", "c"]
+    assert reg.recovery_tools("a", visible=["c", "a"]) == ["a", "c"]
+    assert reg.recovery_tools("unknown") == ["unknown"]
