@@ -244,7 +244,8 @@ def repair_replay_command(
     pol = policies.make_policy(name, patches=patches, command=command, timeout=timeout)
     all_cases = cases.read_cases(cases_path)
     inputs = [cases_path] + ([patches] if name == "precomputed" and patches else [])
-    progress: Progress = NULL_PROGRESS if quiet else _Bar()
+    # A bar only on a terminal: in CI logs and pipes it is noise; the summary line still follows.
+    progress: Progress = _Bar() if not quiet and err.is_terminal else NULL_PROGRESS
     summary = loop.replay(
         all_cases,
         pol,

@@ -28,8 +28,9 @@ Families (`FAMILIES`), each a corruption of a correct call `target` (see docs/re
   the right repair undoes it (`remove`).
 
 Every candidate is checked to fail the verifier and every target to pass it; a call that cannot take a
-family's corruption is skipped for that family. Draws are seeded per family (`random.Random(f"{seed}:
-{family}")`), each family takes at most one case per source call, and the cases are written sorted by id.
+family's corruption is skipped for that family. Identical calls (same tool, schema, arguments) count
+once. Draws are seeded per family (`random.Random(f"{seed}:{family}")`) over the calls ordered by their
+content key, each family takes at most one case per call, and the cases are written sorted by id.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import orjson
 import polars as pl
 
 from contracts.errors import RepairError
-from contracts.jsonutil import atomic_write_bytes, canonical_json, stable_id
+from contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, stable_id
 from contracts.repair.patch import format_pointer
 from contracts.repair.validator import verify
 from contracts.schemas import schema_errors
@@ -85,6 +86,12 @@ class SourceCall:
     schema: Mapping[str, Any]
     arguments: Mapping[str, Any]
     immutable: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """A content key (tool, schema, arguments, immutable): draws and case ids depend on content only,
+        so re-ingesting the same calls from re-written files gives the same cases."""
+        return json_sha256([self.tool, self.schema, self.arguments, list(self.immutable)])
 
 
 @dataclass(frozen=True)
@@ -302,7 +309,8 @@ def load_corpus_calls(
     """Distinct `ok` calls of registered tools whose arguments pass the tool's parameter schema.
 
     Deduplication and filtering run in polars; only the distinct (tool, arguments) pairs reach Python.
-    The `source_id` is the smallest `call_id` with those arguments, so it is stable across re-ingests.
+    The `source_id` is the smallest `call_id` with those arguments (for tracing a case back to a call);
+    draws and case ids use `SourceCall.key`, the content, so they do not depend on file bytes or paths.
     """
     from contracts.traces.corpus import Corpus
     from contracts.traces.registry import load_registry
@@ -558,7 +566,10 @@ def build_cases(
         )
     if per_kind < 0:
         raise RepairError("--per-kind must be >= 0", field="per_kind")
-    ordered = sorted(sources, key=lambda s: s.source_id)
+    by_key: dict[str, SourceCall] = {}
+    for src in sorted(sources, key=lambda s: s.source_id):
+        by_key.setdefault(src.key, src)  # identical calls count once (the smallest source id is kept)
+    ordered = sorted(by_key.values(), key=lambda s: s.key)
     cases: list[Case] = []
     targets: list[Target] = []
     per_family: dict[str, int] = {}
@@ -572,7 +583,7 @@ def build_cases(
             if made_n >= per_kind:
                 break
             src = ordered[i]
-            made = MAKERS[kind](src, random.Random(f"{seed}:{kind}:{src.source_id}"))
+            made = MAKERS[kind](src, random.Random(f"{seed}:{kind}:{src.key}"))
             if made is None:
                 skipped[f"{kind}: not applicable"] = skipped.get(f"{kind}: not applicable", 0) + 1
                 continue
@@ -581,7 +592,7 @@ def build_cases(
                     skipped.get(f"{kind}: candidate still valid", 0) + 1
                 )
                 continue
-            case_id = stable_id("rc", seed, kind, src.source_id, made.candidate)
+            case_id = stable_id("rc", seed, kind, src.key, made.candidate)
             case = Case(
                 case_id=case_id,
                 tool=src.tool,

@@ -195,3 +195,22 @@ def test_corpus_and_registry_source(tmp_path: Path) -> None:
     for c, t in zip(rep.cases, rep.targets, strict=True):
         assert c.immutable == ("/sku",)
         assert t.canonical_patch is not None and t.canonical_patch[0]["path"] != "/sku"
+
+
+def test_cases_depend_on_call_content_not_on_file_bytes(tmp_path: Path) -> None:
+    """Re-ingesting the same calls in another order (new call ids) draws the same cases."""
+    from contracts.traces.ingest import corpus_from_records
+
+    rows = [{"sku": f"S{i}", "qty": i + 1, "unit": "box", "tags": ["a"]} for i in range(8)]
+    recs = [{"trace_id": f"t{i}", "tool": "order", "arguments": r, "result": {}} for i, r in enumerate(rows)]
+    reg = tmp_path / "tools.json"
+    reg.write_bytes(orjson.dumps({"tools": [{"name": "order", "parameters": SCHEMA}]}))
+    corpus_from_records(recs, tmp_path / "c1")
+    corpus_from_records(list(reversed(recs)), tmp_path / "c2")
+    s1, _ = cases.load_corpus_calls(tmp_path / "c1", reg)
+    s2, _ = cases.load_corpus_calls(tmp_path / "c2", reg)
+    assert {s.source_id for s in s1} != {s.source_id for s in s2}
+    b1 = cases.build_cases(s1, kinds=cases.FAMILIES, per_kind=2, seed=13)
+    b2 = cases.build_cases(s2, kinds=cases.FAMILIES, per_kind=2, seed=13)
+    assert b1.cases == b2.cases
+    assert [t.target for t in b1.targets] == [t.target for t in b2.targets]
