@@ -448,6 +448,23 @@ def build_world(seed: int) -> World:
 
 SCENARIOS = ("order_status", "stock_check", "refund", "invoice", "shopping")
 SCENARIO_WEIGHTS = (25, 25, 20, 15, 15)
+#: The tools the agent is given for each kind of request (the episode's visible tool set). Only stock
+#: requests see all three inventory substitutes; an order-status agent sees two, a refund agent one, so
+#: receipts offer different recovery tools in different episodes (DESIGN §4).
+VISIBLE_TOOLS = {
+    "order_status": (
+        "get_customer", "get_order", "list_shipments", "lookup_inventory", "get_stock_by_sku", "quote_shipping",
+    ),
+    "stock_check": ("search_products", "lookup_inventory", "query_warehouse", "get_stock_by_sku", "quote_shipping"),
+    "refund": ("get_customer", "get_order", "list_shipments", "lookup_inventory", "refund_order", "create_invoice"),
+    "invoice": (
+        "get_customer", "get_order", "create_invoice", "list_shipments", "quote_shipping", "get_stock_by_sku",
+    ),
+    "shopping": (
+        "search_products", "get_stock_by_sku", "query_warehouse", "quote_shipping", "get_customer",
+        "lookup_inventory", "get_order",
+    ),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -925,6 +942,7 @@ def make_episode(
                 "started_at": iso(now),
                 "labels": {},
                 "reward": reward,
+                "tools": list(VISIBLE_TOOLS[task.scenario]),
             }
         )
     return records
@@ -1830,6 +1848,12 @@ def call_id_of(rec: dict[str, Any], prefix: str) -> str:
     return prefix + hexid(rec["trace_id"], rec["step"], n=24)
 
 
+def visible_specs(task: Task) -> list[dict[str, Any]]:
+    """The registry entries of the tools the episode's agent was given, in the order it was given them."""
+    by_name = {t["name"]: t for t in registry()["tools"]}
+    return [by_name[n] for n in VISIBLE_TOOLS[task.scenario]]
+
+
 def to_openai_chat(task: Task, records: list[dict[str, Any]]) -> dict[str, Any]:
     msgs: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM_PROMPT},
@@ -1853,7 +1877,14 @@ def to_openai_chat(task: Task, records: list[dict[str, Any]]) -> dict[str, Any]:
         for r in reversed(g):  # results of parallel calls come back in any order
             msgs.append({"role": "tool", "tool_call_id": call_id_of(r, "call_"), "content": output_text(r)})
     msgs.append({"role": "assistant", "content": "I have what I need; here is the summary."})
-    return {"id": records[0]["trace_id"], "task_id": task.task_id, "messages": msgs}
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": t["name"], "description": t["description"], "parameters": t["parameters"]},
+        }
+        for t in visible_specs(task)
+    ]
+    return {"id": records[0]["trace_id"], "task_id": task.task_id, "tools": tools, "messages": msgs}
 
 
 def to_openai_responses(task: Task, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1884,7 +1915,16 @@ def to_openai_responses(task: Task, records: list[dict[str, Any]]) -> dict[str, 
             "content": [{"type": "output_text", "text": "Done; summary below."}],
         }
     )
-    return {"id": records[0]["trace_id"], "task_id": task.task_id, "input": items}
+    tools = [
+        {
+            "type": "function",
+            "name": t["name"],
+            "description": t["description"],
+            "parameters": t["parameters"],
+        }
+        for t in visible_specs(task)
+    ]
+    return {"id": records[0]["trace_id"], "task_id": task.task_id, "tools": tools, "input": items}
 
 
 def to_anthropic(task: Task, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1913,7 +1953,17 @@ def to_anthropic(task: Task, records: list[dict[str, Any]]) -> dict[str, Any]:
             )
         msgs.append({"role": "user", "content": results})
     msgs.append({"role": "assistant", "content": [{"type": "text", "text": "All set."}]})
-    return {"id": records[0]["trace_id"], "task_id": task.task_id, "system": SYSTEM_PROMPT, "messages": msgs}
+    tools = [
+        {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+        for t in visible_specs(task)
+    ]
+    return {
+        "id": records[0]["trace_id"],
+        "task_id": task.task_id,
+        "system": SYSTEM_PROMPT,
+        "tools": tools,
+        "messages": msgs,
+    }
 
 
 def _has_null(v: Any) -> bool:
@@ -2344,6 +2394,10 @@ def readme(seed: int, counts: dict[str, Any], rules: list[Rule], noise: list[Rul
         "(format files); traces `ep-NNNNN` (`ep-00000` … `ep-01599` clean, `ep-9TTEE` faulty, task TT, episode EE).",
         "Each task is one request (a customer, two orders, three SKUs of interest) attempted in several episodes;",
         "episodes of a task call tools with similar arguments, as repeated trials of a benchmark task do.",
+        "Every flat record also carries its episode's `reward` and visible tool set `tools` (episode-level",
+        "fields repeated on each call); the chat formats carry `tools` as tool definitions. Only stock",
+        "requests see all three inventory substitutes, order-status requests see two and refunds one, so",
+        "receipts offer different recovery tools in different episodes.",
         "",
         "## Tools",
         "",

@@ -20,6 +20,7 @@ FLAT_KEYS = [
     "started_at",
     "labels",
     "reward",
+    "tools",
 ]
 
 
@@ -64,3 +65,18 @@ def test_some_calls_fail_realistically(clean: list[dict[str, Any]]) -> None:
     errors = [r for r in clean if r["status"] == "error"]
     assert 0.005 <= len(errors) / len(clean) <= 0.03
     assert len({r["tool"] for r in errors}) >= 8
+
+
+def test_visible_tools_cover_every_call(
+    clean: list[dict[str, Any]], faulty: list[dict[str, Any]], planted: dict[str, Any]
+) -> None:
+    """Each episode declares one visible tool set (repeated on its calls) that includes every tool it calls;
+    the inventory substitutes are visible 1, 2 or 3 at a time across episodes."""
+    names = set(planted["counts"]["clean"]["by_tool"])
+    per_trace: dict[str, tuple[str, ...]] = {}
+    for r in clean + faulty:
+        tools = tuple(r["tools"])
+        assert per_trace.setdefault(r["trace_id"], tools) == tools
+        assert r["tool"] in tools and set(tools) <= names and len(set(tools)) == len(tools)
+    inventory = {"lookup_inventory", "query_warehouse", "get_stock_by_sku"}
+    assert {len(inventory & set(t)) for t in per_trace.values()} == {1, 2, 3}
