@@ -112,6 +112,13 @@ def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = No
     """Validate a parsed JSON plan (a list of steps or `{"steps": [...]}`) and build a `Plan`."""
     from contracts.schemas import load_schema
 
+    if not isinstance(data, list | dict):
+        raise SchemaError(
+            f'not a valid plan: expected a list of steps or {{"steps": [...]}}, got {_show(data)}',
+            source=source,
+            line=1,
+            field="(root)",
+        )
     bare = isinstance(data, list)
     doc = {"steps": data} if bare else data
     lines = pointer_lines(text) if text is not None else {}
@@ -179,6 +186,8 @@ def parse_plan(raw: bytes, *, source: str = "<plan>") -> Plan:
     key is a one-step JSONL plan); otherwise every non-blank line must be a JSON step.
     `.jsonl` files are always read line by line.
     """
+    if not raw.strip():
+        raise CheckError("plan is empty (expected a list of steps)", source=source, code="E_INPUT")
     jsonl = source.endswith(".jsonl")
     if not jsonl:
         try:

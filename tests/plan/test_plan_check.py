@@ -404,3 +404,11 @@ def test_random_plans_never_crash_and_report_in_order(steps: list[tuple[Any, str
     assert [f.sort_key() for f in a.findings] == sorted(f.sort_key() for f in a.findings)
     assert all(f.text.startswith(f"{f.code}: step {f.step}: ") for f in a.findings)
     assert schema_errors(reports_json([a], reg), "plan-report") == []
+
+
+def test_empty_and_scalar_plans() -> None:
+    with pytest.raises(CheckError, match="plan is empty"):
+        parse_plan(b" \n", source="p.json")
+    with pytest.raises(SchemaError, match=r'expected a list of steps or \{"steps": \[...\]\}, got 5'):
+        parse_plan(b"5", source="p.json")
+    assert parse_plan(b"[]", source="p.json").steps == ()
