@@ -120,7 +120,7 @@ def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = No
             field="(root)",
         )
     bare = isinstance(data, list)
-    doc = {"steps": data} if bare else data
+    doc: dict[str, Any] = {"steps": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}
     prefix = "" if bare else "/steps"
     validator = jsonschema.Draft202012Validator(load_schema("plan"))
