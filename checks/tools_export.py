@@ -5,6 +5,8 @@ the same declaration, so they cannot drift apart. Targets:
 
 - `openai`    Chat Completions / Assistants `tools` list: `{"type": "function", "function": {"name",
               "description", "parameters"}}`.
+- `openai-responses`  Responses API `tools` list: `{"type": "function", "name", "description",
+              "parameters"}` (the function fields are not nested there).
 - `anthropic` Messages API `tools` list: `{"name", "description", "input_schema"}`.
 - `mcp`       an MCP `tools/list` result: `{"tools": [{"name", "description", "inputSchema",
               "outputSchema"?}]}`. MCP requires `outputSchema` to be an object schema; a declared output
@@ -48,6 +50,7 @@ class Target(StrEnum):
     """Export targets."""
 
     openai = "openai"
+    openai_responses = "openai-responses"
     anthropic = "anthropic"
     mcp = "mcp"
 
@@ -127,6 +130,13 @@ def export_tool(spec: ToolSpec, target: Target) -> dict[str, Any]:
                 "parameters": parameters_of(spec),
             },
         }
+    if target is Target.openai_responses:
+        return {
+            "type": "function",
+            "name": spec.name,
+            "description": description_with_output(spec, embed_schema=True),
+            "parameters": parameters_of(spec),
+        }
     if target is Target.anthropic:
         return {
             "name": spec.name,
@@ -188,8 +198,8 @@ def parse_export(data: Any, target: Target | str) -> list[ToolSpec]:
     items: Sequence[Any] = data["tools"] if t is Target.mcp else data
     specs = []
     for d in items:
-        if t is Target.openai:
-            fn = d["function"]
+        if t in (Target.openai, Target.openai_responses):
+            fn = d["function"] if t is Target.openai else d
             desc, output = _split_description(fn.get("description", ""))
             specs.append(
                 ToolSpec(name=fn["name"], description=desc, parameters=fn["parameters"], output=output)

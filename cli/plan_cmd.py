@@ -254,7 +254,9 @@ tools_app = typer.Typer(
 
 @tools_app.command("export")
 def tools_export(
-    target: Annotated[Target, typer.Option("--target", "-t", help="openai, anthropic or mcp.")],
+    target: Annotated[
+        Target, typer.Option("--target", "-t", help="openai, openai-responses, anthropic or mcp.")
+    ],
     registry: RegistryOption = None,
     output: OutOption = None,
 ) -> None:

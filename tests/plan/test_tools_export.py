@@ -67,6 +67,12 @@ def test_openai_shape_and_output_in_description(world: Path) -> None:
     assert tr["function"]["parameters"]["required"] == ["source", "start", "end"]
 
 
+def test_openai_responses_shape(world: Path) -> None:
+    tools = export_tools(load_registry(world / "tools.json"), "openai-responses")
+    assert [set(t) for t in tools] == [{"type", "name", "description", "parameters"}] * 4
+    assert tools[1]["name"] == "temporal_reachability" and tools[1]["type"] == "function"
+
+
 def test_anthropic_shape(world: Path) -> None:
     tools = export_tools(load_registry(world / "tools.json"), "anthropic")
     assert [set(t) for t in tools] == [{"name", "description", "input_schema"}] * 4
@@ -89,7 +95,7 @@ def test_mcp_uses_output_schema_for_objects_only() -> None:
 
 
 def test_unknown_target() -> None:
-    with pytest.raises(UsageError, match="choose from: openai, anthropic, mcp"):
+    with pytest.raises(UsageError, match="choose from: openai, openai-responses, anthropic, mcp"):
         export_tools(registry_from_json(EDGE_CASES), "gemini")
 
 
