@@ -80,3 +80,14 @@ def test_visible_tools_cover_every_call(
         assert r["tool"] in tools and set(tools) <= names and len(set(tools)) == len(tools)
     inventory = {"lookup_inventory", "query_warehouse", "get_stock_by_sku"}
     assert {len(inventory & set(t)) for t in per_trace.values()} == {1, 2, 3}
+
+
+def test_ids_are_unique_per_call(clean: list[dict[str, Any]]) -> None:
+    """Quote, invoice and refund ids are fresh on every call (noise: never a domain or an echo)."""
+    for tool, key in (
+        ("quote_shipping", "quote_id"),
+        ("create_invoice", "invoice_id"),
+        ("refund_order", "refund_id"),
+    ):
+        ids = [r["result"][key] for r in clean if r["tool"] == tool and r["status"] == "ok"]
+        assert len(ids) >= 300 and len(set(ids)) == len(ids), tool
