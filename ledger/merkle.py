@@ -12,7 +12,8 @@ yields exactly the RFC's left-balanced tree (the tests compare with a literal re
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import overload
 
 from contracts.errors import LedgerError
 
@@ -29,7 +30,49 @@ def node_hash(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(b"\x01" + left + right).digest()
 
 
-def _leaf_data(hashes: Sequence[str | bytes]) -> list[bytes]:
+class Digests(Sequence[bytes]):
+    """A compact list of 32-byte digests (one bytearray: 32 bytes an entry instead of ~100 as objects)."""
+
+    __slots__ = ("_buf",)
+
+    def __init__(self, items: Iterable[bytes] = ()) -> None:
+        self._buf = bytearray()
+        self.extend(items)
+
+    def append(self, digest: bytes) -> None:
+        """Add one raw 32-byte digest."""
+        if len(digest) != 32:
+            raise ValueError("a digest is 32 bytes")
+        self._buf += digest
+
+    def extend(self, digests: Iterable[bytes]) -> None:
+        """Add raw 32-byte digests."""
+        for d in digests:
+            self.append(d)
+
+    def __len__(self) -> int:
+        return len(self._buf) // 32
+
+    @overload
+    def __getitem__(self, i: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[bytes]: ...
+
+    def __getitem__(self, i: int | slice) -> bytes | list[bytes]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return bytes(self._buf[32 * i : 32 * i + 32])
+
+
+def _leaf_data(hashes: Sequence[str | bytes]) -> Sequence[bytes]:
+    if isinstance(hashes, Digests):
+        return hashes
     out = []
     for i, h in enumerate(hashes):
         if isinstance(h, bytes):
@@ -42,25 +85,13 @@ def _leaf_data(hashes: Sequence[str | bytes]) -> list[bytes]:
     return out
 
 
-def _levels(leaves: list[bytes]) -> list[list[bytes]]:
-    """Every level of the tree, leaves first; a lone last node is carried up unchanged."""
-    level = [leaf_hash(d) for d in leaves]
-    levels = [level]
-    while len(level) > 1:
-        nxt = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            nxt.append(level[-1])
-        levels.append(nxt)
-        level = nxt
-    return levels
-
-
-def merkle_root_bytes(leaves: Sequence[bytes]) -> bytes:
-    """Merkle Tree Hash of raw leaf data (keeps one level at a time, not the whole tree)."""
-    if not leaves:
+def merkle_root_bytes(leaves: Sequence[bytes], lo: int = 0, hi: int | None = None) -> bytes:
+    """Merkle Tree Hash of raw leaf data `leaves[lo:hi]` (keeps one level at a time, not the whole tree)."""
+    hi = len(leaves) if hi is None else hi
+    if hi <= lo:
         return hashlib.sha256(b"").digest()
     sha = hashlib.sha256
-    level = [sha(b"\x00" + d).digest() for d in leaves]
+    level = [sha(b"\x00" + leaves[i]).digest() for i in range(lo, hi)]
     while len(level) > 1:
         nxt = [sha(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)]
         if len(level) % 2:
@@ -75,18 +106,26 @@ def merkle_root(hashes: Sequence[str | bytes]) -> str:
 
 
 def inclusion_proof(hashes: Sequence[str | bytes], index: int) -> list[str]:
-    """RFC 6962 §2.1.1 audit path (hex, leaf side first) of leaf `index` in the tree over `hashes`."""
+    """RFC 6962 §2.1.1 audit path (hex, leaf side first) of leaf `index` in the tree over `hashes`.
+
+    Follows the RFC's recursion PATH(m, D[lo:hi]); each sibling subtree is hashed once, so the cost is
+    O(n) hashes and the memory one level of the largest sibling.
+    """
     n = len(hashes)
     if not 0 <= index < n:
         raise LedgerError(f"no entry {index}: the tree has {n} leaves", field="seq")
-    path: list[str] = []
-    i = index
-    for level in _levels(_leaf_data(hashes))[:-1]:
-        sibling = i ^ 1
-        if sibling < len(level):
-            path.append(level[sibling].hex())
-        i //= 2
-    return path
+    leaves = _leaf_data(hashes)
+    path: list[bytes] = []
+    lo, hi, m = 0, n, index
+    while hi - lo > 1:
+        k = 1 << ((hi - lo - 1).bit_length() - 1)  # largest power of two < hi - lo
+        if m < k:
+            path.append(merkle_root_bytes(leaves, lo + k, hi))
+            hi = lo + k
+        else:
+            path.append(merkle_root_bytes(leaves, lo, lo + k))
+            lo, m = lo + k, m - k
+    return [p.hex() for p in reversed(path)]
 
 
 def root_from_inclusion(entry_hash: str | bytes, index: int, size: int, path: Sequence[str]) -> str | None:

@@ -78,8 +78,7 @@ def prove(dir: str | os.PathLike[str], seq: int) -> dict[str, Any]:
     if not 0 <= seq < n:
         raise LedgerError(f"no entry {seq}: the ledger has {n} entries", source=str(directory), field="seq")
     entry = _entry_at(path, seq)
-    hashes: list[str | bytes] = list(scan.hashes)
-    root = merkle_root(hashes)
+    root = merkle_root(scan.hashes)
     header = read_header(directory)
     frozen = header.get("frozen") is True
     if frozen and (header.get("root") != root or header.get("entries") != n):
@@ -94,7 +93,7 @@ def prove(dir: str | os.PathLike[str], seq: int) -> dict[str, Any]:
         "seq": seq,
         "tree_size": n,
         "entry": entry.to_dict(),
-        "audit_path": inclusion_proof(hashes, seq),
+        "audit_path": inclusion_proof(scan.hashes, seq),
         "root": root,
         "head": scan.head,
         "frozen": frozen,

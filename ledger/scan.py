@@ -25,6 +25,7 @@ from typing import Any
 
 from contracts.ledger.entry import GENESIS, Entry, parse_line
 from contracts.ledger.header import ENTRIES_NAME
+from contracts.ledger.merkle import Digests
 from contracts.progress import NULL_PROGRESS, Progress
 
 
@@ -56,7 +57,7 @@ class Scan:
     """
 
     lines: int = 0
-    hashes: list[bytes] = field(default_factory=list)
+    hashes: Digests = field(default_factory=Digests)
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     good_size: int = 0
@@ -155,7 +156,7 @@ def scan_entries(
 
 
 def _order_problem(
-    seqs: array[int], hashes: list[bytes], p: int, index: int, seq: int, expected: int, digest: str
+    seqs: array[int], hashes: Digests, p: int, index: int, seq: int, expected: int, digest: str
 ) -> Problem:
     """Classify the first out-of-order entry (line p, good-entry index `index`)."""
     if seq < expected:

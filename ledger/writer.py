@@ -30,7 +30,7 @@ from contracts.ledger.header import (
 )
 from contracts.ledger.lock import LOCK_NAME, WriterLock
 from contracts.ledger.manifest import MANIFEST_NAME, write_manifest
-from contracts.ledger.merkle import merkle_root_bytes
+from contracts.ledger.merkle import Digests, merkle_root_bytes
 from contracts.ledger.scan import scan_entries
 
 REPAIR_KIND = "ledger.repair"
@@ -61,9 +61,7 @@ class Ledger:
     freezing is a decision, made by calling `freeze()`.
     """
 
-    def __init__(
-        self, directory: Path, lock: WriterLock, header: dict[str, Any], hashes: list[bytes]
-    ) -> None:
+    def __init__(self, directory: Path, lock: WriterLock, header: dict[str, Any], hashes: Digests) -> None:
         self.dir = directory
         self._lock: WriterLock | None = lock
         self._header = header
@@ -111,7 +109,7 @@ class Ledger:
             finally:
                 os.close(fd)
             _fsync_dir(directory)
-            return cls(directory, lock, header, [])
+            return cls(directory, lock, header, Digests())
         except BaseException:
             lock.release()
             raise

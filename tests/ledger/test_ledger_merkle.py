@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from contracts.errors import LedgerError
 from contracts.ledger import inclusion_proof, merkle_root, verify_inclusion
-from contracts.ledger.merkle import EMPTY_ROOT, merkle_root_bytes, root_from_inclusion
+from contracts.ledger.merkle import EMPTY_ROOT, Digests, merkle_root_bytes, root_from_inclusion
 
 # The certificate-transparency reference leaves and tree heads (RFC 6962 test data used by CT's
 # merkle_tree_test and by Trillian): roots of the first n leaves, n = 1..8.
@@ -158,3 +158,15 @@ def test_bad_arguments() -> None:
     assert root_from_inclusion("00" * 32, 3, 3, []) is None
     assert root_from_inclusion("00" * 32, 0, 2, ["ab" * 16]) is None  # short node
     assert not verify_inclusion("not hex", 0, 1, [], EMPTY_ROOT)
+
+
+def test_compact_digests_behave_like_a_list() -> None:
+    d = _digests(37, 3)
+    compact = Digests(d)
+    assert len(compact) == 37 and compact[0] == d[0] and compact[-1] == d[-1] and compact[3:6] == d[3:6]
+    assert merkle_root(compact) == merkle_root(d) == rfc_mth(d).hex()
+    assert inclusion_proof(compact, 20) == [p.hex() for p in rfc_path(20, d)]
+    with pytest.raises(IndexError):
+        compact[37]
+    with pytest.raises(ValueError):
+        compact.append(b"short")
