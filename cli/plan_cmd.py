@@ -75,7 +75,8 @@ def _lines(lines: list[str]) -> bytes:
 
 def plan_check(
     plans: Annotated[
-        list[str], typer.Argument(help="Plan files (JSON or JSONL); '-' reads one plan from stdin.")
+        list[str],
+        typer.Argument(metavar="PLAN", help="Plan files (JSON or JSONL); '-' reads one plan from stdin."),
     ],
     registry: RegistryOption = None,
     output_format: Annotated[
@@ -205,13 +206,14 @@ def registry_check(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="REGISTRY CORPUS, or just CORPUS (registry from paths.registry), or nothing (both from config)."
+            metavar="REGISTRY CORPUS",
+            help="REGISTRY CORPUS, or just CORPUS (registry from paths.registry), or nothing (both from config).",
         ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
-    """List where clean results disagree with declared outputs; exit 1 on any disagreement.
+    """List where observed results (calls with status ok) disagree with declared outputs; exit 1 if any.
 
     Kinds: never_seen (declared, never observed), undeclared (observed, not declared), type, missing
     (declared required, absent), enum, bound, unknown_tool.
