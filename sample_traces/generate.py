@@ -1272,6 +1272,7 @@ def noise_fields() -> list[Rule]:
     opt = "optional: present in about 60% of results"
     text = "free text with hundreds of distinct values"
     uid = "an id, unique per call"
+    many_ids = "hundreds of distinct ids"
     zero = "often exactly 0: NONNEG holds, POSITIVE must not be claimed"
     n: list[Rule] = []
     for t in INVENTORY_TOOLS:
@@ -1300,8 +1301,8 @@ def noise_fields() -> list[Rule]:
             "checker mined without that task learns the 4-value domain and fires on it",
             crossfit=True,
         ),
-        _noise("list_shipments", "/shipments/*/tracking_number", ["DOMAIN"], uid),
-        _noise("list_shipments", "/shipments/*/shipment_id", ["DOMAIN"], uid),
+        _noise("list_shipments", "/shipments/*/tracking_number", ["DOMAIN"], "one per shipment: " + many_ids),
+        _noise("list_shipments", "/shipments/*/shipment_id", ["DOMAIN"], "one per shipment: " + many_ids),
         _noise("get_customer", "/phone", ["REQUIRED"], opt),
         _noise("get_customer", "/referrer", ["TYPE", "DOMAIN"], "null in about half the results; many values"),
         _noise("get_customer", "/balance_delta", ["NONNEG", "POSITIVE"], "a signed amount, negative in ~40%"),
