@@ -883,7 +883,7 @@ def ingest(
                         0,
                         True,
                         bytes=size,
-                        note=f"already ingested as {known[sha]}",
+                        note="already ingested" if known[sha] == src.name else f"same bytes as {known[sha]}",
                     )
                 )
                 continue
