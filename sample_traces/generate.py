@@ -2292,6 +2292,9 @@ def main(argv: list[str] | None = None) -> int:
         help="write nothing; exit 1 if OUT differs from what the generator makes (a CI freshness check)",
     )
     ns = ap.parse_args(argv)
+    if ns.check and not ns.out.is_dir():
+        print(f"{ns.out}: missing folder; run `make sample`", file=sys.stderr)
+        return 1
     files = build(ns.seed)
     c = orjson.loads(files["planted.json"])["counts"]
     summary = (
@@ -2300,7 +2303,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(f['calls'] for f in c['formats'].values())} calls"
     )
     if ns.check:
-        problems = differences(ns.out, files) if ns.out.is_dir() else [f"missing folder {ns.out}"]
+        problems = differences(ns.out, files)
         for p in problems:
             print(f"{ns.out}: {p}", file=sys.stderr)
         if problems:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from tests.sample.conftest import SAMPLE
 
@@ -45,14 +48,23 @@ def test_gzip_members_are_deterministic(built: dict[str, bytes]) -> None:
             assert data[3] & 0x08 == 0, f"{name}: gzip header must not carry a file name"
 
 
-def test_cli_regenerates_identical_bytes(tmp_path: Path, built: dict[str, bytes]) -> None:
-    out = tmp_path / "world"
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The world written by the generator's command line, in a fresh process, to a temp folder."""
+    out = tmp_path_factory.mktemp("regen") / "world"
     proc = subprocess.run(
         [sys.executable, str(SAMPLE / "generate.py"), "--out", str(out), "--seed", "13"],
         capture_output=True,
         text=True,
         check=False,
     )
+    return out, proc
+
+
+def test_cli_regenerates_identical_bytes(
+    regenerated: tuple[Path, subprocess.CompletedProcess[str]], built: dict[str, bytes]
+) -> None:
+    out, proc = regenerated
     assert proc.returncode == 0, proc.stderr
     assert "clean 1" in proc.stderr and proc.stdout == ""
     written = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -94,26 +106,26 @@ def test_shipped_config_resolves_to_the_world() -> None:
     assert (cfg.get("mine.folds"), cfg.get("audit.folds"), cfg.get("mine.seed")) == (5, 5, 13)
 
 
-def test_check_mode_detects_changed_missing_and_stale_files(tmp_path: Path, gen: ModuleType) -> None:
-    script = [sys.executable, str(SAMPLE / "generate.py")]
-    out = tmp_path / "w"
+def test_check_mode_detects_changed_missing_and_stale_files(
+    tmp_path: Path, regenerated: tuple[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    script = [sys.executable, str(SAMPLE / "generate.py"), "--check", "--out"]
 
-    def check() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*script, "--check", "--out", str(out)], capture_output=True, text=True, check=False
-        )
+    def check(out: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*script, str(out)], capture_output=True, text=True, check=False)
 
-    missing = check()
+    missing = check(tmp_path / "nowhere")
     assert missing.returncode == 1 and "missing folder" in missing.stderr
-    assert subprocess.run([*script, "--out", str(out)], capture_output=True, check=False).returncode == 0
-    fresh = check()
+    out = tmp_path / "w"
+    shutil.copytree(regenerated[0], out)
+    fresh = check(out)
     assert fresh.returncode == 0 and "is up to date (11 files" in fresh.stderr, fresh.stderr
     (out / "tools.json").write_bytes(b"{}\n")
     (out / "formats" / "otel.jsonl").unlink()
     (out / "clean" / "old.jsonl").write_bytes(b"")
     (out / ".contracts").mkdir()
     (out / ".contracts" / "contracts.json").write_bytes(b"{}")  # outputs of a configured run: ignored
-    bad = check()
+    bad = check(out)
     assert bad.returncode == 1
     assert [line.split(": ", 1)[1] for line in bad.stderr.splitlines()[:3]] == [
         "missing formats/otel.jsonl",
