@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
 import polars as pl
@@ -33,10 +33,17 @@ from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.mining.folds import fold_table
 from contracts.mining.model import CODES, ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
-from contracts.traces.leaves import SIDE_DTYPE, escape_token, json_kind, parent_pattern, unescape_token
+from contracts.traces.leaves import (
+    SIDE_DTYPE,
+    escape_token,
+    json_kind,
+    parent_pattern,
+    unescape_token,
+)
 from contracts.traces.model import ToolCall, make_call_id
 
 Fold = int | None | Literal["cross"]
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 #: Columns and types of the frame `check_corpus` returns (one row per violation).
 VIOLATION_SCHEMA: dict[str, pl.DataType] = {
@@ -218,7 +225,7 @@ def parse_instant(value: Any, tz: str) -> int | None:
     return ns
 
 
-def _with_instant(df: pl.DataFrame, out: str, tz: str) -> pl.DataFrame:
+def _with_instant(df: FrameT, out: str, tz: str) -> FrameT:
     """Add column `out`: `parse_instant` of the hits' `str` column (null where it does not parse)."""
     groups = [f"_g{i}" for i in range(1, 9 if tz == "aware" else 8 if tz == "naive" else 4)]
     g = (
@@ -758,7 +765,15 @@ _HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str"]
 
 
 def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
-    rows: dict[str, list[Any]] = {"k": [], "tool": [], "side": [], "pattern": [], "ridx": [], "op": []}
+    rows: dict[str, list[Any]] = {
+        "k": [],
+        "tool": [],
+        "side": [],
+        "pattern": [],
+        "ridx": [],
+        "op": [],
+        "code": [],
+    }
     for e in entries:
         for i, op in enumerate(e.ops):
             rows["k"].append(e.k)
@@ -767,6 +782,7 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
             rows["pattern"].append(op.pattern)
             rows["ridx"].append(e.ridx)
             rows["op"].append(i)
+            rows["code"].append(e.rule.code)
     return pl.DataFrame(
         rows,
         schema={
@@ -776,12 +792,13 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
             "pattern": pl.String,
             "ridx": pl.UInt32,
             "op": pl.UInt8,
+            "code": pl.String,
         },
     )
 
 
-def _empty_hits() -> pl.DataFrame:
-    return pl.DataFrame(
+def _empty_hits() -> pl.LazyFrame:
+    return pl.LazyFrame(
         schema={
             "cid": pl.UInt64,
             "ridx": pl.UInt32,
@@ -791,16 +808,16 @@ def _empty_hits() -> pl.DataFrame:
     )
 
 
-def _by_code(entries: list[_RuleEntry], hits: pl.DataFrame, codes: tuple[str, ...]) -> pl.DataFrame:
+def _by_code(entries: list[_RuleEntry], hits: pl.LazyFrame, codes: tuple[str, ...]) -> pl.LazyFrame:
     ids = [e.ridx for e in entries if e.rule.code in codes]
     return hits.filter(pl.col("ridx").is_in(ids))
 
 
-def _op(hits: pl.DataFrame, i: int) -> pl.DataFrame:
+def _op(hits: pl.LazyFrame, i: int) -> pl.LazyFrame:
     return hits.filter(pl.col("op") == i)
 
 
-def _with_key(df: pl.DataFrame, entries: list[_RuleEntry], i: int) -> pl.DataFrame:
+def _with_key(df: pl.LazyFrame, entries: list[_RuleEntry], i: int) -> pl.LazyFrame:
     """Add `key`, the operand's index tuple joined by '/', to hits of operand `i`."""
     wp = pl.DataFrame(
         {
@@ -809,17 +826,17 @@ def _with_key(df: pl.DataFrame, entries: list[_RuleEntry], i: int) -> pl.DataFra
         },
         schema={"ridx": pl.UInt32, "wpos": pl.List(pl.Int64)},
     )
-    return df.join(wp, on="ridx", how="left").with_columns(
+    return df.join(wp.lazy(), on="ridx", how="left").with_columns(
         pl.col("path").str.split("/").list.gather(pl.col("wpos")).list.join("/").alias("key")
     )
 
 
-def _v(df: pl.DataFrame, path: pl.Expr | str = "path") -> pl.DataFrame:
+def _v(df: pl.LazyFrame, path: pl.Expr | str = "path") -> pl.LazyFrame:
     p = pl.col(path) if isinstance(path, str) else path
     return df.select("cid", "ridx", p.alias("path"), pl.lit(True).alias("present"))
 
 
-def _vec_required(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_required(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     """Object parents without the required key. A parent pattern without wildcards has one node per
     call, so presence is a join on (cid, rule); under arrays, children are matched to their parent by
     path (the child's path minus its last token, whose length the rule fixes)."""
@@ -845,13 +862,13 @@ def _vec_required(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame
     )
     nested_children = (
         children.filter(~pl.col("ridx").is_in(flat))
-        .join(keytab, on="ridx")
+        .join(keytab.lazy(), on="ridx")
         .select("cid", "ridx", pl.col("path").str.head(-pl.col("cut")).alias("path"))
     )
     nested = parents.filter(~pl.col("ridx").is_in(flat)).join(
         nested_children, on=["cid", "ridx", "path"], how="anti"
     )
-    missing = pl.concat([simple, nested]).join(keytab, on="ridx")
+    missing = pl.concat([simple, nested]).join(keytab.lazy(), on="ridx")
     return missing.select(
         "cid",
         "ridx",
@@ -860,7 +877,7 @@ def _vec_required(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def _vec_type(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_type(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     want = pl.DataFrame(
         {
             "ridx": [e.ridx for e in entries if e.rule.code == "TYPE"],
@@ -868,7 +885,7 @@ def _vec_type(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
         },
         schema={"ridx": pl.UInt32, "want": pl.String},
     )
-    h = _by_code(entries, hits, ("TYPE",)).join(want, on="ridx")
+    h = _by_code(entries, hits, ("TYPE",)).join(want.lazy(), on="ridx")
     kind = pl.col("kind").cast(pl.String)
     bad = (
         pl.when(pl.col("want") == "number").then(~kind.is_in(NUMERIC_KINDS)).otherwise(kind != pl.col("want"))
@@ -876,7 +893,7 @@ def _vec_type(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
     return _v(h.filter(bad))
 
 
-def _vec_sign(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_sign(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     pos = [e.ridx for e in entries if e.rule.code == "POSITIVE"]
     h = _by_code(entries, hits, ("POSITIVE", "NONNEG")).filter(
         pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
@@ -885,7 +902,7 @@ def _vec_sign(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
     return _v(h.filter(bad))
 
 
-def _vec_domain(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_domain(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     allowed = pl.DataFrame(
         {
             "ridx": [e.ridx for e in entries if e.rule.code == "DOMAIN" for _ in e.rule.params["values"]],
@@ -894,10 +911,10 @@ def _vec_domain(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
         schema={"ridx": pl.UInt32, "str": pl.String},
     )
     h = _by_code(entries, hits, ("DOMAIN",)).filter(pl.col("kind") == "string")
-    return _v(h.join(allowed, on=["ridx", "str"], how="anti"))
+    return _v(h.join(allowed.lazy(), on=["ridx", "str"], how="anti"))
 
 
-def _display(entries: list[_RuleEntry], df: pl.DataFrame, i: int) -> pl.DataFrame:
+def _display(entries: list[_RuleEntry], df: pl.LazyFrame, i: int) -> pl.LazyFrame:
     """Prefix `$args` to paths of operand `i` when it is an argument path."""
     argish = [e.ridx for e in entries if len(e.ops) > i and e.ops[i].side == "arg"]
     if not argish:
@@ -910,7 +927,7 @@ def _display(entries: list[_RuleEntry], df: pl.DataFrame, i: int) -> pl.DataFram
     )
 
 
-def _vec_echo(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_echo(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     h = _by_code(entries, hits, ("ECHO",)).with_columns(pl.col("kind").cast(pl.String))
     r = _op(h, 0).filter(pl.col("kind").is_in(SCALAR_KINDS))
     a = (
@@ -935,7 +952,7 @@ def _vec_echo(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
     return _display(entries, _v(j.filter(~equal)), 0)
 
 
-def _vec_dates(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_dates(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     outs = []
     for tz in TZ_MODES:
         sub = [e for e in entries if e.rule.code == "DATE_ORDER" and e.rule.params["tz"] == tz]
@@ -959,7 +976,7 @@ def _tol_ok(a: pl.Expr, rhs: pl.Expr, tol: str) -> pl.Expr:
     return d <= REL_TOL * pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
 
 
-def _vec_relation(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame:
+def _vec_relation(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     outs = []
     num_kind = pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
     for tol in TOLERANCES:
@@ -999,7 +1016,7 @@ def _vec_relation(entries: list[_RuleEntry], hits: pl.DataFrame) -> pl.DataFrame
                     parts.append(
                         _with_key(_op(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num")
                     )
-                terms = pl.concat(parts).join(coef, on=["ridx", "op"])
+                terms = pl.concat(parts).join(coef.lazy(), on=["ridx", "op"])
                 agg = (pl.col("c") * pl.col("num")).sum() if form == "linear" else pl.col("num").product()
                 total = (
                     terms.group_by("cid", "ridx", "key")
@@ -1049,30 +1066,36 @@ def find_violations(
     entries = _sum_over_array_ops(_rule_entries(contracts, fold, tools, codes))
     calls = _checked_calls(contracts, corpus, fold, tools, clean_only)
     if not entries:
-        return _empty_hits(), entries, calls
+        return _empty_hits().collect(), entries, calls
     ops = _op_table(entries).with_columns(
         pl.col("tool").cast(pl.Categorical()),
         pl.col("pattern").cast(pl.Categorical()),
         pl.col("side").cast(SIDE_DTYPE),
     )
-    hits = (
+    # One lazy join of leaves to rule operands; each rule class filters it to its own codes, and
+    # `collect_all` evaluates the shared join once (common-subplan elimination) while each class keeps
+    # only the columns it reads.
+    base = (
         corpus.scan_leaves()
         .select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
         .join(calls.select("cid", "k"), on="cid")
         .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
-        .select(_HIT_COLS)
-        .collect()
+        .select(*_HIT_COLS, "code")
     )
-    parts = [
-        _vec_required(entries, hits),
-        _vec_type(entries, hits),
-        _vec_sign(entries, hits),
-        _vec_domain(entries, hits),
-        _vec_echo(entries, hits),
-        _vec_dates(entries, hits),
-        _vec_relation(entries, hits),
+
+    def part(*codes: str) -> pl.LazyFrame:
+        return base.filter(pl.col("code").is_in(codes)).select(_HIT_COLS)
+
+    plans = [
+        _vec_required(entries, part("REQUIRED")),
+        _vec_type(entries, part("TYPE")),
+        _vec_sign(entries, part("POSITIVE", "NONNEG")),
+        _vec_domain(entries, part("DOMAIN")),
+        _vec_echo(entries, part("ECHO")),
+        _vec_dates(entries, part("DATE_ORDER")),
+        _vec_relation(entries, part("RELATION")),
     ]
-    found = pl.concat([p.select("cid", "ridx", "path", "present") for p in parts]).unique()
+    found = pl.concat(pl.collect_all([p.select("cid", "ridx", "path", "present") for p in plans])).unique()
     return found, entries, calls
 
 
