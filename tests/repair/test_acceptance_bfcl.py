@@ -53,6 +53,7 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
     )
     assert r.returncode == 0, r.stderr
     built = orjson.loads(r.stdout)
+    assert schema_errors(built, "repair-build") == []
     assert built["per_family"] == {"missing_required": 32, "wrong_type": 32}
     assert len(cases.read_bytes().splitlines()) == 64
 
@@ -75,6 +76,7 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
     assert r.returncode == 0, r.stderr
     assert not targets.exists()
     summary = orjson.loads(r.stdout)
+    assert schema_errors(summary, "repair-replay") == []
     assert summary["outcomes"] == {"accepted": 64, "abstained": 0, "exhausted": 0, "valid_at_start": 0}
     assert summary["ops_by_type"] == {"add": 32, "replace": 32}
     shutil.move(hidden / targets.name, targets)

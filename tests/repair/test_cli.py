@@ -42,6 +42,7 @@ def test_full_flow_on_a_small_bfcl_pair(tmp_path: Path, bfcl_files: tuple[Path, 
     )
     assert code == 0, err
     summary = orjson.loads(out)
+    assert schema_errors(summary, "repair-build") == []
     assert summary["per_family"] == {"missing_required": 2, "wrong_type": 2} and summary["cases"] == 4
     assert "4 cases from 2 correct calls" in err
     code, out, err = run(
@@ -60,6 +61,7 @@ def test_full_flow_on_a_small_bfcl_pair(tmp_path: Path, bfcl_files: tuple[Path, 
     )
     assert code == 0, err
     rs = orjson.loads(out)
+    assert schema_errors(rs, "repair-replay") == []
     assert rs["outcomes"]["accepted"] == 4 and rs["ops_by_type"] == {"add": 2, "replace": 2}
     code, out, err = run(
         "repair-score", str(tmp_path / "led"), "--targets", str(t), "--json", "-", "--bootstrap", "50"
@@ -87,6 +89,11 @@ def test_full_flow_on_a_small_bfcl_pair(tmp_path: Path, bfcl_files: tuple[Path, 
     # split-audit of a set against itself: exit 1, overlaps on stdout
     code, out, err = run("split-audit", str(c), str(c))
     assert code == 1 and out.startswith("case_id\t") and "OVERLAP" in err
+    code, out, _ = run("split-audit", str(c), str(c), "--json")
+    audit_json = orjson.loads(out)
+    assert (
+        code == 1 and schema_errors(audit_json, "repair-audit") == [] and audit_json["counts"]["case_id"] == 4
+    )
 
 
 def test_usage_errors_exit_2(tmp_path: Path, bfcl_files: tuple[Path, Path]) -> None:
@@ -178,6 +185,7 @@ def test_subprocess_replay_and_disjoint_split_audit(
     )
     assert r.returncode == 0, r.stderr
     assert orjson.loads(r.stdout)["clean"] is True
+    assert schema_errors(orjson.loads(r.stdout), "repair-audit") == []
     r = cli(
         "repair-replay", str(tmp_path / "a.jsonl"), "--policy", "heuristic", "--ledger", str(tmp_path / "led")
     )

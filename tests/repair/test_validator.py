@@ -81,3 +81,7 @@ def test_every_code_is_documented() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "repair.md").read_text(encoding="utf-8")
     assert [c for c in CODES if f"`{c}`" not in doc] == []
+    from contracts.repair.mask import REASONS
+    from contracts.repair.policies import POLICY_ERRORS
+
+    assert [r for r in (*REASONS, *POLICY_ERRORS) if f"`{r}`" not in doc] == []
