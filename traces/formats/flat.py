@@ -17,6 +17,7 @@ from contracts.traces.formats.base import (
     RecordContext,
     RecordError,
     decode_result,
+    error_text,
     optional_reward,
     optional_str,
     require_str,
@@ -40,52 +41,63 @@ class FlatAdapter(Adapter):
         return 0
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        # The hot path of a large flat ingest: common well-typed values are taken directly, and the
+        # helpers (which build the error messages) run only when a value is missing or unusual.
         rec = record
-        trace_id = require_str(rec, "trace_id")
-        tool = require_str(rec, "tool")
-        args = rec.get("arguments")
-        if not isinstance(args, dict):
+        get = rec.get
+        trace_id = get("trace_id")
+        if type(trace_id) is not str or not trace_id:
+            trace_id = require_str(rec, "trace_id")
+        tool = get("tool")
+        if type(tool) is not str or not tool:
+            tool = require_str(rec, "tool")
+        args = get("arguments")
+        if type(args) is not dict:
             what = "missing" if args is None else f"not an object ({type(args).__name__})"
             raise RecordError(f"'arguments' is {what}", field="arguments")
-        status = rec.get("status", "ok")
-        if status is None:
-            status = "ok"
-        if status not in ("ok", "error"):
+        status = get("status") or "ok"
+        if status != "ok" and status != "error":
             raise RecordError(f"'status' must be 'ok' or 'error', got {status!r}", field="status")
         if status == "ok" and "result" not in rec:
             raise RecordError("'result' is missing (required unless status is 'error')", field="result")
-        step = rec.get("step")
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+        step = get("step")
+        if step is not None and type(step) is not int:
             raise RecordError(f"'step' must be an integer, got {step!r}", field="step")
-        labels = rec.get("labels")
+        labels = get("labels")
         if labels is None:
             labels = {}
-        elif not isinstance(labels, dict):
+        elif type(labels) is not dict:
             raise RecordError("'labels' must be an object", field="labels")
-        error = rec.get("error")
-        if error is not None and not isinstance(error, str):
-            error = str(error)
-        task_id = optional_str(rec, "task_id")
+        error = get("error")
+        if error is not None and type(error) is not str:
+            error = error_text(error)
+        task_id = get("task_id")
+        if task_id is not None and type(task_id) is not str:
+            task_id = optional_str(rec, "task_id")
+        started_at = get("started_at")
+        if started_at is not None and type(started_at) is not str:
+            started_at = optional_str(rec, "started_at")
+        result = get("result")
         call = ToolCall(
             trace_id=trace_id,
             tool=tool,
             arguments=args,
-            result=decode_result(rec.get("result")),
+            result=decode_result(result) if type(result) is str else result,
             status=status,
             error=error,
             task_id=task_id,
             step=step,
-            started_at=optional_str(rec, "started_at"),
+            started_at=started_at,
             labels=labels,
             source=ctx.source,
             line=ctx.line,
         )
+        if get("reward") is None and get("tools") is None:
+            return Parsed((call,))
         reward = optional_reward(rec)
-        tools_v = rec.get("tools")
+        tools_v = get("tools")
         tools = tool_names(tools_v)
         if tools_v is not None and tools is None:
             raise RecordError("'tools' must be a list of tool names", field="tools")
-        if reward is None and tools is None:
-            return Parsed([call])
         ep = Episode(trace_id=trace_id, task_id=call.task, reward=reward, tools=tools)
-        return Parsed([call], [ep])
+        return Parsed((call,), (ep,))
