@@ -30,7 +30,7 @@ from typing import Any
 
 import contracts.repair.mask as mask
 from contracts.errors import RepairError
-from contracts.jsonutil import file_sha256, json_sha256
+from contracts.jsonutil import canonical_json, file_sha256, json_sha256
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.repair.cases import Case
 from contracts.repair.policies import Policy
@@ -115,7 +115,7 @@ def run_episode(
         state = State(case, candidate, report, tuple(history), attempt, attempts_left, ops_left, seed)
         t0 = clock() if clock else 0.0
         try:
-            action = policy.act(state)
+            action = _checked(policy.act(state))
         except Exception as e:  # a crashing policy is a failed step, never a crashed replay
             action = Action(error="POLICY_FAILED", detail=f"{type(e).__name__}: {e}"[:300])
         gated = (
@@ -188,6 +188,24 @@ def run_episode(
         tuple(steps),
         end,
     )
+
+
+def _checked(action: Any) -> Action:
+    """The policy's answer if it is a well-formed `Action` of JSON values, else a `POLICY_OUTPUT` failure.
+
+    The ledger stores the action verbatim, so a non-JSON patch (NaN, a set) or an out-of-range confidence
+    from an in-process policy must become a typed failure here, not an exception at append time.
+    """
+    if not isinstance(action, Action):
+        return Action(error="POLICY_OUTPUT", detail=f"policy returned {type(action).__name__}, not an Action")
+    c = action.confidence
+    if c is not None and (isinstance(c, bool) or not isinstance(c, int | float) or not 0 <= c <= 1):
+        return Action(error="POLICY_OUTPUT", detail=f"confidence must be a number in [0, 1], got {c!r}")
+    try:
+        canonical_json(action.patch)
+    except (TypeError, ValueError) as e:
+        return Action(error="POLICY_OUTPUT", detail=f"action is not JSON: {e}"[:300])
+    return action
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from contracts.ledger import Ledger, read_entries, verify
 from contracts.repair import cases, score
 from contracts.repair.loop import Budgets, replay, run_episode
 from contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
+from contracts.repair.state import Action
 from contracts.schemas import schema_errors
 from tests.repair.conftest import GOOD, SCHEMA, make_case
 
@@ -240,3 +241,28 @@ def test_a_crashing_policy_is_a_typed_failure() -> None:
         ("POLICY_FAILED", "POLICY_FAILED")
     ] * 2
     assert "KeyError" in ep.steps[0]["detail"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "not an action",
+        Action([{"op": "replace", "path": "/qty", "value": float("nan")}]),
+        Action([{"op": "replace", "path": "/qty", "value": {1, 2}}]),
+        Action([{"op": "replace", "path": "/qty", "value": 3}], confidence=1.5),
+        Action([{"op": "replace", "path": "/qty", "value": 3}], confidence=float("nan")),
+    ],
+)
+def test_malformed_in_process_answers_are_policy_output_failures(tmp_path: Path, answer: Any) -> None:
+    class Odd:
+        name = "odd"
+
+        def describe(self) -> dict[str, Any]:
+            return {"name": self.name}
+
+        def act(self, state: Any) -> Any:
+            return answer
+
+    s = replay([make_case({**GOOD, "qty": "3"})], Odd(), tmp_path / "led")
+    assert s.refusals == {"POLICY_OUTPUT": 2} and s.outcomes["exhausted"] == 1
+    assert verify(tmp_path / "led", require_frozen=True).ok
