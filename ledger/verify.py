@@ -322,7 +322,7 @@ def read_entries(dir: str | os.PathLike[str]) -> list[Entry]:
     scan = scan_entries(path, keep=True)
     if scan.problems:
         first = scan.problems[0]
-        line = first.seq + 1 if first.seq is not None else None
+        line = first.seq + 1 if first.seq is not None and first.code in ("EDITED", "TRUNCATED_TAIL") else None
         raise LedgerError(f"{first.code}: {first.detail}", source=str(path), line=line)
     return scan.entries
 
