@@ -257,3 +257,12 @@ def test_helpers() -> None:
     a.add("x", 3, "first")
     a.add("x", 7, "second")
     assert a.take("x", 5) == "second" and a.take("x", 1) == "first" and a.take("x", 0) is None
+
+
+def test_mixed_formats_beyond_the_sniff_window(tmp_path: Path) -> None:
+    flat = (DATA / "flat.jsonl").read_bytes().splitlines()[0] + b"\n"
+    f = tmp_path / "late.jsonl"
+    f.write_bytes(flat * 40 + (DATA / "anthropic.jsonl").read_bytes())
+    with pytest.raises(TraceError) as e:
+        ingest([f], tmp_path / "c")
+    assert e.value.line == 41 and "this record is anthropic" in e.value.message
