@@ -47,7 +47,7 @@ import polars as pl
 
 from contracts.errors import RepairError
 from contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, stable_id
-from contracts.repair.patch import format_pointer
+from contracts.repair.patch import PatchFault, format_pointer, is_prefix, parse_pointer
 from contracts.repair.validator import verify
 from contracts.schemas import schema_errors
 
@@ -405,6 +405,19 @@ class _Made:
     history: tuple[Mapping[str, Any], ...] = ()
 
 
+def _free(src: SourceCall, *tokens: str) -> bool:
+    """True when no immutable pointer of `src` is `tokens`, an ancestor or a descendant of it: a fault
+    there could only be repaired by touching an immutable path (that is the `immutable` family's job)."""
+    for p in src.immutable:
+        try:
+            imm = parse_pointer(p)
+        except PatchFault:
+            return False
+        if is_prefix(imm, tokens) or is_prefix(tokens, imm):
+            return False
+    return True
+
+
 def _present(src: SourceCall) -> list[str]:
     return sorted(src.arguments)
 
@@ -415,7 +428,7 @@ def _required(src: SourceCall) -> list[str]:
 
 
 def _mk_missing(src: SourceCall, rng: random.Random) -> _Made | None:
-    keys = [k for k in _required(src) if format_pointer([k]) not in src.immutable]
+    keys = [k for k in _required(src) if _free(src, k)]
     if not keys:
         return None
     k = rng.choice(keys)
@@ -424,11 +437,7 @@ def _mk_missing(src: SourceCall, rng: random.Random) -> _Made | None:
 
 
 def _wrong_type_keys(src: SourceCall) -> list[str]:
-    return [
-        k
-        for k in _present(src)
-        if _typed(_prop_schema(src.schema, k)) and format_pointer([k]) not in src.immutable
-    ]
+    return [k for k in _present(src) if _typed(_prop_schema(src.schema, k)) and _free(src, k)]
 
 
 def _mk_wrong_type(src: SourceCall, rng: random.Random) -> _Made | None:
@@ -443,7 +452,7 @@ def _mk_wrong_type(src: SourceCall, rng: random.Random) -> _Made | None:
 
 def _mk_multi(src: SourceCall, rng: random.Random) -> _Made | None:
     wt = _wrong_type_keys(src)
-    req = [k for k in _required(src) if format_pointer([k]) not in src.immutable]
+    req = [k for k in _required(src) if _free(src, k)]
     if len(set(wt) | set(req)) < 2:
         return None
     options = [(a, b) for a in req for b in wt if a != b] + [(None, (a, b)) for a in wt for b in wt if a < b]
@@ -476,7 +485,7 @@ def _mk_nested(src: SourceCall, rng: random.Random) -> _Made | None:
             spots += [(k, str(i)) for i in range(len(v))]
         elif isinstance(v, dict) and isinstance(sub.get("properties"), Mapping):
             spots += [(k, c) for c in sorted(v) if _typed(_prop_schema(sub, c))]
-    spots = [s for s in spots if not any(format_pointer([s[0]]) == p for p in src.immutable)]
+    spots = [s for s in spots if _free(src, *s)]
     if not spots:
         return None
     k, c = rng.choice(spots)
@@ -500,7 +509,7 @@ def near_miss(key: str, taken: Iterable[str]) -> str | None:
 
 
 def _mk_wrong_pointer(src: SourceCall, rng: random.Random) -> _Made | None:
-    keys = [k for k in _required(src) if format_pointer([k]) not in src.immutable]
+    keys = [k for k in _required(src) if _free(src, k)]
     if not keys:
         return None
     k = rng.choice(keys)
@@ -524,7 +533,7 @@ def _mk_rollback(src: SourceCall, rng: random.Random) -> _Made | None:
     if not isinstance(props, Mapping):
         return None
     free = sorted(k for k in props if k not in src.arguments and _typed(_prop_schema(src.schema, k)))
-    free = [k for k in free if format_pointer([k]) not in src.immutable]
+    free = [k for k in free if _free(src, k)]
     if not free:
         return None
     k = rng.choice(free)

@@ -214,3 +214,17 @@ def test_cases_depend_on_call_content_not_on_file_bytes(tmp_path: Path) -> None:
     b2 = cases.build_cases(s2, kinds=cases.FAMILIES, per_kind=2, seed=13)
     assert b1.cases == b2.cases
     assert [t.target for t in b1.targets] == [t.target for t in b2.targets]
+
+
+def test_corruptions_avoid_paths_near_immutable_ones() -> None:
+    """Faults never sit at, above or below an immutable pointer outside the `immutable` family: the
+    canonical patch always passes the mask (`/tags/0` may be fixed, `/tags` and `/tags/1` may not)."""
+    rows = [{"sku": f"S{i}", "qty": i + 1, "unit": "box", "tags": ["a", "b"]} for i in range(10)]
+    srcs = [cases.SourceCall(f"s{i}", "order", SCHEMA, r, ("/tags/1", "/sku")) for i, r in enumerate(rows)]
+    rep = cases.build_cases(srcs, kinds=[f for f in cases.FAMILIES if f != "immutable"], per_kind=4, seed=13)
+    assert rep.cases
+    for c, t in zip(rep.cases, rep.targets, strict=True):
+        assert t.canonical_patch is not None
+        fixed = check(t.canonical_patch, c.candidate, immutable=c.immutable, ops_left=2)
+        assert fixed.ok, (t.family, t.canonical_patch, fixed.reason)
+        assert all(o["path"] not in ("/sku", "/tags", "/tags/1") for o in t.canonical_patch)
