@@ -750,18 +750,29 @@ def inject_records(
 
 
 def read_flat(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Flat JSONL records from files (or every `*.jsonl` in a folder, sorted); bad lines are errors."""
+    """Flat JSONL records from files (`.jsonl` or `.jsonl.gz`), or every such file in a folder (sorted,
+    recursively); a bad line is an error naming the file and line. Other formats: ingest them first and
+    pass the corpus folder."""
+    import gzip
+
     records: list[dict[str, Any]] = []
     for src in paths:
         p = Path(src)
-        files = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
-        if p.is_dir() and not files:
-            raise TraceError("folder holds no *.jsonl files", source=str(p))
+        if p.is_dir():
+            files = sorted(
+                f for f in p.rglob("*") if f.is_file() and f.name.endswith((".jsonl", ".jsonl.gz"))
+            )
+            if not files:
+                raise TraceError("folder holds no *.jsonl or *.jsonl.gz files", source=str(p))
+        else:
+            files = [p]
         for f in files:
             try:
-                data = f.read_bytes()
+                data = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
             except FileNotFoundError as e:
                 raise TraceError("trace file not found", source=str(f)) from e
+            except (OSError, EOFError) as e:
+                raise TraceError(f"cannot decompress: {e}", source=str(f)) from e
             for i, raw in enumerate(data.splitlines(), start=1):
                 if not raw.strip():
                     continue
@@ -771,7 +782,10 @@ def read_flat(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
                     raise TraceError(f"invalid JSON: {e}", source=str(f), line=i) from e
                 if not isinstance(rec, dict) or not isinstance(rec.get("tool"), str):
                     raise TraceError(
-                        "not a flat call record (needs 'tool')", source=str(f), line=i, field="tool"
+                        "not a flat call record (needs 'tool'); ingest other formats first and pass the corpus",
+                        source=str(f),
+                        line=i,
+                        field="tool",
                     )
                 records.append(rec)
     return records

@@ -397,3 +397,17 @@ def test_tau_bench_real_traces(shared_data: Path, tmp_path: Path) -> None:
     assert r["fire_rate"]["denominator"] == pop["checked"]
     assert r["spurious"]["denominator"] == 84
     validate(r, "audit-report")
+
+
+def test_labels_file_errors_name_line(audited: tuple[dict[str, Any], Corpus, Path], tmp_path: Path) -> None:
+    from contracts.errors import TraceError
+
+    _report, corpus, ledger = audited
+    f = tmp_path / "labels.jsonl"
+    f.write_bytes(b'{"trace_id": "ep-1-0", "reward": 1}\n{"call_id": "abc"}\n')
+    with pytest.raises(TraceError) as e:
+        audit_score(ledger, corpus, bootstrap=0, labels_file=f)
+    assert e.value.line == 2 and e.value.field == "labels"
+    other = corpus_from_records(world(6), tmp_path / "other")
+    with pytest.raises(CheckError, match="population digest"):
+        audit_score(ledger, other, bootstrap=0)

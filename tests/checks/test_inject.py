@@ -215,3 +215,21 @@ def test_cli_inject_subprocess(tmp_path: Path, repo: Path) -> None:
     )
     assert missing.returncode == 2
     assert "error[" in missing.stderr
+
+
+def test_read_flat_gzip_folder_and_bad_line(tmp_path: Path) -> None:
+    import gzip
+
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    recs = world(3)
+    (folder / "a.jsonl.gz").write_bytes(gzip.compress(b"".join(orjson.dumps(r) + b"\n" for r in recs[:10])))
+    _write(recs[10:], folder / "b.jsonl")
+    got = read_flat([folder])
+    assert got == recs
+    (folder / "c.jsonl").write_bytes(b'{"tool": "x"}\n{not json\n')
+    from contracts.errors import TraceError
+
+    with pytest.raises(TraceError) as e:
+        read_flat([folder])
+    assert e.value.line == 2 and e.value.source is not None and e.value.source.endswith("c.jsonl")
