@@ -304,6 +304,8 @@ def repair_score_command(
     seed: SeedOption = None,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
+    if str(json_file) == "-" and str(markdown_file) == "-":
+        fail("only one of --json and --markdown can go to stdout ('-')", field="markdown")
     cfg = config()
     ledger_dir = cfg.require_path("paths.ledger", ledger, "ledger folder (LEDGER)")
     targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")

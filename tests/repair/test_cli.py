@@ -119,6 +119,10 @@ def test_usage_errors_exit_2(tmp_path: Path, bfcl_files: tuple[Path, Path]) -> N
     assert code == 2 and "--patches" in err
     code, _, err = run("split-audit", str(bad), str(bad), "--train-targets", str(bad))
     assert code == 2
+    code, _, err = run("repair-score", str(tmp_path), "--targets", str(bad), "--json", "-", "--markdown", "-")
+    assert code == 2 and "stdout" in err
+    code, _, err = run("repair-score", str(tmp_path / "nope"), "--targets", str(bad))
+    assert code == 2 and "no such ledger folder" in err
 
 
 def test_subprocess_replay_and_disjoint_split_audit(
