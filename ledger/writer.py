@@ -167,7 +167,11 @@ class Ledger:
             lock.release()
             raise
         if repair is not None:
-            led._append_one(REPAIR_KIND, repair, allow_reserved=True)
+            try:
+                led._append_one(REPAIR_KIND, repair, allow_reserved=True)
+            except BaseException:
+                led.close()
+                raise
         return led
 
     # -- state --------------------------------------------------------------------------------------
