@@ -33,8 +33,8 @@ Definitions (where the issue is silent, decided here):
   table shows the largest support a rule has in any fold checker.
 * *in-sample fire rate* (k > 1): the full checker (mined on all traces) replayed over the same calls;
   it is the optimistic figure cross-fitting corrects, and the report prints both.
-* *abstention curve*: for a support threshold s, only violations whose rule support >= s count; the
-  curve shows coverage (fired calls kept / fired calls at s = 0), risk (share of kept fired calls with
+* *abstention curve*: for a support threshold s (0 and the 10/25/50/75/90% quantiles of the rules'
+  supports), only violations whose rule support >= s count; the curve shows coverage (fired calls kept / fired calls at s = 0), risk (share of kept fired calls with
   no fault label) and the fire rate, spurious receipts and detection at s.
 
 Fire events are stored in `audit.fire` entries of up to 1,000 events each (one `append_many` batch, one

@@ -411,3 +411,16 @@ def test_labels_file_errors_name_line(audited: tuple[dict[str, Any], Corpus, Pat
     other = corpus_from_records(world(6), tmp_path / "other")
     with pytest.raises(CheckError, match="population digest"):
         audit_score(ledger, other, bootstrap=0)
+
+
+def test_same_input_same_report_and_head(tmp_path: Path) -> None:
+    recs, _ = inject_records(world(16), rate=0.1, seed=3)
+    corpus = corpus_from_records(recs, tmp_path / "c")
+    a, _ = audit(corpus, tmp_path / "la", k=5, seed=13, bootstrap=200)
+    b, _ = audit(corpus, tmp_path / "lb", k=5, seed=13, bootstrap=200)
+    assert a["ledger"]["head"] == b["ledger"]["head"] and a["ledger"]["root"] == b["ledger"]["root"]
+    a["ledger"]["path"] = b["ledger"]["path"] = ""
+    assert canonical_report(a) == canonical_report(b)
+    assert (tmp_path / "la" / "ledger.jsonl").read_bytes() == (tmp_path / "lb" / "ledger.jsonl").read_bytes()
+    c, _ = audit(corpus, tmp_path / "lc", k=5, seed=14, bootstrap=200)
+    assert c["ledger"]["head"] != a["ledger"]["head"]
