@@ -18,6 +18,7 @@ contract). Calls of a tool the contract set does not know are never violations; 
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -1354,9 +1355,7 @@ class _LineParser:
         self.sha = sha256_hex(source)
         self.adapter: Any = None
         try:
-            from contracts.traces.formats import detect
-
-            self.detect: Any = detect
+            self.detect: Any = importlib.import_module("contracts.traces.formats.detect")
         except ImportError:  # pragma: no cover - adapters are part of the package
             self.detect = None
         if format != "auto" and self.detect is not None:

@@ -257,3 +257,28 @@ def test_error_calls_are_skipped_and_counted_alike(world: dict[str, Path], tmp_p
         assert res.exit_code == 0, res.output
         assert "1 call with status error" in res.stderr
         assert re.search(r"calls checked\s*\S\s*1\s", res.stderr), res.stderr
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai-chat", "openai-responses", "otel"])
+def test_episode_formats_stream_like_files(world: dict[str, Path], fmt: str) -> None:
+    """`check -` parses any ingest format line by line and agrees with the ingested-file path,
+    recovery tools (from each episode's visible tool set) included."""
+    src = REPO / "sample_traces" / "formats" / f"{fmt}.jsonl"
+    if not src.exists():
+        pytest.skip(f"{src.name} not generated")
+    a = run("check", "--contracts", str(world["contracts"]), str(src), "--all", "-q")
+    b = run("check", "--contracts", str(world["contracts"]), "-", "--all", "-q", input=src.read_bytes())
+    assert a.exit_code == b.exit_code and a.exit_code in (0, 1)
+
+    def key(out: str) -> list[Any]:
+        return sorted(
+            (
+                r["line"],
+                orjson.dumps(r["outcome_contract"], option=orjson.OPT_SORT_KEYS),
+                orjson.dumps(r["tool_result"]),
+            )
+            for r in receipts(out)
+        )
+
+    assert len(key(a.stdout)) > 0
+    assert key(a.stdout) == key(b.stdout)
