@@ -77,6 +77,10 @@ def show_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the entries as JSON Lines (their exact ledger lines).")
     ] = False,
+    width: Annotated[
+        int,
+        typer.Option("--width", min=0, help="Cut text-mode bodies to this many characters (0: never)."),
+    ] = 200,
 ) -> None:
     """Print the entries (each checked against its hash and the chain) in order."""
     kinds = set(kind or ())
@@ -88,7 +92,10 @@ def show_command(
         if json_out:
             _write(e.line().decode())
         else:
-            _write(f"{e.seq:>6}  {e.hash[:12]}  {e.kind}  {canonical_str(e.body)}\n")
+            text = canonical_str(e.body)
+            if width and len(text) > width:
+                text = text[: max(width - 1, 0)] + "…"
+            _write(f"{e.seq:>6}  {e.hash[:12]}  {e.kind}  {text}\n")
     err.print(f"{shown} entr{'y' if shown == 1 else 'ies'} shown", markup=False)
 
 

@@ -79,6 +79,10 @@ def test_show_filters_and_prints_exact_lines(template: Path) -> None:
     assert rows[0].split()[0] == "1" and "2 entries" not in res.stderr and "4 entries shown" in res.stderr
     js = runner.invoke(app, ["ledger", "show", str(template), "--json"])
     assert js.stdout.encode() == (template / "ledger.jsonl").read_bytes()
+    cut = runner.invoke(app, ["ledger", "show", str(template), "--width", "40"])
+    assert all(len(r.split("  ")[-1]) == 40 and r.endswith("…") for r in cut.stdout.splitlines())
+    full = runner.invoke(app, ["ledger", "show", str(template), "--width", "0"])
+    assert all(not r.endswith("…") for r in full.stdout.splitlines())
     both = runner.invoke(
         app, ["ledger", "show", str(template), "-k", "audit.fire", "-k", "audit.check", "--json"]
     )
