@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             f"(mine {float(m):.2f} s, replay+ledger {float(r):.2f} s, score+bootstrap {float(s):.2f} s; "
             f"{fired} fired calls, fire rate {float(fire):.4%}, detection {float(det):.2%})"
         )
-    for label, secs in results.items():
-        print(f"ratio {label} / mine --folds 5: {secs / float(secs_mine):.2f}x (target <= 2x)")
+    for label, audit_secs in results.items():
+        print(f"ratio {label} / mine --folds 5: {audit_secs / float(secs_mine):.2f}x (target <= 2x)")
     return 0
 
 

@@ -57,7 +57,7 @@ def world(n_tasks: int = 40, seed: int = 1, rewards: bool = False) -> list[dict[
                     }
                     if t != 0:
                         res["gift_note"] = r.choice(["", "Happy birthday", "Thanks"])
-                    rec = {"tool": "get_order", "arguments": {"order_id": oid}, "result": res}
+                    rec: dict[str, Any] = {"tool": "get_order", "arguments": {"order_id": oid}, "result": res}
                 else:
                     sku = f"SKU-{r.randint(1000, 9999)}"
                     res = {"sku": sku, "available": r.randint(1, 40), "warehouse": r.choice(["east", "west"])}

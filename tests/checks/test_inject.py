@@ -38,10 +38,9 @@ def world(n_tasks: int = 30, seed: int = 1) -> list[dict[str, Any]]:
             tr = f"ep-{t}-{e}"
             for s in range(6):
                 if s % 2 == 0:
-                    items = [
-                        {"sku": f"S{j}", "price": round(r.uniform(1, 50), 2)} for j in range(r.randint(2, 3))
-                    ]
-                    sub = round(sum(i["price"] for i in items), 2)
+                    prices = [round(r.uniform(1, 50), 2) for _ in range(r.randint(2, 3))]
+                    items = [{"sku": f"S{j}", "price": p} for j, p in enumerate(prices)]
+                    sub = round(sum(prices), 2)
                     tax = round(r.uniform(0.5, 5), 2)
                     oid = f"O-{t}-{e}-{s}"
                     res = {
