@@ -282,3 +282,23 @@ def test_episode_formats_stream_like_files(world: dict[str, Path], fmt: str) -> 
 
     assert len(key(a.stdout)) > 0
     assert key(a.stdout) == key(b.stdout)
+
+
+def test_paths_default_from_config(world: dict[str, Path], tmp_path: Path) -> None:
+    cfg = tmp_path / "contracts.toml"
+    corpus = corpus_from_records(
+        [orjson.loads(x) for x in world["faulty"].read_bytes().splitlines()], tmp_path / "c"
+    )
+    cfg.write_text(
+        f'[paths]\ncontracts = "{world["contracts"]}"\ncorpus = "{corpus.path.name}"\n\n[check]\nencoder = "v1"\n'
+    )
+    res = run("--config", str(cfg), "check", "-q")
+    assert res.exit_code == 1, res.output
+    out = receipts(res.stdout)
+    assert [r["line"] for r in out] == [1, 4] and out[0]["outcome_contract"]["encoder"] == "v1"
+    res = run("--config", str(cfg), "check", "-q", "--encoder", "v2")
+    assert receipts(res.stdout)[0]["outcome_contract"]["encoder"] == "v2"
+    empty = tmp_path / "empty.toml"
+    empty.write_text('[check]\nencoder = "v2"\n')
+    res = run("--config", str(empty), "check")
+    assert res.exit_code == 2 and "--contracts" in res.stderr
