@@ -416,11 +416,15 @@ def test_labels_file_errors_name_line(audited: tuple[dict[str, Any], Corpus, Pat
 def test_same_input_same_report_and_head(tmp_path: Path) -> None:
     recs, _ = inject_records(world(16), rate=0.1, seed=3)
     corpus = corpus_from_records(recs, tmp_path / "c")
-    a, _ = audit(corpus, tmp_path / "la", k=5, seed=13, bootstrap=200)
-    b, _ = audit(corpus, tmp_path / "lb", k=5, seed=13, bootstrap=200)
+    # one contract set for both runs: this test is about replay, ledger and scoring being deterministic
+    # (whether mining itself is byte-stable is the miner's tests' business)
+    cs = mine(corpus, folds=5, seed=13)
+    a, _ = audit(corpus, tmp_path / "la", k=5, seed=13, bootstrap=200, contracts=cs)
+    b, _ = audit(corpus, tmp_path / "lb", k=5, seed=13, bootstrap=200, contracts=cs)
     assert a["ledger"]["head"] == b["ledger"]["head"] and a["ledger"]["root"] == b["ledger"]["root"]
     a["ledger"]["path"] = b["ledger"]["path"] = ""
     assert canonical_report(a) == canonical_report(b)
     assert (tmp_path / "la" / "ledger.jsonl").read_bytes() == (tmp_path / "lb" / "ledger.jsonl").read_bytes()
-    c, _ = audit(corpus, tmp_path / "lc", k=5, seed=14, bootstrap=200)
+    c, _ = audit(corpus, tmp_path / "lc", k=5, seed=13, bootstrap=200, contracts=cs, encoder="v1")
     assert c["ledger"]["head"] != a["ledger"]["head"]
+    assert c["fire_rate"] == a["fire_rate"]
