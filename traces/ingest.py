@@ -23,6 +23,7 @@ The pipeline, and why it is shaped so:
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import os
 import shutil
@@ -79,6 +80,7 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 RAW_LIMIT = 4096
 REGISTRY_FILE = "tools.json"
 STAGING_PREFIX = ".ingest-"
+LOCK_FILE = ".ingest.lock"
 SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
 DEFAULT_CHUNK_ROWS = 100_000
 
@@ -856,7 +858,42 @@ def ingest(
         reg_tools = len(reg.tools)
         reg_bytes = _registry_bytes(Path(registry))
     srcs = expand_sources(sources, exclude=out)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    lock = _lock(out)
+    try:
+        return _ingest_locked(out, srcs, format, strict, chunk_rows, progress, reg_bytes, reg_tools)
+    except BaseException:
+        if created and not Corpus.is_corpus(out):
+            shutil.rmtree(out, ignore_errors=True)  # a failed first ingest leaves no empty folder behind
+        raise
+    finally:
+        lock.close()
+
+
+def _lock(out: Path) -> IO[bytes]:
+    """An exclusive lock on the corpus for this run: two ingests into one corpus would lose an append."""
+    fh = open(out / LOCK_FILE, "wb")  # noqa: SIM115 (closed by the caller)
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise TraceError(
+            "another ingest is writing this corpus; wait for it to finish", code="E_USAGE", source=str(out)
+        ) from None
+    return fh
+
+
+def _ingest_locked(
+    out: Path,
+    srcs: list[_Source],
+    format: str,
+    strict: bool,
+    chunk_rows: int,
+    progress: Progress,
+    reg_bytes: bytes | None,
+    reg_tools: int,
+) -> IngestReport:
     for stale in out.glob(STAGING_PREFIX + "*"):
         shutil.rmtree(stale, ignore_errors=True)
     manifest = Corpus(out).manifest() if Corpus.is_corpus(out) else None
@@ -921,7 +958,11 @@ CORPUS_FILES = (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE, MANIFEST_F
 
 def _ours(p: Path) -> bool:
     """Leftovers of an interrupted ingest (staging folder, temp files), safe to ignore or remove."""
-    return p.name.startswith(STAGING_PREFIX) or (p.name.startswith(".") and p.name.endswith(".tmp"))
+    return (
+        p.name.startswith(STAGING_PREFIX)
+        or p.name == LOCK_FILE
+        or (p.name.startswith(".") and p.name.endswith(".tmp"))
+    )
 
 
 def _registry_bytes(path: Path) -> bytes:

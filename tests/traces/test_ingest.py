@@ -332,3 +332,23 @@ def test_document_shapes(tmp_path: Path) -> None:
     rej = Corpus.open(tmp_path / "c").rejects()
     assert [(Path(r["source"]).name, r["line"], r["code"]) for r in rej] == [("broken.json", 4, "R_JSON")]
     assert schema_errors(Corpus.open(tmp_path / "c").manifest(), "corpus-manifest") == []
+
+
+def test_one_ingest_at_a_time(tmp_path: Path) -> None:
+    out = tmp_path / "c"
+    a = _write(tmp_path / "a.jsonl", [_rec(0)])
+    ingest([a], out)
+    held = ingest_mod._lock(out)
+    try:
+        with pytest.raises(TraceError) as e:
+            ingest([_write(tmp_path / "b.jsonl", [_rec(1)])], out)
+        assert "another ingest" in e.value.message
+    finally:
+        held.close()
+    assert ingest([tmp_path / "b.jsonl"], out).calls == 2
+
+
+def test_failed_first_ingest_leaves_no_folder(tmp_path: Path) -> None:
+    with pytest.raises(TraceError):
+        ingest([corrupted(tmp_path)], tmp_path / "new", strict=True)
+    assert not (tmp_path / "new").exists()
