@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from contracts.cli.common import JsonFlag, err, findings_exit, out
+from contracts.cli.common import JsonFlag, QuietFlag, err, findings_exit, out
 from contracts.errors import LedgerError
 from contracts.jsonutil import canonical_str, loads, pretty_json
 from contracts.ledger import Ledger, read_entries, verify
 from contracts.ledger.proof import check_proof, prove
 from contracts.ledger.scan import scan_entries
 from contracts.ledger.verify import head_info
+from contracts.progress import NULL_PROGRESS
+from contracts.progress import Progress as ProgressProtocol
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -35,6 +38,37 @@ def _write(text: str) -> None:
     out.file.write(text)
 
 
+class _Bar:
+    """`contracts.progress.Progress` as a transient rich bar of bytes checked, on stderr."""
+
+    def __init__(self) -> None:
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def finish(self) -> None:
+        self._bar.stop()
+
+
+def _progress(quiet: bool) -> ProgressProtocol:
+    """A bar on an interactive stderr; nothing for pipes, files, CI logs or --quiet."""
+    return _Bar() if err.is_terminal and not quiet else NULL_PROGRESS
+
+
 @ledger_app.command("verify")
 def verify_command(
     directory: DirArg,
@@ -48,20 +82,21 @@ def verify_command(
         str | None, typer.Option("--root", metavar="HASH", help="Anchor: the Merkle root recorded elsewhere.")
     ] = None,
     json_out: JsonFlag = False,
+    quiet: QuietFlag = False,
 ) -> None:
     """Recompute every hash, the chain, the header bindings and the manifest; exit 1 naming the first failure."""
-    report = verify(directory, require_frozen=require_frozen, head=head, root=root)
+    report = verify(directory, require_frozen=require_frozen, head=head, root=root, progress=_progress(quiet))
     if json_out:
         _write(pretty_json(report.to_dict()).decode())
     else:
         for p in report.problems:
             _write(p.render() + "\n")
-    if report.ok:
+    if report.ok and not quiet:
         state = "frozen" if report.frozen else "not frozen"
         err.print(
             f"ok: {report.entries} entries, {state}, head {report.head}, root {report.root}", markup=False
         )
-    else:
+    elif not report.ok and not quiet:
         first = report.problems[0]
         more = f" (+{len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
         err.print(f"FAILED: {first.render()}{more}", markup=False, style="red")

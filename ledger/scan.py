@@ -97,7 +97,8 @@ def scan_entries(
     prev: str | None = GENESIS
     anomaly: tuple[int, int, int, int, str] | None = None  # first (line, index, seq, expected, hash)
     last_good: tuple[int, int] | None = None  # (line, seq) of the last good entry
-    progress.start("verify ledger entries", None)
+    progress.start("checking ledger.jsonl", path.stat().st_size)  # advanced in bytes
+    reported = 0
     with path.open("rb") as fh:
         for p, raw in enumerate(fh):
             if not raw.endswith(b"\n"):
@@ -137,8 +138,10 @@ def scan_entries(
             if keep:
                 scan.entries.append(entry)
             last_good = (p, entry.seq)
-            if p % 65536 == 65535:
-                progress.advance(65536)
+            if p % 16384 == 16383:
+                progress.advance(scan.good_size - reported)
+                reported = scan.good_size
+    progress.advance(scan.good_size + len(scan.tail) - reported)
     progress.finish()
     if blank_from is not None:
         n = scan.lines - blank_from

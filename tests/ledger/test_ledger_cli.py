@@ -125,3 +125,35 @@ def test_subprocess_exit_codes(tmp_path: Path, copy_of: object) -> None:
     assert bad.returncode == 1 and bad.stdout.startswith("ledger.jsonl: entry 5: EDITED")
     missing = run("verify", str(tmp_path / "absent"))
     assert missing.returncode == 2 and "no such ledger folder" in missing.stderr
+
+
+def test_quiet_and_progress(template: Path, copy_of: object) -> None:
+    quiet = runner.invoke(app, ["ledger", "verify", str(template), "--quiet"])
+    assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == ""
+    d = copy_of()  # type: ignore[operator]
+    (d / "ledger.jsonl").write_bytes((d / "ledger.jsonl").read_bytes()[:-3])
+    bad = runner.invoke(app, ["ledger", "verify", str(d), "-q"])
+    assert bad.exit_code == 1 and bad.stderr == "" and "TRUNCATED_TAIL" in bad.stdout
+
+
+def test_progress_reports_every_byte(template: Path) -> None:
+    from contracts.ledger import verify
+
+    class Count:
+        def __init__(self) -> None:
+            self.total: int | None = None
+            self.done = 0
+            self.finished = False
+
+        def start(self, task: str, total: int | None) -> None:
+            self.total = total
+
+        def advance(self, n: int = 1) -> None:
+            self.done += n
+
+        def finish(self) -> None:
+            self.finished = True
+
+    c = Count()
+    assert verify(template, progress=c).ok
+    assert c.finished and c.total == c.done == (template / "ledger.jsonl").stat().st_size
