@@ -138,6 +138,7 @@ def ingest_command(
             help="Trace files, folders (recursive: *.jsonl, *.jsonl.gz, *.json) or - for stdin. "
             "Default: paths.traces from contracts.toml.",
             show_default=False,
+            metavar="SRC",
         ),
     ] = None,
     output: Annotated[
@@ -191,7 +192,11 @@ def ingest_command(
 def info_command(
     corpus: Annotated[
         Path | None,
-        typer.Argument(help="Corpus folder (default: paths.corpus from contracts.toml).", show_default=False),
+        typer.Argument(
+            help="Corpus folder (default: paths.corpus from contracts.toml).",
+            show_default=False,
+            metavar="CORPUS",
+        ),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
