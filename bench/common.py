@@ -1,0 +1,170 @@
+"""Shared helpers of the benchmarks: run one measurement in a fresh child process, read its peak RSS.
+
+Why a child per measurement: peak RSS is a high-water mark of a process, so two measurements in one
+process would hide the smaller one, and a warm interpreter (imported modules, cached frames) would
+flatter whichever runs second. Each child here is waited for with `os.wait4`, which returns the
+resource usage of *that* child alone (its peak RSS and CPU seconds, including any helpers it waited
+for), so nothing depends on the order measurements run in.
+
+Timing: the child times its own work with `time.perf_counter()` around the call (interpreter start-up
+and imports excluded on both sides, so the ratio compares work with work) and writes a small JSON
+result to the file named by `$BENCH_RESULT`. Wall time is the headline; CPU seconds are recorded beside
+it, because on a shared machine wall time also measures the neighbours.
+
+Page cache: `warm(path)` reads files once before anything is timed, so neither side pays the first
+cold read from disk; baselines that scan Parquet also run their scan once untimed before the timed run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MIB = 2**20
+
+#: Prepended to every child: `RESULT` is filled by the child's code and written at exit (also on
+#: SystemExit, which the CLI raises), so a child's figures survive its own exit code.
+PRELUDE = """
+import atexit, json, os, sys, time
+RESULT = {}
+def _bench_write():
+    with open(os.environ["BENCH_RESULT"], "w") as fh:
+        json.dump(RESULT, fh)
+atexit.register(_bench_write)
+"""
+
+#: Runs the CLI in-process with the given argv, timing only `main()` (imports excluded).
+CLI_CHILD = """
+sys.argv = ["contracts", *sys.argv[1:]]
+from contracts.cli.app import main
+t = time.perf_counter()
+try:
+    main()
+    RESULT["exit"] = 0
+except SystemExit as e:
+    RESULT["exit"] = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+RESULT["seconds"] = time.perf_counter() - t
+"""
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One child's figures: its own timed seconds, CPU seconds, peak RSS, exit code and extra output."""
+
+    seconds: float
+    cpu_seconds: float
+    peak_rss_mib: float
+    exit: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    stderr: str = ""
+
+
+class ChildFailed(RuntimeError):
+    """A measured child exited with an unexpected code; the message carries its stderr tail."""
+
+
+def run_child(
+    code: str,
+    *args: str,
+    stdin: Path | None = None,
+    ok_exits: tuple[int, ...] = (0,),
+    env: dict[str, str] | None = None,
+) -> Measure:
+    """Run `PRELUDE + code` in a fresh interpreter (cwd = repo root) and measure it.
+
+    `code` must set `RESULT["seconds"]` (the timed part); anything else it puts in `RESULT` comes back
+    in `Measure.extra`. stdout goes to /dev/null (data outputs are written to files or discarded);
+    stderr is kept for error messages. Exit codes outside `ok_exits` raise `ChildFailed`.
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        result_file = Path(tmp) / "result.json"
+        err_file = Path(tmp) / "stderr.txt"
+        child_env = {**os.environ, "BENCH_RESULT": str(result_file), **(env or {})}
+        with (
+            open(stdin if stdin else os.devnull, "rb") as fin,
+            open(os.devnull, "wb") as fout,
+            open(err_file, "wb") as ferr,
+        ):
+            proc = subprocess.Popen(
+                [sys.executable, "-c", PRELUDE + code, *args],
+                cwd=ROOT,
+                stdin=fin,
+                stdout=fout,
+                stderr=ferr,
+                env=child_env,
+            )
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        stderr = err_file.read_text(errors="replace")
+        if proc.returncode not in ok_exits:
+            raise ChildFailed(f"child exited {proc.returncode}:\n{stderr[-3000:]}")
+        result: dict[str, Any] = json.loads(result_file.read_text()) if result_file.exists() else {}
+    seconds = float(result.pop("seconds"))
+    exit_code = int(result.pop("exit", proc.returncode))
+    if exit_code not in ok_exits:
+        raise ChildFailed(f"command exited {exit_code}:\n{stderr[-3000:]}")
+    return Measure(
+        seconds=seconds,
+        cpu_seconds=usage.ru_utime + usage.ru_stime,
+        peak_rss_mib=usage.ru_maxrss / 1024,  # Linux reports KiB
+        exit=exit_code,
+        extra=result,
+        stderr=stderr,
+    )
+
+
+def run_cli(*argv: str, stdin: Path | None = None, ok_exits: tuple[int, ...] = (0,)) -> Measure:
+    """Measure `contracts ARGV...` run in-process in a fresh child (the same code path as the CLI)."""
+    return run_child(CLI_CHILD, *argv, stdin=stdin, ok_exits=ok_exits)
+
+
+def warm(*paths: Path) -> int:
+    """Read every file under `paths` once so the page cache holds them; return the bytes read."""
+    total = 0
+    for p in paths:
+        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
+        for f in files:
+            with open(f, "rb") as fh:
+                while chunk := fh.read(16 * MIB):
+                    total += len(chunk)
+    return total
+
+
+def best_of(n: int, fn: Any) -> Measure:
+    """The fastest of `n` runs of `fn()` (a `Measure`), with the highest peak RSS seen: a baseline is a
+    floor, so its best time is the fair comparison; memory is reported at its worst."""
+    runs = [fn() for _ in range(max(1, n))]
+    fastest = min(runs, key=lambda m: m.seconds)
+    return Measure(
+        seconds=fastest.seconds,
+        cpu_seconds=fastest.cpu_seconds,
+        peak_rss_mib=max(m.peak_rss_mib for m in runs),
+        exit=fastest.exit,
+        extra=fastest.extra,
+    )
+
+
+class Clock:
+    """Elapsed wall time of the whole benchmark, for the progress lines on stderr."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def __call__(self) -> str:
+        return f"[{self.elapsed():6.0f} s]"
+
+
+def log(msg: str) -> None:
+    """Progress text for people: stderr, flushed (stdout carries the table)."""
+    print(msg, file=sys.stderr, flush=True)

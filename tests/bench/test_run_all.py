@@ -1,0 +1,187 @@
+"""The benchmark harness at a tiny size: `make bench`'s entry point runs end to end, writes results that
+validate against their schema, and every stage carries a ratio to a baseline, not a bare timing.
+
+The figures themselves are machine-dependent; what is tested is their shape and their consistency
+(ratios recomputed from the recorded seconds, the Markdown table quoting the JSON), plus the parts that
+are deterministic: the generator's bytes and the genson rule counting.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from contracts.schemas import schema_errors
+
+REPO = Path(__file__).resolve().parents[2]
+STAGES = [
+    "ingest",
+    "mine --folds 1",
+    "mine --folds 5",
+    "check (corpus)",
+    "check - (stream)",
+    "audit --fold 5",
+    "ledger append",
+    "ledger verify",
+]
+
+
+def _load(name: str) -> ModuleType:
+    """A bench/ script as a module (bench/ is a script folder, not a package)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
+    """One run of bench/run_all.py at 2,000 calls, through a subprocess as `make bench` runs it."""
+    tmp = tmp_path_factory.mktemp("bench")
+    out_json, out_md = tmp / "results.json", tmp / "results.md"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "bench/run_all.py",
+            "--calls",
+            "2000",
+            "--ledger-entries",
+            "3000",
+            "--data",
+            str(tmp / "data"),
+            "--json",
+            str(out_json),
+            "--markdown",
+            str(out_md),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == out_md.read_text()  # the table printed is the table written
+    return json.loads(out_json.read_text()), out_md.read_text(), tmp
+
+
+def test_results_validate_and_carry_ratios(smoke: tuple[dict, str, Path]) -> None:
+    doc, _md, _tmp = smoke
+    assert schema_errors(doc, "bench-results") == []
+    (run,) = doc["runs"]
+    assert run["calls"] == 2000
+    assert [s["stage"] for s in run["stages"]] == STAGES
+    for s in run["stages"]:
+        ours, base, ratio = s["ours"]["seconds"], s["baseline"]["seconds"], s["ratio"]
+        assert ours > 0 and base > 0 and s["ours"]["peak_rss_mib"] > 0
+        expect = ours / base if ratio["kind"] == "time" else base / ours
+        assert ratio["wall"] == pytest.approx(expect, rel=0.01, abs=0.002)
+    by = {s["stage"]: s for s in run["stages"]}
+    assert by["ingest"]["ratio"]["kind"] == "throughput"
+    assert by["ingest"]["notes"]["rows"]["calls"] == 2000
+    for name in ("check (corpus)", "check - (stream)"):
+        peer = by[name]["peer"]
+        assert peer["name"] == "genson"
+        assert peer["speedup_wall"] == pytest.approx(peer["seconds"] / by[name]["ours"]["seconds"], rel=0.01)
+    # Both check paths see the same calls with the same contracts: the same receipts.
+    assert by["check (corpus)"]["notes"]["receipts"] == by["check - (stream)"]["notes"]["receipts"] > 0
+    assert by["ledger append"]["notes"]["entries"] == 3000
+    f = run["folds5_over_folds1"]
+    assert f["wall"] == pytest.approx(
+        by["mine --folds 5"]["ours"]["seconds"] / by["mine --folds 1"]["ours"]["seconds"], rel=0.01, abs=0.002
+    )
+
+
+def test_rule_classes_ours_versus_genson(smoke: tuple[dict, str, Path]) -> None:
+    doc, _md, _tmp = smoke
+    rc = doc["runs"][0]["rule_classes"]
+    assert rc["genson"]["classes"] == ["REQUIRED", "TYPE"]
+    assert set(rc["genson"]["classes"]) < set(rc["ours"]["classes"])
+    assert rc["ours"]["count"] == len(rc["ours"]["classes"]) >= 6
+    assert sum(rc["ours"]["rules"].values()) > sum(rc["genson"]["rules"].values())
+
+
+def test_markdown_quotes_the_json(smoke: tuple[dict, str, Path]) -> None:
+    doc, md, _tmp = smoke
+    run = doc["runs"][0]
+    for s in run["stages"]:
+        row = next(line for line in md.splitlines() if line.startswith(f"| {s['stage']} |"))
+        assert f"{s['ratio']['wall']:.2f}×" in row
+        assert f"{s['ours']['peak_rss_mib']:,.0f}" in row
+
+
+def test_merge_keeps_other_sizes(tmp_path: Path, smoke: tuple[dict, str, Path]) -> None:
+    run_all = _load("run_all")
+    doc, _md, _tmp = smoke
+    path = tmp_path / "results.json"
+    big = {**doc["runs"][0], "calls": 10_000_000}
+    path.write_text(json.dumps({**doc, "runs": [big]}))
+    merged = run_all.merge(path, doc["runs"][0])
+    assert [r["calls"] for r in merged["runs"]] == [2000, 10_000_000]
+    assert schema_errors(merged, "bench-results") == []
+    md = run_all.markdown(merged, 2000)
+    assert "## Peak RSS (MiB) by corpus size" in md and "10,000,000 calls" in md
+    again = run_all.merge(path, {**big, "total_seconds": 1.0})
+    assert [r["total_seconds"] for r in again["runs"]] == [1.0]
+
+
+def test_generator_is_seeded_streaming_and_prefix_stable(tmp_path: Path) -> None:
+    gen = _load("generate")
+    a = gen.write(tmp_path / "a.jsonl", 700, seed=13, fault_every=3)
+    b = gen.write(tmp_path / "b.jsonl", 700, seed=13, fault_every=3)
+    small = gen.write(tmp_path / "s.jsonl", 250, seed=13, fault_every=3)
+    other = gen.write(tmp_path / "o.jsonl", 700, seed=14, fault_every=3)
+    da, db = (tmp_path / "a.jsonl").read_bytes(), (tmp_path / "b.jsonl").read_bytes()
+    assert da == db and a == b
+    assert da.startswith((tmp_path / "s.jsonl").read_bytes()) and small["calls"] == 250
+    assert (tmp_path / "o.jsonl").read_bytes() != da
+    lines = [json.loads(x) for x in da.splitlines()]
+    assert len(lines) == a["calls"] == 700
+    assert a["faulted_calls"] == sum(1 for r in lines if r["labels"]) > 0
+    assert other["calls"] == 700
+    # the sample world's shape: its ten tools, nested arrays, labelled faults only in faulty tasks
+    assert len({r["tool"] for r in lines}) == 10
+    faulty_tasks = {r["task_id"] for r in lines if r["labels"]}
+    assert all(r["reward"] == 0.0 for r in lines if r["task_id"] in faulty_tasks)
+    assert all(r["reward"] == 1.0 for r in lines if r["task_id"] not in faulty_tasks)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_genson_rules_are_required_and_type_by_path() -> None:
+    peer = _load("peer_genson")
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"x/y": {"type": "number"}}, "required": ["x/y"]},
+            },
+            "c": {"type": ["null", "string"]},
+        },
+        "required": ["a", "b"],
+    }
+    got = sorted(peer.schema_rules(schema))
+    assert got == [
+        ("REQUIRED", "/a"),
+        ("REQUIRED", "/b"),
+        ("REQUIRED", "/b/*/x~1y"),
+        ("TYPE", ""),
+        ("TYPE", "/a"),
+        ("TYPE", "/b"),
+        ("TYPE", "/b/*"),
+        ("TYPE", "/b/*/x~1y"),
+    ]
+    assert peer.rule_counts({"t": schema}) == {"REQUIRED": 3, "TYPE": 5}
