@@ -199,23 +199,15 @@ def _render_text(report: dict[str, Any]) -> None:
     out.print(tt)
     firing = [r for r in report["rules"] if r["fires"]]
     if firing:
-        rt = Table(title="Rules by fires", title_justify="left")
-        for col in ("rule", "tool", "code", "paths", "support", "fires", "organic", "labelled"):
-            rt.add_column(
-                col, justify="right" if col in ("support", "fires", "organic", "labelled") else "left"
-            )
+        rt = Table(title="Rules by fires (rule ids in the JSON report)", title_justify="left")
+        rt.add_column("tool", no_wrap=True)
+        rt.add_column("code", no_wrap=True)
+        rt.add_column("paths", overflow="fold")
+        for col in ("support", "fires", "organic"):
+            rt.add_column(col, justify="right", no_wrap=True)
         for r in firing[:15]:
-            _add(
-                rt,
-                r["rule"],
-                r["tool"],
-                r["code"],
-                ", ".join(r["paths"]) or "(root)",
-                str(r["support"]),
-                str(r["fires"]),
-                str(r["organic_fires"]),
-                str(r["labelled_fires"]),
-            )
+            paths = " ".join(r["paths"]) or "(root)"
+            _add(rt, r["tool"], r["code"], paths, str(r["support"]), str(r["fires"]), str(r["organic_fires"]))
         out.print(rt)
     led = report["ledger"]
     out.print(
