@@ -8,7 +8,7 @@ again (that is the whole of stale-lock handling; no pid guessing). On release th
 before the lock is dropped; a writer that opened the old file in between notices that the file it locked
 is no longer the one at the path and retries, so two writers can never both hold "the" lock.
 
-Caveat: flock is local to one machine; on some network file systems it is advisory or a no-op. Keep
+POSIX only (fcntl). Caveat: flock is local to one machine; on some network file systems it is advisory or a no-op. Keep
 ledgers on local disk while they are written.
 """
 
@@ -32,7 +32,12 @@ class WriterLock:
         self.path = directory / LOCK_NAME
         self._fd: int | None = None
         for _ in range(100):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as e:
+                raise LedgerError(
+                    f"cannot create {LOCK_NAME}: {e.strerror}", code="E_LEDGER_LOCKED", source=str(directory)
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -42,6 +47,11 @@ class WriterLock:
                     f"ledger is locked by another writer ({holder}); only one process may append at a time",
                     code="E_LEDGER_LOCKED",
                     source=str(directory),
+                ) from None
+            except OSError as e:  # e.g. a file system without flock support
+                os.close(fd)
+                raise LedgerError(
+                    f"cannot lock {LOCK_NAME}: {e.strerror}", code="E_LEDGER_LOCKED", source=str(directory)
                 ) from None
             except BaseException:
                 os.close(fd)
