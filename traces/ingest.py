@@ -221,6 +221,12 @@ def _canon(value: Any) -> str:
         return canonical_json(value).decode()
 
 
+#: CALL_SCHEMA with plain strings for categorical/enum columns: rows go in as text, then one cast.
+_CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
+    k: (pl.String() if isinstance(v, pl.Categorical | pl.Enum) else v) for k, v in CALL_SCHEMA.items()
+}
+
+
 class _Columns:
     """Column lists of one chunk of calls, and the leaf rows of their arguments and results.
 
@@ -231,7 +237,7 @@ class _Columns:
     """
 
     def __init__(self) -> None:
-        self.calls: dict[str, list[Any]] = {k: [] for k in CALL_SCHEMA}
+        self.calls: list[tuple[Any, ...]] = []  # one tuple per call, in CALL_SCHEMA order
         self.n = 0
         self.seg_call: list[int] = []
         self.seg_side: list[str] = []
@@ -301,24 +307,27 @@ class _Columns:
             del rows[base:]
             raise
         fault = c.labels.get("fault") if c.labels else None
-        cols = self.calls
-        cols["call_id"].append(call_id)
-        cols["cid"].append(int(call_id, 16))
-        cols["trace_id"].append(c.trace_id)
-        cols["task_id"].append(c.task)
-        cols["step"].append(step)
-        cols["tool"].append(c.tool)
-        cols["status"].append(c.status)
-        cols["error"].append(c.error)
-        cols["arguments"].append(args_text)
-        cols["result"].append(result_text)
-        cols["started_at"].append(c.started_at)
-        cols["labels"].append(labels_text)
-        cols["fault"].append(None if fault is None else str(fault))
-        cols["source"].append(c.source)
-        cols["line"].append(c.line)
-        cols["index"].append(c.index)
-        cols["meta"].append(meta_text)
+        self.calls.append(
+            (
+                call_id,
+                int(call_id, 16),
+                c.trace_id,
+                c.task,
+                step,
+                c.tool,
+                c.status,
+                c.error,
+                args_text,
+                result_text,
+                c.started_at,
+                labels_text,
+                None if fault is None else str(fault),
+                c.source,
+                c.line,
+                c.index,
+                meta_text,
+            )
+        )
         self.seg_call.append(self.n)
         self.seg_side.append("arg")
         self.seg_n.append(n_arg)
@@ -333,12 +342,11 @@ class _Columns:
         so without this a flushed chunk would stay in memory until the cyclic GC ran."""
         for col in (self.rows, self.seg_call, self.seg_side, self.seg_n):
             col.clear()
-        for values in self.calls.values():
-            values.clear()
+        self.calls.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The chunk as (calls, leaves) frames with the corpus schemas."""
-        calls = pl.DataFrame(self.calls, schema=CALL_SCHEMA)
+        calls = pl.DataFrame(self.calls, schema=_CALL_ROW_SCHEMA, orient="row").cast(CALL_SCHEMA)  # type: ignore[arg-type]
         seg = pl.DataFrame(
             {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
             schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
@@ -607,7 +615,8 @@ def _stage_calls(run: _Run, parsed: Parsed, sha: str, steps: dict[str, int]) -> 
             run.cols.add(call, make_call_id(sha, call.line, call.index), step)
         except (TypeError, ValueError, RecursionError) as e:
             _truncate(run.cols, start_n)
-            raise RecordError(f"call {call.index} ({call.tool}) is not JSON-encodable: {e}") from None
+            why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
+            raise RecordError(f"call {call.index} ({call.tool}) {why}") from None
         done += 1
     return done
 
@@ -618,8 +627,7 @@ def _truncate(cols: _Columns, n: int) -> None:
         return
     keep_segs = sum(1 for ci in cols.seg_call if ci < n)
     keep_leaves = sum(cols.seg_n[:keep_segs])
-    for col in cols.calls.values():
-        del col[n:]
+    del cols.calls[n:]
     for lst in (cols.seg_call, cols.seg_side, cols.seg_n):
         del lst[keep_segs:]
     del cols.rows[keep_leaves:]

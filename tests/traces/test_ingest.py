@@ -352,3 +352,44 @@ def test_failed_first_ingest_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(TraceError):
         ingest([corrupted(tmp_path)], tmp_path / "new", strict=True)
     assert not (tmp_path / "new").exists()
+
+
+def test_record_failing_half_way_is_undone(tmp_path: Path) -> None:
+    """A second call nested too deep for the walk rejects the whole episode, first call included."""
+    deep = "[" * 1000 + "]" * 1000
+    ep = {
+        "id": "e1",
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                    {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": '{"ok": 1}'},
+            {"role": "tool", "tool_call_id": "b", "content": deep},
+        ],
+    }
+    good = {
+        "id": "e2",
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": '{"ok": 2}'},
+        ],
+    }
+    f = tmp_path / "chat.jsonl"
+    f.write_bytes(orjson.dumps(ep) + b"\n" + orjson.dumps(good) + b"\n")
+    rep = ingest([f], tmp_path / "c")
+    s = rep.sources[0]
+    assert (s.lines, s.ok, s.rejects, s.calls) == (2, 1, 1, 1)
+    c = Corpus.open(tmp_path / "c")
+    assert c.scan_calls().collect()["trace_id"].to_list() == ["e2"]
+    assert (
+        c.scan_leaves().collect()["call_id"].unique().to_list()
+        == c.scan_calls().collect()["call_id"].to_list()
+    )
+    assert c.rejects()[0]["error"] == "call 1 (g) is nested too deeply"
