@@ -57,3 +57,31 @@ def test_whole_world_folder(world: tuple[Path, dict[str, Any]], tmp_path: Path) 
     assert skipped.get("tools.json") == "registry"
     clean = ingest([root / "clean"], tmp_path / "clean")
     assert clean.calls == counts["clean"]["calls"] and clean.episodes == counts["clean"]["episodes"]
+
+
+def test_corrupted_copy_of_a_sample_file(world: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """The acceptance case on real sample data: truncated last line, invalid JSON, binary, no `tool`."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from contracts.cli.app import app
+
+    root, _ = world
+    lines = gzip.decompress((root / "clean" / "part-1.jsonl.gz").read_bytes()).splitlines()
+    n = len(lines)
+    lines[9] = lines[9][:-7] + b"}}}oops"
+    lines[99] = b"\x00\x9f\x92\x96 not text"
+    rec = orjson.loads(lines[499])
+    del rec["tool"]
+    lines[499] = orjson.dumps(rec)
+    lines[-1] = lines[-1][:40]
+    f = tmp_path / "corrupt.jsonl"
+    f.write_bytes(b"\n".join(lines))
+    rep = ingest([f], tmp_path / "c")
+    s = rep.sources[0]
+    assert (s.lines, s.calls, s.rejects, s.blank) == (n, n - 4, 4, 0)
+    got = [(r["line"], r["code"]) for r in Corpus.open(tmp_path / "c").rejects()]
+    assert got == [(10, "R_JSON"), (100, "R_UTF8"), (500, "R_FIELD"), (n, "R_JSON")]
+    r = CliRunner().invoke(app, ["ingest", str(f), "-o", str(tmp_path / "s"), "--strict"])
+    assert r.exit_code == 2 and f"{f}:10: invalid JSON" in r.stderr
