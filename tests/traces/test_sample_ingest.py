@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import sys
 from pathlib import Path
@@ -11,7 +12,9 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
+from contracts.cli.app import app
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest
 
@@ -61,12 +64,6 @@ def test_whole_world_folder(world: tuple[Path, dict[str, Any]], tmp_path: Path) 
 
 def test_corrupted_copy_of_a_sample_file(world: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     """The acceptance case on real sample data: truncated last line, invalid JSON, binary, no `tool`."""
-    import gzip
-
-    from typer.testing import CliRunner
-
-    from contracts.cli.app import app
-
     root, _ = world
     lines = gzip.decompress((root / "clean" / "part-1.jsonl.gz").read_bytes()).splitlines()
     n = len(lines)
