@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,8 @@ VIOLATION_SCHEMA: dict[str, pl.DataType] = {
     "line": pl.Int64(),
 }
 SORT_KEYS = ["source", "line", "cid", "rule", "path"]
+#: Calls per batch of the corpus checker: bounds its memory (about 0.5 GiB for typical results).
+BATCH_CALLS = 250_000
 
 NUMERIC_KINDS = ("int", "float")
 SCALAR_KINDS = ("null", "bool", "int", "float", "string")
@@ -765,6 +768,26 @@ def _checked_calls(
 _HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str"]
 
 
+PARENT_CODE = "_PARENT"
+
+
+def _required_groups(
+    entries: list[_RuleEntry],
+) -> tuple[dict[int, int], dict[tuple[int, str, str, str], int]]:
+    """REQUIRED rules grouped by their parent node: (rule ridx -> group id, group key -> group id).
+
+    Every REQUIRED rule of a tool with the same parent pattern reads the same parent nodes, so the
+    parents are joined once per group instead of once per rule.
+    """
+    gid_of: dict[int, int] = {}
+    groups: dict[tuple[int, str, str, str], int] = {}
+    for e in entries:
+        if e.rule.code == "REQUIRED":
+            key = (e.k, e.rule.tool, e.ops[0].side, e.ops[0].pattern)
+            gid_of[e.ridx] = groups.setdefault(key, len(groups))
+    return gid_of, groups
+
+
 def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
     rows: dict[str, list[Any]] = {
         "k": [],
@@ -775,8 +798,14 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
         "op": [],
         "code": [],
     }
+    groups = _required_groups(entries)
+    for (k, tool, side, pattern), gid in groups[1].items():
+        for col, v in zip(rows, (k, tool, side, pattern, gid, 0, PARENT_CODE), strict=True):
+            rows[col].append(v)
     for e in entries:
         for i, op in enumerate(e.ops):
+            if e.rule.code == "REQUIRED" and i == 0:
+                continue  # the parent: one row per group above, not one per rule
             rows["k"].append(e.k)
             rows["tool"].append(e.rule.tool)
             rows["side"].append(op.side)
@@ -837,39 +866,56 @@ def _v(df: pl.LazyFrame, path: pl.Expr | str = "path") -> pl.LazyFrame:
     return df.select("cid", "ridx", p.alias("path"), pl.lit(True).alias("present"))
 
 
-def _vec_required(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
-    """Object parents without the required key. A parent pattern without wildcards has one node per
-    call, so presence is a join on (cid, rule); under arrays, children are matched to their parent by
-    path (the child's path minus its last token, whose length the rule fixes)."""
+def _vec_required(entries: list[_RuleEntry], hits: pl.LazyFrame, parents: pl.LazyFrame) -> pl.LazyFrame:
+    """Object parents without the required key.
+
+    `parents` holds the parent nodes once per group of REQUIRED rules sharing a parent (`ridx` is the
+    group id there). A parent pattern without wildcards has one node per call, so a call is complete
+    when its group has as many children as rules; only incomplete calls are expanded to rules and
+    anti-joined with the children present. Under arrays, children are matched to their parent by path
+    (the child's path minus its last token, whose length the rule fixes).
+    """
     req = [e for e in entries if e.rule.code == "REQUIRED"]
     if not req:
         return _empty_hits()
+    gid_of, _groups = _required_groups(entries)
     keytab = pl.DataFrame(
         {
             "ridx": [e.ridx for e in req],
+            "gid": [gid_of[e.ridx] for e in req],
             "tok": [e.ops[1].pattern.rpartition("/")[2] for e in req],
             "cut": [len(e.ops[1].pattern.rpartition("/")[2]) + 1 for e in req],
+            "flat": [not e.ops[0].wpos for e in req],
         },
-        schema={"ridx": pl.UInt32, "tok": pl.String, "cut": pl.Int64},
+        schema={"ridx": pl.UInt32, "gid": pl.UInt32, "tok": pl.String, "cut": pl.Int64, "flat": pl.Boolean},
+    ).lazy()
+    n_rules = keytab.group_by("gid").agg(pl.len().alias("n_rules"))
+    par = parents.filter(pl.col("kind") == "object").select("cid", pl.col("ridx").alias("gid"), "path")
+    children = hits.filter(pl.col("op") == 1).select("cid", "ridx", "path").join(keytab, on="ridx")
+    flat_children = children.filter(pl.col("flat"))
+    have = flat_children.group_by("cid", "gid").agg(pl.col("ridx").n_unique().alias("n_have"))
+    incomplete = (
+        par.join(keytab.filter(pl.col("flat")).select("gid").unique(), on="gid")
+        .join(have, on=["cid", "gid"], how="left")
+        .join(n_rules, on="gid")
+        .filter(pl.col("n_have").fill_null(0) < pl.col("n_rules"))
+        .select("cid", "gid", "path")
     )
-    flat = [e.ridx for e in req if not e.ops[0].wpos]
-    h = _by_code(entries, hits, ("REQUIRED",))
-    parents = _op(h, 0).filter(pl.col("kind") == "object").select("cid", "ridx", "path")
-    children = _op(h, 1)
-    simple = parents.filter(pl.col("ridx").is_in(flat)).join(
-        children.filter(pl.col("ridx").is_in(flat)).select("cid", "ridx").unique(),
-        on=["cid", "ridx"],
-        how="anti",
+    simple = (
+        incomplete.join(keytab.select("ridx", "gid"), on="gid")
+        .join(flat_children.select("cid", "ridx"), on=["cid", "ridx"], how="anti")
+        .select("cid", "ridx", "path")
     )
-    nested_children = (
-        children.filter(~pl.col("ridx").is_in(flat))
-        .join(keytab.lazy(), on="ridx")
-        .select("cid", "ridx", pl.col("path").str.head(-pl.col("cut")).alias("path"))
+    nested_rules = keytab.filter(~pl.col("flat")).select("ridx", "gid")
+    nested_children = children.filter(~pl.col("flat")).select(
+        "cid", "ridx", pl.col("path").str.head(-pl.col("cut")).alias("path")
     )
-    nested = parents.filter(~pl.col("ridx").is_in(flat)).join(
-        nested_children, on=["cid", "ridx", "path"], how="anti"
+    nested = (
+        par.join(nested_rules, on="gid")
+        .join(nested_children, on=["cid", "ridx", "path"], how="anti")
+        .select("cid", "ridx", "path")
     )
-    missing = pl.concat([simple, nested]).join(keytab.lazy(), on="ridx")
+    missing = pl.concat([simple, nested]).join(keytab.select("ridx", "tok"), on="ridx")
     return missing.select(
         "cid",
         "ridx",
@@ -1054,6 +1100,39 @@ def _sum_over_array_ops(entries: list[_RuleEntry]) -> list[_RuleEntry]:
     return out
 
 
+def _find_batch(
+    entries: list[_RuleEntry], corpus: Corpus, calls: pl.LazyFrame, ops: pl.DataFrame, in_batch: pl.Expr
+) -> pl.DataFrame:
+    """Violations (cid, ridx, path, present) among one batch of calls.
+
+    The leaves of the batch are joined once to the rule operands and materialised; each rule class
+    then reads its own rows (a filter on `code`) and only the columns it needs.
+    """
+    hits = (
+        corpus.scan_leaves()
+        .select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
+        .filter(in_batch)
+        .join(calls.select("cid", "k"), on="cid")
+        .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
+        .select(*_HIT_COLS, pl.col("code").cast(pl.Categorical()))
+        .collect()
+    )
+
+    def part(*codes: str) -> pl.LazyFrame:
+        return hits.lazy().filter(pl.col("code").is_in(codes)).select(_HIT_COLS)
+
+    plans = [
+        _vec_required(entries, part("REQUIRED"), part(PARENT_CODE)),
+        _vec_type(entries, part("TYPE")),
+        _vec_sign(entries, part("POSITIVE", "NONNEG")),
+        _vec_domain(entries, part("DOMAIN")),
+        _vec_echo(entries, part("ECHO")),
+        _vec_dates(entries, part("DATE_ORDER")),
+        _vec_relation(entries, part("RELATION")),
+    ]
+    return pl.concat(pl.collect_all([p.select("cid", "ridx", "path", "present") for p in plans]))
+
+
 def find_violations(
     contracts: ContractSet,
     corpus: Corpus,
@@ -1062,8 +1141,13 @@ def find_violations(
     tools: Sequence[str] | None = None,
     codes: Sequence[str] | None = None,
     clean_only: bool = False,
+    batch_calls: int = BATCH_CALLS,
 ) -> tuple[pl.DataFrame, list[_RuleEntry], pl.LazyFrame]:
-    """The vectorised core: (cid, ridx, path, present) of every violation, the rule entries, the calls."""
+    """The vectorised core: (cid, ridx, path, present) of every violation, the rule entries, the calls.
+
+    Calls are checked in batches of about `batch_calls` (by call-id range), so peak memory is bounded
+    by the batch, not the corpus; each batch re-reads only its rows of `leaves.parquet`.
+    """
     entries = _sum_over_array_ops(_rule_entries(contracts, fold, tools, codes))
     calls = _checked_calls(contracts, corpus, fold, tools, clean_only)
     if not entries:
@@ -1073,30 +1157,17 @@ def find_violations(
         pl.col("pattern").cast(pl.Categorical()),
         pl.col("side").cast(SIDE_DTYPE),
     )
-    # One lazy join of leaves to rule operands; each rule class filters it to its own codes, and
-    # `collect_all` evaluates the shared join once (common-subplan elimination) while each class keeps
-    # only the columns it reads.
-    base = (
-        corpus.scan_leaves()
-        .select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
-        .join(calls.select("cid", "k"), on="cid")
-        .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
-        .select(*_HIT_COLS, "code")
-    )
-
-    def part(*codes: str) -> pl.LazyFrame:
-        return base.filter(pl.col("code").is_in(codes)).select(_HIT_COLS)
-
-    plans = [
-        _vec_required(entries, part("REQUIRED")),
-        _vec_type(entries, part("TYPE")),
-        _vec_sign(entries, part("POSITIVE", "NONNEG")),
-        _vec_domain(entries, part("DOMAIN")),
-        _vec_echo(entries, part("ECHO")),
-        _vec_dates(entries, part("DATE_ORDER")),
-        _vec_relation(entries, part("RELATION")),
-    ]
-    found = pl.concat(pl.collect_all([p.select("cid", "ridx", "path", "present") for p in plans])).unique()
+    n_calls = calls.select(pl.len()).collect().item()
+    n_batches = max(1, -(-n_calls // max(1, batch_calls)))
+    edges = [(2**64 * i) // n_batches for i in range(n_batches + 1)]
+    found_parts = []
+    for lo, hi in itertools.pairwise(edges):
+        # Call ids are hashes, uniform over u64: equal ranges are batches of about `batch_calls` calls.
+        in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
+        if hi < 2**64:
+            in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
+        found_parts.append(_find_batch(entries, corpus, calls.filter(in_batch), ops, in_batch))
+    found = pl.concat(found_parts).unique()
     return found, entries, calls
 
 
@@ -1108,16 +1179,18 @@ def check_corpus(
     tools: Sequence[str] | None = None,
     codes: Sequence[str] | None = None,
     clean_only: bool = False,
+    batch_calls: int = BATCH_CALLS,
 ) -> pl.DataFrame:
     """One row per violation in the corpus (columns `VIOLATION_SCHEMA`), sorted by `SORT_KEYS`.
 
     `fold`: None = the full checker on every call; an int = that fold's checker on every call;
     `"cross"` = each call checked by the checker of its own task's fold (the cross-fitted replay).
     `tools` / `codes` restrict the calls / rules checked; `clean_only` keeps only calls the miner
-    counts as clean (status ok, no fault label, episode not labelled faulty).
+    counts as clean (status ok, no fault label, episode not labelled faulty). `batch_calls` bounds
+    memory (the output does not depend on it).
     """
     found, entries, calls = find_violations(
-        contracts, corpus, fold=fold, tools=tools, codes=codes, clean_only=clean_only
+        contracts, corpus, fold=fold, tools=tools, codes=codes, clean_only=clean_only, batch_calls=batch_calls
     )
     if found.height == 0:
         return pl.DataFrame(schema=VIOLATION_SCHEMA)

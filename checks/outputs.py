@@ -8,7 +8,9 @@ from them.
 * `jsonl` — one receipt a line (streamed).
 * `json` — one document `{"summary": ..., "receipts": [...]}`.
 * `sarif` — SARIF 2.1.0: one result per violation, `ruleId` = property code, location = the trace file
-  and line the call came from, the witness (rule id, path, expected, observed) in `properties`.
+  (as a %-escaped relative URI) and line the call came from, the witness (rule id, path, expected,
+  observed) in `properties`; each rule names its docs section (`docs/codes.md#code`) in `help` and
+  `properties.docs` (SARIF's `helpUri` must be absolute, and the docs ship inside the repository).
 * `junit` — JUnit XML: one testsuite, one testcase per tool checked; a tool with violations fails with
   one line per violation; a tool the contracts do not know is `skipped`.
 * `github` — GitHub Actions workflow commands, one `::error file=…,line=…,title=…::message` a violation.
@@ -16,6 +18,7 @@ from them.
 
 from __future__ import annotations
 
+import urllib.parse
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -216,6 +219,11 @@ def _message(v: Mapping[str, Any]) -> str:
     return f"{v['code']} at {v['path'] or '(whole result)'}: expected {exp}, observed {obs}. {v['detail']}"
 
 
+def _uri(source: Any) -> str:
+    """A trace file path as a SARIF `uri` (a relative URI reference: POSIX separators, %-escaped)."""
+    return urllib.parse.quote(str(source or "-").replace("\\", "/"), safe="/:@-._~!$&'()*+,;=")
+
+
 def sarif(receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: str) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run; results in receipt order."""
     results = []
@@ -231,11 +239,12 @@ def sarif(receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: s
                     "id": code,
                     "name": code.title().replace("_", ""),
                     "shortDescription": {"text": info.summary if info else code},
-                    "helpUri": info.docs if info else DOCS_PAGE,
+                    "help": {"text": f"See {info.docs if info else DOCS_PAGE} in the contracts repository."},
                     "defaultConfiguration": {"level": "error"},
+                    "properties": {"docs": info.docs if info else DOCS_PAGE},
                 }
             )
-        loc: dict[str, Any] = {"artifactLocation": {"uri": str(r.get("source") or "-").replace("\\", "/")}}
+        loc: dict[str, Any] = {"artifactLocation": {"uri": _uri(r.get("source"))}}
         if isinstance(r.get("line"), int) and r["line"] >= 1:
             loc["region"] = {"startLine": r["line"]}
         props: dict[str, Any] = {

@@ -90,6 +90,7 @@ def frame_rows(df: pl.DataFrame) -> list[tuple[Any, ...]]:
 def assert_same(cs: ContractSet, results: list[tuple[dict[str, Any], Any]], tmp: Path) -> pl.DataFrame:
     corpus = corpus_of(results, tmp)
     df = check_corpus(cs, corpus)
+    assert check_corpus(cs, corpus, batch_calls=3).equals(df)  # batching never changes the output
     calls = corpus.scan_calls().select("cid", "line", "arguments", "result").collect().sort("line")
     for cid, _line, args, res in calls.iter_rows():
         py = call_violations(cs, T, orjson.loads(args), orjson.loads(res))

@@ -95,10 +95,10 @@ def test_sarif_validates_and_maps_codes_and_locations(sarif_validator: Any, enco
     rules = run["tool"]["driver"]["rules"]
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
-        assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "traces/run 1.jsonl"
+        assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "traces/run%201.jsonl"
         assert r["level"] == "error" and r["message"]["text"]
     assert {r["id"] for r in rules} == {"DOMAIN", "NONNEG", "REQUIRED"}
-    assert all(r["helpUri"].startswith("docs/codes.md#") for r in rules)
+    assert all(r["properties"]["docs"] == f"docs/codes.md#{r['id'].lower()}" for r in rules)
 
 
 def test_sarif_rejects_what_the_schema_forbids(sarif_validator: Any) -> None:
