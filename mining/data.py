@@ -2,11 +2,14 @@
 
 One pass over `leaves.parquet` (lazy scan, only the needed columns) yields the clean leaves with their
 fold. Every rule class then computes *per-fold* statistics that are monoids — counts, sums, min/max,
-bottom-3 example ids, distinct counts of things that belong to exactly one fold (calls, tasks) — and
-`by_checker` merges them into the statistics of every checker at once: the full checker (id -1) is the
-merge of all folds, fold checker f the merge of all folds but f. This is why `--folds 5` costs little
-more than `--folds 1`: the expensive pass over the leaves happens once, the merge works on a few
-thousand rows.
+example ids, distinct counts of things that belong to exactly one fold (calls, tasks) — and `by_checker`
+merges them into the statistics of every checker at once: the full checker (id -1) is the merge of all
+folds, fold checker f the merge of all folds but f. This is why `--folds 5` costs little more than
+`--folds 1`: the expensive pass over the leaves happens once, the merge works on a few thousand rows.
+
+Hot-path shape: leaves never carry strings for tool and pattern. Each distinct (tool, side, pattern)
+gets a dense id `pid` (the `patterns` table maps it back), and group-bys run on one UInt64 key built
+from (pid, kind class, fold) — measured 5-10× faster than grouping on the categorical columns.
 
 Clean calls (`clean_calls`): status "ok", from episodes with no labelled fault (no call of the trace
 carries `fault`, and `episodes.faulty` is not true), and with `clean="reward"` also from episodes whose
@@ -33,18 +36,16 @@ CLS_NAME = {0: "null", 1: "bool", 2: "number", 4: "string", 5: "array", 6: "obje
 SCALAR_CLASSES = (CLS_NULL, CLS_BOOL, CLS_NUM, CLS_STR)
 
 FULL = -1  # checker id of the full checker
-
-#: Columns of the materialised clean leaves.
-LEAF_COLUMNS = ("cid", "task_id", "tool", "side", "pattern", "kind", "num", "str", "len")
+_U64 = pl.UInt64
 
 
 @dataclass(frozen=True)
 class MiningData:
     """Clean calls and their leaves, each row tagged with its task's fold.
 
-    `leaves`: cid, task_id, tool (String), side, pattern (String), code (kind code), cls (kind class),
-    num, str, len, fold. `calls`: cid, call_id, task_id, tool, fold. `patterns`: the distinct
-    (tool, side, pattern) with `wild` (pattern has a `*` token).
+    `leaves`: cid, task (UInt32 task code), pid (pattern id), side, path (wildcard patterns only, else
+    null), code (kind code), cls (kind class), num, str, len, fold. `patterns`: pid -> tool, side, pattern (Strings), `wild` (has a `*` token),
+    `tp` (the raw tool/side/pattern key). `calls`: cid, call_id, task_id (String), tool, fold.
     """
 
     corpus: Corpus
@@ -52,85 +53,138 @@ class MiningData:
     calls: pl.DataFrame
     patterns: pl.DataFrame
     k: int
-    clean_cids: pl.DataFrame | None  # None when every call of the scanned tools is clean
+    unclean: pl.DataFrame | None  # cids of calls left out (None when every call is clean)
+    tools: tuple[str, ...] | None
 
-    def scan_paths(self) -> pl.LazyFrame:
-        """Lazy clean leaves *with* the concrete `path` column (only rule classes that pair array
-        instances need it; they filter before collecting)."""
-        lf = self.corpus.scan_leaves().select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
-        if self.clean_cids is not None:
-            lf = lf.join(self.clean_cids.lazy(), on="cid", how="semi")
-        return lf.with_columns(pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String)).join(
-            self.calls.lazy().select("cid", "fold", "task_id"), on="cid", how="inner"
+    def pids(self, sel: pl.DataFrame) -> list[int]:
+        """Pattern ids of the (tool, pattern[, side]) rows of `sel` (side defaults to result)."""
+        if "side" not in sel.columns:
+            sel = sel.with_columns(pl.lit("result").alias("side"))
+        got = self.patterns.join(
+            sel.select("tool", "side", "pattern").unique(), on=["tool", "side", "pattern"]
+        )
+        return sorted(got["pid"].to_list())
+
+    def scan_paths(self, pids: Sequence[int]) -> pl.LazyFrame:
+        """Clean leaves of the given patterns with their concrete `path` (kept in memory for wildcard
+        patterns only: array instances are paired by index) and the calls' `task` codes: cid, pid,
+        path, code, cls, num, str, fold, task."""
+        return (
+            self.leaves.lazy()
+            .filter(pl.col("pid").is_in(list(pids)))
+            .drop("task")
+            .join(self.calls.lazy().select("cid", "task"), on="cid", how="inner")
+            .select("cid", "pid", "path", "code", "cls", "num", "str", "fold", "task")
         )
 
 
-def clean_calls(corpus: Corpus, clean: str, tools: Sequence[str] | None) -> tuple[pl.DataFrame, bool]:
-    """Clean calls (cid, call_id, task_id as String, tool as String) and whether any call was dropped."""
+def _tp_expr() -> pl.Expr:
+    """One UInt64 per (tool, side, pattern): tool code << 33 | side << 32 | pattern code."""
+    return (
+        pl.col("tool").to_physical().cast(_U64) * (1 << 33)
+        + pl.col("side").to_physical().cast(_U64) * (1 << 32)
+        + pl.col("pattern").to_physical().cast(_U64)
+    ).alias("tp")
+
+
+def clean_calls(corpus: Corpus, clean: str, tools: Sequence[str] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(clean calls: cid, call_id, task_id, task, tool; cids of the calls left out of the clean set)."""
     calls = corpus.scan_calls().select("cid", "call_id", "trace_id", "task_id", "tool", "status", "fault")
-    eps = corpus.scan_episodes().select("trace_id", "faulty", "reward")
-    bad_traces = (
-        calls.filter(pl.col("fault").is_not_null())
-        .select("trace_id")
-        .unique()
-        .join(eps.filter(pl.col("faulty").fill_null(False)).select("trace_id"), on="trace_id", how="full")
-        .select(pl.coalesce("trace_id", "trace_id_right").alias("trace_id"))
-    )
-    if clean == "reward":
-        bad_traces = pl.concat(
-            [
-                bad_traces,
-                eps.filter(pl.col("reward").is_not_null() & (pl.col("reward") != 1.0)).select("trace_id"),
-            ]
-        )
-    every = calls.select(pl.len()).collect().item()
-    keep = calls.filter(pl.col("status") == "ok").join(bad_traces, on="trace_id", how="anti")
     if tools is not None:
-        keep = keep.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
-    out = keep.select(
-        "cid", "call_id", pl.col("task_id").cast(pl.String), pl.col("tool").cast(pl.String)
+        calls = calls.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+    eps = corpus.scan_episodes().select("trace_id", "faulty", "reward")
+    bad_traces = [
+        calls.filter(pl.col("fault").is_not_null()).select("trace_id"),
+        eps.filter(pl.col("faulty").fill_null(False)).select("trace_id"),
+    ]
+    if clean == "reward":
+        bad_traces.append(
+            eps.filter(pl.col("reward").is_not_null() & (pl.col("reward") != 1.0)).select("trace_id")
+        )
+    bad = pl.concat(bad_traces).unique()
+    flagged = calls.with_columns(
+        ((pl.col("status") == "ok") & ~pl.col("trace_id").is_in(bad.collect()["trace_id"].implode())).alias(
+            "ok"
+        )
+    )
+    both = flagged.select(
+        "cid",
+        "call_id",
+        pl.col("task_id").cast(pl.String),
+        pl.col("task_id").to_physical().alias("task"),
+        pl.col("tool").cast(pl.String),
+        "ok",
     ).collect()
-    return out, out.height != every
+    return both.filter(pl.col("ok")).drop("ok"), both.filter(~pl.col("ok")).select("cid")
 
 
 def load(corpus: Corpus, *, clean: str, k: int, seed: int, tools: Sequence[str] | None) -> MiningData:
     """Read the clean mining data once: clean calls, their folds, and their leaves (no `path`)."""
-    calls, dropped = clean_calls(corpus, clean, tools)
+    calls, unclean = clean_calls(corpus, clean, tools)
     if calls.height == 0:
         raise MiningError(
             "no clean calls to mine (every call is an error, faulty or filtered out)",
             source=str(corpus.path),
         )
     if k > 1:
-        folds = fold_table(calls["task_id"], seed, k)
-        calls = calls.join(folds, on="task_id", how="left")
+        calls = calls.join(fold_table(calls["task_id"], seed, k), on="task_id", how="left")
     else:
         calls = calls.with_columns(pl.lit(0, pl.Int32).alias("fold"))
     calls = calls.sort("cid")
-    clean_cids = calls.select("cid") if dropped else None
-    lf = corpus.scan_leaves().select(*LEAF_COLUMNS)
-    if clean_cids is not None:
-        lf = lf.join(clean_cids.lazy(), on="cid", how="semi")
+    lf = corpus.scan_leaves().select(
+        "cid", "task_id", "tool", "side", "pattern", "path", "kind", "num", "str", "len"
+    )
+    if tools is not None:
+        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+    dropped = unclean if unclean.height else None
+    if dropped is not None:
+        lf = lf.filter(~pl.col("cid").is_in(dropped["cid"].implode()))
     code = pl.col("kind").to_physical()
     lf = lf.with_columns(
-        pl.col("tool").cast(pl.String),
-        pl.col("pattern").cast(pl.String),
+        _tp_expr(),
+        pl.col("task_id").to_physical().alias("task"),
         code.alias("code"),
         pl.when(code == KIND_CODE["float"]).then(pl.lit(CLS_NUM, pl.UInt8)).otherwise(code).alias("cls"),
-    ).drop("kind")
-    if k > 1:
-        fold_of_task = calls.select(pl.col("task_id").cast(pl.Categorical), "fold").unique()
-        lf = lf.join(fold_of_task.lazy(), on="task_id", how="left")
+    )
+    if k > 1:  # joined on the categorical (by value: codes differ between files)
+        task_fold = calls.select(pl.col("task_id").cast(pl.Categorical), "fold").unique()
+        lf = lf.join(task_fold.lazy(), on="task_id", how="left")
     else:
         lf = lf.with_columns(pl.lit(0, pl.Int32).alias("fold"))
-    leaves = lf.collect()
+    raw = lf.select(
+        "cid", "task", "tp", "tool", "side", "pattern", "path", "code", "cls", "num", "str", "len", "fold"
+    ).collect()
     patterns = (
-        leaves.select("tool", "side", "pattern")
-        .unique()
-        .with_columns(wild=pl.col("pattern").str.contains(r"(^|/)\*(/|$)"))
+        raw.group_by("tp")
+        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
+        .with_columns(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
         .sort("tool", "side", "pattern")
+        .with_row_index("pid")
+        .with_columns(
+            pl.col("pid").cast(pl.UInt32),
+            pl.col("pattern").str.contains(r"(^|/)\*(/|$)").alias("wild"),
+        )
     )
-    return MiningData(corpus, leaves, calls, patterns, k, clean_cids)
+    pid_of = dict(zip(patterns["tp"].to_list(), patterns["pid"].to_list(), strict=True))
+    wild_tp = patterns.filter(pl.col("wild"))["tp"].implode()
+    leaves = raw.select(
+        "cid",
+        "task",
+        pl.col("tp").replace_strict(pid_of, return_dtype=pl.UInt32).alias("pid"),
+        "side",
+        pl.when(pl.col("tp").is_in(wild_tp)).then(pl.col("path")).alias("path"),
+        "code",
+        "cls",
+        "num",
+        "str",
+        "len",
+        "fold",
+    )
+    return MiningData(
+        corpus, leaves, calls, patterns, k, dropped, tuple(tools) if tools is not None else None
+    )
 
 
 def checker_frame(k: int) -> pl.DataFrame:
@@ -150,35 +204,72 @@ def by_checker(per_fold: pl.DataFrame, keys: Sequence[str], aggs: Sequence[pl.Ex
 
 
 def merged_examples(col: str = "ex") -> pl.Expr:
-    """Merge per-fold bottom-3 example lists into the checker's bottom-3 (a monoid: min-3 of a union)."""
+    """Merge per-fold example lists into the checker's: the 3 smallest call keys of the union."""
     return pl.col(col).list.explode(keep_nulls=False, empty_as_null=False).unique().sort().head(3).alias(col)
 
 
 def fold_examples(col: str = "cid") -> pl.Expr:
-    """The 3 smallest distinct call keys of a group (per fold)."""
-    return pl.col(col).unique().bottom_k(3).sort().alias("ex")
+    """Up to 3 example call keys of a group (per fold): the smallest, so that neither row order nor
+    parallel joins change them (duplicates at wildcard patterns are merged away later)."""
+    return pl.col(col).bottom_k(3).alias("ex")
+
+
+def group_key(cls: bool = True) -> pl.Expr:
+    """UInt64 key of (pid, kind class, fold): pid << 16 | cls << 8 | fold."""
+    key = pl.col("pid").cast(_U64) * 65536 + pl.col("fold").cast(_U64)
+    if cls:
+        key = key + pl.col("cls").cast(_U64) * 256
+    return key.alias("key")
+
+
+def decode_key(df: pl.DataFrame, patterns: pl.DataFrame, cls: bool = True) -> pl.DataFrame:
+    """Split a `group_key` column back into pid, cls, fold and add the pattern's tool and pattern."""
+    out = df.with_columns(
+        (pl.col("key") // 65536).cast(pl.UInt32).alias("pid"),
+        (pl.col("key") % 256).cast(pl.Int32).alias("fold"),
+    )
+    if cls:
+        out = out.with_columns(((pl.col("key") // 256) % 256).cast(pl.UInt8).alias("cls"))
+    return out.drop("key").join(patterns.select("pid", "tool", "pattern"), on="pid", how="left")
 
 
 def path_stats(data: MiningData) -> pl.DataFrame:
     """Per (tool, pattern, cls, checker) statistics of RESULT nodes, merged from per-fold ones.
 
     Columns: n (nodes), n_int (int nodes), calls, tasks (distinct; summed over folds because each call
-    and task belongs to one fold), min, max (numbers), ndist (distinct strings, per fold max — only an
-    upper-bound screen for DOMAIN candidates), ex (bottom-3 cids).
+    and task belongs to one fold), min, max (numbers), ndist (distinct strings: per-fold maximum, an
+    upper-bound screen for DOMAIN candidates only), ex (example cids). A pattern without wildcards has
+    at most one node per call, so its call count is its node count; distinct calls are counted only
+    for wildcard patterns.
     """
-    per_fold = (
-        data.leaves.filter(pl.col("side") == "result")
-        .group_by("tool", "pattern", "cls", "fold")
-        .agg(
-            pl.len().alias("n"),
-            (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
-            pl.col("cid").n_unique().alias("calls"),
-            pl.col("task_id").n_unique().alias("tasks"),
-            pl.col("num").min().alias("min"),
-            pl.col("num").max().alias("max"),
-            pl.col("str").n_unique().alias("ndist"),
-            fold_examples(),
-        )
+    if data.k > 255:
+        raise MiningError(f"at most 255 folds are supported, got {data.k}", field="folds")
+    res = data.leaves.filter(pl.col("side") == "result").with_columns(group_key())
+    wild = data.patterns.filter(pl.col("wild"))["pid"]
+    base = res.group_by("key").agg(
+        pl.len().alias("n"),
+        (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
+        pl.col("task").n_unique().alias("tasks"),
+        pl.col("num").min().alias("min"),
+        pl.col("num").max().alias("max"),
+        fold_examples(),
+    )
+    calls = (
+        res.filter(pl.col("pid").is_in(wild.implode()))
+        .group_by("key")
+        .agg(pl.col("cid").n_unique().alias("calls_w"))
+    )
+    ndist = (
+        res.filter(pl.col("cls") == CLS_STR)
+        .group_by("key")
+        .agg(pl.col("str").hash().n_unique().alias("ndist"))
+    )
+    per_fold = decode_key(
+        base.join(calls, on="key", how="left")
+        .join(ndist, on="key", how="left")
+        .with_columns(pl.coalesce("calls_w", "n").alias("calls"), pl.col("ndist").fill_null(0))
+        .drop("calls_w"),
+        data.patterns,
     )
     return by_checker(
         per_fold,

@@ -121,7 +121,11 @@ def assemble(
         )
     else:
         merged = cand_frame().with_columns(pl.lit([]).cast(pl.List(pl.String)).alias("source"))
-    call_ids = dict(zip(data.calls["cid"].to_list(), data.calls["call_id"].to_list(), strict=True))
+    wanted = merged.select(
+        pl.col("ex").list.explode(keep_nulls=False, empty_as_null=False).alias("cid")
+    ).unique()
+    id_rows = data.calls.join(wanted, on="cid", how="semi").select("cid", "call_id")
+    call_ids = dict(zip(id_rows["cid"].to_list(), id_rows["call_id"].to_list(), strict=True))
     order = {c: i for i, c in enumerate(CODES)}
     per_rule: dict[str, dict[int, dict[str, Any]]] = {}
     heads: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}

@@ -27,17 +27,18 @@ WILD_PREFIX = r"^(.*(?:^|/)\*)(?:/[^*]*)?$"  # the pattern up to and including i
 
 
 def date_patterns(ctx: MiningContext) -> pl.DataFrame:
-    """(tool, pattern) of result strings that look like ISO dates in at least one clean call."""
-    return (
+    """(tool, pattern, pid) of result strings that look like ISO dates in at least one clean call."""
+    pids = (
         ctx.data.leaves.filter(
             (pl.col("side") == "result")
             & (pl.col("cls") == CLS_STR)
             & pl.col("len").is_between(10, 40)
             & pl.col("str").str.contains(r"^\d{4}-\d{2}-\d{2}")
         )
-        .select("tool", "pattern")
+        .select("pid")
         .unique()
     )
+    return ctx.data.patterns.join(pids, on="pid").select("tool", "pattern", "pid")
 
 
 class DateOrder:
@@ -57,17 +58,16 @@ class DateOrder:
         if cands.height == 0:
             return cand_frame()
         nodes = (
-            ctx.data.scan_paths()
-            .filter(pl.col("side") == "result")
-            .join(cands.lazy(), on=["tool", "pattern"], how="inner")
+            ctx.data.scan_paths(cands["pid"].to_list())
+            .join(cands.lazy(), on="pid", how="inner")
             .with_columns(
                 pl.when(pl.col("depth") == 0)
                 .then(pl.lit(""))
                 .otherwise(pl.col("path").str.split("/").list.head(pl.col("depth") + 1).list.join("/"))
                 .alias("inst"),
-                parse_iso(pl.when(pl.col("kind") == "string").then(pl.col("str"))).alias("p"),
+                parse_iso(pl.when(pl.col("cls") == CLS_STR).then(pl.col("str"))).alias("p"),
             )
-            .select("cid", "task_id", "fold", "tool", "group", "inst", "pattern", "p")
+            .select("cid", "task", "fold", "tool", "group", "inst", "pattern", "p")
             .unnest("p")
             .collect()
         )
@@ -89,7 +89,7 @@ class DateOrder:
         aggs: list[pl.Expr] = [
             pl.len().alias("n_both"),
             pl.col("cid").n_unique().alias("calls"),
-            pl.col("task_id").n_unique().alias("tasks"),
+            pl.col("task").n_unique().alias("tasks"),
             fold_examples(),
         ]
         le_ab = le(pl.col("us"), pl.col("ns"), pl.col("us_b"), pl.col("ns_b"))

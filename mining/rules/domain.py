@@ -28,14 +28,18 @@ from contracts.mining.rules.base import MiningContext, paths_one, support_ok
 
 def value_counts(ctx: MiningContext, patterns: pl.DataFrame) -> pl.DataFrame:
     """Per (tool, pattern, str, checker): count and distinct tasks of each string value at `patterns`."""
+    data = ctx.data
+    pids = data.pids(patterns)
     per_fold = (
-        ctx.data.leaves.filter((pl.col("side") == "result") & (pl.col("cls") == CLS_STR))
-        .join(patterns.select("tool", "pattern").unique(), on=["tool", "pattern"], how="semi")
-        .group_by("tool", "pattern", "str", "fold")
-        .agg(pl.len().alias("count"), pl.col("task_id").n_unique().alias("vtasks"))
+        data.leaves.filter(
+            (pl.col("side") == "result") & (pl.col("cls") == CLS_STR) & pl.col("pid").is_in(pids)
+        )
+        .group_by("pid", "str", "fold")
+        .agg(pl.len().alias("count"), pl.col("task").n_unique().alias("vtasks"))
+        .join(data.patterns.select("pid", "tool", "pattern"), on="pid")
     )
     return by_checker(
-        per_fold, ["tool", "pattern", "str"], [pl.col("count").sum(), pl.col("vtasks").sum()], ctx.data.k
+        per_fold, ["tool", "pattern", "str"], [pl.col("count").sum(), pl.col("vtasks").sum()], data.k
     )
 
 

@@ -6,10 +6,11 @@ numerically (3 == 3.0), everything else by kind and value. Support >= 20 calls; 
 take >= 2 distinct values among the qualifying calls, because two paths that always hold the same
 constant are equal by coincidence, not by echo.
 
-Search: result and argument scalars are joined on (call, kind class, value hash), which yields only the
-matching pairs — never the cross product of every result field with every argument. Co-presence is then
-counted for the few (R, A) pairs that matched often enough. When the registry declares the tool's
-`parameters`, only declared argument paths are echo candidates.
+Search: every (result field, argument) pair of a tool is a candidate; a sample of calls per fold refutes
+most of them at once (a pair whose values differ in sampled calls of two folds cannot hold in any
+checker), and only the survivors are counted over every call (one join of their nodes on the call key).
+Values are compared through a 64-bit hash of the string or the number. When the registry declares the
+tool's `parameters`, only declared argument paths are echo candidates.
 """
 
 from __future__ import annotations
@@ -48,27 +49,35 @@ def declared_arg_patterns(schema: Any, prefix: str = "") -> list[str]:
     return out
 
 
-def _scalars(ctx: MiningContext, side: str) -> pl.DataFrame:
-    wild = ctx.data.patterns.filter(pl.col("side") == side)
-    plain = wild.filter(~pl.col("wild")).select("tool", "pattern")
-    if side == "arg" and ctx.registry is not None:
-        allowed = []
-        for name in plain["tool"].unique().to_list():
-            spec = ctx.registry.get(name)
-            if spec is not None and isinstance(spec.parameters, dict) and spec.parameters.get("properties"):
-                allowed += [(name, p) for p in declared_arg_patterns(spec.parameters)]
-            else:
-                allowed += [(name, p) for p in plain.filter(pl.col("tool") == name)["pattern"].to_list()]
-        plain = plain.join(
-            pl.DataFrame(allowed, schema={"tool": pl.String, "pattern": pl.String}, orient="row"),
-            on=["tool", "pattern"],
-            how="semi",
-        )
+SAMPLE_CALLS = 64  # calls per (tool, fold) whose values refute candidate pairs before the full count
+
+
+def _arg_pids(ctx: MiningContext) -> pl.DataFrame:
+    """Argument patterns (no wildcard) that may be echoed: declared parameters when the registry
+    declares them for the tool, else every argument path seen."""
+    pats = ctx.data.patterns.filter((pl.col("side") == "arg") & ~pl.col("wild"))
+    if ctx.registry is None:
+        return pats
+    keep = []
+    for name in pats["tool"].unique().sort().to_list():
+        spec = ctx.registry.get(name)
+        if spec is not None and isinstance(spec.parameters, dict) and spec.parameters.get("properties"):
+            declared = set(declared_arg_patterns(spec.parameters))
+            keep += [
+                p
+                for p, pat in pats.filter(pl.col("tool") == name).select("pid", "pattern").iter_rows()
+                if pat in declared
+            ]
+        else:
+            keep += pats.filter(pl.col("tool") == name)["pid"].to_list()
+    return pats.filter(pl.col("pid").is_in(keep))
+
+
+def _scalars(ctx: MiningContext, pids: list[int]) -> pl.DataFrame:
+    """cid, pid, cls, v (value hash: numbers compare numerically), fold, task of scalar nodes."""
     value = pl.when(pl.col("cls") == CLS_STR).then(pl.col("str").hash()).otherwise(pl.col("num").hash())
-    return (
-        ctx.data.leaves.filter((pl.col("side") == side) & pl.col("cls").is_in(SCALAR_CLASSES))
-        .join(plain, on=["tool", "pattern"], how="semi")
-        .select("cid", "tool", "pattern", "cls", "num", "str", "task_id", "fold", value.alias("v"))
+    return ctx.data.leaves.filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(pids)).select(
+        "cid", "pid", "cls", value.alias("v"), "fold", "task"
     )
 
 
@@ -78,38 +87,68 @@ class Echo:
     codes = ("ECHO",)
 
     def mine(self, ctx: MiningContext) -> pl.DataFrame:
-        k = ctx.data.k
-        res = _scalars(ctx, "result")
-        args = _scalars(ctx, "arg").select(
-            "cid",
-            pl.col("pattern").alias("arg"),
-            "cls",
-            "v",
-            pl.col("num").alias("anum"),
-            pl.col("str").alias("astr"),
-        )
-        if res.height == 0 or args.height == 0:
+        data, k = ctx.data, ctx.data.k
+        res_p = data.patterns.filter((pl.col("side") == "result") & ~pl.col("wild")).select("pid", "tool")
+        arg_p = _arg_pids(ctx).select(pl.col("pid").alias("apid"), "tool")
+        pairs = res_p.join(arg_p, on="tool").select(pl.col("pid").alias("rpid"), "apid")
+        if pairs.height == 0:
             return cand_frame()
-        matches = (
-            res.join(args, on=["cid", "cls", "v"], how="inner")
-            .filter(
-                pl.when(pl.col("cls") == CLS_STR)
-                .then(pl.col("str") == pl.col("astr"))
-                .otherwise((pl.col("num") == pl.col("anum")) | pl.col("num").is_null())
-            )
-            .group_by("tool", "pattern", "arg", "fold")
+        res = _scalars(ctx, res_p["pid"].to_list()).rename({"pid": "rpid"})
+        args = _scalars(ctx, arg_p["apid"].to_list()).select(
+            "cid", pl.col("pid").alias("apid"), pl.col("cls").alias("acls"), pl.col("v").alias("av")
+        )
+        same = (pl.col("cls") == pl.col("acls")) & (pl.col("v") == pl.col("av"))
+        # Refute pairs on a sample of calls: a pair that differs in a sampled call of two folds (one when
+        # k == 1) cannot hold in any checker; only the survivors are counted on every call.
+        sample = (
+            data.calls.sort("cid")
+            .group_by("tool", "fold", maintain_order=True)
+            .head(SAMPLE_CALLS)
+            .select("cid")
+        )
+        refuted = (
+            res.join(sample, on="cid", how="semi")
+            .join(args, on="cid")
+            .filter(~same)
+            .group_by("rpid", "apid")
+            .agg(pl.col("fold").n_unique().alias("folds"))
+            .filter(pl.col("folds") > (1 if k > 1 else 0))
+        )
+        pairs = pairs.join(refuted, on=["rpid", "apid"], how="anti")
+        if pairs.height == 0:
+            return cand_frame()
+        key = (
+            pl.col("rpid").cast(pl.UInt64) * (1 << 32) + pl.col("apid").cast(pl.UInt64) * 256 + pl.col("fold")
+        )
+        both = (
+            res.filter(pl.col("rpid").is_in(pairs["rpid"].unique().implode()))
+            .join(args.filter(pl.col("apid").is_in(pairs["apid"].unique().implode())), on="cid")
+            .join(pairs, on=["rpid", "apid"], how="semi")
+            .with_columns(key.alias("key"))
+            .group_by("key")
             .agg(
-                pl.len().alias("n_match"),
-                pl.col("task_id").n_unique().alias("tasks"),
-                pl.col("v").min().alias("vmin"),
-                pl.col("v").max().alias("vmax"),
+                pl.len().alias("n_both"),
+                same.sum().alias("n_match"),
+                pl.col("task").n_unique().alias("tasks"),
+                pl.col("av").min().alias("vmin"),
+                pl.col("av").max().alias("vmax"),
                 fold_examples(),
             )
+            .with_columns(
+                (pl.col("key") // (1 << 32)).cast(pl.UInt32).alias("rpid"),
+                ((pl.col("key") // 256) % (1 << 24)).cast(pl.UInt32).alias("apid"),
+                (pl.col("key") % 256).cast(pl.Int32).alias("fold"),
+            )
+        )
+        names = data.patterns.select("pid", "tool", "pattern")
+        both = both.join(names.rename({"pid": "rpid"}), on="rpid").join(
+            names.select(pl.col("pid").alias("apid"), pl.col("pattern").alias("arg")), on="apid"
         )
         m = by_checker(
-            matches,
+            both,
             ["tool", "pattern", "arg"],
             [
+                pl.col("n_both").sum(),
                 pl.col("n_match").sum(),
                 pl.col("tasks").sum(),
                 pl.col("vmin").min(),
@@ -117,32 +156,18 @@ class Echo:
                 merged_examples(),
             ],
             k,
-        ).filter(
-            (pl.col("n_match") >= ctx.params.needed("ECHO"))
+        )
+        assert ECHO_MIN_DISTINCT == 2  # vmin != vmax is the ">= 2 distinct argument values" test
+        rows = m.filter(
+            (pl.col("n_both") == pl.col("n_match"))
+            & (pl.col("n_match") >= ctx.params.needed("ECHO"))
             & (pl.col("tasks") >= ctx.params.tasks_needed("ECHO"))
             & (pl.col("vmin") != pl.col("vmax"))
-        )
-        if m.height == 0:
-            return cand_frame()
-        pairs = m.select("tool", "pattern", "arg").unique()
-        both = (
-            res.select("cid", "tool", "pattern", "fold")
-            .join(pairs, on=["tool", "pattern"], how="inner")
-            .join(args.select("cid", "arg"), on=["cid", "arg"], how="semi")
-            .group_by("tool", "pattern", "arg", "fold")
-            .agg(pl.len().alias("n_both"))
-        )
-        both_c = by_checker(both, ["tool", "pattern", "arg"], [pl.col("n_both").sum()], k)
-        assert ECHO_MIN_DISTINCT == 2  # vmin != vmax is the ">= 2 distinct values" test
-        rows = (
-            m.join(both_c, on=["tool", "pattern", "arg", "checker"], how="inner")
-            .filter(pl.col("n_both") == pl.col("n_match"))
-            .with_columns(
-                pl.lit("ECHO").alias("code"),
-                pl.concat_list(pl.col("pattern"), pl.lit(ARGS_PREFIX) + pl.col("arg")).alias("paths"),
-                pl.lit("{}").alias("params"),
-                pl.col("n_match").alias("calls"),
-                pl.col("n_match").alias("n"),
-            )
+        ).with_columns(
+            pl.lit("ECHO").alias("code"),
+            pl.concat_list(pl.col("pattern"), pl.lit(ARGS_PREFIX) + pl.col("arg")).alias("paths"),
+            pl.lit("{}").alias("params"),
+            pl.col("n_match").alias("calls"),
+            pl.col("n_match").alias("n"),
         )
         return cand_frame(rows)

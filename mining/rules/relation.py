@@ -85,70 +85,73 @@ def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[F
     """(tool, group, wide frame, fields, per-field per-fold stats) for every tool and array group."""
     data = ctx.data
     pats = data.patterns
-    nums = data.leaves.filter(pl.col("cls") == CLS_NUM)
-    plain = pats.filter(~pl.col("wild")).select("tool", "side", "pattern")
-    wild = pats.filter(pl.col("wild") & (pl.col("side") == "result")).select("tool", "side", "pattern")
     cent = ((pl.col("num") * 100).round() - pl.col("num") * 100).abs() <= 1e-6
-    col_name = (
-        pl.when(pl.col("side") == "arg").then(pl.lit(ARGS_PREFIX) + pl.col("pattern")).otherwise("pattern")
+    is_int = pl.col("code") == KIND_CODE["int"]
+    plain = pats.filter(~pl.col("wild")).with_columns(
+        pl.when(pl.col("side") == "arg")
+        .then(pl.lit(ARGS_PREFIX) + pl.col("pattern"))
+        .otherwise("pattern")
+        .alias("col")
     )
-    flat = nums.join(plain, on=["tool", "side", "pattern"], how="semi").with_columns(col_name.alias("col"))
-    wnums = nums.join(wild, on=["tool", "side", "pattern"], how="semi")
-    sums = wnums.group_by("cid", "tool", "pattern").agg(pl.col("num").sum())
-
-    def field_stats(long: pl.DataFrame) -> pl.DataFrame:
-        return long.group_by("tool", "col", "fold").agg(
-            pl.len().alias("n"),
-            (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
-            cent.sum().alias("n_cent"),
-        )
-
-    stats_flat = field_stats(flat)
-    stats_sum = field_stats(wnums.with_columns(("Σ" + pl.col("pattern")).alias("col")))
-    calls = data.calls.select("cid", "fold", "task_id")
-    for tool in sorted(flat["tool"].unique().to_list()):
-        long = flat.filter(pl.col("tool") == tool)
-        cols = sorted(long["col"].unique().to_list())
-        s = sums.filter(pl.col("tool") == tool)
-        scols = sorted(s["pattern"].unique().to_list())
-        if not cols or len(cols) > MAX_FIELDS:
+    wild = pats.filter(pl.col("wild") & (pl.col("side") == "result"))
+    nums = data.leaves.filter(pl.col("cls") == CLS_NUM)
+    flat = nums.filter(pl.col("pid").is_in(plain["pid"].implode()))
+    wnums = nums.filter(pl.col("pid").is_in(wild["pid"].implode()))
+    per_field = pl.concat(
+        [
+            flat.group_by("pid", "fold").agg(
+                pl.len().alias("n"), is_int.sum().alias("n_int"), cent.sum().alias("n_cent")
+            ),
+            wnums.group_by("pid", "fold").agg(
+                pl.len().alias("n"), is_int.sum().alias("n_int"), cent.sum().alias("n_cent")
+            ),
+        ]
+    )
+    sums = wnums.group_by("cid", "pid").agg(pl.col("num").sum())
+    calls = data.calls.select("cid", "fold", "task")
+    tool_of = dict(pats.select("pid", "tool").iter_rows())
+    flat_pids = flat["pid"].unique().sort().to_list()
+    sum_pids = sums["pid"].unique().sort().to_list()
+    for tool in sorted({tool_of[p] for p in flat_pids}):
+        tp = [p for p in flat_pids if tool_of[p] == tool]
+        sp = [p for p in sum_pids if tool_of[p] == tool]
+        if not tp or len(tp) > MAX_FIELDS:
             continue
+        names = plain.filter(pl.col("pid").is_in(tp)).sort("col")
+        fields = [Field(f"c{i}", c, not c.startswith(ARGS_PREFIX), False) for i, c in enumerate(names["col"])]
+        name_of = dict(zip(names["pid"].to_list(), [f.name for f in fields], strict=True))
+        long = flat.filter(pl.col("pid").is_in(tp)).with_columns(
+            pl.col("pid").replace_strict(name_of).alias("col")
+        )
         wide = long.pivot(on="col", index="cid", values="num", aggregate_function="first")
-        fields = [Field(f"c{i}", c, not c.startswith(ARGS_PREFIX), False) for i, c in enumerate(cols)]
-        wide = wide.rename({c: f.name for c, f in zip(cols, fields, strict=True)})
-        if scols:
-            sw = s.pivot(on="pattern", index="cid", values="num", aggregate_function="first")
-            sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(scols)]
-            sw = sw.rename({p: f.name for p, f in zip(scols, sfields, strict=True)})
-            wide = wide.join(sw, on="cid", how="left").with_columns(
-                [pl.col(f.name).fill_null(0.0) for f in sfields]
+        if sp:
+            snames = wild.filter(pl.col("pid").is_in(sp)).sort("pattern")
+            sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(snames["pattern"])]
+            name_of.update(zip(snames["pid"].to_list(), [f.name for f in sfields], strict=True))
+            sw = (
+                sums.filter(pl.col("pid").is_in(sp))
+                .with_columns(pl.col("pid").replace_strict(name_of).alias("col"))
+                .pivot(on="col", index="cid", values="num", aggregate_function="first")
             )
-            fields += sfields
+            wide = wide.join(sw, on="cid", how="left").with_columns(
+                [pl.col(f.name).fill_null(0.0) for f in sfields if f.name in sw.columns]
+            )
+            fields += [f for f in sfields if f.name in sw.columns]
+        for f in fields:
+            if f.name not in wide.columns:
+                wide = wide.with_columns(pl.lit(None, pl.Float64).alias(f.name))
         wide = wide.join(calls, on="cid", how="inner").sort("cid")
-        fst = pl.concat(
-            [
-                stats_flat.filter(pl.col("tool") == tool).with_columns(
-                    pl.col("col")
-                    .replace_strict({f.path: f.name for f in fields if not f.is_sum})
-                    .alias("name")
-                ),
-                stats_sum.filter(pl.col("tool") == tool).with_columns(
-                    pl.col("col")
-                    .replace_strict({"Σ" + f.path: f.name for f in fields if f.is_sum})
-                    .alias("name")
-                ),
-            ]
+        fst = per_field.filter(pl.col("pid").is_in(list(name_of))).with_columns(
+            pl.col("pid").replace_strict(name_of).alias("name")
         )
         yield tool, "", wide, fields, fst
     # Array groups: fields inside the same array instance, paired by index.
-    wild_nums = wild.filter(pl.col("pattern").str.contains(r"\*"))
-    if wild_nums.height == 0:
+    if wild.height == 0:
         return
     wl = (
-        data.scan_paths()
-        .filter(pl.col("side") == "result")
-        .join(wild_nums.lazy().select("tool", "pattern"), on=["tool", "pattern"], how="semi")
-        .filter(pl.col("kind").is_in(["int", "float"]))
+        data.scan_paths(wild["pid"].to_list())
+        .filter(pl.col("cls") == CLS_NUM)
+        .join(wild.lazy().select("pid", "tool", "pattern"), on="pid")
         .with_columns(pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group"))
         .with_columns(
             pl.col("path")
@@ -156,28 +159,26 @@ def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[F
             .list.head(pl.col("group").str.count_matches("/") + 1)
             .list.join("/")
             .alias("inst"),
-            pl.col("pattern").alias("col"),
-            (pl.col("kind") == "int").alias("is_int"),
+            (pl.col("code") == KIND_CODE["int"]).alias("is_int"),
         )
-        .select("cid", "fold", "task_id", "tool", "group", "inst", "col", "num", "is_int")
+        .select("cid", "fold", "task", "pid", "tool", "group", "inst", "pattern", "num", "is_int")
         .collect()
     )
     for (tool, group), long in sorted(
         wl.group_by("tool", "group"), key=lambda t: (str(t[0][0]), str(t[0][1]))
     ):
-        cols = sorted(long["col"].unique().to_list())
+        cols = sorted(long["pattern"].unique().to_list())
         if len(cols) < 2 or len(cols) > MAX_FIELDS:
             continue
-        wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
         fields = [Field(f"c{i}", c, True, False) for i, c in enumerate(cols)]
-        wide = wide.rename({c: f.name for c, f in zip(cols, fields, strict=True)})
-        wide = wide.join(data.calls.select("cid", "fold", "task_id"), on="cid", how="inner").sort(
-            "cid", "inst"
-        )
+        by_path = {f.path: f.name for f in fields}
+        long = long.with_columns(pl.col("pattern").replace_strict(by_path).alias("col"))
+        wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
+        wide = wide.join(calls, on="cid", how="inner").sort("cid", "inst")
         fst = (
             long.group_by("col", "fold")
             .agg(pl.len().alias("n"), pl.col("is_int").sum().alias("n_int"), cent.sum().alias("n_cent"))
-            .with_columns(pl.col("col").replace_strict({f.path: f.name for f in fields}).alias("name"))
+            .rename({"col": "name"})
         )
         yield str(tool), str(group), wide, fields, fst
 
@@ -446,7 +447,7 @@ def _verify(wide: pl.DataFrame, fields: list[Field], cands: list[Cand], k: int) 
             aggs += [
                 qual.sum().alias(f"q{j}"),
                 pl.col("cid").filter(qual).n_unique().alias(f"calls{j}"),
-                pl.col("task_id").filter(qual).n_unique().alias(f"tasks{j}"),
+                pl.col("task").filter(qual).n_unique().alias(f"tasks{j}"),
                 (qual & (diff > 0)).sum().alias(f"vx{j}"),
                 (qual & (diff > 0.005 + 1e-9)).sum().alias(f"vc{j}"),
                 (qual & (diff > 1e-9 * scale)).sum().alias(f"vr{j}"),
