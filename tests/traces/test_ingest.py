@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import orjson
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
 import contracts.traces.ingest as ingest_mod
@@ -213,6 +214,10 @@ def test_schemas_and_categoricals(tmp_path: Path) -> None:
     man = c.manifest()
     assert schema_errors(man, "corpus-manifest") == []
     assert [col["name"] for col in man["files"]["calls.parquet"]["columns"]] == list(CALL_SCHEMA)
+    # plain Parquet: another reader (pyarrow here, DuckDB alike) needs nothing of ours
+    for name, rows in (("calls", 9), ("leaves", 99), ("episodes", 3)):
+        table = pq.read_table(c.path / f"{name}.parquet")
+        assert table.num_rows == rows == man["files"][f"{name}.parquet"]["rows"]
 
 
 def test_interrupted_commit_leaves_previous_corpus_intact(
