@@ -398,7 +398,6 @@ class _Run:
     parts: list[tuple[Path, Path]] = field(default_factory=list)
     rejects_fh: IO[bytes] | None = None
     n_rejects: int = 0
-    n_calls: int = 0
     episodes: list[tuple[Any, ...]] = field(default_factory=list)
 
     def reject(self, source: str, line: int, code: str, reason: str, raw: str, **extra: Any) -> None:
@@ -417,8 +416,9 @@ class _Run:
         calls, leaves = self.cols.frames()
         k = len(self.parts)
         cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
-        calls.write_parquet(cp)
-        leaves.write_parquet(lp)
+        # staging parts are read once, at commit: a cheap codec, the final files get zstd
+        calls.write_parquet(cp, compression="lz4")
+        leaves.write_parquet(lp, compression="lz4")
         self.parts.append((cp, lp))
         self.cols.release()
         self.cols = _Columns()
@@ -761,7 +761,6 @@ def _sink(frames: list[pl.LazyFrame], schema: Mapping[str, pl.DataType], target:
 
 
 def _finalize_episodes(
-    out: Path,
     calls_path: Path,
     old_episodes: Path | None,
     new_rows: list[tuple[Any, ...]],
@@ -1009,7 +1008,7 @@ def _commit(
     ]
     order = {s["source"]: i for i, s in enumerate(all_sources)}
     eps = _finalize_episodes(
-        out, calls_t.with_name(f".{CALLS_FILE}.tmp"), eps_t if old else None, run.episodes, order
+        calls_t.with_name(f".{CALLS_FILE}.tmp"), eps_t if old else None, run.episodes, order
     )
     eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
     # rejects: old lines then new ones
