@@ -4,10 +4,11 @@ Accepted forms (the common subset of ISO 8601 / RFC 3339 that tools emit):
 
 - `date`:  `YYYY-MM-DD`
 - `naive`: `YYYY-MM-DD[T| ]hh:mm[:ss[.fraction]]` with no zone
-- `aware`: the same followed by `Z` or `±hh[:mm]`
+- `aware`: the same followed by `Z` or `±hh:mm` / `±hhmm`
 
-Anything else (week dates, ordinals, out-of-range fields such as Feb 30 or hour 24, leap seconds) does
-not parse. Naive and aware values are never compared with each other: a rule fixes its mode (`tz`), and
+Anything else (week dates, ordinals, a lowercase `t`, an offset without minutes, out-of-range fields
+such as Feb 30, hour 24 or offset minute 60, leap seconds) does not parse — the same set the checker's
+`parse_instant` accepts. Naive and aware values are never compared with each other: a rule fixes its mode (`tz`), and
 a value that does not parse in the rule's mode is a violation. Values are compared as
 (microseconds since 1970-01-01 in UTC for aware, wall-clock for naive and date; then the remaining
 nanoseconds), so fractions down to 1 ns order correctly.
@@ -19,8 +20,8 @@ import polars as pl
 
 ISO_RE = (
     r"^(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
-    r"(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
+    r"(Z|z|[+-]\d{2}:?\d{2})?)?$"
 )
 MODES = ("date", "naive", "aware")
 MODE_CODE = {"date": 1, "naive": 2, "aware": 3}
@@ -50,13 +51,17 @@ def parse_iso(expr: pl.Expr) -> pl.Expr:
             (
                 zone.str.slice(1, 2).cast(pl.Int64, strict=False) * 60
                 + zone.str.slice(-2, 2).cast(pl.Int64, strict=False)
-                * (zone.str.len_chars() > 3).cast(pl.Int64)
             )
             * pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
         )
     )
     zone_ok = (
-        zone.is_null() | zone.is_in(["Z", "z"]) | (zone.str.slice(1, 2).cast(pl.Int64, strict=False) < 24)
+        zone.is_null()
+        | zone.is_in(["Z", "z"])
+        | (
+            (zone.str.slice(1, 2).cast(pl.Int64, strict=False) < 24)
+            & (zone.str.slice(-2, 2).cast(pl.Int64, strict=False) < 60)
+        )
     )
     us = base.dt.epoch("us") + frac_us - zone_min * 60_000_000
     mode = (
