@@ -145,3 +145,18 @@ def test_subprocess_round_trip(tmp_path: Path) -> None:
         env=env,
     )
     assert p.returncode == 2 and "error[" in p.stderr
+
+
+def test_mine_defaults_from_config(sample_corpus: Corpus, tmp_path: Path) -> None:
+    cfg = tmp_path / "contracts.toml"
+    cfg.write_text(
+        f'[paths]\ncorpus = "{sample_corpus.path}"\ncontracts = "out/contracts.json"\n'
+        '[mine]\nfolds = 3\nseed = 7\nclean = "reward"\n[mine.min_support]\nDOMAIN = 400\n',
+        encoding="utf-8",
+    )
+    r = _run("--config", str(cfg), "mine", "--tool", "refund_order", "-q")
+    assert r.exit_code == 0, r.output
+    cs = ContractSet.load(tmp_path / "out" / "contracts.json")
+    assert (cs.k, cs.seed, cs.params["clean"], cs.params["min_support"]["DOMAIN"]) == (3, 7, "reward", 400)
+    r = _run("--config", str(cfg), "mine", "--tool", "refund_order", "--folds", "2", "-q")
+    assert r.exit_code == 0 and ContractSet.load(tmp_path / "out" / "contracts.json").k == 2

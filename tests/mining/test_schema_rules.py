@@ -92,3 +92,16 @@ def test_corpus_registry_is_used_by_default(tmp_path: Path) -> None:
     cs = mine(Corpus.open(tmp_path / "c"))
     assert find(cs, "NONNEG", "/available") is not None
     assert cs.tools["inv"].substitutes == ("inv2",)
+
+
+def test_declared_parameters_restrict_echo_candidates(tmp_path: Path) -> None:
+    """`note` is echoed but not a declared parameter: with the registry it is not an ECHO candidate."""
+    recs = [
+        call(f"t{i % 3}", "inv", {"sku": f"S{i}", "note": f"n{i}"}, {"sku": f"S{i}", "note": f"n{i}"})
+        for i in range(25)
+    ]
+    c = corpus(tmp_path, recs)
+    assert find(mine(c), "ECHO", "/note", "$args/note") is not None
+    with_reg = mine(c, registry=load_registry(_registry(tmp_path)))
+    assert find(with_reg, "ECHO", "/note", "$args/note") is None
+    assert find(with_reg, "ECHO", "/sku", "$args/sku") is not None
