@@ -178,7 +178,10 @@ def summary_lines(s: Summary) -> list[tuple[str, str]]:
     if s.skipped_calls:
         rows.append(("skipped", f"{_calls(s.skipped_calls)} with status error (no result to check)"))
     if s.rejected_lines:
-        rows.append(("rejected lines", f"{s.rejected_lines} unreadable input lines"))
+        n = s.rejected_lines
+        rows.append(
+            ("rejected lines", f"{n:,} unreadable input line{'' if n == 1 else 's'} (--strict: exit 2)")
+        )
     rows.append(
         (
             "receipt size",

@@ -37,7 +37,7 @@ from contracts.checks.outputs import (
 )
 from contracts.checks.receipts import ENCODERS, encode
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
-from contracts.errors import UsageError
+from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
 from contracts.mining.model import CODES, ContractSet
 from contracts.traces.corpus import Corpus
@@ -84,6 +84,7 @@ def _receipt_stream(
     fmt: str,
     summary: SummaryBuilder,
     stdin: BinaryIO,
+    strict: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line)."""
@@ -98,7 +99,7 @@ def _receipt_stream(
             from contracts.traces.ingest import ingest
 
             tmp = tempfile.TemporaryDirectory(prefix="contracts-check-")
-            ingest([Path(f) for f in files], Path(tmp.name) / "corpus", format=fmt)
+            ingest([Path(f) for f in files], Path(tmp.name) / "corpus", format=fmt, strict=strict)
             ingested = Corpus.open(Path(tmp.name) / "corpus")
             summary.rejected_lines += len(ingested.rejects())
         for s in sources:
@@ -114,6 +115,8 @@ def _receipt_stream(
                     format=fmt,
                 ):
                     if item.kind == "rejected":
+                        if strict:
+                            raise TraceError(f"unreadable line: {item.reason}", source="-", line=item.line)
                         summary.rejected_lines += 1
                     elif item.kind == "skipped":
                         summary.skipped_calls += 1
@@ -196,6 +199,12 @@ def check(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to FILE (atomically) instead of stdout.")
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Exit 2 at the first unreadable input line (default: count them and go on)."
+        ),
+    ] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Check tool calls against a contract set; print receipts (violations) and a summary.
@@ -228,6 +237,7 @@ def check(
         fmt=input_format,
         summary=summary,
         stdin=sys.stdin.buffer,
+        strict=strict,
     )
 
     def chunks() -> Iterator[bytes]:

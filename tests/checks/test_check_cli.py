@@ -302,3 +302,14 @@ def test_paths_default_from_config(world: dict[str, Path], tmp_path: Path) -> No
     empty.write_text('[check]\nencoder = "v2"\n')
     res = run("--config", str(empty), "check")
     assert res.exit_code == 2 and "--contracts" in res.stderr
+
+
+def test_unreadable_lines_counted_or_strict(world: dict[str, Path], tmp_path: Path) -> None:
+    good = world["faulty"].read_bytes().splitlines()[0]
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(good + b"\nnot json\n")
+    for args, data in (([str(src)], None), (["-"], src.read_bytes())):
+        res = run("check", "--contracts", str(world["contracts"]), *args, input=data)
+        assert res.exit_code == 1 and "1 unreadable input line " in res.stderr  # the violation still counts
+        res = run("check", "--contracts", str(world["contracts"]), *args, "--strict", input=data)
+        assert res.exit_code == 2 and ":2:" in res.stderr
