@@ -1470,6 +1470,7 @@ class _LineParser:
         self.format = format
         self.sha = sha256_hex(source)
         self.adapter: Any = None
+        self.dropped: list[str] = []  # calls the adapter left out of a kept episode (since last read)
         try:
             self.detect: Any = importlib.import_module("contracts.traces.formats.detect")
         except ImportError:  # pragma: no cover - adapters are part of the package
@@ -1495,6 +1496,7 @@ class _LineParser:
             calls.extend(parsed.calls)
             for ep in parsed.episodes:
                 visible[ep.trace_id] = ep.tools
+            self.dropped.extend(d.reason for d in parsed.dropped)
         return calls, visible
 
 
@@ -1531,6 +1533,9 @@ def check_lines(
             yield StreamItem("rejected", line=n, reason=str(getattr(e, "reason", e)))
             continue
         visible.update(vis)
+        for reason in parser.dropped:  # as ingest does: a call left out of its episode is a reject
+            yield StreamItem("rejected", line=n, reason=reason)
+        parser.dropped.clear()
         for call in calls:
             if tools is not None and call.tool not in tools:
                 continue
