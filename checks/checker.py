@@ -657,6 +657,7 @@ def _path_finder(rule: Rule, ops: list[Operand]) -> PathFinder:
 class _Compiled:
     contracts: ContractSet
     by_tool: dict[str, list[tuple[Rule, PathFinder]]]
+    reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
 
 
 _CACHE: dict[tuple[int, int | None], _Compiled] = {}
@@ -674,7 +675,10 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
         by_tool.setdefault(r.tool, []).append((r, _path_finder(r, operands(r))))
     if len(_CACHE) >= 16:
         _CACHE.clear()
-    comp = _Compiled(contracts, by_tool)
+    reads_args = frozenset(
+        t for t, rs in by_tool.items() if any(op.side == "arg" for r, _ in rs for op in operands(r))
+    )
+    comp = _Compiled(contracts, by_tool, reads_args)
     _CACHE[key] = comp
     return comp
 
@@ -689,11 +693,13 @@ def call_violations(
     codes: Sequence[str] | None = None,
 ) -> list[Violation]:
     """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none."""
-    rules = _compiled(contracts, fold).by_tool.get(tool, [])
+    comp = _compiled(contracts, fold)
+    rules = comp.by_tool.get(tool, [])
     if not rules:
         return []
     nodes: Nodes = {}
-    _index_nodes("arg", arguments, nodes)
+    if tool in comp.reads_args:
+        _index_nodes("arg", arguments, nodes)
     _index_nodes("result", result, nodes)
     out: list[Violation] = []
     for rule, finder in rules:
