@@ -34,6 +34,7 @@ from contracts.errors import CheckError, ContractsError
 from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.mining.folds import fold_table
 from contracts.mining.model import CODES, ContractSet, Rule, split_side
+from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import (
     SIDE_DTYPE,
@@ -1191,6 +1192,7 @@ def find_violations(
     codes: Sequence[str] | None = None,
     clean_only: bool = False,
     batch_calls: int = BATCH_CALLS,
+    progress: Progress = NULL_PROGRESS,
 ) -> tuple[pl.DataFrame, list[_RuleEntry], pl.LazyFrame]:
     """The vectorised core: (cid, ridx, path, present) of every violation, the rule entries, the calls.
 
@@ -1210,12 +1212,17 @@ def find_violations(
     n_batches = max(1, -(-n_calls // max(1, batch_calls)))
     edges = [(2**64 * i) // n_batches for i in range(n_batches + 1)]
     found_parts = []
+    progress.start("checking calls", n_calls)
     for lo, hi in itertools.pairwise(edges):
         # Call ids are hashes, uniform over u64: equal ranges are batches of about `batch_calls` calls.
         in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
         if hi < 2**64:
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
         found_parts.append(_find_batch(entries, corpus, calls.filter(in_batch), ops, in_batch))
+        progress.advance(
+            n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)
+        )
+    progress.finish()
     found = pl.concat(found_parts).unique()
     return found, entries, calls
 
@@ -1229,6 +1236,7 @@ def check_corpus(
     codes: Sequence[str] | None = None,
     clean_only: bool = False,
     batch_calls: int = BATCH_CALLS,
+    progress: Progress = NULL_PROGRESS,
 ) -> pl.DataFrame:
     """One row per violation in the corpus (columns `VIOLATION_SCHEMA`), sorted by `SORT_KEYS`.
 
@@ -1236,10 +1244,17 @@ def check_corpus(
     `"cross"` = each call checked by the checker of its own task's fold (the cross-fitted replay).
     `tools` / `codes` restrict the calls / rules checked; `clean_only` keeps only calls the miner
     counts as clean (status ok, no fault label, episode not labelled faulty). `batch_calls` bounds
-    memory (the output does not depend on it).
+    memory (the output does not depend on it); `progress` hears of each batch (in calls).
     """
     found, entries, calls = find_violations(
-        contracts, corpus, fold=fold, tools=tools, codes=codes, clean_only=clean_only, batch_calls=batch_calls
+        contracts,
+        corpus,
+        fold=fold,
+        tools=tools,
+        codes=codes,
+        clean_only=clean_only,
+        batch_calls=batch_calls,
+        progress=progress,
     )
     if found.height == 0:
         return pl.DataFrame(schema=VIOLATION_SCHEMA)

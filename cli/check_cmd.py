@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from contracts import __version__
@@ -85,6 +87,7 @@ def _receipt_stream(
     summary: SummaryBuilder,
     stdin: BinaryIO,
     strict: bool = False,
+    progress: Any = None,
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line)."""
@@ -137,7 +140,8 @@ def _receipt_stream(
             for tool, n in counts.calls_by_tool.items():
                 summary.checked(tool, n)
             summary.skipped_calls += counts.skipped_calls
-            frame = check_corpus(contracts, corpus, fold=fold, tools=tools, codes=codes)
+            kw: dict[str, Any] = {"progress": progress} if progress is not None else {}
+            frame = check_corpus(contracts, corpus, fold=fold, tools=tools, codes=codes, **kw)
             for r in receipts_from_frame(
                 contracts, corpus, frame, encoder=encoder, include_all=include_all, tools=tools
             ):
@@ -149,13 +153,46 @@ def _receipt_stream(
             tmp.cleanup()
 
 
+class _RichProgress:
+    """`contracts.progress.Progress` as a transient rich bar of calls checked, on stderr."""
+
+    def __init__(self) -> None:
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def finish(self) -> None:
+        self._bar.stop()
+
+
+def _wide(console: Console) -> Console:
+    """The console itself on a terminal; to pipes and files a wide sibling, so tables do not fold."""
+    if console.is_terminal:
+        return console
+    return Console(stderr=console.stderr, width=200, highlight=False, soft_wrap=True)
+
+
 def _print_summary(summary: Any) -> None:
     table = Table(title="contracts check", show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", justify="right")
     for label, value in summary_lines(summary):
         table.add_row(label, value)
-    err.print(table)
+    _wide(err).print(table)
 
 
 def check(
@@ -238,6 +275,7 @@ def check(
         summary=summary,
         stdin=sys.stdin.buffer,
         strict=strict,
+        progress=_RichProgress() if (err.is_terminal and not quiet) else None,
     )
 
     def chunks() -> Iterator[bytes]:
@@ -290,7 +328,7 @@ def codes(
     table.add_column("docs")
     for i in infos:
         table.add_row(i.code, i.family, i.summary, i.docs)
-    out.print(table)
+    _wide(out).print(table)
 
 
 def register(app: typer.Typer) -> None:
