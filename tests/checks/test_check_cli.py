@@ -313,3 +313,19 @@ def test_unreadable_lines_counted_or_strict(world: dict[str, Path], tmp_path: Pa
         assert res.exit_code == 1 and "1 unreadable input line " in res.stderr  # the violation still counts
         res = run("check", "--contracts", str(world["contracts"]), *args, "--strict", input=data)
         assert res.exit_code == 2 and ":2:" in res.stderr
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "sarif", "junit", "github"])
+def test_same_input_same_bytes(world: dict[str, Path], fmt: str) -> None:
+    args = (
+        "check",
+        "--contracts",
+        str(world["contracts"]),
+        str(world["faulty"]),
+        "--output-format",
+        fmt,
+        "-q",
+    )
+    a, b = run(*args), run(*args)
+    assert a.exit_code == b.exit_code == 1
+    assert a.stdout == b.stdout and a.stdout
