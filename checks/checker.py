@@ -22,7 +22,7 @@ import importlib
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -392,8 +392,18 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
     """The violation of `rule` at concrete `path` of this call, with its expected/observed witnesses.
 
     Both implementations call this once they know *where* a rule is broken, so the rendered values are
-    identical whichever found it. `path` is in rule notation (`$args/...` for an argument path).
+    identical whichever found it. `path` is in rule notation (`$args/...` for an argument path). The
+    detail cites the rule's clean support; a rule that only the registry declares (source `schema`,
+    not mined) cites the declaration instead, since it has no clean calls behind it.
     """
+    v = _witness(rule, path, arguments, result)
+    if "mined" not in rule.source:
+        head = v.detail.split("; ", 1)[0]
+        v = replace(v, detail=f"{head}; the registry declares this in {rule.tool}'s output schema")
+    return v
+
+
+def _witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
     ops = [Operand.of(p) for p in rule.paths]
     n = rule.support.calls
     tool = rule.tool

@@ -327,3 +327,19 @@ def test_parse_instant_modes() -> None:
     assert parse_instant("2026-02-29", "date") is None
     assert parse_instant(20260301, "date") is None
     assert parse_instant("1970-01-02", "date") == 86_400 * 10**9
+
+
+def test_schema_only_rule_cites_the_registry() -> None:
+    declared = Rule(
+        rule_id(T, "NONNEG", ["/available"], {}),
+        T,
+        "NONNEG",
+        ("/available",),
+        {},
+        Support(0, 0),
+        source=("schema",),
+    )
+    (v,) = call_violations(contract_set((declared,)), T, {}, {"available": -2})
+    assert v.detail == (
+        "lookup_inventory returned available=-2; the registry declares this in lookup_inventory's output schema"
+    )
