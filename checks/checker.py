@@ -1357,8 +1357,8 @@ def receipts_from_frame(
 ) -> Iterator[Receipt]:
     """Receipts for the calls of a `check_corpus` frame, in (source, line) order.
 
-    With `include_all`, every checked call gets a receipt (violations empty when it holds), streamed in
-    batches so memory stays bounded. Recovery tools use each episode's visible tool set
+    With `include_all`, every checked call gets a receipt (violations empty when it holds). Results are
+    read `batch` calls at a time, so memory stays bounded by the batch, not the corpus. Recovery tools use each episode's visible tool set
     (episodes.parquet `tools`; null = unknown = every declared substitute).
     """
     visible = {
@@ -1381,13 +1381,19 @@ def receipts_from_frame(
     lf = _checked_calls(contracts, corpus, None, tools, clean_only).select("cid", "source", "line")
     if not include_all:
         lf = lf.filter(pl.col("cid").is_in(pl.Series(list(grouped), dtype=pl.UInt64).implode()))
-    lf = lf.join(
-        corpus.scan_calls().select("cid", "call_id", "trace_id", pl.col("tool").cast(pl.String), "result"),
-        on="cid",
-    ).sort(["source", "line", "cid"])
-    df = lf.collect()
-    for chunk in df.iter_slices(batch):
-        for cid, source, line, call_id, trace_id, tool, res in chunk.iter_rows():
+    order = lf.sort(["source", "line", "cid"]).collect()  # three small columns, in output order
+    for keys in order.iter_slices(batch):
+        # Only this slice's results are in memory at a time.
+        rows = keys.join(
+            corpus.scan_calls()
+            .select("cid", "call_id", "trace_id", pl.col("tool").cast(pl.String), "result")
+            .filter(pl.col("cid").is_in(keys.get_column("cid").implode()))
+            .collect(),
+            on="cid",
+            how="left",
+            maintain_order="left",
+        )
+        for cid, source, line, call_id, trace_id, tool, res in rows.iter_rows():
             vs = grouped.get(cid, [])
             yield Receipt(
                 tool=tool,

@@ -17,6 +17,7 @@ from contracts.checks.checker import (
     check_call,
     check_corpus,
     parse_instant,
+    receipts_from_frame,
 )
 from contracts.errors import CheckError
 from contracts.mining.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
@@ -343,3 +344,15 @@ def test_schema_only_rule_cites_the_registry() -> None:
     assert v.detail == (
         "lookup_inventory returned available=-2; the registry declares this in lookup_inventory's output schema"
     )
+
+
+def test_receipts_from_frame_in_order_whatever_the_batch(tmp_path: Path) -> None:
+    cs = contract_set()
+    results = [({"sku": "S"}, {"sku": "S", "available": i - 3}) for i in range(7)]
+    corpus = corpus_of(results, tmp_path)
+    df = check_corpus(cs, corpus)
+    whole = list(receipts_from_frame(cs, corpus, df, include_all=True))
+    assert [r.line for r in whole] == list(range(1, 8))
+    assert [len(r.violations) for r in whole] == [1, 1, 1, 0, 0, 0, 0]
+    assert list(receipts_from_frame(cs, corpus, df, include_all=True, batch=2)) == whole
+    assert [r.line for r in receipts_from_frame(cs, corpus, df, batch=1)] == [1, 2, 3]
