@@ -27,53 +27,57 @@ MODES = ("date", "naive", "aware")
 MODE_CODE = {"date": 1, "naive": 2, "aware": 3}
 
 
-def parse_iso(expr: pl.Expr) -> pl.Expr:
-    """A struct {mode: UInt8 (0 = does not parse, 1 date, 2 naive, 3 aware), us: Int64, ns: Int32}.
+def _int(e: pl.Expr) -> pl.Expr:
+    return e.cast(pl.Int64, strict=False)
 
-    `us` is microseconds since the epoch (UTC for aware values); `ns` the nanoseconds below that.
-    Null input gives mode 0.
+
+def parse_iso(frame: pl.DataFrame, col: str, prefix: str = "") -> pl.DataFrame:
+    """`frame` with three columns added: `{prefix}mode` (UInt8: 0 = does not parse, 1 date, 2 naive,
+    3 aware), `{prefix}us` (Int64 microseconds since the epoch, UTC for aware values) and `{prefix}ns`
+    (Int32 nanoseconds below that) for the strings of `col` (null gives mode 0).
+
+    One regex extracts the fields (materialised once: struct fields of an expression would re-run it);
+    the calendar is integer arithmetic (days from the civil date, Howard Hinnant's algorithm) with
+    explicit range checks — an order of magnitude faster than formatting and re-parsing every value.
     """
-    g = expr.str.extract_groups(ISO_RE)
-    y, mo, d = g.struct.field("1"), g.struct.field("2"), g.struct.field("3")
-    hh, mi, ss = g.struct.field("4"), g.struct.field("5"), g.struct.field("6")
-    frac, zone = g.struct.field("7"), g.struct.field("8")
-    base = pl.concat_str(
-        y, pl.lit("-"), mo, pl.lit("-"), d, pl.lit(" "), hh.fill_null("00"), pl.lit(":"),
-        mi.fill_null("00"), pl.lit(":"), ss.fill_null("00"),
-    ).str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="us")  # fmt: skip
-    digits = frac.fill_null("").str.pad_end(9, "0")
-    frac_us = digits.str.slice(0, 6).cast(pl.Int64, strict=False).fill_null(0)
+    g = [f"_iso{i}" for i in range(1, 9)]
+    x = frame.with_columns(
+        pl.col(col).str.extract_groups(ISO_RE).struct.rename_fields(g).alias("_iso")
+    ).unnest("_iso")
+    y, mo, d = (_int(pl.col(c)) for c in g[:3])
+    hh_s, zone = pl.col(g[3]), pl.col(g[7])
+    hh, mi, ss = (_int(pl.col(c)).fill_null(0) for c in g[3:6])
+    digits = pl.col(g[6]).fill_null("").str.pad_end(9, "0")
+    frac_us = _int(digits.str.slice(0, 6)).fill_null(0)
     frac_ns = digits.str.slice(6, 3).cast(pl.Int32, strict=False).fill_null(0)
-    zone_min = (
-        pl.when(zone.is_null() | zone.is_in(["Z", "z"]))
-        .then(pl.lit(0, pl.Int64))
-        .otherwise(
-            (
-                zone.str.slice(1, 2).cast(pl.Int64, strict=False) * 60
-                + zone.str.slice(-2, 2).cast(pl.Int64, strict=False)
-            )
-            * pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
-        )
-    )
-    zone_ok = (
-        zone.is_null()
-        | zone.is_in(["Z", "z"])
-        | (
-            (zone.str.slice(1, 2).cast(pl.Int64, strict=False) < 24)
-            & (zone.str.slice(-2, 2).cast(pl.Int64, strict=False) < 60)
-        )
-    )
-    us = base.dt.epoch("us") + frac_us - zone_min * 60_000_000
+    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
+    dim = pl.when(mo == 2).then(28 + leap.cast(pl.Int64)).otherwise(30 + (mo + mo // 8) % 2)
+    valid = (y >= 1) & mo.is_between(1, 12) & (d >= 1) & (d <= dim) & (hh <= 23) & (mi <= 59) & (ss <= 59)
+    yy = y - (mo <= 2).cast(pl.Int64)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + pl.when(mo > 2).then(-3).otherwise(9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    zulu = zone.is_null() | zone.is_in(["Z", "z"])
+    oh, om = _int(zone.str.slice(1, 2)), _int(zone.str.slice(-2, 2))
+    sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
+    zone_min = pl.when(zulu).then(pl.lit(0, pl.Int64)).otherwise(sign * (oh * 60 + om))
+    zone_ok = zulu | ((oh <= 23) & (om <= 59))
+    us = (days * 86_400 + hh * 3600 + mi * 60 + ss - zone_min * 60) * 1_000_000 + frac_us
     mode = (
-        pl.when(base.is_null() | ~zone_ok.fill_null(False))
+        pl.when(y.is_null() | ~(valid & zone_ok).fill_null(False))
         .then(pl.lit(0, pl.UInt8))
-        .when(hh.is_null())
+        .when(hh_s.is_null())
         .then(pl.lit(1, pl.UInt8))
         .when(zone.is_null())
         .then(pl.lit(2, pl.UInt8))
         .otherwise(pl.lit(3, pl.UInt8))
     )
-    return pl.struct(mode.fill_null(0).alias("mode"), us.alias("us"), frac_ns.alias("ns"))
+    return (
+        x.with_columns(mode.alias(f"{prefix}mode"), us.alias(f"{prefix}us"), frac_ns.alias(f"{prefix}ns"))
+        .with_columns(pl.when(pl.col(f"{prefix}mode") > 0).then(pl.col(f"{prefix}us")).alias(f"{prefix}us"))
+        .drop(g)
+    )
 
 
 def le(a_us: pl.Expr, a_ns: pl.Expr, b_us: pl.Expr, b_ns: pl.Expr) -> pl.Expr:

@@ -63,14 +63,21 @@ class DateOrder:
             .with_columns(
                 pl.when(pl.col("depth") == 0)
                 .then(pl.lit(""))
-                .otherwise(pl.col("path").str.split("/").list.head(pl.col("depth") + 1).list.join("/"))
+                .otherwise(
+                    # the pattern after its last `*` has no index, so it ends the path verbatim
+                    pl.col("path").str.slice(
+                        0,
+                        pl.col("path").str.len_chars()
+                        - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
+                    )
+                )
                 .alias("inst"),
-                parse_iso(pl.when(pl.col("cls") == CLS_STR).then(pl.col("str"))).alias("p"),
+                pl.when(pl.col("cls") == CLS_STR).then(pl.col("str")).alias("s"),
             )
-            .select("cid", "task", "fold", "tool", "group", "inst", "pattern", "p")
-            .unnest("p")
+            .select("cid", "task", "fold", "tool", "group", "inst", "pattern", "s")
             .collect()
         )
+        nodes = parse_iso(nodes, "s").drop("s")
         b = nodes.select(
             "cid",
             "tool",

@@ -49,9 +49,10 @@ from contracts.mining.params import RELATION_MIN_TUPLES
 from contracts.mining.rules.base import MiningContext
 from contracts.mining.rules.date_order import WILD_PREFIX
 
+WINDOW = 4000  # rows of each fold (first by call key) that samples are drawn from
 GEN_ROWS = 6  # rows of each fold candidates are generated from (the most informative ones)
-SAMPLE_ROWS = 48  # first rows (by call key) of each fold that refute candidates ...
-SAMPLE_PER_COLUMN = 8  # ... plus, per field, the first rows where that field is present
+SAMPLE_ROWS = 32  # first rows (by call key) of each fold that refute candidates ...
+SAMPLE_PER_COLUMN = 4  # ... plus, per field, the first rows where that field is present
 MAX_FIELDS_TERNARY = 40  # three-term sums are searched for up to this many fields in one group
 MAX_FIELDS = 150  # beyond this many numeric fields in one group, no relation search at all
 GEN_ABS, GEN_REL = 0.006, 1e-9  # candidate tolerance: looser than every verification tolerance
@@ -154,10 +155,13 @@ def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[F
         .join(wild.lazy().select("pid", "tool", "pattern"), on="pid")
         .with_columns(pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group"))
         .with_columns(
+            # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
             pl.col("path")
-            .str.split("/")
-            .list.head(pl.col("group").str.count_matches("/") + 1)
-            .list.join("/")
+            .str.slice(
+                0,
+                pl.col("path").str.len_chars()
+                - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
+            )
             .alias("inst"),
             (pl.col("code") == KIND_CODE["int"]).alias("is_int"),
         )
@@ -186,30 +190,32 @@ def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[F
 def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(generation rows, refutation rows) of every fold, as wide frames with a row id `_r`.
 
-    Generation rows are the GEN_ROWS rows of each fold with the most present non-zero fields (rows of
-    zeros match everything and teach nothing); refutation rows are the first SAMPLE_ROWS rows of each
-    fold by call key plus, per field, the first SAMPLE_PER_COLUMN rows where that field is present.
+    Both come from a bounded window of each fold: its first WINDOW rows by call key. Generation rows
+    are the GEN_ROWS rows of the window with the most present non-zero fields (rows of zeros match
+    everything and teach nothing) plus, per field, the first row where that field is present;
+    refutation rows are the first SAMPLE_ROWS rows plus, per field, the first SAMPLE_PER_COLUMN rows
+    where it is present. Sampling only prunes candidates: every relation emitted is verified on every
+    call, so the window bounds cost, not correctness (a relation over fields that never co-occur in a
+    window is not proposed).
     """
-    w = wide.with_row_index("_r")
+    w = wide.with_row_index("_r").group_by("fold", maintain_order=True).head(WINDOW)
     score = pl.sum_horizontal(
         [(pl.col(f.name).is_not_null() & (pl.col(f.name) != 0)).cast(pl.Int32) for f in fields]
     )
-    gen = (
-        w.with_columns(score.alias("_score"))
-        .sort(["fold", "_score", "_r"], descending=[False, True, False])
+    scored = w.with_columns(score.alias("_score"))
+    gen_picks = [
+        scored.sort(["fold", "_score", "_r"], descending=[False, True, False])
         .group_by("fold", maintain_order=True)
         .head(GEN_ROWS)
-        .drop("_score")
-    )
-    picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
+        .select("_r")
+    ]
+    ref_picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
     for f in fields:
-        picks.append(
-            w.filter(pl.col(f.name).is_not_null())
-            .group_by("fold", maintain_order=True)
-            .head(SAMPLE_PER_COLUMN)
-            .select("_r")
-        )
-    ref = w.join(pl.concat(picks).unique(), on="_r", how="semi").sort("_r")
+        present = w.filter(pl.col(f.name).is_not_null()).group_by("fold", maintain_order=True)
+        gen_picks.append(present.head(1).select("_r"))
+        ref_picks.append(present.head(SAMPLE_PER_COLUMN).select("_r"))
+    gen = w.join(pl.concat(gen_picks).unique(), on="_r", how="semi").sort("_r")
+    ref = w.join(pl.concat(ref_picks).unique(), on="_r", how="semi").sort("_r")
     return gen, ref
 
 
@@ -351,45 +357,38 @@ CAND_COLS: dict[str, pl.DataType] = {k: pl.Int64() for k in ("form", "a", "t0", 
 
 
 def _refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int) -> pl.DataFrame:
-    """Drop candidates refuted on the refutation rows of two or more folds (of one fold when k == 1)."""
+    """Drop candidates refuted on the refutation rows of two or more folds (of one fold when k == 1).
+
+    Vectorised as one cross join of candidates with the rows' value lists (`list.get` by field index;
+    the extra last element is the 0 of unused terms)."""
+    if cands.height == 0 or ref.height == 0:
+        return cands
     allowed = 1 if k > 1 else 0
     m = len(fields)
-    idx = {c: cands[c].replace(-1, m) for c in ("a", "t0", "t1", "t2")}
-    form = cands["form"]
-    c0, c1, c2 = (cands[c].cast(pl.Float64) for c in ("c0", "c1", "c2"))
-    refuted: dict[int, pl.Series] = {}
-    names = [f.name for f in fields]
-    for row in ref.iter_rows(named=True):
-        vals = pl.Series([row[nm] for nm in names] + [0.0], dtype=pl.Float64)
-        a, t0, t1, t2 = (vals.gather(idx[c]) for c in ("a", "t0", "t1", "t2"))
-        rhs = (
-            pl.DataFrame({"form": form, "t0": t0, "t1": t1, "t2": t2, "c0": c0, "c1": c1, "c2": c2})
-            .select(
-                pl.when(pl.col("form") == 0)
-                .then(pl.col("c0") * pl.col("t0") + pl.col("c1") * pl.col("t1") + pl.col("c2") * pl.col("t2"))
-                .when(pl.col("form") == 1)
-                .then(pl.col("t0") * pl.col("t1"))
-                .otherwise(pl.col("t0"))
-                .alias("rhs")
-            )
-            .to_series()
-        )
-        bad = (
-            pl.DataFrame({"a": a, "rhs": rhs})
-            .select(
-                (pl.col("a").is_not_null() & pl.col("rhs").is_not_null() & ~_close("a", "rhs")).alias("bad")
-            )
-            .to_series()
-        )
-        f = row["fold"]
-        refuted[f] = bad if f not in refuted else (refuted[f] | bad)
-    if not refuted:
-        return cands
-    count = pl.sum_horizontal([s.cast(pl.Int32).alias(str(f)) for f, s in refuted.items()])
-    counts = pl.DataFrame([s.cast(pl.Int32).alias(str(f)) for f, s in refuted.items()]).select(
-        count.alias("n")
-    )["n"]
-    return cands.filter(counts <= allowed)
+    rows = ref.select(
+        "fold",
+        pl.concat_list([*[pl.col(f.name).cast(pl.Float64) for f in fields], pl.lit(0.0)]).alias("vals"),
+    )
+    idx = cands.with_row_index("_c").with_columns(
+        [pl.col(c).replace(-1, m).alias(f"_{c}") for c in ("a", "t0", "t1", "t2")]
+    )
+    v = {c: pl.col("vals").list.get(pl.col(f"_{c}")) for c in ("a", "t0", "t1", "t2")}
+    rhs = (
+        pl.when(pl.col("form") == 0)
+        .then(pl.col("c0") * v["t0"] + pl.col("c1") * v["t1"] + pl.col("c2") * v["t2"])
+        .when(pl.col("form") == 1)
+        .then(v["t0"] * v["t1"])
+        .otherwise(v["t0"])
+    )
+    bad = (
+        idx.join(rows, how="cross")
+        .with_columns(v["a"].alias("_lhs"), rhs.alias("_rhs"))
+        .filter(pl.col("_lhs").is_not_null() & pl.col("_rhs").is_not_null() & ~_close("_lhs", "_rhs"))
+        .group_by("_c")
+        .agg(pl.col("fold").n_unique().alias("_folds"))
+        .filter(pl.col("_folds") > allowed)
+    )
+    return idx.join(bad, on="_c", how="anti").select(list(CAND_COLS))
 
 
 def _to_cands(arr: pl.DataFrame) -> list[Cand]:
