@@ -57,40 +57,38 @@ class DateOrder:
         cands = cands.filter(pl.len().over("tool", "group") >= 2)
         if cands.height == 0:
             return cand_frame()
+        # Integer keys for the pairing join: a group id per (tool, group), the instance as a hash
+        # (0 for paths without wildcards), the pattern id; names come back after aggregating.
+        cands = cands.with_columns(pl.struct("tool", "group").rank("dense").cast(pl.UInt32).alias("gid"))
+        inst = pl.col("path").str.slice(
+            0,
+            # the pattern after its last `*` has no index, so it ends the path verbatim: cut it off
+            pl.col("path").str.len_chars()
+            - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
+        )
         nodes = (
             ctx.data.scan_paths(cands["pid"].to_list())
-            .join(cands.lazy(), on="pid", how="inner")
+            .join(cands.lazy().select("pid", "gid", "depth", "pattern", "group"), on="pid", how="inner")
             .with_columns(
-                pl.when(pl.col("depth") == 0)
-                .then(pl.lit(""))
-                .otherwise(
-                    # the pattern after its last `*` has no index, so it ends the path verbatim
-                    pl.col("path").str.slice(
-                        0,
-                        pl.col("path").str.len_chars()
-                        - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
-                    )
-                )
-                .alias("inst"),
+                pl.when(pl.col("depth") == 0).then(pl.lit(0, pl.UInt64)).otherwise(inst.hash()).alias("ih"),
                 pl.when(pl.col("cls") == CLS_STR).then(pl.col("str")).alias("s"),
             )
-            .select("cid", "task", "fold", "tool", "group", "inst", "pattern", "s")
+            .select("cid", "task", "fold", "gid", "ih", "pid", "s")
             .collect()
         )
         nodes = parse_iso(nodes, "s").drop("s")
         b = nodes.select(
             "cid",
-            "tool",
-            "group",
-            "inst",
-            pl.col("pattern").alias("b"),
+            "gid",
+            "ih",
+            pl.col("pid").alias("b"),
             pl.col("mode").alias("mode_b"),
             pl.col("us").alias("us_b"),
             pl.col("ns").alias("ns_b"),
         )
         pairs = (
-            nodes.rename({"pattern": "a"})
-            .join(b, on=["cid", "tool", "group", "inst"], how="inner")
+            nodes.rename({"pid": "a"})
+            .join(b, on=["cid", "gid", "ih"], how="inner")
             .filter(pl.col("a") != pl.col("b"))
         )
         aggs: list[pl.Expr] = [
@@ -105,7 +103,15 @@ class DateOrder:
             same = (pl.col("mode") == i) & (pl.col("mode_b") == i)
             aggs.append((same & le_ab).sum().alias(f"ok_{m}"))
             aggs.append((same & lt_ab).sum().alias(f"lt_{m}"))
-        per_fold = pairs.group_by("tool", "a", "b", "fold").agg(aggs)
+        names = ctx.data.patterns.select("pid", "tool", "pattern")
+        per_fold = (
+            pairs.group_by("a", "b", "fold")
+            .agg(aggs)
+            .join(names.rename({"pid": "a", "pattern": "pa"}), on="a")
+            .join(names.select(pl.col("pid").alias("b"), pl.col("pattern").alias("pb")), on="b")
+            .drop("a", "b")
+            .rename({"pa": "a", "pb": "b"})
+        )
         merged = by_checker(
             per_fold,
             ["tool", "a", "b"],

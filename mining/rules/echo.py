@@ -106,9 +106,10 @@ class Echo:
             .head(SAMPLE_CALLS)
             .select("cid")
         )
+        in_sample = pl.col("cid").is_in(sample["cid"].implode())
         refuted = (
-            res.join(sample, on="cid", how="semi")
-            .join(args, on="cid")
+            res.filter(in_sample)
+            .join(args.filter(in_sample), on="cid")
             .filter(~same)
             .group_by("rpid", "apid")
             .agg(pl.col("fold").n_unique().alias("folds"))
@@ -122,8 +123,8 @@ class Echo:
         )
         both = (
             res.filter(pl.col("rpid").is_in(pairs["rpid"].unique().implode()))
-            .join(args.filter(pl.col("apid").is_in(pairs["apid"].unique().implode())), on="cid")
-            .join(pairs, on=["rpid", "apid"], how="semi")
+            .join(pairs, on="rpid")
+            .join(args.filter(pl.col("apid").is_in(pairs["apid"].unique().implode())), on=["cid", "apid"])
             .with_columns(key.alias("key"))
             .group_by("key")
             .agg(
