@@ -6,9 +6,10 @@ flatter whichever runs second. Each child here is waited for with `os.wait4`, wh
 resource usage of *that* child alone (its peak RSS and CPU seconds, including any helpers it waited
 for), so nothing depends on the order measurements run in.
 
-Timing: the child times its own work with `time.perf_counter()` around the call (interpreter start-up
-and imports excluded on both sides, so the ratio compares work with work) and writes a small JSON
-result to the file named by `$BENCH_RESULT`. Wall time is the headline; CPU seconds are recorded beside
+Timing: the child times its own work with `time.perf_counter()` and `time.process_time()` (CPU of all
+its threads) around the call (interpreter start-up, imports and untimed warm-up runs excluded on both
+sides, so the ratio compares work with work) and writes a small JSON result to the file named by
+`$BENCH_RESULT`. Wall time is the headline; CPU seconds are recorded beside
 it, because on a shared machine wall time also measures the neighbours.
 
 Page cache: `warm(path)` reads files once before anything is timed, so neither side pays the first
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,13 +47,13 @@ atexit.register(_bench_write)
 CLI_CHILD = """
 sys.argv = ["contracts", *sys.argv[1:]]
 from contracts.cli.app import main
-t = time.perf_counter()
+t = time.perf_counter(); c0 = time.process_time()
 try:
     main()
     RESULT["exit"] = 0
 except SystemExit as e:
     RESULT["exit"] = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-RESULT["seconds"] = time.perf_counter() - t
+RESULT["seconds"] = time.perf_counter() - t; RESULT["cpu"] = time.process_time() - c0
 """
 
 
@@ -65,6 +67,7 @@ class Measure:
     exit: int
     extra: dict[str, Any] = field(default_factory=dict)
     stderr: str = ""
+    killed_at_mib: float | None = None  # set when the RSS watchdog stopped the child
 
 
 class ChildFailed(RuntimeError):
@@ -77,12 +80,17 @@ def run_child(
     stdin: Path | None = None,
     ok_exits: tuple[int, ...] = (0,),
     env: dict[str, str] | None = None,
+    rss_limit_mib: float | None = None,
 ) -> Measure:
     """Run `PRELUDE + code` in a fresh interpreter (cwd = repo root) and measure it.
 
     `code` must set `RESULT["seconds"]` (the timed part); anything else it puts in `RESULT` comes back
     in `Measure.extra`. stdout goes to /dev/null (data outputs are written to files or discarded);
     stderr is kept for error messages. Exit codes outside `ok_exits` raise `ChildFailed`.
+
+    `rss_limit_mib`: a watchdog polls the child's resident set (/proc/PID/status, every 0.2 s) and
+    kills it when it passes the limit, so a stage that does not stream cannot take a shared machine
+    down with it; the result then has `killed_at_mib` set and the seconds it ran until then.
     """
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         result_file = Path(tmp) / "result.json"
@@ -101,19 +109,31 @@ def run_child(
                 stderr=ferr,
                 env=child_env,
             )
+            t0 = time.perf_counter()
+            killed = _watch(proc.pid, rss_limit_mib) if rss_limit_mib else False
             _pid, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
         stderr = err_file.read_text(errors="replace")
+        if killed:
+            return Measure(
+                seconds=time.perf_counter() - t0,
+                cpu_seconds=usage.ru_utime + usage.ru_stime,
+                peak_rss_mib=usage.ru_maxrss / 1024,
+                exit=proc.returncode,
+                stderr=stderr,
+                killed_at_mib=rss_limit_mib,
+            )
         if proc.returncode not in ok_exits:
             raise ChildFailed(f"child exited {proc.returncode}:\n{stderr[-3000:]}")
         result: dict[str, Any] = json.loads(result_file.read_text()) if result_file.exists() else {}
     seconds = float(result.pop("seconds"))
+    cpu = result.pop("cpu", None)
     exit_code = int(result.pop("exit", proc.returncode))
     if exit_code not in ok_exits:
         raise ChildFailed(f"command exited {exit_code}:\n{stderr[-3000:]}")
     return Measure(
         seconds=seconds,
-        cpu_seconds=usage.ru_utime + usage.ru_stime,
+        cpu_seconds=float(cpu) if cpu is not None else usage.ru_utime + usage.ru_stime,
         peak_rss_mib=usage.ru_maxrss / 1024,  # Linux reports KiB
         exit=exit_code,
         extra=result,
@@ -121,9 +141,42 @@ def run_child(
     )
 
 
-def run_cli(*argv: str, stdin: Path | None = None, ok_exits: tuple[int, ...] = (0,)) -> Measure:
+def _rss_mib(pid: int) -> float:
+    """Current resident set of a live process (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _watch(pid: int, limit_mib: float) -> bool:
+    """Poll until the child exits (True if it was killed for passing `limit_mib`); it stays a zombie
+    for `os.wait4` to reap."""
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return False
+        except OSError:
+            return False
+        if _rss_mib(pid) > limit_mib:
+            os.kill(pid, signal.SIGKILL)
+            return True
+        time.sleep(0.2)
+
+
+def run_cli(
+    *argv: str,
+    stdin: Path | None = None,
+    ok_exits: tuple[int, ...] = (0,),
+    rss_limit_mib: float | None = None,
+) -> Measure:
     """Measure `contracts ARGV...` run in-process in a fresh child (the same code path as the CLI)."""
-    return run_child(CLI_CHILD, *argv, stdin=stdin, ok_exits=ok_exits)
+    return run_child(CLI_CHILD, *argv, stdin=stdin, ok_exits=ok_exits, rss_limit_mib=rss_limit_mib)
 
 
 def warm(*paths: Path) -> int:
