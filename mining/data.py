@@ -67,13 +67,11 @@ class MiningData:
 
     def scan_paths(self, pids: Sequence[int]) -> pl.LazyFrame:
         """Clean leaves of the given patterns with their concrete `path` (kept in memory for wildcard
-        patterns only: array instances are paired by index) and the calls' `task` codes: cid, pid,
-        path, code, cls, num, str, fold, task."""
+        patterns only: array instances are paired by index): cid, pid, path, code, cls, num, str, fold,
+        task (the leaves' own task codes: compare them only with each other)."""
         return (
             self.leaves.lazy()
             .filter(pl.col("pid").is_in(list(pids)))
-            .drop("task")
-            .join(self.calls.lazy().select("cid", "task"), on="cid", how="inner")
             .select("cid", "pid", "path", "code", "cls", "num", "str", "fold", "task")
         )
 

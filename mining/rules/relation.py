@@ -149,11 +149,11 @@ def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[F
     # Array groups: fields inside the same array instance, paired by index.
     if wild.height == 0:
         return
+    wild = wild.with_columns(pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group"))
     wl = (
         data.scan_paths(wild["pid"].to_list())
         .filter(pl.col("cls") == CLS_NUM)
-        .join(wild.lazy().select("pid", "tool", "pattern"), on="pid")
-        .with_columns(pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group"))
+        .join(wild.lazy().select("pid", "tool", "pattern", "group"), on="pid")
         .with_columns(
             # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
             pl.col("path")
