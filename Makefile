@@ -47,10 +47,49 @@ sample: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
+# The whole pipeline on the bundled sample world: ingest -> mine -> check -> audit -> ledger ->
+# repair-replay -> plan-check. Commands that report findings on purpose (exit 1) are marked `; test $$? -eq 1`.
 demo: $(STAMP)
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
+	@echo "== sample world is up to date"
+	$(BIN)/python sample_traces/generate.py --check
+	@echo "== ingest (every format; the second run shows ingest is idempotent)"
+	$(CONTRACTS) ingest sample_traces/clean sample_traces/faulty sample_traces/formats -o $(DEMO)/corpus --registry sample_traces/tools.json
 	$(CONTRACTS) ingest sample_traces/clean -o $(DEMO)/corpus
 	$(CONTRACTS) corpus info $(DEMO)/corpus
+	@echo "== mine 5 fold checkers from the clean traces"
+	$(CONTRACTS) ingest sample_traces/clean -o $(DEMO)/clean --registry sample_traces/tools.json -q
+	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 -o $(DEMO)/contracts.json
+	$(CONTRACTS) rules $(DEMO)/contracts.json --tool lookup_inventory
+	@echo "== check the faulty traces (exit 1: violations found)"
+	$(CONTRACTS) check --contracts $(DEMO)/contracts.json sample_traces/faulty -o $(DEMO)/receipts.jsonl; test $$? -eq 1
+	head -n 2 $(DEMO)/receipts.jsonl
+	@echo "== audit: cross-fitted replay, fire events frozen in a ledger before labels are joined"
+	$(CONTRACTS) audit sample_traces/ --fold 5 --registry sample_traces/tools.json --ledger $(DEMO)/audit-ledger --json $(DEMO)/audit.json --markdown $(DEMO)/audit.md --max-fire-rate 0.02 --min-detection 0.8
+	$(CONTRACTS) inject sample_traces/clean -o $(DEMO)/injected.jsonl --kinds all --rate 0.1 --seed 13
+	$(CONTRACTS) audit-score $(DEMO)/audit-ledger --corpus $(DEMO)/audit-ledger.corpus/corpus --max-fire-rate 0.02 --max-spurious-per-100 5 -q
+	@echo "== ledger: verify, anchor, prove one entry"
+	$(CONTRACTS) ledger verify $(DEMO)/audit-ledger --require-frozen
+	$(CONTRACTS) ledger show $(DEMO)/audit-ledger --kind audit.end
+	$(CONTRACTS) ledger prove $(DEMO)/audit-ledger 1 > $(DEMO)/proof.json
+	$(CONTRACTS) ledger verify-proof $(DEMO)/proof.json --root $$($(CONTRACTS) ledger head $(DEMO)/audit-ledger --json | $(BIN)/python -c 'import json,sys; print(json.load(sys.stdin)["root"])')
+	@echo "== repair-replay: contract-constrained repair of malformed calls, ledgered and scored"
+	$(CONTRACTS) repair-cases $(DEMO)/clean --registry sample_traces/tools.json -o $(DEMO)/repair-cases.jsonl --targets $(DEMO)/repair-targets.jsonl --kinds all --per-kind 8 --seed 13
+	$(CONTRACTS) repair-replay $(DEMO)/repair-cases.jsonl --policy heuristic --ledger $(DEMO)/repair-ledger --seed 13
+	$(CONTRACTS) ledger verify $(DEMO)/repair-ledger --require-frozen
+	cd $(DEMO)/repair-ledger && sha256sum -c --quiet manifest-sha256.txt && echo "sha256sum -c: OK"
+	$(CONTRACTS) repair-score $(DEMO)/repair-ledger --targets $(DEMO)/repair-targets.jsonl --markdown $(DEMO)/repair-score.md
+	@echo "== plan-check and the registry as the one source of tool definitions"
+	$(CONTRACTS) registry infer $(DEMO)/clean --contracts $(DEMO)/contracts.json -o $(DEMO)/inferred-tools.json
+	$(CONTRACTS) registry check sample_traces/tools.json $(DEMO)/clean
+	$(CONTRACTS) tools export --registry sample_traces/tools.json --target openai -o $(DEMO)/openai-tools.json
+	$(CONTRACTS) plan-check docs/examples/plan-world/pass-basic.json docs/examples/plan-world/pass-steps.jsonl --registry docs/examples/plan-world/tools.json
+	$(CONTRACTS) plan-check docs/examples/plan-world/fail-many.json --registry docs/examples/plan-world/tools.json; test $$? -eq 1
+	@echo "== a configured repository: no path arguments (sample_traces/contracts.toml)"
+	cd sample_traces && rm -rf .contracts && ../$(CONTRACTS) config && ../$(CONTRACTS) ingest -q \
+	  && ../$(CONTRACTS) mine -q && ../$(CONTRACTS) audit -q > /dev/null \
+	  && ../$(CONTRACTS) repair-cases && ../$(CONTRACTS) repair-replay && ../$(CONTRACTS) ledger verify .contracts/repair-ledger
+	@echo "demo finished: artifacts in $(DEMO)/"
 
 clean:
 	rm -rf $(VENV) $(DEMO) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

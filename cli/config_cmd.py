@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.table import Table
 
@@ -16,11 +18,24 @@ def config_command(json_out: JsonFlag = False) -> None:
     if json_out:
         out.file.write(pretty_json({"file": str(cfg.file) if cfg.file else None, "settings": data}).decode())
         return
-    out.print(f"config file: {cfg.file if cfg.file else '(none found; built-in defaults)'}")
+    out.print(f"config file: {_rel(str(cfg.file)) if cfg.file else '(none found; built-in defaults)'}")
     table = Table("setting", "value", "origin")
     for key, s in data.items():
-        table.add_row(key, "" if s["value"] is None else str(s["value"]), s["origin"])
+        value = s["value"]
+        if isinstance(value, list):
+            value = ", ".join(_rel(v) for v in value)
+        elif isinstance(value, str):
+            value = _rel(value)
+        table.add_row(key, "" if value is None else str(value), _rel(s["origin"]))
     out.print(table)
+
+
+def _rel(text: str) -> str:
+    """Show paths below the working directory relative to it (the JSON output keeps them absolute)."""
+    try:
+        return str(Path(text).relative_to(Path.cwd())) if text.startswith("/") else text
+    except ValueError:
+        return text
 
 
 def register(app: typer.Typer) -> None:

@@ -81,11 +81,12 @@ def _kinds(values: list[str] | None) -> list[str]:
 
 def repair_cases_command(
     src: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
-            help="A BFCL question file (JSON Lines; give --answers) or an ingested corpus folder."
+            help="A BFCL question file (JSON Lines; give --answers) or an ingested corpus folder "
+            "(default: paths.corpus)."
         ),
-    ],
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Cases file to write (JSONL).")
     ] = None,
@@ -134,6 +135,7 @@ def repair_cases_command(
     seed_v = int(cfg.get("repair.seed", seed))
     cases_path = cfg.require_path("paths.cases", output, "cases file (-o)")
     targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
+    src = cfg.require_path("paths.corpus", src, "source (SRC: a BFCL file or a corpus folder)")
     if cases_path.resolve() == targets_path.resolve():
         fail("the cases and targets files must differ: targets are hidden from replay", field="targets")
     from contracts.traces.corpus import Corpus
@@ -208,7 +210,8 @@ def repair_replay_command(
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per command-policy step.")] = 10.0,
     ledger: Annotated[
-        Path | None, typer.Option("--ledger", help="New ledger folder to write (default: paths.ledger).")
+        Path | None,
+        typer.Option("--ledger", help="New ledger folder to write (default: paths.repair_ledger)."),
     ] = None,
     max_ops: Annotated[int | None, typer.Option("--max-ops", help="Op budget per case (default 2).")] = None,
     max_attempts: Annotated[
@@ -233,7 +236,7 @@ def repair_replay_command(
     """Run every case through a policy, the action mask and the validator; log each step; freeze the ledger."""
     cfg = config()
     cases_path = cfg.require_path("paths.cases", cases_file, "cases file (CASES)")
-    ledger_dir = cfg.require_path("paths.ledger", ledger, "ledger folder (--ledger)")
+    ledger_dir = cfg.require_path("paths.repair_ledger", ledger, "ledger folder (--ledger)")
     name = str(cfg.get("repair.policy", policy.value if policy else None))
     budgets = loop.Budgets(
         int(cfg.get("repair.max_ops", max_ops)),
@@ -284,7 +287,7 @@ def _rate(r: dict[str, Any] | None) -> str:
 
 def repair_score_command(
     ledger: Annotated[
-        Path | None, typer.Argument(help="A frozen repair ledger folder (default: paths.ledger).")
+        Path | None, typer.Argument(help="A frozen repair ledger folder (default: paths.repair_ledger).")
     ] = None,
     targets: Annotated[
         Path | None, typer.Option("--targets", help="The hidden targets file (default: paths.targets).")
@@ -307,7 +310,7 @@ def repair_score_command(
     if str(json_file) == "-" and str(markdown_file) == "-":
         fail("only one of --json and --markdown can go to stdout ('-')", field="markdown")
     cfg = config()
-    ledger_dir = cfg.require_path("paths.ledger", ledger, "ledger folder (LEDGER)")
+    ledger_dir = cfg.require_path("paths.repair_ledger", ledger, "ledger folder (LEDGER)")
     targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
     try:
         report = score.score(

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "paths.registry": (None, "path"),
     "paths.contracts": (None, "path"),
     "paths.ledger": (None, "path"),
+    "paths.repair_ledger": (None, "path"),
     "paths.cases": (None, "path"),
     "paths.targets": (None, "path"),
     "paths.reports": (None, "path"),
