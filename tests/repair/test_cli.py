@@ -258,7 +258,7 @@ def test_defaults_come_from_the_config_file(tmp_path: Path, bfcl_files: tuple[Pa
     q, a = bfcl_files
     cfg = tmp_path / "contracts.toml"
     cfg.write_text(
-        '[paths]\ncases = "c.jsonl"\ntargets = "t.jsonl"\nledger = "led"\n'
+        '[paths]\ncases = "c.jsonl"\ntargets = "t.jsonl"\nrepair_ledger = "led"\n'
         '[repair]\npolicy = "heuristic"\nmax_attempts = 1\nseed = 7\n'
     )
     code, _, err = run("--config", str(cfg), "repair-cases", str(q), "--answers", str(a), "--per-kind", "1")
