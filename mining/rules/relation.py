@@ -18,11 +18,13 @@ minus signs, then path order, and one is dropped when its coefficient vector lie
 kept; products and sums are deduplicated after replacing each field by the first field of its equality
 class. A one-term equality between a result and an argument is ECHO's business and is not emitted.
 
-Search (near-linear in calls): candidate relations are enumerated on small per-fold samples of calls
-(numpy; the samples always include rows where each field is present), every candidate that a sample
-row refutes in two or more folds is dropped (a fold checker never sees one of the folds, so one refuting
-fold could be exactly the one it leaves out), fields that never co-occur often enough are never paired,
-and only the survivors are verified on every call with vectorised polars expressions.
+Search (near-linear in calls): candidate relations are generated on a few rows of each fold (the rows
+with the most non-zero fields, plus one row per field where it is present, all from the fold's first
+WINDOW rows) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
+cent); a larger sample of rows refutes candidates in one vectorised cross join (a candidate refuted in
+two or more folds cannot hold in any checker: a fold checker leaves out only one fold), and only the
+survivors are verified on every call. Known limit: a relation over fields that are never all present
+together in a fold's generation rows is not proposed.
 """
 
 from __future__ import annotations
