@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from contracts import __version__
@@ -38,7 +36,7 @@ from contracts.checks.outputs import (
     summary_lines,
 )
 from contracts.checks.receipts import ENCODERS, encode
-from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
 from contracts.mining.model import CODES, ContractSet
@@ -153,46 +151,13 @@ def _receipt_stream(
             tmp.cleanup()
 
 
-class _RichProgress:
-    """`contracts.progress.Progress` as a transient rich bar of calls checked, on stderr."""
-
-    def __init__(self) -> None:
-        self._bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self._task: Any = None
-
-    def start(self, task: str, total: int | None) -> None:
-        self._bar.start()
-        self._task = self._bar.add_task(task, total=total)
-
-    def advance(self, n: int = 1) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task, n)
-
-    def finish(self) -> None:
-        self._bar.stop()
-
-
-def _wide(console: Console) -> Console:
-    """The console itself on a terminal; to pipes and files a wide sibling, so tables do not fold."""
-    if console.is_terminal:
-        return console
-    return Console(stderr=console.stderr, width=200, highlight=False, soft_wrap=True)
-
-
 def _print_summary(summary: Any) -> None:
     table = Table(title="contracts check", show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", justify="right")
     for label, value in summary_lines(summary):
         table.add_row(label, value)
-    _wide(err).print(table)
+    wide(err).print(table)
 
 
 def check(
@@ -275,7 +240,7 @@ def check(
         summary=summary,
         stdin=sys.stdin.buffer,
         strict=strict,
-        progress=_RichProgress() if (err.is_terminal and not quiet) else None,
+        progress=progress_bar(quiet),
     )
 
     def chunks() -> Iterator[bytes]:
@@ -328,7 +293,7 @@ def codes(
     table.add_column("docs")
     for i in infos:
         table.add_row(i.code, i.family, i.summary, i.docs)
-    _wide(out).print(table)
+    wide(out).print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -85,3 +85,57 @@ class OutputFormat(StrEnum):
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 QuietFlag = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")]
 SeedOption = Annotated[int | None, typer.Option("--seed", help="Random seed (default from config: 13).")]
+
+
+class RichBar:
+    """`contracts.progress.Progress` rendered as a transient rich bar on stderr.
+
+    `unit="bytes"` shows bytes read (ingest, ledger verify); `unit="items"` shows n/total (calls, cases).
+    """
+
+    def __init__(self, unit: str = "items") -> None:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as _RichProgress
+
+        counter = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+        self._bar = _RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            counter,
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task(task, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def finish(self) -> None:
+        self._bar.stop()
+
+
+def progress_bar(quiet: bool, unit: str = "items") -> Any:
+    """A bar on an interactive stderr; the silent `NULL_PROGRESS` for pipes, files, CI logs or --quiet."""
+    from contracts.progress import NULL_PROGRESS
+
+    return RichBar(unit) if err.is_terminal and not quiet else NULL_PROGRESS
+
+
+def wide(console: Console) -> Console:
+    """The console itself on a terminal; for pipes and files a wide sibling on the same stream, so tables
+    are not folded at rich's default of 80 columns (the shared console is left unchanged)."""
+    if console.is_terminal:
+        return console
+    return Console(stderr=console.stderr, width=240, highlight=False, soft_wrap=True)

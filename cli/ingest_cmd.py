@@ -16,10 +16,9 @@ import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from contracts.cli.common import JsonFlag, QuietFlag, config, err, out
+from contracts.cli.common import JsonFlag, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import ConfigError
 from contracts.traces.corpus import corpus_info
 from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
@@ -44,39 +43,10 @@ class Format(StrEnum):
     tau_bench = "tau-bench"
 
 
-class _RichProgress:
-    """`contracts.progress.Progress` rendered as a rich bar of bytes read, on stderr."""
-
-    def __init__(self) -> None:
-        self._bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self._task: Any = None
-
-    def start(self, task: str, total: int | None) -> None:
-        self._bar.start()
-        self._task = self._bar.add_task(task, total=total)
-
-    def advance(self, n: int = 1) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task, n)
-
-    def finish(self) -> None:
-        self._bar.stop()
-
-
 def _print_table(console: Console, table: Table) -> None:
     """Print on a terminal at its width; to pipes and files at a wide one, so paths are not folded at
     rich's default of 80 columns (a sibling console on the same stream, not a change to the shared one)."""
-    if console.is_terminal:
-        console.print(table)
-    else:
-        Console(stderr=console.stderr, width=240, highlight=False, soft_wrap=True).print(table)
+    wide(console).print(table)
 
 
 def _dump(value: Any) -> None:
@@ -174,7 +144,7 @@ def ingest_command(
         )
     reg = cfg.path("paths.registry", registry)
     show_bar = not quiet and err.is_terminal
-    progress: Any = _RichProgress() if show_bar else None
+    progress: Any = progress_bar(not show_bar, unit="bytes")
     kwargs: dict[str, Any] = {"progress": progress} if progress is not None else {}
     try:
         rep = ingest(

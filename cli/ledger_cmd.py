@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from contracts.cli.common import JsonFlag, QuietFlag, err, findings_exit, out
+from contracts.cli.common import JsonFlag, QuietFlag, err, findings_exit, out, progress_bar
 from contracts.errors import LedgerError
 from contracts.jsonutil import canonical_str, loads, pretty_json
 from contracts.ledger import Ledger, read_entries, verify
 from contracts.ledger.proof import check_proof, prove
 from contracts.ledger.scan import scan_entries
 from contracts.ledger.verify import head_info
-from contracts.progress import NULL_PROGRESS
 from contracts.progress import Progress as ProgressProtocol
 
 ledger_app = typer.Typer(
@@ -38,35 +36,9 @@ def _write(text: str) -> None:
     out.file.write(text)
 
 
-class _Bar:
-    """`contracts.progress.Progress` as a transient rich bar of bytes checked, on stderr."""
-
-    def __init__(self) -> None:
-        self._bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self._task: Any = None
-
-    def start(self, task: str, total: int | None) -> None:
-        self._bar.start()
-        self._task = self._bar.add_task(task, total=total)
-
-    def advance(self, n: int = 1) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task, n)
-
-    def finish(self) -> None:
-        self._bar.stop()
-
-
 def _progress(quiet: bool) -> ProgressProtocol:
     """A bar on an interactive stderr; nothing for pipes, files, CI logs or --quiet."""
-    return _Bar() if err.is_terminal and not quiet else NULL_PROGRESS
+    return progress_bar(quiet, unit="bytes")
 
 
 @ledger_app.command("verify")

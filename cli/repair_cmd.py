@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 import contracts.repair.audit as audit
@@ -20,9 +18,9 @@ import contracts.repair.cases as cases
 import contracts.repair.loop as loop
 import contracts.repair.policies as policies
 import contracts.repair.score as score
-from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out
+from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out, progress_bar
 from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.progress import NULL_PROGRESS, Progress
+from contracts.progress import Progress
 
 
 class PolicyName(StrEnum):
@@ -31,31 +29,6 @@ class PolicyName(StrEnum):
     precomputed = "precomputed"
     heuristic = "heuristic"
     command = "command"
-
-
-class _Bar:
-    """A rich progress bar on stderr behind the library's `Progress` callback."""
-
-    def __init__(self) -> None:
-        self._bar = RichProgress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self._task: Any = None
-
-    def start(self, task: str, total: int | None) -> None:
-        self._bar.start()
-        self._task = self._bar.add_task(task, total=total)
-
-    def advance(self, n: int = 1) -> None:
-        self._bar.advance(self._task, n)
-
-    def finish(self) -> None:
-        self._bar.stop()
 
 
 def _emit(data: bytes) -> None:
@@ -248,7 +221,7 @@ def repair_replay_command(
     all_cases = cases.read_cases(cases_path)
     inputs = [cases_path] + ([patches] if name == "precomputed" and patches else [])
     # A bar only on a terminal: in CI logs and pipes it is noise; the summary line still follows.
-    progress: Progress = _Bar() if not quiet and err.is_terminal else NULL_PROGRESS
+    progress: Progress = progress_bar(quiet)
     summary = loop.replay(
         all_cases,
         pol,
