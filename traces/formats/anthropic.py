@@ -19,16 +19,13 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
-    decode_result,
-    error_text,
     list_of_dicts,
-    optional_reward,
     optional_str,
-    text_of_blocks,
-    tool_names,
+    outcome,
+    record_episode,
 )
 from contracts.traces.formats.openai_chat import episode_id
-from contracts.traces.model import Episode, ToolCall
+from contracts.traces.model import ToolCall
 
 
 def _blocks(messages: Any) -> list[tuple[int, int, dict[str, Any]]]:
@@ -82,16 +79,15 @@ class AnthropicAdapter(Adapter):
                 )
                 index += 1
                 continue
-            content = text_of_blocks(res.get("content"))
-            is_error = res.get("is_error") is True
+            result, status, error = outcome(res.get("content"), failed=res.get("is_error") is True)
             calls.append(
                 ToolCall(
                     trace_id=trace_id,
                     tool=b["name"],
                     arguments=args,
-                    result=None if is_error else decode_result(content),
-                    status="error" if is_error else "ok",
-                    error=error_text(content) if is_error else None,
+                    result=result,
+                    status=status,
+                    error=error,
                     task_id=task_id,
                     step=len(calls),
                     source=ctx.source,
@@ -100,12 +96,4 @@ class AnthropicAdapter(Adapter):
                 )
             )
             index += 1
-        labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
-        ep = Episode(
-            trace_id=trace_id,
-            task_id=task_id,
-            reward=optional_reward(record),
-            labels=labels,
-            tools=tool_names(record.get("tools")),
-        )
-        return Parsed(calls, [ep], dropped)
+        return Parsed(calls, [record_episode(record, trace_id, task_id)], dropped)

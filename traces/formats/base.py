@@ -144,6 +144,31 @@ def error_text(value: Any) -> str:
     return value if isinstance(value, str) else canonical_str(value)
 
 
+def outcome(content: Any, *, failed: bool | None = None) -> tuple[Any, str, str | None]:
+    """`(result, status, error)` of one tool output.
+
+    `failed` is the format's own error flag (Anthropic `is_error`, τ²-bench `error`); `None` means the
+    format has none, and the `Error:` text convention (τ-bench, most agent frameworks) decides. A failed
+    call has no result; an ok one has its content decoded when it holds a JSON object or array.
+    """
+    text = text_of_blocks(content)
+    if is_error_text(text) if failed is None else failed:
+        return None, "error", error_text(text)
+    return decode_result(text), "ok", None
+
+
+def record_episode(record: dict[str, Any], trace_id: str, task_id: str) -> Episode:
+    """The episode of a one-episode-a-line record: its `labels`, `reward` and visible `tools`, if given."""
+    labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
+    return Episode(
+        trace_id=trace_id,
+        task_id=task_id,
+        reward=optional_reward(record),
+        labels=labels,
+        tools=tool_names(record.get("tools")),
+    )
+
+
 def require_str(rec: dict[str, Any], key: str, *, where: str = "") -> str:
     """`rec[key]` as a string; integer ids are accepted and written as decimal text."""
     v = rec.get(key)

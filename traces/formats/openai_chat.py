@@ -22,16 +22,13 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
-    decode_result,
-    is_error_text,
     list_of_dicts,
-    optional_reward,
     optional_str,
+    outcome,
     parse_arguments,
-    text_of_blocks,
-    tool_names,
+    record_episode,
 )
-from contracts.traces.model import Episode, ToolCall
+from contracts.traces.model import ToolCall
 
 ResultMapper = Callable[[Any, dict[str, Any]], tuple[Any, str, str | None]]
 """(content, tool message) -> (result, status, error)."""
@@ -40,10 +37,7 @@ ResultMapper = Callable[[Any, dict[str, Any]], tuple[Any, str, str | None]]
 def plain_result(content: Any, msg: dict[str, Any]) -> tuple[Any, str, str | None]:
     """Chat has no error flag: content starting with `Error:` (the convention τ-bench and most agent
     frameworks use for a failed tool) is an error call; anything else is ok, decoded when it holds JSON."""
-    text = text_of_blocks(content)
-    if is_error_text(text):
-        return None, "error", text
-    return decode_result(text), "ok", None
+    return outcome(content)
 
 
 def episode_id(rec: dict[str, Any]) -> str:
@@ -112,7 +106,7 @@ def chat_calls(
                     trace_id=trace_id,
                     tool=fn["name"],
                     arguments=args,
-                    result=None if status == "error" and error is not None else result,
+                    result=result,
                     status=status,
                     error=error,
                     task_id=task_id,
@@ -153,12 +147,4 @@ class OpenAIChatAdapter(Adapter):
         task_id = optional_str(record, "task_id") or trace_id
         messages = list_of_dicts(record, "messages")
         calls, dropped = chat_calls(messages, trace_id=trace_id, task_id=task_id, ctx=ctx)
-        labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
-        ep = Episode(
-            trace_id=trace_id,
-            task_id=task_id,
-            reward=optional_reward(record),
-            labels=labels,
-            tools=tool_names(record.get("tools")),
-        )
-        return Parsed(calls, [ep], dropped)
+        return Parsed(calls, [record_episode(record, trace_id, task_id)], dropped)

@@ -20,16 +20,13 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
-    decode_result,
-    is_error_text,
-    optional_reward,
     optional_str,
+    outcome,
     parse_arguments,
-    text_of_blocks,
-    tool_names,
+    record_episode,
 )
 from contracts.traces.formats.openai_chat import episode_id
-from contracts.traces.model import Episode, ToolCall
+from contracts.traces.model import ToolCall
 
 _TYPES = ("function_call", "function_call_output")
 
@@ -89,16 +86,15 @@ class OpenAIResponsesAdapter(Adapter):
                 )
                 index += 1
                 continue
-            text = text_of_blocks(out.get("output"))
-            failed = is_error_text(text)
+            result, status, error = outcome(out.get("output"))
             calls.append(
                 ToolCall(
                     trace_id=trace_id,
                     tool=it["name"],
                     arguments=args,
-                    result=None if failed else decode_result(text),
-                    status="error" if failed else "ok",
-                    error=text if failed else None,
+                    result=result,
+                    status=status,
+                    error=error,
                     task_id=task_id,
                     step=len(calls),
                     source=ctx.source,
@@ -107,12 +103,4 @@ class OpenAIResponsesAdapter(Adapter):
                 )
             )
             index += 1
-        labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
-        ep = Episode(
-            trace_id=trace_id,
-            task_id=task_id,
-            reward=optional_reward(record),
-            labels=labels,
-            tools=tool_names(record.get("tools")),
-        )
-        return Parsed(calls, [ep], dropped)
+        return Parsed(calls, [record_episode(record, trace_id, task_id)], dropped)

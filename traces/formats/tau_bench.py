@@ -29,13 +29,11 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
-    decode_result,
-    error_text,
     list_of_dicts,
     optional_reward,
+    outcome,
     parse_arguments,
     require_str,
-    text_of_blocks,
     tool_names,
 )
 from contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
@@ -163,16 +161,15 @@ class TauBenchAdapter(Adapter):
                     )
                     index += 1
                     continue
-                content = text_of_blocks(answer.get("content"))
-                is_error = answer.get("error") is True
+                result, status, error = outcome(answer.get("content"), failed=answer.get("error") is True)
                 calls.append(
                     ToolCall(
                         trace_id=trace_id,
                         tool=tc["name"],
                         arguments=args,
-                        result=None if is_error else decode_result(content),
-                        status="error" if is_error else "ok",
-                        error=error_text(content) if is_error else None,
+                        result=result,
+                        status=status,
+                        error=error,
                         task_id=task,
                         step=len(calls),
                         started_at=m.get("timestamp") if isinstance(m.get("timestamp"), str) else None,
