@@ -4,6 +4,8 @@ Thin layer over `contracts.mining` (mine, explain, diff). Defaults come from the
 (`paths.corpus`, `paths.contracts`, `paths.registry`, `mine.*`). The contract set goes to the `-o` file
 (or stdout with `-o -`); `--json` prints machine-readable data on stdout; summaries and tables for people
 go to stderr for `mine`, and to stdout for `rules` and `diff`, whose table *is* their output.
+`mine --engine dask` runs the same mining on Dask workers, one task per tool, and writes the same bytes
+(`contracts.mining.distributed`, docs/distributed.md); Dask is imported only then.
 Exit codes: 0 ok, 1 findings (`diff --fail-on-removed` with removed rules), 2 usage or input errors.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import tempfile
 from collections import Counter
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -36,6 +39,13 @@ class Clean(StrEnum):
 
     ok = "ok"
     reward = "reward"
+
+
+class Engine(StrEnum):
+    """Where `mine` runs: in this process, or on Dask workers (the same bytes either way)."""
+
+    local = "local"
+    dask = "dask"
 
 
 #: Column headers of the summary table (narrow terminals); `contracts codes` lists the full names.
@@ -145,10 +155,45 @@ def mine_command(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="Trace format when ingesting on the fly.")
     ] = "auto",
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="local, or dask: one task per tool on Dask workers (needs contracts[dask]); the "
+            "contract set is byte-identical.",
+        ),
+    ] = Engine.local,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="With --engine dask: a running Dask scheduler (tcp://host:8786) whose workers read the "
+            "corpus at the same path (default: a local cluster).",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="With --engine dask: worker processes of the local cluster (default: one per core).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Mine per-tool contracts (rules with support) from clean traces, with k-fold checkers."""
+    if engine is Engine.local and (scheduler is not None or workers is not None):
+        raise UsageError(
+            "--scheduler and --workers apply to --engine dask",
+            field="--scheduler" if scheduler else "--workers",
+        )
+    if scheduler is not None and workers is not None:
+        raise UsageError(
+            "--workers sizes the local cluster; with --scheduler the cluster's own workers run",
+            field="--workers",
+        )
     cfg = config()
     dest = cfg.require_path("paths.contracts", output, "contract set file (-o)")
     srcs = list(sources) if sources else [cfg.require_path("paths.corpus", None, "corpus folder (SRC)")]
@@ -167,9 +212,20 @@ def mine_command(
         "tools": tool or None,
         "max_violation_rate": cfg.get("mine.max_violation_rate", max_violation_rate),
     }
+    run = mine
+    if engine is Engine.dask:
+        from contracts.mining.distributed import mine_dask
+
+        run = partial(mine_dask, scheduler=scheduler, workers=workers)
     if len(srcs) == 1 and Corpus.is_corpus(srcs[0]):
-        cs = mine(Corpus.open(srcs[0]), **kwargs)
+        cs = run(Corpus.open(srcs[0]), **kwargs)
     else:
+        if scheduler is not None:
+            raise UsageError(
+                "--scheduler needs a corpus folder every worker can read at the same path; "
+                "run `contracts ingest` into shared storage first",
+                field="SRC",
+            )
         from contracts.traces.ingest import ingest
 
         for s in srcs:
@@ -177,7 +233,7 @@ def mine_command(
                 raise UsageError("no such file or folder", source=str(s), field="SRC")
         with tempfile.TemporaryDirectory(prefix="contracts-mine-") as tmp:
             ingest([str(s) for s in srcs], Path(tmp) / "corpus", format=fmt, registry=reg_path)
-            cs = mine(Corpus.open(Path(tmp) / "corpus"), **kwargs)
+            cs = run(Corpus.open(Path(tmp) / "corpus"), **kwargs)
     if str(dest) == "-":
         out.file.write(pretty_json(cs.to_json()).decode())
         out.file.flush()

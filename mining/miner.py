@@ -175,12 +175,14 @@ def assemble(
         )
         for f, sup in sorted(fold_rules.items())
     )
-    corpus_info = {
-        "sha256": data.corpus.sha256(),
-        "clean_calls": data.calls.height,
-        "tasks": data.calls["task_id"].n_unique(),
-    }
+    corpus_info = corpus_summary(data.corpus, data.calls)
     return ContractSet(params=params.to_json(), corpus=corpus_info, tools=tools, folds=fold_checkers)
+
+
+def corpus_summary(corpus: Corpus, calls: pl.DataFrame) -> dict[str, Any]:
+    """The contract set's `corpus` field from the clean calls mined (one function, so that the Dask
+    engine, which never holds every call in one place, writes the same summary)."""
+    return {"sha256": corpus.sha256(), "clean_calls": calls.height, "tasks": calls["task_id"].n_unique()}
 
 
 def mine_path(src: str | Path, **kw: Any) -> ContractSet:

@@ -1,0 +1,338 @@
+"""`mine` on Dask workers: one task per tool partition, merged into the local engine's exact bytes.
+
+Why per tool. Every rule is about one tool, and every statistic a rule class computes is grouped by
+(tool, pattern, fold): the candidates, the per-fold sampling windows (RELATION's and ECHO's are per
+(tool, fold), first by call key), the example calls (the smallest global call keys) and the schema rules
+(per declared tool). Fold assignment hashes each task id on its own (`contracts.mining.folds.fold_of`),
+so a task lands in the same fold whichever tools are mined with it. Mining `tools=[t]` therefore yields
+exactly tool t's part of the all-tools contract set, and the merge is a union: tools are disjoint, each
+fold checker's rule list is re-sorted in the full set's rule order, and the corpus summary (clean calls,
+distinct tasks) is taken once by the driver from the clean call table. Partitioning by Parquet part and
+merging statistics as monoids would also work but would put the merge inside every rule class; the
+per-tool cut keeps the rule classes untouched and makes byte-identity a property of the partition,
+which `tests/mining/test_distributed.py` checks against the local engine.
+
+Partitions. One per tool that has clean calls, biggest first so the long tasks start early. Registry
+tools without clean calls (their rules are schema declarations only) ride along with the smallest
+partition, because mining needs at least one clean call. Each worker reads only its tools' rows: the
+tool filter is pushed down into the Parquet scans.
+
+Workers. A `distributed.LocalCluster` of worker processes (one thread each; polars gets the machine's
+cores divided among them) unless a scheduler address is given, in which case the cluster's own workers
+are used. Every worker must import the same `contracts` version and read the corpus at the same path;
+a worker that cannot, or that sees a different corpus (another manifest digest) at that path, fails
+the run with an error saying so instead of mining something else. Dask is imported only here and only
+when this engine runs: it is the optional `contracts[dask]` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contracts.errors import MiningError
+from contracts.mining.data import clean_calls
+from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine
+from contracts.mining.model import ContractSet, FoldChecker, Support, ToolContracts
+from contracts.mining.params import MineParams
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.traces.corpus import Corpus
+from contracts.traces.registry import Registry, load_registry
+
+#: How long to wait for a remote scheduler to answer before giving up (seconds).
+CONNECT_TIMEOUT = 10
+
+DASK_MISSING = (
+    "--engine dask needs Dask, which is not installed: pip install 'contracts[dask]' "
+    "(or pip install 'dask[distributed]')"
+)
+
+
+@dataclass(frozen=True)
+class MineOptions:
+    """The mining options every partition runs with (everything of `mine` but corpus and tools)."""
+
+    folds: int = 1
+    seed: int = 13
+    min_support: Mapping[str, int] | None = None
+    max_domain: int = 8
+    clean: str = "ok"
+    max_violation_rate: float | None = None
+    verify: bool = True
+
+
+@dataclass(frozen=True)
+class MinePlan:
+    """What the driver decided before any worker runs: partitions and the parts only it can compute.
+
+    `parts`: tool tuples, biggest first; `params`: the contract set's `params` (with the user's tool
+    restriction, not a partition's); `corpus_info`: the contract set's `corpus` summary.
+    """
+
+    corpus_path: str
+    corpus_sha256: str
+    options: MineOptions
+    registry: Registry | None
+    parts: tuple[tuple[str, ...], ...]
+    params: Mapping[str, Any]
+    corpus_info: Mapping[str, Any]
+
+
+def plan(
+    corpus: Corpus,
+    options: MineOptions,
+    *,
+    registry: Registry | None = None,
+    tools: Sequence[str] | None = None,
+) -> MinePlan | None:
+    """Partition the mining of `corpus` by tool; None when there is nothing to mine (no clean calls).
+
+    The registry defaults to the corpus folder's `tools.json`, as in `mine`; it is loaded here once and
+    shipped to the workers, so a registry given by path need not exist on them.
+    """
+    params = MineParams.build(
+        folds=options.folds,
+        seed=options.seed,
+        min_support=options.min_support,
+        max_domain=options.max_domain,
+        clean=options.clean,
+        tools=tuple(tools) if tools is not None else None,
+        max_violation_rate=options.max_violation_rate,
+    )
+    if registry is None and (corpus.path / REGISTRY_FILE).is_file():
+        registry = load_registry(corpus.path / REGISTRY_FILE)
+    calls, _ = clean_calls(corpus, params.clean, params.tools)
+    if calls.height == 0:
+        return None
+    counts = calls.group_by("tool").len().sort(["len", "tool"], descending=[True, False])
+    parts: list[tuple[str, ...]] = [(t,) for t in counts["tool"].to_list()]
+    seen = {p[0] for p in parts}
+    extra = sorted(
+        t
+        for t in (registry.names() if registry is not None else [])
+        if t not in seen and (params.tools is None or t in params.tools)
+    )
+    if extra:
+        parts[-1] = (*parts[-1], *extra)
+    return MinePlan(
+        corpus_path=str(corpus.path.resolve()),
+        corpus_sha256=corpus.sha256(),
+        options=options,
+        registry=registry,
+        parts=tuple(parts),
+        params=params.to_json(),
+        corpus_info=corpus_summary(corpus, calls),
+    )
+
+
+def mine_part(
+    corpus_path: str,
+    corpus_sha256: str,
+    tools: Sequence[str],
+    options: MineOptions,
+    registry: Registry | None,
+) -> ContractSet:
+    """Mine one partition (runs on a worker): `mine(corpus, tools=tools, ...)` after checking that this
+    machine sees the corpus the driver planned for."""
+    where = f"on worker host {socket.gethostname()}"
+    if not Path(corpus_path).is_dir():
+        raise MiningError(
+            f"corpus folder not readable {where}: every Dask worker must see the corpus at the same path",
+            source=corpus_path,
+        )
+    corpus = Corpus.open(corpus_path)
+    if corpus.sha256() != corpus_sha256:
+        raise MiningError(
+            f"the corpus at this path {where} differs from the driver's (manifest digest "
+            f"{corpus.sha256()[:12]} != {corpus_sha256[:12]}): every worker must read the same corpus",
+            source=corpus_path,
+        )
+    return mine(
+        corpus,
+        folds=options.folds,
+        seed=options.seed,
+        min_support=options.min_support,
+        max_domain=options.max_domain,
+        clean=options.clean,
+        registry=registry,
+        tools=list(tools),
+        max_violation_rate=options.max_violation_rate,
+        verify=options.verify,
+    )
+
+
+def merge(p: MinePlan, results: Iterable[ContractSet]) -> ContractSet:
+    """Union the partitions' contract sets into the one the local engine writes for the whole corpus.
+
+    Tools are disjoint across partitions; rules keep their tool's order; each fold checker lists its
+    rule ids in the order of the full set's rules (by tool, then the tool's rule order, which is how
+    the local engine ranks them) with its supports sorted by id.
+    """
+    tools: dict[str, ToolContracts] = {}
+    fold_sup: dict[int, dict[str, Support]] = {}
+    for cs in results:
+        for name, tc in cs.tools.items():
+            if name in tools:
+                raise MiningError(f"tool {name!r} was mined by two partitions", field="tools")
+            tools[name] = tc
+        for fc in cs.folds:
+            fold_sup.setdefault(fc.fold, {}).update(fc.support)
+    rank = {r.id: i for i, r in enumerate(r for name in sorted(tools) for r in tools[name].rules)}
+    folds = tuple(
+        FoldChecker(
+            fold=f,
+            rules=tuple(sorted(sup, key=lambda i: rank[i])),
+            support=dict(sorted(sup.items())),
+        )
+        for f, sup in sorted(fold_sup.items())
+    )
+    return ContractSet(
+        params=dict(p.params),
+        corpus=dict(p.corpus_info),
+        tools=dict(sorted(tools.items())),
+        folds=folds,
+    )
+
+
+def mine_dask(
+    corpus: Corpus,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    folds: int = 1,
+    seed: int = 13,
+    min_support: Mapping[str, int] | None = None,
+    max_domain: int = 8,
+    clean: str = "ok",
+    registry: Registry | None = None,
+    tools: Sequence[str] | None = None,
+    max_violation_rate: float | None = None,
+    progress: Progress = NULL_PROGRESS,
+    verify: bool = True,
+) -> ContractSet:
+    """`contracts.mining.miner.mine` on Dask workers, byte-identical in its result.
+
+    `scheduler`: address of a running Dask scheduler (`tcp://host:8786`); without it a LocalCluster of
+    `workers` processes (default: one per core, at most one per partition) runs for the duration of the
+    call. Progress counts finished partitions. Errors raised on a worker (bad corpus, a rule that fails
+    verification) reach the caller as the same ContractsError.
+    """
+    options = MineOptions(
+        folds=folds,
+        seed=seed,
+        min_support=dict(min_support) if min_support is not None else None,
+        max_domain=max_domain,
+        clean=clean,
+        max_violation_rate=max_violation_rate,
+        verify=verify,
+    )
+    if workers is not None and workers < 1:
+        raise MiningError(f"workers must be >= 1, got {workers}", field="workers")
+    if scheduler is not None and workers is not None:
+        raise MiningError(
+            "workers sizes the local cluster; a scheduler's cluster brings its own workers",
+            field="workers",
+        )
+    dd = _import_dask()  # before any work: a missing extra is the first thing to say
+    p = plan(corpus, options, registry=registry, tools=tools)
+    if p is None:  # nothing to distribute: the local engine raises the error a user expects
+        return mine(
+            corpus,
+            folds=folds,
+            seed=seed,
+            min_support=min_support,
+            max_domain=max_domain,
+            clean=clean,
+            registry=registry,
+            tools=tools,
+            max_violation_rate=max_violation_rate,
+            verify=verify,
+        )
+    progress.start("mine", len(p.parts))
+    run = uuid.uuid4().hex[:12]  # task keys only (never in the artifact): runs sharing a scheduler stay apart
+    with _client(dd, scheduler, workers, len(p.parts)) as client:
+        futures = [
+            client.submit(
+                mine_part,
+                p.corpus_path,
+                p.corpus_sha256,
+                part,
+                p.options,
+                p.registry,
+                key=f"contracts-mine-{run}-{i}",
+                pure=False,
+                priority=len(p.parts) - i,
+            )
+            for i, part in enumerate(p.parts)
+        ]
+        try:
+            for _ in dd.as_completed(futures):
+                progress.advance()
+            results = client.gather(futures)
+        finally:
+            client.cancel(futures)
+    progress.finish()
+    return merge(p, results)
+
+
+def _import_dask() -> Any:
+    """`dask.distributed`, or the error naming the extra to install."""
+    try:
+        import dask.distributed as dd
+    except ImportError as e:
+        raise MiningError(DASK_MISSING, field="--engine") from e
+    return dd
+
+
+class _Session:
+    """A Dask client, and the local cluster it owns (if any); closes both on exit."""
+
+    def __init__(self, client: Any, cluster: Any) -> None:
+        self.client, self.cluster = client, cluster
+
+    def __enter__(self) -> Any:
+        return self.client
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _client(dd: Any, scheduler: str | None, workers: int | None, parts: int) -> _Session:
+    """Connect to `scheduler`, or start a LocalCluster of worker processes sized for `parts`."""
+    import logging
+
+    if scheduler is not None:
+        try:
+            client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise MiningError(
+                f"cannot reach the Dask scheduler at {scheduler}: {e}", field="--scheduler"
+            ) from e
+        return _Session(client, None)
+    cores = os.cpu_count() or 1
+    n = workers if workers is not None else max(1, min(cores, parts))
+    threads = max(1, cores // n)
+    cluster = dd.LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+        env={"POLARS_MAX_THREADS": str(threads)},
+    )
+    try:
+        client = dd.Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return _Session(client, cluster)
+
+
+__all__ = ["DASK_MISSING", "MineOptions", "MinePlan", "merge", "mine_dask", "mine_part", "plan"]

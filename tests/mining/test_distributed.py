@@ -1,0 +1,213 @@
+"""`mine --engine dask`: per-tool partitions merge into the local engine's exact bytes.
+
+The partition-independence property is checked in-process on random worlds (plan, mine every part,
+merge: no Dask needed, so it is cheap); the Dask engine itself runs twice — once through CliRunner, once
+through a subprocess of the real CLI — each on the sample corpus with `--folds 5` against the local
+contract set's bytes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from contracts.cli.app import app
+from contracts.errors import MiningError
+from contracts.jsonutil import pretty_json
+from contracts.mining import mine
+from contracts.mining.distributed import DASK_MISSING, MineOptions, merge, mine_dask, mine_part, plan
+from contracts.mining.model import ContractSet
+from contracts.schemas import schema_errors
+from contracts.traces.corpus import Corpus
+from contracts.traces.ingest import corpus_from_records
+from contracts.traces.registry import load_registry
+from tests.conftest import REPO
+from tests.mining.helpers import call, tasks
+from tests.mining.worlds import world
+
+runner = CliRunner()
+
+
+def _partitioned(corpus: Corpus, options: MineOptions, **kw: Any) -> ContractSet:
+    """The Dask engine's plan -> parts -> merge, run in this process."""
+    p = plan(corpus, options, **kw)
+    assert p is not None
+    parts = [mine_part(p.corpus_path, p.corpus_sha256, part, p.options, p.registry) for part in p.parts]
+    return merge(p, parts)
+
+
+def _bytes(cs: ContractSet) -> bytes:
+    return pretty_json(cs.to_json())
+
+
+def _three_tool_world(seed: int) -> list[dict[str, Any]]:
+    """The random two-tool world plus a third tool `c` (so that partitions differ in size)."""
+    recs = world(seed, 260, 14, 0.03)
+    for i, t in enumerate(tasks(9) * 5):
+        recs.append(call(t, "c", {"v": i % 7, "w": i % 7 + 1, "tag": ["x", "y"][i % 2]}, {"q": i}))
+    return recs
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), k=st.sampled_from([1, 3, 5]))
+def test_partitions_merge_to_the_local_bytes(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, k: int
+) -> None:
+    c = corpus_from_records(_three_tool_world(seed), tmp_path_factory.mktemp("w") / "c")
+    local = mine(c, folds=k, seed=seed)
+    assert len(local.tools) == 3 and local.all_rules()
+    assert _bytes(_partitioned(c, MineOptions(folds=k, seed=seed))) == _bytes(local)
+
+
+def test_registry_only_tools_and_tool_filter(tmp_path: Path) -> None:
+    """A registry tool without clean calls gets its schema rules; `tools` restricts like `mine`."""
+    c = corpus_from_records(_three_tool_world(7), tmp_path / "c")
+    reg_file = tmp_path / "tools.json"
+    reg_file.write_bytes(
+        orjson.dumps(
+            {
+                "tools": [
+                    {"name": "a", "substitutes": ["b"]},
+                    {
+                        "name": "never_called",
+                        "output": {
+                            "type": "object",
+                            "required": ["id"],
+                            "properties": {"id": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
+                        },
+                    },
+                ]
+            }
+        )
+    )
+    reg = load_registry(reg_file)
+    local = mine(c, folds=3, registry=reg)
+    assert local.tools["never_called"].rules and local.tools["a"].substitutes == ("b",)
+    p = plan(c, MineOptions(folds=3), registry=reg)
+    assert p is not None and p.parts[-1][-1] == "never_called"  # rides with the smallest partition
+    assert _bytes(_partitioned(c, MineOptions(folds=3), registry=reg)) == _bytes(local)
+    only = mine(c, folds=3, registry=reg, tools=["c", "never_called"])
+    assert sorted(only.tools) == ["c", "never_called"]
+    got = _partitioned(c, MineOptions(folds=3), registry=reg, tools=["c", "never_called"])
+    assert _bytes(got) == _bytes(only)
+
+
+def test_nothing_to_mine(tmp_path: Path) -> None:
+    c = corpus_from_records([call("t", "a", {"x": 1}, status="error", error="boom")], tmp_path / "c")
+    assert plan(c, MineOptions()) is None
+    pytest.importorskip("dask.distributed")
+    with pytest.raises(MiningError, match="no clean calls"):  # the local engine's error, no cluster
+        mine_dask(c)
+
+
+def test_worker_refuses_another_corpus(tmp_path: Path) -> None:
+    c = corpus_from_records(_three_tool_world(3), tmp_path / "c")
+    with pytest.raises(MiningError, match="same path") as e:
+        mine_part(str(tmp_path / "absent"), c.sha256(), ("a",), MineOptions(), None)
+    assert e.value.source == str(tmp_path / "absent")
+    with pytest.raises(MiningError, match="differs from the driver's"):
+        mine_part(str(c.path), "0" * 64, ("a",), MineOptions(), None)
+
+
+def test_engine_dask_cli_is_byte_identical(
+    sample_corpus: Corpus, sample_contracts_file: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "dask.json"
+    r = runner.invoke(
+        app,
+        [
+            "mine",
+            str(sample_corpus.path),
+            "--folds",
+            "5",
+            "--engine",
+            "dask",
+            "--workers",
+            "2",
+            "-o",
+            str(out),
+            "--json",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert orjson.loads(r.stdout)["rules"] > 300
+    assert out.read_bytes() == sample_contracts_file.read_bytes()
+    assert schema_errors(orjson.loads(out.read_bytes()), "contract-set") == []
+
+
+def test_engine_dask_subprocess_is_byte_identical(
+    sample_corpus: Corpus, sample_contracts_file: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "dask.json"
+    cmd = [sys.executable, "-m", "contracts.cli.app", "mine", str(sample_corpus.path)]
+    cmd += ["--folds", "5", "--engine", "dask", "--workers", "2", "-o", str(out), "-q"]
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == sample_contracts_file.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scheduler", "tcp://127.0.0.1:1"], "apply to --engine dask"),
+        (["--workers", "2"], "apply to --engine dask"),
+        (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "own workers"),
+        (["--engine", "spark"], "spark"),
+    ],
+)
+def test_engine_usage_errors(sample_corpus: Corpus, tmp_path: Path, args: list[str], message: str) -> None:
+    r = runner.invoke(app, ["mine", str(sample_corpus.path), "-o", str(tmp_path / "x.json"), *args])
+    assert r.exit_code == 2
+    assert message in r.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_scheduler_needs_a_shared_corpus_folder(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE
+
+    pytest.importorskip("dask.distributed")
+    r = runner.invoke(
+        app,
+        ["mine", str(SAMPLE / "clean"), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "-o", "-"],
+    )
+    assert r.exit_code == 2 and "contracts ingest" in r.stderr
+
+
+def test_missing_dask_names_the_extra(
+    sample_corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_import = builtins.__import__
+
+    def no_dask(name: str, *a: Any, **kw: Any) -> Any:
+        if name == "dask" or name.startswith("dask."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real_import(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    out = tmp_path / "x.json"
+    r = runner.invoke(app, ["mine", str(sample_corpus.path), "--engine", "dask", "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    assert "contracts[dask]" in r.stderr and r.stderr.startswith("error[E_MINE]")
+    assert DASK_MISSING.split(":")[0] in r.stderr
+    assert not out.exists()
+
+
+def test_dask_is_imported_lazily() -> None:
+    code = (
+        "import sys, contracts.cli.app, contracts.mining.distributed; "
+        "print(sorted(m for m in sys.modules if m == 'dask' or m.startswith('dask.')))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
