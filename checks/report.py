@@ -58,6 +58,12 @@ class Gate:
     passed: bool
     unit: str
 
+    @classmethod
+    def from_json(cls, g: dict[str, Any]) -> Gate:
+        """The gate of a report's `gates` entry (the unit follows from the metric)."""
+        unit = "count" if g["metric"] == "spurious_per_100" else "share"
+        return cls(g["metric"], g["op"], g["threshold"], g["value"], g["low"], g["high"], g["passed"], unit)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "metric": self.metric,
@@ -244,16 +250,7 @@ def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
         L.append("")
         grow = []
         for g in gates:
-            gate = Gate(
-                g["metric"],
-                g["op"],
-                g["threshold"],
-                g["value"],
-                g["low"],
-                g["high"],
-                g["passed"],
-                "count" if g["metric"] == "spurious_per_100" else "share",
-            )
+            gate = Gate.from_json(g)
             grow.append(("pass" if g["passed"] else "**FAIL**", gate.message()))
         L += _table(["Verdict", "Gate"], grow, "ll")
         L.append("")

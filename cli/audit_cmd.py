@@ -119,67 +119,37 @@ def _render_text(report: dict[str, Any]) -> None:
     t = Table(title="Audit (95% task-clustered bootstrap intervals)", title_justify="left")
     for col in ("metric", "value", "interval", "counts"):
         t.add_column(col, justify="left" if col == "metric" else "right")
-    _add(
-        t,
-        "fire rate (organic)",
-        pct(fr["value"]),
-        f"[{pct(fr['low'])}, {pct(fr['high'])}]",
-        f"{fr['numerator']}/{fr['denominator']}",
-    )
+
+    def rate(label: str, r: dict[str, Any], fmt: Any = pct, counts: str | None = None) -> None:
+        _add(
+            t,
+            label,
+            fmt(r["value"]),
+            f"[{fmt(r['low'])}, {fmt(r['high'])}]",
+            counts if counts is not None else f"{r['numerator']}/{r['denominator']}",
+        )
+
+    rate("fire rate (organic)", fr)
     if report.get("in_sample"):
-        ir = report["in_sample"]["fire_rate"]
-        _add(
-            t,
-            "  in-sample (non-split)",
-            pct(ir["value"]),
-            f"[{pct(ir['low'])}, {pct(ir['high'])}]",
-            f"{ir['numerator']}/{ir['denominator']}",
-        )
-    p = sp["per_100_episodes"]
-    _add(
-        t,
-        "spurious / 100 clean episodes",
-        num(p["value"]),
-        f"[{num(p['low'])}, {num(p['high'])}]",
-        f"{sp['numerator']}/{sp['denominator']}",
+        rate("  in-sample (non-split)", report["in_sample"]["fire_rate"])
+    rate(
+        "spurious / 100 clean episodes", sp["per_100_episodes"], num, f"{sp['numerator']}/{sp['denominator']}"
     )
-    o = det["overall"]
-    _add(
-        t,
-        "detection (labelled)",
-        pct(o["value"]),
-        f"[{pct(o['low'])}, {pct(o['high'])}]",
-        f"{o['numerator']}/{o['denominator']}",
-    )
+    rate("detection (labelled)", det["overall"])
     for kind, r in det["by_kind"].items():
-        _add(
-            t,
-            f"  {kind}",
-            pct(r["value"]),
-            f"[{pct(r['low'])}, {pct(r['high'])}]",
-            f"{r['numerator']}/{r['denominator']}",
-        )
-    _add(
-        t,
-        "recovery retention",
-        pct(rr["value"]),
-        f"[{pct(rr['low'])}, {pct(rr['high'])}]",
-        f"{rr['numerator']}/{rr['denominator']}",
-    )
-    b = cost["bytes_per_1000_calls"]
-    _add(
-        t,
+        rate(f"  {kind}", r)
+    rate("recovery retention", rr)
+    one_decimal = lambda v: num(v, 1)  # noqa: E731
+    rate(
         "receipt bytes / 1,000 calls",
-        num(b["value"], 1),
-        f"[{num(b['low'], 1)}, {num(b['high'], 1)}]",
+        cost["bytes_per_1000_calls"],
+        one_decimal,
         f"{cost['receipts']} receipts",
     )
-    tk = cost["tokens_per_1000_calls"]
-    _add(
-        t,
+    rate(
         "receipt tokens / 1,000 calls",
-        num(tk["value"], 1),
-        f"[{num(tk['low'], 1)}, {num(tk['high'], 1)}]",
+        cost["tokens_per_1000_calls"],
+        one_decimal,
         f"{cost['approx_tokens']} tokens",
     )
     out.print(t)
@@ -214,16 +184,7 @@ def _render_text(report: dict[str, Any]) -> None:
         f"ledger {led['path']}: head {led['head']} root {led['root']} ({led['entries']} entries, frozen)"
     )
     for g in report["gates"]:
-        gate = Gate(
-            g["metric"],
-            g["op"],
-            g["threshold"],
-            g["value"],
-            g["low"],
-            g["high"],
-            g["passed"],
-            "count" if g["metric"] == "spurious_per_100" else "share",
-        )
+        gate = Gate.from_json(g)
         out.print(
             ("PASS " if g["passed"] else "FAIL ") + gate.message(),
             style=None if g["passed"] else "red",
@@ -243,19 +204,7 @@ def _emit(
     if json_path is not None and str(json_path) == "-":
         out.file.write(pretty_json(report).decode("utf-8"))
     elif fmt == AuditOutput.github:
-        gates = [
-            Gate(
-                g["metric"],
-                g["op"],
-                g["threshold"],
-                g["value"],
-                g["low"],
-                g["high"],
-                g["passed"],
-                "count" if g["metric"] == "spurious_per_100" else "share",
-            )
-            for g in report["gates"]
-        ]
+        gates = [Gate.from_json(g) for g in report["gates"]]
         for line in github_annotations(report, gates):
             out.print(line, markup=False)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -277,16 +226,7 @@ def _emit(
     failed = [g for g in report["gates"] if not g["passed"]]
     if failed:
         for g in failed:
-            gate = Gate(
-                g["metric"],
-                g["op"],
-                g["threshold"],
-                g["value"],
-                g["low"],
-                g["high"],
-                g["passed"],
-                "count" if g["metric"] == "spurious_per_100" else "share",
-            )
+            gate = Gate.from_json(g)
             err.print(f"gate failed: {gate.message()}", style="red", markup=False)
         raise typer.Exit(EXIT_FINDINGS)
 
