@@ -22,39 +22,11 @@ from contracts.ledger.entry import Entry, parse_line
 from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, read_header
 from contracts.ledger.merkle import inclusion_proof, merkle_root, root_from_inclusion
 from contracts.ledger.scan import scan_entries
+from contracts.schemas import load_schema
 
 PROOF_FORMAT = "contracts.ledger.proof"
-_HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
-PROOF_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "contracts ledger inclusion proof",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["format", "version", "seq", "tree_size", "entry", "audit_path", "root", "head", "frozen"],
-    "properties": {
-        "format": {"const": PROOF_FORMAT},
-        "version": {"const": 1},
-        "seq": {"type": "integer", "minimum": 0},
-        "tree_size": {"type": "integer", "minimum": 1},
-        "entry": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["seq", "prev", "hash", "kind", "body"],
-            "properties": {
-                "seq": {"type": "integer", "minimum": 0},
-                "prev": _HEX64,
-                "hash": _HEX64,
-                "kind": {"type": "string"},
-                "body": {"type": "object"},
-            },
-        },
-        "audit_path": {"type": "array", "items": _HEX64},
-        "root": _HEX64,
-        "head": _HEX64,
-        "frozen": {"type": "boolean"},
-    },
-}
+PROOF_SCHEMA: dict[str, Any] = load_schema("ledger-proof")  # contracts/schemas/ledger-proof.schema.json
 """JSON Schema of a proof document (kept here until it moves to contracts/schemas/)."""
 
 

@@ -26,7 +26,7 @@ from contracts.ledger.manifest import MANIFEST_NAME, ledger_files, parse_manifes
 from contracts.ledger.merkle import merkle_root_bytes
 from contracts.ledger.scan import Problem, scan_entries
 from contracts.progress import NULL_PROGRESS, Progress
-from contracts.schemas import schema_errors
+from contracts.schemas import load_schema, schema_errors
 
 _RANK = {
     "MISSING_FILE": 0,
@@ -45,34 +45,9 @@ _RANK = {
 }
 CODES = tuple(_RANK)
 
-REPORT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "contracts ledger verify report (`contracts ledger verify --json`)",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["ok", "entries", "head", "root", "frozen", "problems"],
-    "properties": {
-        "ok": {"type": "boolean"},
-        "entries": {"type": "integer", "minimum": 0},
-        "head": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
-        "root": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
-        "frozen": {"type": "boolean"},
-        "problems": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["code", "seq", "file", "detail"],
-                "properties": {
-                    "code": {"enum": list(_RANK)},
-                    "seq": {"type": ["integer", "null"], "minimum": 0},
-                    "file": {"type": ["string", "null"]},
-                    "detail": {"type": "string"},
-                },
-            },
-        },
-    },
-}
+REPORT_SCHEMA: dict[str, Any] = load_schema(
+    "ledger-verify-report"
+)  # contracts/schemas/ledger-verify-report.schema.json
 """JSON Schema of `VerifyReport.to_dict()` (kept here until it moves to contracts/schemas/)."""
 
 
