@@ -271,13 +271,30 @@ def mine_dask(
             for i, part in enumerate(p.parts)
         ]
         try:
-            for _ in dd.as_completed(futures):
+            part_of = {f.key: part for f, part in zip(futures, p.parts, strict=True)}
+            for f in dd.as_completed(futures):
+                if f.status == "error":  # fail fast: the first worker error ends the run
+                    _raise_task_error(dd, f, part_of[f.key])
                 progress.advance()
             results = client.gather(futures)
         finally:
             client.cancel(futures)
     progress.finish()
     return merge(p, results)
+
+
+def _raise_task_error(dd: Any, future: Any, part: Sequence[str]) -> None:
+    """Re-raise a failed partition's error: a ContractsError as it was raised on the worker, a worker
+    process that died (killed, out of memory) as a MiningError naming the partition, anything else
+    (a bug) as is."""
+    exc = future.exception()
+    if isinstance(exc, dd.KilledWorker):
+        raise MiningError(
+            f"a Dask worker died while mining tool(s) {', '.join(part)} (out of memory? fewer --workers "
+            f"leave each more memory): {exc}",
+            field="--workers",
+        ) from exc
+    future.result()
 
 
 def _import_dask() -> Any:
@@ -324,7 +341,7 @@ def _client(dd: Any, scheduler: str | None, workers: int | None, parts: int) -> 
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
-        silence_logs=logging.ERROR,
+        silence_logs=logging.CRITICAL,  # worker errors reach the caller as exceptions
         env={"POLARS_MAX_THREADS": str(threads)},
     )
     try:
