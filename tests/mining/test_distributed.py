@@ -1,9 +1,10 @@
 """`mine --engine dask`: per-tool partitions merge into the local engine's exact bytes.
 
 The partition-independence property is checked in-process on random worlds (plan, mine every part,
-merge: no Dask needed, so it is cheap); the Dask engine itself runs twice — once through CliRunner, once
-through a subprocess of the real CLI — each on the sample corpus with `--folds 5` against the local
-contract set's bytes.
+merge: no Dask needed, so it is cheap). The Dask engine itself runs on the sample corpus with
+`--folds 5` against the local contract set's bytes: through a subprocess of the real CLI (a local
+cluster of worker processes), and through CliRunner and the library against a running scheduler
+(thread workers, which start in milliseconds).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import builtins
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,27 +120,23 @@ def test_worker_refuses_another_corpus(tmp_path: Path) -> None:
         mine_part(str(c.path), "0" * 64, ("a",), MineOptions(), None)
 
 
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """A running cluster's address, its workers threads of this process (it starts in milliseconds;
+    worker processes, the local default, are exercised by the subprocess test)."""
+    dd = pytest.importorskip("dask.distributed")
+    with dd.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
 def test_engine_dask_cli_is_byte_identical(
-    sample_corpus: Corpus, sample_contracts_file: Path, tmp_path: Path
+    sample_corpus: Corpus, sample_contracts_file: Path, tmp_path: Path, scheduler: str
 ) -> None:
-    pytest.importorskip("dask.distributed")
     out = tmp_path / "dask.json"
-    r = runner.invoke(
-        app,
-        [
-            "mine",
-            str(sample_corpus.path),
-            "--folds",
-            "5",
-            "--engine",
-            "dask",
-            "--workers",
-            "2",
-            "-o",
-            str(out),
-            "--json",
-        ],
-    )
+    args = ["mine", str(sample_corpus.path), "--folds", "5", "--engine", "dask", "--scheduler", scheduler]
+    r = runner.invoke(app, [*args, "-o", str(out), "--json"])
     assert r.exit_code == 0, r.output
     assert orjson.loads(r.stdout)["rules"] > 300
     assert out.read_bytes() == sample_contracts_file.read_bytes()
@@ -155,6 +153,36 @@ def test_engine_dask_subprocess_is_byte_identical(
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes() == sample_contracts_file.read_bytes()
+
+
+def test_progress_counts_partitions(
+    sample_corpus: Corpus, sample_contracts_file: Path, scheduler: str
+) -> None:
+    seen: list[str] = []
+
+    class Rec:
+        def start(self, task: str, total: int | None) -> None:
+            seen.append(f"start {total}")
+
+        def advance(self, n: int = 1) -> None:
+            seen.append("advance")
+
+        def finish(self) -> None:
+            seen.append("finish")
+
+    cs = mine_dask(sample_corpus, folds=5, seed=13, scheduler=scheduler, progress=Rec())
+    assert _bytes(cs) == sample_contracts_file.read_bytes()
+    assert seen == ["start 10", *["advance"] * 10, "finish"]
+
+
+def test_unreachable_scheduler(sample_corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("dask.distributed")
+    import contracts.mining.distributed as dist
+
+    monkeypatch.setattr(dist, "CONNECT_TIMEOUT", 1)
+    with pytest.raises(MiningError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9") as e:
+        mine_dask(sample_corpus, scheduler="tcp://127.0.0.1:9")
+    assert e.value.field == "--scheduler"
 
 
 @pytest.mark.parametrize(
