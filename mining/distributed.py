@@ -340,7 +340,7 @@ def _client(dd: Any, scheduler: str | None, workers: int | None, parts: int) -> 
         n_workers=n,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",  # a free local port: no clash, nothing on other interfaces
         silence_logs=logging.CRITICAL,  # worker errors reach the caller as exceptions
         env={"POLARS_MAX_THREADS": str(threads)},
     )

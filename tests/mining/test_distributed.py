@@ -126,7 +126,7 @@ def scheduler() -> Iterator[str]:
     worker processes, the local default, are exercised by the subprocess test)."""
     dd = pytest.importorskip("dask.distributed")
     with dd.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0"
     ) as cluster:
         yield cluster.scheduler_address
 
