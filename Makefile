@@ -60,7 +60,10 @@ demo: $(STAMP)
 	@echo "== mine 5 fold checkers from the clean traces"
 	$(CONTRACTS) ingest sample_traces/clean -o $(DEMO)/clean --registry sample_traces/tools.json -q
 	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 -o $(DEMO)/contracts.json
-	$(CONTRACTS) rules $(DEMO)/contracts.json --tool lookup_inventory
+	$(CONTRACTS) rules $(DEMO)/contracts.json --tool get_order --code RELATION --code DATE_ORDER
+	@echo "== the same mining on Dask workers: the same bytes"
+	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 --engine dask --workers 2 -o $(DEMO)/contracts-dask.json -q
+	cmp $(DEMO)/contracts.json $(DEMO)/contracts-dask.json && echo "dask engine: byte-identical contract set"
 	@echo "== check the faulty traces (exit 1: violations found)"
 	$(CONTRACTS) check --contracts $(DEMO)/contracts.json sample_traces/faulty -o $(DEMO)/receipts.jsonl; test $$? -eq 1
 	head -n 2 $(DEMO)/receipts.jsonl
