@@ -51,7 +51,11 @@ def test_readme_shows_every_command() -> None:
 
 def test_console_entry_point_lists_subcommands() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "--help"], capture_output=True, text=True, cwd=REPO, check=False
+        [sys.executable, "-m", "contracts.cli.app", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
     )
     assert result.returncode == 0
     for name in ("ingest", "mine", "check", "audit", "repair-replay", "ledger", "plan-check", "config"):

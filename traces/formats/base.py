@@ -159,7 +159,8 @@ def outcome(content: Any, *, failed: bool | None = None) -> tuple[Any, str, str 
 
 def record_episode(record: dict[str, Any], trace_id: str, task_id: str) -> Episode:
     """The episode of a one-episode-a-line record: its `labels`, `reward` and visible `tools`, if given."""
-    labels = record.get("labels") if isinstance(record.get("labels"), dict) else {}
+    raw = record.get("labels")
+    labels: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return Episode(
         trace_id=trace_id,
         task_id=task_id,
