@@ -242,7 +242,8 @@ def path_stats(data: MiningData) -> pl.DataFrame:
     """
     if data.k > 255:
         raise MiningError(f"at most 255 folds are supported, got {data.k}", field="folds")
-    res = data.leaves.filter(pl.col("side") == "result").with_columns(group_key())
+    # Lazy: each aggregation reads only the columns it needs, so no filtered copy of the leaves is made.
+    res = data.leaves.lazy().filter(pl.col("side") == "result").with_columns(group_key())
     wild = data.patterns.filter(pl.col("wild"))["pid"]
     base = res.group_by("key").agg(
         pl.len().alias("n"),
@@ -262,9 +263,10 @@ def path_stats(data: MiningData) -> pl.DataFrame:
         .group_by("key")
         .agg(pl.col("str").hash().n_unique().alias("ndist"))
     )
+    base_df, calls_df, ndist_df = pl.collect_all([base, calls, ndist])
     per_fold = decode_key(
-        base.join(calls, on="key", how="left")
-        .join(ndist, on="key", how="left")
+        base_df.join(calls_df, on="key", how="left")
+        .join(ndist_df, on="key", how="left")
         .with_columns(pl.coalesce("calls_w", "n").alias("calls"), pl.col("ndist").fill_null(0))
         .drop("calls_w"),
         data.patterns,

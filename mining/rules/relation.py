@@ -97,7 +97,13 @@ def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[F
         .alias("col")
     )
     wild = pats.filter(pl.col("wild") & (pl.col("side") == "result"))
-    nums = data.leaves.filter(pl.col("cls") == CLS_NUM)
+    # Only the columns used below: a plain filter would copy every column (strings and paths too).
+    nums = (
+        data.leaves.lazy()
+        .filter(pl.col("cls") == CLS_NUM)
+        .select("cid", "pid", "code", "num", "fold")
+        .collect()
+    )
     flat = nums.filter(pl.col("pid").is_in(plain["pid"].implode()))
     wnums = nums.filter(pl.col("pid").is_in(wild["pid"].implode()))
     per_field = pl.concat(
