@@ -256,8 +256,17 @@ def run(
 
     # ingest (always run: every other stage reads the corpus; recorded only when selected)
     ours = common.run_cli("ingest", str(src), "-o", str(corpus), "-q", rss_limit_mib=rss_limit)
-    if ours.killed_at_mib is not None:
-        raise common.ChildFailed(f"ingest passed the RSS limit of {rss_limit:,.0f} MiB")
+    if ours.killed_at_mib is not None:  # nothing else can run without a corpus: record and stop
+        common.log(f"{clock()} ingest stopped at the RSS limit of {rss_limit:,.0f} MiB")
+        stages.append(_stage("ingest", ours, "", None, notes={"killed_at_mib": rss_limit}))
+        return {
+            "calls": calls,
+            "seed": seed,
+            "fault_every": fault_every,
+            "input_mib": round(src.stat().st_size / common.MIB, 1),
+            "stages": stages,
+            "total_seconds": round(clock.elapsed(), 1),
+        }
     if "ingest" in want:
         manifest = json.loads((corpus / "corpus.json").read_text())
         # one run: it takes about as long as our ingest and is already warm (the input was read)

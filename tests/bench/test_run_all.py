@@ -185,3 +185,31 @@ def test_genson_rules_are_required_and_type_by_path() -> None:
         ("TYPE", "/b/*/x~1y"),
     ]
     assert peer.rule_counts({"t": schema}) == {"REQUIRED": 3, "TYPE": 5}
+
+
+def test_memory_run_rows_without_baselines_validate(smoke: tuple[dict, str, Path]) -> None:
+    """The 10M run (`--no-baselines`, RSS watchdog): rows with no baseline, and a stage stopped at the
+    limit, still validate and render."""
+    run_all = _load("run_all")
+    common = sys.modules["common"]
+    doc, _md, _tmp = smoke
+    ours = common.Measure(seconds=12.0, cpu_seconds=10.0, peak_rss_mib=6200.0, exit=-9, killed_at_mib=6144.0)
+    row = run_all._stage(
+        "mine --folds 5", ours, "scan", None, target={"of": "ratio", "op": "<=", "value": 3.0}, notes={}
+    )
+    assert row["baseline"] is None and row["ratio"] is None and "target" not in row
+    ok = common.Measure(seconds=5.0, cpu_seconds=4.0, peak_rss_mib=900.0, exit=0)
+    ingest = run_all._stage("ingest", ok, "read_ndjson", None, ratio_kind="throughput", notes={})
+    big = {
+        "calls": 10_000_000,
+        "seed": 13,
+        "fault_every": 50,
+        "input_mib": 7000.0,
+        "stages": [ingest, row],
+        "total_seconds": 20.0,
+    }
+    merged = {**doc, "runs": [doc["runs"][0], big]}
+    assert schema_errors(merged, "bench-results") == []
+    md = run_all.markdown(merged, 10_000_000)
+    assert "stopped at the 6,144 MiB RSS limit" in md
+    assert "| ingest | 5.00 | 4.00 | 900 | — | — | — |" in md
