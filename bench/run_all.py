@@ -538,7 +538,10 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
             cells = []
             for r in doc["runs"]:
                 st = next((s for s in r["stages"] if s["stage"] == name), None)
-                cells.append(f"{st['ours']['peak_rss_mib']:,.0f}" if st else "")
+                if st and st["ours"].get("killed_at_mib"):
+                    cells.append(f"> {st['ours']['killed_at_mib']:,.0f} (stopped at the limit)")
+                else:
+                    cells.append(f"{st['ours']['peak_rss_mib']:,.0f}" if st else "")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
