@@ -19,9 +19,9 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
+    answered_call,
     list_of_dicts,
     optional_str,
-    outcome,
     record_episode,
 )
 from contracts.traces.formats.openai_chat import episode_id
@@ -79,19 +79,16 @@ class AnthropicAdapter(Adapter):
                 )
                 index += 1
                 continue
-            result, status, error = outcome(res.get("content"), failed=res.get("is_error") is True)
             calls.append(
-                ToolCall(
+                answered_call(
+                    ctx,
                     trace_id=trace_id,
+                    task_id=task_id,
                     tool=b["name"],
                     arguments=args,
-                    result=result,
-                    status=status,
-                    error=error,
-                    task_id=task_id,
+                    content=res.get("content"),
+                    failed=res.get("is_error") is True,
                     step=len(calls),
-                    source=ctx.source,
-                    line=ctx.line,
                     index=index,
                 )
             )

@@ -157,6 +157,37 @@ def outcome(content: Any, *, failed: bool | None = None) -> tuple[Any, str, str 
     return decode_result(text), "ok", None
 
 
+def answered_call(
+    ctx: RecordContext,
+    *,
+    trace_id: str,
+    task_id: str,
+    tool: str,
+    arguments: dict[str, Any],
+    content: Any,
+    failed: bool | None = None,
+    step: int,
+    index: int,
+    **extra: Any,
+) -> ToolCall:
+    """The `ToolCall` of a call joined to its answer in an episode format (see `outcome` for `failed`)."""
+    result, status, error = outcome(content, failed=failed)
+    return ToolCall(
+        trace_id=trace_id,
+        tool=tool,
+        arguments=arguments,
+        result=result,
+        status=status,
+        error=error,
+        task_id=task_id,
+        step=step,
+        source=ctx.source,
+        line=ctx.line,
+        index=index,
+        **extra,
+    )
+
+
 def record_episode(record: dict[str, Any], trace_id: str, task_id: str) -> Episode:
     """The episode of a one-episode-a-line record: its `labels`, `reward` and visible `tools`, if given."""
     raw = record.get("labels")

@@ -20,8 +20,8 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
+    answered_call,
     optional_str,
-    outcome,
     parse_arguments,
     record_episode,
 )
@@ -86,19 +86,15 @@ class OpenAIResponsesAdapter(Adapter):
                 )
                 index += 1
                 continue
-            result, status, error = outcome(out.get("output"))
             calls.append(
-                ToolCall(
+                answered_call(
+                    ctx,
                     trace_id=trace_id,
+                    task_id=task_id,
                     tool=it["name"],
                     arguments=args,
-                    result=result,
-                    status=status,
-                    error=error,
-                    task_id=task_id,
+                    content=out.get("output"),
                     step=len(calls),
-                    source=ctx.source,
-                    line=ctx.line,
                     index=index,
                 )
             )

@@ -29,9 +29,9 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
+    answered_call,
     list_of_dicts,
     optional_reward,
-    outcome,
     parse_arguments,
     require_str,
     tool_names,
@@ -161,21 +161,18 @@ class TauBenchAdapter(Adapter):
                     )
                     index += 1
                     continue
-                result, status, error = outcome(answer.get("content"), failed=answer.get("error") is True)
                 calls.append(
-                    ToolCall(
+                    answered_call(
+                        ctx,
                         trace_id=trace_id,
+                        task_id=task,
                         tool=tc["name"],
                         arguments=args,
-                        result=result,
-                        status=status,
-                        error=error,
-                        task_id=task,
+                        content=answer.get("content"),
+                        failed=answer.get("error") is True,
                         step=len(calls),
-                        started_at=m.get("timestamp") if isinstance(m.get("timestamp"), str) else None,
-                        source=ctx.source,
-                        line=ctx.line,
                         index=index,
+                        started_at=m.get("timestamp") if isinstance(m.get("timestamp"), str) else None,
                         meta={"requestor": requestor},
                     )
                 )
