@@ -34,31 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ingest import generate  # noqa: E402  (the shared seeded generator of bench/ingest.py)
-
-
-def with_labelled_faults(src: Path, every: int = 100) -> Path:
-    """A copy of `src` where every `every`-th lookup_inventory call has `available` negated and labelled."""
-    import orjson
-
-    out = src.with_name(src.stem + f"-labelled{every}.jsonl")
-    if out.exists():
-        return out
-    tmp = out.with_suffix(".tmp")
-    n = 0
-    with open(src, "rb") as fin, open(tmp, "wb") as fout:
-        for line in fin:
-            rec = orjson.loads(line)
-            if rec["tool"] == "lookup_inventory":
-                n += 1
-                avail = rec["result"].get("available")
-                if n % every == 0 and isinstance(avail, int) and avail > 0:
-                    rec["result"]["available"] = -avail
-                    rec["labels"] = {"fault": "sign_flip", "fault_path": "/available", "original": avail}
-            fout.write(orjson.dumps(rec) + b"\n")
-    tmp.rename(out)
-    return out
-
+from ingest import generate, with_sign_flips  # noqa: E402  (the shared seeded generator of bench/ingest.py)
 
 CHILD_INGEST = """
 import sys
@@ -110,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ns = ap.parse_args(argv)
     t = time.perf_counter()
-    src = with_labelled_faults(generate(ns.calls, ns.seed))
+    src = with_sign_flips(generate(ns.calls, ns.seed))
     corpus = DATA / f"audit-corpus-{ns.calls}-{ns.seed}"
     if not (corpus / "corpus.json").is_file():
         shutil.rmtree(corpus, ignore_errors=True)

@@ -32,30 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ingest import generate  # noqa: E402  (the shared seeded generator of bench/ingest.py)
-
-
-def with_faults(src: Path, every: int = 100) -> Path:
-    """A copy of `src` where every `every`-th lookup_inventory call has `available` made negative."""
-    import orjson
-
-    out = src.with_name(src.stem + f"-faulty{every}.jsonl")
-    if out.exists():
-        return out
-    tmp = out.with_suffix(".tmp")
-    n = 0
-    with open(src, "rb") as fin, open(tmp, "wb") as fout:
-        for line in fin:
-            rec = orjson.loads(line)
-            if rec["tool"] == "lookup_inventory":
-                n += 1
-                if n % every == 0:
-                    rec["result"]["available"] = -1 - rec["result"]["available"]
-                    rec["labels"] = {"fault": "sign_flip", "fault_path": "/available"}
-            fout.write(orjson.dumps(rec) + b"\n")
-    tmp.rename(out)
-    return out
-
+from ingest import generate, with_sign_flips  # noqa: E402  (the shared seeded generator of bench/ingest.py)
 
 CHILD_PREPARE = """
 import sys
@@ -137,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mine-calls", type=int, default=100_000)
     ns = ap.parse_args(argv)
     src = generate(ns.calls, ns.seed)
-    faulty_src = with_faults(src)
+    faulty_src = with_sign_flips(src)
     clean_src = generate(min(ns.mine_calls, ns.calls), ns.seed)
     clean_dir = DATA / f"check-clean-{clean_src.stem}"
     faulty_dir = DATA / f"check-corpus-{faulty_src.stem}"

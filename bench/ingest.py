@@ -118,6 +118,31 @@ print(time.perf_counter() - t, df.height, 0)
 """
 
 
+def with_sign_flips(src: Path, every: int = 100) -> Path:
+    """Write (once) and return a copy of `src` where every `every`-th lookup_inventory call has `available`
+    made negative (-1 - value) and labelled `sign_flip` with the original value: labelled faults for the
+    check and audit benchmarks."""
+    import orjson
+
+    out = src.with_name(src.stem + f"-signflip{every}.jsonl")
+    if out.exists():
+        return out
+    tmp = out.with_suffix(".tmp")
+    n = 0
+    with open(src, "rb") as fin, open(tmp, "wb") as fout:
+        for line in fin:
+            rec = orjson.loads(line)
+            if rec["tool"] == "lookup_inventory":
+                n += 1
+                if n % every == 0:
+                    avail = rec["result"]["available"]
+                    rec["result"]["available"] = -1 - avail
+                    rec["labels"] = {"fault": "sign_flip", "fault_path": "/available", "original": avail}
+            fout.write(orjson.dumps(rec) + b"\n")
+    tmp.rename(out)
+    return out
+
+
 def run_child(code: str, *args: str) -> tuple[float, int, int, float, float]:
     """Run `code` in a fresh interpreter: (wall seconds, rows, leaves, CPU seconds, peak RSS MiB).
 
