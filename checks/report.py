@@ -96,50 +96,19 @@ def evaluate_gates(
 ) -> list[Gate]:
     """The verdict of every gate given (None = gate not set)."""
     gates: list[Gate] = []
-    if max_fire_rate is not None:
-        r = report["fire_rate"]
+    # (metric, threshold, rate object, unit, is an upper bound): a gate fails when the value crosses it.
+    specs = [
+        ("fire_rate", max_fire_rate, report["fire_rate"], "share", True),
+        ("spurious_per_100", max_spurious_per_100, report["spurious"]["per_100_episodes"], "count", True),
+        ("detection", min_detection, report["detection"]["overall"], "share", False),
+    ]
+    for metric, threshold, r, unit, upper in specs:
+        if threshold is None:
+            continue
         v = r.get("value")
+        passed = v is not None and (v <= threshold if upper else v >= threshold)
         gates.append(
-            Gate(
-                "fire_rate",
-                ">",
-                max_fire_rate,
-                v,
-                r.get("low"),
-                r.get("high"),
-                v is not None and v <= max_fire_rate,
-                "share",
-            )
-        )
-    if max_spurious_per_100 is not None:
-        p = report["spurious"]["per_100_episodes"]
-        v = p.get("value")
-        gates.append(
-            Gate(
-                "spurious_per_100",
-                ">",
-                max_spurious_per_100,
-                v,
-                p.get("low"),
-                p.get("high"),
-                v is not None and v <= max_spurious_per_100,
-                "count",
-            )
-        )
-    if min_detection is not None:
-        r = report["detection"]["overall"]
-        v = r.get("value")
-        gates.append(
-            Gate(
-                "detection",
-                "<",
-                min_detection,
-                v,
-                r.get("low"),
-                r.get("high"),
-                v is not None and v >= min_detection,
-                "share",
-            )
+            Gate(metric, ">" if upper else "<", threshold, v, r.get("low"), r.get("high"), passed, unit)
         )
     return gates
 
