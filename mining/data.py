@@ -76,6 +76,19 @@ class MiningData:
         )
 
 
+def call_ids(corpus: Corpus, cids: pl.Series | Sequence[int]) -> pl.DataFrame:
+    """(cid, call_id) of the given call keys, read from `calls.parquet` (mining keeps only the integer
+    key in memory: call ids are strings, and only a rule's few example calls need theirs)."""
+    wanted = pl.Series("cid", cids, dtype=pl.UInt64).unique()
+    return (
+        corpus.scan_calls()
+        .select("cid", "call_id")
+        .filter(pl.col("cid").is_in(wanted.implode()))
+        .collect()
+        .sort("cid")
+    )
+
+
 def _tp_expr() -> pl.Expr:
     """One UInt64 per (tool, side, pattern): tool code << 33 | side << 32 | pattern code."""
     return (
