@@ -1,11 +1,18 @@
-"""The clean mining data and its per-fold statistics (DESIGN §3).
+"""The clean mining data, read part by part, and its per-fold statistics (DESIGN §3).
 
-One pass over `leaves.parquet` (lazy scan, only the needed columns) yields the clean leaves with their
-fold. Every rule class then computes *per-fold* statistics that are monoids — counts, sums, min/max,
-example ids, distinct counts of things that belong to exactly one fold (calls, tasks) — and `by_checker`
-merges them into the statistics of every checker at once: the full checker (id -1) is the merge of all
-folds, fold checker f the merge of all folds but f. This is why `--folds 5` costs little more than
-`--folds 1`: the expensive pass over the leaves happens once, the merge works on a few thousand rows.
+Every rule statistic is a *monoid per fold*: counts, sums, min/max, example ids, and distinct counts of
+things that belong to exactly one fold (calls, tasks). `by_checker` merges them into the statistics of
+every checker at once: the full checker (id -1) is the merge of all folds, fold checker f the merge of
+all folds but f. This is why `--folds 5` costs little more than `--folds 1`.
+
+Bounded memory: the same argument splits the corpus further. Tasks are dealt into `parts` task parts
+(every call of a task lies in one part), sized so that one part's clean leaves stay under
+`PART_ROWS` rows; a statistic computed per (part, fold) and merged over parts is exactly the statistic
+per fold, distinct calls and tasks included. The miner reads the parts one at a time (`MiningData.parts`),
+so peak memory follows the largest part, not the corpus; a corpus that fits in one part is read once and
+kept. The one thing not read part by part is a bounded *sample* (`sample_calls`: the first calls of
+each tool and fold by call key), from which ECHO and RELATION propose candidates; every candidate is then
+counted on every part.
 
 Hot-path shape: leaves never carry strings for tool and pattern. Each distinct (tool, side, pattern)
 gets a dense id `pid` (the `patterns` table maps it back), and group-bys run on one UInt64 key built
@@ -18,15 +25,17 @@ reward is 1.0 where a reward exists (a null reward counts as clean: the format h
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from contracts.errors import MiningError
 from contracts.mining.folds import fold_table
-from contracts.traces.corpus import Corpus
+from contracts.traces.corpus import LEAVES_FILE, Corpus
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
@@ -38,32 +47,29 @@ SCALAR_CLASSES = (CLS_NULL, CLS_BOOL, CLS_NUM, CLS_STR)
 FULL = -1  # checker id of the full checker
 _U64 = pl.UInt64
 
+#: Leaf rows (of the whole leaves file, clean or not) per task part. One part of the bench world at this
+#: size peaks at about 2 GiB while mining; a corpus below it is mined in one part, read once.
+PART_ROWS = 16_000_000
+#: Calls per (tool, fold), first by call key, whose numbers RELATION proposes candidates from ...
+SAMPLE_CALLS = 4000
+#: ... and whose scalars refute ECHO candidates (a prefix of the same calls).
+ECHO_SAMPLE_CALLS = 64
+
+LEAF_COLUMNS = ("cid", "task", "pid", "side", "path", "code", "cls", "num", "str", "len", "fold")
+
 
 @dataclass(frozen=True)
-class MiningData:
-    """Clean calls and their leaves, each row tagged with its task's fold.
+class Leaves:
+    """Clean leaves of some calls (one task part, the whole corpus, or the sample), tagged with fold.
 
     `leaves`: cid, task (UInt32 task code), pid (pattern id), side, path (wildcard patterns only, else
-    null), code (kind code), cls (kind class), num, str, len, fold. `patterns`: pid -> tool, side, pattern (Strings), `wild` (has a `*` token),
-    `tp` (the raw tool/side/pattern key). `calls`: cid, call_id, task_id (String), tool, fold.
-    """
+    null), code (kind code), cls (kind class), num, str, len, fold. `calls`: cid, task, tool, fold of the
+    same calls. `patterns`: the corpus-wide pattern table (see `MiningData`)."""
 
-    corpus: Corpus
     leaves: pl.DataFrame
     calls: pl.DataFrame
     patterns: pl.DataFrame
     k: int
-    unclean: pl.DataFrame | None  # cids of calls left out (None when every call is clean)
-    tools: tuple[str, ...] | None
-
-    def pids(self, sel: pl.DataFrame) -> list[int]:
-        """Pattern ids of the (tool, pattern[, side]) rows of `sel` (side defaults to result)."""
-        if "side" not in sel.columns:
-            sel = sel.with_columns(pl.lit("result").alias("side"))
-        got = self.patterns.join(
-            sel.select("tool", "side", "pattern").unique(), on=["tool", "side", "pattern"]
-        )
-        return sorted(got["pid"].to_list())
 
     def scan_paths(self, pids: Sequence[int]) -> pl.LazyFrame:
         """Clean leaves of the given patterns with their concrete `path` (kept in memory for wildcard
@@ -74,6 +80,49 @@ class MiningData:
             .filter(pl.col("pid").is_in(list(pids)))
             .select("cid", "pid", "path", "code", "cls", "num", "str", "fold", "task")
         )
+
+
+@dataclass(frozen=True)
+class MiningData:
+    """The clean calls of a corpus and a way to read their leaves one task part at a time.
+
+    `calls`: cid, task (tid), tool, fold, part — every clean call (call ids stay on disk: see
+    `call_ids`). `patterns`: pid -> tool, side, pattern (Strings), `wild` (has a `*` token). `tasks`:
+    task_id (String) -> tid (the `task` of calls and leaves), fold, part. `nparts`: how many task parts;
+    `whole`: the leaves, read once, when there is one part.
+    """
+
+    corpus: Corpus
+    calls: pl.DataFrame
+    patterns: pl.DataFrame
+    k: int
+    unclean: pl.DataFrame | None  # cids of calls left out (None when every call is clean)
+    tools: tuple[str, ...] | None
+    tasks: pl.DataFrame
+    nparts: int
+    whole: Leaves | None
+
+    def pids(self, sel: pl.DataFrame) -> list[int]:
+        """Pattern ids of the (tool, pattern[, side]) rows of `sel` (side defaults to result)."""
+        if "side" not in sel.columns:
+            sel = sel.with_columns(pl.lit("result").alias("side"))
+        got = self.patterns.join(
+            sel.select("tool", "side", "pattern").unique(), on=["tool", "side", "pattern"]
+        )
+        return sorted(got["pid"].to_list())
+
+    def parts(self) -> Iterator[Leaves]:
+        """The clean leaves of each task part in turn (the same in-memory frame when there is one)."""
+        if self.whole is not None:
+            yield self.whole
+            return
+        for b in range(self.nparts):
+            yield self.part(b)
+
+    def part(self, b: int) -> Leaves:
+        """Read the clean leaves of task part `b`."""
+        calls = self.calls.filter(pl.col("part") == b).drop("part")
+        return Leaves(_read_leaves(self, b), calls, self.patterns, self.k)
 
 
 def call_ids(corpus: Corpus, cids: pl.Series | Sequence[int]) -> pl.DataFrame:
@@ -98,8 +147,12 @@ def _tp_expr() -> pl.Expr:
     ).alias("tp")
 
 
-def clean_calls(corpus: Corpus, clean: str, tools: Sequence[str] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(clean calls: cid, call_id, task_id, task, tool; cids of the calls left out of the clean set)."""
+def clean_calls(
+    corpus: Corpus, clean: str, tools: Sequence[str] | None, *, ids: bool = True
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(clean calls: cid, call_id, task_id, task, tool; cids of the calls left out of the clean set).
+
+    `ids=False` leaves out call_id (mining at scale keeps no call id strings in memory)."""
     calls = corpus.scan_calls().select("cid", "call_id", "trace_id", "task_id", "tool", "status", "fault")
     if tools is not None:
         calls = calls.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
@@ -120,7 +173,7 @@ def clean_calls(corpus: Corpus, clean: str, tools: Sequence[str] | None) -> tupl
     )
     both = flagged.select(
         "cid",
-        "call_id",
+        *(["call_id"] if ids else []),
         pl.col("task_id").cast(pl.String),
         pl.col("task_id").to_physical().alias("task"),
         pl.col("tool").cast(pl.String),
@@ -129,48 +182,78 @@ def clean_calls(corpus: Corpus, clean: str, tools: Sequence[str] | None) -> tupl
     return both.filter(pl.col("ok")).drop("ok"), both.filter(~pl.col("ok")).select("cid")
 
 
-def load(corpus: Corpus, *, clean: str, k: int, seed: int, tools: Sequence[str] | None) -> MiningData:
-    """Read the clean mining data once: clean calls, their folds, and their leaves (no `path`)."""
-    calls, unclean = clean_calls(corpus, clean, tools)
+def leaf_rows(corpus: Corpus) -> int:
+    """Rows of the corpus's leaves file (from the Parquet footer: nothing is read)."""
+    return int(pq.ParquetFile(corpus.path / LEAVES_FILE).metadata.num_rows)
+
+
+def load(
+    corpus: Corpus,
+    *,
+    clean: str,
+    k: int,
+    seed: int,
+    tools: Sequence[str] | None,
+    part_rows: int = PART_ROWS,
+) -> MiningData:
+    """Prepare the clean mining data: clean calls with their folds, the pattern table, the task parts;
+    the leaves themselves are read part by part (`MiningData.parts`), or here when one part holds all.
+
+    Categorical codes are never compared across two reads (they are not stable between queries): tasks
+    and patterns get their own dense ids here, and each read maps its codes to them by value."""
+    calls, unclean = clean_calls(corpus, clean, tools, ids=False)
     if calls.height == 0:
         raise MiningError(
             "no clean calls to mine (every call is an error, faulty or filtered out)",
             source=str(corpus.path),
         )
+    tasks = calls.select("task_id").unique().sort("task_id").with_row_index("tid")
     if k > 1:
-        calls = calls.join(fold_table(calls["task_id"], seed, k), on="task_id", how="left")
+        tasks = tasks.join(fold_table(tasks["task_id"], seed, k), on="task_id", how="left")
     else:
-        calls = calls.with_columns(pl.lit(0, pl.Int32).alias("fold"))
-    calls = calls.sort("cid")
+        tasks = tasks.with_columns(pl.lit(0, pl.Int32).alias("fold"))
+    nparts = max(1, math.ceil(leaf_rows(corpus) / max(1, part_rows)))
+    # Deal tasks into parts round-robin in task-id order: balanced, and independent of the seed.
+    tasks = tasks.with_columns((pl.col("tid") % nparts).cast(pl.UInt32).alias("part"))
+    calls = (
+        calls.join(tasks, on="task_id", how="left")
+        .select("cid", pl.col("tid").alias("task"), pl.col("tool").cast(pl.Categorical), "fold", "part")
+        .sort("cid")
+    )
+    dropped = unclean if unclean.height else None
+    patterns = _patterns(corpus, tools)
+    data = MiningData(
+        corpus, calls, patterns, k, dropped, tuple(tools) if tools is not None else None, tasks, nparts, None
+    )
+    if nparts == 1:
+        whole = Leaves(_read_leaves(data, None), calls.drop("part"), patterns, k)
+        data = MiningData(corpus, calls, patterns, k, dropped, data.tools, tasks, nparts, whole)
+    return data
+
+
+def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
     lf = corpus.scan_leaves().select(
         "cid", "task_id", "tool", "side", "pattern", "path", "kind", "num", "str", "len"
     )
     if tools is not None:
         lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
-    dropped = unclean if unclean.height else None
-    if dropped is not None:
-        lf = lf.filter(~pl.col("cid").is_in(dropped["cid"].implode()))
-    code = pl.col("kind").to_physical()
-    lf = lf.with_columns(
-        _tp_expr(),
-        pl.col("task_id").to_physical().alias("task"),
-        code.alias("code"),
-        pl.when(code == KIND_CODE["float"]).then(pl.lit(CLS_NUM, pl.UInt8)).otherwise(code).alias("cls"),
-    )
-    if k > 1:  # joined on the categorical (by value: codes differ between files)
-        task_fold = calls.select(pl.col("task_id").cast(pl.Categorical), "fold").unique()
-        lf = lf.join(task_fold.lazy(), on="task_id", how="left")
-    else:
-        lf = lf.with_columns(pl.lit(0, pl.Int32).alias("fold"))
-    raw = lf.select(
-        "cid", "task", "tp", "tool", "side", "pattern", "path", "code", "cls", "num", "str", "len", "fold"
-    ).collect()
-    patterns = (
-        raw.group_by("tp")
+    return lf
+
+
+def _patterns(corpus: Corpus, tools: Sequence[str] | None) -> pl.DataFrame:
+    """The pattern table: pid (dense, in tool/side/pattern order), tool, side, pattern, wild. Every
+    pattern of the (selected tools') leaves gets an id; those seen only in unclean calls never get a
+    statistic row, so they change nothing."""
+    return (
+        _scan(corpus, tools)
+        .select(_tp_expr(), "tool", "side", "pattern")
+        .group_by("tp")
         .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
-        .with_columns(
+        .select(
             pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
         )
+        .unique()
+        .collect()
         .sort("tool", "side", "pattern")
         .with_row_index("pid")
         .with_columns(
@@ -178,23 +261,82 @@ def load(corpus: Corpus, *, clean: str, k: int, seed: int, tools: Sequence[str] 
             pl.col("pattern").str.contains(r"(^|/)\*(/|$)").alias("wild"),
         )
     )
-    pid_of = dict(zip(patterns["tp"].to_list(), patterns["pid"].to_list(), strict=True))
-    wild_tp = patterns.filter(pl.col("wild"))["tp"].implode()
-    leaves = raw.select(
+
+
+def _read_leaves(data: MiningData, part: int | None) -> pl.DataFrame:
+    """The clean leaves of task part `part` (None: every task), with global task and pattern ids."""
+    lf = _scan(data.corpus, data.tools)
+    if part is not None:  # a predicate on the scan: only this part's rows are ever materialised
+        names = data.tasks.filter(pl.col("part") == part)["task_id"]
+        lf = lf.filter(pl.col("task_id").is_in(names.implode()))
+    if data.unclean is not None:
+        lf = lf.filter(~pl.col("cid").is_in(data.unclean["cid"].implode()))
+    code = pl.col("kind").to_physical()
+    raw = lf.select(
         "cid",
-        "task",
-        pl.col("tp").replace_strict(pid_of, return_dtype=pl.UInt32).alias("pid"),
+        pl.col("task_id").to_physical().alias("tcode"),
+        _tp_expr(),
+        "task_id",
+        "tool",
         "side",
-        pl.when(pl.col("tp").is_in(wild_tp)).then(pl.col("path")).alias("path"),
-        "code",
-        "cls",
+        "pattern",
+        "path",
+        code.alias("code"),
+        pl.when(code == KIND_CODE["float"]).then(pl.lit(CLS_NUM, pl.UInt8)).otherwise(code).alias("cls"),
         "num",
         "str",
         "len",
-        "fold",
+    ).collect()
+    # Codes are consistent within this one frame: map them to the global ids through small tables.
+    tp_pid = (
+        raw.group_by("tp")
+        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
+        .with_columns(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
+        .join(data.patterns.select("tool", "side", "pattern", "pid", "wild"), on=["tool", "side", "pattern"])
+        .select("tp", "pid", "wild")
     )
-    return MiningData(
-        corpus, leaves, calls, patterns, k, dropped, tuple(tools) if tools is not None else None
+    t_tid = (
+        raw.group_by("tcode")
+        .agg(pl.col("task_id").first().cast(pl.String))
+        .join(data.tasks.select("task_id", "tid", "fold"), on="task_id")  # inner: only clean tasks
+        .select("tcode", "tid", "fold")
+    )
+    return (
+        raw.lazy()
+        .join(tp_pid.lazy(), on="tp", how="inner", maintain_order="left")
+        .join(t_tid.lazy(), on="tcode", how="inner", maintain_order="left")
+        .select(
+            "cid",
+            pl.col("tid").alias("task"),
+            "pid",
+            "side",
+            pl.when(pl.col("wild")).then(pl.col("path")).alias("path"),
+            "code",
+            "cls",
+            "num",
+            "str",
+            "len",
+            "fold",
+        )
+        .collect()
+    )
+
+
+def first_calls(calls: pl.DataFrame, n: int) -> pl.DataFrame:
+    """The first `n` calls of each (tool, fold) by call key (call keys are hashes: a fair sample)."""
+    return calls.sort("cid").group_by("tool", "fold", maintain_order=True).head(n)
+
+
+def sample_filter(calls: pl.DataFrame) -> pl.Expr:
+    """Which leaves make up the candidate sample: the numbers of the first SAMPLE_CALLS calls per (tool,
+    fold) (RELATION) and the scalars of the first ECHO_SAMPLE_CALLS (ECHO). Bounded by the number of
+    tools and folds, not by the corpus."""
+    rel = first_calls(calls, SAMPLE_CALLS)["cid"]
+    echo = first_calls(calls, ECHO_SAMPLE_CALLS)["cid"]
+    return (pl.col("cid").is_in(rel.implode()) & (pl.col("cls") == CLS_NUM)) | (
+        pl.col("cid").is_in(echo.implode()) & pl.col("cls").is_in(SCALAR_CLASSES)
     )
 
 
@@ -219,10 +361,12 @@ def merged_examples(col: str = "ex") -> pl.Expr:
     return pl.col(col).list.explode(keep_nulls=False, empty_as_null=False).unique().sort().head(3).alias(col)
 
 
-def fold_examples(col: str = "cid") -> pl.Expr:
-    """Up to 3 example call keys of a group (per fold): the smallest, so that neither row order nor
-    parallel joins change them (duplicates at wildcard patterns are merged away later)."""
-    return pl.col(col).bottom_k(3).alias("ex")
+def fold_examples(col: str = "cid", distinct: bool = True) -> pl.Expr:
+    """Up to 3 example call keys of a group (per part and fold): the smallest distinct ones, so that
+    neither row order, parallel joins nor the part split changes them. `distinct=False` skips the
+    de-duplication where a group has at most one row per call (patterns without wildcards)."""
+    c = pl.col(col).unique() if distinct else pl.col(col)
+    return c.bottom_k(3).alias("ex")
 
 
 def group_key(cls: bool = True) -> pl.Expr:
@@ -244,32 +388,27 @@ def decode_key(df: pl.DataFrame, patterns: pl.DataFrame, cls: bool = True) -> pl
     return out.drop("key").join(patterns.select("pid", "tool", "pattern"), on="pid", how="left")
 
 
-def path_stats(data: MiningData) -> pl.DataFrame:
-    """Per (tool, pattern, cls, checker) statistics of RESULT nodes, merged from per-fold ones.
-
-    Columns: n (nodes), n_int (int nodes), calls, tasks (distinct; summed over folds because each call
-    and task belongs to one fold), min, max (numbers), ndist (distinct strings: per-fold maximum, an
-    upper-bound screen for DOMAIN candidates only), ex (example cids). A pattern without wildcards has
-    at most one node per call, so its call count is its node count; distinct calls are counted only
-    for wildcard patterns.
-    """
-    if data.k > 255:
-        raise MiningError(f"at most 255 folds are supported, got {data.k}", field="folds")
+def path_stats_part(part: Leaves) -> pl.DataFrame:
+    """Per (tool, pattern, cls, fold) statistics of the RESULT nodes of one task part (see
+    `merge_path_stats`)."""
+    if part.k > 255:
+        raise MiningError(f"at most 255 folds are supported, got {part.k}", field="folds")
     # Lazy: each aggregation reads only the columns it needs, so no filtered copy of the leaves is made.
-    res = data.leaves.lazy().filter(pl.col("side") == "result").with_columns(group_key())
-    wild = data.patterns.filter(pl.col("wild"))["pid"]
+    res = part.leaves.lazy().filter(pl.col("side") == "result").with_columns(group_key())
+    wild = part.patterns.filter(pl.col("wild"))["pid"]
     base = res.group_by("key").agg(
         pl.len().alias("n"),
         (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
         pl.col("task").n_unique().alias("tasks"),
         pl.col("num").min().alias("min"),
         pl.col("num").max().alias("max"),
-        fold_examples(),
+        (pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)).sum().alias("n_date"),
+        fold_examples(distinct=False),
     )
     calls = (
         res.filter(pl.col("pid").is_in(wild.implode()))
         .group_by("key")
-        .agg(pl.col("cid").n_unique().alias("calls_w"))
+        .agg(pl.col("cid").n_unique().alias("calls_w"), fold_examples().alias("ex_w"))
     )
     ndist = (
         res.filter(pl.col("cls") == CLS_STR)
@@ -277,15 +416,35 @@ def path_stats(data: MiningData) -> pl.DataFrame:
         .agg(pl.col("str").hash().n_unique().alias("ndist"))
     )
     base_df, calls_df, ndist_df = pl.collect_all([base, calls, ndist])
-    per_fold = decode_key(
+    return decode_key(
         base_df.join(calls_df, on="key", how="left")
         .join(ndist_df, on="key", how="left")
-        .with_columns(pl.coalesce("calls_w", "n").alias("calls"), pl.col("ndist").fill_null(0))
-        .drop("calls_w"),
-        data.patterns,
+        .with_columns(
+            pl.coalesce("calls_w", "n").alias("calls"),
+            pl.coalesce("ex_w", "ex").alias("ex"),
+            pl.col("ndist").fill_null(0),
+        )
+        .drop("calls_w", "ex_w"),
+        part.patterns,
     )
+
+
+#: An ISO-8601 date at the start of a string (DATE_ORDER's candidate test, counted in `path_stats`).
+DATE_LIKE = r"^\d{4}-\d{2}-\d{2}"
+
+
+def merge_path_stats(per_fold: Sequence[pl.DataFrame], k: int) -> pl.DataFrame:
+    """Per (tool, pattern, cls, checker) statistics of RESULT nodes, merged from per-(part, fold) ones.
+
+    Columns: n (nodes), n_int (int nodes), calls, tasks (distinct; summed over parts and folds because
+    each call and task belongs to one part and one fold), min, max (numbers), ndist (distinct strings:
+    the largest part-and-fold count, a lower bound of the checker's used only to screen DOMAIN
+    candidates), n_date (strings that start like an ISO date), ex (example cids). A pattern without
+    wildcards has at most one node per call, so its call count is its node count; distinct calls are
+    counted only for wildcard patterns.
+    """
     return by_checker(
-        per_fold,
+        pl.concat(per_fold),
         ["tool", "pattern", "cls"],
         [
             pl.col("n").sum(),
@@ -295,9 +454,10 @@ def path_stats(data: MiningData) -> pl.DataFrame:
             pl.col("min").min(),
             pl.col("max").max(),
             pl.col("ndist").max(),
+            pl.col("n_date").sum(),
             merged_examples(),
         ],
-        data.k,
+        k,
     )
 
 

@@ -1,10 +1,17 @@
 """`mine`: clean traces -> a contract set with a full checker and k fold checkers (DESIGN §3).
 
-Pipeline: read the clean leaves once (`contracts.mining.data.load`), compute per-fold path statistics,
-let every rule class return its candidates for every checker, add schema-declared rules, merge rules
-that are the same property (same tool, code, paths, params: one rule, sources united), then verify
-every checker's rules against that checker's own clean data (`contracts.mining.verify`) — a rule that
-fires on the data it was mined from is a bug, so `mine` raises instead of shipping it.
+Pipeline (`contracts.mining.data` explains the parts):
+1. `load`: the clean calls, their folds, the pattern table and the task parts;
+2. pass one over the parts: per-fold path statistics, the patterns holding numbers, the candidate
+   sample; merged into corpus-wide statistics;
+3. every rule class plans what to count from those (`plan`);
+4. pass two over the parts: every class counts its candidates (`scan`);
+5. every class merges its counts per checker and keeps what meets its keep-only-if (`finish`); schema
+   rules are added; rules that are the same property (same tool, code, paths, params) merge into one,
+   sources united; then every checker's rules are verified against that checker's own clean data
+   (`contracts.mining.verify`) — a rule that fires on the data it was mined from is a bug, so `mine`
+   raises instead of shipping it.
+A corpus of one part is read once and both passes use it; memory otherwise follows the largest part.
 
 Which record a rule carries: the support, examples and max_violation_rate of the full checker when the
 rule is in it (`in_full`), otherwise those of the lowest fold checker holding it. Each fold checker
@@ -20,12 +27,24 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.mining.data import FULL, MiningData, cand_frame, load, path_stats
+from contracts.mining.data import (
+    CLS_NUM,
+    FULL,
+    PART_ROWS,
+    Leaves,
+    MiningData,
+    call_ids,
+    cand_frame,
+    load,
+    merge_path_stats,
+    path_stats_part,
+    sample_filter,
+)
 from contracts.mining.model import CODES, ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.mining.params import MineParams, violation_bound
 from contracts.mining.rules import RULE_CLASSES
-from contracts.mining.rules.base import MiningContext
-from contracts.mining.schema_rules import schema_rules
+from contracts.mining.rules.base import MiningContext, RuleClass
+from contracts.mining.schema_rules import SchemaRules
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry
@@ -46,6 +65,7 @@ def mine(
     max_violation_rate: float | None = None,
     progress: Progress = NULL_PROGRESS,
     verify: bool = True,
+    part_rows: int = PART_ROWS,
 ) -> ContractSet:
     """Mine the contract set of `corpus`.
 
@@ -55,6 +75,7 @@ def mine(
     gives substitutes, immutables and schema rules; `tools` restricts mining to those tools;
     `max_violation_rate` keeps a rule when its 95% violation bound is at most that value, instead of
     the per-class thresholds. `verify` re-checks every rule on its own mining data (leave it on).
+    `part_rows` bounds the leaf rows read at once (the output does not depend on it).
     """
     params = MineParams.build(
         folds=folds,
@@ -67,17 +88,48 @@ def mine(
     )
     if registry is None and (corpus.path / REGISTRY_FILE).is_file():
         registry = load_registry(corpus.path / REGISTRY_FILE)
-    progress.start("mine", len(RULE_CLASSES) + 3)
-    data = load(corpus, clean=params.clean, k=params.k, seed=params.seed, tools=params.tools)
-    progress.advance()
-    ctx = MiningContext(data=data, stats=path_stats(data), params=params, registry=registry)
-    progress.advance()
-    frames = []
-    for cls in RULE_CLASSES:
-        frames.append(cls().mine(ctx).with_columns(pl.lit("mined").alias("source")))
+    data = load(
+        corpus, clean=params.clean, k=params.k, seed=params.seed, tools=params.tools, part_rows=part_rows
+    )
+    progress.start("mine", 2 * data.nparts + 2)
+    # Pass one: per-(part, fold) path statistics, the patterns holding numbers, the candidate sample.
+    per_fold: list[pl.DataFrame] = []
+    num_pids: list[pl.Series] = []
+    samples: list[pl.DataFrame] = []
+    in_sample = sample_filter(data.calls)
+    for part in data.parts():
+        per_fold.append(path_stats_part(part))
+        num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())
+        samples.append(part.leaves.filter(in_sample))
         progress.advance()
+    sample = Leaves(pl.concat(samples).sort("cid", "pid"), data.calls.drop("part"), data.patterns, data.k)
+    ctx = MiningContext(
+        data=data,
+        stats=merge_path_stats(per_fold, data.k),
+        params=params,
+        registry=registry,
+        sample=sample,
+        num_pids=pl.concat(num_pids).unique().sort(),
+    )
     tool_names = _tool_names(data, registry, params)
-    frames.append(schema_rules(ctx, tool_names).with_columns(pl.lit("schema").alias("source")))
+    classes: list[RuleClass] = [cls() for cls in RULE_CLASSES]
+    classes.append(SchemaRules(tool_names))
+    plans = [c.plan(ctx) for c in classes]
+    progress.advance()
+    # Pass two: every class counts its candidates, part by part.
+    rows: list[list[Any]] = [[] for _ in classes]
+    for part in data.parts():
+        for c, plan, acc in zip(classes, plans, rows, strict=True):
+            got = c.scan(ctx, part, plan)
+            if got is not None:
+                acc.append(got)
+        progress.advance()
+    frames = [
+        c.finish(ctx, plan, acc).with_columns(
+            pl.lit("schema" if isinstance(c, SchemaRules) else "mined").alias("source")
+        )
+        for c, plan, acc in zip(classes, plans, rows, strict=True)
+    ]
     cands = pl.concat(frames)
     cs = assemble(cands, data, registry, params, tool_names)
     if verify:
@@ -124,8 +176,8 @@ def assemble(
     wanted = merged.select(
         pl.col("ex").list.explode(keep_nulls=False, empty_as_null=False).alias("cid")
     ).unique()
-    id_rows = data.calls.join(wanted, on="cid", how="semi").select("cid", "call_id")
-    call_ids = dict(zip(id_rows["cid"].to_list(), id_rows["call_id"].to_list(), strict=True))
+    id_rows = call_ids(data.corpus, wanted["cid"])
+    id_of = dict(zip(id_rows["cid"].to_list(), id_rows["call_id"].to_list(), strict=True))
     order = {c: i for i, c in enumerate(CODES)}
     per_rule: dict[str, dict[int, dict[str, Any]]] = {}
     heads: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}
@@ -148,7 +200,7 @@ def assemble(
             params=p,
             support=Support(int(rep["calls"]), int(rep["tasks"])),
             source=tuple(rep["source"]),
-            examples=tuple(call_ids[c] for c in rep["ex"] if c in call_ids),
+            examples=tuple(id_of[c] for c in rep["ex"] if c in id_of),
             max_violation_rate=violation_bound(int(rep["n"])),
             in_full=in_full,
         )
@@ -182,7 +234,7 @@ def assemble(
 def corpus_summary(corpus: Corpus, calls: pl.DataFrame) -> dict[str, Any]:
     """The contract set's `corpus` field from the clean calls mined (one function, so that the Dask
     engine, which never holds every call in one place, writes the same summary)."""
-    return {"sha256": corpus.sha256(), "clean_calls": calls.height, "tasks": calls["task_id"].n_unique()}
+    return {"sha256": corpus.sha256(), "clean_calls": calls.height, "tasks": calls["task"].n_unique()}
 
 
 def mine_path(src: str | Path, **kw: Any) -> ContractSet:

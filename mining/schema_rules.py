@@ -12,15 +12,24 @@ Support recorded for a schema rule is what the checker's data shows for it (0 wh
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from contracts.jsonutil import canonical_str
-from contracts.mining.data import CLS_NUM, CLS_OBJ, CLS_STR, FULL, cand_frame, checker_frame, parent_expr
+from contracts.mining.data import (
+    CLS_NUM,
+    CLS_OBJ,
+    CLS_STR,
+    FULL,
+    Leaves,
+    cand_frame,
+    checker_frame,
+    parent_expr,
+)
 from contracts.mining.rules.base import MiningContext
-from contracts.mining.rules.domain import value_counts
+from contracts.mining.rules.domain import merge_value_counts, value_counts
 
 _TYPES = {
     "integer": "int",
@@ -72,10 +81,35 @@ def _esc(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def schema_rules(ctx: MiningContext, tools: list[str]) -> pl.DataFrame:
-    """Declared rules of `tools` per checker, with observed support, minus those the data contradicts."""
+class SchemaRules:
+    """Declared rules of `tools` per checker, with observed support, minus those the data contradicts.
+
+    A rule class like the mined ones (plan, scan, finish): the declared enums are counted part by part."""
+
+    def __init__(self, tools: list[str]) -> None:
+        self.tools = tools
+
+    def plan(self, ctx: MiningContext) -> tuple[pl.DataFrame, list[int]] | None:
+        d = _declared_frame(ctx, self.tools)
+        if d is None:
+            return None
+        enum_paths = d.filter(pl.col("code") == "DOMAIN").select("tool", "pattern").unique()
+        return d, ctx.data.pids(enum_paths) if enum_paths.height else []
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        if plan is None or not plan[1]:
+            return None
+        return value_counts(part, plan[1])
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if plan is None:
+            return cand_frame()
+        return _finish(ctx, plan[0], rows)
+
+
+def _declared_frame(ctx: MiningContext, tools: list[str]) -> pl.DataFrame | None:
     if ctx.registry is None:
-        return cand_frame()
+        return None
     decl = []
     for name in tools:
         spec = ctx.registry.get(name)
@@ -86,8 +120,8 @@ def schema_rules(ctx: MiningContext, tools: list[str]) -> pl.DataFrame:
                 (name, code, pattern, canonical_str(params), params.get("kind"), params.get("values"))
             )
     if not decl:
-        return cand_frame()
-    d = pl.DataFrame(
+        return None
+    return pl.DataFrame(
         decl,
         schema={
             "tool": pl.String,
@@ -99,6 +133,9 @@ def schema_rules(ctx: MiningContext, tools: list[str]) -> pl.DataFrame:
         },
         orient="row",
     ).unique(["tool", "code", "pattern", "params"], maintain_order=True)
+
+
+def _finish(ctx: MiningContext, d: pl.DataFrame, counted: Sequence[pl.DataFrame]) -> pl.DataFrame:
     d = d.join(checker_frame(ctx.data.k), how="cross")
     s = ctx.stats
     keys = ["tool", "pattern", "checker"]
@@ -135,8 +172,8 @@ def schema_rules(ctx: MiningContext, tools: list[str]) -> pl.DataFrame:
     bad_enum = pl.DataFrame(
         schema={"tool": pl.String, "pattern": pl.String, "params": pl.String, "checker": pl.Int32}
     )
-    if enum_paths.height:
-        vc = value_counts(ctx, enum_paths)
+    if enum_paths.height and counted:
+        vc = merge_value_counts(ctx, counted)
         dom = x.filter(pl.col("code") == "DOMAIN").select("tool", "pattern", "params", "values", "checker")
         bad_enum = (
             dom.join(vc, on=["tool", "pattern", "checker"], how="inner")

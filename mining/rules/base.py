@@ -2,21 +2,30 @@
 
 A rule class turns the clean mining data into candidate rules for *every checker at once*: it returns a
 frame with one row per (checker, rule) (`contracts.mining.data.CAND_SCHEMA`), where checker -1 is the
-full checker and 0..k-1 the fold checkers. Each class computes per-fold monoid statistics and merges
-them with `contracts.mining.data.by_checker`, so it never looks at the data more than once per fold
-split. The miner then applies nothing else: what a class returns has met its class's keep-only-if.
+full checker and 0..k-1 the fold checkers. It works in three steps, so that the corpus can be read one
+task part at a time (`contracts.mining.data.MiningData.parts`):
+
+- `plan(ctx)`: what to count, decided from corpus-wide facts only (the merged path statistics, the
+  pattern table, the bounded candidate sample);
+- `scan(ctx, part, plan)`: per-fold monoid statistics of one task part (None when there is nothing to
+  count);
+- `finish(ctx, plan, rows)`: merge the parts' rows per checker (`contracts.mining.data.by_checker`) and
+  keep what meets the class's keep-only-if. The miner applies nothing else.
+
+Because every statistic is a monoid over task parts, the result does not depend on how many parts the
+corpus was read in (a test mines the same corpus in one part and in several and compares the bytes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import polars as pl
 
 from contracts.jsonutil import canonical_str
-from contracts.mining.data import MiningData
+from contracts.mining.data import Leaves, MiningData
 from contracts.mining.params import MineParams
 from contracts.traces.registry import Registry
 
@@ -26,9 +35,11 @@ class MiningContext:
     """What a rule class may read: the clean data, merged path statistics, parameters and registry."""
 
     data: MiningData
-    stats: pl.DataFrame  # contracts.mining.data.path_stats
+    stats: pl.DataFrame  # contracts.mining.data.merge_path_stats
     params: MineParams
     registry: Registry | None
+    sample: Leaves  # the candidate sample's leaves (`contracts.mining.data.sample_filter`)
+    num_pids: pl.Series  # ids of the patterns holding a number in some clean call (either side)
 
 
 class RuleClass(Protocol):
@@ -36,9 +47,33 @@ class RuleClass(Protocol):
 
     codes: Sequence[str]
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def plan(self, ctx: MiningContext) -> Any:
+        """What `scan` counts, from corpus-wide facts (None: nothing to count)."""
+        ...
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        """Per-fold monoid rows of one task part."""
+        ...
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
         """Candidate rules per checker (CAND_SCHEMA), each already meeting the class's keep-only-if."""
         ...
+
+
+class FromStats:
+    """Base of the classes that need nothing but the merged path statistics (REQUIRED, TYPE, sign)."""
+
+    def plan(self, ctx: MiningContext) -> Any:
+        return None
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        return None
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        return self.from_stats(ctx)
+
+    def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
+        raise NotImplementedError
 
 
 def support_ok(ctx: MiningContext, code: str, n: str = "n", tasks: str = "tasks") -> pl.Expr:

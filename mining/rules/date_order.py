@@ -17,9 +17,20 @@ A <= C when A <= B and B <= C also hold: the middle date may be absent where the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import polars as pl
 
-from contracts.mining.data import CLS_STR, by_checker, cand_frame, fold_examples, merged_examples
+from contracts.mining.data import (
+    CLS_STR,
+    FULL,
+    Leaves,
+    by_checker,
+    cand_frame,
+    fold_examples,
+    merged_examples,
+)
 from contracts.mining.dates import MODES, le, lt, parse_iso
 from contracts.mining.rules.base import MiningContext
 
@@ -28,17 +39,13 @@ WILD_PREFIX = r"^(.*(?:^|/)\*)(?:/[^*]*)?$"  # the pattern up to and including i
 
 def date_patterns(ctx: MiningContext) -> pl.DataFrame:
     """(tool, pattern, pid) of result strings that look like ISO dates in at least one clean call."""
-    pids = (
-        ctx.data.leaves.filter(
-            (pl.col("side") == "result")
-            & (pl.col("cls") == CLS_STR)
-            & pl.col("len").is_between(10, 40)
-            & pl.col("str").str.contains(r"^\d{4}-\d{2}-\d{2}")
-        )
-        .select("pid")
-        .unique()
+    dated = ctx.stats.filter((pl.col("checker") == FULL) & (pl.col("n_date") > 0)).select("tool", "pattern")
+    return (
+        ctx.data.patterns.filter(pl.col("side") == "result")
+        .join(dated.unique(), on=["tool", "pattern"])
+        .select("tool", "pattern", "pid")
+        .sort("pid")
     )
-    return ctx.data.patterns.join(pids, on="pid").select("tool", "pattern", "pid")
 
 
 class DateOrder:
@@ -46,20 +53,25 @@ class DateOrder:
 
     codes = ("DATE_ORDER",)
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def plan(self, ctx: MiningContext) -> pl.DataFrame | None:
         cands = date_patterns(ctx)
         if cands.height < 1:
-            return cand_frame()
+            return None
         cands = cands.with_columns(
             pl.col("pattern").str.extract(WILD_PREFIX, 1).fill_null("").alias("group")
         ).with_columns(pl.col("group").str.count_matches("/").alias("depth"))
         # Only groups with two or more date-like patterns can hold a pair.
         cands = cands.filter(pl.len().over("tool", "group") >= 2)
         if cands.height == 0:
-            return cand_frame()
+            return None
         # Integer keys for the pairing join: a group id per (tool, group), the instance as a hash
         # (0 for paths without wildcards), the pattern id; names come back after aggregating.
-        cands = cands.with_columns(pl.struct("tool", "group").rank("dense").cast(pl.UInt32).alias("gid"))
+        return cands.with_columns(pl.struct("tool", "group").rank("dense").cast(pl.UInt32).alias("gid"))
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        if plan is None:
+            return None
+        cands: pl.DataFrame = plan
         inst = pl.col("path").str.slice(
             0,
             # the pattern after its last `*` has no index, so it ends the path verbatim: cut it off
@@ -67,7 +79,7 @@ class DateOrder:
             - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
         )
         nodes = (
-            ctx.data.scan_paths(cands["pid"].to_list())
+            part.scan_paths(cands["pid"].to_list())
             .join(cands.lazy().select("pid", "gid", "depth", "pattern", "group"), on="pid", how="inner")
             .with_columns(
                 pl.when(pl.col("depth") == 0).then(pl.lit(0, pl.UInt64)).otherwise(inst.hash()).alias("ih"),
@@ -103,10 +115,14 @@ class DateOrder:
             same = (pl.col("mode") == i) & (pl.col("mode_b") == i)
             aggs.append((same & le_ab).sum().alias(f"ok_{m}"))
             aggs.append((same & lt_ab).sum().alias(f"lt_{m}"))
+        return pairs.group_by("a", "b", "fold").agg(aggs)
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if plan is None:
+            return cand_frame()
         names = ctx.data.patterns.select("pid", "tool", "pattern")
         per_fold = (
-            pairs.group_by("a", "b", "fold")
-            .agg(aggs)
+            pl.concat(rows)
             .join(names.rename({"pid": "a", "pattern": "pa"}), on="a")
             .join(names.select(pl.col("pid").alias("b"), pl.col("pattern").alias("pb")), on="b")
             .drop("a", "b")

@@ -7,16 +7,19 @@ estimate of the unseen mass, (values seen once) / n, below 1%. Ids and free text
 (most values are rare), which is how they are excluded; a value seen twice in one task is not yet part
 of a domain, it is an accident.
 
-Statistics: candidate patterns are screened with the per-fold distinct count (a checker's distinct
-count is at least the largest of its folds'), then value counts per (pattern, value, fold) are merged
-per checker like every other monoid.
+Statistics: candidate patterns are screened with the per-(part, fold) distinct count (a checker's
+distinct count is at least the largest of its parts'), then value counts per (pattern, value, fold)
+are counted part by part and merged per checker like every other monoid.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import polars as pl
 
-from contracts.mining.data import CLS_STR, by_checker, cand_frame
+from contracts.mining.data import CLS_STR, Leaves, by_checker, cand_frame
 from contracts.mining.params import (
     DOMAIN_MAX_SHARE,
     DOMAIN_MAX_UNSEEN,
@@ -26,20 +29,22 @@ from contracts.mining.params import (
 from contracts.mining.rules.base import MiningContext, paths_one, support_ok
 
 
-def value_counts(ctx: MiningContext, patterns: pl.DataFrame) -> pl.DataFrame:
-    """Per (tool, pattern, str, checker): count and distinct tasks of each string value at `patterns`."""
-    data = ctx.data
-    pids = data.pids(patterns)
-    per_fold = (
-        data.leaves.filter(
+def value_counts(part: Leaves, pids: list[int]) -> pl.DataFrame:
+    """Per (pid, str, fold) of one task part: count and distinct tasks of each string value at `pids`."""
+    return (
+        part.leaves.filter(
             (pl.col("side") == "result") & (pl.col("cls") == CLS_STR) & pl.col("pid").is_in(pids)
         )
         .group_by("pid", "str", "fold")
         .agg(pl.len().alias("count"), pl.col("task").n_unique().alias("vtasks"))
-        .join(data.patterns.select("pid", "tool", "pattern"), on="pid")
     )
+
+
+def merge_value_counts(ctx: MiningContext, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Per (tool, pattern, str, checker): count and distinct tasks, merged from the parts' rows."""
+    per_fold = pl.concat(rows).join(ctx.data.patterns.select("pid", "tool", "pattern"), on="pid")
     return by_checker(
-        per_fold, ["tool", "pattern", "str"], [pl.col("count").sum(), pl.col("vtasks").sum()], data.k
+        per_fold, ["tool", "pattern", "str"], [pl.col("count").sum(), pl.col("vtasks").sum()], ctx.data.k
     )
 
 
@@ -48,22 +53,34 @@ class Domain:
 
     codes = ("DOMAIN",)
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def plan(self, ctx: MiningContext) -> tuple[pl.DataFrame, list[int]] | None:
         strings = ctx.stats.filter(pl.col("cls") == CLS_STR)
         screened = strings.filter(
             (pl.col("ndist") <= ctx.params.max_domain) & support_ok(ctx, "DOMAIN", n="n")
         )
         if screened.height == 0:
+            return None
+        return screened, ctx.data.pids(screened)
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        return None if plan is None else value_counts(part, plan[1])
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if plan is None:
             return cand_frame()
-        vc = value_counts(ctx, screened)
-        per = vc.group_by("tool", "pattern", "checker").agg(
-            pl.col("str").sort().alias("values"),
-            pl.len().alias("distinct"),
-            pl.col("count").min().alias("min_count"),
-            pl.col("vtasks").min().alias("min_vtasks"),
-            (pl.col("count") == 1).sum().alias("singletons"),
+        screened = plan[0]
+        per = (
+            merge_value_counts(ctx, rows)
+            .group_by("tool", "pattern", "checker")
+            .agg(
+                pl.col("str").sort().alias("values"),
+                pl.len().alias("distinct"),
+                pl.col("count").min().alias("min_count"),
+                pl.col("vtasks").min().alias("min_vtasks"),
+                (pl.col("count") == 1).sum().alias("singletons"),
+            )
         )
-        rows = (
+        rows_ = (
             screened.join(per, on=["tool", "pattern", "checker"], how="inner")
             .filter(
                 (pl.col("distinct") <= ctx.params.max_domain)
@@ -82,7 +99,7 @@ class Domain:
                 ).alias("params"),
             )
         )
-        return cand_frame(rows)
+        return cand_frame(rows_)
 
 
 def _json_list(values: pl.Series) -> str:

@@ -15,15 +15,19 @@ tool's `parameters`, only declared argument paths are echo candidates.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
 from contracts.mining.data import (
     CLS_STR,
+    ECHO_SAMPLE_CALLS,
     SCALAR_CLASSES,
+    Leaves,
     by_checker,
     cand_frame,
+    first_calls,
     fold_examples,
     merged_examples,
 )
@@ -49,9 +53,6 @@ def declared_arg_patterns(schema: Any, prefix: str = "") -> list[str]:
     return out
 
 
-SAMPLE_CALLS = 64  # calls per (tool, fold) whose values refute candidate pairs before the full count
-
-
 def _arg_pids(ctx: MiningContext) -> pl.DataFrame:
     """Argument patterns (no wildcard) that may be echoed: declared parameters when the registry
     declares them for the tool, else every argument path seen."""
@@ -73,11 +74,20 @@ def _arg_pids(ctx: MiningContext) -> pl.DataFrame:
     return pats.filter(pl.col("pid").is_in(keep))
 
 
-def _scalars(ctx: MiningContext, pids: list[int]) -> pl.DataFrame:
+def _scalars(part: Leaves, pids: list[int]) -> pl.DataFrame:
     """cid, pid, cls, v (value hash: numbers compare numerically), fold, task of scalar nodes."""
     value = pl.when(pl.col("cls") == CLS_STR).then(pl.col("str").hash()).otherwise(pl.col("num").hash())
-    return ctx.data.leaves.filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(pids)).select(
+    return part.leaves.filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(pids)).select(
         "cid", "pid", "cls", value.alias("v"), "fold", "task"
+    )
+
+
+_SAME = (pl.col("cls") == pl.col("acls")) & (pl.col("v") == pl.col("av"))
+
+
+def _args(part: Leaves, apids: list[int]) -> pl.DataFrame:
+    return _scalars(part, apids).select(
+        "cid", pl.col("pid").alias("apid"), pl.col("cls").alias("acls"), pl.col("v").alias("av")
     )
 
 
@@ -86,50 +96,47 @@ class Echo:
 
     codes = ("ECHO",)
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def plan(self, ctx: MiningContext) -> pl.DataFrame | None:
+        """The (rpid, apid) pairs that survive refutation on the sample."""
         data, k = ctx.data, ctx.data.k
         res_p = data.patterns.filter((pl.col("side") == "result") & ~pl.col("wild")).select("pid", "tool")
         arg_p = _arg_pids(ctx).select(pl.col("pid").alias("apid"), "tool")
         pairs = res_p.join(arg_p, on="tool").select(pl.col("pid").alias("rpid"), "apid")
         if pairs.height == 0:
-            return cand_frame()
-        res = _scalars(ctx, res_p["pid"].to_list()).rename({"pid": "rpid"})
-        args = _scalars(ctx, arg_p["apid"].to_list()).select(
-            "cid", pl.col("pid").alias("apid"), pl.col("cls").alias("acls"), pl.col("v").alias("av")
-        )
-        same = (pl.col("cls") == pl.col("acls")) & (pl.col("v") == pl.col("av"))
+            return None
         # Refute pairs on a sample of calls: a pair that differs in a sampled call of two folds (one when
         # k == 1) cannot hold in any checker; only the survivors are counted on every call.
-        sample = (
-            data.calls.sort("cid")
-            .group_by("tool", "fold", maintain_order=True)
-            .head(SAMPLE_CALLS)
-            .select("cid")
-        )
+        sample = first_calls(data.calls, ECHO_SAMPLE_CALLS).select("cid")
         in_sample = pl.col("cid").is_in(sample["cid"].implode())
+        res = _scalars(ctx.sample, res_p["pid"].to_list()).rename({"pid": "rpid"}).filter(in_sample)
+        args = _args(ctx.sample, arg_p["apid"].to_list()).filter(in_sample)
         refuted = (
-            res.filter(in_sample)
-            .join(args.filter(in_sample), on="cid")
-            .filter(~same)
+            res.join(args, on="cid")
+            .filter(~_SAME)
             .group_by("rpid", "apid")
             .agg(pl.col("fold").n_unique().alias("folds"))
             .filter(pl.col("folds") > (1 if k > 1 else 0))
         )
         pairs = pairs.join(refuted, on=["rpid", "apid"], how="anti")
-        if pairs.height == 0:
-            return cand_frame()
+        return pairs if pairs.height else None
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        if plan is None:
+            return None
+        pairs: pl.DataFrame = plan
         key = (
             pl.col("rpid").cast(pl.UInt64) * (1 << 32) + pl.col("apid").cast(pl.UInt64) * 256 + pl.col("fold")
         )
-        both = (
-            res.filter(pl.col("rpid").is_in(pairs["rpid"].unique().implode()))
-            .join(pairs, on="rpid")
-            .join(args.filter(pl.col("apid").is_in(pairs["apid"].unique().implode())), on=["cid", "apid"])
+        res = _scalars(part, pairs["rpid"].unique().sort().to_list()).rename({"pid": "rpid"})
+        args = _args(part, pairs["apid"].unique().sort().to_list())
+        return (
+            res.join(pairs, on="rpid")
+            .join(args, on=["cid", "apid"])
             .with_columns(key.alias("key"))
             .group_by("key")
             .agg(
                 pl.len().alias("n_both"),
-                same.sum().alias("n_match"),
+                _SAME.sum().alias("n_match"),
                 pl.col("task").n_unique().alias("tasks"),
                 pl.col("av").min().alias("vmin"),
                 pl.col("av").max().alias("vmax"),
@@ -140,10 +147,18 @@ class Echo:
                 ((pl.col("key") // 256) % (1 << 24)).cast(pl.UInt32).alias("apid"),
                 (pl.col("key") % 256).cast(pl.Int32).alias("fold"),
             )
+            .drop("key")
         )
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if plan is None:
+            return cand_frame()
+        data, k = ctx.data, ctx.data.k
         names = data.patterns.select("pid", "tool", "pattern")
-        both = both.join(names.rename({"pid": "rpid"}), on="rpid").join(
-            names.select(pl.col("pid").alias("apid"), pl.col("pattern").alias("arg")), on="apid"
+        both = (
+            pl.concat(rows)
+            .join(names.rename({"pid": "rpid"}), on="rpid")
+            .join(names.select(pl.col("pid").alias("apid"), pl.col("pattern").alias("arg")), on="apid")
         )
         m = by_checker(
             both,
@@ -159,7 +174,7 @@ class Echo:
             k,
         )
         assert ECHO_MIN_DISTINCT == 2  # vmin != vmax is the ">= 2 distinct argument values" test
-        rows = m.filter(
+        out = m.filter(
             (pl.col("n_both") == pl.col("n_match"))
             & (pl.col("n_match") >= ctx.params.needed("ECHO"))
             & (pl.col("tasks") >= ctx.params.tasks_needed("ECHO"))
@@ -171,4 +186,4 @@ class Echo:
             pl.col("n_match").alias("calls"),
             pl.col("n_match").alias("n"),
         )
-        return cand_frame(rows)
+        return cand_frame(out)

@@ -13,15 +13,15 @@ from __future__ import annotations
 import polars as pl
 
 from contracts.mining.data import CLS_NAME, CLS_NULL, CLS_NUM, cand_frame
-from contracts.mining.rules.base import MiningContext, paths_one, support_ok
+from contracts.mining.rules.base import FromStats, MiningContext, paths_one, support_ok
 
 
-class Kind:
+class Kind(FromStats):
     """The TYPE rule class."""
 
     codes = ("TYPE",)
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
         s = ctx.stats
         single = s.join(
             s.group_by("tool", "pattern", "checker").agg(pl.len().alias("n_cls")),

@@ -30,9 +30,10 @@ together in a fold's generation rows is not proposed.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import polars as pl
 
@@ -42,6 +43,7 @@ from contracts.mining.data import (
     CLS_NUM,
     FULL,
     KIND_CODE,
+    Leaves,
     by_checker,
     cand_frame,
     merged_examples,
@@ -84,115 +86,147 @@ class Cand:
     coef: tuple[int, ...] = ()
 
 
-def _groups(ctx: MiningContext) -> Iterator[tuple[str, str, pl.DataFrame, list[Field], pl.DataFrame]]:
-    """(tool, group, wide frame, fields, per-field per-fold stats) for every tool and array group."""
-    data = ctx.data
-    pats = data.patterns
-    cent = ((pl.col("num") * 100).round() - pl.col("num") * 100).abs() <= 1e-6
-    is_int = pl.col("code") == KIND_CODE["int"]
+@dataclass(frozen=True)
+class GroupSpec:
+    """One relation search space: the plain numeric fields of a tool (results and arguments, plus the
+    sums over its wildcard patterns), or the numeric fields of one array instance group. Fixed from
+    corpus-wide facts, so that every task part builds the same columns."""
+
+    tool: str
+    group: str  # "" for the plain group, else the pattern up to its last `*`
+    fields: tuple[Field, ...]
+    name_of: tuple[tuple[int, str], ...]  # (pid, column name) of every field
+
+
+_CENT = ((pl.col("num") * 100).round() - pl.col("num") * 100).abs() <= 1e-6
+_IS_INT = pl.col("code") == KIND_CODE["int"]
+
+
+def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
+    """The search spaces, from the patterns that hold a number in some clean call (`num_pids`)."""
+    pats = ctx.data.patterns.filter(pl.col("pid").is_in(num_pids.implode()))
     plain = pats.filter(~pl.col("wild")).with_columns(
         pl.when(pl.col("side") == "arg")
         .then(pl.lit(ARGS_PREFIX) + pl.col("pattern"))
         .otherwise("pattern")
         .alias("col")
     )
-    wild = pats.filter(pl.col("wild") & (pl.col("side") == "result"))
-    # Only the columns used below: a plain filter would copy every column (strings and paths too).
+    wild = pats.filter(pl.col("wild") & (pl.col("side") == "result")).with_columns(
+        pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group")
+    )
+    out: list[GroupSpec] = []
+    for tool in sorted(set(plain["tool"].to_list())):
+        names = plain.filter(pl.col("tool") == tool).sort("col")
+        if names.height > MAX_FIELDS:
+            continue
+        fields = [Field(f"c{i}", c, not c.startswith(ARGS_PREFIX), False) for i, c in enumerate(names["col"])]
+        name_of = list(zip(names["pid"].to_list(), [f.name for f in fields], strict=True))
+        snames = wild.filter(pl.col("tool") == tool).sort("pattern")
+        sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(snames["pattern"])]
+        name_of += list(zip(snames["pid"].to_list(), [f.name for f in sfields], strict=True))
+        out.append(GroupSpec(tool, "", tuple(fields + sfields), tuple(name_of)))
+    for (tool, group), g in sorted(
+        wild.group_by("tool", "group"), key=lambda t: (str(t[0][0]), str(t[0][1]))
+    ):
+        cols = g.sort("pattern")
+        if cols.height < 2 or cols.height > MAX_FIELDS:
+            continue
+        fields = [Field(f"c{i}", c, True, False) for i, c in enumerate(cols["pattern"])]
+        name_of = list(zip(cols["pid"].to_list(), [f.name for f in fields], strict=True))
+        out.append(GroupSpec(str(tool), str(group), tuple(fields), tuple(name_of)))
+    return out
+
+
+def _wide_frames(
+    specs: Sequence[tuple[int, GroupSpec]], part: Leaves
+) -> Iterator[tuple[int, pl.DataFrame, pl.DataFrame]]:
+    """(spec index, wide frame, per-field per-fold stats) of one task part, for every spec with rows.
+
+    Wide frame: one row per call (plain group) or array instance (`inst`), one Float64 column per field,
+    plus cid, fold, task; per-field stats: name, fold, n, n_int, n_cent (int / 2-decimal counts)."""
+    calls = part.calls.select("cid", "fold", "task")
     nums = (
-        data.leaves.lazy()
+        part.leaves.lazy()
         .filter(pl.col("cls") == CLS_NUM)
         .select("cid", "pid", "code", "num", "fold")
         .collect()
     )
-    flat = nums.filter(pl.col("pid").is_in(plain["pid"].implode()))
-    wnums = nums.filter(pl.col("pid").is_in(wild["pid"].implode()))
-    per_field = pl.concat(
-        [
-            flat.group_by("pid", "fold").agg(
-                pl.len().alias("n"), is_int.sum().alias("n_int"), cent.sum().alias("n_cent")
-            ),
-            wnums.group_by("pid", "fold").agg(
-                pl.len().alias("n"), is_int.sum().alias("n_int"), cent.sum().alias("n_cent")
-            ),
-        ]
-    )
-    sums = wnums.group_by("cid", "pid").agg(pl.col("num").sum())
-    calls = data.calls.select("cid", "fold", "task")
-    tool_of = dict(pats.select("pid", "tool").iter_rows())
-    flat_pids = flat["pid"].unique().sort().to_list()
-    sum_pids = sums["pid"].unique().sort().to_list()
-    for tool in sorted({tool_of[p] for p in flat_pids}):
-        tp = [p for p in flat_pids if tool_of[p] == tool]
-        sp = [p for p in sum_pids if tool_of[p] == tool]
-        if not tp or len(tp) > MAX_FIELDS:
-            continue
-        names = plain.filter(pl.col("pid").is_in(tp)).sort("col")
-        fields = [Field(f"c{i}", c, not c.startswith(ARGS_PREFIX), False) for i, c in enumerate(names["col"])]
-        name_of = dict(zip(names["pid"].to_list(), [f.name for f in fields], strict=True))
-        long = flat.filter(pl.col("pid").is_in(tp)).with_columns(
-            pl.col("pid").replace_strict(name_of).alias("col")
+    wild_pids = sorted({p for _, s in specs if s.group for p, _ in s.name_of})
+    wl = pl.DataFrame()
+    if wild_pids:
+        groups = pl.DataFrame(
+            [(p, s.group) for _, s in specs if s.group for p, _ in s.name_of],
+            schema={"pid": pl.UInt32, "group": pl.String},
+            orient="row",
         )
-        wide = long.pivot(on="col", index="cid", values="num", aggregate_function="first")
-        if sp:
-            snames = wild.filter(pl.col("pid").is_in(sp)).sort("pattern")
-            sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(snames["pattern"])]
-            name_of.update(zip(snames["pid"].to_list(), [f.name for f in sfields], strict=True))
-            sw = (
-                sums.filter(pl.col("pid").is_in(sp))
-                .with_columns(pl.col("pid").replace_strict(name_of).alias("col"))
-                .pivot(on="col", index="cid", values="num", aggregate_function="first")
+        wl = (
+            part.scan_paths(wild_pids)
+            .filter(pl.col("cls") == CLS_NUM)
+            .join(groups.lazy(), on="pid")
+            .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
+            .with_columns(
+                # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
+                pl.col("path")
+                .str.slice(
+                    0,
+                    pl.col("path").str.len_chars()
+                    - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
+                )
+                .alias("inst"),
             )
-            wide = wide.join(sw, on="cid", how="left").with_columns(
-                [pl.col(f.name).fill_null(0.0) for f in sfields if f.name in sw.columns]
-            )
-            fields += [f for f in sfields if f.name in sw.columns]
-        for f in fields:
-            if f.name not in wide.columns:
-                wide = wide.with_columns(pl.lit(None, pl.Float64).alias(f.name))
-        wide = wide.join(calls, on="cid", how="inner").sort("cid")
-        fst = per_field.filter(pl.col("pid").is_in(list(name_of))).with_columns(
-            pl.col("pid").replace_strict(name_of).alias("name")
+            .select("cid", "fold", "pid", "inst", "num", "code")
+            .collect()
         )
-        yield tool, "", wide, fields, fst
-    # Array groups: fields inside the same array instance, paired by index.
-    if wild.height == 0:
-        return
-    wild = wild.with_columns(pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group"))
-    wl = (
-        data.scan_paths(wild["pid"].to_list())
-        .filter(pl.col("cls") == CLS_NUM)
-        .join(wild.lazy().select("pid", "tool", "pattern", "group"), on="pid")
-        .with_columns(
-            # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
-            pl.col("path")
-            .str.slice(
-                0,
-                pl.col("path").str.len_chars()
-                - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
-            )
-            .alias("inst"),
-            (pl.col("code") == KIND_CODE["int"]).alias("is_int"),
+    for i, spec in specs:
+        name_of = dict(spec.name_of)
+        mapping = pl.DataFrame(
+            {"pid": list(name_of), "col": list(name_of.values())}, schema={"pid": pl.UInt32, "col": pl.String}
         )
-        .select("cid", "fold", "task", "pid", "tool", "group", "inst", "pattern", "num", "is_int")
-        .collect()
-    )
-    for (tool, group), long in sorted(
-        wl.group_by("tool", "group"), key=lambda t: (str(t[0][0]), str(t[0][1]))
-    ):
-        cols = sorted(long["pattern"].unique().to_list())
-        if len(cols) < 2 or len(cols) > MAX_FIELDS:
-            continue
-        fields = [Field(f"c{i}", c, True, False) for i, c in enumerate(cols)]
-        by_path = {f.path: f.name for f in fields}
-        long = long.with_columns(pl.col("pattern").replace_strict(by_path).alias("col"))
-        wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
-        wide = wide.join(calls, on="cid", how="inner").sort("cid", "inst")
+        if spec.group:
+            long = wl.join(mapping, on="pid")
+            if long.height == 0:
+                continue
+            wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
+            order = ["cid", "inst"]
+        else:
+            sums = {p for p, n in name_of.items() if n.startswith("s")}
+            flat = nums.join(mapping.filter(~pl.col("pid").is_in(list(sums))), on="pid")
+            if flat.height == 0:
+                continue
+            wide = flat.pivot(on="col", index="cid", values="num", aggregate_function="first")
+            long = flat
+            if sums:
+                sw = (
+                    nums.join(mapping.filter(pl.col("pid").is_in(list(sums))), on="pid")
+                    .group_by("cid", "col")
+                    .agg(pl.col("num").sum())
+                )
+                long = pl.concat([flat, nums.join(mapping.filter(pl.col("pid").is_in(list(sums))), on="pid")])
+                if sw.height:
+                    wide = wide.join(
+                        sw.pivot(on="col", index="cid", values="num", aggregate_function="first"),
+                        on="cid",
+                        how="left",
+                    )
+                # an empty sum is 0: a call without the array sums to 0 over it
+                wide = wide.with_columns(
+                    [
+                        pl.col(f.name).fill_null(0.0) if f.name in wide.columns else pl.lit(0.0).alias(f.name)
+                        for f in spec.fields
+                        if f.is_sum
+                    ]
+                )
+            order = ["cid"]
+        wide = wide.with_columns(
+            [pl.lit(None, pl.Float64).alias(f.name) for f in spec.fields if f.name not in wide.columns]
+        )
+        wide = wide.join(calls, on="cid", how="inner").sort(order)
         fst = (
             long.group_by("col", "fold")
-            .agg(pl.len().alias("n"), pl.col("is_int").sum().alias("n_int"), cent.sum().alias("n_cent"))
+            .agg(pl.len().alias("n"), _IS_INT.sum().alias("n_int"), _CENT.sum().alias("n_cent"))
             .rename({"col": "name"})
         )
-        yield str(tool), str(group), wide, fields, fst
+        yield i, wide, fst
 
 
 def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -437,9 +471,10 @@ def _varying_parts(c: Cand, fields: list[Field]) -> list[pl.Expr]:
     return parts
 
 
-def _verify(wide: pl.DataFrame, fields: list[Field], cands: list[Cand], k: int) -> pl.DataFrame:
-    """Per (candidate index, checker): qualifying rows/calls/tasks, violations per tolerance, distinct
-    tuples, operand min/max, examples — per-fold aggregates merged by checker."""
+def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> pl.DataFrame:
+    """Per (candidate index, fold) of one task part: qualifying rows/calls/tasks, violations per
+    tolerance, distinct tuples (bottom-k hashes), operand min/max, examples: monoids, merged by
+    `_verify_merge`."""
     frames = []
     for start in range(0, len(cands), BATCH):
         batch = cands[start : start + BATCH]
@@ -488,9 +523,11 @@ def _verify(wide: pl.DataFrame, fields: list[Field], cands: list[Cand], k: int) 
                 pl.concat_list([pl.col(f"mx{j}_{o}") for o in range(nops)]).alias("mx"),
             )
             frames.append(sel)
-    if not frames:
-        return pl.DataFrame()
-    long = pl.concat(frames)
+    return pl.concat(frames)
+
+
+def _verify_merge(long: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Per (candidate index, checker): the parts' and folds' `_verify_part` rows merged."""
     mn_parts = long.explode("mn").with_columns(pl.int_range(pl.len()).over("cand", "fold").alias("o"))
     mx_parts = long.explode("mx").with_columns(pl.int_range(pl.len()).over("cand", "fold").alias("o"))
     ranges = by_checker(
@@ -621,30 +658,69 @@ def _reduce(
     return kept
 
 
+@dataclass(frozen=True)
+class _Plan:
+    specs: list[GroupSpec]
+    cands: dict[int, list[Cand]]  # spec index -> candidates surviving the sample
+
+
 class Relation:
     """The RELATION rule class."""
 
     codes = ("RELATION",)
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def plan(self, ctx: MiningContext) -> _Plan | None:
+        """Search spaces from the patterns holding numbers; candidates generated and refuted on the
+        sample (the first SAMPLE_CALLS calls of each tool and fold by call key)."""
+        specs = _specs(ctx, ctx.num_pids)
+        cands: dict[int, list[Cand]] = {}
+        for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample):
+            fields = list(specs[i].fields)
+            if wide.height == 0 or len(fields) < 2:
+                continue
+            gen, ref = _sample_rows(wide, fields)
+            ternary = sum(1 for f in fields if not f.is_sum) <= MAX_FIELDS_TERNARY
+            found = _to_cands(_refute(_generate(gen, fields, ternary), ref, fields, ctx.data.k))
+            if found:
+                cands[i] = found
+        return _Plan(specs, cands) if cands else None
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> Any:
+        """{spec index: (verification rows, per-field stats)} of one task part."""
+        if plan is None:
+            return None
+        wanted = [(i, s) for i, s in enumerate(plan.specs) if i in plan.cands]
+        out = {}
+        for i, wide, fst in _wide_frames(wanted, part):
+            if wide.height:
+                out[i] = (_verify_part(wide, list(plan.specs[i].fields), plan.cands[i]), fst)
+        return out
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[Any]) -> pl.DataFrame:
+        if plan is None:
+            return cand_frame()
         out = []
-        for tool, _group, wide, fields, fst in _groups(ctx):
-            out.append(self._mine_group(ctx, tool, wide, fields, fst))
+        for j in sorted(plan.cands):
+            got = [r[j] for r in rows if j in r]
+            if not got:
+                continue
+            res = _verify_merge(pl.concat([g[0] for g in got]), ctx.data.k)
+            fst = pl.concat([g[1] for g in got])
+            spec = plan.specs[j]
+            out.append(self._finish_group(ctx, spec.tool, res, list(spec.fields), plan.cands[j], fst))
         return cand_frame(pl.concat(out)) if out else cand_frame()
 
-    def _mine_group(
-        self, ctx: MiningContext, tool: str, wide: pl.DataFrame, fields: list[Field], fst: pl.DataFrame
+    def _finish_group(
+        self,
+        ctx: MiningContext,
+        tool: str,
+        res: pl.DataFrame,
+        fields: list[Field],
+        cands: list[Cand],
+        fst: pl.DataFrame,
     ) -> pl.DataFrame:
         k = ctx.data.k
         need = ctx.params.needed("RELATION")
-        if wide.height == 0 or len(fields) < 2:
-            return cand_frame()
-        gen, ref = _sample_rows(wide, fields)
-        ternary = sum(1 for f in fields if not f.is_sum) <= MAX_FIELDS_TERNARY
-        cands = _to_cands(_refute(_generate(gen, fields, ternary), ref, fields, k))
-        if not cands:
-            return cand_frame()
-        res = _verify(wide, fields, cands, k)
         # Tolerance class per field per checker.
         klass_rows = by_checker(
             fst.select("name", "fold", "n", "n_int", "n_cent"),

@@ -12,15 +12,15 @@ from __future__ import annotations
 import polars as pl
 
 from contracts.mining.data import CLS_OBJ, cand_frame, last_token_expr, parent_expr
-from contracts.mining.rules.base import MiningContext, paths_one, support_ok
+from contracts.mining.rules.base import FromStats, MiningContext, paths_one, support_ok
 
 
-class Required:
+class Required(FromStats):
     """The REQUIRED rule class."""
 
     codes = ("REQUIRED",)
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
         s = ctx.stats
         objects = s.filter(pl.col("cls") == CLS_OBJ).select(
             "tool",

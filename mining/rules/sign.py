@@ -12,15 +12,15 @@ from __future__ import annotations
 import polars as pl
 
 from contracts.mining.data import CLS_NUM, cand_frame
-from contracts.mining.rules.base import MiningContext, paths_one
+from contracts.mining.rules.base import FromStats, MiningContext, paths_one
 
 
-class Sign:
+class Sign(FromStats):
     """The POSITIVE / NONNEG rule class."""
 
     codes = ("POSITIVE", "NONNEG")
 
-    def mine(self, ctx: MiningContext) -> pl.DataFrame:
+    def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
         p = ctx.params
         nums = ctx.stats.filter((pl.col("cls") == CLS_NUM) & (pl.col("min") < pl.col("max")))
         pos = nums.filter(
