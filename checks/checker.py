@@ -37,6 +37,7 @@ from contracts.mining.model import CODES, ContractSet, Rule, split_side
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import (
+    KINDS,
     SIDE_DTYPE,
     escape_token,
     json_kind,
@@ -830,6 +831,46 @@ _HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str"]
 
 PARENT_CODE = "_PARENT"
 
+#: The per-node classes, evaluated inside the join of leaves to operands (`_node_keep`): a hit of one of
+#: them is kept only when it breaks its rule. Hits of every other class (0) are all kept.
+_NODE_CLASS = {"TYPE": 1, "POSITIVE": 2, "NONNEG": 3, "DOMAIN": 4}
+#: One bit per JSON kind; a TYPE rule's allowed kinds are the OR of theirs (`number` = int | float).
+_KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}
+
+
+def _allowed_kinds(want: str) -> int:
+    if want == "number":
+        return _KIND_BIT["int"] | _KIND_BIT["float"]
+    return _KIND_BIT[want]
+
+
+def _kind_bit(kind_dtype: pl.DataType) -> pl.Expr:
+    """The `_KIND_BIT` of each leaf's kind (from the Enum's physical code when it is the corpus's own)."""
+    if kind_dtype == pl.Enum(list(KINDS)):
+        return pl.lit(2, pl.UInt8).pow(pl.col("kind").to_physical()).cast(pl.UInt8)
+    return pl.col("kind").cast(pl.String).replace_strict(_KIND_BIT, default=0, return_dtype=pl.UInt8)
+
+
+_NUMERIC_BITS = _KIND_BIT["int"] | _KIND_BIT["float"]
+
+
+def _node_keep() -> pl.Expr:
+    """True for a hit to keep: any hit of a class other than the per-node ones, or a per-node hit that
+    breaks its rule (the same conditions `_vec_type`, `_vec_sign` and `_vec_domain` then apply): TYPE,
+    a kind outside the rule's allowed-kinds mask; POSITIVE / NONNEG, a number <= 0 / < 0; DOMAIN, a
+    string (whether it is an allowed value is left to the anti-join of `_vec_domain`). Reads `kbit`,
+    the leaf's `_kind_bit`."""
+    cls = pl.col("cls")
+    kbit = pl.col("kbit")
+    numeric = (kbit & _NUMERIC_BITS) != 0
+    return (
+        (cls == 0)
+        | ((cls == 1) & ((pl.col("tmask") & kbit) == 0))
+        | ((cls == 2) & numeric & (pl.col("num") <= 0))
+        | ((cls == 3) & numeric & (pl.col("num") < 0))
+        | ((cls == 4) & (kbit == _KIND_BIT["string"]))
+    )
+
 
 def _required_groups(
     entries: list[_RuleEntry],
@@ -857,10 +898,12 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
         "ridx": [],
         "op": [],
         "code": [],
+        "cls": [],
+        "tmask": [],
     }
     groups = _required_groups(entries)
     for (k, tool, side, pattern), gid in groups[1].items():
-        for col, v in zip(rows, (k, tool, side, pattern, gid, 0, PARENT_CODE), strict=True):
+        for col, v in zip(rows, (k, tool, side, pattern, gid, 0, PARENT_CODE, 0, 0), strict=True):
             rows[col].append(v)
     for e in entries:
         for i, op in enumerate(e.ops):
@@ -873,6 +916,8 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
             rows["ridx"].append(e.ridx)
             rows["op"].append(i)
             rows["code"].append(e.rule.code)
+            rows["cls"].append(_NODE_CLASS.get(e.rule.code, 0))
+            rows["tmask"].append(_allowed_kinds(e.rule.params["kind"]) if e.rule.code == "TYPE" else 0)
     return pl.DataFrame(
         rows,
         schema={
@@ -883,6 +928,8 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
             "ridx": pl.UInt32,
             "op": pl.UInt8,
             "code": pl.String,
+            "cls": pl.UInt8,
+            "tmask": pl.UInt8,
         },
     )
 
@@ -1168,12 +1215,15 @@ def _find_batch(
     The leaves of the batch are joined once to the rule operands and materialised; each rule class
     then reads its own rows (a filter on `code`) and only the columns it needs.
     """
+    leaves = corpus.scan_leaves()
+    kbit = _kind_bit(leaves.collect_schema()["kind"])
     hits = (
-        corpus.scan_leaves()
-        .select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
+        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
         .filter(in_batch)
+        .with_columns(kbit.alias("kbit"))
         .join(calls.select("cid", "k"), on="cid")
         .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
+        .filter(_node_keep())
         .select(*_HIT_COLS, pl.col("code").cast(pl.Categorical()))
         .collect()
     )
