@@ -104,6 +104,8 @@ class Operand:
 
     def key_of(self, path: str) -> tuple[str, ...]:
         """The index tuple of a concrete path at this operand."""
+        if not self.wpos:
+            return ()
         toks = path.split("/")
         return tuple(toks[i] for i in self.wpos)
 
@@ -652,9 +654,21 @@ def _path_finder(rule: Rule, ops: list[Operand]) -> PathFinder:
     prefix = "$args" if ops[0].side == "arg" else ""
     if code == "TYPE":
         want = rule.params["kind"]
-        if want == "number":
-            return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if _kind(v) not in NUMERIC_KINDS]
-        return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if _kind(v) != want]
+        ok_types = frozenset(
+            t for t, k in _KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
+        )
+
+        def type_ok(v: Any) -> bool:
+            # The exact types of parsed JSON decide at once; anything else goes through `_kind`.
+            t = type(v)
+            if t in ok_types:
+                return True
+            if t in _KIND_OF_TYPE:
+                return False
+            k = _kind(v)
+            return k in NUMERIC_KINDS if want == "number" else k == want
+
+        return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if not type_ok(v)]
     if code == "POSITIVE":
         return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if _is_num(v) and v <= 0]
     if code == "NONNEG":
@@ -665,10 +679,24 @@ def _path_finder(rule: Rule, ops: list[Operand]) -> PathFinder:
     ]
 
 
+#: REQUIRED rules of one tool sharing a parent node: (parent's (side, pattern), `$args` or "", members),
+#: each member (rule, child key, child token, whether the token is the key's canonical escaping).
+_RequiredGroup = tuple[tuple[str, str], str, list[tuple[Rule, str, str, bool]]]
+
+
+def _child_missing(parent: dict[Any, Any], key: str, tok: str, canonical: bool) -> bool:
+    """Whether an object node has no child indexed under token `tok` (as `_index_nodes` indexes keys)."""
+    if canonical and key in parent:
+        return False
+    return all(escape_token(str(k)) != tok for k in parent)
+
+
 @dataclass
 class _Compiled:
     contracts: ContractSet
-    by_tool: dict[str, list[tuple[Rule, PathFinder]]]
+    by_tool: dict[str, list[tuple[Rule, PathFinder]]]  # every rule but the grouped REQUIRED ones
+    required: dict[str, list[_RequiredGroup]]
+    known: frozenset[str] = frozenset()  # tools with any rule
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
 
 
@@ -676,21 +704,39 @@ _CACHE: dict[tuple[int, int | None], _Compiled] = {}
 
 
 def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
-    """Rules of one checker grouped by tool, validated once and cached per contract set object."""
+    """Rules of one checker grouped by tool, validated once and cached per contract set object.
+
+    REQUIRED rules are grouped by parent node: a call's parent objects are looked up once per group
+    and each rule tests its key in the parent's dict, instead of every rule collecting the present
+    children (what `violation_paths` does, with the same meaning)."""
     key = (id(contracts), fold)
     hit = _CACHE.get(key)
     if hit is not None and hit.contracts is contracts:
         return hit
     by_tool: dict[str, list[tuple[Rule, PathFinder]]] = {}
+    groups: dict[str, dict[tuple[str, str], _RequiredGroup]] = {}
+    reads: set[str] = set()
     for r in contracts.rules_for(fold):
         _validate_rule(r)
-        by_tool.setdefault(r.tool, []).append((r, _path_finder(r, operands(r))))
+        ops = operands(r)
+        if any(op.side == "arg" for op in ops):
+            reads.add(r.tool)
+        if r.code == "REQUIRED":
+            parent, child = ops
+            tok = child.pattern.rpartition("/")[2]
+            name = unescape_token(tok)
+            pkey = (parent.side, parent.pattern)
+            tool_groups = groups.setdefault(r.tool, {})
+            if pkey not in tool_groups:
+                tool_groups[pkey] = (pkey, "$args" if child.side == "arg" else "", [])
+            tool_groups[pkey][2].append((r, name, tok, escape_token(name) == tok))
+            by_tool.setdefault(r.tool, [])
+            continue
+        by_tool.setdefault(r.tool, []).append((r, _path_finder(r, ops)))
     if len(_CACHE) >= 16:
         _CACHE.clear()
-    reads_args = frozenset(
-        t for t, rs in by_tool.items() if any(op.side == "arg" for r, _ in rs for op in operands(r))
-    )
-    comp = _Compiled(contracts, by_tool, reads_args)
+    required = {t: list(g.values()) for t, g in groups.items()}
+    comp = _Compiled(contracts, by_tool, required, frozenset(by_tool), frozenset(reads))
     _CACHE[key] = comp
     return comp
 
@@ -706,15 +752,21 @@ def call_violations(
 ) -> list[Violation]:
     """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none."""
     comp = _compiled(contracts, fold)
-    rules = comp.by_tool.get(tool, [])
-    if not rules:
+    if tool not in comp.known:
         return []
     nodes: Nodes = {}
     if tool in comp.reads_args:
         _index_nodes("arg", arguments, nodes)
     _index_nodes("result", result, nodes)
     out: list[Violation] = []
-    for rule, finder in rules:
+    if codes is None or "REQUIRED" in codes:
+        for pkey, prefix, members in comp.required.get(tool, ()):
+            for p, v in nodes.get(pkey, ()):
+                if isinstance(v, dict):
+                    for rule, name, tok, canonical in members:
+                        if _child_missing(v, name, tok, canonical):
+                            out.append(witness(rule, f"{prefix}{p}/{tok}", arguments, result))
+    for rule, finder in comp.by_tool[tool]:
         if codes is not None and rule.code not in codes:
             continue
         found = finder(nodes)
