@@ -318,3 +318,24 @@ def test_merge_of_another_input_replaces_the_entry(smoke: tuple[dict, str, Path]
     assert [s["stage"] for s in merged["stages"]] == STAGES
     assert merged["total_seconds"] == 2.5 and "folds5_over_folds1" not in merged
     assert sum(1 for s in merged["stages"] if s["notes"].get("from_earlier_run")) == len(STAGES) - 1
+
+
+def test_world_corpus_is_cached_and_matched_to_its_input(tmp_path: Path) -> None:
+    """The per-stage scripts' shared input: one world file and its corpus, ingested once, recognised by
+    `corpus_mismatch` as the ingest of that file and of no other."""
+    _load("run_all")
+    common = sys.modules["common"]
+    corpus = common.world_corpus(300, 13, 3, tmp_path)
+    src = tmp_path / "world-300-13-f3.jsonl"
+    assert corpus == tmp_path / "world-300-13-f3.corpus"
+    manifest = json.loads((corpus / "corpus.json").read_text())
+    assert manifest["counts"]["calls"] == 300
+    assert manifest["sources"][0]["sha256"] == common.file_sha256(src)
+    stamp = (corpus / "corpus.json").stat().st_mtime_ns
+    assert common.world_corpus(300, 13, 3, tmp_path) == corpus
+    assert (corpus / "corpus.json").stat().st_mtime_ns == stamp  # cached, not re-ingested
+    assert common.corpus_mismatch(corpus, src, 300) is None
+    assert common.corpus_mismatch(corpus, src, 301) == f"{corpus} holds 300 calls, not 301"
+    other = common.world_input(300, 14, 3, tmp_path)
+    assert "was not ingested from world-300-14-f3.jsonl" in common.corpus_mismatch(corpus, other, 300)
+    assert not list(tmp_path.glob("*.tmp"))
