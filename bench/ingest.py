@@ -1,7 +1,7 @@
 """Benchmark `contracts ingest` on a generated flat JSONL file against `polars.read_ndjson`.
 
     python bench/ingest.py                 # 1,000,000 calls (file cached in bench/data/)
-    python bench/ingest.py --calls 100000 --chunk-rows 50000
+    python bench/ingest.py --calls 100000 --chunk-rows 25000
 
 The input is the sample world's flat JSONL (`bench/generate.py`, the same file `bench/run_all.py` and the
 other stage scripts read), generated once per (calls, seed, fault rate) and cached in `--data`, so reruns
@@ -28,6 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
 import generate  # noqa: E402
+
+from contracts.traces.ingest import DEFAULT_CHUNK_ROWS  # noqa: E402
 
 CHILD_OURS = """
 import sys, time
@@ -70,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
-    ap.add_argument("--chunk-rows", type=int, default=100_000)
+    ap.add_argument(
+        "--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS, help="default: ingest's own default"
+    )
     ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ns = ap.parse_args(argv)
     t = time.perf_counter()
