@@ -73,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
     ap.add_argument(
-        "--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS, help="default: ingest's own default"
+        "--chunk-rows",
+        type=int,
+        default=DEFAULT_CHUNK_ROWS,
+        help=f"rows a chunk (default {DEFAULT_CHUNK_ROWS:,}: ingest's own)",
     )
     ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ns = ap.parse_args(argv)
