@@ -3,10 +3,10 @@
     python bench/audit.py                    # 1,000,000 calls (inputs cached in bench/data/)
     python bench/audit.py --calls 100000
 
-Input: the seeded flat JSONL of `bench/ingest.py` (5 tools, 8 calls an episode, 5 episodes a task), with
-one `lookup_inventory` call in 100 given a negative `available` and labelled
-`{"fault": "sign_flip", ...}` — labelled faults to detect, organic calls to fire on. It is ingested once
-into `bench/data/audit-corpus-<calls>/` (cached; delete it to re-ingest).
+Input: the sample world's flat JSONL (`bench/generate.py`, the file `bench/run_all.py` reads: ten tools,
+five episodes a task), whose every `--fault-every`-th task carries labelled injected faults — labelled
+faults to detect, organic calls to fire on. It is ingested once into
+`<data>/world-<calls>-<seed>-f<N>.corpus/` (cached beside the input; delete it to re-ingest).
 
 Each measurement runs in a fresh interpreter that reports its own wall time and peak RSS
 (`RUSAGE_SELF` at exit), one at a time:
@@ -23,7 +23,6 @@ The ratio printed is audit seconds / mine seconds (target <= 2).
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,16 +30,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "bench" / "data"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ingest import generate, with_sign_flips  # noqa: E402  (the shared seeded generator of bench/ingest.py)
-
-CHILD_INGEST = """
-import sys
-from contracts.traces.ingest import ingest
-ingest([sys.argv[1]], sys.argv[2])
-"""
+import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
+import generate  # noqa: E402
 
 CHILD_MINE = """
 import resource, sys, time
@@ -84,19 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
+    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ns = ap.parse_args(argv)
     t = time.perf_counter()
-    src = with_sign_flips(generate(ns.calls, ns.seed))
-    corpus = DATA / f"audit-corpus-{ns.calls}-{ns.seed}"
-    if not (corpus / "corpus.json").is_file():
-        shutil.rmtree(corpus, ignore_errors=True)
-        run_child(CHILD_INGEST, str(src), str(corpus))
-    print(
-        f"input: {src.relative_to(ROOT)} ingested to {corpus.relative_to(ROOT)} ({ns.calls:,} calls; ready in {time.perf_counter() - t:.1f} s)"
-    )
+    corpus = common.world_corpus(ns.calls, ns.seed, ns.fault_every, ns.data)
+    print(f"input: {corpus.name} ({ns.calls:,} calls; ready in {time.perf_counter() - t:.1f} s)")
     secs_mine, rss_mine, n_rules = run_child(CHILD_MINE, str(corpus))
     print(
-        f"mine --folds 5          : {float(secs_mine):7.2f} s  peak RSS {int(rss_mine) / 1024:,.0f} MiB  ({n_rules} rules)"
+        f"{'mine --folds 5':29s}: {float(secs_mine):7.2f} s  peak RSS {int(rss_mine) / 1024:,.0f} MiB  ({n_rules} rules)"
     )
     results = {}
     for label, flag in (("audit --fold 5", "1"), ("audit --fold 5 --no-in-sample", "0")):
@@ -105,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         secs, rss, m, r, s, fired, fire, det = out
         results[label] = float(secs)
         print(
-            f"{label:24s}: {float(secs):7.2f} s  peak RSS {int(rss) / 1024:,.0f} MiB  "
+            f"{label:29s}: {float(secs):7.2f} s  peak RSS {int(rss) / 1024:,.0f} MiB  "
             f"(mine {float(m):.2f} s, replay+ledger {float(r):.2f} s, score+bootstrap {float(s):.2f} s; "
             f"{fired} fired calls, fire rate {float(fire):.4%}, detection {float(det):.2%})"
         )

@@ -3,11 +3,13 @@
     python bench/check.py                  # 1,000,000 calls (inputs cached in bench/data/)
     python bench/check.py --calls 100000
 
-Inputs: the seeded flat JSONL that `bench/ingest.py` generates, with one `lookup_inventory` call in 100
-given a negative `available` (so the checker has real violations to render); contracts are mined (one
-fold) from the first 100,000 generated calls, which are all clean. Each measurement runs in its own
-child process, so its peak RSS (`RUSAGE_CHILDREN`, read right after that child, children run one at a
-time) is reported; the stream child reports its own peak (`RUSAGE_SELF` at exit).
+Inputs: the sample world's flat JSONL (`bench/generate.py`, the file `bench/run_all.py` reads, cached in
+`--data`), whose every `--fault-every`-th task carries labelled injected faults, so the checker has real
+violations to render; contracts are mined (one fold) from the first `--mine-calls` calls of the same
+world (the generator is prefix-stable, so that is the smaller file of the same seed), which leaves the
+labelled faulty calls out. Each corpus is ingested once and cached beside its input. Each measurement
+runs in its own child process, so its peak RSS (`RUSAGE_CHILDREN`, read right after that child,
+children run one at a time) is reported; the stream child reports its own peak (`RUSAGE_SELF` at exit).
 
 * raw scan   — one warm `pl.scan_parquet(...).collect()` of the leaves and calls columns the checker
                reads: the floor any Parquet-based checker pays.
@@ -25,28 +27,21 @@ import argparse
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "bench" / "data"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ingest import generate, with_sign_flips  # noqa: E402  (the shared seeded generator of bench/ingest.py)
+import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
+import generate  # noqa: E402
 
 CHILD_PREPARE = """
 import sys
-from pathlib import Path
-from contracts.traces.ingest import ingest
 from contracts.traces.corpus import Corpus
 from contracts.mining import mine
-clean_src, clean_dir, faulty_src, faulty_dir, contracts = sys.argv[1:6]
-if not Corpus.is_corpus(clean_dir):
-    ingest([clean_src], clean_dir)
-if not Path(contracts).exists():
-    mine(Corpus.open(clean_dir), folds=1, seed=13).save(contracts)
-if not Corpus.is_corpus(faulty_dir):
-    ingest([faulty_src], faulty_dir)
+mine(Corpus.open(sys.argv[1]), folds=1, seed=int(sys.argv[3])).save(sys.argv[2])
 print(0, 0)
 """
 
@@ -111,26 +106,27 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
     ap.add_argument("--mine-calls", type=int, default=100_000)
+    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ns = ap.parse_args(argv)
-    src = generate(ns.calls, ns.seed)
-    faulty_src = with_sign_flips(src)
-    clean_src = generate(min(ns.mine_calls, ns.calls), ns.seed)
-    clean_dir = DATA / f"check-clean-{clean_src.stem}"
-    faulty_dir = DATA / f"check-corpus-{faulty_src.stem}"
-    contracts = DATA / f"check-contracts-{clean_src.stem}.json"
-    print(
-        f"input: {faulty_src.relative_to(ROOT)} ({ns.calls:,} calls); contracts mined from {clean_src.name}"
-    )
+    world = (ns.seed, ns.fault_every, ns.data)
+    src = common.world_input(ns.calls, *world)
+    corpus = common.world_corpus(ns.calls, *world)
+    mine_calls = min(ns.mine_calls, ns.calls)
+    mine_corpus = common.world_corpus(mine_calls, *world)
+    print(f"input: {src.name} ({ns.calls:,} calls); contracts mined from its first {mine_calls:,} calls")
 
-    cmd = ["check", "--contracts", str(contracts), "-", "-q", "-o", "/dev/null"]
-    run_child(CHILD_PREPARE, str(clean_src), str(clean_dir), str(faulty_src), str(faulty_dir), str(contracts))
-    _, stream_wall, _, stream_err = run_child(CHILD_STREAM, *cmd, stdin=faulty_src)
-    stream_peak = int(stream_err.split("__RSS_KIB__")[1].split()[0]) / 1024
-    (scan_s, scan_n), _, _, _ = run_child(CHILD_SCAN, str(faulty_dir))
-    (corp_s, corp_n, corp_v, corp_bytes), _, all_peak, _ = run_child(
-        CHILD_CORPUS, str(faulty_dir), str(contracts)
-    )
+    with tempfile.TemporaryDirectory(prefix="check-bench-") as tmp:
+        contracts = Path(tmp) / "contracts.json"
+        run_child(CHILD_PREPARE, str(mine_corpus), str(contracts), str(ns.seed))
+        cmd = ["check", "--contracts", str(contracts), "-", "-q", "-o", "/dev/null"]
+        _, stream_wall, _, stream_err = run_child(CHILD_STREAM, *cmd, stdin=src)
+        stream_peak = int(stream_err.split("__RSS_KIB__")[1].split()[0]) / 1024
+        (scan_s, scan_n), _, _, _ = run_child(CHILD_SCAN, str(corpus))
+        (corp_s, corp_n, corp_v, corp_bytes), _, all_peak, _ = run_child(
+            CHILD_CORPUS, str(corpus), str(contracts)
+        )
     scan_rate = int(scan_n) / float(scan_s)
     corp_rate = int(corp_n) / float(corp_s)
     stream_rate = ns.calls / stream_wall
@@ -144,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         f"  (wall time of `check -` incl. start-up)"
     )
     print(f"peak RSS of `check -` on {ns.calls:,} calls: {stream_peak:,.0f} MiB")
-    print(f"peak RSS of the largest other child (prepare, scan, corpus path): {all_peak:,.0f} MiB")
+    print(
+        f"peak RSS of the largest other child (ingest when not cached, mining, scan, corpus path): {all_peak:,.0f} MiB"
+    )
     return 0
 
 

@@ -18,8 +18,10 @@ cold read from disk; baselines that scan Parquet also run their scan once untime
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data"
 MIB = 2**20
 
 #: Prepended to every child: `RESULT` is filled by the child's code and written at exit (also on
@@ -221,3 +224,52 @@ class Clock:
 def log(msg: str) -> None:
     """Progress text for people: stderr, flushed (stdout carries the table)."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def world_input(calls: int, seed: int = 13, fault_every: int | None = None, data: Path = DATA) -> Path:
+    """The sample world's flat JSONL of `calls` records (`bench/generate.py`), generated once into `data`:
+    the one input every benchmark reads, cached under the same name by all of them."""
+    import generate  # bench/ is on sys.path wherever this module is imported
+
+    fe = generate.DEFAULT_FAULT_EVERY if fault_every is None else fault_every
+    return generate.ensure(data / f"world-{calls}-{seed}-f{fe}.jsonl", calls, seed, fe)
+
+
+def world_corpus(calls: int, seed: int = 13, fault_every: int | None = None, data: Path = DATA) -> Path:
+    """`world_input(...)` ingested once (`contracts ingest`, in a child) into `data/<input>.corpus/`.
+
+    Ingest writes to a temporary sibling folder that is renamed when complete, so a cached folder is
+    always a finished corpus; delete it to re-ingest (for instance after a change to ingest)."""
+    src = world_input(calls, seed, fault_every, data)
+    folder = src.with_name(src.stem + ".corpus")
+    if not (folder / "corpus.json").is_file():
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        run_cli("ingest", str(src), "-o", str(tmp), "-q")
+        tmp.replace(folder)
+    return folder
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes (what ingest records per source in `corpus.json`)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def corpus_mismatch(corpus: Path, src: Path, calls: int) -> str | None:
+    """Why `corpus` is not the ingest of exactly `src` (`calls` calls, no other source), or None.
+
+    Compared: one source in `corpus.json`, with the sha256 and size of `src`, and the call count."""
+    manifest_file = corpus / "corpus.json"
+    if not manifest_file.is_file():
+        return f"{corpus} is not a corpus (no corpus.json)"
+    manifest = json.loads(manifest_file.read_text())
+    sources = manifest.get("sources", [])
+    if len(sources) != 1:
+        return f"{corpus} holds {len(sources)} sources, not the one input {src.name}"
+    if sources[0].get("bytes") != src.stat().st_size or sources[0].get("sha256") != file_sha256(src):
+        return f"{corpus} was not ingested from {src.name} (sha256 or size differ)"
+    got = manifest.get("counts", {}).get("calls")
+    if got != calls:
+        return f"{corpus} holds {got} calls, not {calls}"
+    return None

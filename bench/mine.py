@@ -3,11 +3,10 @@
     python bench/mine.py                    # 1,000,000 calls (JSONL and corpus cached in bench/data/)
     python bench/mine.py --calls 200000
 
-The calls come from a seeded generator of the sample world's shape (inventory, orders with item arrays,
-shipping quotes, customers, product search): every rule class has something to find — echoed ids,
-categorical statuses, non-negative stock, `available = on_hand − reserved`, `line_total = quantity ×
-unit_price`, `subtotal = Σ items`, `total = freight + taxes + fees`, ordered timestamps — next to ids and
-free text that must not become rules. It is ingested once with `contracts.traces.ingest.ingest`.
+The calls are the sample world's flat JSONL (`bench/generate.py`, the file `bench/run_all.py` reads: ten
+tools, nested item arrays, echoed ids, small domains, ordered timestamps, exact relations, next to ids
+and free text that must not become rules; every `--fault-every`-th task labelled faulty, which mining
+leaves out). It is ingested once (`contracts ingest`) and cached beside the input in `--data`.
 
 Each measurement runs in a child process so its peak RSS is its own. Reported, wall and CPU seconds:
   scan     the second of two `pl.scan_parquet(leaves).collect()` (all columns: the "raw scan")
@@ -21,164 +20,17 @@ steadier one.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import orjson
-
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "bench" / "data"
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-WAREHOUSES = ("east", "west", "north", "central")
-STATUSES = ("pending", "processing", "shipped", "delivered", "cancelled")
-TIERS = ("bronze", "silver", "gold")
-WORDS = ("red", "blue", "lamp", "chair", "mug", "desk", "soft", "steel", "oak", "pro", "mini", "max")
+sys.path.insert(0, str(ROOT / "bench"))
 
-
-def _ts(base: dt.datetime, hours: float) -> str:
-    return (base + dt.timedelta(hours=hours)).isoformat().replace("+00:00", "Z")
-
-
-def record(rng: random.Random, i: int) -> dict[str, object]:
-    """One flat call record (DESIGN §2.1); eight calls an episode, five episodes a task."""
-    trace = i // 8
-    task = trace // 5
-    tool = rng.choice(("lookup_inventory", "get_order", "quote_shipping", "get_customer", "search_products"))
-    base = T0 + dt.timedelta(hours=rng.randrange(0, 8000))
-    if tool == "lookup_inventory":
-        sku = f"SKU-{rng.randrange(20_000):05d}"
-        on_hand = rng.randrange(0, 400)
-        reserved = rng.randrange(0, on_hand + 1)
-        args: dict[str, object] = {"sku": sku}
-        result: object = {
-            "sku": sku,
-            "warehouse": rng.choice(WAREHOUSES),
-            "on_hand": on_hand,
-            "reserved": reserved,
-            "available": on_hand - reserved,
-            "status": "in_stock"
-            if on_hand - reserved > 5
-            else "low_stock"
-            if on_hand > reserved
-            else "out_of_stock",
-            "last_counted_at": _ts(base, 0),
-            "unit_cost": round(rng.uniform(0.5, 300), 2),
-        }
-        if rng.random() < 0.6:
-            result["restock_eta"] = _ts(base, rng.uniform(1, 400))  # type: ignore[index]
-    elif tool == "get_order":
-        oid = f"#W{rng.randrange(10**7):07d}"
-        items = []
-        for _ in range(rng.randrange(1, 5)):
-            q, p = rng.randrange(1, 5), round(rng.uniform(1, 250), 2)
-            items.append(
-                {
-                    "sku": f"SKU-{rng.randrange(20_000):05d}",
-                    "quantity": q,
-                    "unit_price": p,
-                    "line_total": round(q * p, 2),
-                }
-            )
-        sub = round(sum(x["line_total"] for x in items), 2)  # type: ignore[misc]
-        tax = round(sub * rng.choice((0.0, 0.05, 0.08)), 2)
-        args = {"order_id": oid}
-        result = {
-            "order_id": oid,
-            "customer_id": f"C{rng.randrange(50_000):05d}",
-            "status": rng.choice(STATUSES),
-            "items": items,
-            "subtotal": sub,
-            "tax": tax,
-            "total": round(sub + tax, 2),
-            "created_at": _ts(base, 0),
-        }
-        if rng.random() < 0.7:
-            result["shipped_at"] = _ts(base, rng.uniform(2, 72))  # type: ignore[index]
-    elif tool == "quote_shipping":
-        qty, rate = rng.randrange(1, 20), round(rng.uniform(1, 40), 2)
-        freight = round(qty * rate, 2)
-        taxes, fees = round(freight * rng.choice((0.0, 0.1)), 2), round(rng.uniform(0, 15), 2)
-        args = {
-            "sku": f"SKU-{rng.randrange(20_000):05d}",
-            "quantity": qty,
-            "service": rng.choice(("ground", "express")),
-        }
-        result = {
-            "quote_id": f"Q{i:08d}",
-            "service": args["service"],
-            "unit_rate": rate,
-            "freight": freight,
-            "taxes": taxes,
-            "fees": fees,
-            "total": round(freight + taxes + fees, 2),
-            "quoted_at": _ts(base, 0),
-            "valid_until": _ts(base, rng.uniform(1, 240)),
-        }
-    elif tool == "get_customer":
-        cid = f"C{rng.randrange(50_000):05d}"
-        args = {"customer_id": cid}
-        result = {
-            "customer_id": cid,
-            "name": " ".join(rng.choice(WORDS).title() for _ in range(2)),
-            "tier": rng.choice(TIERS),
-            "lifetime_orders": rng.randrange(0, 80),
-            "member_since": _ts(base, -rng.uniform(100, 20000)),
-            "last_login": _ts(base, 0),
-            "referrer": None if rng.random() < 0.5 else f"C{rng.randrange(50_000):05d}",
-        }
-    else:
-        q = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(1, 4)))
-        n = rng.randrange(0, 6)
-        args = {"query": q}
-        result = {
-            "query": q,
-            "total_hits": n + rng.randrange(0, 50) if n else 0,
-            "results": [
-                {
-                    "sku": f"SKU-{rng.randrange(20_000):05d}",
-                    "name": f"{rng.choice(WORDS)} {rng.choice(WORDS)}",
-                    "price": round(rng.uniform(1, 500), 2),
-                }
-                for _ in range(n)
-            ],
-        }
-    return {
-        "trace_id": f"ep-{trace:07d}",
-        "task_id": f"task-{task:06d}",
-        "tool": tool,
-        "arguments": args,
-        "result": result,
-        "status": "ok",
-    }
-
-
-def generate(calls: int, seed: int) -> Path:
-    """The JSONL file for (calls, seed), generated once."""
-    DATA.mkdir(parents=True, exist_ok=True)
-    out = DATA / f"mine-flat-{calls}-{seed}.jsonl"
-    if not out.exists():
-        rng = random.Random(seed)
-        tmp = out.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            for i in range(calls):
-                fh.write(orjson.dumps(record(rng, i)) + b"\n")
-        tmp.rename(out)
-    return out
-
-
-def corpus(calls: int, seed: int) -> Path:
-    """The ingested corpus for (calls, seed), built once."""
-    folder = DATA / f"mine-corpus-{calls}-{seed}"
-    if not (folder / "corpus.json").exists():
-        src = generate(calls, seed)
-        _child(f"from contracts.traces.ingest import ingest; ingest([{str(src)!r}], {str(folder)!r})")
-    return folder
-
+import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
+import generate  # noqa: E402
 
 _PRELUDE = f"""
 import json, resource, sys, time
@@ -196,7 +48,8 @@ def _child(code: str) -> dict[str, float]:
         raise SystemExit(f"child failed:\n{p.stderr}")
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])  # type: ignore[no-any-return]
+            result: dict[str, float] = json.loads(line[7:])
+            return result
     return {}
 
 
@@ -230,10 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
+    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ap.add_argument("--skip-verify", action="store_true", help="do not time the verified (default) mine")
     a = ap.parse_args(argv)
     t = time.perf_counter()
-    folder = corpus(a.calls, a.seed)
+    folder = common.world_corpus(a.calls, a.seed, a.fault_every, a.data)
     print(f"corpus {folder.name}: ready in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     scan = measure_scan(folder)
     k1 = measure_mine(folder, 1, False)

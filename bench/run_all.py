@@ -4,6 +4,8 @@
     python bench/run_all.py                         # 1,000,000 calls -> bench/results.json, results.md
     python bench/run_all.py --calls 10000000        # the bounded-memory run (adds a 10M entry)
     python bench/run_all.py --calls 2000 --json /tmp/r.json --markdown /tmp/r.md   # smoke size
+    python bench/run_all.py --calls 10000000 --stages mine5,audit --no-baselines --corpus DIR
+                                                    # repeat the 10M memory run on a kept corpus
 
 The input is `bench/generate.py`'s sample-world JSONL (cached in `bench/data/`, gitignored). Each
 measurement runs in its own child process (`bench/common.py`: its own peak RSS and CPU seconds via
@@ -24,9 +26,17 @@ once into the page cache before anything is timed. The contracts `check` uses ar
 mined in the mine stage from the same corpus: the faulty tasks' labelled calls are left out of mining,
 so check has real violations to find and render.
 
+`--corpus DIR` reuses a corpus already ingested from the same generated input (checked: one source with
+the input's sha256 and size, the same call count; the folder is only read) instead of ingesting: the
+ingest stage is then not run nor measured, and every stage row of that run says so in its notes
+(`corpus_reused`).
+
 Outputs: `results.json` (JSON Schema `contracts/schemas/bench-results.schema.json`; sorted keys; one
-entry per corpus size under `runs`, a run replacing only the entry of its own size, so the 1M and 10M
-figures live side by side) and `results.md` (the table of the run just made, then peak RSS by size).
+entry per corpus size under `runs`, so the 1M and 10M figures live side by side) and `results.md` (the
+table of that size's entry, then peak RSS by size). A run replaces the stages it measured in the entry
+of its own size; stages it did not measure (the ingest of a `--corpus` run, stages left out of
+`--stages`) stay from the earlier run of the same input, marked `from_earlier_run` in their notes. A run
+of another seed or fault rate replaces the entry whole.
 Timings are measurements, so they vary between runs and machines; the one timestamp is `measured_at`.
 """
 
@@ -50,7 +60,7 @@ import generate
 from contracts.jsonutil import atomic_write_bytes, write_json
 
 ROOT = common.ROOT
-DATA = ROOT / "bench" / "data"
+DATA = common.DATA
 RESULTS_VERSION = 1
 
 #: Columns each stage reads (the baseline scans exactly these). Kept in step with
@@ -219,10 +229,26 @@ def rule_codes(contracts_file: Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+class CorpusMismatch(ValueError):
+    """`--corpus` cannot stand in for this run's ingest (another input, or ingest selected)."""
+
+
 #: Stage groups `--stages` can select, in run order. `check` and `stream` use the `mine1` contract set
 #: (mined first, untimed, if `mine1` is not selected); `audit` is compared with `mine5` (measured first
 #: if not selected).
 STAGE_KEYS = ("ingest", "mine1", "mine5", "check", "stream", "audit", "ledger")
+
+#: Stage row names in table order (a merged entry keeps this order).
+STAGE_NAMES = (
+    "ingest",
+    "mine --folds 1",
+    "mine --folds 5",
+    "check (corpus)",
+    "check - (stream)",
+    "audit --fold 5",
+    "ledger append",
+    "ledger verify",
+)
 
 
 def run(
@@ -235,28 +261,48 @@ def run(
     stages_wanted: tuple[str, ...] = STAGE_KEYS,
     baselines: bool = True,
     rss_limit: float | None = None,
+    reuse_corpus: Path | None = None,
 ) -> dict[str, Any]:
     """The selected stages at `calls`; returns the run's results entry. Inputs are cached in `data`.
 
     With `baselines=False` only our side runs (the 10M run: `read_ndjson` alone would need about
-    30 GiB there, and the in-memory scans several GiB; that run is about our peak RSS)."""
+    30 GiB there, and the in-memory scans several GiB; that run is about our peak RSS).
+
+    `reuse_corpus`: a corpus ingested from the same input, read instead of ingesting (ingest must not be
+    selected); raises `CorpusMismatch` when it is not the ingest of this run's input."""
     clock = common.Clock()
 
     def base_of(n: int, fn: Any) -> common.Measure | None:
         return common.best_of(n, fn) if baselines else None
 
     want = set(stages_wanted)
-    src = generate.ensure(data / f"world-{calls}-{seed}-f{fault_every}.jsonl", calls, seed, fault_every)
+    if reuse_corpus is not None and "ingest" in want:
+        raise CorpusMismatch("--corpus skips ingest: leave ingest out of --stages")
+    if reuse_corpus is not None and reuse_corpus.resolve().is_relative_to(work.resolve()):
+        raise CorpusMismatch(
+            f"--corpus {reuse_corpus} lies inside the scratch folder {work}, which is deleted"
+        )
+    src = common.world_input(calls, seed, fault_every, data)
     common.log(f"{clock()} input {src.name} ({src.stat().st_size / common.MIB:,.0f} MiB)")
-    common.warm(src)
+    if reuse_corpus is not None:
+        problem = common.corpus_mismatch(reuse_corpus, src, calls)
+        if problem:
+            raise CorpusMismatch(f"--corpus: {problem}")
+        common.log(f"{clock()} reusing {reuse_corpus} (same input: sha256 checked); ingest not measured")
+    if reuse_corpus is None or want & {"check", "stream"}:
+        common.warm(src)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    corpus = work / "corpus"
+    corpus = reuse_corpus or work / "corpus"
     stages: list[dict[str, Any]] = []
 
-    # ingest (always run: every other stage reads the corpus; recorded only when selected)
-    ours = common.run_cli("ingest", str(src), "-o", str(corpus), "-q", rss_limit_mib=rss_limit)
-    if ours.killed_at_mib is not None:  # nothing else can run without a corpus: record and stop
+    # ingest (run unless a corpus is reused: every other stage reads the corpus; recorded when selected)
+    ours = (
+        common.run_cli("ingest", str(src), "-o", str(corpus), "-q", rss_limit_mib=rss_limit)
+        if reuse_corpus is None
+        else None
+    )
+    if ours is not None and ours.killed_at_mib is not None:  # nothing else can run without a corpus
         common.log(f"{clock()} ingest stopped at the RSS limit of {rss_limit:,.0f} MiB")
         stages.append(_stage("ingest", ours, "", None, notes={"killed_at_mib": rss_limit}))
         return {
@@ -267,7 +313,7 @@ def run(
             "stages": stages,
             "total_seconds": round(clock.elapsed(), 1),
         }
-    if "ingest" in want:
+    if ours is not None and "ingest" in want:
         manifest = json.loads((corpus / "corpus.json").read_text())
         # one run: it takes about as long as our ingest and is already warm (the input was read)
         base = base_of(1, lambda: common.run_child(NDJSON_CHILD, str(src)))
@@ -411,6 +457,10 @@ def run(
         )
         common.log(f"{clock()} ledger done")
 
+    if reuse_corpus is not None:
+        for row in stages:
+            row["notes"]["corpus_reused"] = True
+
     result: dict[str, Any] = {
         "calls": calls,
         "seed": seed,
@@ -447,15 +497,51 @@ def machine() -> dict[str, Any]:
     }
 
 
+#: Run-level figures and the stage rows they are computed from: an earlier run's figure is kept only
+#: when the new run measured none of those stages (otherwise it would mix two runs).
+DERIVED = {
+    "folds5_over_folds1": ("mine --folds 1", "mine --folds 5"),
+    "rule_classes": ("mine --folds 1", "check (corpus)", "check - (stream)"),
+}
+
+
+def _stage_order(row: dict[str, Any]) -> int:
+    name = row["stage"]
+    return STAGE_NAMES.index(name) if name in STAGE_NAMES else len(STAGE_NAMES)
+
+
+def merge_run(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """`new` with the stages it did not measure kept from `old`, the earlier entry of the same size.
+
+    Only an earlier run of the same input (seed and fault rate) contributes; its kept rows are marked
+    `notes.from_earlier_run`, so a `--corpus` run (no ingest) does not erase the ingest figure, and a
+    stage that ran again (completed or stopped at the limit) replaces the earlier row whole."""
+    if old is None or (old.get("seed"), old.get("fault_every")) != (new["seed"], new["fault_every"]):
+        return new
+    measured = {s["stage"] for s in new["stages"]}
+    kept = [
+        {**s, "notes": {**s.get("notes", {}), "from_earlier_run": True}}
+        for s in old["stages"]
+        if s["stage"] not in measured
+    ]
+    out = {**new, "stages": sorted(new["stages"] + kept, key=_stage_order)}
+    for key, sources in DERIVED.items():
+        if key not in new and key in old and not measured & set(sources):
+            out[key] = old[key]
+    return out
+
+
 def merge(path: Path, new_run: dict[str, Any]) -> dict[str, Any]:
-    """The results document with `new_run` replacing the run of the same size (others kept)."""
+    """The results document with `new_run` merged into the entry of its size (`merge_run`; other sizes
+    kept as they are)."""
     runs: list[dict[str, Any]] = []
     if path.is_file():
         try:
             runs = json.loads(path.read_text()).get("runs", [])
         except (OSError, ValueError):
             runs = []
-    runs = [r for r in runs if r.get("calls") != new_run["calls"]] + [new_run]
+    old = next((r for r in runs if r.get("calls") == new_run["calls"]), None)
+    runs = [r for r in runs if r.get("calls") != new_run["calls"]] + [merge_run(old, new_run)]
     return {
         "version": RESULTS_VERSION,
         "machine": machine(),
@@ -499,12 +585,25 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
             tgt += f"stopped at the {s['ours']['killed_at_mib']:,.0f} MiB RSS limit"
         if "rss_met" in s["notes"]:
             tgt += f"; RSS < {s['notes']['rss_target_mib']} MiB: {'met' if s['notes']['rss_met'] else '**not met**'}"
+        if s["notes"].get("from_earlier_run"):
+            tgt += ("; " if tgt else "") + "earlier run (not re-measured)"
         lines.append(
             f"| {s['stage']} | {_fmt_s(s['ours']['seconds'])} | {_fmt_s(s['ours']['cpu_seconds'])} | "
             f"{s['ours']['peak_rss_mib']:,.0f} | {base['name'] if base else '—'} | "
             f"{_fmt_s(base['seconds']) if base else '—'} | {f'{ratio:.2f}× (CPU {cpu:.2f}×)' if ratio is not None else '—'} | "
             f"{vs_peer} | {tgt} |"
         )
+    if any(s["notes"].get("corpus_reused") for s in run["stages"]):
+        lines += [
+            "",
+            "Ingest was not measured in the latest run of this size: it reused a corpus ingested earlier from "
+            "the same input (`--corpus`). Rows marked *earlier run* are kept from an earlier run of this size.",
+        ]
+    elif any(s["notes"].get("from_earlier_run") for s in run["stages"]):
+        lines += [
+            "",
+            "Rows marked *earlier run* are kept from an earlier run of this size (not re-measured).",
+        ]
     f = run.get("folds5_over_folds1")
     if f:
         lines += [
@@ -560,8 +659,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default DATA/run-N)")
     ap.add_argument(
         "--stages",
-        default=",".join(STAGE_KEYS),
-        help=f"comma-separated subset of {','.join(STAGE_KEYS)} (default: all)",
+        default=None,
+        help=f"comma-separated subset of {','.join(STAGE_KEYS)} (default: all; with --corpus all but ingest)",
+    )
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="reuse this corpus, ingested earlier from the same generated input (read only): skips ingest",
     )
     ap.add_argument("--no-baselines", action="store_true", help="measure only our side (the 10M memory run)")
     ap.add_argument(
@@ -572,10 +677,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (corpus, contracts)")
     ns = ap.parse_args(argv)
-    stages = tuple(x.strip() for x in ns.stages.split(",") if x.strip())
+    default = ",".join(k for k in STAGE_KEYS if not (ns.corpus and k == "ingest"))
+    stages = tuple(x.strip() for x in (ns.stages or default).split(",") if x.strip())
     if not stages or set(stages) - set(STAGE_KEYS):
         ap.error(f"--stages: choose from {', '.join(STAGE_KEYS)}")
     work = ns.work or ns.data / f"run-{ns.calls}"
+    if ns.corpus is not None:  # checked here, before anything can delete the scratch folder
+        if "ingest" in stages:
+            ap.error("--corpus skips ingest: leave ingest out of --stages")
+        if not (ns.corpus / "corpus.json").is_file():
+            ap.error(f"--corpus: {ns.corpus} is not a corpus (no corpus.json)")
+        if ns.corpus.resolve().is_relative_to(work.resolve()):
+            ap.error(f"--corpus: {ns.corpus} lies inside the scratch folder {work}, which is deleted")
     try:
         result = run(
             ns.calls,
@@ -587,9 +700,13 @@ def main(argv: list[str] | None = None) -> int:
             stages,
             not ns.no_baselines,
             ns.rss_limit_mib,
+            ns.corpus,
         )
     except common.ChildFailed as e:
         common.log(f"bench failed: {e}")
+        return 2
+    except CorpusMismatch as e:
+        common.log(f"bench: {e}")
         return 2
     finally:
         if not ns.keep:

@@ -293,8 +293,15 @@ def replay(
     origin: str = "mined",
     inject: Mapping[str, Any] | None = None,
     progress: Progress = NULL_PROGRESS,
+    verify: bool = False,
 ) -> Replay:
-    """Phase 1: check every call with its own fold's checker, write the fire events, freeze the ledger."""
+    """Phase 1: check every call with its own fold's checker, write the fire events, freeze the ledger.
+
+    `verify`: `cs` was mined from this very corpus with `mine(..., verify=False)`; check here, before
+    anything is written, that no checker fires on its own clean mining data (raising the AssertionError
+    `mine` would), with one flat checker pass that also gives the in-sample replay (`_verified_in_sample`)
+    instead of a second full-checker pass.
+    """
     from contracts.checks.checker import check_corpus
     from contracts.ledger import Ledger
 
@@ -307,12 +314,18 @@ def replay(
             field="params.k" if cs.k != k else "params.seed",
         )
     pop = population(corpus, k, seed)
+    ins: list[str] | None = None
+    if verify:
+        progress.start("verification and in-sample replay (one flat pass)", None)
+        verified_ins = _verified_in_sample(cs, corpus)
+        progress.finish()
+        if in_sample and k > 1:
+            ins = verified_ins
     progress.start("cross-fitted replay", None)
     viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
     events = fire_events(cs, corpus, viol, k, encoder=encoder)
     progress.finish()
-    ins: list[str] | None = None
-    if in_sample and k > 1:
+    if ins is None and in_sample and k > 1:
         progress.start("in-sample replay (full checker)", None)
         full = check_corpus(cs, corpus, fold=None)
         ins = sorted(set(full.get_column("call_id").to_list()))
@@ -365,6 +378,37 @@ def replay(
         tuple(events),
         None if ins is None else frozenset(ins),
     )
+
+
+def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> list[str]:
+    """Mine's verification and the in-sample replay from one checker pass; the sorted call ids on which
+    the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives).
+
+    The pass is `contracts.mining.verify`'s: every rule of every checker (`flat_rules`) over every checked
+    call. Its violations on the clean mining calls (recomputed from the corpus with the contract set's own
+    `clean`, `tools`, k and seed, exactly as `mine` selects them) must not come from a checker that
+    covers the call's fold (AssertionError, as in `mine`); its violations of the full checker's rules on
+    any call are the in-sample fire events (a rule's violations do not depend on the other rules checked
+    beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
+    """
+    from contracts.checks.checker import find_violations
+    from contracts.mining.data import call_ids, clean_calls
+    from contracts.mining.verify import flat_rules, misfires_from, raise_misfires
+
+    found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
+    tools = cs.params.get("tools")
+    clean, _ = clean_calls(corpus, str(cs.params.get("clean", "ok")), None if tools is None else list(tools))
+    if cs.k > 1:
+        clean = clean.join(fold_table(clean.get_column("task_id"), cs.seed, cs.k), on="task_id", how="left")
+    else:
+        clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
+    raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
+    full = {r.id for r in cs.rules_for(None)}
+    in_full = [e.ridx for e in entries if e.rule.id in full]
+    cids = found.filter(pl.col("ridx").is_in(in_full)).get_column("cid").unique()
+    if cids.len() == 0:
+        return []
+    return sorted(call_ids(corpus, cids).get_column("call_id").to_list())
 
 
 def load_replay(ledger_dir: str | Path) -> Replay:
@@ -888,11 +932,18 @@ def audit(
     faulted episodes do not shrink the clean set the rules are mined from)."""
     if k < 1:
         raise CheckError(f"--fold must be >= 1, got {k}", code="E_USAGE", field="fold")
+    reuse = False
     if contracts is None:
         from contracts.mining import mine
 
+        opts = dict(mine_options or {})
+        # Mined on the corpus it replays: mine's verification pass is the in-sample replay's pass, so
+        # the replay runs it once for both (`replay(verify=True)`) instead of mine running it again.
+        reuse = mine_from is None and in_sample and k > 1 and bool(opts.get("verify", True))
+        if reuse:
+            opts["verify"] = False
         base = mine_from if mine_from is not None else corpus
-        contracts = mine(base, folds=k, seed=seed, progress=progress, **dict(mine_options or {}))
+        contracts = mine(base, folds=k, seed=seed, progress=progress, **opts)
         origin = "mined" if mine_from is None else "mined before injection"
     rep = replay(
         contracts,
@@ -906,6 +957,7 @@ def audit(
         origin=origin,
         inject=inject,
         progress=progress,
+        verify=reuse,
     )
     return rescore(rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file), contracts
 

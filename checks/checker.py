@@ -37,6 +37,7 @@ from contracts.mining.model import CODES, ContractSet, Rule, split_side
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import (
+    KINDS,
     SIDE_DTYPE,
     escape_token,
     json_kind,
@@ -103,6 +104,8 @@ class Operand:
 
     def key_of(self, path: str) -> tuple[str, ...]:
         """The index tuple of a concrete path at this operand."""
+        if not self.wpos:
+            return ()
         toks = path.split("/")
         return tuple(toks[i] for i in self.wpos)
 
@@ -651,9 +654,21 @@ def _path_finder(rule: Rule, ops: list[Operand]) -> PathFinder:
     prefix = "$args" if ops[0].side == "arg" else ""
     if code == "TYPE":
         want = rule.params["kind"]
-        if want == "number":
-            return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if _kind(v) not in NUMERIC_KINDS]
-        return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if _kind(v) != want]
+        ok_types = frozenset(
+            t for t, k in _KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
+        )
+
+        def type_ok(v: Any) -> bool:
+            # The exact types of parsed JSON decide at once; anything else goes through `_kind`.
+            t = type(v)
+            if t in ok_types:
+                return True
+            if t in _KIND_OF_TYPE:
+                return False
+            k = _kind(v)
+            return k in NUMERIC_KINDS if want == "number" else k == want
+
+        return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if not type_ok(v)]
     if code == "POSITIVE":
         return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if _is_num(v) and v <= 0]
     if code == "NONNEG":
@@ -664,10 +679,24 @@ def _path_finder(rule: Rule, ops: list[Operand]) -> PathFinder:
     ]
 
 
+#: REQUIRED rules of one tool sharing a parent node: (parent's (side, pattern), `$args` or "", members),
+#: each member (rule, child key, child token, whether the token is the key's canonical escaping).
+_RequiredGroup = tuple[tuple[str, str], str, list[tuple[Rule, str, str, bool]]]
+
+
+def _child_missing(parent: dict[Any, Any], key: str, tok: str, canonical: bool) -> bool:
+    """Whether an object node has no child indexed under token `tok` (as `_index_nodes` indexes keys)."""
+    if canonical and key in parent:
+        return False
+    return all(escape_token(str(k)) != tok for k in parent)
+
+
 @dataclass
 class _Compiled:
     contracts: ContractSet
-    by_tool: dict[str, list[tuple[Rule, PathFinder]]]
+    by_tool: dict[str, list[tuple[Rule, PathFinder]]]  # every rule but the grouped REQUIRED ones
+    required: dict[str, list[_RequiredGroup]]
+    known: frozenset[str] = frozenset()  # tools with any rule
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
 
 
@@ -675,21 +704,39 @@ _CACHE: dict[tuple[int, int | None], _Compiled] = {}
 
 
 def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
-    """Rules of one checker grouped by tool, validated once and cached per contract set object."""
+    """Rules of one checker grouped by tool, validated once and cached per contract set object.
+
+    REQUIRED rules are grouped by parent node: a call's parent objects are looked up once per group
+    and each rule tests its key in the parent's dict, instead of every rule collecting the present
+    children (what `violation_paths` does, with the same meaning)."""
     key = (id(contracts), fold)
     hit = _CACHE.get(key)
     if hit is not None and hit.contracts is contracts:
         return hit
     by_tool: dict[str, list[tuple[Rule, PathFinder]]] = {}
+    groups: dict[str, dict[tuple[str, str], _RequiredGroup]] = {}
+    reads: set[str] = set()
     for r in contracts.rules_for(fold):
         _validate_rule(r)
-        by_tool.setdefault(r.tool, []).append((r, _path_finder(r, operands(r))))
+        ops = operands(r)
+        if any(op.side == "arg" for op in ops):
+            reads.add(r.tool)
+        if r.code == "REQUIRED":
+            parent, child = ops
+            tok = child.pattern.rpartition("/")[2]
+            name = unescape_token(tok)
+            pkey = (parent.side, parent.pattern)
+            tool_groups = groups.setdefault(r.tool, {})
+            if pkey not in tool_groups:
+                tool_groups[pkey] = (pkey, "$args" if child.side == "arg" else "", [])
+            tool_groups[pkey][2].append((r, name, tok, escape_token(name) == tok))
+            by_tool.setdefault(r.tool, [])
+            continue
+        by_tool.setdefault(r.tool, []).append((r, _path_finder(r, ops)))
     if len(_CACHE) >= 16:
         _CACHE.clear()
-    reads_args = frozenset(
-        t for t, rs in by_tool.items() if any(op.side == "arg" for r, _ in rs for op in operands(r))
-    )
-    comp = _Compiled(contracts, by_tool, reads_args)
+    required = {t: list(g.values()) for t, g in groups.items()}
+    comp = _Compiled(contracts, by_tool, required, frozenset(by_tool), frozenset(reads))
     _CACHE[key] = comp
     return comp
 
@@ -705,15 +752,21 @@ def call_violations(
 ) -> list[Violation]:
     """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none."""
     comp = _compiled(contracts, fold)
-    rules = comp.by_tool.get(tool, [])
-    if not rules:
+    if tool not in comp.known:
         return []
     nodes: Nodes = {}
     if tool in comp.reads_args:
         _index_nodes("arg", arguments, nodes)
     _index_nodes("result", result, nodes)
     out: list[Violation] = []
-    for rule, finder in rules:
+    if codes is None or "REQUIRED" in codes:
+        for pkey, prefix, members in comp.required.get(tool, ()):
+            for p, v in nodes.get(pkey, ()):
+                if isinstance(v, dict):
+                    for rule, name, tok, canonical in members:
+                        if _child_missing(v, name, tok, canonical):
+                            out.append(witness(rule, f"{prefix}{p}/{tok}", arguments, result))
+    for rule, finder in comp.by_tool[tool]:
         if codes is not None and rule.code not in codes:
             continue
         found = finder(nodes)
@@ -830,6 +883,46 @@ _HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str"]
 
 PARENT_CODE = "_PARENT"
 
+#: The per-node classes, evaluated inside the join of leaves to operands (`_node_keep`): a hit of one of
+#: them is kept only when it breaks its rule. Hits of every other class (0) are all kept.
+_NODE_CLASS = {"TYPE": 1, "POSITIVE": 2, "NONNEG": 3, "DOMAIN": 4}
+#: One bit per JSON kind; a TYPE rule's allowed kinds are the OR of theirs (`number` = int | float).
+_KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}
+
+
+def _allowed_kinds(want: str) -> int:
+    if want == "number":
+        return _KIND_BIT["int"] | _KIND_BIT["float"]
+    return _KIND_BIT[want]
+
+
+def _kind_bit(kind_dtype: pl.DataType) -> pl.Expr:
+    """The `_KIND_BIT` of each leaf's kind (from the Enum's physical code when it is the corpus's own)."""
+    if kind_dtype == pl.Enum(list(KINDS)):
+        return pl.lit(2, pl.UInt8).pow(pl.col("kind").to_physical()).cast(pl.UInt8)
+    return pl.col("kind").cast(pl.String).replace_strict(_KIND_BIT, default=0, return_dtype=pl.UInt8)
+
+
+_NUMERIC_BITS = _KIND_BIT["int"] | _KIND_BIT["float"]
+
+
+def _node_keep() -> pl.Expr:
+    """True for a hit to keep: any hit of a class other than the per-node ones, or a per-node hit that
+    breaks its rule (the same conditions `_vec_type`, `_vec_sign` and `_vec_domain` then apply): TYPE,
+    a kind outside the rule's allowed-kinds mask; POSITIVE / NONNEG, a number <= 0 / < 0; DOMAIN, a
+    string (whether it is an allowed value is left to the anti-join of `_vec_domain`). Reads `kbit`,
+    the leaf's `_kind_bit`."""
+    cls = pl.col("cls")
+    kbit = pl.col("kbit")
+    numeric = (kbit & _NUMERIC_BITS) != 0
+    return (
+        (cls == 0)
+        | ((cls == 1) & ((pl.col("tmask") & kbit) == 0))
+        | ((cls == 2) & numeric & (pl.col("num") <= 0))
+        | ((cls == 3) & numeric & (pl.col("num") < 0))
+        | ((cls == 4) & (kbit == _KIND_BIT["string"]))
+    )
+
 
 def _required_groups(
     entries: list[_RuleEntry],
@@ -857,10 +950,12 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
         "ridx": [],
         "op": [],
         "code": [],
+        "cls": [],
+        "tmask": [],
     }
     groups = _required_groups(entries)
     for (k, tool, side, pattern), gid in groups[1].items():
-        for col, v in zip(rows, (k, tool, side, pattern, gid, 0, PARENT_CODE), strict=True):
+        for col, v in zip(rows, (k, tool, side, pattern, gid, 0, PARENT_CODE, 0, 0), strict=True):
             rows[col].append(v)
     for e in entries:
         for i, op in enumerate(e.ops):
@@ -873,6 +968,8 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
             rows["ridx"].append(e.ridx)
             rows["op"].append(i)
             rows["code"].append(e.rule.code)
+            rows["cls"].append(_NODE_CLASS.get(e.rule.code, 0))
+            rows["tmask"].append(_allowed_kinds(e.rule.params["kind"]) if e.rule.code == "TYPE" else 0)
     return pl.DataFrame(
         rows,
         schema={
@@ -883,6 +980,8 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
             "ridx": pl.UInt32,
             "op": pl.UInt8,
             "code": pl.String,
+            "cls": pl.UInt8,
+            "tmask": pl.UInt8,
         },
     )
 
@@ -1168,12 +1267,15 @@ def _find_batch(
     The leaves of the batch are joined once to the rule operands and materialised; each rule class
     then reads its own rows (a filter on `code`) and only the columns it needs.
     """
+    leaves = corpus.scan_leaves()
+    kbit = _kind_bit(leaves.collect_schema()["kind"])
     hits = (
-        corpus.scan_leaves()
-        .select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
+        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
         .filter(in_batch)
+        .with_columns(kbit.alias("kbit"))
         .join(calls.select("cid", "k"), on="cid")
         .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
+        .filter(_node_keep())
         .select(*_HIT_COLS, pl.col("code").cast(pl.Categorical()))
         .collect()
     )

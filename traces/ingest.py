@@ -82,7 +82,7 @@ REGISTRY_FILE = "tools.json"
 STAGING_PREFIX = ".ingest-"
 LOCK_FILE = ".ingest.lock"
 SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
-DEFAULT_CHUNK_ROWS = 100_000
+DEFAULT_CHUNK_ROWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -221,53 +221,87 @@ def _canon(value: Any) -> str:
         return canonical_json(value).decode()
 
 
-#: CALL_SCHEMA with plain strings for categorical/enum columns: rows go in as text, then one cast.
+#: CALL_SCHEMA with plain strings for categorical/enum columns: values go in as text, then one cast.
 _CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
     k: (pl.String() if isinstance(v, pl.Categorical | pl.Enum) else v) for k, v in CALL_SCHEMA.items()
 }
+#: The leaf columns the walk produces, in the order of its row tuples (`leaves.Leaf`).
+_LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
+    "path": pl.String(),
+    "pattern": pl.String(),
+    "kind": pl.String(),
+    "num": pl.Float64(),
+    "str": pl.String(),
+    "len": pl.Int64(),
+}
+_CALL_W = len(_CALL_ROW_SCHEMA)
+_LEAF_W = len(_LEAF_ROW_SCHEMA)
+
+
+def _strided_frame(flat: list[Any], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """The frame of rows laid end to end in `flat` (row-major, `len(schema)` values a row).
+
+    Each column is a strided slice (a C-level copy of pointers) handed to polars as one list: several
+    times cheaper than building the frame from row tuples, and no tuple per row is kept alive.
+    """
+    w = len(schema)
+    return pl.DataFrame(
+        [pl.Series(name, flat[i::w], dtype=dtype) for i, (name, dtype) in enumerate(schema.items())]
+    )
 
 
 class _Columns:
-    """Column lists of one chunk of calls, and the leaf rows of their arguments and results.
+    """Column values of one chunk of calls, and the leaf rows of their arguments and results.
 
-    This is the hot path. The walk appends one tuple per JSON node to one list (a single C-level append;
-    six appends per node measured slower) and inlines scalar children, which are most nodes; polars takes
-    the rows once per chunk. The call-level columns of leaves (`call_id`, `tool`, ...) are not
+    This is the hot path. The walk writes each JSON node's six values with one C-level `extend` of a
+    short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
+    which are most nodes, and reuses the path string as the pattern while no array is crossed (there they
+    are equal). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
+    call rows are laid out the same way. The call-level columns of leaves (`call_id`, `tool`, ...) are not
     repeated per node in Python but gathered by polars from one (call, side, count) segment per side.
     """
 
     def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []  # one tuple per call, in CALL_SCHEMA order
+        self.call_flat: list[Any] = []  # `_CALL_W` values per call, in CALL_SCHEMA order
         self.n = 0
         self.seg_call: list[int] = []
         self.seg_side: list[str] = []
         self.seg_n: list[int] = []
-        self.rows: list[tuple[str, str, str, float | None, str | None, int | None]] = []
+        self.flat: list[Any] = []  # `_LEAF_W` values per leaf row: path, pattern, kind, num, str, len
         self._walk = self._make_walker()
 
+    @property
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The leaf rows as tuples (path, pattern, kind, num, str, len): for tests, not the hot path."""
+        f = self.flat
+        return list(zip(*(f[i::_LEAF_W] for i in range(_LEAF_W)), strict=True))
+
     def _make_walker(self) -> Callable[[Any, str, str], None]:
-        R = self.rows.append
+        R = self.flat.extend
 
         def walk(v: Any, path: str, pat: str) -> None:
             t = type(v)
             if t is dict:
                 R((path, pat, "object", None, None, len(v)))
+                same = path is pat  # no array above: the pattern is the path itself
                 for k, c in v.items():
                     if "~" in k or "/" in k:
                         k = k.replace("~", "~0").replace("/", "~1")
+                    p = path + "/" + k
+                    q = p if same else pat + "/" + k
                     ct = type(c)
                     if ct is str:
-                        R((path + "/" + k, pat + "/" + k, "string", None, c, len(c)))
+                        R((p, q, "string", None, c, len(c)))
                     elif ct is int:
-                        R((path + "/" + k, pat + "/" + k, "int", float(c), None, None))
+                        R((p, q, "int", float(c), None, None))
                     elif ct is float:
-                        R((path + "/" + k, pat + "/" + k, "float", c, None, None))
+                        R((p, q, "float", c, None, None))
                     elif ct is bool:
-                        R((path + "/" + k, pat + "/" + k, "bool", 1.0 if c else 0.0, None, None))
+                        R((p, q, "bool", 1.0 if c else 0.0, None, None))
                     elif c is None:
-                        R((path + "/" + k, pat + "/" + k, "null", None, None, None))
+                        R((p, q, "null", None, None, None))
                     else:
-                        walk(c, path + "/" + k, pat + "/" + k)
+                        walk(c, p, q)
             elif t is list:
                 R((path, pat, "array", None, None, len(v)))
                 q = pat + "/*"
@@ -291,23 +325,23 @@ class _Columns:
     def add(self, c: ToolCall, call_id: str, step: int) -> None:
         """Append one call and its leaves (arguments, and the result unless it is an error without one)."""
         has_result = not (c.status == "error" and c.result is None)
-        rows = self.rows
-        base = len(rows)
+        flat = self.flat
+        base = len(flat)
         try:
             self._walk(c.arguments, "", "")
-            n_arg = len(rows) - base
+            n_arg = (len(flat) - base) // _LEAF_W
             if has_result:
                 self._walk(c.result, "", "")
-            n_res = len(rows) - base - n_arg
+            n_res = (len(flat) - base) // _LEAF_W - n_arg
             args_text = _canon(c.arguments)
             result_text = _canon(c.result) if has_result else None
             labels_text = _canon(c.labels) if c.labels else "{}"
             meta_text = _canon(c.meta) if c.meta else None
         except (TypeError, ValueError, RecursionError):
-            del rows[base:]
+            del flat[base:]
             raise
         fault = c.labels.get("fault") if c.labels else None
-        self.calls.append(
+        self.call_flat.extend(
             (
                 call_id,
                 int(call_id, 16),
@@ -340,31 +374,19 @@ class _Columns:
     def release(self) -> None:
         """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,
         so without this a flushed chunk would stay in memory until the cyclic GC ran."""
-        for col in (self.rows, self.seg_call, self.seg_side, self.seg_n):
+        for col in (self.flat, self.call_flat, self.seg_call, self.seg_side, self.seg_n):
             col.clear()
-        self.calls.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The chunk as (calls, leaves) frames with the corpus schemas."""
-        calls = pl.DataFrame(self.calls, schema=_CALL_ROW_SCHEMA, orient="row").cast(CALL_SCHEMA)  # type: ignore[arg-type]
+        calls = _strided_frame(self.call_flat, _CALL_ROW_SCHEMA).cast(CALL_SCHEMA)  # type: ignore[arg-type]
         seg = pl.DataFrame(
             {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
             schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
         )
         rep = seg.select(pl.col("ci").repeat_by("n").explode(), pl.col("side").repeat_by("n").explode())
         head = calls.select("call_id", "cid", "tool", "task_id")[rep["ci"]]
-        leaves = pl.DataFrame(
-            self.rows,
-            schema={
-                "path": pl.String(),
-                "pattern": pl.String(),
-                "kind": pl.String(),
-                "num": pl.Float64(),
-                "str": pl.String(),
-                "len": pl.Int64(),
-            },
-            orient="row",
-        )
+        leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
         leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
             [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
         )
@@ -403,6 +425,19 @@ class _Run:
     #: call; keeping one row per trace as they arrive makes this grow with traces, not calls (10M calls:
     #: peak RSS 3.7 GiB instead of more than 9 GiB, measured in docs/performance.md).
     episode_at: dict[str, int] = field(default_factory=dict)
+    #: The last `tools` tuple seen and its canonical JSON: adapters hand the same tuple object to the
+    #: records of an episode (the flat adapter to every record with the same list), so `is` finds it.
+    #: The reference is held, so the identity cannot be reused by another tuple.
+    _tools_last: tuple[tuple[str, ...], str] | None = None
+
+    def tools_text(self, tools: tuple[str, ...]) -> str:
+        """Canonical JSON of a `tools` tuple (a JSON array), reused while the same tuple comes back."""
+        last = self._tools_last
+        if last is not None and last[0] is tools:
+            return last[1]
+        text = _canon(list(tools))
+        self._tools_last = (tools, text)
+        return text
 
     def add_episode(self, row: tuple[Any, ...]) -> None:
         """Keep one row per trace: its first row, null facts filled from later rows — the same
@@ -413,7 +448,12 @@ class _Run:
             self.episodes.append(row)
             return
         old = self.episodes[at]
-        if any(o is None and n is not None for o, n in zip(old[1:5], row[1:5], strict=True)):
+        if (
+            (old[1] is None and row[1] is not None)
+            or (old[2] is None and row[2] is not None)
+            or (old[3] is None and row[3] is not None)
+            or (old[4] is None and row[4] is not None)
+        ):
             merged = tuple(n if o is None else o for o, n in zip(old[1:5], row[1:5], strict=True))
             self.episodes[at] = (old[0], *merged, *old[5:])
 
@@ -478,7 +518,7 @@ def _process_source(
         if parsed.episodes:
             c.episodes += 1 if adapter.name != "flat" else 0
             for ep in parsed.episodes:
-                run.add_episode(_episode_row(ep, name, line))
+                run.add_episode(_episode_row(ep, name, line, run.tools_text))
         for d in parsed.dropped:
             c.dropped += 1
             run.reject(name, line, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
@@ -644,20 +684,28 @@ def _truncate(cols: _Columns, n: int) -> None:
         return
     keep_segs = sum(1 for ci in cols.seg_call if ci < n)
     keep_leaves = sum(cols.seg_n[:keep_segs])
-    del cols.calls[n:]
+    del cols.call_flat[n * _CALL_W :]
     for lst in (cols.seg_call, cols.seg_side, cols.seg_n):
         del lst[keep_segs:]
-    del cols.rows[keep_leaves:]
+    del cols.flat[keep_leaves * _LEAF_W :]
     cols.n = n
 
 
-def _episode_row(ep: Episode, source: str, line: int) -> tuple[Any, ...]:
+def _episode_row(
+    ep: Episode, source: str, line: int, tools_text: Callable[[tuple[str, ...]], str] | None = None
+) -> tuple[Any, ...]:
+    """The episode facts row of `_Run.episodes`; `tools_text` (e.g. `_Run.tools_text`) canonicalises `tools`."""
+    tools = ep.tools
+    if tools is None:
+        tools_j = None
+    else:
+        tools_j = tools_text(tools) if tools_text is not None else _canon(list(tools))
     return (
         ep.trace_id,
         ep.task_id,
         ep.reward,
         _canon(ep.labels) if ep.labels else None,
-        _canon(list(ep.tools)) if ep.tools is not None else None,
+        tools_j,
         source,
         line,
     )

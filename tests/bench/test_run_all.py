@@ -48,7 +48,8 @@ def _load(name: str) -> ModuleType:
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
-    """One run of bench/run_all.py at 2,000 calls, through a subprocess as `make bench` runs it."""
+    """One run of bench/run_all.py at 2,000 calls, through a subprocess as `make bench` runs it (the
+    scratch folder kept in `work/`, so the `--corpus` test can reuse its corpus)."""
     tmp = tmp_path_factory.mktemp("bench")
     out_json, out_md = tmp / "results.json", tmp / "results.md"
     proc = subprocess.run(
@@ -65,6 +66,9 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
             str(out_json),
             "--markdown",
             str(out_md),
+            "--work",
+            str(tmp / "work"),
+            "--keep",
         ],
         cwd=REPO,
         capture_output=True,
@@ -213,3 +217,125 @@ def test_memory_run_rows_without_baselines_validate(smoke: tuple[dict, str, Path
     md = run_all.markdown(merged, 10_000_000)
     assert "stopped at the 6,144 MiB RSS limit" in md
     assert "| ingest | 5.00 | 4.00 | 900 | — | — | — |" in md
+
+
+def _run_all(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "bench/run_all.py", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_corpus_reuse_skips_ingest_and_keeps_its_figure(smoke: tuple[dict, str, Path]) -> None:
+    """`--corpus`: a mine/audit run on a kept corpus of the same input (the 10M memory run without its
+    ingest) measures only its stages; the merged entry keeps the earlier ingest row, marked, and the
+    RSS-by-size table still shows it; the reused corpus is only read."""
+    doc, _md, tmp = smoke
+    corpus = tmp / "work" / "corpus"
+    manifest = (corpus / "corpus.json").read_bytes()
+    files = sorted(p.name for p in corpus.iterdir())
+    first = doc["runs"][0]
+    big = {**first, "calls": 10_000_000}
+    out_json, out_md = tmp / "reuse.json", tmp / "reuse.md"
+    out_json.write_text(json.dumps({**doc, "runs": [first, big]}))
+    proc = _run_all(
+        "--calls", "2000", "--ledger-entries", "3000", "--data", str(tmp / "data"),
+        "--work", str(tmp / "work2"), "--corpus", str(corpus), "--stages", "mine5,audit", "--no-baselines",
+        "--json", str(out_json), "--markdown", str(out_md),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "ingest not measured" in proc.stderr
+    merged = json.loads(out_json.read_text())
+    assert schema_errors(merged, "bench-results") == []
+    run, other = merged["runs"]
+    assert other == big  # the other size is untouched
+    assert [s["stage"] for s in run["stages"]] == STAGES
+    before = {s["stage"]: s for s in first["stages"]}
+    by = {s["stage"]: s for s in run["stages"]}
+    # measured now: figures of this run, without baselines, marked as run on a reused corpus
+    for name in ("mine --folds 5", "audit --fold 5"):
+        row = by[name]
+        assert row["notes"]["corpus_reused"] is True and "from_earlier_run" not in row["notes"]
+        assert row["ours"]["seconds"] > 0 and row["ours"]["peak_rss_mib"] > 0
+    assert by["mine --folds 5"]["baseline"] is None and by["mine --folds 5"]["ratio"] is None
+    # audit's baseline is our own mine --folds 5 of this run, even without baselines
+    assert by["audit --fold 5"]["baseline"]["seconds"] == by["mine --folds 5"]["ours"]["seconds"]
+    assert by["audit --fold 5"]["ratio"]["wall"] == pytest.approx(
+        by["audit --fold 5"]["ours"]["seconds"] / by["mine --folds 5"]["ours"]["seconds"], rel=0.01, abs=0.002
+    )
+    # the same corpus mined and audited again: the same rules and the same detection rate
+    assert by["mine --folds 5"]["notes"]["rules"] == before["mine --folds 5"]["notes"]["rules"]
+    assert by["audit --fold 5"]["notes"]["detection"] == before["audit --fold 5"]["notes"]["detection"]
+    # not measured now: the earlier rows, figures unchanged, marked
+    for name in set(STAGES) - {"mine --folds 5", "audit --fold 5"}:
+        assert by[name]["ours"] == before[name]["ours"]
+        assert by[name]["notes"] == {**before[name]["notes"], "from_earlier_run": True}
+    # run-level figures: the folds ratio mixed runs (mine --folds 5 re-measured), the rule classes did not
+    assert "folds5_over_folds1" not in run
+    assert run["rule_classes"] == first["rule_classes"]
+    md = out_md.read_text()
+    assert proc.stdout == md
+    assert "Ingest was not measured in the latest run of this size" in md
+    ingest_rss = f"{before['ingest']['ours']['peak_rss_mib']:,.0f}"
+    assert f"| ingest | {ingest_rss} | {ingest_rss} |" in md  # RSS by size: 2,000 and (copied) 10M
+    row = next(line for line in md.splitlines() if line.startswith("| ingest |"))
+    assert "earlier run (not re-measured)" in row
+    # the reused corpus is only read, and kept
+    assert (corpus / "corpus.json").read_bytes() == manifest
+    assert sorted(p.name for p in corpus.iterdir()) == files
+
+
+def test_corpus_of_another_input_is_refused(smoke: tuple[dict, str, Path]) -> None:
+    _doc, _md, tmp = smoke
+    corpus = tmp / "work" / "corpus"
+    out_json = tmp / "refused.json"
+    common = ["--data", str(tmp / "data"), "--work", str(tmp / "work3"), "--json", str(out_json)]
+    proc = _run_all("--calls", "1000", "--corpus", str(corpus), "--stages", "mine5", *common)
+    assert proc.returncode == 2
+    assert "was not ingested from world-1000-13-f50.jsonl" in proc.stderr
+    proc = _run_all("--calls", "2000", "--corpus", str(corpus), "--stages", "ingest,mine5", *common)
+    assert proc.returncode == 2 and "leave ingest out of --stages" in proc.stderr
+    proc = _run_all("--calls", "2000", "--corpus", str(tmp / "work3" / "corpus"), *common)
+    assert proc.returncode == 2 and "is not a corpus" in proc.stderr
+    assert not out_json.exists()
+    assert (corpus / "corpus.json").is_file()
+
+
+def test_merge_of_another_input_replaces_the_entry(smoke: tuple[dict, str, Path]) -> None:
+    run_all = _load("run_all")
+    doc, _md, _tmp = smoke
+    first = doc["runs"][0]
+    mine5 = next(s for s in first["stages"] if s["stage"] == "mine --folds 5")
+    other_seed = {**first, "seed": 14, "stages": [mine5]}
+    assert run_all.merge_run(first, other_seed) == other_seed
+    same = {**first, "stages": [mine5], "total_seconds": 2.5}
+    del same["folds5_over_folds1"]
+    merged = run_all.merge_run(first, same)
+    assert [s["stage"] for s in merged["stages"]] == STAGES
+    assert merged["total_seconds"] == 2.5 and "folds5_over_folds1" not in merged
+    assert sum(1 for s in merged["stages"] if s["notes"].get("from_earlier_run")) == len(STAGES) - 1
+
+
+def test_world_corpus_is_cached_and_matched_to_its_input(tmp_path: Path) -> None:
+    """The per-stage scripts' shared input: one world file and its corpus, ingested once, recognised by
+    `corpus_mismatch` as the ingest of that file and of no other."""
+    _load("run_all")
+    common = sys.modules["common"]
+    corpus = common.world_corpus(300, 13, 3, tmp_path)
+    src = tmp_path / "world-300-13-f3.jsonl"
+    assert corpus == tmp_path / "world-300-13-f3.corpus"
+    manifest = json.loads((corpus / "corpus.json").read_text())
+    assert manifest["counts"]["calls"] == 300
+    assert manifest["sources"][0]["sha256"] == common.file_sha256(src)
+    stamp = (corpus / "corpus.json").stat().st_mtime_ns
+    assert common.world_corpus(300, 13, 3, tmp_path) == corpus
+    assert (corpus / "corpus.json").stat().st_mtime_ns == stamp  # cached, not re-ingested
+    assert common.corpus_mismatch(corpus, src, 300) is None
+    assert common.corpus_mismatch(corpus, src, 301) == f"{corpus} holds 300 calls, not 301"
+    other = common.world_input(300, 14, 3, tmp_path)
+    assert "was not ingested from world-300-14-f3.jsonl" in common.corpus_mismatch(corpus, other, 300)
+    assert not list(tmp_path.glob("*.tmp"))

@@ -31,6 +31,13 @@ class FlatAdapter(Adapter):
 
     name = "flat"
 
+    def __init__(self) -> None:
+        #: The last `tools` list of plain names (a copy) and its `tool_names`: every record of a flat
+        #: file repeats its episode's list, so most records reuse the previous answer. Equality with the
+        #: copy is the test, so a hit is exact whatever the trace; lists holding objects are not cached
+        #: (a copy of the list would not freeze them). One entry, swapped as one tuple.
+        self._tools_seen: tuple[list[str], tuple[str, ...]] | None = None
+
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict):
             return 0
@@ -92,12 +99,18 @@ class FlatAdapter(Adapter):
             source=ctx.source,
             line=ctx.line,
         )
-        if get("reward") is None and get("tools") is None:
+        tools_v = get("tools")
+        if tools_v is None and get("reward") is None:
             return Parsed((call,))
         reward = optional_reward(rec)
-        tools_v = get("tools")
-        tools = tool_names(tools_v)
-        if tools_v is not None and tools is None:
-            raise RecordError("'tools' must be a list of tool names", field="tools")
+        seen = self._tools_seen
+        if seen is not None and tools_v is not None and seen[0] == tools_v:
+            tools: tuple[str, ...] | None = seen[1]
+        else:
+            tools = tool_names(tools_v)
+            if tools_v is not None and tools is None:
+                raise RecordError("'tools' must be a list of tool names", field="tools")
+            if tools is not None and all(type(t) is str for t in tools_v):
+                self._tools_seen = (list(tools_v), tools)
         ep = Episode(trace_id=trace_id, task_id=call.task, reward=reward, tools=tools)
         return Parsed((call,), (ep,))

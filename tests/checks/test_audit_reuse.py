@@ -1,0 +1,163 @@
+"""`audit` mining its own corpus runs one flat checker pass for mine's verification and the in-sample
+replay (instead of mine's pass plus a full-checker pass): same report and ledger, and a rule that fires on
+its own mining data is still refused, before anything is written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import contracts.checks.checker as checker
+import contracts.mining as mining
+from contracts.checks.audit import _verified_in_sample, audit, canonical_report
+from contracts.checks.checker import check_corpus, find_violations
+from contracts.checks.inject import inject_records
+from contracts.mining import mine
+from contracts.mining.data import call_ids, load
+from contracts.mining.model import ContractSet, FoldChecker, Rule, ToolContracts
+from contracts.mining.verify import flat_rules, misfires, misfires_from
+from contracts.traces.corpus import Corpus
+from contracts.traces.ingest import corpus_from_records
+from tests.checks.test_audit import world
+
+WRONG = "r-000000000000"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    recs, _ = inject_records(
+        world(30), rate=0.15, seed=5, kinds=["sign_flip", "drop_field", "stale_echo", "domain_drift"]
+    )
+    return corpus_from_records(recs, tmp_path_factory.mktemp("reuse") / "corpus")
+
+
+def _count_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count `find_violations` calls (every checker pass over a corpus goes through it)."""
+    calls: list[int] = []
+    real = checker.find_violations
+
+    def counted(*a: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(checker, "find_violations", counted)
+    return calls
+
+
+def test_reused_pass_gives_the_same_report_and_ledger(
+    corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes = _count_passes(monkeypatch)
+    reused, cs = audit(corpus, tmp_path / "a", k=5, seed=13, bootstrap=200)
+    assert len(passes) == 2  # one flat pass (verification + in-sample), one cross-fitted replay
+    # the contract set is what `mine` (with its own verification) gives
+    assert cs.to_json() == mine(corpus, folds=5, seed=13).to_json()
+    passes.clear()
+    plain, _ = audit(corpus, tmp_path / "b", k=5, seed=13, bootstrap=200, contracts=cs)
+    assert len(passes) == 2  # cross-fitted replay, in-sample replay with the full checker
+    assert reused["ledger"]["head"] == plain["ledger"]["head"]
+    reused["ledger"]["path"] = plain["ledger"]["path"] = ""
+    assert canonical_report(reused) == canonical_report(plain)
+    assert (tmp_path / "a" / "ledger.jsonl").read_bytes() == (tmp_path / "b" / "ledger.jsonl").read_bytes()
+    # the in-sample figure is real: injected faults fire under the full checker too
+    assert reused["in_sample"]["fired_calls"] > 0
+
+
+def test_in_sample_ids_equal_the_full_checker_pass(corpus: Corpus) -> None:
+    cs = mine(corpus, folds=5, seed=13, verify=False)
+    full = set(check_corpus(cs, corpus, fold=None).get_column("call_id").to_list())
+    assert len(full) > 0
+    assert _verified_in_sample(cs, corpus) == sorted(full)
+
+
+def test_no_in_sample_or_k1_keeps_mines_own_verification(
+    corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    real = mining.mine
+
+    def spy(*a: Any, **kw: Any) -> ContractSet:
+        seen.append(bool(kw.get("verify", True)))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(mining, "mine", spy)
+    r, _ = audit(corpus, tmp_path / "n", k=5, seed=13, bootstrap=0, in_sample=False)
+    assert r["in_sample"] is None
+    audit(corpus, tmp_path / "k1", k=1, seed=13, bootstrap=0)
+    audit(corpus, tmp_path / "r", k=5, seed=13, bootstrap=0)
+    assert seen == [True, True, False]
+
+
+def _wrong_rule(cs: ContractSet) -> Rule:
+    """A DOMAIN rule of the full checker with one observed value left out: it fires on its own data."""
+    rule = next(r for r in cs.rules_for(None) if r.code == "DOMAIN")
+    return replace(rule, params={"values": list(rule.params["values"])[:-1]}, id=WRONG)
+
+
+def _with_rule(cs: ContractSet, rule: Rule, fold: int | None) -> ContractSet:
+    """`cs` plus `rule`: in the full checker (fold None), or only in fold checker `fold`."""
+    tc = cs.tools[rule.tool]
+    tools = {**cs.tools, rule.tool: ToolContracts((*tc.rules, rule), tc.substitutes, tc.immutable)}
+    folds = cs.folds
+    if fold is not None:
+        rule = replace(rule, in_full=False)
+        tools[rule.tool] = ToolContracts((*tc.rules, rule), tc.substitutes, tc.immutable)
+        folds = tuple(
+            FoldChecker(fc.fold, (*fc.rules, WRONG), {**fc.support, WRONG: rule.support})
+            if fc.fold == fold
+            else fc
+            for fc in cs.folds
+        )
+    return ContractSet(cs.params, cs.corpus, tools, folds)
+
+
+def _planting(fold: int | None, verify_seen: list[bool]) -> Callable[..., ContractSet]:
+    real = mining.mine
+
+    def planted(*a: Any, **kw: Any) -> ContractSet:
+        verify_seen.append(bool(kw.get("verify", True)))
+        cs = real(*a, **kw)
+        return _with_rule(cs, _wrong_rule(cs), fold)
+
+    return planted
+
+
+@pytest.mark.parametrize(("fold", "checker_name"), [(None, "full"), (2, "fold 2")])
+def test_a_planted_wrong_rule_is_caught_in_audits_pass(
+    corpus: Corpus,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fold: int | None,
+    checker_name: str,
+) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(mining, "mine", _planting(fold, seen))
+    with pytest.raises(AssertionError, match=rf"{WRONG} \({checker_name}\) on call [0-9a-f]{{16}} at '/"):
+        audit(corpus, tmp_path / "l", k=5, seed=13, bootstrap=0)
+    assert seen == [False]  # mine did not verify: audit's one pass did, and refused
+    assert not (tmp_path / "l" / "ledger.jsonl").exists()  # nothing written
+
+
+def test_misfires_from_a_pass_over_every_call_equal_mines_own(corpus: Corpus) -> None:
+    """The split API: a pass over every ok call (audit's) judges the same as mine's clean-only pass."""
+    cs = mine(corpus, folds=5, seed=13)
+    for fold in (None, 2):
+        bad = _with_rule(cs, _wrong_rule(cs), fold)
+        data = load(corpus, clean="ok", k=5, seed=13, tools=None)
+        own = misfires(bad, data)
+        found, entries, _ = find_violations(flat_rules(bad), corpus, fold=None, tools=sorted(bad.tools))
+        assert found.height > 0
+        again = misfires_from(bad, found, entries, data.calls.select("cid", "fold"), corpus)
+        assert own == again and len(own) > 0
+        assert {m.rule for m in own} == {WRONG}
+        assert {m.checker for m in own} == ({None} if fold is None else {fold})
+        assert own == sorted(own, key=lambda m: (m.rule, m.call_id, m.path))
+        # a fold-only rule never counts as a misfire on its own held-out fold
+        if fold is not None:
+            held = call_ids(corpus, data.calls.filter(data.calls["fold"] == fold).get_column("cid"))
+            assert not ({m.call_id for m in own} & set(held.get_column("call_id").to_list()))
+    assert misfires(cs, load(corpus, clean="ok", k=5, seed=13, tools=None)) == []

@@ -1,0 +1,173 @@
+"""The fast paths of ingest (issue 10): column-wise leaf frames, the flat adapter's `tools` cache, the
+episode row caches and the default chunk size. Each is checked against the plain computation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+import pytest
+
+import contracts.traces.ingest as ingest_mod
+from contracts.traces.corpus import CALL_SCHEMA
+from contracts.traces.formats.base import RecordContext, RecordError, tool_names
+from contracts.traces.formats.flat import FlatAdapter
+from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, _Columns, _truncate, ingest
+from contracts.traces.leaves import LEAF_SCHEMA, flatten
+from contracts.traces.model import ToolCall
+
+CTX = RecordContext("s.jsonl", "ab" * 32, 1)
+
+
+def _calls() -> list[ToolCall]:
+    return [
+        ToolCall("t1", "get", {"a/b": 1, "x~y": [1, "s", None]}, {"items": [{"p": 1.5}, {"p": True}]}),
+        ToolCall("t1", "put", {}, None, status="error", error="boom", labels={"fault": "drop"}),
+        ToolCall("t2", "get", {"q": {"r": {"s": ""}}}, [[], {}, 3], task_id="task", started_at="2026"),
+        ToolCall("t2", "put", {"n": -0.0}, "text", status="ok", meta={"k": 1}, line=7, index=2),
+    ]
+
+
+def _filled() -> tuple[_Columns, list[ToolCall]]:
+    cols = _Columns()
+    calls = _calls()
+    for i, c in enumerate(calls):
+        cols.add(c, f"{i + 1:016x}", i)
+    return cols, calls
+
+
+def _reference_leaves(calls: list[ToolCall]) -> pl.DataFrame:
+    """The leaves frame built row by row from the reference `flatten`."""
+    rows: list[tuple[Any, ...]] = []
+    for i, c in enumerate(calls):
+        cid = f"{i + 1:016x}"
+        sides = [("arg", c.arguments)]
+        if not (c.status == "error" and c.result is None):
+            sides.append(("result", c.result))
+        for side, value in sides:
+            rows.extend((cid, int(cid, 16), c.tool, c.task, side, *leaf) for leaf in flatten(value))
+    return pl.DataFrame(rows, schema=dict(LEAF_SCHEMA), orient="row")
+
+
+def test_leaves_frame_matches_row_by_row_reference() -> None:
+    cols, calls = _filled()
+    got_calls, got_leaves = cols.frames()
+    want = _reference_leaves(calls)
+    assert got_leaves.height == 24  # 12 + 1 + 8 + 3 nodes
+    assert got_leaves.schema == want.schema
+    assert got_leaves.equals(want)
+    # spot values: escaped keys, array patterns, the error call without a result side
+    assert got_leaves.filter(pl.col("call_id") == "0000000000000001").select("path", "pattern").rows()[
+        :4
+    ] == [
+        ("", ""),
+        ("/a~1b", "/a~1b"),
+        ("/x~0y", "/x~0y"),
+        ("/x~0y/0", "/x~0y/*"),
+    ]
+    assert got_leaves.filter(pl.col("cid") == 2)["side"].to_list() == ["arg"]
+    assert got_calls.schema == pl.Schema(CALL_SCHEMA)
+    assert got_calls["call_id"].to_list() == [f"{i:016x}" for i in (1, 2, 3, 4)]
+    assert got_calls["step"].to_list() == [0, 1, 2, 3]
+    assert got_calls["task_id"].cast(pl.String).to_list() == ["t1", "t1", "task", "t2"]
+    assert got_calls["fault"].to_list() == [None, "drop", None, None]
+    assert got_calls["result"].to_list() == ['{"items":[{"p":1.5},{"p":true}]}', None, "[[],{},3]", '"text"']
+    assert got_calls["meta"].to_list() == [None, None, None, '{"k":1}']
+    assert (got_calls["line"].to_list(), got_calls["index"].to_list()) == ([0, 0, 0, 7], [0, 0, 0, 2])
+
+
+def test_rows_view_and_truncate() -> None:
+    cols, calls = _filled()
+    assert cols.rows == [leaf for c in calls for leaf in _sides(c)]
+    _truncate(cols, 2)
+    assert cols.n == 2
+    assert cols.rows == [leaf for c in calls[:2] for leaf in _sides(c)]
+    _, leaves = cols.frames()
+    assert leaves.equals(_reference_leaves(calls[:2]))
+    cols.release()
+    assert (cols.rows, cols.call_flat, cols.seg_n) == ([], [], [])
+
+
+def _sides(c: ToolCall) -> list[tuple[Any, ...]]:
+    out = list(flatten(c.arguments))
+    if not (c.status == "error" and c.result is None):
+        out.extend(flatten(c.result))
+    return out
+
+
+def test_failed_call_leaves_no_partial_rows() -> None:
+    cols, _ = _filled()
+    before = list(cols.flat)
+    with pytest.raises(TypeError):
+        cols.add(ToolCall("t3", "bad", {"ok": 1, "no": object()}, {}), "00000000000000ff", 0)
+    assert cols.flat == before
+    assert cols.n == 4
+
+
+def _flat_rec(trace: str, tools: Any, reward: Any = 1.0) -> dict[str, Any]:
+    return {"trace_id": trace, "tool": "get", "arguments": {}, "result": {}, "tools": tools, "reward": reward}
+
+
+def test_flat_tools_cache_is_exact() -> None:
+    ad = FlatAdapter()
+    a = ad.parse(_flat_rec("t1", ["x", "y"]), CTX).episodes[0]
+    b = ad.parse(_flat_rec("t2", ["x", "y"]), CTX).episodes[0]
+    assert a.tools == ("x", "y")
+    assert b.tools is a.tools  # reused: equal list
+    c = ad.parse(_flat_rec("t2", ["x", "y", "x", "z"]), CTX).episodes[0]
+    assert c.tools == ("x", "y", "z")
+    # the cache holds a copy: changing the caller's list in place cannot leak into the next answer
+    mine = ["p", "q"]
+    assert ad.parse(_flat_rec("t3", mine), CTX).episodes[0].tools == ("p", "q")
+    mine.append("r")
+    assert ad.parse(_flat_rec("t3", mine), CTX).episodes[0].tools == ("p", "q", "r")
+    # object entries are not cached, and still answered right after an in-place change
+    objs: list[Any] = [{"name": "n1"}, {"type": "function", "function": {"name": "n2"}}]
+    assert ad.parse(_flat_rec("t4", objs), CTX).episodes[0].tools == ("n1", "n2")
+    objs[0]["name"] = "n9"
+    assert ad.parse(_flat_rec("t4", objs), CTX).episodes[0].tools == tool_names(objs) == ("n9", "n2")
+    # validation still runs on a cache hit
+    ad.parse(_flat_rec("t5", ["x", "y"]), CTX)
+    with pytest.raises(RecordError) as e:
+        ad.parse(_flat_rec("t5", ["x", "y"], reward=True), CTX)
+    assert e.value.field == "reward"
+    with pytest.raises(RecordError) as e:
+        ad.parse(_flat_rec("t5", "x,y"), CTX)
+    assert e.value.field == "tools"
+    none = ad.parse(_flat_rec("t6", None, reward=None), CTX)
+    assert none.episodes == ()
+
+
+def test_episode_tools_from_alternating_lists(tmp_path: Path) -> None:
+    recs = []
+    for i in range(12):
+        r = _flat_rec(f"ep-{i % 3}", [["a", "b"], ["b", "a"], ["c"]][i % 3], reward=None if i < 3 else i / 2)
+        recs.append(r)
+    recs.append(_flat_rec("ep-9", None, reward=None))
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    ingest([f], tmp_path / "c", chunk_rows=5)
+    eps = pl.read_parquet(tmp_path / "c" / "episodes.parquet")
+    assert eps.select("trace_id", "tools", "reward", "n_calls").rows() == [
+        ("ep-0", '["a","b"]', 1.5, 4),
+        ("ep-1", '["b","a"]', 2.0, 4),
+        ("ep-2", '["c"]', 2.5, 4),
+        ("ep-9", None, None, 1),
+    ]
+
+
+def test_default_chunk_rows_and_run_caches() -> None:
+    assert DEFAULT_CHUNK_ROWS == 50_000
+    run = ingest_mod._Run(
+        out=Path("."), stage=Path("."), strict=False, chunk_rows=1, progress=ingest_mod.NULL_PROGRESS
+    )
+    t1 = ("a", "b")
+    assert run.tools_text(t1) == '["a","b"]'
+    assert run.tools_text(t1) == '["a","b"]'
+    assert run.tools_text(("b",)) == '["b"]'
+    run.add_episode(("e", None, None, None, '["a"]', "s", 1))
+    run.add_episode(("e", "task", None, None, '["b"]', "s", 2))
+    run.add_episode(("e", "other", 0.5, None, None, "s", 3))
+    assert run.episodes == [("e", "task", 0.5, None, '["a"]', "s", 1)]
