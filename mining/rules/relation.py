@@ -528,11 +528,13 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
 
 def _verify_merge(long: pl.DataFrame, k: int) -> pl.DataFrame:
     """Per (candidate index, checker): the parts' and folds' `_verify_part` rows merged."""
-    mn_parts = long.explode("mn").with_columns(pl.int_range(pl.len()).over("cand", "fold").alias("o"))
-    mx_parts = long.explode("mx").with_columns(pl.int_range(pl.len()).over("cand", "fold").alias("o"))
+    # Operand index `o` within each row's list (one row per part, candidate and fold).
+    rowed = long.with_row_index("_row")
+    mn_parts = rowed.explode("mn").with_columns(pl.int_range(pl.len()).over("_row").alias("o"))
+    mx_parts = rowed.explode("mx").with_columns(pl.int_range(pl.len()).over("_row").alias("o"))
     ranges = by_checker(
-        mn_parts.select("cand", "fold", "o", "mn").join(
-            mx_parts.select("cand", "fold", "o", "mx"), on=["cand", "fold", "o"]
+        mn_parts.select("_row", "cand", "fold", "o", "mn").join(
+            mx_parts.select("_row", "o", "mx"), on=["_row", "o"]
         ),
         ["cand", "o"],
         [pl.col("mn").min(), pl.col("mx").max()],

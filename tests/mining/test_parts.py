@@ -1,0 +1,61 @@
+"""Bounded memory: mining reads the corpus in task parts, and the contract set must not depend on how
+many parts (every statistic is a monoid over parts; see contracts.mining.data)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contracts.jsonutil import canonical_str
+from contracts.mining import mine
+from contracts.mining.data import leaf_rows, load
+from contracts.mining.model import CODES
+from contracts.traces.corpus import Corpus
+from contracts.traces.ingest import corpus_from_records
+from tests.mining.worlds import world
+
+LOW = {c: 5 for c in CODES}
+
+
+def _bytes(corpus: Corpus, **kw: object) -> str:
+    return canonical_str(mine(corpus, **kw).to_json())  # type: ignore[arg-type]
+
+
+def test_sample_world_in_parts_is_byte_identical(sample_corpus: Corpus) -> None:
+    rows = leaf_rows(sample_corpus)
+    one = _bytes(sample_corpus, folds=5, seed=13)
+    for parts in (2, 7):
+        data = load(sample_corpus, clean="ok", k=5, seed=13, tools=None, part_rows=rows // parts + 1)
+        assert data.nparts == parts
+        assert data.whole is None
+        # every clean call lies in exactly one part, and the parts' leaves add up to the whole corpus's
+        got = [data.part(b) for b in range(parts)]
+        assert sum(p.calls.height for p in got) == data.calls.height
+        whole = load(sample_corpus, clean="ok", k=5, seed=13, tools=None)
+        assert whole.whole is not None
+        assert sum(p.leaves.height for p in got) == whole.whole.leaves.height
+        assert _bytes(sample_corpus, folds=5, seed=13, part_rows=rows // parts + 1) == one
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    n_calls=st.integers(60, 140),
+    n_tasks=st.integers(6, 14),
+    breakage=st.sampled_from([0.0, 0.05]),
+    parts=st.integers(2, 5),
+)
+def test_random_corpora_in_parts_mine_the_same_bytes(
+    seed: int, n_calls: int, n_tasks: int, breakage: float, parts: int
+) -> None:
+    records = world(seed, n_calls, n_tasks, breakage)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = corpus_from_records(records, Path(tmp) / "c")
+        part_rows = leaf_rows(corpus) // parts + 1
+        for k in (1, 3):
+            assert _bytes(corpus, folds=k, min_support=LOW, part_rows=part_rows) == _bytes(
+                corpus, folds=k, min_support=LOW
+            )
