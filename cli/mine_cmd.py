@@ -152,6 +152,15 @@ def mine_command(
             "per-class support thresholds.",
         ),
     ] = None,
+    part_rows: Annotated[
+        int | None,
+        typer.Option(
+            "--part-rows",
+            min=1,
+            help="Leaf rows read at once: a bigger corpus is mined in task parts, one at a time "
+            "(bounded memory; the output does not depend on it). Default: mine.part_rows, 12,000,000.",
+        ),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="Trace format when ingesting on the fly.")
     ] = "auto",
@@ -212,7 +221,12 @@ def mine_command(
         "tools": tool or None,
         "max_violation_rate": cfg.get("mine.max_violation_rate", max_violation_rate),
     }
-    run = mine
+    run: Any = mine
+    rows = cfg.get("mine.part_rows", part_rows)
+    if rows is not None:
+        if engine is Engine.dask:
+            raise UsageError("--part-rows applies to --engine local", field="--part-rows")
+        kwargs["part_rows"] = rows
     if engine is Engine.dask:
         from contracts.mining.distributed import mine_dask
 

@@ -35,6 +35,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "mine.max_domain": (8, "int"),
     "mine.max_violation_rate": (None, "float"),
     "mine.min_support": ({}, "table"),
+    "mine.part_rows": (None, "int"),
     "check.encoder": ("v2", "str"),
     "audit.folds": (5, "int"),
     "audit.bootstrap": (1000, "int"),

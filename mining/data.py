@@ -26,8 +26,11 @@ reward is 1.0 where a reward exists (a null reward counts as clean: the format h
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -49,7 +52,7 @@ _U64 = pl.UInt64
 
 #: Leaf rows (of the whole leaves file, clean or not) per task part. One part of the bench world at this
 #: size peaks at about 2 GiB while mining; a corpus below it is mined in one part, read once.
-PART_ROWS = 16_000_000
+PART_ROWS = 12_000_000
 #: Calls per (tool, fold), first by call key, whose numbers RELATION proposes candidates from ...
 SAMPLE_CALLS = 4000
 #: ... and whose scalars refute ECHO candidates (a prefix of the same calls).
@@ -70,6 +73,13 @@ class Leaves:
     calls: pl.DataFrame
     patterns: pl.DataFrame
     k: int
+    n_result: int | None = None  # the first n_result rows are the result side's (None: not ordered)
+
+    def result(self) -> pl.DataFrame:
+        """The result-side leaves: a zero-copy slice when they come first, else a filter."""
+        if self.n_result is not None:
+            return self.leaves.slice(0, self.n_result)
+        return self.leaves.filter(pl.col("side") == "result")
 
     def scan_paths(self, pids: Sequence[int]) -> pl.LazyFrame:
         """Clean leaves of the given patterns with their concrete `path` (kept in memory for wildcard
@@ -89,7 +99,8 @@ class MiningData:
     `calls`: cid, task (tid), tool, fold, part — every clean call (call ids stay on disk: see
     `call_ids`). `patterns`: pid -> tool, side, pattern (Strings), `wild` (has a `*` token). `tasks`:
     task_id (String) -> tid (the `task` of calls and leaves), fold, part. `nparts`: how many task parts;
-    `whole`: the leaves, read once, when there is one part.
+    `whole`: the leaves, read once, when there is one part; `spill`: a scratch folder holding each
+    part's leaves (compact: integer ids, no categoricals) when there are several. Call `close` when done.
     """
 
     corpus: Corpus
@@ -101,6 +112,7 @@ class MiningData:
     tasks: pl.DataFrame
     nparts: int
     whole: Leaves | None
+    spill: Path | None = None  # the parts' leaves, written once by `load` when there are several
 
     def pids(self, sel: pl.DataFrame) -> list[int]:
         """Pattern ids of the (tool, pattern[, side]) rows of `sel` (side defaults to result)."""
@@ -120,9 +132,22 @@ class MiningData:
             yield self.part(b)
 
     def part(self, b: int) -> Leaves:
-        """Read the clean leaves of task part `b`."""
+        """Read the clean leaves of task part `b` (from the spill folder)."""
+        if self.whole is not None:
+            return self.whole
+        assert self.spill is not None
         calls = self.calls.filter(pl.col("part") == b).drop("part")
-        return Leaves(_read_leaves(self, b), calls, self.patterns, self.k)
+        folder = self.spill / f"part-{b:05d}"
+        results = [pl.read_parquet(f) for f in sorted(folder.glob("result-*.parquet"))]
+        args = [pl.read_parquet(f) for f in sorted(folder.glob("arg-*.parquet"))]
+        n_result = sum(f.height for f in results)
+        leaves = pl.concat(results + args, rechunk=False) if results or args else _empty_leaves()
+        return Leaves(leaves, calls, self.patterns, self.k, n_result)
+
+    def close(self) -> None:
+        """Remove the spill folder (if any)."""
+        if self.spill is not None:
+            shutil.rmtree(self.spill, ignore_errors=True)
 
 
 def call_ids(corpus: Corpus, cids: pl.Series | Sequence[int]) -> pl.DataFrame:
@@ -226,9 +251,54 @@ def load(
         corpus, calls, patterns, k, dropped, tuple(tools) if tools is not None else None, tasks, nparts, None
     )
     if nparts == 1:
-        whole = Leaves(_read_leaves(data, None), calls.drop("part"), patterns, k)
-        data = MiningData(corpus, calls, patterns, k, dropped, data.tools, tasks, nparts, whole)
-    return data
+        leaves, n_result = _read_leaves(data, None)
+        whole = Leaves(leaves, calls.drop("part"), patterns, k, n_result)
+        return MiningData(corpus, calls, patterns, k, dropped, data.tools, tasks, nparts, whole)
+    spill = Path(tempfile.mkdtemp(prefix="contracts-mine-"))
+    try:
+        _spill(data, spill)
+    except BaseException:
+        shutil.rmtree(spill, ignore_errors=True)
+        raise
+    return MiningData(corpus, calls, patterns, k, dropped, data.tools, tasks, nparts, None, spill)
+
+
+def _spill(data: MiningData, where: Path) -> None:
+    """Write every clean leaf, compact, into the folder of its task part: one pass over the corpus,
+    after which a part is read without scanning the others (`MiningData.part`)."""
+    part_of = dict(zip(data.tasks["tid"].to_list(), data.tasks["part"].to_list(), strict=True))
+    for b in range(data.nparts):
+        (where / f"part-{b:05d}").mkdir()
+    for i, start in enumerate(range(0, max(leaf_rows(data.corpus), 1), READ_CHUNK_ROWS)):
+        chunk = _read_chunk(data, None, start, READ_CHUNK_ROWS)
+        chunk = chunk.with_columns(
+            pl.col("task").replace_strict(part_of, return_dtype=pl.UInt32).alias("_part")
+        )
+        for (b, side), frame in chunk.partition_by("_part", "side", as_dict=True, include_key=False).items():
+            frame.with_columns(pl.lit(side, pl.Enum(["arg", "result"])).alias("side")).select(
+                LEAF_COLUMNS
+            ).write_parquet(
+                where / f"part-{int(b):05d}" / f"{side}-{i:06d}.parquet", compression="lz4", statistics=False
+            )
+        del chunk
+
+
+def _empty_leaves() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={
+            "cid": pl.UInt64,
+            "task": pl.UInt32,
+            "pid": pl.UInt32,
+            "side": pl.Enum(["arg", "result"]),
+            "path": pl.String,
+            "code": pl.UInt8,
+            "cls": pl.UInt8,
+            "num": pl.Float64,
+            "str": pl.String,
+            "len": pl.Int64,
+            "fold": pl.Int32,
+        }
+    )
 
 
 def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
@@ -243,17 +313,26 @@ def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
 def _patterns(corpus: Corpus, tools: Sequence[str] | None) -> pl.DataFrame:
     """The pattern table: pid (dense, in tool/side/pattern order), tool, side, pattern, wild. Every
     pattern of the (selected tools') leaves gets an id; those seen only in unclean calls never get a
-    statistic row, so they change nothing."""
-    return (
-        _scan(corpus, tools)
-        .select(_tp_expr(), "tool", "side", "pattern")
-        .group_by("tp")
-        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
-        .select(
-            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+    statistic row, so they change nothing. Read in chunks of file rows (memory stays bounded)."""
+    seen = []
+    for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
+        lf = _scan(corpus, None).slice(start, READ_CHUNK_ROWS)
+        if tools is not None:
+            lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+        seen.append(
+            lf.select(_tp_expr(), "tool", "side", "pattern")
+            .group_by("tp")
+            .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
+            .select(
+                pl.col("tool").cast(pl.String),
+                pl.col("side").cast(pl.String),
+                pl.col("pattern").cast(pl.String),
+            )
+            .collect()
         )
+    return (
+        pl.concat(seen)
         .unique()
-        .collect()
         .sort("tool", "side", "pattern")
         .with_row_index("pid")
         .with_columns(
@@ -263,9 +342,31 @@ def _patterns(corpus: Corpus, tools: Sequence[str] | None) -> pl.DataFrame:
     )
 
 
-def _read_leaves(data: MiningData, part: int | None) -> pl.DataFrame:
-    """The clean leaves of task part `part` (None: every task), with global task and pattern ids."""
-    lf = _scan(data.corpus, data.tools)
+#: Rows of leaves.parquet decoded at once while reading a part: the decoded strings and categoricals of
+#: a chunk are dropped as soon as its compact rows (integer ids) are made.
+READ_CHUNK_ROWS = 4_000_000
+
+
+def _read_leaves(data: MiningData, part: int | None) -> tuple[pl.DataFrame, int]:
+    """The clean leaves of task part `part` (None: every task), with global task and pattern ids, read
+    in chunks of READ_CHUNK_ROWS file rows; result-side rows first (so `Leaves.result` is a slice),
+    and their count."""
+    total = leaf_rows(data.corpus)
+    results, args = [], []
+    for start in range(0, max(total, 1), READ_CHUNK_ROWS):
+        chunk = _read_chunk(data, part, start, READ_CHUNK_ROWS)
+        is_result = pl.col("side") == "result"
+        results.append(chunk.filter(is_result))
+        args.append(chunk.filter(~is_result))
+        del chunk
+    n_result = sum(c.height for c in results)
+    return pl.concat(results + args, rechunk=False), n_result
+
+
+def _read_chunk(data: MiningData, part: int | None, start: int, rows: int) -> pl.DataFrame:
+    lf = _scan(data.corpus, None).slice(start, rows)  # the slice comes first: it is a range of file rows
+    if data.tools is not None:
+        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(data.tools)))
     if part is not None:  # a predicate on the scan: only this part's rows are ever materialised
         names = data.tasks.filter(pl.col("part") == part)["task_id"]
         lf = lf.filter(pl.col("task_id").is_in(names.implode()))
@@ -287,7 +388,8 @@ def _read_leaves(data: MiningData, part: int | None) -> pl.DataFrame:
         "str",
         "len",
     ).collect()
-    # Codes are consistent within this one frame: map them to the global ids through small tables.
+    # Codes are consistent within this one frame: map them to the global ids through small tables,
+    # column by column (the untouched columns are shared, not copied).
     tp_pid = (
         raw.group_by("tp")
         .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
@@ -295,33 +397,33 @@ def _read_leaves(data: MiningData, part: int | None) -> pl.DataFrame:
             pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
         )
         .join(data.patterns.select("tool", "side", "pattern", "pid", "wild"), on=["tool", "side", "pattern"])
-        .select("tp", "pid", "wild")
     )
     t_tid = (
         raw.group_by("tcode")
         .agg(pl.col("task_id").first().cast(pl.String))
-        .join(data.tasks.select("task_id", "tid", "fold"), on="task_id")  # inner: only clean tasks
-        .select("tcode", "tid", "fold")
+        .join(data.tasks.select("task_id", "tid", "fold"), on="task_id")  # only clean tasks
     )
-    return (
-        raw.lazy()
-        .join(tp_pid.lazy(), on="tp", how="inner", maintain_order="left")
-        .join(t_tid.lazy(), on="tcode", how="inner", maintain_order="left")
-        .select(
-            "cid",
-            pl.col("tid").alias("task"),
-            "pid",
-            "side",
-            pl.when(pl.col("wild")).then(pl.col("path")).alias("path"),
-            "code",
-            "cls",
-            "num",
-            "str",
-            "len",
-            "fold",
-        )
-        .collect()
+    pid_of = dict(zip(tp_pid["tp"].to_list(), tp_pid["pid"].to_list(), strict=True))
+    tid_of = dict(zip(t_tid["tcode"].to_list(), t_tid["tid"].to_list(), strict=True))
+    fold_of = dict(zip(t_tid["tcode"].to_list(), t_tid["fold"].to_list(), strict=True))
+    wild = tp_pid.filter(pl.col("wild"))["tp"]
+    out = raw.select(
+        "cid",
+        pl.col("tcode").replace_strict(tid_of, default=None, return_dtype=pl.UInt32).alias("task"),
+        pl.col("tp").replace_strict(pid_of, default=None, return_dtype=pl.UInt32).alias("pid"),
+        "side",
+        pl.when(pl.col("tp").is_in(wild.implode())).then(pl.col("path")).alias("path"),
+        "code",
+        "cls",
+        "num",
+        "str",
+        "len",
+        pl.col("tcode").replace_strict(fold_of, default=None, return_dtype=pl.Int32).alias("fold"),
     )
+    del raw
+    if out["task"].null_count() or out["pid"].null_count():  # leaves of tasks without a clean call
+        out = out.filter(pl.col("task").is_not_null() & pl.col("pid").is_not_null())
+    return out
 
 
 def first_calls(calls: pl.DataFrame, n: int) -> pl.DataFrame:
@@ -393,39 +495,43 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
     `merge_path_stats`)."""
     if part.k > 255:
         raise MiningError(f"at most 255 folds are supported, got {part.k}", field="folds")
-    # Lazy: each aggregation reads only the columns it needs, so no filtered copy of the leaves is made.
-    res = part.leaves.lazy().filter(pl.col("side") == "result").with_columns(group_key())
+    # One group-by over the result rows (a slice, not a copy); a second over the wildcard patterns'
+    # rows only, whose calls must be counted distinct. Run one after the other: each holds its own
+    # working set.
+    res = part.result().lazy().with_columns(group_key())
     wild = part.patterns.filter(pl.col("wild"))["pid"]
-    base = res.group_by("key").agg(
-        pl.len().alias("n"),
-        (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
-        pl.col("task").n_unique().alias("tasks"),
-        pl.col("num").min().alias("min"),
-        pl.col("num").max().alias("max"),
-        (pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)).sum().alias("n_date"),
-        fold_examples(distinct=False),
+    base = (
+        res.group_by("key")
+        .agg(
+            pl.len().alias("n"),
+            (pl.col("code") == KIND_CODE["int"]).sum().alias("n_int"),
+            pl.col("task").n_unique().alias("tasks"),
+            pl.col("num").min().alias("min"),
+            pl.col("num").max().alias("max"),
+            (pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)).sum().alias("n_date"),
+            pl.col("str").n_unique().alias("ndist"),
+            fold_examples(distinct=False),
+        )
+        .collect()
     )
     calls = (
         res.filter(pl.col("pid").is_in(wild.implode()))
         .group_by("key")
         .agg(pl.col("cid").n_unique().alias("calls_w"), fold_examples().alias("ex_w"))
+        .collect()
     )
-    ndist = (
-        res.filter(pl.col("cls") == CLS_STR)
-        .group_by("key")
-        .agg(pl.col("str").hash().n_unique().alias("ndist"))
-    )
-    base_df, calls_df, ndist_df = pl.collect_all([base, calls, ndist])
-    return decode_key(
-        base_df.join(calls_df, on="key", how="left")
-        .join(ndist_df, on="key", how="left")
+    out = decode_key(
+        base.join(calls, on="key", how="left")
         .with_columns(
             pl.coalesce("calls_w", "n").alias("calls"),
             pl.coalesce("ex_w", "ex").alias("ex"),
-            pl.col("ndist").fill_null(0),
         )
         .drop("calls_w", "ex_w"),
         part.patterns,
+    )
+    # distinct strings: meaningful for the string class only (elsewhere `str` is null)
+    return out.with_columns(
+        pl.when(pl.col("cls") == CLS_STR).then(pl.col("ndist")).otherwise(0).cast(pl.UInt32).alias("ndist")
     )
 
 

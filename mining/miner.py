@@ -91,47 +91,50 @@ def mine(
     data = load(
         corpus, clean=params.clean, k=params.k, seed=params.seed, tools=params.tools, part_rows=part_rows
     )
-    progress.start("mine", 2 * data.nparts + 2)
-    # Pass one: per-(part, fold) path statistics, the patterns holding numbers, the candidate sample.
-    per_fold: list[pl.DataFrame] = []
-    num_pids: list[pl.Series] = []
-    samples: list[pl.DataFrame] = []
-    in_sample = sample_filter(data.calls)
-    for part in data.parts():
-        per_fold.append(path_stats_part(part))
-        num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())
-        samples.append(part.leaves.filter(in_sample))
-        progress.advance()
-    sample = Leaves(pl.concat(samples).sort("cid", "pid"), data.calls.drop("part"), data.patterns, data.k)
-    ctx = MiningContext(
-        data=data,
-        stats=merge_path_stats(per_fold, data.k),
-        params=params,
-        registry=registry,
-        sample=sample,
-        num_pids=pl.concat(num_pids).unique().sort(),
-    )
-    tool_names = _tool_names(data, registry, params)
-    classes: list[RuleClass] = [cls() for cls in RULE_CLASSES]
-    classes.append(SchemaRules(tool_names))
-    plans = [c.plan(ctx) for c in classes]
-    progress.advance()
-    # Pass two: every class counts its candidates, part by part.
-    rows: list[list[Any]] = [[] for _ in classes]
-    for part in data.parts():
-        for c, plan, acc in zip(classes, plans, rows, strict=True):
-            got = c.scan(ctx, part, plan)
-            if got is not None:
-                acc.append(got)
-        progress.advance()
-    frames = [
-        c.finish(ctx, plan, acc).with_columns(
-            pl.lit("schema" if isinstance(c, SchemaRules) else "mined").alias("source")
+    try:
+        progress.start("mine", 2 * data.nparts + 2)
+        # Pass one: per-(part, fold) path statistics, the patterns holding numbers, the candidate sample.
+        per_fold: list[pl.DataFrame] = []
+        num_pids: list[pl.Series] = []
+        samples: list[pl.DataFrame] = []
+        in_sample = sample_filter(data.calls)
+        for part in data.parts():
+            per_fold.append(path_stats_part(part))
+            num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())
+            samples.append(part.leaves.filter(in_sample))
+            progress.advance()
+        sample = Leaves(pl.concat(samples).sort("cid", "pid"), data.calls.drop("part"), data.patterns, data.k)
+        ctx = MiningContext(
+            data=data,
+            stats=merge_path_stats(per_fold, data.k),
+            params=params,
+            registry=registry,
+            sample=sample,
+            num_pids=pl.concat(num_pids).unique().sort(),
         )
-        for c, plan, acc in zip(classes, plans, rows, strict=True)
-    ]
-    cands = pl.concat(frames)
-    cs = assemble(cands, data, registry, params, tool_names)
+        tool_names = _tool_names(data, registry, params)
+        classes: list[RuleClass] = [cls() for cls in RULE_CLASSES]
+        classes.append(SchemaRules(tool_names))
+        plans = [c.plan(ctx) for c in classes]
+        progress.advance()
+        # Pass two: every class counts its candidates, part by part.
+        rows: list[list[Any]] = [[] for _ in classes]
+        for part in data.parts():
+            for c, plan, acc in zip(classes, plans, rows, strict=True):
+                got = c.scan(ctx, part, plan)
+                if got is not None:
+                    acc.append(got)
+            progress.advance()
+        frames = [
+            c.finish(ctx, plan, acc).with_columns(
+                pl.lit("schema" if isinstance(c, SchemaRules) else "mined").alias("source")
+            )
+            for c, plan, acc in zip(classes, plans, rows, strict=True)
+        ]
+        cands = pl.concat(frames)
+        cs = assemble(cands, data, registry, params, tool_names)
+    finally:
+        data.close()
     if verify:
         from contracts.mining.verify import assert_holds
 
