@@ -19,8 +19,9 @@ kept; products and sums are deduplicated after replacing each field by the first
 class. A one-term equality between a result and an argument is ECHO's business and is not emitted.
 
 Search (near-linear in calls): candidate relations are generated on a few rows of each fold (the rows
-with the most non-zero fields, plus one row per field where it is present, all from the fold's first
-WINDOW rows) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
+with the most non-zero fields, plus one row per field where it is present, all from the rows of the
+tool's first SAMPLE_CALLS calls by call key in that fold: the candidate sample, read once whatever the
+corpus size) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
 cent); a larger sample of rows refutes candidates in one vectorised cross join (a candidate refuted in
 two or more folds cannot hold in any checker: a fold checker leaves out only one fold), and only the
 survivors are verified on every call. Known limit: a relation over fields that are never all present
@@ -53,7 +54,7 @@ from contracts.mining.params import RELATION_MIN_TUPLES
 from contracts.mining.rules.base import MiningContext
 from contracts.mining.rules.date_order import WILD_PREFIX
 
-WINDOW = 4000  # rows of each fold (first by call key) that samples are drawn from
+WINDOW = 4000  # rows of each fold (first by call key) of the sample's wide frame that samples are drawn from
 GEN_ROWS = 6  # rows of each fold candidates are generated from (the most informative ones)
 SAMPLE_ROWS = 32  # first rows (by call key) of each fold that refute candidates ...
 SAMPLE_PER_COLUMN = 4  # ... plus, per field, the first rows where that field is present
