@@ -1210,7 +1210,7 @@ def _display(entries: list[_RuleEntry], df: pl.LazyFrame, i: int) -> pl.LazyFram
 
 
 def _vec_echo(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
-    h = _by_code(entries, hits, ("ECHO",)).with_columns(pl.col("kind").cast(pl.String))
+    h = _by_code(entries, hits, ("ECHO",))
     r = _op(h, 0).filter(pl.col("kind").is_in(SCALAR_KINDS))
     a = (
         _op(h, 1)
@@ -1260,7 +1260,7 @@ def _tol_ok(a: pl.Expr, rhs: pl.Expr, tol: str) -> pl.Expr:
 
 def _vec_relation(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     outs = []
-    num_kind = pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
+    num_kind = pl.col("kind").is_in(NUMERIC_KINDS)
     for tol in TOLERANCES:
         rel = [e for e in entries if e.rule.code == "RELATION" and e.rule.params["tol"] == tol]
         for form in ("linear", "product", "sum_over"):
@@ -1298,19 +1298,29 @@ def _vec_relation(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame
                     parts.append(
                         _with_key(_op(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num")
                     )
-                terms = pl.concat(parts).join(coef.lazy(), on=["ridx", "op"])
-                agg = (pl.col("c") * pl.col("num")).sum() if form == "linear" else pl.col("num").product()
+                # Plain columns first, so that every aggregation below is a simple one (an expression
+                # inside `agg` is evaluated group by group). A product has exactly two terms: the
+                # product of a complete group is its first value times its last.
+                terms = (
+                    pl.concat(parts)
+                    .join(coef.lazy(), on=["ridx", "op"])
+                    .with_columns((~num_kind).cast(pl.UInt32).alias("nonnum"))
+                )
+                if form == "linear":
+                    agg = (pl.col("c") * pl.col("num")).sum()
+                else:
+                    agg = pl.col("num").first() * pl.col("num").last()
                 total = (
                     terms.group_by("cid", "ridx", "key")
                     .agg(
                         agg.alias("rhs"),
                         pl.len().alias("n"),
-                        num_kind.all().alias("numeric"),
+                        pl.col("nonnum").sum().alias("nonnum"),
                         pl.col("op").n_unique().alias("nops"),
                         pl.col("nterms").first(),
                     )
                     .filter(
-                        pl.col("numeric")
+                        (pl.col("nonnum") == 0)
                         & (pl.col("n") == pl.col("nterms"))
                         & (pl.col("nops") == pl.col("nterms"))
                     )
