@@ -1080,7 +1080,7 @@ def _vec_required(
     group id there). A parent pattern without wildcards has one node per call, so a call is complete
     when its group has as many children as rules; only incomplete calls are expanded to rules and
     anti-joined with the children present (`flat_have`: cid, ridx, gid of each present child of a
-    flat rule). Under arrays, children (in `hits`) are matched to their parent by path (the child's
+    flat rule). Counting rows counts distinct children because a call has one leaf row per path. Under arrays, children (in `hits`) are matched to their parent by path (the child's
     path minus its last token, whose length the rule fixes).
     """
     req = [e for e in entries if e.rule.code == "REQUIRED"]
@@ -1100,7 +1100,7 @@ def _vec_required(
     n_rules = keytab.group_by("gid").agg(pl.len().alias("n_rules"))
     par = parents.filter(pl.col("kind") == "object").select("cid", pl.col("ridx").alias("gid"), "path")
     flat_children = flat_have.select("cid", "ridx", "gid")
-    have = flat_children.group_by("cid", "gid").agg(pl.col("ridx").n_unique().alias("n_have"))
+    have = flat_children.group_by("cid", "gid").agg(pl.len().alias("n_have"))
     incomplete = (
         par.join(keytab.filter(pl.col("flat")).select("gid").unique(), on="gid")
         .join(have, on=["cid", "gid"], how="left")
