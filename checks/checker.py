@@ -18,6 +18,7 @@ contract). Calls of a tool the contract set does not know are never violations; 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import importlib
 import itertools
 import re
@@ -206,6 +207,12 @@ def parse_instant(value: Any, tz: str) -> int | None:
     """
     if not isinstance(value, str):
         return None
+    return _parse_str_instant(value, tz)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_str_instant(value: str, tz: str) -> int | None:
+    """`parse_instant` of a string (cached: a pure function, and dates repeat across calls)."""
     m = _COMPILED[tz].match(value)
     if m is None:
         return None
