@@ -771,6 +771,8 @@ def call_violations(
             for p, v in nodes.get(pkey, ()):
                 if isinstance(v, dict):
                     for rule, name, tok, canonical in members:
+                        if canonical and name in v:
+                            continue  # present (the common case, tested inline)
                         if _child_missing(v, name, tok, canonical):
                             out.append(witness(rule, f"{prefix}{p}/{tok}", arguments, result))
     for rule, finder in comp.by_tool[tool]:
