@@ -18,6 +18,7 @@ contract). Calls of a tool the contract set does not know are never violations; 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import importlib
 import itertools
 import re
@@ -206,6 +207,12 @@ def parse_instant(value: Any, tz: str) -> int | None:
     """
     if not isinstance(value, str):
         return None
+    return _parse_str_instant(value, tz)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_str_instant(value: str, tz: str) -> int | None:
+    """`parse_instant` of a string (cached: a pure function, and dates repeat across calls)."""
     m = _COMPILED[tz].match(value)
     if m is None:
         return None
@@ -764,6 +771,8 @@ def call_violations(
             for p, v in nodes.get(pkey, ()):
                 if isinstance(v, dict):
                     for rule, name, tok, canonical in members:
+                        if canonical and name in v:
+                            continue  # present (the common case, tested inline)
                         if _child_missing(v, name, tok, canonical):
                             out.append(witness(rule, f"{prefix}{p}/{tok}", arguments, result))
     for rule, finder in comp.by_tool[tool]:
@@ -941,7 +950,41 @@ def _required_groups(
     return gid_of, groups
 
 
+def _flat_required(e: _RuleEntry) -> bool:
+    """A REQUIRED rule whose parent has no wildcard: one parent node per call at most."""
+    return e.rule.code == "REQUIRED" and not e.ops[0].wpos
+
+
+def _flat_required_table(entries: list[_RuleEntry]) -> pl.DataFrame:
+    """The child operands of flat REQUIRED rules: (k, tool, side, pattern) -> (ridx, gid).
+
+    They are joined to the leaves apart from the other operands (`_find_batch`), keeping only ids:
+    a flat rule needs to know which of its children are present, not their paths or values."""
+    gid_of, _groups = _required_groups(entries)
+    flat = [e for e in entries if _flat_required(e)]
+    return pl.DataFrame(
+        {
+            "k": [e.k for e in flat],
+            "tool": [e.rule.tool for e in flat],
+            "side": [e.ops[1].side for e in flat],
+            "pattern": [e.ops[1].pattern for e in flat],
+            "ridx": [e.ridx for e in flat],
+            "gid": [gid_of[e.ridx] for e in flat],
+        },
+        schema={
+            "k": pl.Int32,
+            "tool": pl.String,
+            "side": pl.String,
+            "pattern": pl.String,
+            "ridx": pl.UInt32,
+            "gid": pl.UInt32,
+        },
+    )
+
+
 def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
+    """Every operand the leaves are joined to, but the children of flat REQUIRED rules
+    (`_flat_required_table`); REQUIRED parents once per group (`_required_groups`)."""
     rows: dict[str, list[Any]] = {
         "k": [],
         "tool": [],
@@ -961,6 +1004,8 @@ def _op_table(entries: list[_RuleEntry]) -> pl.DataFrame:
         for i, op in enumerate(e.ops):
             if e.rule.code == "REQUIRED" and i == 0:
                 continue  # the parent: one row per group above, not one per rule
+            if _flat_required(e):
+                continue  # the child of a flat rule: in `_flat_required_table`
             rows["k"].append(e.k)
             rows["tool"].append(e.rule.tool)
             rows["side"].append(op.side)
@@ -1007,17 +1052,27 @@ def _op(hits: pl.LazyFrame, i: int) -> pl.LazyFrame:
 
 
 def _with_key(df: pl.LazyFrame, entries: list[_RuleEntry], i: int) -> pl.LazyFrame:
-    """Add `key`, the operand's index tuple joined by '/', to hits of operand `i`."""
+    """Add `key`, the operand's index tuple joined by '/', to hits of operand `i`.
+
+    An operand without wildcards has the empty tuple as key (""): only the hits of operands with
+    wildcards have their paths split into tokens."""
+    wild = [e for e in entries if len(e.ops) > i and e.ops[i].wpos]
+    no_key = df.with_columns(pl.lit("").alias("key"))
+    if not wild:
+        return no_key
     wp = pl.DataFrame(
-        {
-            "ridx": [e.ridx for e in entries if len(e.ops) > i],
-            "wpos": [list(e.ops[i].wpos) for e in entries if len(e.ops) > i],
-        },
+        {"ridx": [e.ridx for e in wild], "wpos": [list(e.ops[i].wpos) for e in wild]},
         schema={"ridx": pl.UInt32, "wpos": pl.List(pl.Int64)},
     )
-    return df.join(wp.lazy(), on="ridx", how="left").with_columns(
-        pl.col("path").str.split("/").list.gather(pl.col("wpos")).list.join("/").alias("key")
+    keyed = (
+        df.join(wp.lazy(), on="ridx")
+        .with_columns(pl.col("path").str.split("/").list.gather(pl.col("wpos")).list.join("/").alias("key"))
+        .drop("wpos")
     )
+    if len(wild) == sum(1 for e in entries if len(e.ops) > i):
+        return keyed
+    wild_ids = pl.Series([e.ridx for e in wild], dtype=pl.UInt32).implode()
+    return pl.concat([no_key.filter(~pl.col("ridx").is_in(wild_ids)), keyed])
 
 
 def _v(df: pl.LazyFrame, path: pl.Expr | str = "path") -> pl.LazyFrame:
@@ -1025,14 +1080,17 @@ def _v(df: pl.LazyFrame, path: pl.Expr | str = "path") -> pl.LazyFrame:
     return df.select("cid", "ridx", p.alias("path"), pl.lit(True).alias("present"))
 
 
-def _vec_required(entries: list[_RuleEntry], hits: pl.LazyFrame, parents: pl.LazyFrame) -> pl.LazyFrame:
+def _vec_required(
+    entries: list[_RuleEntry], hits: pl.LazyFrame, parents: pl.LazyFrame, flat_have: pl.LazyFrame
+) -> pl.LazyFrame:
     """Object parents without the required key.
 
     `parents` holds the parent nodes once per group of REQUIRED rules sharing a parent (`ridx` is the
     group id there). A parent pattern without wildcards has one node per call, so a call is complete
     when its group has as many children as rules; only incomplete calls are expanded to rules and
-    anti-joined with the children present. Under arrays, children are matched to their parent by path
-    (the child's path minus its last token, whose length the rule fixes).
+    anti-joined with the children present (`flat_have`: cid, ridx, gid of each present child of a
+    flat rule). Counting rows counts distinct children because a call has one leaf row per path. Under arrays, children (in `hits`) are matched to their parent by path (the child's
+    path minus its last token, whose length the rule fixes).
     """
     req = [e for e in entries if e.rule.code == "REQUIRED"]
     if not req:
@@ -1050,9 +1108,8 @@ def _vec_required(entries: list[_RuleEntry], hits: pl.LazyFrame, parents: pl.Laz
     ).lazy()
     n_rules = keytab.group_by("gid").agg(pl.len().alias("n_rules"))
     par = parents.filter(pl.col("kind") == "object").select("cid", pl.col("ridx").alias("gid"), "path")
-    children = hits.filter(pl.col("op") == 1).select("cid", "ridx", "path").join(keytab, on="ridx")
-    flat_children = children.filter(pl.col("flat"))
-    have = flat_children.group_by("cid", "gid").agg(pl.col("ridx").n_unique().alias("n_have"))
+    flat_children = flat_have.select("cid", "ridx", "gid")
+    have = flat_children.group_by("cid", "gid").agg(pl.len().alias("n_have"))
     incomplete = (
         par.join(keytab.filter(pl.col("flat")).select("gid").unique(), on="gid")
         .join(have, on=["cid", "gid"], how="left")
@@ -1062,16 +1119,44 @@ def _vec_required(entries: list[_RuleEntry], hits: pl.LazyFrame, parents: pl.Laz
     )
     simple = (
         incomplete.join(keytab.select("ridx", "gid"), on="gid")
-        .join(flat_children.select("cid", "ridx"), on=["cid", "ridx"], how="anti")
+        .join(
+            flat_children.join(incomplete.select("cid").unique(), on="cid", how="semi").select("cid", "ridx"),
+            on=["cid", "ridx"],
+            how="anti",
+        )
         .select("cid", "ridx", "path")
     )
+    # Under arrays: a child node exists only below an object parent, and a call has one leaf row per
+    # path, so a (call, group) whose children number (object parents x rules) is complete; only the
+    # other calls are expanded to (parent, rule) and anti-joined with the children by path.
     nested_rules = keytab.filter(~pl.col("flat")).select("ridx", "gid")
-    nested_children = children.filter(~pl.col("flat")).select(
-        "cid", "ridx", pl.col("path").str.head(-pl.col("cut")).alias("path")
+    nested_children = (
+        hits.filter(pl.col("op") == 1)
+        .select("cid", "ridx", "path")
+        .join(keytab.filter(~pl.col("flat")), on="ridx")
+        .select("cid", "ridx", "gid", pl.col("path").str.head(-pl.col("cut")).alias("path"))
+    )
+    nested_par = par.join(nested_rules.select("gid").unique(), on="gid")
+    short = (
+        nested_par.group_by("cid", "gid")
+        .agg(pl.len().alias("n_par"))
+        .join(
+            nested_children.group_by("cid", "gid").agg(pl.len().alias("n_have")),
+            on=["cid", "gid"],
+            how="left",
+        )
+        .join(n_rules, on="gid")
+        .filter(pl.col("n_have").fill_null(0) < pl.col("n_par") * pl.col("n_rules"))
+        .select("cid", "gid")
     )
     nested = (
-        par.join(nested_rules, on="gid")
-        .join(nested_children, on=["cid", "ridx", "path"], how="anti")
+        nested_par.join(short, on=["cid", "gid"], how="semi")
+        .join(nested_rules, on="gid")
+        .join(
+            nested_children.join(short, on=["cid", "gid"], how="semi").select("cid", "ridx", "path"),
+            on=["cid", "ridx", "path"],
+            how="anti",
+        )
         .select("cid", "ridx", "path")
     )
     missing = pl.concat([simple, nested]).join(keytab.select("ridx", "tok"), on="ridx")
@@ -1134,7 +1219,7 @@ def _display(entries: list[_RuleEntry], df: pl.LazyFrame, i: int) -> pl.LazyFram
 
 
 def _vec_echo(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
-    h = _by_code(entries, hits, ("ECHO",)).with_columns(pl.col("kind").cast(pl.String))
+    h = _by_code(entries, hits, ("ECHO",))
     r = _op(h, 0).filter(pl.col("kind").is_in(SCALAR_KINDS))
     a = (
         _op(h, 1)
@@ -1184,7 +1269,7 @@ def _tol_ok(a: pl.Expr, rhs: pl.Expr, tol: str) -> pl.Expr:
 
 def _vec_relation(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
     outs = []
-    num_kind = pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
+    num_kind = pl.col("kind").is_in(NUMERIC_KINDS)
     for tol in TOLERANCES:
         rel = [e for e in entries if e.rule.code == "RELATION" and e.rule.params["tol"] == tol]
         for form in ("linear", "product", "sum_over"):
@@ -1222,19 +1307,29 @@ def _vec_relation(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame
                     parts.append(
                         _with_key(_op(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num")
                     )
-                terms = pl.concat(parts).join(coef.lazy(), on=["ridx", "op"])
-                agg = (pl.col("c") * pl.col("num")).sum() if form == "linear" else pl.col("num").product()
+                # Plain columns first, so that every aggregation below is a simple one (an expression
+                # inside `agg` is evaluated group by group). A product has exactly two terms: the
+                # product of a complete group is its first value times its last.
+                terms = (
+                    pl.concat(parts)
+                    .join(coef.lazy(), on=["ridx", "op"])
+                    .with_columns((~num_kind).cast(pl.UInt32).alias("nonnum"))
+                )
+                if form == "linear":
+                    agg = (pl.col("c") * pl.col("num")).sum()
+                else:
+                    agg = pl.col("num").first() * pl.col("num").last()
                 total = (
                     terms.group_by("cid", "ridx", "key")
                     .agg(
                         agg.alias("rhs"),
                         pl.len().alias("n"),
-                        num_kind.all().alias("numeric"),
+                        pl.col("nonnum").sum().alias("nonnum"),
                         pl.col("op").n_unique().alias("nops"),
                         pl.col("nterms").first(),
                     )
                     .filter(
-                        pl.col("numeric")
+                        (pl.col("nonnum") == 0)
                         & (pl.col("n") == pl.col("nterms"))
                         & (pl.col("nops") == pl.col("nterms"))
                     )
@@ -1260,31 +1355,45 @@ def _sum_over_array_ops(entries: list[_RuleEntry]) -> list[_RuleEntry]:
 
 
 def _find_batch(
-    entries: list[_RuleEntry], corpus: Corpus, calls: pl.LazyFrame, ops: pl.DataFrame, in_batch: pl.Expr
+    entries: list[_RuleEntry],
+    corpus: Corpus,
+    calls: pl.LazyFrame,
+    ops: pl.DataFrame,
+    flat_req: pl.DataFrame,
+    in_batch: pl.Expr,
 ) -> pl.DataFrame:
     """Violations (cid, ridx, path, present) among one batch of calls.
 
-    The leaves of the batch are joined once to the rule operands and materialised; each rule class
-    then reads its own rows (a filter on `code`) and only the columns it needs.
+    The leaves of the batch are read once and joined to the rule operands; the per-node classes
+    (TYPE, POSITIVE, NONNEG, DOMAIN) keep only their breaking hits inside that join (`_node_keep`),
+    and the children of flat REQUIRED rules are joined apart keeping only ids (`flat_req`). Each rule
+    class then reads its own rows (a filter on `code`) and only the columns it needs.
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
-    hits = (
+    batch = (
         leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
         .filter(in_batch)
-        .with_columns(kbit.alias("kbit"))
         .join(calls.select("cid", "k"), on="cid")
-        .join(ops.lazy(), on=["k", "tool", "side", "pattern"])
-        .filter(_node_keep())
-        .select(*_HIT_COLS, pl.col("code").cast(pl.Categorical()))
         .collect()
+        .lazy()
+    )
+    keys = ["k", "tool", "side", "pattern"]
+    hits, flat_have = pl.collect_all(
+        [
+            batch.with_columns(kbit.alias("kbit"))
+            .join(ops.lazy(), on=keys)
+            .filter(_node_keep())
+            .select(*_HIT_COLS, pl.col("code").cast(pl.Categorical())),
+            batch.select("cid", *keys).join(flat_req.lazy(), on=keys).select("cid", "ridx", "gid"),
+        ]
     )
 
     def part(*codes: str) -> pl.LazyFrame:
         return hits.lazy().filter(pl.col("code").is_in(codes)).select(_HIT_COLS)
 
     plans = [
-        _vec_required(entries, part("REQUIRED"), part(PARENT_CODE)),
+        _vec_required(entries, part("REQUIRED"), part(PARENT_CODE), flat_have.lazy()),
         _vec_type(entries, part("TYPE")),
         _vec_sign(entries, part("POSITIVE", "NONNEG")),
         _vec_domain(entries, part("DOMAIN")),
@@ -1315,10 +1424,13 @@ def find_violations(
     calls = _checked_calls(contracts, corpus, fold, tools, clean_only)
     if not entries:
         return _empty_hits().collect(), entries, calls
-    ops = _op_table(entries).with_columns(
-        pl.col("tool").cast(pl.Categorical()),
-        pl.col("pattern").cast(pl.Categorical()),
-        pl.col("side").cast(SIDE_DTYPE),
+    ops, flat_req = (
+        t.with_columns(
+            pl.col("tool").cast(pl.Categorical()),
+            pl.col("pattern").cast(pl.Categorical()),
+            pl.col("side").cast(SIDE_DTYPE),
+        )
+        for t in (_op_table(entries), _flat_required_table(entries))
     )
     n_calls = calls.select(pl.len()).collect().item()
     n_batches = max(1, -(-n_calls // max(1, batch_calls)))
@@ -1330,7 +1442,7 @@ def find_violations(
         in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
         if hi < 2**64:
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
-        found_parts.append(_find_batch(entries, corpus, calls.filter(in_batch), ops, in_batch))
+        found_parts.append(_find_batch(entries, corpus, calls.filter(in_batch), ops, flat_req, in_batch))
         progress.advance(
             n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)
         )

@@ -30,19 +30,20 @@ should rely only on what a tool promises.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import orjson
 
 from contracts import __version__
 from contracts.errors import CheckError, SchemaError
+from contracts.schemas import jsonschema_module
 from contracts.traces.registry import (
     Registry,
     ToolSpec,
@@ -56,6 +57,9 @@ from contracts.traces.registry import (
     suggest,
     type_label,
 )
+
+if TYPE_CHECKING:
+    import jsonschema
 
 CODES = ("E_SCHEMA", "E_ARGS", "E_ORDER", "E_TOOL")
 CODE_HELP = {
@@ -123,6 +127,8 @@ def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = No
     doc: dict[str, Any] = {"steps": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}
     prefix = "" if bare else "/steps"
+    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+
     validator = jsonschema.Draft202012Validator(load_schema("plan"))
     errors = sorted(validator.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if errors:
@@ -664,8 +670,10 @@ def _check_arguments(st: Step, spec: ToolSpec, sites: Sequence[_Site]) -> list[P
     params = spec.parameters
     if not params:
         return []
+    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+
     try:
-        validator = jsonschema.Draft202012Validator(params, format_checker=_FORMATS)
+        validator = jsonschema.Draft202012Validator(params, format_checker=_formats())
     except jsonschema.SchemaError:  # pragma: no cover - the registry loader checks schemas
         return []
     variants = max([len(s.reps) for s in sites if s.reps] or [1])
@@ -807,10 +815,16 @@ def _date_time(value: object) -> bool:
     return parsed.tzinfo is not None
 
 
-#: Format assertions for parameters: jsonschema's built-in checkers plus `date-time`. A plan that passes
-#: "tomorrow" where a date-time is declared is an error before anything runs.
-_FORMATS = jsonschema.FormatChecker()
-_FORMATS.checks("date-time", raises=ValueError)(_date_time)
+@functools.cache
+def _formats() -> jsonschema.FormatChecker:
+    """Format assertions for parameters: jsonschema's built-in checkers plus `date-time`.
+
+    A plan that passes "tomorrow" where a date-time is declared is an error before anything runs. Built
+    once, on first use, so that importing this module does not import jsonschema.
+    """
+    checker = jsonschema_module().FormatChecker()
+    checker.checks("date-time", raises=ValueError)(_date_time)
+    return checker
 
 
 def _expected(e: jsonschema.ValidationError) -> str:

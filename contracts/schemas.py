@@ -2,18 +2,32 @@
 
 Validation collects every problem (like bagit's validator) and reports the first few in one error, naming
 the file and the JSON Pointer of the offending field.
+
+`jsonschema` is imported lazily, on the first validation, through `jsonschema_module()`: importing it
+pulls in its format checkers, and one of them (`rfc3987_syntax`, for `iri` / `iri-reference`) compiles a
+grammar at import, about a second of start-up that commands which validate nothing (`--help`, `rules`)
+should not pay. Modules that validate call `jsonschema_module()` inside the function that does and name
+jsonschema's types only under `TYPE_CHECKING`; `tests/cli/test_import_cost.py` holds the CLI to that.
+`jsonschema_module()` also defers that one grammar until an `iri` format is actually checked, so the
+commands that do validate (a contract set, a registry, a manifest) pay ~0.1 s, not ~1 s; every format
+checker, `iri` included, behaves exactly as before.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.resources
-from typing import Any
+import importlib.util
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import orjson
 
 from contracts.errors import SchemaError
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 def schema_names() -> list[str]:
@@ -32,8 +46,46 @@ def load_schema(name: str) -> dict[str, Any]:
     return data
 
 
+def _iri_syntax(rule: str, value: str) -> bool:
+    """`rfc3987_syntax.is_valid_syntax`, imported on the first call (its import compiles a grammar)."""
+    from rfc3987_syntax import is_valid_syntax
+
+    ok: bool = is_valid_syntax(rule, value)
+    return ok
+
+
+@functools.cache
+def jsonschema_module() -> types.ModuleType:
+    """The `jsonschema` module, imported on first use, with its `iri` checker's grammar deferred.
+
+    jsonschema registers its `iri` / `iri-reference` format checkers at import when `rfc3987_syntax` is
+    installed, and that import compiles a lark grammar (~0.8 s). While jsonschema is imported here, the
+    name resolves to a stand-in whose `is_valid_syntax` imports the real package on its first call; the
+    stand-in is then removed, so any other import of `rfc3987_syntax` gets the real one. Nothing changes
+    when jsonschema was already imported, when `rfc3987_syntax` is not installed, or when jsonschema
+    prefers the `rfc3987` package (then it never imports `rfc3987_syntax`).
+    """
+    if (
+        "jsonschema" not in sys.modules
+        and "rfc3987_syntax" not in sys.modules
+        and importlib.util.find_spec("rfc3987_syntax") is not None
+    ):
+        stand_in = types.ModuleType("rfc3987_syntax")
+        stand_in.is_valid_syntax = _iri_syntax  # type: ignore[attr-defined]
+        sys.modules["rfc3987_syntax"] = stand_in
+        try:
+            import jsonschema
+        finally:
+            if sys.modules.get("rfc3987_syntax") is stand_in:
+                del sys.modules["rfc3987_syntax"]
+    import jsonschema
+
+    return jsonschema
+
+
 @functools.cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
+    jsonschema = jsonschema_module()
     schema = load_schema(name)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)

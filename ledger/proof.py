@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from contracts.errors import LedgerError
 from contracts.jsonutil import canonical_json
 from contracts.ledger.entry import Entry, parse_line
 from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, read_header
 from contracts.ledger.merkle import inclusion_proof, merkle_root, root_from_inclusion
 from contracts.ledger.scan import scan_entries
-from contracts.schemas import load_schema
+from contracts.schemas import jsonschema_module, load_schema
 
 PROOF_FORMAT = "contracts.ledger.proof"
 
@@ -116,6 +114,8 @@ def check_proof(
     Raises LedgerError when `doc` is not a proof document at all; a proof that does not hold is a
     `ProofCheck` with `ok=False` and the reasons.
     """
+    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+
     errors = sorted(
         jsonschema.Draft202012Validator(PROOF_SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path)
     )

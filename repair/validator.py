@@ -17,14 +17,16 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import orjson
-from jsonschema import Draft202012Validator
 
 from contracts.jsonutil import canonical_str
 from contracts.repair.patch import PatchFault, format_pointer, json_equal, parse_pointer, resolve
+from contracts.schemas import jsonschema_module
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 #: jsonschema keyword -> stable error code.
 KEYWORD_CODES: dict[str, str] = {
@@ -72,6 +74,8 @@ class VerifierError:
 
 @functools.lru_cache(maxsize=512)
 def _compiled(schema_text: str) -> Draft202012Validator:
+    Draft202012Validator = jsonschema_module().Draft202012Validator  # imported on first use
+
     schema = orjson.loads(schema_text)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
@@ -178,6 +182,8 @@ def verify(
     instance: Any, schema: Mapping[str, Any], cross_field: Sequence[Mapping[str, Any]] = ()
 ) -> tuple[VerifierError, ...]:
     """Every error of `instance`; an empty tuple is the only "valid". Never raises."""
+    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+
     try:
         if not _finite(instance):
             return (

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import orjson
 
 from contracts.errors import SchemaError, TraceError
@@ -151,7 +150,9 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
     Accepts `{"tools": [...]}` or a bare list of tools. `text` (the file's bytes) lets errors carry the
     line of the offending field. Raises `SchemaError` naming the file, line and field.
     """
-    from contracts.schemas import load_schema
+    from contracts.schemas import jsonschema_module, load_schema
+
+    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
 
     doc = {"tools": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}

@@ -32,6 +32,14 @@ R_FIELD = "R_FIELD"  # a required field is missing or has the wrong type
 R_UNMATCHED = "R_UNMATCHED"  # a tool call without a matching result
 R_FORMAT = "R_FORMAT"  # the record does not look like the source's format
 
+#: Bounds of the fixed-width integers the corpus stores (`step` is an i64 column, OTLP `intValue` an
+#: int64, OTLP times a fixed64). JSON integers are unbounded (orjson reads up to 2**64 - 1 as an int), so
+#: an adapter checks the range before a value reaches a column: out of range is a reject of its line, not
+#: a crash of the whole ingest when the chunk is written.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
 
 class RecordError(Exception):
     """One record cannot be mapped: `reason` says why, `field` names the offending field if any."""

@@ -4,7 +4,8 @@ Required: `trace_id`, `tool`, `arguments` (an object) and `result` unless `statu
 Optional: `task_id` (defaults to `trace_id`), `step` (defaults to the call's order within its trace in
 this source), `status` (`ok`/`error`, default `ok`), `error`, `started_at`, `labels` (an object), and two
 episode-level fields repeated on any call of the trace: `reward` (a number) and `tools` (the visible tool
-names). Integer ids are accepted and stored as decimal text. Unknown fields are ignored.
+names). Integer ids are accepted and stored as decimal text. Unknown fields are ignored. `step`, stored
+as an int64, must be 0 to 2**63-1: a line outside that range is rejected (field `step`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.traces.formats.base import (
+    INT64_MAX,
     Adapter,
     Parsed,
     RecordContext,
@@ -68,8 +70,14 @@ class FlatAdapter(Adapter):
         if status == "ok" and "result" not in rec:
             raise RecordError("'result' is missing (required unless status is 'error')", field="result")
         step = get("step")
-        if step is not None and type(step) is not int:
-            raise RecordError(f"'step' must be an integer, got {step!r}", field="step")
+        if step is not None:
+            if type(step) is not int:
+                raise RecordError(f"'step' must be an integer, got {step!r}", field="step")
+            if step < 0 or step > INT64_MAX:
+                raise RecordError(
+                    f"'step' is out of range: {step} (must be 0 to 2**63-1, an order stored as int64)",
+                    field="step",
+                )
         labels = get("labels")
         if labels is None:
             labels = {}

@@ -19,7 +19,8 @@ Attribute values are OTLP `AnyValue`s: `stringValue`, `boolValue`, `intValue` (i
 string), `doubleValue`, `bytesValue` (kept as its base64 text), `arrayValue.values[]` and
 `kvlistValue.values[{key, value}]`. Calls are ordered by start time, then document order; `step` is left
 to ingest, which numbers a trace's calls in reading order. Every trace seen in a record is an episode,
-even one with no tool span. Unknown fields are ignored.
+even one with no tool span. Unknown fields are ignored. Out-of-range integers reject the record, naming
+the field: an `intValue` outside int64, a `startTimeUnixNano` outside fixed64 (negative or > 2**64-1).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contracts.traces.formats.base import (
+    INT64_MAX,
+    INT64_MIN,
+    UINT64_MAX,
     Adapter,
     DroppedCall,
     Parsed,
@@ -57,9 +61,12 @@ def any_value(v: Any, where: str = "value") -> Any:
     if "intValue" in v:
         iv = v["intValue"]
         try:
-            return int(iv)
+            n = int(iv)
         except (TypeError, ValueError):
             raise RecordError(f"'{where}.intValue' is not an integer: {iv!r}", field=where) from None
+        if n < INT64_MIN or n > INT64_MAX:
+            raise RecordError(f"'{where}.intValue' is out of the int64 range: {iv!r}", field=where)
+        return n
     if "doubleValue" in v:
         dv = v["doubleValue"]
         try:
@@ -96,12 +103,21 @@ def attributes(span: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def _time(nanos: Any) -> tuple[int, str | None]:
+def _time(nanos: Any, where: str) -> tuple[int, str | None]:
+    """`(nanoseconds, RFC 3339 text)` of an OTLP fixed64 time; `(0, None)` when absent, 0 or not a number.
+
+    A number outside fixed64 (negative, or above 2**64-1) is a `RecordError` naming `where`.
+    """
     try:
         n = int(nanos)
     except (TypeError, ValueError):
         return (0, None)
-    if n <= 0:
+    if n < 0 or n > UINT64_MAX:
+        raise RecordError(
+            f"'{where}' is out of range: {nanos!r} (a fixed64 count of nanoseconds, 0 to 2**64-1)",
+            field=where,
+        )
+    if n == 0:
         return (0, None)
     secs, frac = divmod(n, 1_000_000_000)
     stamp = datetime.fromtimestamp(secs, UTC).strftime("%Y-%m-%dT%H:%M:%S")
@@ -170,7 +186,7 @@ class OtelAdapter(Adapter):
             if episodes.get(tid) is None:
                 episodes[tid] = conv
             if attrs.get(OP) == "execute_tool":
-                start, _ = _time(span.get("startTimeUnixNano"))
+                start, _ = _time(span.get("startTimeUnixNano"), f"{where}.startTimeUnixNano")
                 tool_spans.append((start, order, tid, span, attrs, where))
         tool_spans.sort(key=lambda t: (t[0], t[1]))
         calls: list[ToolCall] = []
@@ -213,7 +229,7 @@ class OtelAdapter(Adapter):
                     status="error" if is_error else "ok",
                     error=error,
                     task_id=conversation(tid, span, attrs) or episodes.get(tid) or tid,
-                    started_at=_time(span.get("startTimeUnixNano"))[1],
+                    started_at=_time(span.get("startTimeUnixNano"), f"{where}.startTimeUnixNano")[1],
                     source=ctx.source,
                     line=ctx.line,
                     index=index,
