@@ -102,6 +102,7 @@ def mine(
             per_fold.append(path_stats_part(part))
             num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())
             samples.append(part.leaves.filter(in_sample))
+            del part  # before the next part is read: one part in memory at a time
             progress.advance()
         sample = Leaves(pl.concat(samples).sort("cid", "pid"), data.calls.drop("part"), data.patterns, data.k)
         ctx = MiningContext(
@@ -124,6 +125,7 @@ def mine(
                 got = c.scan(ctx, part, plan)
                 if got is not None:
                     acc.append(got)
+            del part, got
             progress.advance()
         frames = [
             c.finish(ctx, plan, acc).with_columns(
