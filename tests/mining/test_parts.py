@@ -59,3 +59,21 @@ def test_random_corpora_in_parts_mine_the_same_bytes(
             assert _bytes(corpus, folds=k, min_support=LOW, part_rows=part_rows) == _bytes(
                 corpus, folds=k, min_support=LOW
             )
+
+
+def test_cli_part_rows_gives_the_same_file(sample_corpus: Corpus, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from contracts.cli.app import app
+
+    runner = CliRunner()
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    rows = str(leaf_rows(sample_corpus) // 3 + 1)
+    r1 = runner.invoke(app, ["mine", str(sample_corpus.path), "--folds", "3", "-o", str(a), "-q"])
+    r2 = runner.invoke(
+        app, ["mine", str(sample_corpus.path), "--folds", "3", "--part-rows", rows, "-o", str(b), "-q"]
+    )
+    assert r1.exit_code == 0 and r2.exit_code == 0, (r1.output, r2.output)
+    assert a.read_bytes() == b.read_bytes()
+    bad = runner.invoke(app, ["mine", str(sample_corpus.path), "--part-rows", "0", "-o", str(b), "-q"])
+    assert bad.exit_code == 2
