@@ -366,6 +366,8 @@ def audit_cmd(
             "max_domain": cfg.get("mine.max_domain"),
             "min_support": cfg.get("mine.min_support") or None,
             "max_violation_rate": cfg.get("mine.max_violation_rate"),
+            # leaf rows read at once (bounded memory; the contract set does not depend on it)
+            **({"part_rows": cfg.get("mine.part_rows")} if cfg.get("mine.part_rows") is not None else {}),
         },
     )
     if not quiet:
