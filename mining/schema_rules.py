@@ -86,6 +86,8 @@ class SchemaRules:
 
     A rule class like the mined ones (plan, scan, finish): the declared enums are counted part by part."""
 
+    codes = ("REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN")
+
     def __init__(self, tools: list[str]) -> None:
         self.tools = tools
 

@@ -45,7 +45,10 @@ class MiningContext:
 class RuleClass(Protocol):
     """One rule class (a module under `contracts.mining.rules`)."""
 
-    codes: Sequence[str]
+    @property
+    def codes(self) -> Sequence[str]:
+        """The property codes this class emits."""
+        ...
 
     def plan(self, ctx: MiningContext) -> Any:
         """What `scan` counts, from corpus-wide facts (None: nothing to count)."""
