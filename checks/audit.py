@@ -43,6 +43,7 @@ fsync): at a 1% fire rate on a million calls that is 10 entries instead of 10,00
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -66,6 +67,7 @@ from contracts.traces.corpus import Corpus
 LEDGER_FORMAT = "contracts-audit/1"
 EVENTS_PER_ENTRY = 1000
 IDS_PER_ENTRY = 5000
+DIGEST_CHUNK = 100_000
 MAX_SPURIOUS_LISTED = 200
 _TRUNC = 200
 
@@ -155,26 +157,43 @@ class Replay:
     in_sample: frozenset[str] | None
 
 
-def population(corpus: Corpus, k: int, seed: int) -> pl.DataFrame:
-    """The checked calls (status ok) with their fold: `call_id, trace_id, task_id, tool, fold`. No labels."""
-    calls = (
+def population(corpus: Corpus) -> pl.LazyFrame:
+    """The checked calls (status ok), lazily: `call_id, trace_id, task_id, tool` (task and tool as the
+    corpus stores them, Categorical). No labels. Scoring runs its per-call work as polars queries over
+    this scan (group_bys, semi-joins) instead of holding a frame, or Python objects, per call."""
+    return (
         corpus.scan_calls()
         .filter(pl.col("status") == "ok")
         .select(
-            "call_id",
-            "trace_id",
-            pl.col("task_id").cast(pl.String),
-            pl.col("tool").cast(pl.String),
+            "call_id", "trace_id", pl.col("task_id").cast(pl.Categorical), pl.col("tool").cast(pl.Categorical)
         )
-        .collect()
     )
-    folds = fold_table(calls.get_column("task_id"), seed, k)
-    return calls.join(folds, on="task_id", how="left").sort("call_id")
 
 
-def population_digest(call_ids: Iterable[str]) -> str:
-    """sha256 over the sorted checked call ids: audit-score refuses a corpus whose calls differ."""
-    return sha256_hex("\n".join(sorted(call_ids)))
+def checked_call_ids(corpus: Corpus) -> pl.Series:
+    """The ids of the checked calls (status ok), in corpus order."""
+    return population(corpus).select("call_id").collect().to_series()
+
+
+def population_digest(call_ids: pl.Series | Iterable[str]) -> str:
+    """sha256 over the sorted checked call ids joined by newlines (UTF-8): audit-score refuses a corpus
+    whose calls differ.
+
+    A polars Series is sorted by polars (String order is byte order, which for UTF-8 is code point order,
+    the order of Python's `sorted`) and hashed in chunks of `DIGEST_CHUNK` ids, so no Python string is
+    made per call; any other iterable is sorted and joined in Python. Both give the same digest."""
+    if not isinstance(call_ids, pl.Series):
+        return sha256_hex("\n".join(sorted(call_ids)))
+    ids = call_ids.cast(pl.String)
+    if ids.null_count():
+        raise CheckError("a checked call has no call_id", code="E_LEDGER", field="call_id")
+    ids = ids.sort()
+    h = hashlib.sha256()
+    for off in range(0, ids.len(), DIGEST_CHUNK):
+        if off:
+            h.update(b"\n")
+        h.update(ids.slice(off, DIGEST_CHUNK).str.join("\n").cast(pl.Binary).item())
+    return h.hexdigest()
 
 
 def _short(text: str) -> Any:
@@ -197,9 +216,15 @@ def fire_events(
     if violations.is_empty():
         return []
     supports = _support_maps(cs, k)
+    # the visible tools of the episodes that have a violation only (not of every episode)
+    fired_traces = violations.get_column("trace_id").unique().implode()
     visible = {
         t: (None if js is None else tuple(orjson.loads(js)))
-        for t, js in corpus.scan_episodes().select("trace_id", "tools").collect().iter_rows()
+        for t, js in corpus.scan_episodes()
+        .filter(pl.col("trace_id").is_in(fired_traces))
+        .select("trace_id", "tools")
+        .collect()
+        .iter_rows()
     }
     by_call: dict[str, list[dict[str, Any]]] = defaultdict(list)
     meta: dict[str, tuple[str, str, int]] = {}
@@ -313,7 +338,9 @@ def replay(
             code="E_FOLD",
             field="params.k" if cs.k != k else "params.seed",
         )
-    pop = population(corpus, k, seed)
+    checked = checked_call_ids(corpus)
+    n_checked, pop_digest = checked.len(), population_digest(checked)
+    del checked
     ins: list[str] | None = None
     if verify:
         progress.start("verification and in-sample replay (one flat pass)", None)
@@ -339,9 +366,9 @@ def replay(
             "name": corpus_name,
             "sha256": corpus.sha256(),
             "calls": int(corpus.scan_calls().select(pl.len()).collect().item()),
-            "checked": pop.height,
+            "checked": n_checked,
         },
-        "population_sha256": population_digest(pop.get_column("call_id").to_list()),
+        "population_sha256": pop_digest,
         "contracts": {"sha256": contracts_sha256(cs), "origin": origin, "rules": len(cs.all_rules())},
         "rules": rule_catalog(cs, k),
         "inject": dict(inject) if inject else None,
@@ -452,12 +479,19 @@ def load_replay(ledger_dir: str | Path) -> Replay:
 
 @dataclass(frozen=True)
 class Truth:
-    """Labels and rewards joined after the freeze: per call (fault kind, faulted paths), per episode reward."""
+    """Labels and rewards joined after the freeze: per labelled call (fault kind, faulted paths); per
+    episode, as a frame (`EPISODE_SCHEMA`: one row per trace, its task, reward and whether it carries an
+    episode-level `fault` label); and reward overrides (`rewards`, from a labels file) that replace an
+    episode's reward, null included."""
 
     faults: Mapping[str, tuple[str, tuple[str, ...]]]
-    rewards: Mapping[str, float | None]
-    episode_faults: frozenset[str] = frozenset()
-    tasks_of: Mapping[str, str] = field(default_factory=dict)
+    episodes: pl.DataFrame
+    rewards: Mapping[str, float | None] = field(default_factory=dict)
+
+
+EPISODE_SCHEMA = pl.Schema(
+    {"trace_id": pl.String(), "task_id": pl.String(), "reward": pl.Float64(), "ep_fault": pl.Boolean()}
+)
 
 
 def _fault_of(labels: Any) -> tuple[str, tuple[str, ...]] | None:
@@ -479,14 +513,26 @@ def truth_from_corpus(corpus: Corpus) -> Truth:
             faults[cid] = f
     eps = (
         corpus.scan_episodes()
-        .select("trace_id", pl.col("task_id").cast(pl.String), "reward", "labels")
+        .select("trace_id", pl.col("task_id").cast(pl.String), pl.col("reward").cast(pl.Float64), "labels")
         .collect()
     )
-    rewards = {t: r for t, _task, r, _l in eps.iter_rows()}
-    ep_faults = frozenset(
-        t for t, _task, _r, lab in eps.iter_rows() if lab and _fault_of(orjson.loads(lab)) is not None
+    # an episode label is parsed only when it can name a fault (`{}` and "" cannot)
+    maybe = eps.filter(pl.col("labels").is_not_null() & ~pl.col("labels").is_in(["", "{}"]))
+    ep_faults = [
+        t
+        for t, lab in maybe.select("trace_id", "labels").iter_rows()
+        if _fault_of(orjson.loads(lab)) is not None
+    ]
+    # one row per trace: its last row's task and reward (as a dict built over the rows would keep)
+    episodes = (
+        eps.with_columns(
+            pl.col("trace_id").is_in(pl.Series(ep_faults, dtype=pl.String).implode()).alias("ep_fault")
+        )
+        .unique(subset="trace_id", keep="last")
+        .select(list(EPISODE_SCHEMA))
+        .cast(EPISODE_SCHEMA)
     )
-    return Truth(faults, rewards, ep_faults, {t: task for t, task, _r, _l in eps.iter_rows()})
+    return Truth(faults, episodes)
 
 
 def apply_labels_file(truth: Truth, path: str | Path) -> Truth:
@@ -499,7 +545,7 @@ def apply_labels_file(truth: Truth, path: str | Path) -> Truth:
     except FileNotFoundError as e:
         raise TraceError("labels file not found", source=str(p)) from e
     faults = dict(truth.faults)
-    rewards = dict(truth.rewards)
+    rewards = dict(truth.rewards)  # overrides only (small), never one entry per episode
     for i, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -528,7 +574,7 @@ def apply_labels_file(truth: Truth, path: str | Path) -> Truth:
             raise TraceError(
                 "each line needs 'call_id' (labels) or 'trace_id' (reward)", source=str(p), line=i
             )
-    return Truth(faults, rewards, truth.episode_faults, truth.tasks_of)
+    return Truth(faults, truth.episodes, rewards)
 
 
 def support_grid(supports: Sequence[int]) -> list[int]:
@@ -556,17 +602,23 @@ def _rate_json(r: stats.Rate) -> dict[str, Any]:
 
 def score(
     replay_: Replay,
-    pop: pl.DataFrame,
+    pop: pl.LazyFrame,
     truth: Truth,
     *,
     bootstrap: int,
     seed: int,
     gates: Mapping[str, float | None] | None = None,
 ) -> dict[str, Any]:
-    """Phase 2: the audit report (schema `audit-report`) from frozen events, the population and the truth."""
+    """Phase 2: the audit report (schema `audit-report`) from frozen events, the population (`population`,
+    a lazy scan of the checked calls) and the truth.
+
+    Memory: nothing here is per call in Python, and no frame is one row per call. The per-call work is
+    one group_by over the scan by (task, tool) with conditional counts (organic, fired, in-sample,
+    labelled), plus semi-joins that pick the fired calls and the labelled calls (both few); tasks are
+    integer indexes into the sorted task names in the per-task count tables."""
     start = replay_.start
     k = int(start["k"])
-    if population_digest(pop.get_column("call_id").to_list()) != start["population_sha256"]:
+    if population_digest(pop.select("call_id").collect().to_series()) != start["population_sha256"]:
         raise CheckError(
             "the corpus's checked calls differ from the ones the ledger froze (population digest mismatch): "
             "score with the corpus the audit ran on",
@@ -579,7 +631,6 @@ def score(
     fired = pl.DataFrame(
         {
             "call_id": list(ev),
-            "fired": [True] * len(ev),
             "max_support": [max(v["support"] for v in e["violations"]) for e in ev.values()],
             "bytes": [e["bytes"] for e in ev.values()],
             "tokens": [e["approx_tokens"] for e in ev.values()],
@@ -587,7 +638,6 @@ def score(
         },
         schema={
             "call_id": pl.String,
-            "fired": pl.Boolean,
             "max_support": pl.Int64,
             "bytes": pl.Int64,
             "tokens": pl.Int64,
@@ -595,67 +645,120 @@ def score(
         },
     )
     ins_ids = replay_.in_sample
-    df = (
-        pop.join(faults, on="call_id", how="left")
-        .join(fired, on="call_id", how="left")
+    is_fired = pl.col("call_id").is_in(fired.get_column("call_id").implode())
+    is_org = ~pl.col("call_id").is_in(faults.get_column("call_id").implode())
+    is_ins = pl.col("call_id").is_in(pl.Series(sorted(ins_ids or []), dtype=pl.String).implode())
+
+    # ---- the per-call pass: counts per (task, tool); the fired calls and the labelled calls apart
+    per_tt = (
+        pop.group_by("task_id", "tool")
+        .agg(
+            pl.len().cast(pl.Int64).alias("n"),
+            is_org.sum().cast(pl.Int64).alias("org"),
+            (is_org & is_fired).sum().cast(pl.Int64).alias("org_fired"),
+            (is_org & is_ins).sum().cast(pl.Int64).alias("org_ins"),
+            (~is_org & is_fired).sum().cast(pl.Int64).alias("lab_fired"),
+        )
+        .with_columns(pl.col("task_id").cast(pl.String), pl.col("tool").cast(pl.String))
+        .collect()
+    )
+    lab = (
+        pop.join(faults.lazy(), on="call_id", how="inner")
+        .with_columns(pl.col("task_id").cast(pl.String), is_fired.alias("fired"))
+        .collect()
+    )
+    fsub = (
+        pop.join(fired.lazy(), on="call_id", how="inner")
+        .join(faults.lazy(), on="call_id", how="left")
         .with_columns(
-            pl.col("fired").fill_null(False),
-            pl.col("max_support").fill_null(-1),
-            pl.col("bytes", "tokens", "recov").fill_null(0),
+            pl.col("task_id").cast(pl.String),
+            pl.col("tool").cast(pl.String),
             pl.col("fault").is_null().alias("organic"),
-            pl.col("call_id").is_in(pl.Series(sorted(ins_ids or []), dtype=pl.String).implode()).alias("ins"),
         )
+        .collect()
     )
-    # episodes: clean = no labelled call, no episode fault label, reward null or >= 1
-    faulty_traces = set(df.filter(~pl.col("organic")).get_column("trace_id").to_list()) | set(
-        truth.episode_faults
+
+    # ---- episodes: every episode of the corpus, and any trace only its calls name; clean = no labelled
+    # call, no episode fault label, reward null or >= 1 (a labels file's reward replaces the corpus's)
+    only_calls = (
+        pop.select("trace_id", "task_id")
+        .join(truth.episodes.lazy().select("trace_id"), on="trace_id", how="anti")
+        .group_by("trace_id")
+        .agg(pl.col("task_id").cast(pl.String).min())
+        .with_columns(pl.lit(None, pl.Float64).alias("reward"), pl.lit(False).alias("ep_fault"))
+        .collect()
     )
-    # every episode of the corpus counts (one whose calls all failed is still an episode), sorted
-    ep_tasks = dict(truth.tasks_of)
-    for t, task in df.select("trace_id", "task_id").unique().iter_rows():
-        ep_tasks.setdefault(t, task)
-    ep_rows = [
-        (
-            t,
-            ep_tasks[t],
-            truth.rewards.get(t),
-            t not in faulty_traces and _full_or_none(truth.rewards.get(t)),
+    eps = pl.concat([truth.episodes, only_calls.select(list(EPISODE_SCHEMA)).cast(EPISODE_SCHEMA)])
+    if truth.rewards:
+        over = pl.DataFrame(
+            {"trace_id": list(truth.rewards), "o_reward": list(truth.rewards.values())},
+            schema={"trace_id": pl.String, "o_reward": pl.Float64},
+        ).with_columns(pl.lit(True).alias("o"))
+        eps = (
+            eps.join(over, on="trace_id", how="left")
+            .with_columns(
+                pl.when(pl.col("o")).then(pl.col("o_reward")).otherwise(pl.col("reward")).alias("reward")
+            )
+            .drop("o_reward", "o")
         )
-        for t in sorted(ep_tasks)
-    ]
-    eps = pl.DataFrame(
-        ep_rows,
-        schema={"trace_id": pl.String, "task_id": pl.String, "reward": pl.Float64, "clean": pl.Boolean},
-        orient="row",
+    faulty = pl.col("ep_fault") | pl.col("trace_id").is_in(lab.get_column("trace_id").unique().implode())
+    full_or_none = pl.col("reward").is_null() | ((pl.col("reward") >= 1.0) & ~pl.col("reward").is_nan())
+    eps = eps.with_columns((~faulty & full_or_none).alias("clean")).drop("ep_fault")
+    fsub = fsub.join(
+        eps.select("trace_id", "clean", pl.col("reward").alias("ep_reward")), on="trace_id", how="left"
     )
-    df = df.join(eps.select("trace_id", "clean"), on="trace_id", how="left")
-    tasks = sorted(set(df.get_column("task_id").to_list()) | set(ep_tasks.values()))
+
+    # ---- tasks: integer indexes into the sorted task names (polars String order = Python's sorted)
+    task_names = (
+        pl.concat([per_tt.get_column("task_id"), eps.get_column("task_id")]).unique().drop_nulls().sort()
+    )
+    tasks = task_names.to_list()
+    tindex = pl.DataFrame({"task_id": task_names, "task": pl.Series(range(len(tasks)), dtype=pl.UInt32)})
+
+    def with_task(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.join(tindex, on="task_id", how="left")
+
+    per_tt = with_task(per_tt)
+    per_task = per_tt.group_by("task").agg(pl.col("n", "org", "org_fired", "org_ins").sum())
+    lab, fsub = with_task(lab), with_task(fsub)
+    eps = with_task(eps)
 
     # ---- per-task count tables for every rate, bootstrapped together
     parts: list[pl.DataFrame] = []
 
+    def part(key: pl.Expr, frame: pl.DataFrame, num: str, den: str) -> None:
+        parts.append(
+            frame.select(
+                key.alias("key"),
+                "task",
+                pl.col(num).cast(pl.Float64).alias("num"),
+                pl.col(den).cast(pl.Float64).alias("den"),
+            )
+        )
+
     def add(key: pl.Expr, frame: pl.DataFrame, num: pl.Expr, den: pl.Expr) -> None:
         parts.append(
-            frame.group_by(key.alias("key"), pl.col("task_id").alias("task"))
+            frame.group_by(key.alias("key"), "task")
             .agg(num.cast(pl.Float64).alias("num"), den.cast(pl.Float64).alias("den"))
             .select("key", "task", "num", "den")
         )
 
-    org = df.filter(pl.col("organic"))
-    lab = df.filter(~pl.col("organic"))
-    add(pl.lit("fire"), org, pl.col("fired").sum(), pl.len())
-    add(pl.lit("tool:") + pl.col("tool"), org, pl.col("fired").sum(), pl.len())
+    # organic rates have a row for each task (and tool) with >= 1 organic call
+    org_task = per_task.filter(pl.col("org") > 0)
+    part(pl.lit("fire"), org_task, "org_fired", "org")
+    part(pl.lit("tool:") + pl.col("tool"), per_tt.filter(pl.col("org") > 0), "org_fired", "org")
     if ins_ids is not None:
-        add(pl.lit("ins"), org, pl.col("ins").sum(), pl.len())
+        part(pl.lit("ins"), org_task, "org_ins", "org")
     # per code: organic calls with >= 1 violation of that code / organic calls
     code_rows = [(cid, c) for cid, e in ev.items() for c in e["codes"]]
     codes_df = pl.DataFrame(code_rows, schema={"call_id": pl.String, "code": pl.String}, orient="row")
     all_codes = sorted(set(codes_df.get_column("code").to_list()))
-    org_den = org.group_by(pl.col("task_id").alias("task")).agg(pl.len().cast(pl.Float64).alias("den"))
+    org_den = org_task.select("task", pl.col("org").cast(pl.Float64).alias("den"))
     code_num = (
-        org.select("call_id", "task_id")
+        fsub.filter(pl.col("organic"))
+        .select("call_id", "task")
         .join(codes_df, on="call_id")
-        .group_by(pl.col("task_id").alias("task"), "code")
+        .group_by("task", "code")
         .agg(pl.len().cast(pl.Float64).alias("num"))
     )
     for code in all_codes:
@@ -666,12 +769,10 @@ def score(
         )
     clean_eps = eps.filter(pl.col("clean"))
     parts.append(
-        clean_eps.group_by(pl.col("task_id").alias("task"))
+        clean_eps.group_by("task")
         .agg(pl.len().cast(pl.Float64).alias("den"))
         .join(
-            df.filter(pl.col("clean") & pl.col("fired"))
-            .group_by(pl.col("task_id").alias("task"))
-            .agg(pl.len().cast(pl.Float64).alias("num")),
+            fsub.filter(pl.col("clean")).group_by("task").agg(pl.len().cast(pl.Float64).alias("num")),
             on="task",
             how="left",
         )
@@ -691,15 +792,15 @@ def score(
     add(pl.lit("det:") + pl.col("fault"), lab, pl.col("fired").sum(), pl.len())
     add(pl.lit("pm"), lab, pl.col("pm").sum(), pl.len())
     add(pl.lit("pm:") + pl.col("fault"), lab, pl.col("pm").sum(), pl.len())
-    fired_df = df.filter(pl.col("fired"))
-    add(pl.lit("recov"), fired_df, (pl.col("recov") >= 2).sum(), pl.len())
-    add(pl.lit("bytes"), df, pl.col("bytes").sum(), pl.len())
-    add(pl.lit("tokens"), df, pl.col("tokens").sum(), pl.len())
-    table = (
-        pl.concat([p for p in parts if not p.is_empty()])
-        if any(not p.is_empty() for p in parts)
-        else pl.DataFrame(schema={"key": pl.String, "task": pl.String, "num": pl.Float64, "den": pl.Float64})
-    )
+    add(pl.lit("recov"), fsub, (pl.col("recov") >= 2).sum(), pl.len())
+    # receipt cost over every checked call: a task's calls that did not fire add 0 bytes
+    fsums = fsub.group_by("task").agg(pl.col("bytes", "tokens").sum())
+    cost_rows = per_task.select("task", "n").join(fsums, on="task", how="left").fill_null(0)
+    part(pl.lit("bytes"), cost_rows, "bytes", "n")
+    part(pl.lit("tokens"), cost_rows, "tokens", "n")
+    schema = pl.Schema({"key": pl.String(), "task": pl.UInt32(), "num": pl.Float64(), "den": pl.Float64()})
+    nonempty = [p.cast(schema) for p in parts if not p.is_empty()]
+    table = pl.concat(nonempty) if nonempty else pl.DataFrame(schema=schema)
     not_prop = {"spurious": False, "bytes": False, "tokens": False}
     R = stats.rates(table, tasks, n_boot=bootstrap, seed=seed, proportion=not_prop)
     none = stats.Rate(None, None, None, 0, 0, "none")
@@ -710,10 +811,20 @@ def score(
             return r
         return stats.make_rate(0, den, None) if den else none
 
-    n_org, n_lab = org.height, lab.height
+    n_checked = int(per_task.get_column("n").sum())
+    n_org = int(per_task.get_column("org").sum())
+    n_lab = lab.height
     fire = rate("fire", n_org).to_json()
+    per_tool_all = per_tt.group_by("tool").agg(
+        pl.col("n").sum().alias("checked"),
+        pl.col("org").sum().alias("organic"),
+        pl.col("org_fired").sum().alias("fires"),
+        (pl.col("n") - pl.col("org")).sum().alias("labelled"),
+        pl.col("lab_fired").sum().alias("detected"),
+    )
     fire["by_tool"] = {
-        t: rate("tool:" + t, n).to_json() for t, n in sorted(org.group_by("tool").agg(pl.len()).iter_rows())
+        t: rate("tool:" + t, n).to_json()
+        for t, n in sorted(per_tool_all.filter(pl.col("organic") > 0).select("tool", "organic").iter_rows())
     }
     fire["by_code"] = {c: rate("code:" + c, n_org).to_json() for c in all_codes}
     n_clean = clean_eps.height
@@ -729,17 +840,17 @@ def score(
             "by_kind": {kd: rate("pm:" + kd).to_json() for kd in kinds},
         },
     }
-    recov = rate("recov", fired_df.height).to_json()
-    n_checked = df.height
+    fired_all = fsub.height
+    recov = rate("recov", fired_all).to_json()
     br, tr = rate("bytes", n_checked), rate("tokens", n_checked)
-    total_bytes = int(fired_df.get_column("bytes").sum()) if fired_df.height else 0
-    total_tokens = int(fired_df.get_column("tokens").sum()) if fired_df.height else 0
+    total_bytes = int(fsub.get_column("bytes").sum()) if fired_all else 0
+    total_tokens = int(fsub.get_column("tokens").sum()) if fired_all else 0
     cost = {
         "encoder": start.get("encoder", "v2"),
-        "receipts": fired_df.height,
+        "receipts": fired_all,
         "bytes": total_bytes,
         "approx_tokens": total_tokens,
-        "mean_bytes_per_receipt": stats._round(total_bytes / fired_df.height) if fired_df.height else None,
+        "mean_bytes_per_receipt": stats._round(total_bytes / fired_all) if fired_all else None,
         "bytes_per_1000_calls": br.scaled(1000),
         "tokens_per_1000_calls": tr.scaled(1000),
     }
@@ -748,13 +859,6 @@ def score(
         in_sample = {"fire_rate": rate("ins", n_org).to_json(), "fired_calls": len(ins_ids)}
 
     # ---- tables
-    per_tool_all = df.group_by("tool").agg(
-        pl.len().alias("checked"),
-        pl.col("organic").sum().alias("organic"),
-        (pl.col("organic") & pl.col("fired")).sum().alias("fires"),
-        (~pl.col("organic")).sum().alias("labelled"),
-        (~pl.col("organic") & pl.col("fired")).sum().alias("detected"),
-    )
     tools_tbl = [
         {
             "tool": t,
@@ -768,16 +872,17 @@ def score(
         for t, c, o, f, la, d in per_tool_all.iter_rows()
     ]
     tools_tbl.sort(key=lambda r: (-r["fires"], r["tool"]))
-    organic_ids = set(org.get_column("call_id").to_list())
-    clean_ids = set(df.filter(pl.col("clean")).get_column("call_id").to_list())
+    # a fire event of a call outside the population counts as neither organic nor clean
+    flags = {cid: (bool(o), bool(c)) for cid, o, c in fsub.select("call_id", "organic", "clean").iter_rows()}
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for cid, e in ev.items():
+        is_organic, is_clean = flags.get(cid, (False, False))
         for rid in e["rules"]:
             c = counts[rid]
             c[0] += 1
-            c[1] += cid in organic_ids
-            c[2] += cid in clean_ids
-            c[3] += cid not in organic_ids
+            c[1] += is_organic
+            c[2] += is_clean
+            c[3] += not is_organic
     rules_tbl = [
         {
             "rule": r["rule"],
@@ -796,10 +901,9 @@ def score(
 
     # ---- abstention curve (point estimates)
     grid = support_grid([int(r["support"]) for r in cat.values()])
-    fired_all = fired_df.height
     abst = []
     for s in grid:
-        kept = df.filter(pl.col("fired") & (pl.col("max_support") >= s))
+        kept = fsub.filter(pl.col("max_support") >= s)
         n_kept = kept.height
         n_kept_org = int(kept.get_column("organic").sum()) if n_kept else 0
         n_kept_clean = int(kept.get_column("clean").sum()) if n_kept else 0
@@ -817,8 +921,7 @@ def score(
         )
 
     # ---- receipts on clean episodes, listed for review
-    rew = {t: r for t, _task, r, _c in eps.iter_rows()}
-    spur_rows = df.filter(pl.col("clean") & pl.col("fired")).sort("trace_id", "call_id")
+    spur_rows = fsub.filter(pl.col("clean")).sort("trace_id", "call_id")
     spurious_list = [
         {
             "call_id": cid,
@@ -826,13 +929,15 @@ def score(
             "task_id": task,
             "tool": tool,
             "fold": int(ev[cid]["fold"]),
-            "reward": rew.get(t),
+            "reward": reward,
             "violations": [
                 {kk: v[kk] for kk in ("code", "rule", "path", "expected", "observed", "support")}
                 for v in ev[cid]["violations"]
             ],
         }
-        for cid, t, task, tool in spur_rows.select("call_id", "trace_id", "task_id", "tool")
+        for cid, t, task, tool, reward in spur_rows.select(
+            "call_id", "trace_id", "task_id", "tool", "ep_reward"
+        )
         .head(MAX_SPURIOUS_LISTED)
         .iter_rows()
     ]
@@ -972,12 +1077,13 @@ def rescore(
     labels_file: str | Path | None = None,
 ) -> dict[str, Any]:
     """Phase 2 on a replay (fresh or loaded from a ledger) with the corpus's labels, or a labels file's."""
-    k, s = int(rep.start["k"]), int(rep.start["seed"])
+    s = int(rep.start["seed"])
     truth = truth_from_corpus(corpus)
     if labels_file is not None:
         truth = apply_labels_file(truth, labels_file)
-    pop = population(corpus, k, s)
-    return score(rep, pop, truth, bootstrap=bootstrap, seed=s if seed is None else seed, gates=gates)
+    return score(
+        rep, population(corpus), truth, bootstrap=bootstrap, seed=s if seed is None else seed, gates=gates
+    )
 
 
 def audit_score(

@@ -158,7 +158,8 @@ def bootstrap_intervals(
     """Task-clustered percentile intervals of sum(num)/sum(den), for every key of `table` at once.
 
     `table` has columns `key` (str), `task` (str), `num`, `den` (numbers): one row per (key, task) with
-    that task's counts. `tasks` is the whole population of tasks resampled (including tasks that have no
+    that task's counts. `task` may instead be an integer index into `tasks`, which must then be sorted
+    and distinct (the same task order as names give; a compact key when there are many tasks). `tasks` is the whole population of tasks resampled (including tasks that have no
     row for some key: drawing them changes nothing for that key but they count as draws). All keys share
     the same resamples, so intervals of related figures are consistent with each other.
 
@@ -168,13 +169,19 @@ def bootstrap_intervals(
     """
     if n_boot <= 0 or not tasks or table.is_empty():
         return {}
-    order = sorted(set(tasks))
-    n = len(order)
-    index = pl.DataFrame({"task": order, "t": pl.Series(range(n), dtype=pl.UInt32)})
-    keyed = (
-        table.join(index, on="task", how="inner")
-        .group_by("key", "t")
-        .agg(pl.col("num").cast(pl.Float64).sum(), pl.col("den").cast(pl.Float64).sum())
+    if table.schema["task"].is_integer():
+        # already indexes: row i of `tasks` (sorted, distinct) is task index i
+        n = len(tasks)
+        indexed = (
+            table.rename({"task": "t"}).filter(pl.col("t") < n).with_columns(pl.col("t").cast(pl.UInt32))
+        )
+    else:
+        order = sorted(set(tasks))
+        n = len(order)
+        index = pl.DataFrame({"task": order, "t": pl.Series(range(n), dtype=pl.UInt32)})
+        indexed = table.join(index, on="task", how="inner")
+    keyed = indexed.group_by("key", "t").agg(
+        pl.col("num").cast(pl.Float64).sum(), pl.col("den").cast(pl.Float64).sum()
     )
     keys = sorted(set(keyed.get_column("key").to_list()))
     full = pl.DataFrame({"t": pl.Series(range(n), dtype=pl.UInt32)})
