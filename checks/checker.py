@@ -32,6 +32,7 @@ import polars as pl
 
 from contracts.checks.receipts import Receipt, Violation, recovery_tools
 from contracts.errors import CheckError, ContractsError
+from contracts.frames import detach
 from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.mining.folds import fold_table
 from contracts.mining.model import CODES, ContractSet, Rule, split_side
@@ -1442,7 +1443,10 @@ def find_violations(
         in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
         if hi < 2**64:
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
-        found_parts.append(_find_batch(entries, corpus, calls.filter(in_batch), ops, flat_req, in_batch))
+        # detach: a batch's few violations must not pin the string data of its leaves (contracts.frames).
+        found_parts.append(
+            detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, flat_req, in_batch))
+        )
         progress.advance(
             n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)
         )

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from contracts.frames import detach
 from contracts.mining.data import (
     CLS_NUM,
     FULL,
@@ -98,10 +99,12 @@ def mine(
         num_pids: list[pl.Series] = []
         samples: list[pl.DataFrame] = []
         in_sample = sample_filter(data.calls)
+        # What is kept from a part is detached from it (contracts.frames): a filtered or grouped frame
+        # still holds the part's whole string buffers, and memory would grow with the number of parts.
         for part in data.parts():
-            per_fold.append(path_stats_part(part))
+            per_fold.append(detach(path_stats_part(part)))
             num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())
-            samples.append(part.leaves.filter(in_sample))
+            samples.append(detach(part.leaves.filter(in_sample)))
             del part  # before the next part is read: one part in memory at a time
             progress.advance()
         sample = Leaves(pl.concat(samples).sort("cid", "pid"), data.calls.drop("part"), data.patterns, data.k)
@@ -124,7 +127,7 @@ def mine(
             for c, plan, acc in zip(classes, plans, rows, strict=True):
                 got = c.scan(ctx, part, plan)
                 if got is not None:
-                    acc.append(got)
+                    acc.append(detach(got))
             del part, got
             progress.advance()
         frames = [

@@ -3,9 +3,11 @@ definition, and integer task indexes give the same bootstrap as task names."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,3 +63,40 @@ def test_integer_task_index_same_intervals(rows: list[tuple[str, int, int, int]]
     a = stats.bootstrap_intervals(by_name, list(reversed(names)), n_boot=50, seed=3)
     b = stats.bootstrap_intervals(by_index, sorted(names), n_boot=50, seed=3)
     assert a == b
+
+
+def test_checker_batches_are_detached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch's violations are kept detached (`contracts.frames.detach`: one chunk a column, own
+    string data): kept as returned, a batch's few rows held that batch's leaves, and a 10M-call audit
+    grew ~85 MiB a batch."""
+    from contracts.checks import checker
+    from contracts.frames import detach
+    from contracts.mining import mine
+    from tests.core.test_frames import held_bytes
+    from tests.mining.helpers import call, corpus
+
+    def records(bad_every: int) -> list[dict[str, object]]:
+        out = []
+        for i in range(400):
+            price = -1.5 if bad_every and i % bad_every == 0 else 2.5 + i
+            items = [{"a_long_price_field_name": price if j == 2 else 1.0 + j} for j in range(8)]
+            out.append(call(f"task-{i % 80:03d}", "list_items", {"items": items}))
+        return out
+
+    cs = mine(corpus(tmp_path, records(0), name="clean"), folds=1, seed=13)
+    faulty = corpus(tmp_path, records(10), name="faulty")
+    kept: list[pl.DataFrame] = []
+
+    def spy(value: pl.DataFrame) -> pl.DataFrame:
+        out = detach(value)
+        kept.append(out)
+        return out
+
+    monkeypatch.setattr(checker, "detach", spy)
+    found, _, _ = checker.find_violations(cs, faulty, batch_calls=50)
+    assert found.height == 40 and set(found["path"]) == {"/items/2/a_long_price_field_name"}
+    assert len(kept) == 8  # 400 calls in batches of about 50
+    assert sum(k.height for k in kept) == 40
+    for k in kept:
+        assert all(k[c].n_chunks() == 1 for c in k.columns)
+        assert held_bytes(k["path"]) <= 2 * sum(len(p) for p in k["path"].to_list()) + 16 * k.height

@@ -1,0 +1,71 @@
+"""`contracts.frames.detach`: small results kept across batch/part loops own their string data."""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contracts.frames import detach
+
+
+def held_bytes(s: pl.Series) -> int:
+    """Bytes of every Arrow buffer the column keeps alive (views export zero-copy with their buffers)."""
+    a = s.to_arrow(compat_level=pl.CompatLevel.newest())
+    chunks = a.chunks if isinstance(a, pa.ChunkedArray) else [a]
+    return sum(b.size for c in chunks for b in c.buffers() if b is not None)
+
+
+def big_frame(n: int = 200_000) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "path": [f"/items/{j}/a/long/enough/path/not/inlined" for j in range(n)],
+            "n": list(range(n)),
+            "tags": [[f"tag number {j} of a long list"] for j in range(n)],
+            "info": [{"name": f"a struct field long enough {j}", "k": j} for j in range(n)],
+        }
+    )
+
+
+def test_a_filtered_frame_pins_the_buffers_and_detach_frees_them() -> None:
+    big = big_frame()
+    small = big.filter(pl.col("n") % 1000 == 0)
+    kept = detach(small)
+    assert kept.equals(small)
+    assert kept.schema == small.schema
+    for col in ("path", "tags", "info"):
+        # the undetached filter still holds the whole column's data (MiBs); the detached copy, its 200 rows
+        assert held_bytes(small[col]) > 50 * held_bytes(kept[col]), col
+    assert held_bytes(kept["path"]) < 20_000
+
+
+def test_slices_of_a_big_column_are_copied() -> None:
+    """A result made of slices of big arrays (many chunks) holds the arrays; detached, its own rows."""
+    big = pl.DataFrame({"cid": list(range(1_000_000)), "ridx": [7] * 1_000_000})
+    small = pl.concat([big.slice(i * 100_000, 3) for i in range(10)], rechunk=False)
+    assert small["cid"].n_chunks() == 10
+    kept = detach(small)
+    # one chunk a column is a copy: the 10 slices (each holding the whole 8 MB array) are let go
+    assert kept.equals(small) and kept["cid"].n_chunks() == 1 and kept["ridx"].n_chunks() == 1
+
+
+def test_detach_recurses_into_tuples_and_lists_and_passes_other_values() -> None:
+    big = big_frame(5_000)
+    small = big.head(3)
+    out = detach((small, [small, 7], None, "x"))
+    assert isinstance(out, tuple) and out[2] is None and out[3] == "x"
+    assert out[0].equals(small) and out[1][0].equals(small) and out[1][1] == 7
+    numeric = pl.DataFrame({"a": [1, 2]})
+    assert detach(numeric).equals(numeric)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=40)), max_size=30), st.integers(0, 3))
+def test_detach_keeps_values_nulls_and_order(values: list[str | None], step: int) -> None:
+    df = pl.DataFrame({"s": values, "i": list(range(len(values)))}, schema={"s": pl.String, "i": pl.Int64})
+    small = df.filter(pl.col("i") % (step + 1) == 0)
+    out = detach(small)
+    assert out.schema == small.schema
+    assert out["s"].to_list() == small["s"].to_list()
+    assert out["i"].to_list() == small["i"].to_list()
