@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 
-def _holds_bytes(dtype: pl.DataType) -> bool:
+def _holds_bytes(dtype: pl.DataType | DataTypeClass) -> bool:
     """Whether a column of this type stores string or binary data (at any depth)."""
     if isinstance(dtype, pl.String | pl.Binary):
         return True
