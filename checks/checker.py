@@ -1443,7 +1443,7 @@ def find_violations(
         in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
         if hi < 2**64:
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
-        # detach: a batch's few violations must not pin the string data of its leaves (contracts.frames).
+        # detach: a batch's few violations must not pin the arrays and strings of its leaves (contracts.frames).
         found_parts.append(
             detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, flat_req, in_batch))
         )

@@ -99,8 +99,8 @@ def mine(
         num_pids: list[pl.Series] = []
         samples: list[pl.DataFrame] = []
         in_sample = sample_filter(data.calls)
-        # What is kept from a part is detached from it (contracts.frames): a filtered or grouped frame
-        # still holds the part's whole string buffers, and memory would grow with the number of parts.
+        # What is kept from a part is detached from it (contracts.frames): a filtered or grouped frame can
+        # still hold the part's arrays and string buffers, and memory would grow with the number of parts.
         for part in data.parts():
             per_fold.append(detach(path_stats_part(part)))
             num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())

@@ -1,4 +1,4 @@
-"""`contracts.frames.detach`: small results kept across batch/part loops own their string data."""
+"""`contracts.frames.detach`: small results kept across batch/part loops own their memory."""
 
 from __future__ import annotations
 
