@@ -23,7 +23,7 @@ import importlib
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -40,8 +40,11 @@ from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import (
     KINDS,
+    MAP_TOKEN,
     SIDE_DTYPE,
+    WILD_TOKENS,
     escape_token,
+    generalize,
     json_kind,
     parent_pattern,
     unescape_token,
@@ -89,9 +92,9 @@ REL_TOL = 1e-9
 class Operand:
     """One path a rule reads: its side (`arg`/`result`), pointer pattern and wildcard token positions.
 
-    `wpos` are positions in `pattern.split("/")` (index 0 is the empty token before the first `/`);
-    the same positions of a concrete path's tokens are its array indexes, which pair instances of two
-    operands with the same wildcard positions.
+    `wpos` are positions in `pattern.split("/")` (index 0 is the empty token before the first `/`) of its
+    wildcard tokens (`*` an array index, `~*` a map key); the same positions of a concrete path's tokens
+    are its indexes and keys, which pair instances of two operands with the same wildcard positions.
     """
 
     side: str
@@ -102,7 +105,7 @@ class Operand:
     def of(cls, rule_path: str) -> Operand:
         side, pattern = split_side(rule_path)
         toks = pattern.split("/")
-        return cls(side, pattern, tuple(i for i, t in enumerate(toks) if t == "*"))
+        return cls(side, pattern, tuple(i for i, t in enumerate(toks) if t in WILD_TOKENS))
 
     def key_of(self, path: str) -> tuple[str, ...]:
         """The index tuple of a concrete path at this operand."""
@@ -179,6 +182,8 @@ def _validate_rule(rule: Rule) -> None:
         elif form == "sum_over":
             if n != 2 or not Operand.of(rule.paths[1]).wpos:
                 raise bad("sum_over RELATION needs paths [A, pattern with a wildcard]")
+            if MAP_TOKEN in rule.paths[1]:
+                raise bad("sum_over RELATION sums array members only (its pattern has a map key '~*')")
         else:
             raise bad(f"unknown RELATION form {form!r}")
 
@@ -284,8 +289,10 @@ def _with_instant(df: FrameT, out: str, tz: str) -> FrameT:
 Nodes = dict[tuple[str, str], list[tuple[str, Any]]]
 
 
-def _index_nodes(side: str, doc: Any, out: Nodes) -> None:
-    """Every node of `doc` under (side, pattern) -> [(concrete path, value)] (order is irrelevant)."""
+def _index_nodes(side: str, doc: Any, out: Nodes, maps: frozenset[str] = frozenset()) -> None:
+    """Every node of `doc` under (side, pattern) -> [(concrete path, value)] (order is irrelevant).
+
+    `maps`: the tool's map parents on this side; the keys of an object there are indexed as `~*`."""
     stack: list[tuple[str, str, Any]] = [("", "", doc)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -298,6 +305,12 @@ def _index_nodes(side: str, doc: Any, out: Nodes) -> None:
             bucket.append((path, v))
         t = type(v)
         if t is dict:
+            if maps and pattern in maps:
+                pat = pattern + "/" + MAP_TOKEN
+                for k, child in v.items():
+                    plain = type(k) is str and "~" not in k and "/" not in k
+                    push((path + "/" + (k if plain else escape_token(str(k))), pat, child))
+                continue
             for k, child in v.items():
                 plain = type(k) is str and "~" not in k and "/" not in k
                 tok = "/" + (k if plain else escape_token(str(k)))
@@ -706,6 +719,7 @@ class _Compiled:
     required: dict[str, list[_RequiredGroup]]
     known: frozenset[str] = frozenset()  # tools with any rule
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
+    maps: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # (arg, result)
 
 
 _CACHE: dict[tuple[int, int | None], _Compiled] = {}
@@ -744,9 +758,14 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     if len(_CACHE) >= 16:
         _CACHE.clear()
     required = {t: list(g.values()) for t, g in groups.items()}
-    comp = _Compiled(contracts, by_tool, required, frozenset(by_tool), frozenset(reads))
+    comp = _Compiled(
+        contracts, by_tool, required, frozenset(by_tool), frozenset(reads), _map_table(contracts)
+    )
     _CACHE[key] = comp
     return comp
+
+
+_NO_MAPS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 
 def call_violations(
@@ -763,9 +782,10 @@ def call_violations(
     if tool not in comp.known:
         return []
     nodes: Nodes = {}
+    arg_maps, res_maps = comp.maps.get(tool, _NO_MAPS)
     if tool in comp.reads_args:
-        _index_nodes("arg", arguments, nodes)
-    _index_nodes("result", result, nodes)
+        _index_nodes("arg", arguments, nodes, arg_maps)
+    _index_nodes("result", result, nodes, res_maps)
     out: list[Violation] = []
     if codes is None or "REQUIRED" in codes:
         for pkey, prefix, members in comp.required.get(tool, ()):
@@ -1355,6 +1375,53 @@ def _sum_over_array_ops(entries: list[_RuleEntry]) -> list[_RuleEntry]:
     return out
 
 
+def _map_table(contracts: ContractSet) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Map parents (arg side, result side) of every tool that has any."""
+    return {
+        name: (tc.map_parents("arg"), tc.map_parents("result"))
+        for name, tc in contracts.tools.items()
+        if tc.maps
+    }
+
+
+def generalize_patterns(leaves: FrameT, maps: Mapping[str, tuple[frozenset[str], frozenset[str]]]) -> FrameT:
+    """`leaves` with each literal `pattern` rewritten the way the miner wrote it: keys below a tool's map
+    parents (arg side, result side) as `~*`. Only the distinct patterns of tools with maps go through
+    Python; a lazy frame stays lazy (its distinct patterns are read once)."""
+    if not maps:
+        return leaves
+    lf = leaves.lazy()
+    schema = lf.collect_schema()
+    distinct = (
+        lf.select("tool", "side", "pattern")
+        .filter(pl.col("tool").cast(pl.String).is_in(list(maps)))
+        .unique()
+        .select(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
+        .collect()
+    )
+    rows = []
+    for tool, side, pattern in distinct.iter_rows():
+        g = generalize(pattern, maps[tool][0 if side == "arg" else 1])
+        if g != pattern:
+            rows.append((tool, side, pattern, g))
+    if not rows:
+        return leaves
+    table = pl.DataFrame(rows, schema=["tool", "side", "pattern", "gpattern"], orient="row").with_columns(
+        pl.col("tool").cast(schema["tool"]),
+        pl.col("side").cast(schema["side"]),
+        pl.col("pattern").cast(schema["pattern"]),
+        pl.col("gpattern").cast(schema["pattern"]),
+    )
+    out = (
+        lf.join(table.lazy(), on=["tool", "side", "pattern"], how="left")
+        .with_columns(pl.coalesce("gpattern", "pattern").alias("pattern"))
+        .select(schema.names())
+    )
+    return out if isinstance(leaves, pl.LazyFrame) else out.collect()  # type: ignore[return-value]
+
+
 def _find_batch(
     entries: list[_RuleEntry],
     corpus: Corpus,
@@ -1362,6 +1429,7 @@ def _find_batch(
     ops: pl.DataFrame,
     flat_req: pl.DataFrame,
     in_batch: pl.Expr,
+    maps: Mapping[str, tuple[frozenset[str], frozenset[str]]] | None = None,
 ) -> pl.DataFrame:
     """Violations (cid, ridx, path, present) among one batch of calls.
 
@@ -1372,13 +1440,13 @@ def _find_batch(
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
-    batch = (
+    batch = generalize_patterns(
         leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
         .filter(in_batch)
         .join(calls.select("cid", "k"), on="cid")
-        .collect()
-        .lazy()
-    )
+        .collect(),
+        maps or {},
+    ).lazy()
     keys = ["k", "tool", "side", "pattern"]
     hits, flat_have = pl.collect_all(
         [
@@ -1433,6 +1501,7 @@ def find_violations(
         )
         for t in (_op_table(entries), _flat_required_table(entries))
     )
+    maps = _map_table(contracts)
     n_calls = calls.select(pl.len()).collect().item()
     n_batches = max(1, -(-n_calls // max(1, batch_calls)))
     edges = [(2**64 * i) // n_batches for i in range(n_batches + 1)]
@@ -1445,7 +1514,7 @@ def find_violations(
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
         # detach: a batch's few violations must not pin the arrays and strings of its leaves (contracts.frames).
         found_parts.append(
-            detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, flat_req, in_batch))
+            detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, flat_req, in_batch, maps))
         )
         progress.advance(
             n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)

@@ -7,7 +7,8 @@ A registry's `output` schema is the tool's output contract (issue 9). Two direct
   `required`, `TYPE` -> `type`, `DOMAIN` -> `enum` (only where the field's type is string, since an enum
   would otherwise forbid the field's other kinds), `NONNEG` -> `minimum: 0`, `POSITIVE` ->
   `exclusiveMinimum: 0`, nested as deep as the rule paths go (`/items/*/price` ->
-  `properties.items.items.properties.price`). Rules on `$args/...` paths propose `parameters` the same way.
+  `properties.items.items.properties.price`; a map's entries, `/variants/~*/price`, ->
+  `properties.variants.additionalProperties.properties.price`). Rules on `$args/...` paths propose `parameters` the same way.
   Every field observed in the corpus's clean results is declared (in order of first appearance), with
   whatever the rules say about it, so that `registry check` of the proposal against the same corpus is
   clean. `ECHO`, `DATE_ORDER` and `RELATION` have no JSON Schema form; they stay in `contracts.json`.
@@ -31,18 +32,21 @@ from typing import Any
 
 import polars as pl
 
+from contracts.checks.checker import generalize_patterns
 from contracts.mining.model import ContractSet, Rule, split_side
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
-from contracts.traces.leaves import escape_token, unescape_token
+from contracts.traces.leaves import MAP_TOKEN, escape_token, generalize, unescape_token
 from contracts.traces.registry import (
     KIND_TO_TYPE,
     Registry,
     ToolSpec,
+    declared_maps,
     deref,
     field_schema,
     has_item_schema,
     item_schema,
+    map_value_schema,
     object_fields,
     schema_types,
     type_label,
@@ -58,6 +62,7 @@ class _Node:
 
     props: dict[str, _Node] = field(default_factory=dict)
     items: _Node | None = None
+    values: _Node | None = None  # a map's entries (`~*`: additionalProperties)
     type: str | None = None
     required: list[str] = field(default_factory=list)
     enum: list[str] | None = None
@@ -69,6 +74,10 @@ class _Node:
             if self.items is None:
                 self.items = _Node()
             return self.items
+        if token == MAP_TOKEN:
+            if self.values is None:
+                self.values = _Node()
+            return self.values
         key = unescape_token(token)
         if key not in self.props:
             self.props[key] = _Node()
@@ -98,6 +107,8 @@ class _Node:
             ]
         if self.items is not None:
             s["items"] = self.items.to_schema()
+        if self.values is not None and not self.props:
+            s["additionalProperties"] = self.values.to_schema()
         return s
 
 
@@ -170,7 +181,7 @@ def observed_patterns(corpus: Corpus) -> pl.DataFrame:
 def _apply(root: _Node, rule: Rule, pattern: str) -> None:
     if rule.code == "REQUIRED":
         toks = _tokens(pattern)
-        if not toks or toks[-1] == "*":
+        if not toks or toks[-1] in ("*", MAP_TOKEN):
             return
         parent = root.at("/".join(["", *toks[:-1]]) if len(toks) > 1 else "")
         key = unescape_token(toks[-1])
@@ -217,7 +228,9 @@ def infer_registry(
     if corpus is not None:
         for tool, side, pattern in observed_patterns(corpus).iter_rows():
             out, arg = tool_nodes(tool)
-            (out if side == "result" else arg).at(pattern)
+            tc = contracts.tools.get(tool)
+            maps = tc.map_parents(side) if tc is not None else frozenset()
+            (out if side == "result" else arg).at(generalize(pattern, maps))
     for name in sorted(contracts.tools):
         tool_nodes(name)
     for rule in sorted(rules, key=lambda r: (r.tool, r.code, list(r.paths))):
@@ -272,6 +285,8 @@ def _stats(tool: str, node: _Node | None) -> InferStats:
             walk(c, True)
         if n.items is not None:
             walk(n.items, False)  # array elements are not fields of their own
+        if n.values is not None:
+            walk(n.values, False)  # nor are a map's entries
 
     if node is not None:
         walk(node, False)
@@ -291,7 +306,7 @@ def _merge(base: Any, proposed: Any) -> Any:
             for pk, pv in v.items():
                 props.setdefault(pk, pv)
             out[k] = props
-        elif k == "items":
+        elif k in ("items", "additionalProperties"):
             out[k] = _merge(out[k], v)
         elif k == "required" and isinstance(out[k], list) and isinstance(v, list):
             out[k] = [*out[k], *[x for x in v if x not in out[k]]]
@@ -411,6 +426,9 @@ def declared_patterns(output: Any) -> dict[str, _Decl]:
                 walk(sub, f"{pattern}/{escape_token(name)}", depth + 1)
         if has_item_schema(s, root):
             walk(item_schema(s, None, root), f"{pattern}/*", depth + 1)
+        entries = map_value_schema(s, root)
+        if entries is not None:
+            walk(entries, f"{pattern}/{MAP_TOKEN}", depth + 1)
 
     walk(output, "", 0)
     return found
@@ -433,6 +451,15 @@ def check_registry(
     """Compare the corpus's results (status ok) with the registry's declared outputs (see module docstring)."""
     ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
     leaves = corpus.scan_leaves().filter(pl.col("side") == "result").join(ok, on="cid", how="semi")
+    # Keys below a declared map (additionalProperties, no properties) are data: compare them as `~*`.
+    maps = {
+        name: (frozenset(), frozenset(found))
+        for name in registry.names()
+        if (spec := registry.get(name)) is not None
+        and spec.output is not None
+        and (found := declared_maps(spec.output))
+    }
+    leaves = generalize_patterns(leaves, maps)
     progress.start("registry check", None)
     stats = (
         leaves.group_by("tool", "pattern", "kind")
@@ -538,8 +565,8 @@ def _compare(
             pd = decl.get(parent) if pattern else None
             if pd is None:
                 continue  # the parent is undeclared too (reported there) or is the root
-            if pattern.endswith("/*"):
-                continue  # array elements without `items`: not declared, not judged
+            if pattern.endswith(("/*", "/" + MAP_TOKEN)):
+                continue  # array elements without `items`, map entries: not declared, not judged
             if pd.open or (pd.types is not None and not pd.types & {"object"}):
                 continue  # open object, or a type disagreement already reported at the parent
             observed_kinds = {k: v[0] for k, v in sorted(kinds.items())}
@@ -603,8 +630,8 @@ def _compare(
         parent = _parent(pattern)
         if pattern and parent not in seen:
             continue  # report only the topmost never-seen field
-        if pattern.endswith("/*"):
-            continue  # an array that was always empty: nothing to say about its elements
+        if pattern.endswith(("/*", "/" + MAP_TOKEN)):
+            continue  # an array (a map) that was always empty: nothing to say about its elements
         yield Disagreement(
             tool,
             "never_seen",
@@ -620,7 +647,7 @@ def _compare(
 def _declared_children(decl: Mapping[str, _Decl], parent: str) -> list[str]:
     out = []
     for p in decl:
-        if p and _parent(p) == parent and not p.endswith("/*"):
+        if p and _parent(p) == parent and not p.endswith(("/*", "/" + MAP_TOKEN)):
             out.append(unescape_token(p.rpartition("/")[2]))
     return out
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,10 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from contracts.errors import MiningError
+from contracts.mining import maps as map_keys
 from contracts.mining.folds import fold_table
 from contracts.traces.corpus import LEAVES_FILE, Corpus
+from contracts.traces.leaves import is_wild
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
@@ -97,7 +99,8 @@ class MiningData:
     """The clean calls of a corpus and a way to read their leaves one task part at a time.
 
     `calls`: cid, task (tid), tool, fold, part — every clean call (call ids stay on disk: see
-    `call_ids`). `patterns`: pid -> tool, side, pattern (Strings), `wild` (has a `*` token). `tasks`:
+    `call_ids`). `patterns`: pid -> tool, side, pattern (Strings; map keys written `~*`), `wild` (has a
+    wildcard token), `kinds` (OR of `1 << kind code` over its clean nodes). `tasks`:
     task_id (String) -> tid (the `task` of calls and leaves), fold, part. `nparts`: how many task parts;
     `whole`: the leaves, read once, when there is one part; `spill`: a scratch folder holding each
     part's leaves (compact: integer ids, no categoricals) when there are several. Call `close` when done.
@@ -113,6 +116,11 @@ class MiningData:
     nparts: int
     whole: Leaves | None
     spill: Path | None = None  # the parts' leaves, written once by `load` when there are several
+    #: literal (tool, side, pattern) of leaves.parquet -> pid, wild: where map keys are generalized
+    #: (`contracts.mining.maps`) several literal patterns share one pid. None: same as `patterns`.
+    literal: pl.DataFrame | None = None
+    #: map parents per tool, in rule-path notation (`contracts.mining.maps.map_paths`)
+    maps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def pids(self, sel: pl.DataFrame) -> list[int]:
         """Pattern ids of the (tool, pattern[, side]) rows of `sel` (side defaults to result)."""
@@ -220,12 +228,14 @@ def load(
     seed: int,
     tools: Sequence[str] | None,
     part_rows: int = PART_ROWS,
+    declared_maps: Mapping[str, Sequence[str]] | None = None,
 ) -> MiningData:
     """Prepare the clean mining data: clean calls with their folds, the pattern table, the task parts;
     the leaves themselves are read part by part (`MiningData.parts`), or here when one part holds all.
 
     Categorical codes are never compared across two reads (they are not stable between queries): tasks
-    and patterns get their own dense ids here, and each read maps its codes to them by value."""
+    and patterns get their own dense ids here, and each read maps its codes to them by value.
+    `declared_maps`: per tool, result patterns a registry declares as maps (`contracts.mining.maps`)."""
     calls, unclean = clean_calls(corpus, clean, tools, ids=False)
     if calls.height == 0:
         raise MiningError(
@@ -246,21 +256,31 @@ def load(
         .sort("cid")
     )
     dropped = unclean if unclean.height else None
-    patterns = _patterns(corpus, tools)
+    patterns, literal, maps = _patterns(corpus, tools, dropped, declared_maps)
     data = MiningData(
-        corpus, calls, patterns, k, dropped, tuple(tools) if tools is not None else None, tasks, nparts, None
+        corpus,
+        calls,
+        patterns,
+        k,
+        dropped,
+        tuple(tools) if tools is not None else None,
+        tasks,
+        nparts,
+        None,
+        literal=literal,
+        maps=maps,
     )
     if nparts == 1:
         leaves, n_result = _read_leaves(data, None)
         whole = Leaves(leaves, calls.drop("part"), patterns, k, n_result)
-        return MiningData(corpus, calls, patterns, k, dropped, data.tools, tasks, nparts, whole)
+        return replace(data, whole=whole)
     spill = Path(tempfile.mkdtemp(prefix="contracts-mine-"))
     try:
         _spill(data, spill)
     except BaseException:
         shutil.rmtree(spill, ignore_errors=True)
         raise
-    return MiningData(corpus, calls, patterns, k, dropped, data.tools, tasks, nparts, None, spill)
+    return replace(data, spill=spill)
 
 
 def _spill(data: MiningData, where: Path) -> None:
@@ -310,36 +330,171 @@ def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
     return lf
 
 
-def _patterns(corpus: Corpus, tools: Sequence[str] | None) -> pl.DataFrame:
-    """The pattern table: pid (dense, in tool/side/pattern order), tool, side, pattern, wild. Every
-    pattern of the (selected tools') leaves gets an id; those seen only in unclean calls never get a
-    statistic row, so they change nothing. Read in chunks of file rows (memory stays bounded)."""
+def pattern_table(
+    corpus: Corpus,
+    clean: str,
+    tools: Sequence[str] | None,
+    declared_maps: Mapping[str, Sequence[str]] | None = None,
+) -> pl.DataFrame:
+    """The pattern table mining would use (pid, tool, side, pattern with map keys generalized, wild,
+    kinds), from the clean calls of `tools`: what the Dask engine plans its partitions from."""
+    _, unclean = clean_calls(corpus, clean, tools, ids=False)
+    return _patterns(corpus, tools, unclean if unclean.height else None, declared_maps)[0]
+
+
+def _patterns(
+    corpus: Corpus,
+    tools: Sequence[str] | None,
+    unclean: pl.DataFrame | None,
+    declared_maps: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, tuple[str, ...]]]:
+    """(patterns, literal, maps): the pattern table, the literal-pattern table and the map parents.
+
+    One read of the clean leaves, in chunks of file rows (memory stays bounded), counts per literal
+    (tool, side, pattern) its nodes, object nodes and kinds; `contracts.mining.maps` decides from those
+    which objects are maps (a second, narrow read gives task counts for the few parents only the
+    open-key-set test can decide). `patterns`: pid (dense, in tool/side/pattern order over generalized
+    patterns), tool, side, pattern, wild. `literal`: tool, side, pattern (literal), pid, wild — the
+    join table of `_read_chunk`."""
     seen = []
     for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
-        lf = _scan(corpus, None).slice(start, READ_CHUNK_ROWS)
-        if tools is not None:
-            lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+        lf = _clean_scan(corpus, tools, unclean, start)
         seen.append(
-            lf.select(_tp_expr(), "tool", "side", "pattern")
+            lf.select(
+                _tp_expr(),
+                "tool",
+                "side",
+                "pattern",
+                (pl.col("kind").to_physical() == KIND_CODE["object"]).alias("is_obj"),
+                pl.col("kind")
+                .to_physical()
+                .replace_strict({c: 1 << c for c in KIND_CODE.values()}, return_dtype=pl.UInt8)
+                .alias("bit"),
+            )
             .group_by("tp")
-            .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
+            .agg(
+                pl.col("tool").first(),
+                pl.col("side").first(),
+                pl.col("pattern").first(),
+                pl.len().alias("n"),
+                pl.col("is_obj").sum().alias("n_obj"),
+                pl.col("bit").bitwise_or().alias("kinds"),
+            )
             .select(
                 pl.col("tool").cast(pl.String),
                 pl.col("side").cast(pl.String),
                 pl.col("pattern").cast(pl.String),
+                pl.col("n").cast(pl.Int64),
+                pl.col("n_obj").cast(pl.Int64),
+                pl.col("kinds").cast(pl.Int64),
             )
             .collect()
         )
-    return (
+    stats = (
         pl.concat(seen)
-        .unique()
+        .group_by("tool", "side", "pattern")
+        .agg(pl.col("n").sum(), pl.col("n_obj").sum(), pl.col("kinds").bitwise_or())
+        .sort("tool", "side", "pattern")
+    )
+    declared = {(t, "result"): frozenset(ps) for t, ps in (declared_maps or {}).items() if ps}
+    decided = map_keys.decide(stats, declared=declared)
+    cands = map_keys.open_candidates(stats, decided)
+    if cands:
+        evidence = _open_evidence(corpus, tools, unclean, stats, decided, cands)
+        decided = map_keys.decide(stats, evidence, declared)
+    lit = map_keys.literal_table(stats, decided).join(
+        stats.select("tool", "side", "pattern", "kinds"), on=["tool", "side", "pattern"]
+    )
+    patterns = (
+        lit.group_by("tool", "side", pl.col("gpattern").alias("pattern"))
+        .agg(pl.col("kinds").bitwise_or())
         .sort("tool", "side", "pattern")
         .with_row_index("pid")
         .with_columns(
             pl.col("pid").cast(pl.UInt32),
-            pl.col("pattern").str.contains(r"(^|/)\*(/|$)").alias("wild"),
+            pl.col("pattern").map_elements(is_wild, return_dtype=pl.Boolean).alias("wild"),
         )
     )
+    literal = lit.join(
+        patterns.select("tool", "side", pl.col("pattern").alias("gpattern"), "pid", "wild"),
+        on=["tool", "side", "gpattern"],
+        how="left",
+    ).select("tool", "side", "pattern", "pid", "wild")
+    tool_names = sorted({t for t, _ in decided})
+    maps = {t: map_keys.map_paths(decided, t) for t in tool_names}
+    return patterns, literal, maps
+
+
+def _clean_scan(
+    corpus: Corpus, tools: Sequence[str] | None, unclean: pl.DataFrame | None, start: int
+) -> pl.LazyFrame:
+    """One chunk of file rows of the leaves, restricted to the selected tools' clean calls."""
+    lf = _scan(corpus, None).slice(start, READ_CHUNK_ROWS)  # the slice first: a range of file rows
+    if tools is not None:
+        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+    if unclean is not None:
+        lf = lf.filter(~pl.col("cid").is_in(unclean["cid"].implode()))
+    return lf
+
+
+def _open_evidence(
+    corpus: Corpus,
+    tools: Sequence[str] | None,
+    unclean: pl.DataFrame | None,
+    stats: pl.DataFrame,
+    decided: Mapping[tuple[str, str], frozenset[str]],
+    cands: set[tuple[str, str, str]],
+) -> dict[tuple[str, str, str], map_keys.OpenEvidence]:
+    """Distinct tasks of each open-key-set candidate parent and of each of its keys: (literal pattern,
+    task) pairs of only those patterns, read in chunks and made unique."""
+    lit = map_keys.literal_table(stats, decided).with_columns(
+        pl.col("gpattern").str.replace(r"/[^/]*$", "").alias("gparent")
+    )
+    want = pl.DataFrame(
+        [(t, s, p) for t, s, p in sorted(cands)], schema=["tool", "side", "cand"], orient="row"
+    )
+    role = pl.concat(
+        [
+            lit.join(
+                want, left_on=["tool", "side", "gpattern"], right_on=["tool", "side", "cand"]
+            ).with_columns(pl.col("gpattern").alias("cand"), pl.lit(True).alias("is_parent")),
+            lit.join(want, left_on=["tool", "side", "gparent"], right_on=["tool", "side", "cand"])
+            .filter(pl.col("gpattern") != pl.col("gparent"))
+            .with_columns(pl.col("gparent").alias("cand"), pl.lit(False).alias("is_parent")),
+        ]
+    ).select("tool", "side", "pattern", "gpattern", "cand", "is_parent")
+    pairs = []
+    for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
+        lf = _clean_scan(corpus, tools, unclean, start)
+        pairs.append(
+            lf.select(
+                pl.col("tool").cast(pl.String),
+                pl.col("side").cast(pl.String),
+                pl.col("pattern").cast(pl.String),
+                pl.col("task_id").cast(pl.String),
+            )
+            .join(role.lazy().select("tool", "side", "pattern"), on=["tool", "side", "pattern"])
+            .unique()
+            .collect()
+        )
+    got = (
+        pl.concat(pairs)
+        .join(role, on=["tool", "side", "pattern"])
+        .select("tool", "side", "cand", "gpattern", "is_parent", "task_id")
+        .unique()
+        .group_by("tool", "side", "cand", "gpattern", "is_parent")
+        .agg(pl.len().alias("tasks"))
+    )
+    out: dict[tuple[str, str, str], tuple[int, dict[str, int]]] = {c: (0, {}) for c in cands}
+    for tool, side, cand, gpattern, is_parent, tasks in got.sort(
+        "tool", "side", "cand", "gpattern"
+    ).iter_rows():
+        keys = out[(tool, side, cand)][1]
+        if is_parent:
+            out[(tool, side, cand)] = (int(tasks), keys)
+        else:
+            keys[gpattern] = int(tasks)
+    return dict(out)
 
 
 #: Rows of leaves.parquet decoded at once while reading a part: the decoded strings and categoricals of
@@ -396,7 +551,12 @@ def _read_chunk(data: MiningData, part: int | None, start: int, rows: int) -> pl
         .with_columns(
             pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
         )
-        .join(data.patterns.select("tool", "side", "pattern", "pid", "wild"), on=["tool", "side", "pattern"])
+        .join(
+            (data.literal if data.literal is not None else data.patterns).select(
+                "tool", "side", "pattern", "pid", "wild"
+            ),
+            on=["tool", "side", "pattern"],
+        )
     )
     t_tid = (
         raw.group_by("tcode")
@@ -508,6 +668,9 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
             pl.col("task").n_unique().alias("tasks"),
             pl.col("num").min().alias("min"),
             pl.col("num").max().alias("max"),
+            _LOWBIN.alias("lowbin"),
+            pl.col("task").filter(_below(1)).n_unique().alias("n_low1"),
+            pl.col("task").filter(_below(2)).n_unique().alias("n_low2"),
             (pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)).sum().alias("n_date"),
             pl.col("str").n_unique().alias("ndist"),
             fold_examples(distinct=False),
@@ -535,6 +698,32 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
     )
 
 
+#: floor(log2(min)) of a group's numbers (null below 1): the lowest octave that holds a value.
+_LOWBIN = pl.when(pl.col("num").min() >= 1).then(pl.col("num").min().log(2).floor())
+
+
+def _below(octaves: int) -> pl.Expr:
+    """Numbers in the group's lowest `octaves` octaves: 2^b <= num < 2^(b + octaves)."""
+    return (pl.col("num") >= 1) & (pl.col("num") < pl.lit(2.0).pow(_LOWBIN + octaves))
+
+
+def low_octave_aggs(prefix: str = "") -> list[pl.Expr]:
+    """Merge (lowbin, n_low1, n_low2) rows — per group: its lowest octave b of numbers >= 1, and the
+    distinct tasks with a value in [2^b, 2^(b+1)) and in [2^b, 2^(b+2)) — into one group's (the sign
+    rule's evidence about 0, `contracts.mining.rules.sign`). Rows at a higher b have no value in the
+    merged lowest octave, and those one octave up have their lowest octave as the merged second one;
+    each task belongs to one row (one part and fold), so the counts add up."""
+    b = pl.col("lowbin").min()
+    return [
+        b.alias(f"{prefix}lowbin"),
+        pl.col("n_low1").filter(pl.col("lowbin") == b).sum().alias(f"{prefix}n_low1"),
+        (
+            pl.col("n_low2").filter(pl.col("lowbin") == b).sum()
+            + pl.col("n_low1").filter(pl.col("lowbin") == b + 1).sum()
+        ).alias(f"{prefix}n_low2"),
+    ]
+
+
 #: An ISO-8601 date at the start of a string (DATE_ORDER's candidate test, counted in `path_stats`).
 DATE_LIKE = r"^\d{4}-\d{2}-\d{2}"
 
@@ -543,7 +732,9 @@ def merge_path_stats(per_fold: Sequence[pl.DataFrame], k: int) -> pl.DataFrame:
     """Per (tool, pattern, cls, checker) statistics of RESULT nodes, merged from per-(part, fold) ones.
 
     Columns: n (nodes), n_int (int nodes), calls, tasks (distinct; summed over parts and folds because
-    each call and task belongs to one part and one fold), min, max (numbers), ndist (distinct strings:
+    each call and task belongs to one part and one fold), min, max (numbers), lowbin, n_low1, n_low2
+    (`low_octave_aggs`), ndist
+    (distinct strings:
     the largest part-and-fold count, a lower bound of the checker's used only to screen DOMAIN
     candidates), n_date (strings that start like an ISO date), ex (example cids). A pattern without
     wildcards has at most one node per call, so its call count is its node count; distinct calls are
@@ -559,6 +750,7 @@ def merge_path_stats(per_fold: Sequence[pl.DataFrame], k: int) -> pl.DataFrame:
             pl.col("tasks").sum(),
             pl.col("min").min(),
             pl.col("max").max(),
+            *low_octave_aggs(),
             pl.col("ndist").max(),
             pl.col("n_date").sum(),
             merged_examples(),

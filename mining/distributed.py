@@ -12,7 +12,10 @@ merging statistics as monoids would also work but would put the merge inside eve
 per-tool cut keeps the rule classes untouched and makes byte-identity a property of the partition,
 which `tests/mining/test_distributed.py` checks against the local engine.
 
-Partitions. One per tool that has clean calls, biggest first so the long tasks start early. Registry
+Partitions. One per tool that has clean calls, biggest first so the long tasks start early, except that
+tools whose outputs share an object shape (`contracts.mining.shapes.linked_tools`) form one partition:
+their DOMAIN, TYPE and sign rules are judged over the pooled evidence, so mining `tools=[t]` alone
+would not give t's part of the whole set. The driver reads the clean pattern table once to find them. Registry
 tools without clean calls (their rules are schema declarations only) ride along with the smallest
 partition, because mining needs at least one clean call. Each worker reads only its tools' rows: the
 tool filter is pushed down into the Parquet scans.
@@ -36,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from contracts.errors import MiningError
-from contracts.mining.data import clean_calls
-from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine
+from contracts.mining.data import clean_calls, pattern_table
+from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps
 from contracts.mining.model import ContractSet, FoldChecker, Support, ToolContracts
 from contracts.mining.params import MineParams
+from contracts.mining.shapes import linked_tools
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry
@@ -109,9 +113,16 @@ def plan(
     calls, _ = clean_calls(corpus, params.clean, params.tools)
     if calls.height == 0:
         return None
-    counts = calls.group_by("tool").len().sort(["len", "tool"], descending=[True, False])
-    parts: list[tuple[str, ...]] = [(t,) for t in counts["tool"].to_list()]
-    seen = {p[0] for p in parts}
+    # Tools whose outputs share an object shape are judged together (pools, contracts.mining.shapes):
+    # they go to one partition, so each partition sees every pool it takes part in, whole.
+    linked = linked_tools(pattern_table(corpus, params.clean, params.tools, registry_maps(registry)))
+    counts = calls.group_by("tool").len()
+    size = dict(zip(counts["tool"].to_list(), counts["len"].to_list(), strict=True))
+    groups = [g for g in linked if any(t in size for t in g)]
+    grouped = {t for g in groups for t in g}
+    groups += [(t,) for t in sorted(size) if t not in grouped]
+    parts: list[tuple[str, ...]] = sorted(groups, key=lambda g: (-sum(size.get(t, 0) for t in g), g))
+    seen = {t for p in parts for t in p}
     extra = sorted(
         t
         for t in (registry.names() if registry is not None else [])

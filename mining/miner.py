@@ -46,9 +46,10 @@ from contracts.mining.params import MineParams, violation_bound
 from contracts.mining.rules import RULE_CLASSES
 from contracts.mining.rules.base import MiningContext, RuleClass
 from contracts.mining.schema_rules import SchemaRules
+from contracts.mining.shapes import pools
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.traces.corpus import Corpus
-from contracts.traces.registry import Registry, load_registry
+from contracts.traces.registry import Registry, declared_maps, load_registry
 
 REGISTRY_FILE = "tools.json"
 
@@ -90,7 +91,13 @@ def mine(
     if registry is None and (corpus.path / REGISTRY_FILE).is_file():
         registry = load_registry(corpus.path / REGISTRY_FILE)
     data = load(
-        corpus, clean=params.clean, k=params.k, seed=params.seed, tools=params.tools, part_rows=part_rows
+        corpus,
+        clean=params.clean,
+        k=params.k,
+        seed=params.seed,
+        tools=params.tools,
+        part_rows=part_rows,
+        declared_maps=registry_maps(registry),
     )
     try:
         progress.start("mine", 2 * data.nparts + 2)
@@ -115,6 +122,7 @@ def mine(
             registry=registry,
             sample=sample,
             num_pids=pl.concat(num_pids).unique().sort(),
+            pools=pools(data.patterns),
         )
         tool_names = _tool_names(data, registry, params)
         classes: list[RuleClass] = [cls() for cls in RULE_CLASSES]
@@ -147,6 +155,20 @@ def mine(
     progress.advance()
     progress.finish()
     return cs
+
+
+def registry_maps(registry: Registry | None) -> dict[str, list[str]]:
+    """Result maps each tool's declared output schema describes (`contracts.traces.registry.declared_maps`)."""
+    if registry is None:
+        return {}
+    out = {}
+    for name in registry.names():
+        spec = registry.get(name)
+        if spec is not None and spec.output is not None:
+            found = declared_maps(spec.output)
+            if found:
+                out[name] = found
+    return out
 
 
 def _tool_names(data: MiningData, registry: Registry | None, params: MineParams) -> list[str]:
@@ -221,12 +243,14 @@ def assemble(
         return (order[r.code], list(r.paths), orjson.dumps(dict(r.params), option=orjson.OPT_SORT_KEYS), r.id)
 
     tools: dict[str, ToolContracts] = {}
+    declared = registry_maps(registry)  # also for declared tools without clean calls
     for name in sorted(rules_by_tool):
         spec = registry.get(name) if registry is not None else None
         tools[name] = ToolContracts(
             rules=tuple(sorted(rules_by_tool[name], key=sort_key)),
             substitutes=tuple(spec.substitutes) if spec else (),
             immutable=tuple(spec.immutable) if spec else (),
+            maps=tuple(sorted(set(data.maps.get(name, ())) | set(declared.get(name, ())))),
         )
     rank = {r.id: (r.tool, *sort_key(r)) for tc in tools.values() for r in tc.rules}
     fold_checkers = tuple(

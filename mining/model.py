@@ -99,11 +99,22 @@ class Rule:
 
 @dataclass(frozen=True)
 class ToolContracts:
-    """Everything known about one tool: its rules and, from the registry, substitutes and immutables."""
+    """Everything known about one tool: its rules, its map parents and, from the registry, substitutes
+    and immutables.
+
+    `maps`: object patterns (rule-path notation) whose keys are data, not field names (mined, see
+    `contracts.mining.maps`, or declared with `additionalProperties` in the tool's output schema). The
+    checker reads a key below one as `~*`, as the miner did, so `/variants/~*/price` applies to every
+    variant, including ones never seen."""
 
     rules: tuple[Rule, ...] = ()
     substitutes: tuple[str, ...] = ()
     immutable: tuple[str, ...] = ()
+    maps: tuple[str, ...] = ()
+
+    def map_parents(self, side: str) -> frozenset[str]:
+        """Map parents of one side (`result` or `arg`) as plain patterns (no `$args` prefix)."""
+        return frozenset(pat for s, pat in (split_side(m) for m in self.maps) if s == side)
 
 
 @dataclass(frozen=True)
@@ -159,6 +170,7 @@ class ContractSet:
                 name: {
                     "substitutes": list(tc.substitutes),
                     "immutable": list(tc.immutable),
+                    "maps": list(tc.maps),
                     "rules": [r.to_json() for r in tc.rules],
                 }
                 for name, tc in sorted(self.tools.items())
@@ -182,6 +194,7 @@ class ContractSet:
                 rules=tuple(Rule.from_json(r) for r in t.get("rules", [])),
                 substitutes=tuple(t.get("substitutes", [])),
                 immutable=tuple(t.get("immutable", [])),
+                maps=tuple(t.get("maps", [])),
             )
             for name, t in d["tools"].items()
         }

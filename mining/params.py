@@ -10,7 +10,9 @@ The reasons for each value are in docs/rules.md; in short:
   kept when that bound is at most X;
 - DATE_ORDER needs 7 distinct tasks: if the two dates were ordered at random per task, seeing the same
   order in 7 independent tasks has chance 0.5^7 < 0.01 (Daikon's ordering test);
-- DOMAIN needs each value seen 3 times in 2 tasks and a Good–Turing unseen mass (singletons / n) < 1%.
+- DOMAIN counts tasks, not rows: >= 50 tasks, each value in >= 3 tasks, and a cross-validated
+  Good–Turing unseen mass (pairs of values seen in one of 5 task splits only) <= 1%; judged per pool of
+  same-shaped objects across tools (`contracts.mining.shapes`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from contracts.errors import MiningError
 from contracts.mining.model import CODES
 
-#: Minimum qualifying examples per code (calls; values for POSITIVE, NONNEG and DOMAIN).
+#: Minimum qualifying examples per code (calls; values for POSITIVE and NONNEG; tasks for DOMAIN).
 DEFAULT_MIN_SUPPORT: dict[str, int] = {
     "REQUIRED": 20,
     "TYPE": 20,
@@ -49,10 +51,10 @@ DEFAULT_MIN_TASKS: dict[str, int] = {
 
 CLEAN_MODES = ("ok", "reward")
 
-DOMAIN_MIN_COUNT = 3  # each value seen at least this often ...
-DOMAIN_MIN_TASKS = 2  # ... in at least this many distinct tasks
-DOMAIN_MAX_UNSEEN = 0.01  # Good–Turing unseen mass (singletons / n) must stay below this
-DOMAIN_MAX_SHARE = 0.1  # distinct values <= n * this
+DOMAIN_MIN_TASKS = 3  # each value seen in at least this many distinct tasks
+DOMAIN_SPLITS = 5  # task splits the value set must be stable across ...
+DOMAIN_MAX_UNSEEN = 0.01  # ... : (value, task) pairs of values seen in one split only, at most this share
+DOMAIN_MAX_SHARE = 0.1  # distinct values <= (value, task) pairs * this
 ECHO_MIN_DISTINCT = 2  # an echo needs >= 2 distinct argument values (equal constants are coincidence)
 RELATION_MIN_TUPLES = 5  # Daikon's ternary minimum: >= 5 distinct operand tuples
 RELATION_MAX_TERMS = 3
@@ -160,8 +162,8 @@ class MineParams:
             "max_violation_rate": self.max_violation_rate,
             "tools": list(self.tools) if self.tools is not None else None,
             "domain": {
-                "min_count": DOMAIN_MIN_COUNT,
-                "min_tasks": DOMAIN_MIN_TASKS,
+                "min_value_tasks": DOMAIN_MIN_TASKS,
+                "splits": DOMAIN_SPLITS,
                 "max_unseen": DOMAIN_MAX_UNSEEN,
                 "max_share": DOMAIN_MAX_SHARE,
             },

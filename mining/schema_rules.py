@@ -4,7 +4,8 @@ The declaration is taken at its word where it can be checked against our rule co
 `required` -> REQUIRED, `type` -> TYPE (integer -> int, number -> number, boolean -> bool, a list of
 types -> nothing), `minimum: 0` -> NONNEG, `exclusiveMinimum: 0` or `minimum > 0` -> POSITIVE, a
 string `enum` -> DOMAIN, `format: date-time` / `date` -> TYPE string. `properties` descend into keys,
-`items` into `*`. Schema rules need no support. A declared rule that the clean data of a checker
+`items` into `*`, and the `additionalProperties` schema of an object without `properties` (a map) into
+`~*`; such a map is also a map parent of the tool's contracts (`contracts.traces.registry.declared_maps`). Schema rules need no support. A declared rule that the clean data of a checker
 contradicts is left out of that checker: every emitted rule must hold on the data it ships with, and a
 declaration the tool itself does not honour is a finding about the declaration, not a contract.
 Support recorded for a schema rule is what the checker's data shows for it (0 when unobserved).
@@ -29,7 +30,7 @@ from contracts.mining.data import (
     parent_expr,
 )
 from contracts.mining.rules.base import MiningContext
-from contracts.mining.rules.domain import merge_value_counts, value_counts
+from contracts.mining.rules.domain import merge_string_values, string_values
 
 _TYPES = {
     "integer": "int",
@@ -74,6 +75,9 @@ def declared(schema: Any, prefix: str = "") -> list[tuple[str, str, dict[str, An
     items = schema.get("items")
     if isinstance(items, Mapping):
         out.extend(declared(items, prefix + "/*"))
+    entries = schema.get("additionalProperties")
+    if isinstance(entries, Mapping) and not isinstance(props, Mapping):
+        out.extend(declared(entries, prefix + "/~*"))  # a map: its keys are data (traces.registry)
     return out
 
 
@@ -101,7 +105,7 @@ class SchemaRules:
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
         if plan is None or not plan[1]:
             return None
-        return value_counts(part, plan[1])
+        return string_values(part, plan[1])
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
         if plan is None:
@@ -175,7 +179,7 @@ def _finish(ctx: MiningContext, d: pl.DataFrame, counted: Sequence[pl.DataFrame]
         schema={"tool": pl.String, "pattern": pl.String, "params": pl.String, "checker": pl.Int32}
     )
     if enum_paths.height and counted:
-        vc = merge_value_counts(ctx, counted)
+        vc = merge_string_values(ctx, counted)
         dom = x.filter(pl.col("code") == "DOMAIN").select("tool", "pattern", "params", "values", "checker")
         bad_enum = (
             dom.join(vc, on=["tool", "pattern", "checker"], how="inner")

@@ -57,6 +57,7 @@ def flat_rules(cs: ContractSet) -> ContractSet:
                 rules=tuple(replace(r, in_full=True) for r in tc.rules),
                 substitutes=tc.substitutes,
                 immutable=tc.immutable,
+                maps=tc.maps,
             )
             for name, tc in cs.tools.items()
         },

@@ -5,6 +5,11 @@ visible to mining as a scalar is; the root is the row with path `""`. `path` is 
 with literal array indexes; `pattern` replaces every array index with `*`, so `/items/2/price` has
 pattern `/items/*/price`. An object key that is literally `*` is indistinguishable from an index in a
 pattern; that is accepted and documented in docs/formats.md.
+
+Objects whose keys are data, not field names (`{"variants": {"<item id>": {...}}}`), are recognised
+later, from corpus evidence (`contracts.mining.maps`); their keys are then written `~*` in a pattern
+(`/variants/~*/price`): `~` followed by anything but `0` or `1` is not a valid RFC 6901 token, so this
+spelling cannot clash with a real key. `generalize` applies such a decision to a pattern.
 """
 
 from __future__ import annotations
@@ -130,6 +135,41 @@ def rebuild(leaves: list[Leaf]) -> Any:
         if kind in ("object", "array"):
             nodes[path] = node
     return root
+
+
+#: The pattern token of an array index, and of an object key that is data (a map key).
+INDEX_TOKEN = "*"
+MAP_TOKEN = "~*"
+WILD_TOKENS = frozenset((INDEX_TOKEN, MAP_TOKEN))
+
+
+def is_wild(pattern: str) -> bool:
+    """Whether a pattern has a wildcard token (an array index or a map key)."""
+    return any(t in WILD_TOKENS for t in pattern.split("/"))
+
+
+def generalize(pattern: str, maps: frozenset[str] | set[str]) -> str:
+    """`pattern` with the key below every map parent in `maps` written as `MAP_TOKEN`.
+
+    `maps` holds generalized parent patterns (`/variants`, `/users/*/cards`, `""` for the root), so a
+    nested map is found as the walk down the tokens builds the generalized prefix."""
+    if not maps or (pattern == "" and "" not in maps):
+        return pattern
+    toks = pattern.split("/")
+    cur = toks[0]  # "" (patterns start with "/")
+    for tok in toks[1:]:
+        cur = cur + "/" + (MAP_TOKEN if cur in maps else tok)
+    return cur
+
+
+def first_wild_prefix(pattern: str) -> str:
+    """The pattern up to (not including) its first wildcard token: the container whose members a
+    wildcard ranges over (`/items/*/price` -> `/items`, `/cards/~*/balance` -> `/cards`)."""
+    toks = pattern.split("/")
+    for i, t in enumerate(toks):
+        if t in WILD_TOKENS:
+            return "/".join(toks[:i])
+    raise ValueError(f"pattern {pattern!r} has no wildcard")
 
 
 def parent_pattern(pattern: str) -> str:

@@ -430,6 +430,47 @@ def field_schema(schema: Any, key: str, root: Any) -> Any | None:
     return {"anyOf": hits}
 
 
+def map_value_schema(schema: Any, root: Any) -> Any | None:
+    """The schema of a map's entries, or None when `schema` is not a map.
+
+    A map is an object that declares no `properties` and gives `additionalProperties` as a schema: its
+    keys are data (ids, names), and the entries all follow that one schema. In rule paths such a key is
+    `~*` (`contracts.traces.leaves.MAP_TOKEN`)."""
+    if object_fields(schema, root) is not None:
+        return None
+    for b in _branches(schema, root):
+        ap = b.get("additionalProperties")
+        if isinstance(ap, Mapping):
+            return ap
+    return None
+
+
+def declared_maps(schema: Any) -> list[str]:
+    """Patterns of the maps a declared schema describes (`""` when the whole value is one), in
+    generalized form (a map inside a map entry is `/users/~*/cards`)."""
+    root = schema
+    out: list[str] = []
+
+    def walk(s: Any, pattern: str, depth: int) -> None:
+        if depth > 32:
+            return
+        value = map_value_schema(s, root)
+        if value is not None:
+            out.append(pattern)
+            walk(value, f"{pattern}/~*", depth + 1)
+            return
+        for name in object_fields(s, root) or ():
+            sub = field_schema(s, name, root)
+            if sub is not None:
+                walk(sub, f"{pattern}/{name.replace('~', '~0').replace('/', '~1')}", depth + 1)
+        if has_item_schema(s, root):
+            walk(item_schema(s, None, root), f"{pattern}/*", depth + 1)
+
+    if schema is not None:
+        walk(schema, "", 0)
+    return sorted(set(out))
+
+
 def item_schema(schema: Any, index: int | None, root: Any) -> Any:
     """The declared schema of an array element (`prefixItems[index]` when given, else `items`), or `{}`."""
     for b in _branches(schema, root):

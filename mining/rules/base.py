@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from contracts.jsonutil import canonical_str
-from contracts.mining.data import Leaves, MiningData
+from contracts.mining.data import Leaves, MiningData, low_octave_aggs
 from contracts.mining.params import MineParams
 from contracts.traces.registry import Registry
 
@@ -40,6 +40,7 @@ class MiningContext:
     registry: Registry | None
     sample: Leaves  # the candidate sample's leaves (`contracts.mining.data.sample_filter`)
     num_pids: pl.Series  # ids of the patterns holding a number in some clean call (either side)
+    pools: pl.DataFrame  # pid, tool, pattern, pool of result patterns (`contracts.mining.shapes.pools`)
 
 
 class RuleClass(Protocol):
@@ -77,6 +78,31 @@ class FromStats:
 
     def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
         raise NotImplementedError
+
+
+def pooled_stats(ctx: MiningContext) -> pl.DataFrame:
+    """The merged path statistics of every (tool, pattern, cls, checker) with its pool's beside them.
+
+    Added columns, per (pool, cls, checker): `p_n`, `p_calls`, `p_tasks` (the largest member's: a
+    lower bound of the pool's distinct count, so a threshold met on them is met), `p_n_int_all` (every
+    number of every member an int), `p_min`, `p_max`, `p_lowbin`, `p_n_low1`, `p_n_low2` (`contracts.mining.data.low_octave_aggs` over the
+    members: task counts summed, an upper bound of the distinct count),
+    `p_ncls` (value classes in the pool at this checker). A pattern alone in its pool gets its own
+    statistics back (`contracts.mining.shapes`)."""
+    s = ctx.stats.join(ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"], how="left")
+    per = s.group_by("pool", "cls", "checker").agg(
+        pl.col("n").max().alias("p_n"),
+        pl.col("calls").max().alias("p_calls"),
+        pl.col("tasks").max().alias("p_tasks"),
+        (pl.col("n_int").sum() == pl.col("n").sum()).alias("p_n_int_all"),
+        pl.col("min").min().alias("p_min"),
+        pl.col("max").max().alias("p_max"),
+        *low_octave_aggs("p_"),
+    )
+    ncls = s.group_by("pool", "checker").agg(pl.col("cls").n_unique().alias("p_ncls"))
+    return s.join(per, on=["pool", "cls", "checker"], how="left").join(
+        ncls, on=["pool", "checker"], how="left"
+    )
 
 
 def support_ok(ctx: MiningContext, code: str, n: str = "n", tasks: str = "tasks") -> pl.Expr:

@@ -34,7 +34,8 @@ from contracts.mining.data import (
 from contracts.mining.dates import MODES, le, lt, parse_iso
 from contracts.mining.rules.base import MiningContext
 
-WILD_PREFIX = r"^(.*(?:^|/)\*)(?:/[^*]*)?$"  # the pattern up to and including its last `*` token
+#: The pattern up to and including its last wildcard token (`*`, or `~*` for a map key).
+WILD_PREFIX = r"^(.*(?:^|/)~?\*)(?:/[^*]*)?$"
 
 
 def date_patterns(ctx: MiningContext) -> pl.DataFrame:

@@ -1,15 +1,31 @@
 """DOMAIN: every string at a pattern is one of a small set of values.
 
-Qualifying example: every string node at P in a clean result (other kinds are TYPE's business).
-Keep only if, in the checker's data: at least 50 string values; at most `max_domain` (8) distinct
-values and at most n/10; every value seen >= 3 times in >= 2 distinct tasks; and the Good–Turing
-estimate of the unseen mass, (values seen once) / n, below 1%. Ids and free text fail these at once
-(most values are rare), which is how they are excluded; a value seen twice in one task is not yet part
-of a domain, it is an accident.
+Qualifying example: a *task* with a string node at P in a clean result (other kinds are TYPE's
+business). Values are counted in distinct tasks, not rows: the calls of one task repeat the same
+records (a customer's order is read, modified and read again), so a row count says how busy a task
+was, not how often a value occurs in the world.
 
-Statistics: candidate patterns are screened with the per-(part, fold) distinct count (a checker's
-distinct count is at least the largest of its parts'), then value counts per (pattern, value, fold)
-are counted part by part and merged per checker like every other monoid.
+Judged per pool (`contracts.mining.shapes`): where several tools return the same object shape (every
+order-returning tool's `/items/*/options/connectivity`, and the catalogue's variant options), their
+observations are pooled before the value set is judged, and each member gets the pooled set — the set
+one tool alone would have cut short is what each tool gets.
+
+Keep only if, in the checker's data of the pool:
+- at least `min_support` DOMAIN (50) distinct tasks hold a string there (and `min_tasks`);
+- at most `max_domain` (8) distinct values, and at most 1 per DOMAIN_MAX_SHARE⁻¹ (10) (value, task)
+  pairs;
+- every value seen in at least DOMAIN_MIN_TASKS (3) distinct tasks: a value seen in one or two tasks is
+  the visible edge of a tail of values not seen at all (Good–Turing: the unseen mass is estimated by
+  the share of values seen once, so a set is closed only when there are none);
+- the set is stable across the checker's task splits: tasks are dealt into DOMAIN_SPLITS (5) splits
+  (by task order, independent of the folds), and the (value, task) pairs whose value occurs in one
+  split only — the pairs a set learned without that split would reject — must stay below
+  DOMAIN_MAX_UNSEEN (1%). This is the cross-validated form of the same Good–Turing estimate, and it is
+  what the audit measures afterwards: the share of held-out tasks a value set misses.
+
+Ids and free text fail at once (most values are rare). Statistics are monoids per (part, fold, split):
+value task counts per (pool, value, fold, split) and, per (pool, fold), distinct calls and tasks; they
+merge per checker like every other class.
 """
 
 from __future__ import annotations
@@ -23,29 +39,53 @@ from contracts.mining.data import CLS_STR, Leaves, by_checker, cand_frame
 from contracts.mining.params import (
     DOMAIN_MAX_SHARE,
     DOMAIN_MAX_UNSEEN,
-    DOMAIN_MIN_COUNT,
     DOMAIN_MIN_TASKS,
+    DOMAIN_SPLITS,
 )
 from contracts.mining.rules.base import MiningContext, paths_one, support_ok
 
 
-def value_counts(part: Leaves, pids: list[int]) -> pl.DataFrame:
-    """Per (pid, str, fold) of one task part: count and distinct tasks of each string value at `pids`."""
+def string_values(part: Leaves, pids: list[int]) -> pl.DataFrame:
+    """Per (pid, str, fold) of one task part: how many nodes hold each string value at `pids` (what a
+    declared enum is tested against: any value outside it refutes it)."""
     return (
         part.leaves.filter(
             (pl.col("side") == "result") & (pl.col("cls") == CLS_STR) & pl.col("pid").is_in(pids)
         )
         .group_by("pid", "str", "fold")
-        .agg(pl.len().alias("count"), pl.col("task").n_unique().alias("vtasks"))
+        .agg(pl.len().alias("count"))
     )
 
 
-def merge_value_counts(ctx: MiningContext, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    """Per (tool, pattern, str, checker): count and distinct tasks, merged from the parts' rows."""
+def merge_string_values(ctx: MiningContext, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Per (tool, pattern, str, checker): node counts, merged from the parts' `string_values` rows."""
     per_fold = pl.concat(rows).join(ctx.data.patterns.select("pid", "tool", "pattern"), on="pid")
-    return by_checker(
-        per_fold, ["tool", "pattern", "str"], [pl.col("count").sum(), pl.col("vtasks").sum()], ctx.data.k
+    return by_checker(per_fold, ["tool", "pattern", "str"], [pl.col("count").sum()], ctx.data.k)
+
+
+def value_counts(part: Leaves, members: pl.DataFrame) -> pl.DataFrame:
+    """Per (pool, str, fold, split) of one task part: distinct tasks holding each string value; and per
+    (pool, fold) with a null `str`: distinct calls (`vtasks` holds tasks, `calls` calls)."""
+    rows = (
+        part.result()
+        .lazy()
+        .filter((pl.col("cls") == CLS_STR) & pl.col("pid").is_in(members["pid"].implode()))
+        .join(members.lazy(), on="pid")
+        .select("pool", "str", "fold", "task", "cid")
+        .collect()
     )
+    values = (
+        rows.group_by("pool", "str", "fold", (pl.col("task") % DOMAIN_SPLITS).cast(pl.UInt8).alias("split"))
+        .agg(pl.col("task").n_unique().alias("vtasks"))
+        .with_columns(pl.lit(0, pl.UInt32).alias("calls"))
+    )
+    totals = (
+        rows.group_by("pool", "fold")
+        .agg(pl.col("task").n_unique().alias("vtasks"), pl.col("cid").n_unique().alias("calls"))
+        .with_columns(pl.lit(None, pl.String).alias("str"), pl.lit(None, pl.UInt8).alias("split"))
+    )
+    cols = ["pool", "str", "fold", "split", "vtasks", "calls"]
+    return pl.concat([values.select(cols), totals.select(cols)])
 
 
 class Domain:
@@ -53,53 +93,71 @@ class Domain:
 
     codes = ("DOMAIN",)
 
-    def plan(self, ctx: MiningContext) -> tuple[pl.DataFrame, list[int]] | None:
-        strings = ctx.stats.filter(pl.col("cls") == CLS_STR)
-        screened = strings.filter(
-            (pl.col("ndist") <= ctx.params.max_domain) & support_ok(ctx, "DOMAIN", n="n")
+    def plan(self, ctx: MiningContext) -> pl.DataFrame | None:
+        """Members (pid, pool) of the pools where some member, in some checker, has few enough
+        distinct strings to be a domain (the per-part distinct count is a lower bound)."""
+        strings = ctx.stats.filter(pl.col("cls") == CLS_STR).join(
+            ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"]
         )
-        if screened.height == 0:
+        cand = strings.filter(pl.col("ndist") <= ctx.params.max_domain)["pool"].unique()
+        if cand.len() == 0:
             return None
-        return screened, ctx.data.pids(screened)
+        return ctx.pools.filter(pl.col("pool").is_in(cand.implode())).select("pid", "pool").sort("pid")
 
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
-        return None if plan is None else value_counts(part, plan[1])
+        return None if plan is None else value_counts(part, plan)
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
-        if plan is None:
+        if plan is None or not rows:
             return cand_frame()
-        screened = plan[0]
-        per = (
-            merge_value_counts(ctx, rows)
-            .group_by("tool", "pattern", "checker")
-            .agg(
-                pl.col("str").sort().alias("values"),
-                pl.len().alias("distinct"),
-                pl.col("count").min().alias("min_count"),
-                pl.col("vtasks").min().alias("min_vtasks"),
-                (pl.col("count") == 1).sum().alias("singletons"),
-            )
+        k = ctx.data.k
+        allrows = pl.concat(rows)
+        totals = by_checker(
+            allrows.filter(pl.col("str").is_null()),
+            ["pool"],
+            [pl.col("vtasks").sum().alias("tasks"), pl.col("calls").sum().alias("calls")],
+            k,
         )
-        rows_ = (
-            screened.join(per, on=["tool", "pattern", "checker"], how="inner")
+        per_split = by_checker(
+            allrows.filter(pl.col("str").is_not_null()),
+            ["pool", "str", "split"],
+            [pl.col("vtasks").sum()],
+            k,
+        )
+        per_value = per_split.group_by("pool", "str", "checker").agg(
+            pl.col("vtasks").sum(),
+            pl.len().alias("nsplit"),
+        )
+        per_pool = per_value.group_by("pool", "checker").agg(
+            pl.col("str").sort().alias("values"),
+            pl.len().alias("distinct"),
+            pl.col("vtasks").min().alias("min_vtasks"),
+            pl.col("vtasks").sum().alias("pairs"),
+            pl.col("vtasks").filter(pl.col("nsplit") == 1).sum().alias("alone"),
+        )
+        ok = (
+            per_pool.join(totals, on=["pool", "checker"])
             .filter(
-                (pl.col("distinct") <= ctx.params.max_domain)
-                & (pl.col("distinct") <= pl.col("n") * DOMAIN_MAX_SHARE)
-                & (pl.col("min_count") >= DOMAIN_MIN_COUNT)
+                support_ok(ctx, "DOMAIN", n="tasks", tasks="tasks")
+                & (pl.col("distinct") <= ctx.params.max_domain)
+                & (pl.col("distinct") <= pl.col("pairs") * DOMAIN_MAX_SHARE)
                 & (pl.col("min_vtasks") >= DOMAIN_MIN_TASKS)
-                & (pl.col("singletons") < pl.col("n") * DOMAIN_MAX_UNSEEN)
+                & (pl.col("alone") <= pl.col("pairs") * DOMAIN_MAX_UNSEEN)
             )
-            .with_columns(
-                pl.lit("DOMAIN").alias("code"),
-                paths_one(),
-                pl.concat_str(
-                    pl.lit('{"values":'),
-                    pl.col("values").map_elements(_json_list, return_dtype=pl.String),
-                    pl.lit("}"),
-                ).alias("params"),
-            )
+            .with_columns(pl.col("values").map_elements(_json_list, return_dtype=pl.String).alias("vjson"))
         )
-        return cand_frame(rows_)
+        members = (
+            ctx.stats.filter(pl.col("cls") == CLS_STR)
+            .select("tool", "pattern", "checker", "ex")
+            .join(ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"])
+        )
+        out = members.join(ok, on=["pool", "checker"]).with_columns(
+            pl.lit("DOMAIN").alias("code"),
+            paths_one(),
+            pl.concat_str(pl.lit('{"values":'), pl.col("vjson"), pl.lit("}")).alias("params"),
+            pl.col("tasks").alias("n"),
+        )
+        return cand_frame(out)
 
 
 def _json_list(values: pl.Series) -> str:

@@ -53,6 +53,7 @@ from contracts.mining.model import ARGS_PREFIX
 from contracts.mining.params import RELATION_MIN_TUPLES
 from contracts.mining.rules.base import MiningContext
 from contracts.mining.rules.date_order import WILD_PREFIX
+from contracts.traces.leaves import MAP_TOKEN
 
 WINDOW = 4000  # rows of each fold (first by call key) of the sample's wide frame that samples are drawn from
 GEN_ROWS = 6  # rows of each fold candidates are generated from (the most informative ones)
@@ -122,7 +123,10 @@ def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
             continue
         fields = [Field(f"c{i}", c, not c.startswith(ARGS_PREFIX), False) for i, c in enumerate(names["col"])]
         name_of = list(zip(names["pid"].to_list(), [f.name for f in fields], strict=True))
-        snames = wild.filter(pl.col("tool") == tool).sort("pattern")
+        # Sums range over array members only (a map's entries are paired per key, never summed).
+        snames = wild.filter(
+            (pl.col("tool") == tool) & ~pl.col("pattern").str.contains(MAP_TOKEN, literal=True)
+        ).sort("pattern")
         sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(snames["pattern"])]
         name_of += list(zip(snames["pid"].to_list(), [f.name for f in sfields], strict=True))
         out.append(GroupSpec(tool, "", tuple(fields + sfields), tuple(name_of)))

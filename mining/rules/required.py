@@ -13,6 +13,7 @@ import polars as pl
 
 from contracts.mining.data import CLS_OBJ, cand_frame, last_token_expr, parent_expr
 from contracts.mining.rules.base import FromStats, MiningContext, paths_one, support_ok
+from contracts.traces.leaves import WILD_TOKENS
 
 
 class Required(FromStats):
@@ -32,7 +33,7 @@ class Required(FromStats):
             "ex",
         )
         children = (
-            s.filter((pl.col("pattern") != "") & (last_token_expr() != "*"))
+            s.filter((pl.col("pattern") != "") & ~last_token_expr().is_in(list(WILD_TOKENS)))
             .group_by("tool", "pattern", "checker")
             .agg(pl.col("n").sum().alias("n_key"))
             .with_columns(parent_expr().alias("parent"))

@@ -93,9 +93,9 @@ def test_no_in_sample_or_k1_keeps_mines_own_verification(
 
 
 def _wrong_rule(cs: ContractSet) -> Rule:
-    """A DOMAIN rule of the full checker with one observed value left out: it fires on its own data."""
-    rule = next(r for r in cs.rules_for(None) if r.code == "DOMAIN")
-    return replace(rule, params={"values": list(rule.params["values"])[:-1]}, id=WRONG)
+    """A string TYPE rule of the full checker turned into `int`: it fires on its own data."""
+    rule = next(r for r in cs.rules_for(None) if r.code == "TYPE" and r.params == {"kind": "string"})
+    return replace(rule, params={"kind": "int"}, id=WRONG)
 
 
 def _with_rule(cs: ContractSet, rule: Rule, fold: int | None) -> ContractSet:

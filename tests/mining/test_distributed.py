@@ -172,7 +172,13 @@ def test_progress_counts_partitions(
 
     cs = mine_dask(sample_corpus, folds=5, seed=13, scheduler=scheduler, progress=Rec())
     assert _bytes(cs) == sample_contracts_file.read_bytes()
-    assert seen == ["start 10", *["advance"] * 10, "finish"]
+    parts = plan(sample_corpus, MineOptions(folds=5, seed=13))
+    assert parts is not None
+    # The three stock tools return one object shape (their DOMAIN/TYPE/sign rules are pooled): one
+    # partition; the other seven tools one each.
+    assert ("get_stock_by_sku", "lookup_inventory", "query_warehouse") in parts.parts
+    assert len(parts.parts) == 8
+    assert seen == ["start 8", *["advance"] * 8, "finish"]
 
 
 def test_unreachable_scheduler(sample_corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:

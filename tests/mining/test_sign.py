@@ -12,16 +12,51 @@ def _recs(values: list) -> list[dict]:
 
 
 def test_threshold_boundary(tmp_path: Path) -> None:
-    assert find(mine_records(tmp_path, _recs([i + 1 for i in range(29)])), "POSITIVE", "/v") is None
-    r = find(mine_records(tmp_path, _recs([i + 1 for i in range(30)])), "POSITIVE", "/v")
+    assert find(mine_records(tmp_path, _recs([i + 1.5 for i in range(29)])), "POSITIVE", "/v") is None
+    r = find(mine_records(tmp_path, _recs([i + 1.5 for i in range(30)])), "POSITIVE", "/v")
     assert r is not None and r.support.calls == 30
+
+
+def _tasks(values: list, per_task: int = 1) -> list[dict]:
+    """Value i in task i // per_task (distinct tasks: the sign test on counts counts tasks)."""
+    return [call(f"t{i // per_task:04d}", "tool", {"v": v}) for i, v in enumerate(values)]
+
+
+def test_counts_near_zero_get_nonneg(tmp_path: Path) -> None:
+    """Seats left in a cabin, 1..20, one value a task: had 0 been as common as 1, 3 tasks with a 0
+    were due among 60 (E0 = 3: not significant, and 5% of tasks): NONNEG, not POSITIVE."""
+    seats = [1 + i % 20 for i in range(60)]
+    cs = mine_records(tmp_path, _tasks(seats))
+    assert find(cs, "POSITIVE", "/v") is None and find(cs, "NONNEG", "/v") is not None
+
+
+def test_repeated_reads_count_once(tmp_path: Path) -> None:
+    """Four tasks reading the same low seat counts 20 times each: 80 rows, still four tasks (E0 = 2)."""
+    seats = [2 + i % 6 for i in range(80)]
+    cs = mine_records(tmp_path, _tasks(seats, per_task=20))
+    assert find(cs, "POSITIVE", "/v") is None and find(cs, "NONNEG", "/v") is not None
+
+
+def test_counts_that_never_reach_zero_keep_positive(tmp_path: Path) -> None:
+    # quantities: 1 to 3 in 60 tasks and never a 0: (3/4)^60, the empty stretch is significant
+    qty = [1 + i % 3 for i in range(60)]
+    assert find(mine_records(tmp_path, _tasks(qty)), "POSITIVE", "/v") is not None
+    # 17 tasks in the lowest two octaves is the least that counts ((3/4)^17 < 1%), 16 is not
+    # (values from 12: octaves [8, 16) and [16, 32); the rest far above, in 40 tasks in all)
+    for low, want in ((17, True), (16, False)):
+        vals = [12 + i % 19 for i in range(low)] + [5000 + i for i in range(40 - low)]
+        got = find(mine_records(tmp_path, _tasks(vals)), "POSITIVE", "/v") is not None
+        assert got is want, low
+    # cents totals far from zero: a legal 0 would show in fewer than 1 task in 200 (E0 = 3/1024 of 40)
+    cents = [1702 + 37 * i for i in range(40)]
+    assert find(mine_records(tmp_path, _tasks(cents)), "POSITIVE", "/v") is not None
 
 
 def test_zero_gives_nonneg_not_positive(tmp_path: Path) -> None:
     cs = mine_records(tmp_path, _recs([i % 5 for i in range(40)]))
     assert find(cs, "NONNEG", "/v") is not None
     assert find(cs, "POSITIVE", "/v") is None
-    pos = mine_records(tmp_path, _recs([1 + i % 5 for i in range(40)]))
+    pos = mine_records(tmp_path, _recs([1.5 + i % 5 for i in range(40)]))
     assert find(pos, "POSITIVE", "/v") is not None
     assert find(pos, "NONNEG", "/v") is None  # never both
 
@@ -44,5 +79,5 @@ def test_counts_values_in_nested_arrays(tmp_path: Path) -> None:
 
 def test_constant_and_non_numbers_ignored(tmp_path: Path) -> None:
     assert find(mine_records(tmp_path, _recs([3] * 40)), "POSITIVE", "/v") is None
-    mixed = mine_records(tmp_path, _recs([None if i % 4 == 0 else 1 + i for i in range(44)]))
+    mixed = mine_records(tmp_path, _recs([None if i % 4 == 0 else 1.5 + i for i in range(44)]))
     assert find(mixed, "POSITIVE", "/v") is not None  # nulls are TYPE's business
