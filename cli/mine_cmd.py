@@ -27,7 +27,7 @@ from contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption,
 from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json
 from contracts.mining.diff import SetDiff, diff_sets
-from contracts.mining.explain import describe, describe_params, fold_report
+from contracts.mining.explain import THIN_TASKS, describe, describe_params, fold_report
 from contracts.mining.miner import mine
 from contracts.mining.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
@@ -288,7 +288,11 @@ def rules_command(
     ] = None,
     folds: Annotated[
         bool,
-        typer.Option("--folds", help="Show each rule's fold checkers (and held-out rate with --corpus)."),
+        typer.Option(
+            "--folds",
+            help="Show each rule's fold checkers, the fewest tasks behind it, whether that is thin (and "
+            "the held-out rate with --corpus).",
+        ),
     ] = False,
     corpus: Annotated[
         Path | None,
@@ -323,6 +327,8 @@ def rules_command(
             if report is not None:
                 fp = report[i]
                 d["folds"] = list(fp.folds)
+                d["tasks_min"] = fp.tasks_min
+                d["thin"] = fp.thin
                 if fp.heldout_calls is not None:
                     d["heldout"] = {
                         "calls": fp.heldout_calls,
@@ -345,6 +351,7 @@ def rules_command(
         )
     if report is not None:
         table.add_column("folds", justify="left", no_wrap=True)
+        table.add_column("tasks", justify="right", no_wrap=True)
         if corpus is not None:
             table.add_column("held-out", justify="right", no_wrap=True)
     for i, r in enumerate(rules):
@@ -364,6 +371,7 @@ def rules_command(
             row.append(
                 ("all" if every else ",".join(map(str, fp.folds)) or "-") + ("" if r.in_full else " only")
             )
+            row.append(f"{fp.tasks_min:,}" + (" thin" if fp.thin else ""))
             if corpus is not None:
                 rate = fp.heldout_rate
                 row.append("-" if rate is None else f"{fp.heldout_violations}/{fp.heldout_calls} {rate:.1%}")
@@ -374,6 +382,14 @@ def rules_command(
         f"{shown} rules (support = clean calls / distinct tasks; source both = mined and schema)",
         markup=False,
     )
+    if report is not None:
+        n_thin = sum(fp.thin for fp in report)
+        out.print(
+            f"tasks = fewest distinct tasks behind the rule in any checker holding it; {n_thin} thin "
+            f"(fewer than {THIN_TASKS} tasks, or twice its class's task minimum: a 95% task-level "
+            "violation bound above 10%)",
+            markup=False,
+        )
 
 
 def _diff_table(d: SetDiff) -> None:

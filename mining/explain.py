@@ -6,6 +6,12 @@ the corpus — how often it fires on the tasks it was *not* mined from: for ever
 holds the rule, the calls of fold f's tasks that violate it, over the ok calls of the rule's tool in
 fold f. That held-out rate is the honest estimate of the rule's false-alarm rate on new tasks (the
 miner guarantees 0 on the mining data itself).
+
+What a rule rests on: `tasks_min` is the fewest distinct tasks behind it in any checker that holds it
+(the full one and the fold checkers), and a rule is *thin* when that number is below `thin_tasks` for
+its class: the larger of twice the class's task minimum and THIN_TASKS (29). With n clean tasks and no
+counterexample, 1 − 0.05^(1/n) bounds the share of tasks that break the rule (95%); below 29 tasks that
+bound is above 10%, so a thin rule may well fire on one new task in ten.
 """
 
 from __future__ import annotations
@@ -16,7 +22,17 @@ from dataclasses import dataclass
 import polars as pl
 
 from contracts.mining.model import ContractSet, Rule
+from contracts.mining.params import DEFAULT_MIN_TASKS
 from contracts.traces.corpus import Corpus
+
+#: Below this many distinct tasks a rule's 95% task-level violation bound exceeds 10% (1 − 0.05^(1/29)).
+THIN_TASKS = 29
+
+
+def thin_tasks(code: str, min_tasks: int | None = None) -> int:
+    """Distinct tasks a rule of `code` needs to not be thin (see the module docstring)."""
+    need = DEFAULT_MIN_TASKS.get(code, 1) if min_tasks is None else min_tasks
+    return max(THIN_TASKS, 2 * need)
 
 
 def describe(rule: Rule) -> str:
@@ -73,6 +89,8 @@ class FoldPresence:
     folds: tuple[int, ...]  # fold checkers holding the rule
     heldout_calls: int | None = None  # ok calls of the tool in those folds
     heldout_violations: int | None = None  # of which violate the rule
+    tasks_min: int = 0  # fewest distinct tasks behind the rule in a checker holding it
+    thin: bool = False  # tasks_min below thin_tasks(code)
 
     @property
     def heldout_rate(self) -> float | None:
@@ -87,11 +105,22 @@ def fold_report(
     """Per rule: the fold checkers holding it, and with `corpus` its held-out violation count and rate."""
     rules = list(rules) if rules is not None else cs.all_rules()
     holders: dict[str, list[int]] = {}
+    fewest: dict[str, int] = {}
     for fc in cs.folds:
         for rid in fc.rules:
             holders.setdefault(rid, []).append(fc.fold)
+            sup = fc.support.get(rid)
+            if sup is not None:
+                fewest[rid] = min(fewest.get(rid, sup.tasks), sup.tasks)
+    min_tasks = cs.params.get("min_tasks") or {}
+
+    def presence(r: Rule, *held: int) -> FoldPresence:
+        t = min(fewest.get(r.id, r.support.tasks), r.support.tasks) if r.in_full else fewest.get(r.id, 0)
+        thin = t < thin_tasks(r.code, min_tasks.get(r.code))
+        return FoldPresence(r, tuple(holders.get(r.id, [])), *held, tasks_min=t, thin=thin)
+
     if corpus is None or not cs.folds:
-        return [FoldPresence(r, tuple(holders.get(r.id, []))) for r in rules]
+        return [presence(r) for r in rules]
     from contracts.checks.checker import check_corpus  # the checker judges; mining only reports
     from contracts.mining.folds import fold_table
 
@@ -112,5 +141,5 @@ def fold_report(
         fs = tuple(holders.get(r.id, []))
         n = sum(n_of.get((r.tool, f), 0) for f in fs)
         v = sum(v_of.get((r.id, f), 0) for f in fs)
-        out.append(FoldPresence(r, fs, n, v))
+        out.append(presence(r, n, v))
     return out
