@@ -254,7 +254,8 @@ def infer_registry(
         proposed_par = arg_node.to_schema() if arg_node is not None else None
         if proposed_par is not None:
             proposed_par = {"type": "object", **proposed_par}
-            proposed_par.setdefault("properties", {})
+            if "additionalProperties" not in proposed_par:  # arguments that are a map stay one
+                proposed_par.setdefault("properties", {})
         if b is None:
             spec = ToolSpec(name=name, parameters=proposed_par or {}, output=proposed_out)
         else:

@@ -398,10 +398,15 @@ def _patterns(
     )
     declared = {(t, "result"): frozenset(ps) for t, ps in (declared_maps or {}).items() if ps}
     decided = map_keys.decide(stats, declared=declared)
+    # Open-key-set candidates need task counts (a narrow second read); a map found that way can make
+    # candidates below it, so repeat until no new candidate appears (each round reads only new ones).
+    evidence: dict[tuple[str, str, str], map_keys.OpenEvidence] = {}
     cands = map_keys.open_candidates(stats, decided)
-    if cands:
-        evidence = _open_evidence(corpus, tools, unclean, stats, decided, cands)
+    while cands - set(evidence):
+        new = cands - set(evidence)
+        evidence.update(_open_evidence(corpus, tools, unclean, stats, decided, new))
         decided = map_keys.decide(stats, evidence, declared)
+        cands = map_keys.open_candidates(stats, decided)
     lit = map_keys.literal_table(stats, decided).join(
         stats.select("tool", "side", "pattern", "kinds"), on=["tool", "side", "pattern"]
     )

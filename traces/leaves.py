@@ -158,7 +158,8 @@ def generalize(pattern: str, maps: frozenset[str] | set[str]) -> str:
     toks = pattern.split("/")
     cur = toks[0]  # "" (patterns start with "/")
     for tok in toks[1:]:
-        cur = cur + "/" + (MAP_TOKEN if cur in maps else tok)
+        # An array where a map usually is keeps its index token: only object keys are map keys.
+        cur = cur + "/" + (MAP_TOKEN if cur in maps and tok != INDEX_TOKEN else tok)
     return cur
 
 

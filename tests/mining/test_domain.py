@@ -97,9 +97,7 @@ def test_pool_gives_thin_tools_the_pooled_set(tmp_path: Path) -> None:
     (12 tasks) did, in three of them. Judged alone, `get_order` would learn {open, shipped} and `cancel`
     nothing (12 tasks < 50); pooled, both get {open, returned, shipped}."""
     recs = [call(f"t{i:03d}", "get_order", _order(["open", "shipped"][i % 2], i)) for i in range(80)]
-    recs += [
-        call(f"t{i:03d}", "cancel", _order("returned" if i < 3 else "open", i)) for i in range(12)
-    ]
+    recs += [call(f"t{i:03d}", "cancel", _order("returned" if i < 3 else "open", i)) for i in range(12)]
     cs = mine_records(tmp_path, recs)
     for tool in ("get_order", "cancel"):
         r = find(cs, "DOMAIN", "/status", tool=tool)
