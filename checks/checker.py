@@ -1419,7 +1419,7 @@ def generalize_patterns(leaves: FrameT, maps: Mapping[str, tuple[frozenset[str],
         .with_columns(pl.coalesce("gpattern", "pattern").alias("pattern"))
         .select(schema.names())
     )
-    return out if isinstance(leaves, pl.LazyFrame) else out.collect()  # type: ignore[return-value]
+    return out if isinstance(leaves, pl.LazyFrame) else out.collect()
 
 
 def _find_batch(

@@ -453,13 +453,14 @@ def check_registry(
     ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
     leaves = corpus.scan_leaves().filter(pl.col("side") == "result").join(ok, on="cid", how="semi")
     # Keys below a declared map (additionalProperties, no properties) are data: compare them as `~*`.
-    maps = {
-        name: (frozenset(), frozenset(found))
-        for name in registry.names()
-        if (spec := registry.get(name)) is not None
-        and spec.output is not None
-        and (found := declared_maps(spec.output))
-    }
+    maps: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+    for name in registry.names():
+        declared = registry.get(name)
+        parents = (
+            declared_maps(declared.output) if declared is not None and declared.output is not None else []
+        )
+        if parents:
+            maps[name] = (frozenset(), frozenset(parents))
     leaves = generalize_patterns(leaves, maps)
     progress.start("registry check", None)
     stats = (

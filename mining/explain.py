@@ -114,10 +114,10 @@ def fold_report(
                 fewest[rid] = min(fewest.get(rid, sup.tasks), sup.tasks)
     min_tasks = cs.params.get("min_tasks") or {}
 
-    def presence(r: Rule, *held: int) -> FoldPresence:
+    def presence(r: Rule, calls: int | None = None, violations: int | None = None) -> FoldPresence:
         t = min(fewest.get(r.id, r.support.tasks), r.support.tasks) if r.in_full else fewest.get(r.id, 0)
         thin = t < thin_tasks(r.code, min_tasks.get(r.code))
-        return FoldPresence(r, tuple(holders.get(r.id, [])), *held, tasks_min=t, thin=thin)
+        return FoldPresence(r, tuple(holders.get(r.id, [])), calls, violations, tasks_min=t, thin=thin)
 
     if corpus is None or not cs.folds:
         return [presence(r) for r in rules]

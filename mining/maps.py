@@ -199,7 +199,7 @@ def open_candidates(
 
 def map_paths(maps: Mapping[tuple[str, str], frozenset[str]], tool: str) -> tuple[str, ...]:
     """A tool's map parents in rule-path notation (`$args` prefix for the argument side), sorted."""
-    out = []
+    out: list[str] = []
     for (t, side), parents in maps.items():
         if t == tool:
             out.extend(("$args" + p) if side == "arg" else p for p in parents)
