@@ -53,7 +53,7 @@ import orjson
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
 from contracts.mining.model import ContractSet, Rule, split_side
-from contracts.traces.leaves import escape_token, unescape_token
+from contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
 
 KINDS: tuple[str, ...] = (
     "sign_flip",
@@ -106,16 +106,18 @@ Node = tuple[str, str, Any]
 """(concrete path, pattern, value)."""
 
 
-def walk(doc: Any) -> Iterator[Node]:
-    """Every node of `doc` with its RFC 6901 path and `*`-pattern, in document order."""
+def walk(doc: Any, maps: frozenset[str] = frozenset()) -> Iterator[Node]:
+    """Every node of `doc` with its RFC 6901 path and `*`-pattern, in document order; the keys of an
+    object at a pattern in `maps` (a contract set's map parents) are `~*` in the pattern."""
     stack: list[Node] = [("", "", doc)]
     while stack:
         path, pattern, v = stack.pop()
         yield path, pattern, v
         if isinstance(v, dict):
+            is_map = pattern in maps
             for k in reversed(list(v)):
                 tok = "/" + escape_token(str(k))
-                stack.append((path + tok, pattern + tok, v[k]))
+                stack.append((path + tok, pattern + ("/" + MAP_TOKEN if is_map else tok), v[k]))
         elif isinstance(v, list):
             for i in range(len(v) - 1, -1, -1):
                 stack.append((f"{path}/{i}", pattern + "/*", v[i]))
@@ -158,9 +160,9 @@ def _matches(pattern: str, path_pattern: str) -> bool:
     return pattern == path_pattern
 
 
-def _nodes_at(doc: Any, pattern: str) -> list[tuple[str, Any]]:
+def _nodes_at(doc: Any, pattern: str, maps: frozenset[str] = frozenset()) -> list[tuple[str, Any]]:
     """Concrete (path, value) of every node of `doc` whose pattern is `pattern`."""
-    return [(p, v) for p, pat, v in walk(doc) if pat == pattern]
+    return [(p, v) for p, pat, v in walk(doc, maps) if pat == pattern]
 
 
 # --- value helpers ----------------------------------------------------------------------------------
@@ -371,9 +373,20 @@ def _always_present(ctx: _Context, tool: str, pattern: str) -> bool:
 class _Targets:
     """Finds targets of each kind in one call, from rules (when given) or heuristics."""
 
-    def __init__(self, ctx: _Context, rules: Mapping[str, list[Rule]] | None) -> None:
+    def __init__(
+        self,
+        ctx: _Context,
+        rules: Mapping[str, list[Rule]] | None,
+        maps: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.rules = rules
+        self.maps = maps or {}
+
+    def _walk(self, tool: str, res: Any) -> Iterator[Node]:
+        """`walk` with the patterns the targets are named in: the rules' (map keys as `~*`) when
+        targeting from a contract set, the literal ones the heuristics learnt otherwise."""
+        return walk(res, self.maps.get(tool, frozenset()) if self.rules is not None else frozenset())
 
     def _rules(self, tool: str, *codes: str) -> list[Rule] | None:
         if self.rules is None:
@@ -390,7 +403,11 @@ class _Targets:
         rules = self._rules(tool, "POSITIVE", "NONNEG")
         if rules is not None:
             pats = {r.paths[0] for r in rules if split_side(r.paths[0])[0] == "result"}
-            return [Target("sign_flip", p) for p, pat, v in walk(res) if pat in pats and _is_num(v) and v > 0]
+            return [
+                Target("sign_flip", p)
+                for p, pat, v in self._walk(tool, res)
+                if pat in pats and _is_num(v) and v > 0
+            ]
         c = self.ctx
         return [
             Target("sign_flip", p)
@@ -402,7 +419,7 @@ class _Targets:
         rules = self._rules(tool, "REQUIRED")
         if rules is not None:
             pats = {r.paths[0] for r in rules if split_side(r.paths[0])[0] == "result" and r.paths[0]}
-            return [(p, pat, v) for p, pat, v in walk(res) if pat in pats and p]
+            return [(p, pat, v) for p, pat, v in self._walk(tool, res) if pat in pats and p]
         return [(p, pat, v) for p, pat, v in walk(res) if p and _always_present(self.ctx, tool, pat)]
 
     def _t_drop_field(self, tool: str, res: Any, args: Any) -> list[Target]:
@@ -445,7 +462,7 @@ class _Targets:
             }
         return [
             Target("type_swap", p)
-            for p, pat, v in walk(res)
+            for p, pat, v in self._walk(tool, res)
             if p and pat in pats and (_is_num(v) or (isinstance(v, dict) and v))
         ]
 
@@ -486,7 +503,9 @@ class _Targets:
             ]
         out = []
         for pa, pb in sorted(set(pairs)):
-            for path_a, va in _nodes_at(res, pa):
+            for path_a, va in _nodes_at(
+                res, pa, self.maps.get(tool, frozenset()) if rules is not None else frozenset()
+            ):
                 path_b = _pair_path(path_a, pa, pb)
                 try:
                     vb = get_at(res, path_b)
@@ -505,7 +524,7 @@ class _Targets:
                 if split_side(r.paths[0])[0] != "result":
                     continue
                 tol = str(r.params.get("tol", "exact"))
-                for p, v in _nodes_at(res, r.paths[0]):
+                for p, v in _nodes_at(res, r.paths[0], self.maps.get(tool, frozenset())):
                     if _is_num(v):
                         out.append(Target("relation_break", p, params=(("tol", tol),)))
             return out
@@ -543,7 +562,7 @@ class _Targets:
         doms = self._domain_values(tool)
         return [
             Target("domain_drift", p, params=(("values", tuple(doms[pat])),))
-            for p, pat, v in walk(res)
+            for p, pat, v in self._walk(tool, res)
             if pat in doms and isinstance(v, str)
         ]
 
@@ -567,12 +586,12 @@ class _Targets:
 
 
 def _pair_path(path_a: str, pat_a: str, pat_b: str) -> str:
-    """B's concrete path paired with A's by equal array indexes (same wildcard positions)."""
+    """B's concrete path paired with A's by equal array indexes and map keys (same wildcard positions)."""
     ta, tb = path_a.split("/"), pat_b.split("/")
     pa = pat_a.split("/")
     out = []
     for i, tok in enumerate(tb):
-        if tok == "*" and i < len(pa) and pa[i] == "*":
+        if tok in WILD_TOKENS and i < len(pa) and pa[i] == tok:
             out.append(ta[i])
         else:
             out.append(tok)
@@ -709,7 +728,10 @@ def inject_records(
         rules = defaultdict(list)
         for r in contracts.rules_for(None):
             rules[r.tool].append(r)
-    finder = _Targets(ctx, rules)
+    maps = (
+        {t: tc.map_parents("result") for t, tc in contracts.tools.items()} if contracts is not None else None
+    )
+    finder = _Targets(ctx, rules, maps)
     rng = random.Random(seed)
     counts: Counter[str] = Counter({k: 0 for k in kinds})
     out: list[dict[str, Any]] = []

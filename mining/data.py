@@ -360,40 +360,39 @@ def _patterns(
     for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
         lf = _clean_scan(corpus, tools, unclean, start)
         seen.append(
+            # One group-by on (pattern, kind) as a single integer key: rows per kind, merged below.
             lf.select(
-                _tp_expr(),
+                (_tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
                 "tool",
                 "side",
                 "pattern",
-                (pl.col("kind").to_physical() == KIND_CODE["object"]).alias("is_obj"),
-                pl.col("kind")
-                .to_physical()
-                .replace_strict({c: 1 << c for c in KIND_CODE.values()}, return_dtype=pl.UInt8)
-                .alias("bit"),
+                "kind",
             )
-            .group_by("tp")
+            .group_by("tpk")
             .agg(
                 pl.col("tool").first(),
                 pl.col("side").first(),
                 pl.col("pattern").first(),
+                pl.col("kind").first().to_physical().alias("code"),
                 pl.len().alias("n"),
-                pl.col("is_obj").sum().alias("n_obj"),
-                pl.col("bit").bitwise_or().alias("kinds"),
             )
             .select(
                 pl.col("tool").cast(pl.String),
                 pl.col("side").cast(pl.String),
                 pl.col("pattern").cast(pl.String),
+                pl.col("code").cast(pl.Int64),
                 pl.col("n").cast(pl.Int64),
-                pl.col("n_obj").cast(pl.Int64),
-                pl.col("kinds").cast(pl.Int64),
             )
             .collect()
         )
     stats = (
         pl.concat(seen)
         .group_by("tool", "side", "pattern")
-        .agg(pl.col("n").sum(), pl.col("n_obj").sum(), pl.col("kinds").bitwise_or())
+        .agg(
+            pl.col("n").sum(),
+            pl.col("n").filter(pl.col("code") == KIND_CODE["object"]).sum().alias("n_obj"),
+            pl.lit(2).pow(pl.col("code").unique()).sum().cast(pl.Int64).alias("kinds"),
+        )
         .sort("tool", "side", "pattern")
     )
     declared = {(t, "result"): frozenset(ps) for t, ps in (declared_maps or {}).items() if ps}
@@ -673,9 +672,6 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
             pl.col("task").n_unique().alias("tasks"),
             pl.col("num").min().alias("min"),
             pl.col("num").max().alias("max"),
-            _LOWBIN.alias("lowbin"),
-            pl.col("task").filter(_below(1)).n_unique().alias("n_low1"),
-            pl.col("task").filter(_below(2)).n_unique().alias("n_low2"),
             (pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)).sum().alias("n_date"),
             pl.col("str").n_unique().alias("ndist"),
             fold_examples(distinct=False),
@@ -688,8 +684,25 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
         .agg(pl.col("cid").n_unique().alias("calls_w"), fold_examples().alias("ex_w"))
         .collect()
     )
+    # The lowest two octaves of the whole numbers >= 1 (the sign rule's evidence about 0): each int's
+    # octave, the group's least one broadcast, then only the rows in the lowest two are grouped.
+    octave = pl.col("num").log(2).floor()
+    low = (
+        res.filter((pl.col("code") == KIND_CODE["int"]) & (pl.col("num") >= 1))
+        .select("key", "task", octave.alias("oct"))
+        .with_columns(pl.col("oct").min().over("key").alias("lowbin"))
+        .filter(pl.col("oct") <= pl.col("lowbin") + 1)
+        .group_by("key")
+        .agg(
+            pl.col("lowbin").first(),
+            pl.col("task").filter(pl.col("oct") == pl.col("lowbin")).n_unique().alias("n_low1"),
+            pl.col("task").n_unique().alias("n_low2"),
+        )
+        .collect()
+    )
     out = decode_key(
         base.join(calls, on="key", how="left")
+        .join(low, on="key", how="left")
         .with_columns(
             pl.coalesce("calls_w", "n").alias("calls"),
             pl.coalesce("ex_w", "ex").alias("ex"),
@@ -703,18 +716,9 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
     )
 
 
-#: floor(log2(min)) of a group's numbers (null below 1): the lowest octave that holds a value.
-_LOWBIN = pl.when(pl.col("num").min() >= 1).then(pl.col("num").min().log(2).floor())
-
-
-def _below(octaves: int) -> pl.Expr:
-    """Numbers in the group's lowest `octaves` octaves: 2^b <= num < 2^(b + octaves)."""
-    return (pl.col("num") >= 1) & (pl.col("num") < pl.lit(2.0).pow(_LOWBIN + octaves))
-
-
 def low_octave_aggs(prefix: str = "") -> list[pl.Expr]:
-    """Merge (lowbin, n_low1, n_low2) rows — per group: its lowest octave b of numbers >= 1, and the
-    distinct tasks with a value in [2^b, 2^(b+1)) and in [2^b, 2^(b+2)) — into one group's (the sign
+    """Merge (lowbin, n_low1, n_low2) rows — per group: the lowest octave b of its whole numbers >= 1,
+    and the distinct tasks with one in [2^b, 2^(b+1)) and in [2^b, 2^(b+2)) — into one group's (the sign
     rule's evidence about 0, `contracts.mining.rules.sign`). Rows at a higher b have no value in the
     merged lowest octave, and those one octave up have their lowest octave as the merged second one;
     each task belongs to one row (one part and fold), so the counts add up."""

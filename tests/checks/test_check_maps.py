@@ -302,3 +302,22 @@ def test_cli_mine_then_check_catches_a_new_key(tmp_path: Path) -> None:
     assert streamed.exit_code == 1, streamed.output
     got = [orjson.loads(line) for line in streamed.stdout.splitlines() if line.strip()]
     assert [rc["outcome_contract"]["violations"] for rc in got] == [vs]
+
+
+def test_inject_targets_map_entries_named_by_rules(tmp_path: Path) -> None:
+    """Fault injection that targets a contract set's rules finds `~*` rules' nodes in every entry."""
+    from contracts.checks.inject import inject_records
+
+    rng = random.Random(11)
+    recs = _clean(rng, "flat", "digits", 60, 12)
+    cs = mine(corpus_from_records(recs, tmp_path / "c"))
+    assert cs.tools[T].maps == ("/variants",)
+    out, rep = inject_records(recs, kinds=["sign_flip", "drop_field"], rate=1.0, seed=3, contracts=cs)
+    assert rep.targeting == "contracts" and rep.no_target == 0
+    paths = [r["labels"]["fault_path"] for r in out if "fault" in r.get("labels", {})]
+    assert len(paths) == 60
+    under = [(p, r) for p, r in zip(paths, recs, strict=True) if p.startswith("/variants/")]
+    # most targets are entry fields (three of the four signed/required fields live in entries), each at
+    # a key the faulted result really holds; without the maps none would be found there
+    assert len(under) >= 40
+    assert all(p.split("/")[2] in r["result"]["variants"] for p, r in under)
