@@ -125,19 +125,20 @@ def summarize(report: dict[str, Any], cs: ContractSet, ids: frozenset[str]) -> d
 
 
 def run_domain(
-    domain: str, seed: int, tasks: int, work: Path, data: Path, inject: bool = True
+    domain: str, seed: int, tasks: int, work: Path, data: Path, inject: bool = True, trials: int | None = None
 ) -> dict[str, Any]:
     """Generate, ingest, audit clean (and injected) for one domain and seed."""
     tt = tau_tools()
     src = work / f"{domain}-{seed}.jsonl.gz"
-    tt.write(tt.generate(domain, tasks=tasks, seed=seed, data=data), src)
+    kw = {"trials": trials} if trials is not None else {}
+    tt.write(tt.generate(domain, tasks=tasks, seed=seed, data=data, **kw), src)
     registry = data / "tau_bench" / domain / "tools.json"
     corpus_dir = work / f"{domain}-{seed}-corpus"
     ingest([src], corpus_dir, registry=registry)
     corpus = Corpus.open(corpus_dir)
     ids = record_ids(data, domain)
     rep, cs = audit(corpus, work / f"{domain}-{seed}-ledger", k=5, seed=13, bootstrap=1000)
-    out = {"domain": domain, "seed": seed, "tasks": tasks, "clean": summarize(rep, cs, ids)}
+    out = {"domain": domain, "seed": seed, "tasks": tasks, "trials": trials, "clean": summarize(rep, cs, ids)}
     out["calls"] = rep["fire_rate"]["denominator"]
     out["episodes"] = rep["spurious"]["denominator"]
     if inject:
@@ -232,10 +233,12 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(seeds: Sequence[int], tasks: int, data: Path, inject: bool = True) -> dict[str, Any]:
+def run(
+    seeds: Sequence[int], tasks: int, data: Path, inject: bool = True, trials: int | None = None
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="tau-precision-"))
     try:
-        domains = [run_domain(d, s, tasks, work, data, inject) for s in seeds for d in DOMAINS]
+        domains = [run_domain(d, s, tasks, work, data, inject, trials) for s in seeds for d in DOMAINS]
         return {
             "seeds": list(seeds),
             "tasks": tasks,
@@ -250,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3", help="comma-separated generator seeds")
     ap.add_argument("--tasks", type=int, default=600)
+    ap.add_argument("--trials", type=int, help="episodes per task (default: bench/tau_tools.py's, 8)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--no-inject", action="store_true", help="skip the detection runs")
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {a.data / 'tau_bench'}: τ-bench data folder not found", file=sys.stderr)
         return 2
     seeds = [int(s) for s in a.seeds.split(",") if s]
-    res = run(seeds, a.tasks, a.data, inject=not a.no_inject)
+    res = run(seeds, a.tasks, a.data, inject=not a.no_inject, trials=a.trials)
     md = markdown(res)
     if a.json:
         a.json.write_bytes(orjson.dumps(res, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
