@@ -163,9 +163,9 @@ def observed_patterns(corpus: Corpus) -> pl.DataFrame:
     )
     return (
         corpus.scan_leaves()
+        .select("cid", "tool", "side", "pattern")
+        .with_row_index("row")  # before the join: a join need not keep row order
         .join(ok, on="cid", how="semi")
-        .select("tool", "side", "pattern")
-        .with_row_index("row")
         .group_by("tool", "side", "pattern")
         .agg(pl.col("row").min())
         .sort("row")

@@ -11,6 +11,15 @@ SAMPLE = REPO / "sample_traces"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="Rewrite tests/golden/* from the current outputs instead of comparing (tests/test_golden.py).",
+    )
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
