@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from contracts.checks.audit import audit, open_source
-from contracts.mining.model import ContractSet, split_side
+from contracts.rules.model import ContractSet, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest
 from contracts.traces.leaves import WILD_TOKENS, unescape_token

@@ -59,9 +59,9 @@ from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
 from contracts.checks.report import REPORT_VERSION, evaluate_gates
 from contracts.errors import CheckError, TraceError
 from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
-from contracts.mining.folds import fold_table
-from contracts.mining.model import ContractSet
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.folds import fold_table
+from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 
 LEDGER_FORMAT = "contracts-audit/1"

@@ -34,9 +34,9 @@ from contracts.checks.receipts import Receipt, Violation, recovery_tools
 from contracts.errors import CheckError, ContractsError
 from contracts.frames import detach
 from contracts.jsonutil import canonical_str, sha256_hex
-from contracts.mining.folds import fold_table
-from contracts.mining.model import CODES, ContractSet, Rule, split_side
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.folds import fold_table
+from contracts.rules.model import CODES, ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import (
     KINDS,

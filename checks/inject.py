@@ -52,7 +52,7 @@ import orjson
 
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
-from contracts.mining.model import ContractSet, Rule, split_side
+from contracts.rules.model import ContractSet, Rule, split_side
 from contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
 
 KINDS: tuple[str, ...] = (

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from contracts.errors import CheckError
 from contracts.jsonutil import canonical_json, canonical_str
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 
 ENCODERS = ("v1", "v2")
 Encoder = Literal["v1", "v2"]

@@ -31,7 +31,7 @@ from contracts.checks.report import (
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 
 

@@ -39,7 +39,7 @@ from contracts.checks.receipts import ENCODERS, encode
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
-from contracts.mining.model import CODES, ContractSet
+from contracts.rules.model import CODES, ContractSet
 from contracts.traces.corpus import Corpus
 
 

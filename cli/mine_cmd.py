@@ -29,7 +29,7 @@ from contracts.jsonutil import pretty_json
 from contracts.mining.diff import SetDiff, diff_sets
 from contracts.mining.explain import THIN_TASKS, describe, describe_params, fold_report
 from contracts.mining.miner import mine
-from contracts.mining.model import CODES, ContractSet, Rule
+from contracts.rules.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import load_registry
 

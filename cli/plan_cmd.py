@@ -157,7 +157,7 @@ def registry_infer(
     REQUIRED -> required, TYPE -> type, DOMAIN -> enum, NONNEG/POSITIVE -> minimum/exclusiveMinimum,
     nested as deep as the rule paths go; every field seen in clean results is declared.
     """
-    from contracts.mining.model import ContractSet
+    from contracts.rules.model import ContractSet
 
     cpath = config().require_path("paths.corpus", corpus, "corpus folder")
     c = Corpus.open(cpath)

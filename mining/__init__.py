@@ -1,6 +1,6 @@
 """contracts.mining: leaf statistics, rule classes, support thresholds, folds, contract sets.
 
-`mine(corpus, ...)` is the entry point; `contracts.mining.model` holds the contract-set value types.
+`mine(corpus, ...)` is the entry point; `contracts.rules.model` holds the contract-set value types.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from contracts.errors import MiningError
 from contracts.mining import maps as map_keys
-from contracts.mining.folds import fold_table
+from contracts.rules.folds import fold_table
 from contracts.traces.corpus import LEAVES_FILE, Corpus
 from contracts.traces.leaves import is_wild
 

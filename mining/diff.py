@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.jsonutil import canonical_str
-from contracts.mining.model import CODES, ContractSet, Rule
+from contracts.rules.model import CODES, ContractSet, Rule
 
 Key = tuple[str, str, tuple[str, ...]]
 

@@ -3,7 +3,7 @@
 Why per tool. Every rule is about one tool, and every statistic a rule class computes is grouped by
 (tool, pattern, fold): the candidates, the per-fold sampling windows (RELATION's and ECHO's are per
 (tool, fold), first by call key), the example calls (the smallest global call keys) and the schema rules
-(per declared tool). Fold assignment hashes each task id on its own (`contracts.mining.folds.fold_of`),
+(per declared tool). Fold assignment hashes each task id on its own (`contracts.rules.folds.fold_of`),
 so a task lands in the same fold whichever tools are mined with it. Mining `tools=[t]` therefore yields
 exactly tool t's part of the all-tools contract set, and the merge is a union: tools are disjoint, each
 fold checker's rule list is re-sorted in the full set's rule order, and the corpus summary (clean calls,
@@ -41,10 +41,10 @@ from typing import Any
 from contracts.errors import MiningError
 from contracts.mining.data import clean_calls, pattern_table
 from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps
-from contracts.mining.model import ContractSet, FoldChecker, Support, ToolContracts
 from contracts.mining.params import MineParams
 from contracts.mining.shapes import linked_tools
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry
 

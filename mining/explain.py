@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from contracts.mining.model import ContractSet, Rule
 from contracts.mining.params import DEFAULT_MIN_TASKS
+from contracts.rules.model import ContractSet, Rule
 from contracts.traces.corpus import Corpus
 
 #: Below this many distinct tasks a rule's 95% task-level violation bound exceeds 10% (1 − 0.05^(1/29)).
@@ -122,7 +122,7 @@ def fold_report(
     if corpus is None or not cs.folds:
         return [presence(r) for r in rules]
     from contracts.checks.checker import check_corpus  # the checker judges; mining only reports
-    from contracts.mining.folds import fold_table
+    from contracts.rules.folds import fold_table
 
     calls = (
         corpus.scan_calls()

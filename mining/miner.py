@@ -41,13 +41,13 @@ from contracts.mining.data import (
     path_stats_part,
     sample_filter,
 )
-from contracts.mining.model import CODES, ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.mining.params import MineParams, violation_bound
 from contracts.mining.rules import RULE_CLASSES
 from contracts.mining.rules.base import MiningContext, RuleClass
 from contracts.mining.schema_rules import SchemaRules
 from contracts.mining.shapes import pools
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.model import CODES, ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, declared_maps, load_registry
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts.errors import MiningError
-from contracts.mining.model import CODES
+from contracts.rules.model import CODES
 
 #: Minimum qualifying examples per code (calls; values for POSITIVE and NONNEG; tasks for DOMAIN).
 DEFAULT_MIN_SUPPORT: dict[str, int] = {

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from contracts.mining.data import FULL, MiningData, call_ids
-from contracts.mining.model import ContractSet, ToolContracts
+from contracts.rules.model import ContractSet, ToolContracts
 from contracts.traces.corpus import Corpus
 
 if TYPE_CHECKING:

@@ -31,9 +31,9 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.model import ARGS_PREFIX
 from contracts.mining.params import ECHO_MIN_DISTINCT
 from contracts.mining.rules.base import MiningContext
+from contracts.rules.model import ARGS_PREFIX
 
 
 def declared_arg_patterns(schema: Any, prefix: str = "") -> list[str]:

@@ -49,10 +49,10 @@ from contracts.mining.data import (
     cand_frame,
     merged_examples,
 )
-from contracts.mining.model import ARGS_PREFIX
 from contracts.mining.params import RELATION_MIN_TUPLES
 from contracts.mining.rules.base import MiningContext
 from contracts.mining.rules.date_order import WILD_PREFIX
+from contracts.rules.model import ARGS_PREFIX
 from contracts.traces.leaves import MAP_TOKEN
 
 WINDOW = 4000  # rows of each fold (first by call key) of the sample's wide frame that samples are drawn from

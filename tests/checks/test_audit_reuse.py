@@ -18,8 +18,8 @@ from contracts.checks.checker import check_corpus, find_violations
 from contracts.checks.inject import inject_records
 from contracts.mining import mine
 from contracts.mining.data import call_ids, load
-from contracts.mining.model import ContractSet, FoldChecker, Rule, ToolContracts
 from contracts.mining.verify import flat_rules, misfires, misfires_from
+from contracts.rules.model import ContractSet, FoldChecker, Rule, ToolContracts
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records
 from tests.checks.test_audit import world

@@ -24,7 +24,7 @@ from contracts.checks.receipts import encode
 from contracts.cli.app import app
 from contracts.jsonutil import canonical_str
 from contracts.mining import mine
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records

@@ -20,7 +20,7 @@ from contracts.checks.checker import (
     receipts_from_frame,
 )
 from contracts.errors import CheckError
-from contracts.mining.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.traces.ingest import corpus_from_records
 
 T = "lookup_inventory"

@@ -15,7 +15,7 @@ import orjson
 import polars as pl
 
 from contracts.checks.checker import call_violations, check_corpus
-from contracts.mining.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.traces.ingest import corpus_from_records
 
 T = "get_order"

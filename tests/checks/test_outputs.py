@@ -23,7 +23,7 @@ from contracts.checks.outputs import (
 )
 from contracts.checks.receipts import encode
 from contracts.cli.app import app
-from contracts.mining.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.traces.ingest import corpus_from_records
 
 DATA = Path(__file__).parent / "data"

@@ -11,7 +11,7 @@ from contracts.checks.checker import check_call
 from contracts.checks.receipts import Receipt, Violation, encode, encode_line, recovery_tools
 from contracts.errors import CheckError
 from contracts.jsonutil import canonical_json, loads
-from contracts.mining.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.schemas import schema_errors
 
 T = "lookup_inventory"

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LIBRARY = ["contracts", "traces", "mining", "checks", "repair", "ledger"]
+LIBRARY = ["contracts", "traces", "rules", "mining", "checks", "repair", "ledger"]
 FORBIDDEN_IN_LIBRARY = {"typer", "rich", "click"}
 
 
@@ -47,7 +47,7 @@ def test_library_never_exits() -> None:
 
 
 def test_no_bare_imports_of_top_level_folders() -> None:
-    folders = {"cli", "traces", "mining", "checks", "repair", "ledger"}
+    folders = {"cli", "traces", "rules", "mining", "checks", "repair", "ledger"}
     bad = []
     for folder in [*LIBRARY, "cli", "tests", "bench", "sample_traces"]:
         for f in _modules(folder):
@@ -63,6 +63,7 @@ def test_ledger_depends_only_on_root_package() -> None:
         for name in _imports(f):
             if name.startswith("contracts.") and name.split(".")[1] in {
                 "traces",
+                "rules",
                 "mining",
                 "checks",
                 "repair",

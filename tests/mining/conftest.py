@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from contracts.mining import mine
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 from tests.conftest import SAMPLE
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts.mining import mine
-from contracts.mining.model import ContractSet, Rule
+from contracts.rules.model import ContractSet, Rule
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records
 

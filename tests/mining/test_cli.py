@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contracts.cli.app import app
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from tests.conftest import REPO, SAMPLE

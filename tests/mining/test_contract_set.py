@@ -10,7 +10,7 @@ import pytest
 from contracts.errors import MiningError, SchemaError
 from contracts.jsonutil import pretty_json
 from contracts.mining import mine
-from contracts.mining.model import CODES, ContractSet
+from contracts.rules.model import CODES, ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world

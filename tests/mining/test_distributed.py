@@ -27,7 +27,7 @@ from contracts.errors import MiningError
 from contracts.jsonutil import pretty_json
 from contracts.mining import mine
 from contracts.mining.distributed import DASK_MISSING, MineOptions, merge, mine_dask, mine_part, plan
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from contracts.errors import MiningError
 from contracts.mining import mine
-from contracts.mining.folds import fold_of
-from contracts.mining.model import CODES, ContractSet
+from contracts.rules.folds import fold_of
+from contracts.rules.model import CODES, ContractSet
 from contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 

@@ -20,7 +20,7 @@ from contracts.jsonutil import pretty_json
 from contracts.mining import maps as map_keys
 from contracts.mining import mine
 from contracts.mining.data import leaf_rows, load
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors, validate
 from contracts.traces.ingest import corpus_from_records
 from contracts.traces.leaves import MAP_TOKEN, escape_token, generalize

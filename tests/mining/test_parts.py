@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from contracts.jsonutil import canonical_str
 from contracts.mining import mine
 from contracts.mining.data import leaf_rows, load
-from contracts.mining.model import CODES
+from contracts.rules.model import CODES
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world

@@ -11,7 +11,7 @@ import pytest
 
 from contracts.mining import mine
 from contracts.mining.diff import diff_sets
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest
 from tests.mining import taudb

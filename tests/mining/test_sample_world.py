@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.mining.model import ContractSet, Rule
+from contracts.rules.model import ContractSet, Rule
 from contracts.schemas import schema_errors
 from tests.conftest import SAMPLE
 

@@ -10,8 +10,8 @@ import pytest
 from contracts.checks.checker import check_corpus
 from contracts.mining import mine
 from contracts.mining.data import load
-from contracts.mining.model import CODES, ContractSet, ToolContracts
 from contracts.mining.verify import assert_holds, misfires
+from contracts.rules.model import CODES, ContractSet, ToolContracts
 from contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 

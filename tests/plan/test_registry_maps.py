@@ -13,7 +13,7 @@ import pytest
 from contracts.checks.checker import call_violations
 from contracts.checks.registry_ops import check_registry, declared_patterns, infer_registry
 from contracts.mining import mine
-from contracts.mining.model import ContractSet
+from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from contracts.checks.registry_ops import check_registry, infer_registry
 from contracts.cli.app import app
-from contracts.mining.model import ContractSet, Rule, Support, ToolContracts, rule_id
+from contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records

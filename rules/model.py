@@ -20,7 +20,7 @@ import orjson
 
 from contracts.errors import CheckError
 from contracts.jsonutil import stable_id, write_json
-from contracts.mining.folds import fold_of
+from contracts.rules.folds import fold_of
 
 CONTRACT_SET_VERSION = 1
 CODES = ("REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN", "ECHO", "DATE_ORDER", "RELATION")
