@@ -17,11 +17,8 @@ contract). Calls of a tool the contract set does not know are never violations; 
 
 from __future__ import annotations
 
-import datetime as _dt
-import functools
 import importlib
 import itertools
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +32,7 @@ from contracts.errors import CheckError, ContractsError
 from contracts.frames import detach
 from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.dates import TZ_MODES, parse_instant, with_instant
 from contracts.rules.folds import fold_table
 from contracts.rules.model import CODES, ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
@@ -79,7 +77,6 @@ BATCH_CALLS = 250_000
 NUMERIC_KINDS = ("int", "float")
 SCALAR_KINDS = ("null", "bool", "int", "float", "string")
 TOLERANCES = ("exact", "cent", "rel")
-TZ_MODES = ("aware", "naive", "date")
 CENT_TOL = 0.005 + 1e-9
 REL_TOL = 1e-9
 
@@ -186,101 +183,6 @@ def _validate_rule(rule: Rule) -> None:
                 raise bad("sum_over RELATION sums array members only (its pattern has a map key '~*')")
         else:
             raise bad(f"unknown RELATION form {form!r}")
-
-
-# ----------------------------------------------------------------------------------------------------
-# ISO-8601 parsing shared by both implementations (DATE_ORDER).
-
-_DATE_RE = r"(\d{4})-(\d{2})-(\d{2})"
-_TIME_RE = r"[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?"
-_TZ_RE = r"(Z|z|[+-]\d{2}:?\d{2})"
-DATE_PATTERNS: dict[str, str] = {
-    "date": f"^{_DATE_RE}$",
-    "naive": f"^{_DATE_RE}{_TIME_RE}$",
-    "aware": f"^{_DATE_RE}{_TIME_RE}{_TZ_RE}$",
-}
-_COMPILED = {k: re.compile(v) for k, v in DATE_PATTERNS.items()}
-_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
-_NS = 1_000_000_000
-
-
-def parse_instant(value: Any, tz: str) -> int | None:
-    """Nanoseconds since 1970-01-01 (UTC for `aware`) of an ISO-8601 value in mode `tz`, or None.
-
-    Modes: `date` = `YYYY-MM-DD`; `naive` = date, `T` or space, `HH:MM[:SS[.fraction]]` with no zone;
-    `aware` = the same with `Z` or `±HH:MM` (`±HHMM`). Anything else — another kind, a bad calendar
-    date, hour > 23 — does not parse, which DATE_ORDER counts as a violation.
-    """
-    if not isinstance(value, str):
-        return None
-    return _parse_str_instant(value, tz)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _parse_str_instant(value: str, tz: str) -> int | None:
-    """`parse_instant` of a string (cached: a pure function, and dates repeat across calls)."""
-    m = _COMPILED[tz].match(value)
-    if m is None:
-        return None
-    g = m.groups()
-    try:
-        days = _dt.date(int(g[0]), int(g[1]), int(g[2])).toordinal() - _EPOCH_ORDINAL
-    except ValueError:
-        return None
-    ns = days * 86_400 * _NS
-    if tz == "date":
-        return ns
-    h, mi, se = int(g[3]), int(g[4]), int(g[5] or 0)
-    if h > 23 or mi > 59 or se > 59:
-        return None
-    ns += (h * 3600 + mi * 60 + se) * _NS + int((g[6] or "").ljust(9, "0"))
-    if tz == "aware":
-        off = g[7]
-        if off not in ("Z", "z"):
-            digits = off[1:].replace(":", "")
-            oh, om = int(digits[:2]), int(digits[2:])
-            if oh > 23 or om > 59:
-                return None
-            sign = 1 if off[0] == "+" else -1
-            ns -= sign * (oh * 3600 + om * 60) * _NS
-    return ns
-
-
-def _with_instant(df: FrameT, out: str, tz: str) -> FrameT:
-    """Add column `out`: `parse_instant` of the hits' `str` column (null where it does not parse)."""
-    groups = [f"_g{i}" for i in range(1, 9 if tz == "aware" else 8 if tz == "naive" else 4)]
-    g = (
-        pl.when(pl.col("kind") == "string")
-        .then(pl.col("str"))
-        .str.extract_groups(DATE_PATTERNS[tz])
-        .struct.rename_fields(groups)
-        .alias("_g")
-    )
-    x = df.with_columns(g).unnest("_g")
-
-    def num(name: str, default: str | None = None) -> pl.Expr:
-        c = pl.col(name) if default is None else pl.col(name).fill_null(default)
-        return c.cast(pl.Int64, strict=False)
-
-    date = pl.concat_str(pl.col("_g1"), pl.col("_g2"), pl.col("_g3"), separator="-")
-    ns = date.str.strptime(pl.Date, "%Y-%m-%d", strict=False).cast(pl.Int64) * (86_400 * _NS)
-    ok = pl.lit(True)
-    if tz != "date":
-        h, mi, se = num("_g4"), num("_g5"), num("_g6", "0")
-        frac = pl.col("_g7").fill_null("").str.pad_end(9, "0").cast(pl.Int64, strict=False)
-        ok = (h <= 23) & (mi <= 59) & (se <= 59)
-        ns = ns + (h * 3600 + mi * 60 + se) * _NS + frac
-    if tz == "aware":
-        off = pl.col("_g8")
-        digits = off.str.slice(1).str.replace(":", "", literal=True)
-        oh = digits.str.slice(0, 2).cast(pl.Int64, strict=False)
-        om = digits.str.slice(2, 2).cast(pl.Int64, strict=False)
-        zulu = off.is_in(["Z", "z"])
-        sign = pl.when(off.str.starts_with("+")).then(1).otherwise(-1)
-        shift = pl.when(zulu).then(0).otherwise(sign * (oh * 3600 + om * 60) * _NS)
-        ok = ok & (zulu | ((oh <= 23) & (om <= 59)))
-        ns = ns - shift
-    return x.with_columns(pl.when(ok).then(ns).alias(out)).drop(groups)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -1271,8 +1173,8 @@ def _vec_dates(entries: list[_RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
         if not sub:
             continue
         h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-        a = _with_instant(_with_key(_op(h, 0), sub, 0), "ia", tz).select("cid", "ridx", "key", "ia")
-        b = _with_instant(_with_key(_op(h, 1), sub, 1), "ib", tz)
+        a = with_instant(_with_key(_op(h, 0), sub, 0), "ia", tz).select("cid", "ridx", "key", "ia")
+        b = with_instant(_with_key(_op(h, 1), sub, 1), "ib", tz)
         j = b.join(a, on=["cid", "ridx", "key"])
         bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
         outs.append(_display(sub, _v(j.filter(bad)), 1))

@@ -1,6 +1,6 @@
 """DATE_ORDER: two ISO dates or date-times in a result are ordered, A <= B.
 
-Paths [A, B], params {"tz": "date" | "naive" | "aware"} (see `contracts.mining.dates`). Both paths lie in
+Paths [A, B], params {"tz": "date" | "naive" | "aware"} (see `contracts.rules.dates`). Both paths lie in
 the same array instance when they have wildcards: `/flights/*/depart` pairs with `/flights/*/arrive` of
 the same flight (same prefix up to the last `*`, equal indexes); paths without wildcards pair per call.
 
@@ -31,8 +31,8 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.dates import MODES, le, lt, parse_iso
 from contracts.mining.rules.base import MiningContext
+from contracts.rules.dates import MODES, le, lt, parse_iso
 
 #: The pattern up to and including its last wildcard token (`*`, or `~*` for a map key).
 WILD_PREFIX = r"^(.*(?:^|/)~?\*)(?:/[^*]*)?$"

@@ -12,14 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contracts.checks.checker import (
-    _with_instant,
     call_violations,
     check_call,
     check_corpus,
-    parse_instant,
     receipts_from_frame,
 )
 from contracts.errors import CheckError
+from contracts.rules.dates import parse_instant, with_instant
 from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.traces.ingest import corpus_from_records
 
@@ -318,7 +317,7 @@ date_text = st.one_of(
 @given(values=st.lists(date_text, min_size=1, max_size=20), tz=st.sampled_from(["aware", "naive", "date"]))
 def test_iso_parsing_matches_between_implementations(values: list[str], tz: str) -> None:
     df = pl.DataFrame({"str": values, "kind": ["string"] * len(values)})
-    got = _with_instant(df, "ns", tz)["ns"].to_list()
+    got = with_instant(df, "ns", tz)["ns"].to_list()
     assert got == [parse_instant(v, tz) for v in values]
 
 
