@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts.jsonutil import canonical_json, canonical_str, pretty_json
+from contracts.rules.codes import TABLE
 
 DOCS_PAGE = "docs/codes.md"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -47,14 +48,7 @@ class CodeInfo:
 CODE_INFO: dict[str, CodeInfo] = {
     c.code: c
     for c in (
-        CodeInfo("REQUIRED", "mined", "a field present in every clean result is missing"),
-        CodeInfo("TYPE", "mined", "a value has another JSON kind than in every clean result"),
-        CodeInfo("POSITIVE", "mined", "a number that was > 0 in every clean result is <= 0"),
-        CodeInfo("NONNEG", "mined", "a number that was >= 0 in every clean result is negative"),
-        CodeInfo("DOMAIN", "mined", "a string outside the small set of values seen in clean results"),
-        CodeInfo("ECHO", "mined", "a result field that always echoed an argument differs from it"),
-        CodeInfo("DATE_ORDER", "mined", "two ISO dates/times that were always ordered A <= B are not"),
-        CodeInfo("RELATION", "mined", "an arithmetic relation that held exactly in clean results fails"),
+        *(CodeInfo(name, "mined", c.summary) for name, c in TABLE.items()),
         CodeInfo(
             "E_SCHEMA", "plan-check", "a plan step references an output field its tool does not declare"
         ),

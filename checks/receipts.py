@@ -27,41 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contracts.errors import CheckError
-from contracts.jsonutil import canonical_json, canonical_str
+from contracts.jsonutil import canonical_json
+from contracts.rules.base import Violation
 from contracts.rules.model import ContractSet
 
 ENCODERS = ("v1", "v2")
 Encoder = Literal["v1", "v2"]
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule at one concrete place of one call.
-
-    `observed` is the JSON value found; for a missing field it is None with `present=False`, which
-    keeps "absent" distinct from "present and null" (`observed=None, present=True`).
-    """
-
-    code: str
-    rule: str
-    path: str
-    expected: Any
-    observed: Any
-    present: bool
-    detail: str
-
-    def sort_key(self) -> tuple[str, str]:
-        """Order inside a receipt: by rule id, then concrete path (the order `check_corpus` uses)."""
-        return (self.rule, self.path)
-
-    def sentence(self) -> str:
-        """The v1 rendering: one human sentence naming the place, the expectation and the evidence."""
-        if self.code == "REQUIRED":
-            found = "it is missing"
-        else:
-            found = f"observed {canonical_str(self.observed)}"
-        exp = self.expected if isinstance(self.expected, str) else canonical_str(self.expected)
-        return f"{self.code} at {self.path or '(whole result)'}: expected {exp}, {found} ({self.detail})."
 
 
 @dataclass(frozen=True)

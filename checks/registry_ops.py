@@ -32,8 +32,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.checks.checker import generalize_patterns
 from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.evaluate import generalize_patterns
 from contracts.rules.model import ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import MAP_TOKEN, escape_token, generalize, unescape_token

@@ -23,12 +23,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from contracts.checks.heldout import THIN_TASKS, fold_report
 from contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json
 from contracts.mining.diff import SetDiff, diff_sets
-from contracts.mining.explain import THIN_TASKS, describe, describe_params, fold_report
 from contracts.mining.miner import mine
+from contracts.rules.codes import TABLE, describe, describe_params
 from contracts.rules.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import load_registry
@@ -49,16 +50,7 @@ class Engine(StrEnum):
 
 
 #: Column headers of the summary table (narrow terminals); `contracts codes` lists the full names.
-SHORT = {
-    "REQUIRED": "REQ",
-    "TYPE": "TYPE",
-    "POSITIVE": "POS",
-    "NONNEG": "NNEG",
-    "DOMAIN": "DOM",
-    "ECHO": "ECHO",
-    "DATE_ORDER": "DATE",
-    "RELATION": "REL",
-}
+SHORT = {name: c.short for name, c in TABLE.items()}
 
 
 def _dump(value: Any) -> None:

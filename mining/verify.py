@@ -2,7 +2,7 @@
 
 Deequ's and Great Expectations' users most often complain of suggested constraints that fail on the very
 data they were suggested from. Here that is impossible by construction, and `mine` proves it on every
-run: the contract set is handed to `contracts.checks.checker.find_violations` (the same code `contracts
+run: the contract set is handed to `contracts.rules.evaluate.find_violations` (the engine `contracts
 check` and `contracts audit` run), and every checker must fire zero times on its own clean mining data
 — the full checker on every clean call, fold checker f on the clean calls of every fold but f.
 
@@ -13,24 +13,21 @@ and the judgement are separate so that a caller that has run the flat pass for i
 the full checker's in-sample replay is the same pass restricted to the full checker's rules) can verify
 without a second pass; `assert_holds` runs both for `mine`.
 
-`mining` imports `checks` only here, inside the function: the checker depends on the contract-set model
-of `mining`, and this is the one place where mining needs the checker in return.
+The engine lives in `contracts.rules`, below mining and checking alike, so this needs no upward import.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import polars as pl
 
 from contracts.mining.data import FULL, MiningData, call_ids
+from contracts.rules.base import RuleEntry
+from contracts.rules.evaluate import find_violations
 from contracts.rules.model import ContractSet, ToolContracts
 from contracts.traces.corpus import Corpus
-
-if TYPE_CHECKING:
-    from contracts.checks.checker import _RuleEntry
 
 #: How many misfires `misfires` collects by default (the message shows the first 5).
 LIMIT = 20
@@ -68,7 +65,7 @@ def flat_rules(cs: ContractSet) -> ContractSet:
 def misfires_from(
     cs: ContractSet,
     found: pl.DataFrame,
-    entries: Sequence[_RuleEntry],
+    entries: Sequence[RuleEntry],
     clean: pl.DataFrame,
     corpus: Corpus,
     limit: int = LIMIT,
@@ -110,8 +107,6 @@ def misfires_from(
 
 def misfires(cs: ContractSet, data: MiningData, limit: int = LIMIT) -> list[Misfire]:
     """Violations of each checker's rules on that checker's clean mining data (empty when all hold)."""
-    from contracts.checks.checker import find_violations  # see module docstring: the one upward import
-
     flat = flat_rules(cs)
     if not flat.all_rules():
         return []

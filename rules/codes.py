@@ -1,0 +1,52 @@
+"""The table of property codes: one `PropertyCode` per code, in the canonical order of `CODES`, and
+`describe` (a rule as people read it: `/total = /subtotal + /tax (cent)`, `/status in {paid, pending}`).
+
+Adding a code is adding its module here (and its rule class in `contracts.mining.rules`): see
+docs/design.md, "Adding a property code".
+"""
+
+from __future__ import annotations
+
+from contracts.rules import date_order, domain, echo, kind, nonneg, positive, relation, required
+from contracts.rules.base import PropertyCode
+from contracts.rules.model import CODES, Rule
+
+TABLE: dict[str, PropertyCode] = {
+    c.name: c
+    for c in (
+        required.CODE,
+        kind.CODE,
+        positive.CODE,
+        nonneg.CODE,
+        domain.CODE,
+        echo.CODE,
+        date_order.CODE,
+        relation.CODE,
+    )
+}
+assert tuple(TABLE) == CODES, "the table must list every code of rules.model.CODES, in order"
+
+
+def code_of(name: str) -> PropertyCode | None:
+    """The code's module object, or None for a code this version does not know."""
+    return TABLE.get(name)
+
+
+def describe(rule: Rule) -> str:
+    """A one-line statement of the rule (paths and params), e.g. `/total = /fare + /taxes + /fees`."""
+    c = TABLE.get(rule.code)
+    if c is not None:
+        return c.describe(rule)
+    p = tuple(x or "(result)" for x in rule.paths)
+    return f"{rule.code} {list(p)} {dict(rule.params)}"
+
+
+def describe_params(rule: Rule) -> str:
+    """What `describe` says after the rule's first path (`= /subtotal + /tax (cent)`, `is int`, ...)."""
+    text = describe(rule)
+    first = (rule.paths[0] or "(result)") if rule.paths else ""
+    if rule.code == "TYPE":
+        return str(rule.params.get("kind", ""))
+    if rule.code == "REQUIRED":
+        return ""
+    return text[len(first) :].strip() if first and text.startswith(first) else text

@@ -1,0 +1,101 @@
+"""DATE_ORDER — `paths [A, B]`, params `{"tz": "date" | "naive" | "aware"}`: A <= B as ISO-8601 values.
+
+Semantics: A ≤ B compared in the rule's tz mode (`contracts.rules.dates`); a value that does not parse
+in that mode is a violation. Instances pair by wildcard keys (the same array element, the same map
+entry); paths without wildcards pair per call. Violation path = B's concrete path; expected
+`">= <A's path> (<A value>)"`; observed B's value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from contracts.jsonutil import canonical_str
+from contracts.rules.base import (
+    At,
+    Nodes,
+    Operand,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    broken,
+    display,
+    empty_hits,
+    name,
+    op_hits,
+    resolve,
+    side_doc,
+    with_key,
+)
+from contracts.rules.dates import TZ_MODES, parse_instant, with_instant
+from contracts.rules.model import Rule
+
+
+class DateOrder(PropertyCode):
+    name = "DATE_ORDER"
+    short = "DATE"
+    summary = "two ISO dates/times that were always ordered A <= B are not"
+    n_paths = 2
+
+    def validate(self, rule: Rule) -> None:
+        super().validate(rule)
+        if rule.params.get("tz") not in TZ_MODES:
+            raise self.bad(rule, f"DATE_ORDER tz must be one of {', '.join(TZ_MODES)}")
+
+    def describe(self, rule: Rule) -> str:
+        p = [x or "(result)" for x in rule.paths]
+        return f"{p[0]} <= {p[1]} ({rule.params.get('tz')})"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        first, b_op = ops[0], ops[1]
+        tz = rule.params["tz"]
+        a_by_key: dict[tuple[str, ...], list[Any]] = {}
+        for p, v in nodes.get((first.side, first.pattern), []):
+            a_by_key.setdefault(first.key_of(p), []).append(v)
+        out = []
+        for p, v in nodes.get((b_op.side, b_op.pattern), []):
+            for a in a_by_key.get(b_op.key_of(p), []):
+                ia, ib = parse_instant(a, tz), parse_instant(v, tz)
+                if ia is None or ib is None or ia > ib:
+                    out.append(b_op.display(p))
+        return out
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        a_op, b_op = at.ops
+        a_path = a_op.concrete(b_op.key_of(at.raw))
+        _, a_val = resolve(side_doc(a_op.side, at.arguments, at.result), a_path)
+        a_shown = a_val if isinstance(a_val, str) else canonical_str(a_val)
+        a_name = a_op.display(a_path)
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            f">= {a_name} ({a_shown})",
+            at.observed,
+            True,
+            f"{rule.tool} returned {name(at.path)}={at.shown} against {name(a_name)}={canonical_str(a_val)}; "
+            f"every one of {rule.support.calls} clean results had {name(a_op.display(a_op.pattern))} <= "
+            f"{name(b_op.display(b_op.pattern))} ({rule.params['tz']} ISO-8601)",
+        )
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        outs = []
+        for tz in TZ_MODES:
+            sub = [e for e in entries if e.rule.params["tz"] == tz]
+            if not sub:
+                continue
+            h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
+            a = with_instant(with_key(op_hits(h, 0), sub, 0), "ia", tz).select("cid", "ridx", "key", "ia")
+            b = with_instant(with_key(op_hits(h, 1), sub, 1), "ib", tz)
+            j = b.join(a, on=["cid", "ridx", "key"])
+            bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
+            outs.append(display(sub, broken(j.filter(bad)), 1))
+        return pl.concat(outs) if outs else empty_hits()
+
+
+CODE = DateOrder()

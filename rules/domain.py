@@ -1,0 +1,91 @@
+"""DOMAIN — `paths [P]`, params `{"values": [sorted strings]}`: every string at a pattern is one of a
+small set of values.
+
+Semantics: every string node at P is one of `values` (other kinds are TYPE's business). Expected the
+list; observed the string. A per-node code: over a corpus only string hits are kept inside the join, and
+an anti-join with the allowed values finds the ones outside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from contracts.jsonutil import canonical_str
+from contracts.rules.base import (
+    KIND_BIT,
+    At,
+    Nodes,
+    Operand,
+    PathFinder,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    broken,
+    returned,
+)
+from contracts.rules.model import Rule
+
+
+class Domain(PropertyCode):
+    name = "DOMAIN"
+    short = "DOM"
+    summary = "a string outside the small set of values seen in clean results"
+    node_class = 4
+
+    def validate(self, rule: Rule) -> None:
+        super().validate(rule)
+        values = rule.params.get("values")
+        if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
+            raise self.bad(rule, "DOMAIN needs params.values, a list of strings")
+
+    def describe(self, rule: Rule) -> str:
+        values = [
+            v if v and v.strip() == v and "," not in v else repr(v) for v in rule.params.get("values", [])
+        ]
+        return f"{rule.paths[0] or '(result)'} in {{{', '.join(values)}}}"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return list(self.find(rule, ops)(nodes))
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        key = (ops[0].side, ops[0].pattern)
+        prefix = "$args" if ops[0].side == "arg" else ""
+        allowed = frozenset(rule.params["values"])
+        return lambda nodes: [
+            prefix + p for p, v in nodes.get(key, ()) if isinstance(v, str) and v not in allowed
+        ]
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        values = list(rule.params["values"])
+        listed = ", ".join(canonical_str(v) for v in values)
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            values,
+            at.observed,
+            True,
+            f"{rule.tool} returned {returned(at.path, at.shown)}; every one of {rule.support.calls} clean "
+            f"results had one of {listed}",
+        )
+
+    def keep(self) -> pl.Expr:
+        return pl.col("kbit") == KIND_BIT["string"]
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        allowed = pl.DataFrame(
+            {
+                "ridx": [e.ridx for e in entries for _ in e.rule.params["values"]],
+                "str": [v for e in entries for v in e.rule.params["values"]],
+            },
+            schema={"ridx": pl.UInt32, "str": pl.String},
+        )
+        h = hits.filter(pl.col("kind") == "string")
+        return broken(h.join(allowed.lazy(), on=["ridx", "str"], how="anti"))
+
+
+CODE = Domain()

@@ -1,0 +1,456 @@
+"""The engine: evaluate a contract set's rules on one call, or on every call of a Parquet corpus.
+
+A generic driver over the table of property codes (`contracts.rules.codes`); every code-specific step
+is a method of the code's module. Two entry points with one meaning:
+
+* `find_violations` — vectorised over a corpus. The leaves of the checked calls are read in batches
+  and joined once to a table of rule operands on (checker, tool, side, pattern), each code contributing
+  its rows (`PropertyCode.op_rows`); the per-node codes keep only their breaking hits inside that join
+  (`PropertyCode.keep`), and each code then finds its violations among its own hits with polars
+  (`PropertyCode.vectorised`). Python runs per rule and per violation, never per call.
+* `call_violations` — one call in plain Python (`PropertyCode.find`, or `group` for codes that share
+  work across rules), for use inside an agent loop.
+
+A property test holds the two to the same violations on random corpora. Both render a violation's
+witness with `witness`, so the text is the same whichever found it. Mining's self-check uses this
+engine too (`contracts.mining.verify`): mining and the checker stand on the same semantics.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar
+
+import polars as pl
+
+from contracts.errors import CheckError
+from contracts.frames import detach
+from contracts.progress import NULL_PROGRESS, Progress
+from contracts.rules.base import (
+    HIT_COLS,
+    KIND_BIT,
+    At,
+    GroupFinder,
+    Nodes,
+    Operand,
+    OpRow,
+    PathFinder,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    empty_hits,
+    index_nodes,
+    resolve,
+    side_doc,
+)
+from contracts.rules.codes import TABLE
+from contracts.rules.folds import fold_table
+from contracts.rules.model import CODES, ContractSet, Rule, split_side
+from contracts.traces.corpus import Corpus
+from contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize
+
+Fold = int | None | Literal["cross"]
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+#: Calls per batch of the corpus checker: bounds its memory (about 0.5 GiB for typical results).
+BATCH_CALLS = 250_000
+MapTable = Mapping[str, tuple[frozenset[str], frozenset[str]]]  # tool -> (arg maps, result maps)
+
+
+def code(rule: Rule) -> PropertyCode:
+    """The code of a rule, validated: an unknown code or a rule its code cannot evaluate is a CheckError
+    (a contract set from a newer miner)."""
+    c = TABLE.get(rule.code)
+    if c is None:
+        raise CheckError(
+            f"rule {rule.id} ({rule.tool} {rule.code}): unknown property code (known: {', '.join(CODES)})",
+            code="E_RULE",
+            field=rule.id,
+        )
+    c.validate(rule)
+    return c
+
+
+def operands(rule: Rule) -> list[Operand]:
+    """The (side, pattern) places a rule reads, in the order its code numbers them."""
+    return code(rule).operands(rule)
+
+
+def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
+    """The violation of `rule` at concrete `path` of this call, with its expected/observed witnesses.
+
+    Both evaluations call this once they know *where* a rule is broken, so the rendered values are
+    identical whichever found it. `path` is in rule notation (`$args/...` for an argument path). The
+    detail cites the rule's clean support; a rule that only the registry declares (source `schema`,
+    not mined) cites the declaration instead, since it has no clean calls behind it.
+    """
+    side, raw = split_side(path)
+    _present, observed = resolve(side_doc(side, arguments, result), raw)
+    at = At(arguments, result, path, raw, observed, tuple(Operand.of(p) for p in rule.paths))
+    v = code(rule).witness(rule, at)
+    if "mined" not in rule.source:
+        head = v.detail.split("; ", 1)[0]
+        v = replace(v, detail=f"{head}; the registry declares this in {rule.tool}'s output schema")
+    return v
+
+
+def map_table(contracts: ContractSet) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Map parents (arg side, result side) of every tool that has any."""
+    return {
+        name: (tc.map_parents("arg"), tc.map_parents("result"))
+        for name, tc in contracts.tools.items()
+        if tc.maps
+    }
+
+
+# ----------------------------------------------------------------------------------------------------
+# One call
+
+
+@dataclass
+class _Compiled:
+    contracts: ContractSet
+    by_tool: dict[str, list[tuple[Rule, PathFinder]]]  # rules evaluated one by one
+    grouped: dict[str, list[tuple[str, GroupFinder]]]  # (code, finder) of rules evaluated in groups
+    known: frozenset[str] = frozenset()  # tools with any rule
+    reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
+    maps: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+
+
+_CACHE: dict[tuple[int, int | None], _Compiled] = {}
+_NO_MAPS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
+def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
+    """Rules of one checker per tool, validated once and cached per contract set object: a finder per
+    rule, or per group of rules for codes that group (`PropertyCode.group`)."""
+    key = (id(contracts), fold)
+    hit = _CACHE.get(key)
+    if hit is not None and hit.contracts is contracts:
+        return hit
+    ranked: dict[str, list[tuple[int, Rule, PathFinder]]] = {}
+    per_code: dict[tuple[str, str], list[tuple[int, Rule, Sequence[Operand]]]] = {}
+    reads: set[str] = set()
+    for i, r in enumerate(contracts.rules_for(fold)):
+        c = code(r)
+        ops = c.operands(r)
+        if any(op.side == "arg" for op in ops):
+            reads.add(r.tool)
+        ranked.setdefault(r.tool, [])
+        per_code.setdefault((r.tool, r.code), []).append((i, r, ops))
+    grouped: dict[str, list[tuple[str, GroupFinder]]] = {}
+    for (tool, name), rules in per_code.items():
+        c = TABLE[name]
+        groups = c.group([(r, ops) for _i, r, ops in rules])
+        if groups is None:
+            ranked[tool].extend((i, r, c.find(r, ops)) for i, r, ops in rules)
+        else:
+            grouped.setdefault(tool, []).extend((name, g) for g in groups)
+    # one finder per rule in the contract set's rule order, whatever the grouping
+    by_tool = {tool: [(r, f) for _i, r, f in sorted(fs, key=lambda x: x[0])] for tool, fs in ranked.items()}
+    if len(_CACHE) >= 16:
+        _CACHE.clear()
+    comp = _Compiled(contracts, by_tool, grouped, frozenset(by_tool), frozenset(reads), map_table(contracts))
+    _CACHE[key] = comp
+    return comp
+
+
+def call_violations(
+    contracts: ContractSet,
+    tool: str,
+    arguments: Any,
+    result: Any,
+    *,
+    fold: int | None = None,
+    codes: Sequence[str] | None = None,
+) -> list[Violation]:
+    """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none."""
+    comp = _compiled(contracts, fold)
+    if tool not in comp.known:
+        return []
+    nodes: Nodes = {}
+    arg_maps, res_maps = comp.maps.get(tool, _NO_MAPS)
+    if tool in comp.reads_args:
+        index_nodes("arg", arguments, nodes, arg_maps)
+    index_nodes("result", result, nodes, res_maps)
+    out: list[Violation] = []
+    for name, group in comp.grouped.get(tool, ()):
+        if codes is None or name in codes:
+            out.extend(witness(rule, p, arguments, result) for rule, p in group(nodes))
+    for rule, finder in comp.by_tool[tool]:
+        if codes is not None and rule.code not in codes:
+            continue
+        found = finder(nodes)
+        if found:
+            out.extend(witness(rule, p, arguments, result) for p in sorted(set(found)))
+    out.sort(key=Violation.sort_key)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# A corpus
+
+
+def rule_entries(
+    contracts: ContractSet, fold: Fold, tools: Sequence[str] | None, codes: Sequence[str] | None
+) -> list[RuleEntry]:
+    """The rules a vectorised pass applies: every rule of checker `fold` (each fold's own checker in
+    `"cross"` mode, keyed by fold), restricted to `tools` and `codes`, validated."""
+    if fold == "cross":
+        if not contracts.folds:
+            raise CheckError(
+                "cross-fitted checking needs a contract set mined with folds (mine --folds K)", code="E_FOLD"
+            )
+        have = sorted(fc.fold for fc in contracts.folds)
+        if have != list(range(contracts.k)):
+            raise CheckError(
+                f"contract set declares k = {contracts.k} but has fold checkers {have}", code="E_FOLD"
+            )
+        pairs: list[tuple[int, int | None]] = [(f, f) for f in have]
+    else:
+        pairs = [(0, fold)]
+    entries: list[RuleEntry] = []
+    for k, f in pairs:
+        for r in contracts.rules_for(f):
+            if tools is not None and r.tool not in tools:
+                continue
+            if codes is not None and r.code not in codes:
+                continue
+            entries.append(RuleEntry(len(entries), k, f, r, tuple(operands(r))))
+    return entries
+
+
+def checked_calls(
+    contracts: ContractSet, corpus: Corpus, fold: Fold, tools: Sequence[str] | None, clean_only: bool
+) -> pl.LazyFrame:
+    """The calls to check: cid, k (join key), fold, and the metadata the output carries."""
+    lf = corpus.scan_calls().filter(pl.col("status") == "ok")
+    if tools is not None:
+        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
+    if clean_only:
+        faulty = corpus.scan_episodes().filter(pl.col("faulty")).select("trace_id")
+        lf = lf.filter(pl.col("fault").is_null()).join(faulty, on="trace_id", how="anti")
+    lf = lf.select(
+        "cid",
+        "call_id",
+        "trace_id",
+        pl.col("task_id").cast(pl.String),
+        pl.col("tool").cast(pl.String),
+        "source",
+        "line",
+    )
+    if fold == "cross":
+        tasks = lf.select("task_id").unique().collect().to_series()
+        ft = fold_table(tasks, contracts.seed, contracts.k)
+        lf = lf.join(ft.lazy(), on="task_id", how="left").with_columns(pl.col("fold").alias("k"))
+    else:
+        lf = lf.with_columns(pl.lit(fold, pl.Int32).alias("fold"), pl.lit(0, pl.Int32).alias("k"))
+    return lf
+
+
+def _by_code(entries: Sequence[RuleEntry]) -> dict[str, list[RuleEntry]]:
+    out: dict[str, list[RuleEntry]] = {}
+    for e in entries:
+        out.setdefault(e.rule.code, []).append(e)
+    return out
+
+
+def _op_tables(entries: Sequence[RuleEntry]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(operands, lean operands) of every code's rules (`PropertyCode.op_rows`): the tables the batch's
+    leaves are joined to. `cls` and `tmask` are what the per-node prefilter reads."""
+    main: list[tuple[Any, ...]] = []
+    lean: list[tuple[Any, ...]] = []
+    ridx_rule = {e.ridx: e.rule for e in entries}
+    for name, es in _by_code(entries).items():
+        c = TABLE[name]
+        for row in c.op_rows(es):
+            if row.lean:
+                lean.append((row.k, row.tool, row.side, row.pattern, row.ridx, row.aux, name))
+            else:
+                is_rule_row = c.node_class and row.ridx in ridx_rule and ridx_rule[row.ridx].code == name
+                mask = c.node_mask(ridx_rule[row.ridx]) if is_rule_row else 0
+                main.append(
+                    (row.k, row.tool, row.side, row.pattern, row.ridx, row.op, name, c.node_class, mask)
+                )
+    keys = {"k": pl.Int32, "tool": pl.String, "side": pl.String, "pattern": pl.String, "ridx": pl.UInt32}
+    ops = pl.DataFrame(
+        main,
+        schema={**keys, "op": pl.UInt8, "code": pl.String, "cls": pl.UInt8, "tmask": pl.UInt8},
+        orient="row",
+    )
+    lean_ops = pl.DataFrame(lean, schema={**keys, "aux": pl.UInt32, "code": pl.String}, orient="row")
+    return ops, lean_ops
+
+
+def _kind_bit(kind_dtype: pl.DataType) -> pl.Expr:
+    """The KIND_BIT of each leaf's kind (from the Enum's physical code when it is the corpus's own)."""
+    if kind_dtype == pl.Enum(list(KINDS)):
+        return pl.lit(2, pl.UInt8).pow(pl.col("kind").to_physical()).cast(pl.UInt8)
+    return pl.col("kind").cast(pl.String).replace_strict(KIND_BIT, default=0, return_dtype=pl.UInt8)
+
+
+def _node_keep() -> pl.Expr:
+    """True for a hit to keep: any hit of a code that is not per-node (class 0), or a per-node hit that
+    breaks its rule (`PropertyCode.keep` of the code with that class)."""
+    cls = pl.col("cls")
+    keep = cls == 0
+    for c in TABLE.values():
+        if c.node_class:
+            keep = keep | ((cls == c.node_class) & c.keep())
+    return keep
+
+
+def generalize_patterns(leaves: FrameT, maps: MapTable) -> FrameT:
+    """`leaves` with each literal `pattern` rewritten the way the miner wrote it: keys below a tool's map
+    parents (arg side, result side) as `~*`. Only the distinct patterns of tools with maps go through
+    Python; a lazy frame stays lazy (its distinct patterns are read once)."""
+    if not maps:
+        return leaves
+    lf = leaves.lazy()
+    schema = lf.collect_schema()
+    distinct = (
+        lf.select("tool", "side", "pattern")
+        .filter(pl.col("tool").cast(pl.String).is_in(list(maps)))
+        .unique()
+        .select(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
+        .collect()
+    )
+    rows = []
+    for tool, side, pattern in distinct.iter_rows():
+        g = generalize(pattern, maps[tool][0 if side == "arg" else 1])
+        if g != pattern:
+            rows.append((tool, side, pattern, g))
+    if not rows:
+        return leaves
+    table = pl.DataFrame(rows, schema=["tool", "side", "pattern", "gpattern"], orient="row").with_columns(
+        pl.col("tool").cast(schema["tool"]),
+        pl.col("side").cast(schema["side"]),
+        pl.col("pattern").cast(schema["pattern"]),
+        pl.col("gpattern").cast(schema["pattern"]),
+    )
+    out = (
+        lf.join(table.lazy(), on=["tool", "side", "pattern"], how="left")
+        .with_columns(pl.coalesce("gpattern", "pattern").alias("pattern"))
+        .select(schema.names())
+    )
+    return out if isinstance(leaves, pl.LazyFrame) else out.collect()
+
+
+def _find_batch(
+    entries: Sequence[RuleEntry],
+    corpus: Corpus,
+    calls: pl.LazyFrame,
+    ops: pl.DataFrame,
+    lean_ops: pl.DataFrame,
+    in_batch: pl.Expr,
+    maps: MapTable,
+) -> pl.DataFrame:
+    """Violations (cid, ridx, path, present) among one batch of calls.
+
+    The leaves of the batch are read once and joined to the rule operands (the per-node codes keep only
+    their breaking hits inside that join) and apart to the lean operands keeping only ids. Each code then
+    reads its own rows (a filter on `code`) and only the columns it needs.
+    """
+    leaves = corpus.scan_leaves()
+    kbit = _kind_bit(leaves.collect_schema()["kind"])
+    batch = generalize_patterns(
+        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
+        .filter(in_batch)
+        .join(calls.select("cid", "k"), on="cid")
+        .collect(),
+        maps,
+    ).lazy()
+    keys = ["k", "tool", "side", "pattern"]
+    hits, lean = pl.collect_all(
+        [
+            batch.with_columns(kbit.alias("kbit"))
+            .join(ops.lazy(), on=keys)
+            .filter(_node_keep())
+            .select(*HIT_COLS, pl.col("code").cast(pl.Categorical())),
+            batch.select("cid", *keys)
+            .join(lean_ops.lazy(), on=keys)
+            .select("cid", "ridx", "aux", pl.col("code").cast(pl.Categorical())),
+        ]
+    )
+    plans = []
+    for name, es in _by_code(entries).items():
+        mine = pl.col("code") == name
+        plans.append(
+            TABLE[name]
+            .vectorised(es, hits.lazy().filter(mine).select(HIT_COLS), lean.lazy().filter(mine).drop("code"))
+            .select("cid", "ridx", "path", "present")
+        )
+    if not plans:
+        return empty_hits().collect()
+    return pl.concat(pl.collect_all(plans))
+
+
+def find_violations(
+    contracts: ContractSet,
+    corpus: Corpus,
+    *,
+    fold: Fold = None,
+    tools: Sequence[str] | None = None,
+    codes: Sequence[str] | None = None,
+    clean_only: bool = False,
+    batch_calls: int = BATCH_CALLS,
+    progress: Progress = NULL_PROGRESS,
+) -> tuple[pl.DataFrame, list[RuleEntry], pl.LazyFrame]:
+    """The vectorised core: (cid, ridx, path, present) of every violation, the rule entries, the calls.
+
+    Calls are checked in batches of about `batch_calls` (by call-id range), so peak memory is bounded
+    by the batch, not the corpus; each batch re-reads only its rows of `leaves.parquet`.
+    """
+    entries = rule_entries(contracts, fold, tools, codes)
+    calls = checked_calls(contracts, corpus, fold, tools, clean_only)
+    if not entries:
+        return empty_hits().collect(), entries, calls
+    ops, lean_ops = (
+        t.with_columns(
+            pl.col("tool").cast(pl.Categorical()),
+            pl.col("pattern").cast(pl.Categorical()),
+            pl.col("side").cast(SIDE_DTYPE),
+        )
+        for t in _op_tables(entries)
+    )
+    maps = map_table(contracts)
+    n_calls = calls.select(pl.len()).collect().item()
+    n_batches = max(1, -(-n_calls // max(1, batch_calls)))
+    edges = [(2**64 * i) // n_batches for i in range(n_batches + 1)]
+    found_parts = []
+    progress.start("checking calls", n_calls)
+    for lo, hi in itertools.pairwise(edges):
+        # Call ids are hashes, uniform over u64: equal ranges are batches of about `batch_calls` calls.
+        in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
+        if hi < 2**64:
+            in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
+        # detach: a batch's few violations must not pin the arrays and strings of its leaves (contracts.frames).
+        found_parts.append(
+            detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, lean_ops, in_batch, maps))
+        )
+        progress.advance(
+            n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)
+        )
+    progress.finish()
+    found = pl.concat(found_parts).unique()
+    return found, entries, calls
+
+
+__all__ = [
+    "BATCH_CALLS",
+    "Fold",
+    "OpRow",
+    "RuleEntry",
+    "call_violations",
+    "checked_calls",
+    "code",
+    "find_violations",
+    "generalize_patterns",
+    "map_table",
+    "operands",
+    "rule_entries",
+    "witness",
+]

@@ -1,0 +1,122 @@
+"""TYPE — `paths [P]`, params `{"kind": K}`: every node at a pattern has one JSON kind.
+
+Semantics: every node at P has kind K, with `number` meaning int or float. Expected the kind; observed
+the offending value. A per-node code: over a corpus, a hit is kept inside the join of leaves to
+operands only when its kind is outside the rule's allowed kinds (`tmask`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from contracts.rules.base import (
+    KIND_BIT,
+    KIND_OF_TYPE,
+    NUMERIC_KINDS,
+    At,
+    Nodes,
+    Operand,
+    PathFinder,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    broken,
+    kind_of,
+    returned,
+)
+from contracts.rules.model import Rule
+
+KINDS = ("null", "bool", "int", "string", "array", "object", "number")
+
+
+def allowed_kinds(want: str) -> int:
+    """The KIND_BIT mask of the kinds a rule of kind `want` allows."""
+    if want == "number":
+        return KIND_BIT["int"] | KIND_BIT["float"]
+    return KIND_BIT[want]
+
+
+def _ok(v: Any, want: str) -> bool:
+    k = kind_of(v)
+    return k in NUMERIC_KINDS if want == "number" else k == want
+
+
+class Type(PropertyCode):
+    name = "TYPE"
+    short = "TYPE"
+    summary = "a value has another JSON kind than in every clean result"
+    node_class = 1
+
+    def validate(self, rule: Rule) -> None:
+        super().validate(rule)
+        if rule.params.get("kind") not in KINDS:
+            raise self.bad(rule, f"TYPE kind {rule.params.get('kind')!r} is not one of {' '.join(KINDS)}")
+
+    def describe(self, rule: Rule) -> str:
+        return f"{rule.paths[0] or '(result)'} is {rule.params.get('kind')}"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        first = ops[0]
+        want = rule.params["kind"]
+        return [first.display(p) for p, v in nodes.get((first.side, first.pattern), []) if not _ok(v, want)]
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        key = (ops[0].side, ops[0].pattern)
+        prefix = "$args" if ops[0].side == "arg" else ""
+        want = rule.params["kind"]
+        ok_types = frozenset(
+            t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
+        )
+
+        def type_ok(v: Any) -> bool:
+            # The exact types of parsed JSON decide at once; anything else goes through `kind_of`.
+            t = type(v)
+            if t in ok_types:
+                return True
+            if t in KIND_OF_TYPE:
+                return False
+            return _ok(v, want)
+
+        return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if not type_ok(v)]
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        want = rule.params["kind"]
+        art = "an" if want[0] in "aeiou" else "a"
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            want,
+            at.observed,
+            True,
+            f"{rule.tool} returned {returned(at.path, at.shown)} ({kind_of(at.observed)}); "
+            f"every one of {rule.support.calls} clean results had {art} {want} there",
+        )
+
+    def node_mask(self, rule: Rule) -> int:
+        return allowed_kinds(rule.params["kind"])
+
+    def keep(self) -> pl.Expr:
+        return (pl.col("tmask") & pl.col("kbit")) == 0
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        want = pl.DataFrame(
+            {"ridx": [e.ridx for e in entries], "want": [e.rule.params["kind"] for e in entries]},
+            schema={"ridx": pl.UInt32, "want": pl.String},
+        )
+        h = hits.join(want.lazy(), on="ridx")
+        kind = pl.col("kind").cast(pl.String)
+        bad = (
+            pl.when(pl.col("want") == "number")
+            .then(~kind.is_in(NUMERIC_KINDS))
+            .otherwise(kind != pl.col("want"))
+        )
+        return broken(h.filter(bad))
+
+
+CODE = Type()
