@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODLIST := $(VENV)/.modules
-PKGDIRS := contracts cli traces rules mining checks repair ledger
+PKGDIRS := contracts cli traces rules mining checks audit registry repair ledger
 DEMO   := .demo
 CONTRACTS := $(BIN)/contracts
 

@@ -47,7 +47,7 @@ print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(cs.all_rules
 
 CHILD_AUDIT = """
 import resource, sys, time
-from contracts.checks import audit as A
+from contracts.audit import pipeline as A
 from contracts.mining import mine
 from contracts.traces.corpus import Corpus
 corpus = Corpus.open(sys.argv[1])

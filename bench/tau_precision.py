@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from contracts.checks.audit import audit, open_source
+from contracts.audit.pipeline import audit, open_source
 from contracts.rules.model import ContractSet, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest

@@ -1,7 +1,7 @@
 """`contracts audit`, `contracts audit-score` and `contracts inject` (docs/audit.md, docs/faults.md).
 
-Thin layer: resolve options against the project config, call `contracts.checks.audit` /
-`contracts.checks.inject`, render the report (rich tables on stdout for `text`; workflow commands for
+Thin layer: resolve options against the project config, call `contracts.audit.pipeline` /
+`contracts.audit.inject`, render the report (rich tables on stdout for `text`; workflow commands for
 `github`), write `--json` / `--markdown`, and exit 1 when a gate fails.
 """
 
@@ -16,9 +16,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from contracts.checks.audit import audit, audit_score, open_source
-from contracts.checks.inject import KINDS, inject_file, parse_kinds
-from contracts.checks.report import (
+from contracts.audit.inject import KINDS, inject_file, parse_kinds
+from contracts.audit.pipeline import audit, audit_score, open_source
+from contracts.audit.report import (
     Gate,
     cross_fit_sentence,
     github_annotations,

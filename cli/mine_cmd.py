@@ -23,7 +23,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from contracts.checks.heldout import THIN_TASKS, fold_report
+from contracts.audit.heldout import THIN_TASKS, fold_report
 from contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json

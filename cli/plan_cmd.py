@@ -1,7 +1,7 @@
 """CLI of the registry and plan work item: `plan-check`, `registry infer|check`, `tools export`.
 
-Thin layer: parse options, call `contracts.checks.plan`, `contracts.checks.registry_ops` and
-`contracts.checks.tools_export`, render. Data goes to stdout (or `-o FILE`, written atomically); the
+Thin layer: parse options, call `contracts.registry.plan`, `contracts.registry.ops` and
+`contracts.registry.export`, render. Data goes to stdout (or `-o FILE`, written atomically); the
 summary for people goes to stderr. Exit 0 clean, 1 findings, 2 usage or input errors.
 """
 
@@ -14,7 +14,12 @@ from typing import Annotated, Any
 
 import typer
 
-from contracts.checks.plan import (
+from contracts.cli.common import QuietFlag, config, err, findings_exit
+from contracts.errors import UsageError
+from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.registry.export import Target, export_tools
+from contracts.registry.ops import RegistryCheck, check_registry, infer_registry
+from contracts.registry.plan import (
     CODES,
     PlanReport,
     check_plan,
@@ -25,11 +30,6 @@ from contracts.checks.plan import (
     reports_sarif,
     reports_text,
 )
-from contracts.checks.registry_ops import RegistryCheck, check_registry, infer_registry
-from contracts.checks.tools_export import Target, export_tools
-from contracts.cli.common import QuietFlag, config, err, findings_exit
-from contracts.errors import UsageError
-from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
 

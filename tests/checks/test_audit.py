@@ -13,9 +13,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.checks.audit import audit, audit_score, canonical_report, load_replay
-from contracts.checks.inject import DETECTABLE, inject_records
-from contracts.checks.report import pct, to_markdown
+from contracts.audit.inject import DETECTABLE, inject_records
+from contracts.audit.pipeline import audit, audit_score, canonical_report, load_replay
+from contracts.audit.report import pct, to_markdown
 from contracts.cli.app import app
 from contracts.errors import CheckError
 from contracts.mining import mine
@@ -371,7 +371,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces"
     not (SAMPLE / "clean").is_dir(), reason="sample world not generated (sample_traces/clean)"
 )
 def test_sample_world_acceptance(tmp_path: Path) -> None:
-    from contracts.checks.audit import open_source
+    from contracts.audit.pipeline import open_source
 
     src = open_source(SAMPLE / "clean", tmp_path / "w")
     r5, _ = audit(src.corpus, tmp_path / "l5", k=5, seed=13, bootstrap=200)
@@ -387,7 +387,7 @@ def test_sample_world_acceptance(tmp_path: Path) -> None:
 
 
 def test_tau_bench_real_traces(shared_data: Path, tmp_path: Path) -> None:
-    from contracts.checks.audit import open_source
+    from contracts.audit.pipeline import open_source
 
     src = open_source(shared_data / "tau_bench" / "trajectories" / "gpt-4o-airline.json", tmp_path / "w")
     r, _ = audit(src.corpus, tmp_path / "l", k=5, seed=13, bootstrap=200)

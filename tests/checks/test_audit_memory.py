@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import contracts.checks.audit as A
-from contracts.checks import stats
+import contracts.audit.pipeline as A
+from contracts.audit import stats
 from contracts.jsonutil import sha256_hex
 
 # polars strings are UTF-8: any code point but the surrogates

@@ -13,9 +13,9 @@ import pytest
 
 import contracts.checks.checker as checker
 import contracts.mining as mining
-from contracts.checks.audit import _verified_in_sample, audit, canonical_report
+from contracts.audit.inject import inject_records
+from contracts.audit.pipeline import _verified_in_sample, audit, canonical_report
 from contracts.checks.checker import check_corpus, find_violations
-from contracts.checks.inject import inject_records
 from contracts.mining import mine
 from contracts.mining.data import call_ids, load
 from contracts.mining.verify import flat_rules, misfires, misfires_from

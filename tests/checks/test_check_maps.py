@@ -306,7 +306,7 @@ def test_cli_mine_then_check_catches_a_new_key(tmp_path: Path) -> None:
 
 def test_inject_targets_map_entries_named_by_rules(tmp_path: Path) -> None:
     """Fault injection that targets a contract set's rules finds `~*` rules' nodes in every entry."""
-    from contracts.checks.inject import inject_records
+    from contracts.audit.inject import inject_records
 
     rng = random.Random(11)
     recs = _clean(rng, "flat", "digits", 60, 12)

@@ -1,4 +1,4 @@
-"""Fault injection (contracts.checks.inject) and `contracts inject`."""
+"""Fault injection (contracts.audit.inject) and `contracts inject`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.checks.inject import KINDS, get_at, inject_records, parse_kinds, read_flat
+from contracts.audit.inject import KINDS, get_at, inject_records, parse_kinds, read_flat
 from contracts.cli.app import app
 from contracts.errors import UsageError
 

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LIBRARY = ["contracts", "traces", "rules", "mining", "checks", "repair", "ledger"]
+LIBRARY = ["contracts", "traces", "rules", "mining", "checks", "audit", "registry", "repair", "ledger"]
 FORBIDDEN_IN_LIBRARY = {"typer", "rich", "click"}
 
 
@@ -47,7 +47,7 @@ def test_library_never_exits() -> None:
 
 
 def test_no_bare_imports_of_top_level_folders() -> None:
-    folders = {"cli", "traces", "rules", "mining", "checks", "repair", "ledger"}
+    folders = {"cli", "traces", "rules", "mining", "checks", "audit", "registry", "repair", "ledger"}
     bad = []
     for folder in [*LIBRARY, "cli", "tests", "bench", "sample_traces"]:
         for f in _modules(folder):
@@ -57,20 +57,46 @@ def test_no_bare_imports_of_top_level_folders() -> None:
     assert bad == []
 
 
-def test_ledger_depends_only_on_root_package() -> None:
+#: Which packages each package may import (DESIGN §1): cli -> audit, repair, registry -> checks, mining
+#: -> rules -> traces -> contracts (the root); ledger on the root only. Every import counts, including
+#: those made inside functions (`ast.walk` sees them); there is no exception list.
+ALLOWED: dict[str, set[str]] = {
+    "contracts": set(),
+    "traces": {"contracts"},
+    "rules": {"traces", "contracts"},
+    "mining": {"rules", "traces", "contracts"},
+    "checks": {"rules", "traces", "contracts"},
+    "ledger": {"contracts"},
+    "audit": {"checks", "mining", "rules", "traces", "ledger", "contracts"},
+    "registry": {"checks", "mining", "rules", "traces", "contracts"},
+    "repair": {"checks", "mining", "rules", "traces", "ledger", "contracts"},
+    "cli": {"audit", "repair", "registry", "checks", "mining", "rules", "traces", "ledger", "contracts"},
+}
+
+
+def _package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else "contracts"
+
+
+def test_imports_point_one_way() -> None:
     bad = []
-    for f in _modules("ledger"):
-        for name in _imports(f):
-            if name.startswith("contracts.") and name.split(".")[1] in {
-                "traces",
-                "rules",
-                "mining",
-                "checks",
-                "repair",
-                "cli",
-            }:
-                bad.append(f"{f.relative_to(REPO)} imports {name}")
+    for folder, allowed in ALLOWED.items():
+        for f in _modules(folder):
+            for name in _imports(f):
+                if name != "contracts" and not name.startswith("contracts."):
+                    continue
+                target = _package_of(name)
+                if target != folder and target not in allowed:
+                    bad.append(f"{f.relative_to(REPO)} imports {name} ({folder} -> {target} is not allowed)")
     assert bad == []
+
+
+def test_the_allowed_edges_cover_every_package_folder() -> None:
+    import tomllib
+
+    dirs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    assert {d.split("/")[0] for d in dirs.values()} == set(ALLOWED)
 
 
 def test_every_package_folder_is_mapped_in_pyproject() -> None:

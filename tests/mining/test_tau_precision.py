@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from contracts.checks.audit import audit, open_source
+from contracts.audit.pipeline import audit, open_source
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.checks.plan import (
+from contracts.errors import CheckError, SchemaError
+from contracts.registry.plan import (
     check_plan,
     find_references,
     load_plan,
@@ -18,7 +19,6 @@ from contracts.checks.plan import (
     plan_from_json,
     reports_json,
 )
-from contracts.errors import CheckError, SchemaError
 from contracts.schemas import schema_errors
 from contracts.traces.registry import registry_from_json
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from contracts.checks.checker import call_violations
-from contracts.checks.registry_ops import check_registry, declared_patterns, infer_registry
 from contracts.mining import mine
+from contracts.registry.ops import check_registry, declared_patterns, infer_registry
 from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus

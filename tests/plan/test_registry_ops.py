@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from contracts.checks.registry_ops import check_registry, infer_registry
 from contracts.cli.app import app
+from contracts.registry.ops import check_registry, infer_registry
 from contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus

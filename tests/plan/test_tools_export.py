@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.checks.tools_export import Target, export_tools, parameters_of, parse_export
 from contracts.errors import UsageError
+from contracts.registry.export import Target, export_tools, parameters_of, parse_export
 from contracts.traces.registry import Registry, load_registry, registry_from_json
 
 EDGE_CASES: dict[str, Any] = {

@@ -10,7 +10,7 @@ Two phases, in this order, and the order is the point:
    and the ledger is **frozen**. Nothing in this phase reads `labels`, `fault` or `reward`.
 2. **Scoring** (`score`). Only now are labels and rewards joined, to the frozen events, giving the fire
    rate (organic calls), spurious receipts (clean episodes), detection (labelled calls), recovery
-   retention and receipt cost, each with a task-clustered bootstrap interval (`contracts.checks.stats`).
+   retention and receipt cost, each with a task-clustered bootstrap interval (`contracts.audit.stats`).
    `audit-score` runs this phase alone from a frozen ledger and a corpus, optionally with other labels,
    and gets the same report when nothing changed.
 
@@ -54,9 +54,9 @@ from typing import Any
 import orjson
 import polars as pl
 
-import contracts.checks.stats as stats
+import contracts.audit.stats as stats
+from contracts.audit.report import REPORT_VERSION, evaluate_gates
 from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
-from contracts.checks.report import REPORT_VERSION, evaluate_gates
 from contracts.errors import CheckError, TraceError
 from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
 from contracts.progress import NULL_PROGRESS, Progress
@@ -103,7 +103,7 @@ def open_source(
     progress: Progress = NULL_PROGRESS,
 ) -> Source:
     """A corpus folder as is, or trace files ingested into `work/corpus`; with `inject_kinds`, faults are
-    planted (see `contracts.checks.inject`) and the result ingested into `work/injected`.
+    planted (see `contracts.audit.inject`) and the result ingested into `work/injected`.
 
     `registry` (tools.json) is copied into the ingested corpus, so mining sees substitutes and receipts
     offer recovery tools; when SRC is a trace folder with a `tools.json` at its top, that one is used.
@@ -124,7 +124,7 @@ def open_source(
         corpus = Corpus.open(out)
     if not inject_kinds:
         return Source(corpus, p.name or str(p))
-    from contracts.checks.inject import inject_records, records_from_corpus, write_flat
+    from contracts.audit.inject import inject_records, records_from_corpus, write_flat
 
     records, rep = inject_records(
         records_from_corpus(corpus),
