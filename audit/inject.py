@@ -40,11 +40,9 @@ from __future__ import annotations
 import copy
 import math
 import random
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +50,7 @@ import orjson
 
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
+from contracts.rules.dates import classify
 from contracts.rules.model import ContractSet, Rule, split_side
 from contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
 
@@ -172,23 +171,6 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-
-
-def parse_iso(s: Any) -> tuple[str, datetime] | None:
-    """(mode, value) for an ISO-8601 date or date-time string, mode in date|naive|aware; else None."""
-    if not isinstance(s, str) or not _DATE_RE.match(s):
-        return None
-    try:
-        if len(s) == 10:
-            d = date.fromisoformat(s)
-            return "date", datetime(d.year, d.month, d.day)
-        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return ("aware" if dt.tzinfo is not None else "naive"), dt
-
-
 def _decimals(x: float) -> int:
     """Decimal places of a number as written (0 for ints)."""
     if isinstance(x, int):
@@ -253,7 +235,7 @@ def _arg_scalars(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def _sibling_dates(obj: Mapping[str, Any], path: str) -> list[tuple[str, str, Any, Any]]:
     """Pairs (key A, key B, value A, value B) of date strings in one object, same parse mode."""
-    dated = [(k, v, parse_iso(v)) for k, v in obj.items()]
+    dated = [(k, v, classify(v)) for k, v in obj.items()]
     dated = [(k, v, p) for k, v, p in dated if p is not None]
     out = []
     for i, (ka, va, pa) in enumerate(dated):
@@ -511,7 +493,7 @@ class _Targets:
                     vb = get_at(res, path_b)
                 except (KeyError, IndexError, TypeError, ValueError):
                     continue
-                x, y = parse_iso(va), parse_iso(vb)
+                x, y = classify(va), classify(vb)
                 if x and y and x[0] == y[0] and x[1] < y[1]:
                     out.append(Target("date_swap", path_b, path_a))
         return out
@@ -572,7 +554,7 @@ class _Targets:
         arg_strings = {v for _p, v in _arg_scalars(args) if isinstance(v, str)}
         out = []
         for p, pat, v in walk(res):
-            if not isinstance(v, str) or pat in doms or v in arg_strings or parse_iso(v) is not None:
+            if not isinstance(v, str) or pat in doms or v in arg_strings or classify(v) is not None:
                 continue
             others = [s for s in c.scalars.get((tool, pat), []) if isinstance(s, str) and s != v]
             if len(c.strings.get((tool, pat), {})) > 8 and others:

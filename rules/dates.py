@@ -197,3 +197,15 @@ def with_instant(df: FrameT, out: str, tz: str) -> FrameT:
         ok = ok & (zulu | ((oh <= 23) & (om <= 59)))
         ns = ns - shift
     return x.with_columns(pl.when(ok).then(ns).alias(out)).drop(groups)
+
+
+def classify(value: Any) -> tuple[str, int] | None:
+    """(mode, instant) of a string that is an ISO-8601 date or date-time in one of the modes (tried in
+    the order date, naive, aware), else None: what fault injection and the date heuristics read."""
+    if not isinstance(value, str):
+        return None
+    for mode in ("date", "naive", "aware"):
+        ns = _parse_str_instant(value, mode)
+        if ns is not None:
+            return mode, ns
+    return None
