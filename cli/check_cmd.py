@@ -25,16 +25,8 @@ from contracts.checks.checker import (
     load_contracts,
     receipts_from_frame,
 )
-from contracts.checks.outputs import (
-    CODE_INFO,
-    SummaryBuilder,
-    render_github,
-    render_json,
-    render_jsonl,
-    render_junit,
-    render_sarif,
-    summary_lines,
-)
+from contracts.checks.formats import FORMATS
+from contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
 from contracts.checks.receipts import ENCODERS, encode
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import TraceError, UsageError
@@ -243,20 +235,14 @@ def check(
         progress=progress_bar(quiet),
     )
 
+    fmt = FORMATS[output_format.value]
+
     def chunks() -> Iterator[bytes]:
-        if output_format is CheckOutput.jsonl:
-            yield from (render_jsonl(r) for r in stream)
-        elif output_format is CheckOutput.github:
-            yield from (render_github(r) for r in stream)
+        if fmt.streaming:
+            yield from (fmt.render_one(r) for r in stream)
         else:
             receipts = list(stream)
-            built = summary.build()
-            if output_format is CheckOutput.json:
-                yield render_json(receipts, built)
-            elif output_format is CheckOutput.sarif:
-                yield render_sarif(receipts, built, version=__version__)
-            else:
-                yield render_junit(receipts, built)
+            yield fmt.render_all(receipts, summary.build(), version=__version__)
 
     if output is not None and output.exists() and not output.is_file():
         with open(output, "wb") as sink_file:  # a device or pipe (/dev/stdout, a fifo): no temp+rename

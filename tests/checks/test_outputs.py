@@ -13,14 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from contracts.checks.checker import check_call
-from contracts.checks.outputs import (
-    CODE_INFO,
-    SummaryBuilder,
-    render_github,
-    render_junit,
-    sarif,
-    summary_lines,
-)
+from contracts.checks.formats.github import github as render_github
+from contracts.checks.formats.junit import junit as render_junit
+from contracts.checks.formats.sarif import sarif
+from contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
 from contracts.checks.receipts import encode
 from contracts.cli.app import app
 from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
@@ -196,3 +192,11 @@ def test_every_code_has_a_docs_section(repo: Path) -> None:
     for code, info in CODE_INFO.items():
         assert f"\n## {code}\n" in text, code
         assert info.summary and info.family in ("mined", "plan-check")
+
+
+def test_every_output_format_choice_has_a_module() -> None:
+    from contracts.checks.formats import FORMATS
+    from contracts.cli.check_cmd import CheckOutput
+
+    assert {c.value for c in CheckOutput} == set(FORMATS)
+    assert {n for n, f in FORMATS.items() if f.streaming} == {"jsonl", "github"}

@@ -1,0 +1,20 @@
+"""`json` — one document `{"summary": ..., "receipts": [...]}`, pretty and deterministic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from contracts.checks.formats.base import Document
+from contracts.checks.outputs import Summary
+from contracts.jsonutil import pretty_json
+
+
+class JsonDocument(Document):
+    name = "json"
+
+    def render_all(self, receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: str) -> bytes:
+        return pretty_json({"summary": summary.to_json(), "receipts": list(receipts)})
+
+
+FORMAT = JsonDocument()
