@@ -702,7 +702,7 @@ def inject_records(
 ) -> tuple[list[dict[str, Any]], InjectReport]:
     """Plant faults in flat call records (see module docstring); returns new records and a report."""
     if not 0.0 <= rate <= 1.0 or math.isnan(rate):
-        raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="rate")
+        raise UsageError(f"rate must be between 0 and 1, got {rate}", field="rate")
     kinds = parse_kinds(list(kinds))
     ctx = _learn(records)
     rules: dict[str, list[Rule]] | None = None

@@ -1036,7 +1036,7 @@ def audit(
     tasks, so the same folds, but the checkers do not depend on which calls happened to be faulted, and
     faulted episodes do not shrink the clean set the rules are mined from)."""
     if k < 1:
-        raise CheckError(f"--fold must be >= 1, got {k}", code="E_USAGE", field="fold")
+        raise CheckError(f"k must be >= 1, got {k}", code="E_USAGE", field="k")
     reuse = False
     if contracts is None:
         from contracts.mining import mine

@@ -56,8 +56,24 @@ class ContractsGroup(TyperGroup):
         except ContractsError as e:
             if State.debug:
                 traceback.print_exc(file=sys.stderr)
-            err.print(e.render(), markup=False, style="red")
+            err.print(as_flags(e).render(), markup=False, style="red")
             raise typer.Exit(EXIT_USAGE) from None
+
+
+#: Library settings whose name differs from their command-line flag.
+FLAG_OF = {"k": "--fold", "folds": "--folds", "fold": "--fold"}
+
+
+def as_flags(e: ContractsError) -> ContractsError:
+    """The library names settings (`chunk_rows must be >= 1`); on the command line they are flags
+    (`--chunk-rows must be >= 1`). A message that starts with its error's `field` gets the flag instead;
+    the field itself then says nothing more."""
+    f = e.field
+    if not f or not f.replace("_", "").isalnum() or not e.message.startswith(f + " "):
+        return e
+    flag = FLAG_OF.get(f, "--" + f.replace("_", "-"))
+    out = type(e)(flag + e.message[len(f) :], code=e.code, source=e.source, line=e.line, field=None)
+    return out
 
 
 def fail(message: str, code: str = "E_USAGE", **kw: Any) -> None:

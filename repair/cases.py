@@ -574,7 +574,7 @@ def build_cases(
             f"unknown case kind(s) {', '.join(unknown)} (known: {', '.join(FAMILIES)})", field="kinds"
         )
     if per_kind < 0:
-        raise RepairError("--per-kind must be >= 0", field="per_kind")
+        raise RepairError("per_kind must be >= 0", field="per_kind")
     by_key: dict[str, SourceCall] = {}
     for src in sorted(sources, key=lambda s: s.source_id):
         by_key.setdefault(src.key, src)  # identical calls count once (the smallest source id is kept)

@@ -59,9 +59,9 @@ class Budgets:
 
     def __post_init__(self) -> None:
         if self.max_ops < 1 or self.max_attempts < 1:
-            raise RepairError("--max-ops and --max-attempts must be >= 1", code="E_USAGE")
+            raise RepairError("max_ops and max_attempts must be >= 1", code="E_USAGE", field="max_ops")
         if self.abstain_below is not None and not 0 <= self.abstain_below <= 1:
-            raise RepairError("--abstain-below must be in [0, 1]", code="E_USAGE", field="abstain_below")
+            raise RepairError("abstain_below must be in [0, 1]", code="E_USAGE", field="abstain_below")
 
 
 @dataclass(frozen=True)

@@ -291,7 +291,7 @@ class CommandPolicy:
     def from_string(cls, command: str, timeout: float = 10.0) -> CommandPolicy:
         argv = tuple(shlex.split(command))
         if not argv:
-            raise RepairError("--command is empty", field="command")
+            raise RepairError("command is empty", field="command")
         return cls(argv, timeout)
 
     def describe(self) -> dict[str, Any]:
@@ -347,7 +347,7 @@ def make_policy(
     """Build a policy by name; usage errors name the missing option."""
     if name == "precomputed":
         if patches is None:
-            raise RepairError("--policy precomputed needs --patches FILE", code="E_USAGE", field="patches")
+            raise RepairError("patches is required with the precomputed policy (a file of precomputed patches)", code="E_USAGE", field="patches")
         return PrecomputedPolicy.from_file(patches)
     if name == "heuristic":
         return HeuristicPolicy()

@@ -278,7 +278,7 @@ def score(
 ) -> dict[str, Any]:
     """The score report (`repair-score` schema) of a verified, frozen ledger against its targets."""
     if bootstrap < 0:
-        raise RepairError("--bootstrap must be >= 0", code="E_USAGE", field="bootstrap")
+        raise RepairError("bootstrap must be >= 0", code="E_USAGE", field="bootstrap")
     run, eps, anchors = load_verified(ledger_dir)
     targets = read_targets(targets_path)
     missing = sorted(set(eps) - set(targets))

@@ -914,7 +914,7 @@ def ingest(
     if format != "auto":
         get_adapter(format)
     if chunk_rows < 1:
-        raise TraceError(f"--chunk-rows must be >= 1, got {chunk_rows}", code="E_USAGE")
+        raise TraceError(f"chunk_rows must be >= 1, got {chunk_rows}", code="E_USAGE", field="chunk_rows")
     if out.exists() and not out.is_dir():
         raise TraceError("output exists and is not a folder", code="E_USAGE", source=str(out))
     if out.exists() and not Corpus.is_corpus(out) and any(not _ours(p) for p in out.iterdir()):

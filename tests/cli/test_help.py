@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -65,3 +66,17 @@ def test_console_entry_point_lists_subcommands() -> None:
 def test_unknown_command_is_usage_error() -> None:
     result = CliRunner().invoke(app, ["no-such-command"])
     assert result.exit_code == 2
+
+
+def test_library_errors_name_settings_and_the_cli_names_flags(tmp_path: Path) -> None:
+    """The library says `chunk_rows must be >= 1`; the command line says `--chunk-rows must be >= 1`."""
+    from contracts.errors import TraceError
+    from contracts.traces.ingest import ingest
+
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"trace_id": "t", "tool": "x", "arguments": {}, "result": 1}\n')
+    with pytest.raises(TraceError, match=r"\]: chunk_rows must be >= 1"):
+        ingest([src], tmp_path / "c", chunk_rows=0)
+    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp_path / "d"), "--chunk-rows", "0"])
+    assert r.exit_code == 2
+    assert "error[E_USAGE]: --chunk-rows must be >= 1, got 0" in r.output

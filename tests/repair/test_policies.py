@@ -169,7 +169,7 @@ def test_parse_action_shapes() -> None:
 
 
 def test_make_policy_usage_errors() -> None:
-    with pytest.raises(RepairError, match="--patches"):
+    with pytest.raises(RepairError, match="patches is required"):
         make_policy("precomputed")
     with pytest.raises(RepairError, match="--command"):
         make_policy("command")
