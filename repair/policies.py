@@ -347,7 +347,11 @@ def make_policy(
     """Build a policy by name; usage errors name the missing option."""
     if name == "precomputed":
         if patches is None:
-            raise RepairError("patches is required with the precomputed policy (a file of precomputed patches)", code="E_USAGE", field="patches")
+            raise RepairError(
+                "patches is required with the precomputed policy (a file of precomputed patches)",
+                code="E_USAGE",
+                field="patches",
+            )
         return PrecomputedPolicy.from_file(patches)
     if name == "heuristic":
         return HeuristicPolicy()

@@ -77,6 +77,6 @@ def test_library_errors_name_settings_and_the_cli_names_flags(tmp_path: Path) ->
     src.write_text('{"trace_id": "t", "tool": "x", "arguments": {}, "result": 1}\n')
     with pytest.raises(TraceError, match=r"\]: chunk_rows must be >= 1"):
         ingest([src], tmp_path / "c", chunk_rows=0)
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp_path / "d"), "--chunk-rows", "0"])
+    r = CliRunner().invoke(app, ["inject", str(src), "-o", str(tmp_path / "i.jsonl"), "--rate", "2"])
     assert r.exit_code == 2
-    assert "error[E_USAGE]: --chunk-rows must be >= 1, got 0" in r.output
+    assert "error[E_USAGE]: --rate must be between 0 and 1, got 2.0" in r.output
