@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 
+from contracts.defaults import DEFAULT_SEED
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
 from contracts.rules.dates import classify
@@ -697,7 +698,7 @@ def inject_records(
     *,
     kinds: Sequence[str] = KINDS,
     rate: float = 0.1,
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
 ) -> tuple[list[dict[str, Any]], InjectReport]:
     """Plant faults in flat call records (see module docstring); returns new records and a report."""
@@ -854,7 +855,7 @@ def inject_file(
     *,
     kinds: Sequence[str] = KINDS,
     rate: float = 0.1,
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
 ) -> InjectReport:
     """`contracts inject`: read flat JSONL (or a corpus folder), plant faults, write flat JSONL to `out`."""

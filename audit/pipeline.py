@@ -47,7 +47,7 @@ import hashlib
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +57,10 @@ import polars as pl
 import contracts.audit.stats as stats
 from contracts.audit.report import REPORT_VERSION, evaluate_gates
 from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
+from contracts.defaults import DEFAULT_SEED
 from contracts.errors import CheckError, TraceError
 from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
+from contracts.mining.params import MineParams
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.rules.folds import fold_table
 from contracts.rules.model import ContractSet
@@ -97,7 +99,7 @@ def open_source(
     *,
     inject_kinds: Sequence[str] | None = None,
     inject_rate: float = 0.1,
-    inject_seed: int = 13,
+    inject_seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
     registry: str | Path | None = None,
     progress: Progress = NULL_PROGRESS,
@@ -1015,7 +1017,7 @@ def audit(
     ledger_dir: str | Path,
     *,
     k: int = 5,
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
     origin: str = "mined",
     bootstrap: int = 1000,
@@ -1023,7 +1025,8 @@ def audit(
     in_sample: bool = True,
     corpus_name: str = "",
     inject: Mapping[str, Any] | None = None,
-    mine_options: Mapping[str, Any] | None = None,
+    mine_params: MineParams | None = None,
+    part_rows: int | None = None,
     gates: Mapping[str, float | None] | None = None,
     labels_file: str | Path | None = None,
     mine_from: Corpus | None = None,
@@ -1034,21 +1037,23 @@ def audit(
 
     `mine_from`: mine on this corpus instead (with `--inject`, the corpus before injection: the same
     tasks, so the same folds, but the checkers do not depend on which calls happened to be faulted, and
-    faulted episodes do not shrink the clean set the rules are mined from)."""
+    faulted episodes do not shrink the clean set the rules are mined from). `mine_params`: the mining
+    settings (`k` and `seed` are the audit's own, whatever these say); `part_rows` bounds mining's
+    memory (`mine`)."""
     if k < 1:
         raise CheckError(f"k must be >= 1, got {k}", code="E_USAGE", field="k")
     reuse = False
     if contracts is None:
         from contracts.mining import mine
+        from contracts.mining.data import PART_ROWS
 
-        opts = dict(mine_options or {})
+        params = replace(mine_params or MineParams(), k=k, seed=seed)
         # Mined on the corpus it replays: mine's verification pass is the in-sample replay's pass, so
         # the replay runs it once for both (`replay(verify=True)`) instead of mine running it again.
-        reuse = mine_from is None and in_sample and k > 1 and bool(opts.get("verify", True))
-        if reuse:
-            opts["verify"] = False
+        reuse = mine_from is None and in_sample and k > 1
         base = mine_from if mine_from is not None else corpus
-        contracts = mine(base, folds=k, seed=seed, progress=progress, **opts)
+        rows = part_rows if part_rows is not None else PART_ROWS
+        contracts = mine(base, params, progress=progress, verify=not reuse, part_rows=rows)
         origin = "mined" if mine_from is None else "mined before injection"
     rep = replay(
         contracts,

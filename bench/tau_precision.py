@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 
 from contracts.audit.pipeline import audit, open_source
+from contracts.mining.params import MineParams
 from contracts.rules.model import ContractSet, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest
@@ -184,7 +185,7 @@ def run_trajectories(work: Path, data: Path) -> list[dict[str, Any]]:
             k=5,
             seed=13,
             bootstrap=1000,
-            mine_options={"clean": "reward" if mode == "reward" else "ok"},
+            mine_params=MineParams.of(clean="reward" if mode == "reward" else "ok"),
         )
         s = summarize(rep, cs, ids)
         s["positive_available_seats"] = sum(

@@ -31,6 +31,7 @@ from contracts.audit.report import (
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.mining.params import MineParams
 from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 
@@ -361,14 +362,20 @@ def audit_cmd(
         inject=source.inject,
         mine_from=source.original,
         gates=_gates(max_fire_rate, max_spurious_per_100, min_detection),
-        mine_options={
-            "clean": cfg.get("mine.clean"),
-            "max_domain": cfg.get("mine.max_domain"),
-            "min_support": cfg.get("mine.min_support") or None,
-            "max_violation_rate": cfg.get("mine.max_violation_rate"),
-            # leaf rows read at once (bounded memory; the contract set does not depend on it)
-            **({"part_rows": cfg.get("mine.part_rows")} if cfg.get("mine.part_rows") is not None else {}),
-        },
+        mine_params=MineParams.of(
+            **{
+                name: value
+                for name, value in (
+                    ("clean", cfg.get("mine.clean")),
+                    ("max_domain", cfg.get("mine.max_domain")),
+                    ("min_support", cfg.get("mine.min_support") or None),
+                    ("max_violation_rate", cfg.get("mine.max_violation_rate")),
+                )
+                if value is not None
+            }
+        ),
+        # leaf rows read at once (bounded memory; the contract set does not depend on it)
+        part_rows=cfg.get("mine.part_rows"),
     )
     if not quiet:
         err.print(

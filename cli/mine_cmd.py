@@ -29,6 +29,7 @@ from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json
 from contracts.mining.diff import SetDiff, diff_sets
 from contracts.mining.miner import mine
+from contracts.mining.params import MineParams
 from contracts.rules.codes import TABLE, describe, describe_params
 from contracts.rules.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
@@ -203,16 +204,16 @@ def mine_command(
     supports = _parse_min_support(min_support)
     if supports is None and cfg.get("mine.min_support"):
         supports = {str(k): int(v) for k, v in cfg.get("mine.min_support").items()}
-    kwargs: dict[str, Any] = {
-        "folds": cfg.get("mine.folds", folds),
-        "seed": cfg.get("mine.seed", seed),
-        "min_support": supports,
-        "max_domain": cfg.get("mine.max_domain", max_domain),
-        "clean": cfg.get("mine.clean", clean.value if clean is not None else None),
-        "registry": reg,
-        "tools": tool or None,
-        "max_violation_rate": cfg.get("mine.max_violation_rate", max_violation_rate),
-    }
+    params = MineParams.of(
+        folds=cfg.get("mine.folds", folds),
+        seed=cfg.get("mine.seed", seed),
+        min_support=supports,
+        max_domain=cfg.get("mine.max_domain", max_domain),
+        clean=cfg.get("mine.clean", clean.value if clean is not None else None),
+        tools=tool or None,
+        max_violation_rate=cfg.get("mine.max_violation_rate", max_violation_rate),
+    )
+    kwargs: dict[str, Any] = {"registry": reg}
     run: Any = mine
     rows = cfg.get("mine.part_rows", part_rows)
     if rows is not None:
@@ -224,7 +225,7 @@ def mine_command(
 
         run = partial(mine_dask, scheduler=scheduler, workers=workers)
     if len(srcs) == 1 and Corpus.is_corpus(srcs[0]):
-        cs = run(Corpus.open(srcs[0]), **kwargs)
+        cs = run(Corpus.open(srcs[0]), params, **kwargs)
     else:
         if scheduler is not None:
             raise UsageError(
@@ -239,7 +240,7 @@ def mine_command(
                 raise UsageError("no such file or folder", source=str(s), field="SRC")
         with tempfile.TemporaryDirectory(prefix="contracts-mine-") as tmp:
             ingest([str(s) for s in srcs], Path(tmp) / "corpus", format=fmt, registry=reg_path)
-            cs = run(Corpus.open(Path(tmp) / "corpus"), **kwargs)
+            cs = run(Corpus.open(Path(tmp) / "corpus"), params, **kwargs)
     if str(dest) == "-":
         out.file.write(pretty_json(cs.to_json()).decode())
         out.file.flush()

@@ -34,13 +34,13 @@ import os
 import socket
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from contracts.errors import MiningError
 from contracts.mining.data import clean_calls, pattern_table
-from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps
+from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
 from contracts.mining.params import MineParams
 from contracts.mining.shapes import linked_tools
 from contracts.progress import NULL_PROGRESS, Progress
@@ -58,19 +58,6 @@ DASK_MISSING = (
 
 
 @dataclass(frozen=True)
-class MineOptions:
-    """The mining options every partition runs with (everything of `mine` but corpus and tools)."""
-
-    folds: int = 1
-    seed: int = 13
-    min_support: Mapping[str, int] | None = None
-    max_domain: int = 8
-    clean: str = "ok"
-    max_violation_rate: float | None = None
-    verify: bool = True
-
-
-@dataclass(frozen=True)
 class MinePlan:
     """What the driver decided before any worker runs: partitions and the parts only it can compute.
 
@@ -80,7 +67,8 @@ class MinePlan:
 
     corpus_path: str
     corpus_sha256: str
-    options: MineOptions
+    mine_params: MineParams  # what every partition runs with (its own tools set per partition)
+    verify: bool
     registry: Registry | None
     parts: tuple[tuple[str, ...], ...]
     params: Mapping[str, Any]
@@ -89,25 +77,16 @@ class MinePlan:
 
 def plan(
     corpus: Corpus,
-    options: MineOptions,
+    params: MineParams,
     *,
+    verify: bool = True,
     registry: Registry | None = None,
-    tools: Sequence[str] | None = None,
 ) -> MinePlan | None:
     """Partition the mining of `corpus` by tool; None when there is nothing to mine (no clean calls).
 
     The registry defaults to the corpus folder's `tools.json`, as in `mine`; it is loaded here once and
     shipped to the workers, so a registry given by path need not exist on them.
     """
-    params = MineParams.build(
-        folds=options.folds,
-        seed=options.seed,
-        min_support=options.min_support,
-        max_domain=options.max_domain,
-        clean=options.clean,
-        tools=tuple(tools) if tools is not None else None,
-        max_violation_rate=options.max_violation_rate,
-    )
     if registry is None and (corpus.path / REGISTRY_FILE).is_file():
         registry = load_registry(corpus.path / REGISTRY_FILE)
     calls, _ = clean_calls(corpus, params.clean, params.tools)
@@ -133,7 +112,8 @@ def plan(
     return MinePlan(
         corpus_path=str(corpus.path.resolve()),
         corpus_sha256=corpus.sha256(),
-        options=options,
+        mine_params=params,
+        verify=verify,
         registry=registry,
         parts=tuple(parts),
         params=params.to_json(),
@@ -145,11 +125,12 @@ def mine_part(
     corpus_path: str,
     corpus_sha256: str,
     tools: Sequence[str],
-    options: MineOptions,
+    params: MineParams,
+    verify: bool,
     registry: Registry | None,
 ) -> ContractSet:
-    """Mine one partition (runs on a worker): `mine(corpus, tools=tools, ...)` after checking that this
-    machine sees the corpus the driver planned for."""
+    """Mine one partition (runs on a worker): `mine(corpus, params with tools=tools)` after checking that
+    this machine sees the corpus the driver planned for."""
     where = f"on worker host {socket.gethostname()}"
     if not Path(corpus_path).is_dir():
         raise MiningError(
@@ -163,18 +144,7 @@ def mine_part(
             f"{corpus.sha256()[:12]} != {corpus_sha256[:12]}): every worker must read the same corpus",
             source=corpus_path,
         )
-    return mine(
-        corpus,
-        folds=options.folds,
-        seed=options.seed,
-        min_support=options.min_support,
-        max_domain=options.max_domain,
-        clean=options.clean,
-        registry=registry,
-        tools=list(tools),
-        max_violation_rate=options.max_violation_rate,
-        verify=options.verify,
-    )
+    return mine(corpus, replace(params, tools=tuple(tools)), registry=registry, verify=verify)
 
 
 def merge(p: MinePlan, results: Iterable[ContractSet]) -> ContractSet:
@@ -212,36 +182,24 @@ def merge(p: MinePlan, results: Iterable[ContractSet]) -> ContractSet:
 
 def mine_dask(
     corpus: Corpus,
+    params: MineParams | None = None,
     *,
     scheduler: str | None = None,
     workers: int | None = None,
-    folds: int = 1,
-    seed: int = 13,
-    min_support: Mapping[str, int] | None = None,
-    max_domain: int = 8,
-    clean: str = "ok",
     registry: Registry | None = None,
-    tools: Sequence[str] | None = None,
-    max_violation_rate: float | None = None,
     progress: Progress = NULL_PROGRESS,
     verify: bool = True,
+    **settings: Any,
 ) -> ContractSet:
-    """`contracts.mining.miner.mine` on Dask workers, byte-identical in its result.
+    """`contracts.mining.miner.mine` on Dask workers, byte-identical in its result (same `params`, or
+    the same settings by name).
 
     `scheduler`: address of a running Dask scheduler (`tcp://host:8786`); without it a LocalCluster of
     `workers` processes (default: one per core, at most one per partition) runs for the duration of the
     call. Progress counts finished partitions. Errors raised on a worker (bad corpus, a rule that fails
     verification) reach the caller as the same ContractsError.
     """
-    options = MineOptions(
-        folds=folds,
-        seed=seed,
-        min_support=dict(min_support) if min_support is not None else None,
-        max_domain=max_domain,
-        clean=clean,
-        max_violation_rate=max_violation_rate,
-        verify=verify,
-    )
+    params = resolve_params(params, settings)
     if workers is not None and workers < 1:
         raise MiningError(f"workers must be >= 1, got {workers}", field="workers")
     if scheduler is not None and workers is not None:
@@ -250,20 +208,9 @@ def mine_dask(
             field="workers",
         )
     dd = _import_dask()  # before any work: a missing extra is the first thing to say
-    p = plan(corpus, options, registry=registry, tools=tools)
+    p = plan(corpus, params, verify=verify, registry=registry)
     if p is None:  # nothing to distribute: the local engine raises the error a user expects
-        return mine(
-            corpus,
-            folds=folds,
-            seed=seed,
-            min_support=min_support,
-            max_domain=max_domain,
-            clean=clean,
-            registry=registry,
-            tools=tools,
-            max_violation_rate=max_violation_rate,
-            verify=verify,
-        )
+        return mine(corpus, params, registry=registry, verify=verify)
     progress.start("mine", len(p.parts))
     run = uuid.uuid4().hex[:12]  # task keys only (never in the artifact): runs sharing a scheduler stay apart
     with _client(dd, scheduler, workers, len(p.parts)) as client:
@@ -273,7 +220,8 @@ def mine_dask(
                 p.corpus_path,
                 p.corpus_sha256,
                 part,
-                p.options,
+                p.mine_params,
+                p.verify,
                 p.registry,
                 key=f"contracts-mine-{run}-{i}",
                 pure=False,
@@ -363,4 +311,4 @@ def _client(dd: Any, scheduler: str | None, workers: int | None, parts: int) -> 
     return _Session(client, cluster)
 
 
-__all__ = ["DASK_MISSING", "MineOptions", "MinePlan", "merge", "mine_dask", "mine_part", "plan"]
+__all__ = ["DASK_MISSING", "MinePlan", "merge", "mine_dask", "mine_part", "plan"]

@@ -20,7 +20,7 @@ lists its rule ids with its own support.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,38 +56,26 @@ REGISTRY_FILE = "tools.json"
 
 def mine(
     corpus: Corpus,
+    params: MineParams | None = None,
     *,
-    folds: int = 1,
-    seed: int = 13,
-    min_support: Mapping[str, int] | None = None,
-    max_domain: int = 8,
-    clean: str = "ok",
     registry: Registry | None = None,
-    tools: Sequence[str] | None = None,
-    max_violation_rate: float | None = None,
     progress: Progress = NULL_PROGRESS,
     verify: bool = True,
     part_rows: int = PART_ROWS,
+    **settings: Any,
 ) -> ContractSet:
-    """Mine the contract set of `corpus`.
+    """Mine the contract set of `corpus` with `params` (a `MineParams`), or with its settings given by
+    name for convenience (`mine(corpus, folds=5, seed=13)`: `MineParams.of`): `folds` = k task folds
+    (k = 1: only the full checker); `seed` drives the fold assignment; `min_support` overrides per-code
+    example thresholds (`{"DOMAIN": 100}`); `max_domain` caps DOMAIN sizes; `clean` is "ok" or "reward";
+    `tools` restricts mining to those tools; `max_violation_rate` keeps a rule when its 95% violation
+    bound is at most that value, instead of the per-class thresholds.
 
-    `folds` = k task folds (k = 1: only the full checker); `seed` drives the fold assignment;
-    `min_support` overrides per-code example thresholds (`{"DOMAIN": 100}`); `max_domain` caps DOMAIN
-    sizes; `clean` is "ok" or "reward"; `registry` (default: the corpus folder's `tools.json`, if any)
-    gives substitutes, immutables and schema rules; `tools` restricts mining to those tools;
-    `max_violation_rate` keeps a rule when its 95% violation bound is at most that value, instead of
-    the per-class thresholds. `verify` re-checks every rule on its own mining data (leave it on).
-    `part_rows` bounds the leaf rows read at once (the output does not depend on it).
+    `registry` (default: the corpus folder's `tools.json`, if any) gives substitutes, immutables, maps
+    and schema rules. `verify` re-checks every rule on its own mining data (leave it on). `part_rows`
+    bounds the leaf rows read at once (the output does not depend on it).
     """
-    params = MineParams.build(
-        folds=folds,
-        seed=seed,
-        min_support=min_support,
-        max_domain=max_domain,
-        clean=clean,
-        tools=tuple(tools) if tools is not None else None,
-        max_violation_rate=max_violation_rate,
-    )
+    params = resolve_params(params, settings)
     if registry is None and (corpus.path / REGISTRY_FILE).is_file():
         registry = load_registry(corpus.path / REGISTRY_FILE)
     data = load(
@@ -155,6 +143,15 @@ def mine(
     progress.advance()
     progress.finish()
     return cs
+
+
+def resolve_params(params: MineParams | None, settings: Mapping[str, Any]) -> MineParams:
+    """`params`, or a `MineParams` built from settings given by name: one or the other."""
+    if params is not None:
+        if settings:
+            raise TypeError(f"give MineParams or its settings by name, not both (got {sorted(settings)})")
+        return params
+    return MineParams.of(**settings)
 
 
 def registry_maps(registry: Registry | None) -> dict[str, list[str]]:

@@ -18,10 +18,12 @@ The reasons for each value are in docs/rules.md; in short:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from contracts.defaults import DEFAULT_SEED
 from contracts.errors import MiningError
 from contracts.rules.model import CODES
 
@@ -49,7 +51,16 @@ DEFAULT_MIN_TASKS: dict[str, int] = {
     "RELATION": 1,
 }
 
-CLEAN_MODES = ("ok", "reward")
+
+class Clean(StrEnum):
+    """Which calls are clean evidence: `ok` every ok call of an episode without a labelled fault;
+    `reward` also only from episodes with full reward where rewards exist."""
+
+    ok = "ok"
+    reward = "reward"
+
+
+CLEAN_MODES = tuple(c.value for c in Clean)
 
 DOMAIN_MIN_TASKS = 3  # each value seen in at least this many distinct tasks
 DOMAIN_SPLITS = 5  # task splits the value set must be stable across ...
@@ -87,8 +98,8 @@ class MineParams:
     """Every knob of one mining run, validated."""
 
     k: int = 1
-    seed: int = 13
-    clean: str = "ok"
+    seed: int = DEFAULT_SEED
+    clean: Clean = Clean.ok
     max_domain: int = 8
     min_support: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_SUPPORT))
     min_tasks: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_TASKS))
@@ -130,11 +141,34 @@ class MineParams:
         return cls(
             k=folds,
             seed=seed,
-            clean=clean,
+            clean=Clean(clean),
             max_domain=max_domain,
             min_support=sup,
             max_violation_rate=max_violation_rate,
             tools=tools,
+        )
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        folds: int = 1,
+        seed: int = DEFAULT_SEED,
+        min_support: Mapping[str, int] | None = None,
+        max_domain: int = 8,
+        clean: str = "ok",
+        tools: Sequence[str] | None = None,
+        max_violation_rate: float | None = None,
+    ) -> MineParams:
+        """`build` with the defaults of `contracts mine`: the settings a caller gives, by name."""
+        return cls.build(
+            folds=folds,
+            seed=seed,
+            min_support=min_support,
+            max_domain=max_domain,
+            clean=clean,
+            tools=tuple(tools) if tools is not None else None,
+            max_violation_rate=max_violation_rate,
         )
 
     def needed(self, code: str) -> int:
@@ -155,7 +189,7 @@ class MineParams:
         return {
             "k": self.k,
             "seed": self.seed,
-            "clean": self.clean,
+            "clean": self.clean.value,
             "max_domain": self.max_domain,
             "min_support": dict(sorted(self.min_support.items())),
             "min_tasks": dict(sorted(self.min_tasks.items())),

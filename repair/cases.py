@@ -45,6 +45,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from contracts.defaults import DEFAULT_SEED
 from contracts.errors import RepairError
 from contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, stable_id
 from contracts.repair.patch import PatchFault, format_pointer, is_prefix, parse_pointer
@@ -560,7 +561,7 @@ def build_cases(
     *,
     kinds: Sequence[str] = SINGLE_FIELD,
     per_kind: int = 32,
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     exclude: Callable[[Case, Target], bool] | None = None,
 ) -> BuildReport:
     """Draw up to `per_kind` cases of each family from `sources`, seeded; see the module docstring.

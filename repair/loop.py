@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import contracts.repair.mask as mask
+from contracts.defaults import DEFAULT_SEED
 from contracts.errors import RepairError
 from contracts.jsonutil import canonical_json, file_sha256, json_sha256
 from contracts.progress import NULL_PROGRESS, Progress
@@ -87,7 +88,7 @@ def run_episode(
     policy: Policy,
     budgets: Budgets = Budgets(),
     *,
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     clock: Clock | None = time.perf_counter,
 ) -> Episode:
     """Run one case to its end; pure except for the policy and the clock (None records no latency)."""
@@ -245,7 +246,7 @@ def replay(
     ledger_dir: str | Path,
     *,
     budgets: Budgets = Budgets(),
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     inputs: Sequence[str | Path] = (),
     record_latency: bool = True,
     progress: Progress = NULL_PROGRESS,

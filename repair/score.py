@@ -33,6 +33,7 @@ from typing import Any
 
 import polars as pl
 
+from contracts.defaults import DEFAULT_SEED
 from contracts.errors import RepairError
 from contracts.repair.cases import Target, read_targets
 from contracts.repair.loop import KIND_END, KIND_RUN, KIND_START, KIND_STEP
@@ -272,7 +273,7 @@ def score(
     ledger_dir: str | Path,
     targets_path: str | Path,
     *,
-    seed: int = 13,
+    seed: int = DEFAULT_SEED,
     bootstrap: int = 1000,
     compare: str | Path | None = None,
 ) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.defaults import DEFAULT_SEED
 from contracts.repair.cases import Case
 from contracts.repair.validator import VerifierError, report_json
 
@@ -28,7 +29,7 @@ class State:
     attempt: int
     attempts_left: int
     ops_left: int
-    seed: int = 13
+    seed: int = DEFAULT_SEED
 
     def as_json(self) -> dict[str, Any]:
         """The state as a JSON object (the `command` policy protocol, version 1)."""

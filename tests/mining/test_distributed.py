@@ -26,7 +26,8 @@ from contracts.cli.app import app
 from contracts.errors import MiningError
 from contracts.jsonutil import pretty_json
 from contracts.mining import mine
-from contracts.mining.distributed import DASK_MISSING, MineOptions, merge, mine_dask, mine_part, plan
+from contracts.mining.distributed import DASK_MISSING, merge, mine_dask, mine_part, plan
+from contracts.mining.params import MineParams
 from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
@@ -39,11 +40,14 @@ from tests.mining.worlds import world
 runner = CliRunner()
 
 
-def _partitioned(corpus: Corpus, options: MineOptions, **kw: Any) -> ContractSet:
+def _partitioned(corpus: Corpus, params: MineParams, **kw: Any) -> ContractSet:
     """The Dask engine's plan -> parts -> merge, run in this process."""
-    p = plan(corpus, options, **kw)
+    p = plan(corpus, params, **kw)
     assert p is not None
-    parts = [mine_part(p.corpus_path, p.corpus_sha256, part, p.options, p.registry) for part in p.parts]
+    parts = [
+        mine_part(p.corpus_path, p.corpus_sha256, part, p.mine_params, p.verify, p.registry)
+        for part in p.parts
+    ]
     return merge(p, parts)
 
 
@@ -67,7 +71,7 @@ def test_partitions_merge_to_the_local_bytes(
     c = corpus_from_records(_three_tool_world(seed), tmp_path_factory.mktemp("w") / "c")
     local = mine(c, folds=k, seed=seed)
     assert len(local.tools) == 3 and local.all_rules()
-    assert _bytes(_partitioned(c, MineOptions(folds=k, seed=seed))) == _bytes(local)
+    assert _bytes(_partitioned(c, MineParams.of(folds=k, seed=seed))) == _bytes(local)
 
 
 def test_registry_only_tools_and_tool_filter(tmp_path: Path) -> None:
@@ -94,18 +98,18 @@ def test_registry_only_tools_and_tool_filter(tmp_path: Path) -> None:
     reg = load_registry(reg_file)
     local = mine(c, folds=3, registry=reg)
     assert local.tools["never_called"].rules and local.tools["a"].substitutes == ("b",)
-    p = plan(c, MineOptions(folds=3), registry=reg)
+    p = plan(c, MineParams.of(folds=3), registry=reg)
     assert p is not None and p.parts[-1][-1] == "never_called"  # rides with the smallest partition
-    assert _bytes(_partitioned(c, MineOptions(folds=3), registry=reg)) == _bytes(local)
+    assert _bytes(_partitioned(c, MineParams.of(folds=3), registry=reg)) == _bytes(local)
     only = mine(c, folds=3, registry=reg, tools=["c", "never_called"])
     assert sorted(only.tools) == ["c", "never_called"]
-    got = _partitioned(c, MineOptions(folds=3), registry=reg, tools=["c", "never_called"])
+    got = _partitioned(c, MineParams.of(folds=3, tools=["c", "never_called"]), registry=reg)
     assert _bytes(got) == _bytes(only)
 
 
 def test_nothing_to_mine(tmp_path: Path) -> None:
     c = corpus_from_records([call("t", "a", {"x": 1}, status="error", error="boom")], tmp_path / "c")
-    assert plan(c, MineOptions()) is None
+    assert plan(c, MineParams.of()) is None
     pytest.importorskip("dask.distributed")
     with pytest.raises(MiningError, match="no clean calls"):  # the local engine's error, no cluster
         mine_dask(c)
@@ -114,10 +118,10 @@ def test_nothing_to_mine(tmp_path: Path) -> None:
 def test_worker_refuses_another_corpus(tmp_path: Path) -> None:
     c = corpus_from_records(_three_tool_world(3), tmp_path / "c")
     with pytest.raises(MiningError, match="same path") as e:
-        mine_part(str(tmp_path / "absent"), c.sha256(), ("a",), MineOptions(), None)
+        mine_part(str(tmp_path / "absent"), c.sha256(), ("a",), MineParams.of(), True, None)
     assert e.value.source == str(tmp_path / "absent")
     with pytest.raises(MiningError, match="differs from the driver's"):
-        mine_part(str(c.path), "0" * 64, ("a",), MineOptions(), None)
+        mine_part(str(c.path), "0" * 64, ("a",), MineParams.of(), True, None)
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +176,7 @@ def test_progress_counts_partitions(
 
     cs = mine_dask(sample_corpus, folds=5, seed=13, scheduler=scheduler, progress=Rec())
     assert _bytes(cs) == sample_contracts_file.read_bytes()
-    parts = plan(sample_corpus, MineOptions(folds=5, seed=13))
+    parts = plan(sample_corpus, MineParams.of(folds=5, seed=13))
     assert parts is not None
     # The three stock tools return one object shape (their DOMAIN/TYPE/sign rules are pooled): one
     # partition; the other seven tools one each.

@@ -502,13 +502,17 @@ def test_contract_set_with_maps_validates(tmp_path: Path) -> None:
 def test_tool_partitions_merge_to_the_same_bytes(tmp_path: Path) -> None:
     """The Dask engine mines one tool partition at a time (`mine(tools=[...])`): map decisions are per
     tool, so the merged partitions are the local engine's bytes (run here in-process, no cluster)."""
-    from contracts.mining.distributed import MineOptions, merge, mine_part, plan
+    from contracts.mining.distributed import merge, mine_part, plan
+    from contracts.mining.params import MineParams
 
     c = corpus(tmp_path, _determinism_world())
     local = pretty_json(mine(c, folds=3).to_json())
-    p = plan(c, MineOptions(folds=3))
+    p = plan(c, MineParams.of(folds=3))
     assert p is not None and len(p.parts) == 2
-    parts = [mine_part(p.corpus_path, p.corpus_sha256, part, p.options, p.registry) for part in p.parts]
+    parts = [
+        mine_part(p.corpus_path, p.corpus_sha256, part, p.mine_params, p.verify, p.registry)
+        for part in p.parts
+    ]
     assert {t: cs.tools[t].maps for cs in parts for t in cs.tools} == {
         T: ("/variants",),
         "get_homes": ("/homes",),
