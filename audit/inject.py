@@ -41,7 +41,7 @@ import copy
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -377,10 +377,8 @@ class _Targets:
         return [r for r in self.rules.get(tool, []) if r.code in codes]
 
     def find(self, kind: str, rec: Mapping[str, Any]) -> list[Target]:
-        found: list[Target] = getattr(self, f"_t_{kind}")(
-            rec["tool"], rec["result"], rec.get("arguments") or {}
-        )
-        return found
+        """Where a fault of `kind` can go in this call (the kind's finder in `FINDERS`)."""
+        return FINDERS[kind](self, rec["tool"], rec["result"], rec.get("arguments") or {})
 
     def _t_sign_flip(self, tool: str, res: Any, args: Any) -> list[Target]:
         rules = self._rules(tool, "POSITIVE", "NONNEG")
@@ -567,6 +565,22 @@ class _Targets:
             Target("truncated_list", p) for p, _pat, v in walk(res) if isinstance(v, list) and len(v) >= 2
         ]
 
+
+
+#: Each fault kind's target finder: the one table from kind to code (every kind of KINDS has one).
+FINDERS: dict[str, Callable[[_Targets, str, Any, Any], list[Target]]] = {
+    "sign_flip": _Targets._t_sign_flip,
+    "drop_field": _Targets._t_drop_field,
+    "null_field": _Targets._t_null_field,
+    "type_swap": _Targets._t_type_swap,
+    "stale_echo": _Targets._t_stale_echo,
+    "date_swap": _Targets._t_date_swap,
+    "relation_break": _Targets._t_relation_break,
+    "domain_drift": _Targets._t_domain_drift,
+    "plausible_string": _Targets._t_plausible_string,
+    "truncated_list": _Targets._t_truncated_list,
+}
+assert tuple(FINDERS) == KINDS
 
 def _pair_path(path_a: str, pat_a: str, pat_b: str) -> str:
     """B's concrete path paired with A's by equal array indexes and map keys (same wildcard positions)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 from contracts.errors import CheckError
@@ -31,7 +32,15 @@ from contracts.jsonutil import canonical_json
 from contracts.rules.base import Violation
 from contracts.rules.model import ContractSet
 
-ENCODERS = ("v1", "v2")
+
+class EncoderName(StrEnum):
+    """The receipt encoders (`--encoder`): `v1` one sentence a violation, `v2` explicit witnesses."""
+
+    v1 = "v1"
+    v2 = "v2"
+
+
+ENCODERS = tuple(e.value for e in EncoderName)
 Encoder = Literal["v1", "v2"]
 
 

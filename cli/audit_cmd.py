@@ -28,6 +28,7 @@ from contracts.audit.report import (
     rate_text,
     to_markdown,
 )
+from contracts.checks.receipts import EncoderName
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -41,11 +42,6 @@ class AuditOutput(StrEnum):
 
     text = "text"
     github = "github"
-
-
-class EncoderName(StrEnum):
-    v1 = "v1"
-    v2 = "v2"
 
 
 FoldOpt = Annotated[

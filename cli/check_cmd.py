@@ -27,7 +27,7 @@ from contracts.checks.checker import (
 )
 from contracts.checks.formats import FORMATS
 from contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
-from contracts.checks.receipts import ENCODERS, encode
+from contracts.checks.receipts import ENCODERS, EncoderName, encode
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
@@ -43,11 +43,6 @@ class CheckOutput(StrEnum):
     sarif = "sarif"
     junit = "junit"
     github = "github"
-
-
-class EncoderName(StrEnum):
-    v1 = "v1"
-    v2 = "v2"
 
 
 def _parse_fold(value: str | None) -> Fold:

@@ -29,18 +29,11 @@ from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json
 from contracts.mining.diff import SetDiff, diff_sets
 from contracts.mining.miner import mine
-from contracts.mining.params import MineParams
+from contracts.mining.params import Clean, MineParams
 from contracts.rules.codes import TABLE, describe, describe_params
 from contracts.rules.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import load_registry
-
-
-class Clean(StrEnum):
-    """Which calls count as clean evidence."""
-
-    ok = "ok"
-    reward = "reward"
 
 
 class Engine(StrEnum):
