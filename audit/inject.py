@@ -566,7 +566,6 @@ class _Targets:
         ]
 
 
-
 #: Each fault kind's target finder: the one table from kind to code (every kind of KINDS has one).
 FINDERS: dict[str, Callable[[_Targets, str, Any, Any], list[Target]]] = {
     "sign_flip": _Targets._t_sign_flip,
@@ -581,6 +580,7 @@ FINDERS: dict[str, Callable[[_Targets, str, Any, Any], list[Target]]] = {
     "truncated_list": _Targets._t_truncated_list,
 }
 assert tuple(FINDERS) == KINDS
+
 
 def _pair_path(path_a: str, pat_a: str, pat_b: str) -> str:
     """B's concrete path paired with A's by equal array indexes and map keys (same wildcard positions)."""
