@@ -872,12 +872,16 @@ def inject_file(
     seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
 ) -> InjectReport:
-    """`contracts inject`: read flat JSONL (or a corpus folder), plant faults, write flat JSONL to `out`."""
+    """`contracts inject`: read flat JSONL (or a corpus folder), plant faults, write flat JSONL to `out`.
+
+    Trace files are read as flat records, not ingested (`contracts.traces.sources.open_corpus` is for
+    commands that need a corpus): injection works on the records it writes back."""
     from contracts.traces.corpus import Corpus
+    from contracts.traces.sources import is_corpus
 
     records: list[dict[str, Any]] = []
     for s in sources:
-        if Corpus.is_corpus(s):
+        if is_corpus(s):
             records.extend(records_from_corpus(Corpus.open(s)))
         else:
             records.extend(read_flat([s]))

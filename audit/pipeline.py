@@ -65,6 +65,7 @@ from contracts.progress import NULL_PROGRESS, Progress
 from contracts.rules.folds import fold_table
 from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
+from contracts.traces.sources import is_corpus, open_corpus
 
 LEDGER_FORMAT = "contracts-audit/1"
 EVENTS_PER_ENTRY = 1000
@@ -115,15 +116,11 @@ def open_source(
     p = Path(src)
     if not p.exists():
         raise TraceError("no such corpus or trace file", source=str(p))
-    if registry is None and p.is_dir() and not Corpus.is_corpus(p) and (p / "tools.json").is_file():
+    if registry is None and p.is_dir() and not is_corpus(p) and (p / "tools.json").is_file():
         registry = p / "tools.json"
     reg = Path(registry) if registry is not None else None
-    if Corpus.is_corpus(p):
-        corpus = Corpus.open(p)
-    else:
-        out = Path(work) / "corpus"
-        ingest([p], out, registry=reg, progress=progress)
-        corpus = Corpus.open(out)
+    with open_corpus([p], registry=reg, progress=progress, keep=Path(work) / "corpus") as corpus:
+        pass  # kept in `work/corpus` (audit-score reads it later); a corpus folder is used as it is
     if not inject_kinds:
         return Source(corpus, p.name or str(p))
     from contracts.audit.inject import inject_records, records_from_corpus, write_flat

@@ -7,8 +7,8 @@ Exit 0 when no violation, 1 when any, 2 on usage or input errors (rendered by th
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
@@ -33,6 +33,7 @@ from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
 from contracts.rules.model import CODES, ContractSet
 from contracts.traces.corpus import Corpus
+from contracts.traces.sources import is_corpus, open_corpus
 
 
 class CheckOutput(StrEnum):
@@ -76,19 +77,16 @@ def _receipt_stream(
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line)."""
-    files = [s for s in sources if s != "-" and not Corpus.is_corpus(s)]
+    files = [s for s in sources if s != "-" and not is_corpus(s)]
     for s in files:
         if not Path(s).exists():
             raise UsageError("no such trace file or corpus folder", source=s, code="E_INPUT")
-    tmp: tempfile.TemporaryDirectory[str] | None = None
-    try:
+    with ExitStack() as stack:
         ingested: Corpus | None = None
-        if files:
-            from contracts.traces.ingest import ingest
-
-            tmp = tempfile.TemporaryDirectory(prefix="contracts-check-")
-            ingest([Path(f) for f in files], Path(tmp.name) / "corpus", format=fmt, strict=strict)
-            ingested = Corpus.open(Path(tmp.name) / "corpus")
+        if files:  # every trace file into one temporary corpus, checked once (at the first file)
+            ingested = stack.enter_context(
+                open_corpus(files, format=fmt, strict=strict, prefix="contracts-check-")
+            )
             summary.rejected_lines += len(ingested.rejects())
         for s in sources:
             if s == "-":
@@ -115,7 +113,7 @@ def _receipt_stream(
                             summary.receipt(enc)
                             yield enc
                 continue
-            if Corpus.is_corpus(s):
+            if is_corpus(s):
                 corpus = Corpus.open(s)
             elif ingested is not None and s == files[0]:
                 corpus = ingested
@@ -133,9 +131,6 @@ def _receipt_stream(
                 enc = encode(r)
                 summary.receipt(enc)
                 yield enc
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def _print_summary(summary: Any) -> None:

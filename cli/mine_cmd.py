@@ -11,7 +11,6 @@ Exit codes: 0 ok, 1 findings (`diff --fail-on-removed` with removed rules), 2 us
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from enum import StrEnum
 from functools import partial
@@ -34,6 +33,7 @@ from contracts.rules.codes import TABLE, describe, describe_params
 from contracts.rules.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import load_registry
+from contracts.traces.sources import is_corpus, open_corpus
 
 
 class Engine(StrEnum):
@@ -217,23 +217,14 @@ def mine_command(
         from contracts.mining.distributed import mine_dask
 
         run = partial(mine_dask, scheduler=scheduler, workers=workers)
-    if len(srcs) == 1 and Corpus.is_corpus(srcs[0]):
-        cs = run(Corpus.open(srcs[0]), params, **kwargs)
-    else:
-        if scheduler is not None:
-            raise UsageError(
-                "--scheduler needs a corpus folder every worker can read at the same path; "
-                "run `contracts ingest` into shared storage first",
-                field="SRC",
-            )
-        from contracts.traces.ingest import ingest
-
-        for s in srcs:
-            if str(s) != "-" and not s.exists():
-                raise UsageError("no such file or folder", source=str(s), field="SRC")
-        with tempfile.TemporaryDirectory(prefix="contracts-mine-") as tmp:
-            ingest([str(s) for s in srcs], Path(tmp) / "corpus", format=fmt, registry=reg_path)
-            cs = run(Corpus.open(Path(tmp) / "corpus"), params, **kwargs)
+    if scheduler is not None and not (len(srcs) == 1 and is_corpus(srcs[0])):
+        raise UsageError(
+            "--scheduler needs a corpus folder every worker can read at the same path; "
+            "run `contracts ingest` into shared storage first",
+            field="SRC",
+        )
+    with open_corpus(srcs, format=fmt, registry=reg_path, prefix="contracts-mine-") as corpus:
+        cs = run(corpus, params, **kwargs)
     if str(dest) == "-":
         out.file.write(pretty_json(cs.to_json()).decode())
         out.file.flush()

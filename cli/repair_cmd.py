@@ -111,9 +111,9 @@ def repair_cases_command(
     src = cfg.require_path("paths.corpus", src, "source (SRC: a BFCL file or a corpus folder)")
     if cases_path.resolve() == targets_path.resolve():
         fail("the cases and targets files must differ: targets are hidden from replay", field="targets")
-    from contracts.traces.corpus import Corpus
+    from contracts.traces.sources import is_corpus
 
-    if Corpus.is_corpus(src):
+    if is_corpus(src):
         if answers is not None:
             fail(
                 "--answers is for a BFCL SRC; a corpus SRC takes --registry", field="answers", source=str(src)
