@@ -32,9 +32,12 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
 # mypy reads the strict editable link tree, where the folders are mapped into one `contracts` package.
+VULTURE_DIRS := $(PKGDIRS) tests bench sample_traces vulture_allowlist.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/vulture $(VULTURE_DIRS) --min-confidence 60
 	cd build/__editable__.contracts-*/ && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p contracts
 
 format: $(STAMP)

@@ -156,10 +156,6 @@ def delete_at(doc: Any, path: str) -> Any:
     return doc
 
 
-def _matches(pattern: str, path_pattern: str) -> bool:
-    return pattern == path_pattern
-
-
 def _nodes_at(doc: Any, pattern: str, maps: frozenset[str] = frozenset()) -> list[tuple[str, Any]]:
     """Concrete (path, value) of every node of `doc` whose pattern is `pattern`."""
     return [(p, v) for p, pat, v in walk(doc, maps) if pat == pattern]

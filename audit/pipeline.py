@@ -44,7 +44,6 @@ fsync): at a 1% fire rate on a million calls that is 10 entries instead of 10,00
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -586,17 +585,8 @@ def support_grid(supports: Sequence[int]) -> list[int]:
     return sorted({0} | qs)
 
 
-def _full_or_none(reward: float | None) -> bool:
-    """Rewards mark clean episodes where they exist: full reward (>= 1), or no reward recorded."""
-    return reward is None or reward >= 1.0
-
-
 def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/") or a == "" or b == ""
-
-
-def _rate_json(r: stats.Rate) -> dict[str, Any]:
-    return r.to_json()
 
 
 def score(
@@ -1098,11 +1088,6 @@ def audit_score(
 ) -> dict[str, Any]:
     """`contracts audit-score`: verify the frozen ledger, then score its fire events against the truth."""
     return rescore(load_replay(ledger_dir), corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file)
-
-
-def default_work_dir() -> Path:
-    """A scratch folder for ingesting/injecting when the caller gives none."""
-    return Path(tempfile.mkdtemp(prefix="contracts-audit-"))
 
 
 def canonical_report(report: Mapping[str, Any]) -> str:

@@ -582,7 +582,6 @@ FREE_BAGS = {
 }
 CABINS = ("basic_economy", "economy", "business")
 FUTURE_DATES = tuple(f"2024-05-{d:02d}" for d in range(16, 31))
-NOW = "2024-05-15T15:00:00"
 DAY_BEFORE = "2024-05-14T15:00:00"
 
 

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from contracts.errors import CheckError
 from contracts.jsonutil import canonical_json
@@ -41,7 +41,6 @@ class EncoderName(StrEnum):
 
 
 ENCODERS = tuple(e.value for e in EncoderName)
-Encoder = Literal["v1", "v2"]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ ledger_app = typer.Typer(
 )
 
 DirArg = Annotated[Path, typer.Argument(help="The ledger folder (holds ledger.json, ledger.jsonl).")]
-HashOpt = Annotated[str | None, typer.Option(metavar="HASH")]
 
 
 def _write(text: str) -> None:

@@ -88,14 +88,6 @@ class Config:
             )
         return p
 
-    def with_overrides(self, overrides: dict[str, Any]) -> Config:
-        """A copy with command-line values applied (None means "not given")."""
-        new = dict(self.settings)
-        for k, v in overrides.items():
-            if v is not None:
-                new[k] = Setting(v, "command line")
-        return Config(self.file, new)
-
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """`{key: {"value": v, "origin": o}}`, sorted by key, JSON-ready."""
         out: dict[str, dict[str, Any]] = {}

@@ -21,7 +21,6 @@ lists its rule ids with its own support.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -264,8 +263,3 @@ def corpus_summary(corpus: Corpus, calls: pl.DataFrame) -> dict[str, Any]:
     """The contract set's `corpus` field from the clean calls mined (one function, so that the Dask
     engine, which never holds every call in one place, writes the same summary)."""
     return {"sha256": corpus.sha256(), "clean_calls": calls.height, "tasks": calls["task"].n_unique()}
-
-
-def mine_path(src: str | Path, **kw: Any) -> ContractSet:
-    """`mine(Corpus.open(src), **kw)`."""
-    return mine(Corpus.open(src), **kw)

@@ -180,11 +180,6 @@ class MineParams:
     def tasks_needed(self, code: str) -> int:
         return int(self.min_tasks[code])
 
-    @property
-    def checkers(self) -> list[int]:
-        """Checker ids: -1 is the full checker, 0..k-1 the fold checkers (none when k == 1)."""
-        return [-1, *range(self.k)] if self.k > 1 else [-1]
-
     def to_json(self) -> dict[str, Any]:
         return {
             "k": self.k,

@@ -57,7 +57,6 @@ CODES = (
     "E_CROSS",
     "E_VALIDATOR",
 )
-CROSS_KINDS = ("requires", "exclusive", "equal", "less_equal")
 
 
 @dataclass(frozen=True, order=True)

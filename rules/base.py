@@ -410,8 +410,3 @@ class PropertyCode:
 def rows(entries: Sequence[RuleEntry], **cols: Callable[[RuleEntry], Any]) -> dict[str, list[Any]]:
     """Columns of a small per-rule table: `rows(es, ridx=lambda e: e.ridx, ...)`."""
     return {name: [f(e) for e in entries] for name, f in cols.items()}
-
-
-def ridx_in(entries: Sequence[RuleEntry]) -> pl.Expr:
-    """Hits of these rules."""
-    return pl.col("ridx").is_in([e.ridx for e in entries])

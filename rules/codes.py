@@ -27,11 +27,6 @@ TABLE: dict[str, PropertyCode] = {
 assert tuple(TABLE) == CODES, "the table must list every code of rules.model.CODES, in order"
 
 
-def code_of(name: str) -> PropertyCode | None:
-    """The code's module object, or None for a code this version does not know."""
-    return TABLE.get(name)
-
-
 def describe(rule: Rule) -> str:
     """A one-line statement of the rule (paths and params), e.g. `/total = /fare + /taxes + /fees`."""
     c = TABLE.get(rule.code)

@@ -37,7 +37,6 @@ ISO_RE = (
     r"(Z|z|[+-]\d{2}:?\d{2})?)?$"
 )
 MODES = ("date", "naive", "aware")
-MODE_CODE = {"date": 1, "naive": 2, "aware": 3}
 
 
 def _int(e: pl.Expr) -> pl.Expr:

@@ -968,13 +968,6 @@ def clean_episodes(world: World) -> list[list[dict[str, Any]]]:
 ARGS = "$args"
 
 
-def split_rule_path(rule_path: str) -> tuple[str, str]:
-    """`("arguments", "/sku")` for `$args/sku`, `("result", "/items/*/price")` for a result pattern."""
-    if rule_path.startswith(ARGS):
-        return "arguments", rule_path[len(ARGS) :]
-    return "result", rule_path
-
-
 def instances(doc: Any, pattern: str) -> list[tuple[str, Any]]:
     """Every `(concrete pointer, value)` matching `pattern` (`*` = any array index; `""` = the root)."""
     found: list[tuple[str, Any]] = [("", doc)]

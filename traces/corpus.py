@@ -119,11 +119,6 @@ class Corpus:
         return [orjson.loads(line) for line in f.read_bytes().splitlines() if line.strip()]
 
 
-def empty_frame(schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    """An empty frame with the given corpus schema."""
-    return pl.DataFrame(schema=schema)
-
-
 def corpus_info(path: str | Path) -> dict[str, Any]:
     """A JSON-ready summary of a corpus: sources, row counts, tools with call counts, rejects.
 

@@ -163,24 +163,6 @@ def generalize(pattern: str, maps: frozenset[str] | set[str]) -> str:
     return cur
 
 
-def first_wild_prefix(pattern: str) -> str:
-    """The pattern up to (not including) its first wildcard token: the container whose members a
-    wildcard ranges over (`/items/*/price` -> `/items`, `/cards/~*/balance` -> `/cards`)."""
-    toks = pattern.split("/")
-    for i, t in enumerate(toks):
-        if t in WILD_TOKENS:
-            return "/".join(toks[:i])
-    raise ValueError(f"pattern {pattern!r} has no wildcard")
-
-
 def parent_pattern(pattern: str) -> str:
     """Pattern of the containing node (`/items/*/price` -> `/items/*`; `/a` -> `""`)."""
     return pattern.rpartition("/")[0]
-
-
-def pattern_of(path: str) -> str:
-    """Replace literal array indexes in a concrete path with `*` (all-digit tokens are treated as indexes).
-
-    Only use this when the document is not at hand; `flatten` knows which tokens are indexes.
-    """
-    return "/".join("*" if tok.isdigit() else tok for tok in path.split("/"))

@@ -12,17 +12,10 @@ from typing import Any
 
 from contracts.jsonutil import sha256_hex
 
-STATUSES = ("ok", "error")
-
 
 def make_call_id(source_sha256: str, line: int, index: int) -> str:
     """Stable call id: first 16 hex digits of sha256(source file hash : line : index within the line)."""
     return sha256_hex(f"{source_sha256}:{line}:{index}")[:16]
-
-
-def call_id_int(call_id: str) -> int:
-    """The call id as an unsigned 64-bit integer (the `cid` column): cheap to join and group on."""
-    return int(call_id, 16)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
 from contracts.mining.data import Leaves, MiningData, low_octave_aggs
 from contracts.mining.params import MineParams
 from contracts.traces.registry import Registry
@@ -108,11 +107,6 @@ def pooled_stats(ctx: MiningContext) -> pl.DataFrame:
 def support_ok(ctx: MiningContext, code: str, n: str = "n", tasks: str = "tasks") -> pl.Expr:
     """The support part of keep-only-if: enough qualifying examples and distinct tasks."""
     return (pl.col(n) >= ctx.params.needed(code)) & (pl.col(tasks) >= ctx.params.tasks_needed(code))
-
-
-def params_json(value: object) -> str:
-    """Canonical JSON text of a rule's params (the form rule ids are computed from)."""
-    return canonical_str(value)
 
 
 def paths_one(col: str = "pattern") -> pl.Expr:

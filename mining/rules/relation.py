@@ -30,7 +30,6 @@ together in a fold's generation rows is not proposed.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -63,9 +62,6 @@ MAX_FIELDS_TERNARY = 40  # three-term sums are searched for up to this many fiel
 MAX_FIELDS = 150  # beyond this many numeric fields in one group, no relation search at all
 GEN_ABS, GEN_REL = 0.006, 1e-9  # candidate tolerance: looser than every verification tolerance
 BATCH = 150  # candidates verified per polars pass
-SIGNS3: list[tuple[int, int, int]] = [
-    (a, b, c) for a, b, c in itertools.product((1, -1), repeat=3) if 1 in (a, b, c)
-]
 
 
 @dataclass(frozen=True)
