@@ -325,6 +325,11 @@ class OpRow:
 # The interface
 
 
+@dataclass(frozen=True)
+class NoParams:
+    """The params of a code whose rules carry none (`{}`: REQUIRED, POSITIVE, NONNEG, ECHO)."""
+
+
 class PropertyCode:
     """One property code. Subclasses set the class attributes and override what differs.
 
@@ -344,10 +349,16 @@ class PropertyCode:
         """The error for a rule this checker cannot evaluate faithfully."""
         return CheckError(f"rule {rule.id} ({rule.tool} {rule.code}): {msg}", code="E_RULE", field=rule.id)
 
+    def params(self, rule: Rule) -> Any:
+        """The rule's params as this code's frozen dataclass, validated (a CheckError when they are not
+        what the code can evaluate). Codes without params return `NoParams()`."""
+        return NoParams()
+
     def validate(self, rule: Rule) -> None:
         """Refuse a rule this code cannot evaluate (a contract set from a newer miner): CheckError."""
         if self.n_paths is not None and len(rule.paths) != self.n_paths:
             raise self.bad(rule, "needs exactly one path" if self.n_paths == 1 else "needs exactly two paths")
+        self.params(rule)
 
     def describe(self, rule: Rule) -> str:
         """A one-line statement of the rule, as people read it (`/total = /subtotal + /tax (cent)`)."""

@@ -9,6 +9,7 @@ entry); paths without wildcards pair per call. Violation path = B's concrete pat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -18,6 +19,7 @@ from contracts.rules.base import (
     At,
     Nodes,
     Operand,
+    PathFinder,
     PropertyCode,
     RuleEntry,
     Violation,
@@ -34,24 +36,39 @@ from contracts.rules.dates import TZ_MODES, parse_instant, with_instant
 from contracts.rules.model import Rule
 
 
+@dataclass(frozen=True)
+class DateOrderParams:
+    """`{"tz": mode}`: how the two values are read and compared (`contracts.rules.dates`)."""
+
+    tz: str
+
+
 class DateOrder(PropertyCode):
     name = "DATE_ORDER"
     short = "DATE"
     summary = "two ISO dates/times that were always ordered A <= B are not"
     n_paths = 2
 
-    def validate(self, rule: Rule) -> None:
-        super().validate(rule)
-        if rule.params.get("tz") not in TZ_MODES:
+    def params(self, rule: Rule) -> DateOrderParams:
+        tz = rule.params.get("tz")
+        if tz not in TZ_MODES:
             raise self.bad(rule, f"DATE_ORDER tz must be one of {', '.join(TZ_MODES)}")
+        return DateOrderParams(str(tz))
 
     def describe(self, rule: Rule) -> str:
         p = [x or "(result)" for x in rule.paths]
         return f"{p[0]} <= {p[1]} ({rule.params.get('tz')})"
 
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        tz = self.params(rule).tz  # once per rule, not per call
+        return lambda nodes: self._paths(tz, nodes, ops)
+
     def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return self._paths(self.params(rule).tz, nodes, ops)
+
+    @staticmethod
+    def _paths(tz: str, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
         first, b_op = ops[0], ops[1]
-        tz = rule.params["tz"]
         a_by_key: dict[tuple[str, ...], list[Any]] = {}
         for p, v in nodes.get((first.side, first.pattern), []):
             a_by_key.setdefault(first.key_of(p), []).append(v)
@@ -78,7 +95,7 @@ class DateOrder(PropertyCode):
             True,
             f"{rule.tool} returned {name(at.path)}={at.shown} against {name(a_name)}={canonical_str(a_val)}; "
             f"every one of {rule.support.calls} clean results had {name(a_op.display(a_op.pattern))} <= "
-            f"{name(b_op.display(b_op.pattern))} ({rule.params['tz']} ISO-8601)",
+            f"{name(b_op.display(b_op.pattern))} ({self.params(rule).tz} ISO-8601)",
         )
 
     def vectorised(
@@ -86,7 +103,7 @@ class DateOrder(PropertyCode):
     ) -> pl.LazyFrame:
         outs = []
         for tz in TZ_MODES:
-            sub = [e for e in entries if e.rule.params["tz"] == tz]
+            sub = [e for e in entries if self.params(e.rule).tz == tz]
             if not sub:
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))

@@ -9,6 +9,7 @@ an anti-join with the allowed values finds the ones outside.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -28,17 +29,24 @@ from contracts.rules.base import (
 from contracts.rules.model import Rule
 
 
+@dataclass(frozen=True)
+class DomainParams:
+    """`{"values": [...]}`: the allowed strings, sorted."""
+
+    values: tuple[str, ...]
+
+
 class Domain(PropertyCode):
     name = "DOMAIN"
     short = "DOM"
     summary = "a string outside the small set of values seen in clean results"
     node_class = 4
 
-    def validate(self, rule: Rule) -> None:
-        super().validate(rule)
+    def params(self, rule: Rule) -> DomainParams:
         values = rule.params.get("values")
         if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
             raise self.bad(rule, "DOMAIN needs params.values, a list of strings")
+        return DomainParams(tuple(values))
 
     def describe(self, rule: Rule) -> str:
         values = [
@@ -52,13 +60,13 @@ class Domain(PropertyCode):
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key = (ops[0].side, ops[0].pattern)
         prefix = "$args" if ops[0].side == "arg" else ""
-        allowed = frozenset(rule.params["values"])
+        allowed = frozenset(self.params(rule).values)
         return lambda nodes: [
             prefix + p for p, v in nodes.get(key, ()) if isinstance(v, str) and v not in allowed
         ]
 
     def witness(self, rule: Rule, at: At) -> Violation:
-        values = list(rule.params["values"])
+        values = list(self.params(rule).values)
         listed = ", ".join(canonical_str(v) for v in values)
         return Violation(
             self.name,
@@ -79,8 +87,8 @@ class Domain(PropertyCode):
     ) -> pl.LazyFrame:
         allowed = pl.DataFrame(
             {
-                "ridx": [e.ridx for e in entries for _ in e.rule.params["values"]],
-                "str": [v for e in entries for v in e.rule.params["values"]],
+                "ridx": [e.ridx for e in entries for _ in self.params(e.rule).values],
+                "str": [v for e in entries for v in self.params(e.rule).values],
             },
             schema={"ridx": pl.UInt32, "str": pl.String},
         )

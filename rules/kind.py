@@ -8,6 +8,7 @@ operands only when its kind is outside the rule's allowed kinds (`tmask`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -32,6 +33,13 @@ from contracts.rules.model import Rule
 KINDS = ("null", "bool", "int", "string", "array", "object", "number")
 
 
+@dataclass(frozen=True)
+class TypeParams:
+    """`{"kind": K}`: the one JSON kind every node has (`number` = int or float)."""
+
+    kind: str
+
+
 def allowed_kinds(want: str) -> int:
     """The KIND_BIT mask of the kinds a rule of kind `want` allows."""
     if want == "number":
@@ -50,23 +58,24 @@ class Type(PropertyCode):
     summary = "a value has another JSON kind than in every clean result"
     node_class = 1
 
-    def validate(self, rule: Rule) -> None:
-        super().validate(rule)
-        if rule.params.get("kind") not in KINDS:
-            raise self.bad(rule, f"TYPE kind {rule.params.get('kind')!r} is not one of {' '.join(KINDS)}")
+    def params(self, rule: Rule) -> TypeParams:
+        kind = rule.params.get("kind")
+        if kind not in KINDS:
+            raise self.bad(rule, f"TYPE kind {kind!r} is not one of {' '.join(KINDS)}")
+        return TypeParams(str(kind))
 
     def describe(self, rule: Rule) -> str:
         return f"{rule.paths[0] or '(result)'} is {rule.params.get('kind')}"
 
     def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
         first = ops[0]
-        want = rule.params["kind"]
+        want = self.params(rule).kind
         return [first.display(p) for p, v in nodes.get((first.side, first.pattern), []) if not _ok(v, want)]
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key = (ops[0].side, ops[0].pattern)
         prefix = "$args" if ops[0].side == "arg" else ""
-        want = rule.params["kind"]
+        want = self.params(rule).kind
         ok_types = frozenset(
             t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
         )
@@ -83,7 +92,7 @@ class Type(PropertyCode):
         return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if not type_ok(v)]
 
     def witness(self, rule: Rule, at: At) -> Violation:
-        want = rule.params["kind"]
+        want = self.params(rule).kind
         art = "an" if want[0] in "aeiou" else "a"
         return Violation(
             self.name,
@@ -97,7 +106,7 @@ class Type(PropertyCode):
         )
 
     def node_mask(self, rule: Rule) -> int:
-        return allowed_kinds(rule.params["kind"])
+        return allowed_kinds(self.params(rule).kind)
 
     def keep(self) -> pl.Expr:
         return (pl.col("tmask") & pl.col("kbit")) == 0
@@ -106,7 +115,7 @@ class Type(PropertyCode):
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
         want = pl.DataFrame(
-            {"ridx": [e.ridx for e in entries], "want": [e.rule.params["kind"] for e in entries]},
+            {"ridx": [e.ridx for e in entries], "want": [self.params(e.rule).kind for e in entries]},
             schema={"ridx": pl.UInt32, "want": pl.String},
         )
         h = hits.join(want.lazy(), on="ridx")

@@ -12,6 +12,7 @@ the computed right-hand side; observed A's value.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -22,6 +23,7 @@ from contracts.rules.base import (
     At,
     Nodes,
     Operand,
+    PathFinder,
     PropertyCode,
     RuleEntry,
     Violation,
@@ -65,13 +67,23 @@ def tol_ok(a: pl.Expr, rhs: pl.Expr, tol: str) -> pl.Expr:
     return d <= REL_TOL * pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
 
 
-def rhs_of(rule: Rule, values: list[Any]) -> float | int:
+@dataclass(frozen=True)
+class RelationParams:
+    """`{"form", "tol", "coef"?}`: the relation's form, its tolerance and (linear) the coefficient of
+    each term."""
+
+    form: str
+    tol: str
+    coef: tuple[int, ...] = ()
+
+
+def rhs_of(p: RelationParams, values: list[Any]) -> float | int:
     """Right-hand side of a linear/product relation from operand values [X1, X2, ...] (all numeric)."""
-    if rule.params["form"] == "product":
+    if p.form == "product":
         product: float | int = values[0] * values[1]
         return product
     total: float | int = 0
-    for c, v in zip(rule.params["coef"], values, strict=True):
+    for c, v in zip(p.coef, values, strict=True):
         total = total + v if c == 1 else total - v
     return total
 
@@ -88,16 +100,18 @@ class Relation(PropertyCode):
     summary = "an arithmetic relation that held exactly in clean results fails"
     n_paths = None
 
-    def validate(self, rule: Rule) -> None:
+    def params(self, rule: Rule) -> RelationParams:
         n = len(rule.paths)
         p = rule.params
-        form = p.get("form")
-        if p.get("tol") not in TOLERANCES:
+        form, tol = p.get("form"), p.get("tol")
+        if tol not in TOLERANCES:
             raise self.bad(rule, f"RELATION tol must be one of {', '.join(TOLERANCES)}")
+        coef: tuple[int, ...] = ()
         if form == "linear":
-            coef = p.get("coef")
-            if not (isinstance(coef, list) and len(coef) == n - 1 and all(c in (1, -1) for c in coef)):
+            raw = p.get("coef")
+            if not (isinstance(raw, list) and len(raw) == n - 1 and all(c in (1, -1) for c in raw)):
                 raise self.bad(rule, "linear RELATION needs one coefficient in {1, -1} per term")
+            coef = tuple(int(c) for c in raw)
         elif form == "product":
             if n != 3:
                 raise self.bad(rule, "product RELATION needs paths [A, X1, X2]")
@@ -110,6 +124,7 @@ class Relation(PropertyCode):
                 )
         else:
             raise self.bad(rule, f"unknown RELATION form {form!r}")
+        return RelationParams(str(form), str(tol), coef)
 
     def describe(self, rule: Rule) -> str:
         p = [x or "(result)" for x in rule.paths]
@@ -129,16 +144,24 @@ class Relation(PropertyCode):
         """The paths; a sum_over also reads the array holding the summed members (op 2): a present
         array is what makes an instance qualify (an empty one sums to 0)."""
         ops = super().operands(rule)
-        if rule.params.get("form") == "sum_over":
+        if self.params(rule).form == "sum_over":
             ops.append(_array_of(ops[1]))
         return ops
 
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        rp = self.params(rule)  # once per rule, not per call
+        return lambda nodes: self._paths(rp, nodes, ops)
+
     def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return self._paths(self.params(rule), nodes, ops)
+
+    @staticmethod
+    def _paths(rp: RelationParams, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
         first = ops[0]
         here = nodes.get((first.side, first.pattern), [])
-        tol = rule.params["tol"]
+        tol = rp.tol
         out: list[str] = []
-        if rule.params["form"] == "sum_over":
+        if rp.form == "sum_over":
             term = ops[1]
             arr = _array_of(term)
             if not [v for _p, v in nodes.get((arr.side, arr.pattern), []) if isinstance(v, list)]:
@@ -159,14 +182,15 @@ class Relation(PropertyCode):
             vals = [d.get(key, []) for d in by_key]
             if not is_num(a) or any(len(v) != 1 or not is_num(v[0]) for v in vals):
                 continue
-            if not within(a, rhs_of(rule, [v[0] for v in vals]), tol):
+            if not within(a, rhs_of(rp, [v[0] for v in vals]), tol):
                 out.append(first.display(p))
         return out
 
     def witness(self, rule: Rule, at: At) -> Violation:
         ops = at.ops
         a_op = ops[0]
-        form = rule.params["form"]
+        rp = self.params(rule)
+        form = rp.form
         a_key = a_op.key_of(at.raw)
         if form == "sum_over":
             term = ops[1]
@@ -182,16 +206,16 @@ class Relation(PropertyCode):
             for op in ops[1:]:
                 _, v = resolve(side_doc(op.side, at.arguments, at.result), op.concrete(a_key))
                 vals.append(v)
-            rhs = rhs_of(rule, vals)
+            rhs = rhs_of(rp, vals)
             names = [name(op.display(op.pattern)) for op in ops[1:]]
             if form == "product":
                 formula = " * ".join(names)
             else:
-                parts = [names[0] if rule.params["coef"][0] == 1 else f"-{names[0]}"]
-                for c, nm in zip(rule.params["coef"][1:], names[1:], strict=True):
+                parts = [names[0] if rp.coef[0] == 1 else f"-{names[0]}"]
+                for c, nm in zip(rp.coef[1:], names[1:], strict=True):
                     parts.append(f"{'+' if c == 1 else '-'} {nm}")
                 formula = " ".join(parts)
-        how = {"exact": "exactly", "cent": "to the cent", "rel": "to 1e-9 relative"}[rule.params["tol"]]
+        how = {"exact": "exactly", "cent": "to the cent", "rel": "to 1e-9 relative"}[rp.tol]
         return Violation(
             self.name,
             rule.id,
@@ -209,9 +233,9 @@ class Relation(PropertyCode):
         outs = []
         num_kind = pl.col("kind").is_in(NUMERIC_KINDS)
         for tol in TOLERANCES:
-            rel = [e for e in entries if e.rule.params["tol"] == tol]
+            rel = [e for e in entries if self.params(e.rule).tol == tol]
             for form in FORMS:
-                sub = [e for e in rel if e.rule.params["form"] == form]
+                sub = [e for e in rel if self.params(e.rule).form == form]
                 if not sub:
                     continue
                 h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
@@ -242,7 +266,7 @@ def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Ex
             "ridx": [e.ridx for e in sub for _ in e.ops[1:]],
             "op": [i for e in sub for i in range(1, len(e.ops))],
             "c": [
-                (e.rule.params["coef"][i - 1] if form == "linear" else 1)
+                (CODE.params(e.rule).coef[i - 1] if form == "linear" else 1)
                 for e in sub
                 for i in range(1, len(e.ops))
             ],
