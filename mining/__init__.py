@@ -6,5 +6,6 @@
 from __future__ import annotations
 
 from contracts.mining.miner import mine
+from contracts.mining.params import Clean, MineParams
 
-__all__ = ["mine"]
+__all__ = ["Clean", "MineParams", "mine"]

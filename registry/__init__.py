@@ -1,3 +1,32 @@
-"""Operations on the tool registry (`contracts.traces.registry` holds the model, which ingest reads
-too): plan checking (`plan`), model-facing tool definitions (`export`), and proposing or checking
-declared outputs against a corpus (`ops`)."""
+"""Operations on the tool registry (`contracts.traces.registry` holds the model, which ingest reads too):
+plan checking (`plan`), model-facing tool definitions (`export`), and proposing or checking declared
+outputs against a corpus (`ops`)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contracts.registry.export import export_tools as export_tools
+    from contracts.registry.ops import check_registry as check_registry
+    from contracts.registry.ops import infer_registry as infer_registry
+    from contracts.registry.plan import check_plan as check_plan
+    from contracts.registry.plan import load_plan as load_plan
+
+#: The public entry points, imported when first used (so that importing the package stays cheap).
+_EXPORTS = {
+    "check_plan": "contracts.registry.plan",
+    "load_plan": "contracts.registry.plan",
+    "export_tools": "contracts.registry.export",
+    "infer_registry": "contracts.registry.ops",
+    "check_registry": "contracts.registry.ops",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,1 +1,31 @@
-"""contracts.repair."""
+"""contracts.repair: contract-constrained repair of malformed tool calls — cases (`cases`), the action mask
+and fail-closed validator, policies, the repair loop (`loop.replay`) and its scoring (`score`)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contracts.repair.cases import build_cases as build_cases
+    from contracts.repair.cases import load_bfcl as load_bfcl
+    from contracts.repair.loop import Budgets as Budgets
+    from contracts.repair.loop import replay as replay
+    from contracts.repair.score import score as score
+
+#: The public entry points, imported when first used (so that importing the package stays cheap).
+_EXPORTS = {
+    "replay": "contracts.repair.loop",
+    "Budgets": "contracts.repair.loop",
+    "load_bfcl": "contracts.repair.cases",
+    "build_cases": "contracts.repair.cases",
+    "score": "contracts.repair.score",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

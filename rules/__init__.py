@@ -1,6 +1,35 @@
-"""Property codes: what a rule means, below both mining and checking.
+"""contracts.rules: what a rule means, below both mining and checking — the contract set model
+(`rules.model`), the fold assignment (`rules.folds`), one module per property code (`rules.required`,
+`rules.kind`, ...: validation, description, witness, per-call and vectorised evaluation), their table
+(`rules.codes`) and the engine that drives them (`rules.evaluate`)."""
 
-`contracts.rules.model` holds the contract set (rules, tools, fold checkers) and `contracts.rules.folds`
-the task-fold assignment every checker obeys; both are read by the miner (which writes them) and by the
-checker (which applies them), so they live below both.
-"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contracts.rules.codes import TABLE as TABLE
+    from contracts.rules.codes import describe as describe
+    from contracts.rules.evaluate import call_violations as call_violations
+    from contracts.rules.evaluate import find_violations as find_violations
+    from contracts.rules.model import ContractSet as ContractSet
+    from contracts.rules.model import Rule as Rule
+
+#: The public entry points, imported when first used (so that importing the package stays cheap).
+_EXPORTS = {
+    "ContractSet": "contracts.rules.model",
+    "Rule": "contracts.rules.model",
+    "TABLE": "contracts.rules.codes",
+    "describe": "contracts.rules.codes",
+    "call_violations": "contracts.rules.evaluate",
+    "find_violations": "contracts.rules.evaluate",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -107,3 +107,16 @@ def test_every_package_folder_is_mapped_in_pyproject() -> None:
             continue
         pkg = "contracts" if rel.parts[0] == "contracts" else "contracts." + ".".join(rel.parts)
         assert f'"{pkg}"' in text, f"{rel} is not listed as package {pkg} in pyproject.toml"
+
+
+def test_each_subpackage_re_exports_its_entry_points() -> None:
+    """Docs teach short imports (`from contracts.checks import check_call`): every name a subpackage lists
+    in `__all__` resolves, and each lists a few (3 to 8)."""
+    import importlib
+
+    for name in ("checks", "rules", "mining", "registry", "repair", "ledger"):
+        mod = importlib.import_module(f"contracts.{name}")
+        exported = list(mod.__all__)
+        assert 2 <= len(exported) <= 16, name
+        for attr in exported:
+            assert getattr(mod, attr) is not None, f"contracts.{name}.{attr}"
