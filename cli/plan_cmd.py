@@ -19,17 +19,9 @@ from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.registry.export import Target, export_tools
 from contracts.registry.ops import RegistryCheck, check_registry, infer_registry
-from contracts.registry.plan import (
-    CODES,
-    PlanReport,
-    check_plan,
-    load_plan,
-    parse_plan,
-    reports_github,
-    reports_json,
-    reports_sarif,
-    reports_text,
-)
+from contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
+from contracts.registry.plan_check import check_plan
+from contracts.registry.plan_report import reports_github, reports_json, reports_sarif, reports_text
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
 

@@ -11,12 +11,12 @@ if TYPE_CHECKING:
     from contracts.registry.export import export_tools as export_tools
     from contracts.registry.ops import check_registry as check_registry
     from contracts.registry.ops import infer_registry as infer_registry
-    from contracts.registry.plan import check_plan as check_plan
     from contracts.registry.plan import load_plan as load_plan
+    from contracts.registry.plan_check import check_plan as check_plan
 
 #: The public entry points, imported when first used (so that importing the package stays cheap).
 _EXPORTS = {
-    "check_plan": "contracts.registry.plan",
+    "check_plan": "contracts.registry.plan_check",
     "load_plan": "contracts.registry.plan",
     "export_tools": "contracts.registry.export",
     "infer_registry": "contracts.registry.ops",

@@ -11,14 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contracts.errors import CheckError, SchemaError
-from contracts.registry.plan import (
-    check_plan,
-    find_references,
-    load_plan,
-    parse_plan,
-    plan_from_json,
-    reports_json,
-)
+from contracts.registry.plan import find_references, load_plan, parse_plan, plan_from_json
+from contracts.registry.plan_check import check_plan
+from contracts.registry.plan_report import reports_json
 from contracts.schemas import schema_errors
 from contracts.traces.registry import registry_from_json
 
