@@ -1,0 +1,528 @@
+"""Where a fault can go: what fault injection (`contracts.audit.inject`) learns from the input records and
+the targets it finds per kind.
+
+Without a contract set, structural heuristics computed over the input itself (`learn`: a field present in
+every result of a tool, a number never negative at a path, two dates always ordered, a total always equal
+to the sum of its parts) pick nodes that *look* invariant; with one, the targets are the nodes its rules
+cover (`Targets`, named the way the rules name them, map keys as `~*`). `FINDERS` is the one table from a
+fault kind to its finder.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contracts.rules.dates import classify
+from contracts.rules.model import Rule, split_side
+from contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
+
+#: The fault taxonomy, in the order reports list it (docs/faults.md).
+KINDS: tuple[str, ...] = (
+    "sign_flip",
+    "drop_field",
+    "null_field",
+    "type_swap",
+    "stale_echo",
+    "date_swap",
+    "relation_break",
+    "domain_drift",
+    "plausible_string",
+    "truncated_list",
+)
+
+MIN_EVIDENCE = 5  # records of a tool a heuristic needs before it trusts an "always" pattern
+
+
+# --- JSON pointer helpers -------------------------------------------------------------------------
+
+
+Node = tuple[str, str, Any]
+"""(concrete path, pattern, value)."""
+
+
+def walk(doc: Any, maps: frozenset[str] = frozenset()) -> Iterator[Node]:
+    """Every node of `doc` with its RFC 6901 path and `*`-pattern, in document order; the keys of an
+    object at a pattern in `maps` (a contract set's map parents) are `~*` in the pattern."""
+    stack: list[Node] = [("", "", doc)]
+    while stack:
+        path, pattern, v = stack.pop()
+        yield path, pattern, v
+        if isinstance(v, dict):
+            is_map = pattern in maps
+            for k in reversed(list(v)):
+                tok = "/" + escape_token(str(k))
+                stack.append((path + tok, pattern + ("/" + MAP_TOKEN if is_map else tok), v[k]))
+        elif isinstance(v, list):
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((f"{path}/{i}", pattern + "/*", v[i]))
+
+
+def _tokens(path: str) -> list[str]:
+    return [unescape_token(t) for t in path.split("/")[1:]] if path else []
+
+
+def get_at(doc: Any, path: str) -> Any:
+    """The node at a concrete pointer (KeyError/IndexError when absent)."""
+    node = doc
+    for tok in _tokens(path):
+        node = node[int(tok)] if isinstance(node, list) else node[tok]
+    return node
+
+
+def set_at(doc: Any, path: str, value: Any) -> Any:
+    """Set the node at `path` (in place) and return the document (a new root when `path` is "")."""
+    toks = _tokens(path)
+    if not toks:
+        return value
+    parent = get_at(doc, "".join("/" + escape_token(t) for t in toks[:-1]))
+    if isinstance(parent, list):
+        parent[int(toks[-1])] = value
+    else:
+        parent[toks[-1]] = value
+    return doc
+
+
+def delete_at(doc: Any, path: str) -> Any:
+    """Remove the object member at `path` (in place)."""
+    toks = _tokens(path)
+    parent = get_at(doc, "".join("/" + escape_token(t) for t in toks[:-1]))
+    del parent[toks[-1]]
+    return doc
+
+
+def _nodes_at(doc: Any, pattern: str, maps: frozenset[str] = frozenset()) -> list[tuple[str, Any]]:
+    """Concrete (path, value) of every node of `doc` whose pattern is `pattern`."""
+    return [(p, v) for p, pat, v in walk(doc, maps) if pat == pattern]
+
+
+# --- value helpers ----------------------------------------------------------------------------------
+
+
+def is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def decimals(x: float) -> int:
+    """Decimal places of a number as written (0 for ints)."""
+    if isinstance(x, int):
+        return 0
+    text = repr(float(x))
+    if "e" in text or "E" in text:
+        return 10
+    return len(text.split(".")[1].rstrip("0")) if "." in text else 0
+
+
+def _tol_ok(a: float, rhs: float, exact: bool) -> bool:
+    if exact:
+        return a == rhs
+    return abs(a - rhs) <= 0.005 + 1e-9
+
+
+# --- corpus-wide heuristic context ---------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What the heuristics learn from the whole input before choosing targets."""
+
+    tool_calls: Counter[str] = field(default_factory=Counter)
+    # (tool, parent pattern) -> number of object nodes there; (tool, pattern) -> number of nodes present
+    parents: Counter[tuple[str, str]] = field(default_factory=Counter)
+    present: Counter[tuple[str, str]] = field(default_factory=Counter)
+    kinds: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    negative: set[tuple[str, str]] = field(default_factory=set)
+    nums: Counter[tuple[str, str]] = field(default_factory=Counter)
+    strings: dict[tuple[str, str], Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    scalars: dict[tuple[str, str], list[Any]] = field(default_factory=lambda: defaultdict(list))
+    echo_ok: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    echo_seen: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    order_ok: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    order_seen: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    rel_ok: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
+    rel_seen: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
+
+
+def _arg_scalars(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        (p, v)
+        for p, pat, v in walk(args)
+        if p and "*" not in pat and isinstance(v, str | int) and not isinstance(v, bool)
+    ]
+
+
+def _sibling_dates(obj: Mapping[str, Any], path: str) -> list[tuple[str, str, Any, Any]]:
+    """Pairs (key A, key B, value A, value B) of date strings in one object, same parse mode."""
+    dated = [(k, v, classify(v)) for k, v in obj.items()]
+    dated = [(k, v, p) for k, v, p in dated if p is not None]
+    out = []
+    for i, (ka, va, pa) in enumerate(dated):
+        for kb, vb, pb in dated[i + 1 :]:
+            assert pa is not None and pb is not None
+            if pa[0] == pb[0]:
+                out.append((ka, kb, va, vb))
+                out.append((kb, ka, vb, va))
+    return out
+
+
+def _relations(obj: Mapping[str, Any]) -> list[tuple[tuple[str, ...], bool]]:
+    """Candidate relations among numeric siblings: (A, B, C) meaning A = B + C, and (A, arr/*/x) sums.
+
+    Returns (signature, holds) pairs; a signature is a tuple of member keys ("arr/*/x" for a sum term).
+    """
+    nums = [(k, v) for k, v in obj.items() if is_num(v)][:12]
+    out: list[tuple[tuple[str, ...], bool]] = []
+    for ka, a in nums:
+        for j, (kb, b) in enumerate(nums):
+            if kb == ka:
+                continue
+            for kc, c in nums[j + 1 :]:
+                if kc in (ka, kb):
+                    continue
+                exact = all(isinstance(x, int) for x in (a, b, c))
+                out.append(((ka, kb, kc), _tol_ok(a, b + c, exact)))
+        for kl, lst in obj.items():
+            if isinstance(lst, list) and lst and all(isinstance(x, dict) for x in lst):
+                keys = set.intersection(*(set(x) for x in lst))
+                for kx in sorted(keys):
+                    vals = [x[kx] for x in lst]
+                    if all(is_num(v) for v in vals):
+                        exact = isinstance(a, int) and all(isinstance(v, int) for v in vals)
+                        out.append(
+                            ((ka, f"{escape_token(kl)}/*/{escape_token(kx)}"), _tol_ok(a, sum(vals), exact))
+                        )
+    return out
+
+
+def learn(records: Sequence[Mapping[str, Any]]) -> Context:
+    ctx = Context()
+    for rec in records:
+        if not is_eligible(rec, allow_labelled=False):
+            continue
+        tool = rec["tool"]
+        ctx.tool_calls[tool] += 1
+        result = rec["result"]
+        args = rec.get("arguments") or {}
+        arg_vals = _arg_scalars(args)
+        for path, pattern, v in walk(result):
+            key = (tool, pattern)
+            ctx.present[key] += 1
+            ctx.kinds[key].add(_kind(v))
+            if is_num(v):
+                ctx.nums[key] += 1
+                if v < 0:
+                    ctx.negative.add(key)
+            elif isinstance(v, str):
+                ctx.strings[key][v] += 1
+            pool = ctx.scalars[key]
+            if isinstance(v, str | int) and not isinstance(v, bool) and len(pool) < 64 and v not in pool:
+                pool.append(v)
+            if isinstance(v, dict):
+                ctx.parents[key] += 1
+                for ka, kb, va, vb in _sibling_dates(v, path):
+                    sig = (tool, f"{pattern}/{escape_token(ka)}", f"{pattern}/{escape_token(kb)}")
+                    ctx.order_seen[sig] += 1
+                    if va <= vb:
+                        ctx.order_ok[sig] += 1
+                for sig_keys, holds in _relations(v):
+                    rsig = (
+                        tool,
+                        tuple(
+                            f"{pattern}/{k}" if "/*/" in k else f"{pattern}/{escape_token(k)}"
+                            for k in sig_keys
+                        ),
+                    )
+                    ctx.rel_seen[rsig] += 1
+                    if holds:
+                        ctx.rel_ok[rsig] += 1
+            if "*" not in pattern and path and isinstance(v, str | int) and not isinstance(v, bool):
+                for ap, av in arg_vals:
+                    esig = (tool, pattern, ap)
+                    ctx.echo_seen[esig] += 1
+                    if av == v and type(av) is type(v):
+                        ctx.echo_ok[esig] += 1
+    return ctx
+
+
+def is_eligible(rec: Mapping[str, Any], *, allow_labelled: bool = False) -> bool:
+    if rec.get("status", "ok") != "ok" or "result" not in rec:
+        return False
+    labels = rec.get("labels") or {}
+    return allow_labelled or not (isinstance(labels, dict) and labels.get("fault"))
+
+
+# --- targets -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """One place a fault of `kind` can be planted: the node at `path` (plus `other` for pairs/relations)."""
+
+    kind: str
+    path: str
+    other: str = ""
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+def _always_present(ctx: Context, tool: str, pattern: str) -> bool:
+    parent = pattern.rpartition("/")[0]
+    n_parent = ctx.parents[(tool, parent)]
+    return n_parent >= MIN_EVIDENCE and ctx.present[(tool, pattern)] == n_parent
+
+
+class Targets:
+    """Finds targets of each kind in one call, from rules (when given) or heuristics."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        rules: Mapping[str, list[Rule]] | None,
+        maps: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.rules = rules
+        self.maps = maps or {}
+
+    def _walk(self, tool: str, res: Any) -> Iterator[Node]:
+        """`walk` with the patterns the targets are named in: the rules' (map keys as `~*`) when
+        targeting from a contract set, the literal ones the heuristics learnt otherwise."""
+        return walk(res, self.maps.get(tool, frozenset()) if self.rules is not None else frozenset())
+
+    def _rules(self, tool: str, *codes: str) -> list[Rule] | None:
+        if self.rules is None:
+            return None
+        return [r for r in self.rules.get(tool, []) if r.code in codes]
+
+    def find(self, kind: str, rec: Mapping[str, Any]) -> list[Target]:
+        """Where a fault of `kind` can go in this call (the kind's finder in `FINDERS`)."""
+        return FINDERS[kind](self, rec["tool"], rec["result"], rec.get("arguments") or {})
+
+    def _t_sign_flip(self, tool: str, res: Any, args: Any) -> list[Target]:
+        rules = self._rules(tool, "POSITIVE", "NONNEG")
+        if rules is not None:
+            pats = {r.paths[0] for r in rules if split_side(r.paths[0])[0] == "result"}
+            return [
+                Target("sign_flip", p)
+                for p, pat, v in self._walk(tool, res)
+                if pat in pats and is_num(v) and v > 0
+            ]
+        c = self.ctx
+        return [
+            Target("sign_flip", p)
+            for p, pat, v in walk(res)
+            if is_num(v) and v > 0 and (tool, pat) not in c.negative and c.nums[(tool, pat)] >= MIN_EVIDENCE
+        ]
+
+    def _required_paths(self, tool: str, res: Any) -> list[tuple[str, str, Any]]:
+        rules = self._rules(tool, "REQUIRED")
+        if rules is not None:
+            pats = {r.paths[0] for r in rules if split_side(r.paths[0])[0] == "result" and r.paths[0]}
+            return [(p, pat, v) for p, pat, v in self._walk(tool, res) if pat in pats and p]
+        return [(p, pat, v) for p, pat, v in walk(res) if p and _always_present(self.ctx, tool, pat)]
+
+    def _t_drop_field(self, tool: str, res: Any, args: Any) -> list[Target]:
+        out = []
+        for p, _pat, _v in self._required_paths(tool, res):
+            parent = get_at(res, p.rpartition("/")[0])
+            if isinstance(parent, dict):
+                out.append(Target("drop_field", p))
+        return out
+
+    def _t_null_field(self, tool: str, res: Any, args: Any) -> list[Target]:
+        out = []
+        for p, pat, v in self._required_paths(tool, res):
+            parent = get_at(res, p.rpartition("/")[0])
+            if (
+                v is not None
+                and isinstance(parent, dict)
+                and "null" not in self.ctx.kinds.get((tool, pat), set())
+            ):
+                out.append(Target("null_field", p))
+        return out
+
+    def _t_type_swap(self, tool: str, res: Any, args: Any) -> list[Target]:
+        rules = self._rules(tool, "TYPE")
+        if rules is not None:
+            pats = {
+                r.paths[0]
+                for r in rules
+                if split_side(r.paths[0])[0] == "result"
+                and r.params.get("kind") in ("int", "number", "object")
+            }
+        else:
+            pats = {
+                pat
+                for (t, pat), ks in self.ctx.kinds.items()
+                if t == tool
+                and len(ks) == 1
+                and ks & {"int", "float", "object"}
+                and self.ctx.present[(t, pat)] >= MIN_EVIDENCE
+            }
+        return [
+            Target("type_swap", p)
+            for p, pat, v in self._walk(tool, res)
+            if p and pat in pats and (is_num(v) or (isinstance(v, dict) and v))
+        ]
+
+    def _t_stale_echo(self, tool: str, res: Any, args: Any) -> list[Target]:
+        rules = self._rules(tool, "ECHO")
+        pairs: list[tuple[str, str]]
+        if rules is not None:
+            pairs = [(r.paths[0], split_side(r.paths[1])[1]) for r in rules if len(r.paths) == 2]
+        else:
+            c = self.ctx
+            pairs = [
+                (pat, ap)
+                for (t, pat, ap), n in c.echo_seen.items()
+                if t == tool and n >= MIN_EVIDENCE and c.echo_ok[(t, pat, ap)] == n
+            ]
+        out = []
+        for rp, ap in sorted(set(pairs)):
+            try:
+                rv, av = get_at(res, rp), get_at(args, ap)
+            except (KeyError, IndexError, TypeError, ValueError):
+                continue
+            if isinstance(rv, str | int) and not isinstance(rv, bool) and rv == av:
+                out.append(Target("stale_echo", rp, ap))
+        return out
+
+    def _t_date_swap(self, tool: str, res: Any, args: Any) -> list[Target]:
+        rules = self._rules(tool, "DATE_ORDER")
+        if rules is not None:
+            pairs = [
+                (r.paths[0], r.paths[1]) for r in rules if all(split_side(p)[0] == "result" for p in r.paths)
+            ]
+        else:
+            c = self.ctx
+            pairs = [
+                (a, b)
+                for (t, a, b), n in c.order_seen.items()
+                if t == tool and n >= MIN_EVIDENCE and c.order_ok[(t, a, b)] == n
+            ]
+        out = []
+        for pa, pb in sorted(set(pairs)):
+            for path_a, va in _nodes_at(
+                res, pa, self.maps.get(tool, frozenset()) if rules is not None else frozenset()
+            ):
+                path_b = _pair_path(path_a, pa, pb)
+                try:
+                    vb = get_at(res, path_b)
+                except (KeyError, IndexError, TypeError, ValueError):
+                    continue
+                x, y = classify(va), classify(vb)
+                if x and y and x[0] == y[0] and x[1] < y[1]:
+                    out.append(Target("date_swap", path_b, path_a))
+        return out
+
+    def _t_relation_break(self, tool: str, res: Any, args: Any) -> list[Target]:
+        rules = self._rules(tool, "RELATION")
+        out = []
+        if rules is not None:
+            for r in rules:
+                if split_side(r.paths[0])[0] != "result":
+                    continue
+                tol = str(r.params.get("tol", "exact"))
+                for p, v in _nodes_at(res, r.paths[0], self.maps.get(tool, frozenset())):
+                    if is_num(v):
+                        out.append(Target("relation_break", p, params=(("tol", tol),)))
+            return out
+        c = self.ctx
+        heads = sorted(
+            {
+                sig[0]
+                for (t, sig), n in c.rel_seen.items()
+                if t == tool and n >= MIN_EVIDENCE and c.rel_ok[(t, sig)] == n
+            }
+        )
+        for pat in heads:
+            for p, v in _nodes_at(res, pat):
+                if is_num(v):
+                    tol = "exact" if isinstance(v, int) else "cent"
+                    out.append(Target("relation_break", p, params=(("tol", tol),)))
+        return out
+
+    def _domain_values(self, tool: str) -> dict[str, list[str]]:
+        rules = self._rules(tool, "DOMAIN")
+        if rules is not None:
+            return {
+                r.paths[0]: list(r.params.get("values", []))
+                for r in rules
+                if split_side(r.paths[0])[0] == "result"
+            }
+        c = self.ctx
+        return {
+            pat: sorted(cnt)
+            for (t, pat), cnt in c.strings.items()
+            if t == tool and 2 <= len(cnt) <= 8 and sum(cnt.values()) >= 20 and min(cnt.values()) >= 3
+        }
+
+    def _t_domain_drift(self, tool: str, res: Any, args: Any) -> list[Target]:
+        doms = self._domain_values(tool)
+        return [
+            Target("domain_drift", p, params=(("values", tuple(doms[pat])),))
+            for p, pat, v in self._walk(tool, res)
+            if pat in doms and isinstance(v, str)
+        ]
+
+    def _t_plausible_string(self, tool: str, res: Any, args: Any) -> list[Target]:
+        c = self.ctx
+        doms = self._domain_values(tool)
+        arg_strings = {v for _p, v in _arg_scalars(args) if isinstance(v, str)}
+        out = []
+        for p, pat, v in walk(res):
+            if not isinstance(v, str) or pat in doms or v in arg_strings or classify(v) is not None:
+                continue
+            others = [s for s in c.scalars.get((tool, pat), []) if isinstance(s, str) and s != v]
+            if len(c.strings.get((tool, pat), {})) > 8 and others:
+                out.append(Target("plausible_string", p))
+        return out
+
+    def _t_truncated_list(self, tool: str, res: Any, args: Any) -> list[Target]:
+        return [
+            Target("truncated_list", p) for p, _pat, v in walk(res) if isinstance(v, list) and len(v) >= 2
+        ]
+
+
+#: Each fault kind's target finder: the one table from kind to code (every kind of KINDS has one).
+FINDERS: dict[str, Callable[[Targets, str, Any, Any], list[Target]]] = {
+    "sign_flip": Targets._t_sign_flip,
+    "drop_field": Targets._t_drop_field,
+    "null_field": Targets._t_null_field,
+    "type_swap": Targets._t_type_swap,
+    "stale_echo": Targets._t_stale_echo,
+    "date_swap": Targets._t_date_swap,
+    "relation_break": Targets._t_relation_break,
+    "domain_drift": Targets._t_domain_drift,
+    "plausible_string": Targets._t_plausible_string,
+    "truncated_list": Targets._t_truncated_list,
+}
+assert tuple(FINDERS) == KINDS
+
+
+def _pair_path(path_a: str, pat_a: str, pat_b: str) -> str:
+    """B's concrete path paired with A's by equal array indexes and map keys (same wildcard positions)."""
+    ta, tb = path_a.split("/"), pat_b.split("/")
+    pa = pat_a.split("/")
+    out = []
+    for i, tok in enumerate(tb):
+        if tok in WILD_TOKENS and i < len(pa) and pa[i] == tok:
+            out.append(ta[i])
+        else:
+            out.append(tok)
+    return "/".join(out)
