@@ -37,10 +37,8 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from contracts.errors import MiningError
-from contracts.mining import maps as map_keys
 from contracts.rules.folds import fold_table
 from contracts.traces.corpus import LEAVES_FILE, Corpus
-from contracts.traces.leaves import is_wild
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
@@ -256,7 +254,9 @@ def load(
         .sort("cid")
     )
     dropped = unclean if unclean.height else None
-    patterns, literal, maps = _patterns(corpus, tools, dropped, declared_maps)
+    from contracts.mining.patterns import patterns_of  # the pattern table reads through this module
+
+    patterns, literal, maps = patterns_of(corpus, tools, dropped, declared_maps)
     data = MiningData(
         corpus,
         calls,
@@ -328,177 +328,6 @@ def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
     if tools is not None:
         lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
     return lf
-
-
-def pattern_table(
-    corpus: Corpus,
-    clean: str,
-    tools: Sequence[str] | None,
-    declared_maps: Mapping[str, Sequence[str]] | None = None,
-) -> pl.DataFrame:
-    """The pattern table mining would use (pid, tool, side, pattern with map keys generalized, wild,
-    kinds), from the clean calls of `tools`: what the Dask engine plans its partitions from."""
-    _, unclean = clean_calls(corpus, clean, tools, ids=False)
-    return _patterns(corpus, tools, unclean if unclean.height else None, declared_maps)[0]
-
-
-def _patterns(
-    corpus: Corpus,
-    tools: Sequence[str] | None,
-    unclean: pl.DataFrame | None,
-    declared_maps: Mapping[str, Sequence[str]] | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, tuple[str, ...]]]:
-    """(patterns, literal, maps): the pattern table, the literal-pattern table and the map parents.
-
-    One read of the clean leaves, in chunks of file rows (memory stays bounded), counts per literal
-    (tool, side, pattern) its nodes, object nodes and kinds; `contracts.mining.maps` decides from those
-    which objects are maps (a second, narrow read gives task counts for the few parents only the
-    open-key-set test can decide). `patterns`: pid (dense, in tool/side/pattern order over generalized
-    patterns), tool, side, pattern, wild. `literal`: tool, side, pattern (literal), pid, wild — the
-    join table of `_read_chunk`."""
-    seen = []
-    for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
-        lf = _clean_scan(corpus, tools, unclean, start)
-        seen.append(
-            # One group-by on (pattern, kind) as a single integer key: rows per kind, merged below.
-            lf.select(
-                (_tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
-                "tool",
-                "side",
-                "pattern",
-                "kind",
-            )
-            .group_by("tpk")
-            .agg(
-                pl.col("tool").first(),
-                pl.col("side").first(),
-                pl.col("pattern").first(),
-                pl.col("kind").first().to_physical().alias("code"),
-                pl.len().alias("n"),
-            )
-            .select(
-                pl.col("tool").cast(pl.String),
-                pl.col("side").cast(pl.String),
-                pl.col("pattern").cast(pl.String),
-                pl.col("code").cast(pl.Int64),
-                pl.col("n").cast(pl.Int64),
-            )
-            .collect()
-        )
-    stats = (
-        pl.concat(seen)
-        .group_by("tool", "side", "pattern")
-        .agg(
-            pl.col("n").sum(),
-            pl.col("n").filter(pl.col("code") == KIND_CODE["object"]).sum().alias("n_obj"),
-            pl.lit(2).pow(pl.col("code").unique()).sum().cast(pl.Int64).alias("kinds"),
-        )
-        .sort("tool", "side", "pattern")
-    )
-    declared = {(t, "result"): frozenset(ps) for t, ps in (declared_maps or {}).items() if ps}
-    decided = map_keys.decide(stats, declared=declared)
-    # Open-key-set candidates need task counts (a narrow second read); a map found that way can make
-    # candidates below it, so repeat until no new candidate appears (each round reads only new ones).
-    evidence: dict[tuple[str, str, str], map_keys.OpenEvidence] = {}
-    cands = map_keys.open_candidates(stats, decided)
-    while cands - set(evidence):
-        new = cands - set(evidence)
-        evidence.update(_open_evidence(corpus, tools, unclean, stats, decided, new))
-        decided = map_keys.decide(stats, evidence, declared)
-        cands = map_keys.open_candidates(stats, decided)
-    lit = map_keys.literal_table(stats, decided).join(
-        stats.select("tool", "side", "pattern", "kinds"), on=["tool", "side", "pattern"]
-    )
-    patterns = (
-        lit.group_by("tool", "side", pl.col("gpattern").alias("pattern"))
-        .agg(pl.col("kinds").bitwise_or())
-        .sort("tool", "side", "pattern")
-        .with_row_index("pid")
-        .with_columns(
-            pl.col("pid").cast(pl.UInt32),
-            pl.col("pattern").map_elements(is_wild, return_dtype=pl.Boolean).alias("wild"),
-        )
-    )
-    literal = lit.join(
-        patterns.select("tool", "side", pl.col("pattern").alias("gpattern"), "pid", "wild"),
-        on=["tool", "side", "gpattern"],
-        how="left",
-    ).select("tool", "side", "pattern", "pid", "wild")
-    tool_names = sorted({t for t, _ in decided})
-    maps = {t: map_keys.map_paths(decided, t) for t in tool_names}
-    return patterns, literal, maps
-
-
-def _clean_scan(
-    corpus: Corpus, tools: Sequence[str] | None, unclean: pl.DataFrame | None, start: int
-) -> pl.LazyFrame:
-    """One chunk of file rows of the leaves, restricted to the selected tools' clean calls."""
-    lf = _scan(corpus, None).slice(start, READ_CHUNK_ROWS)  # the slice first: a range of file rows
-    if tools is not None:
-        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
-    if unclean is not None:
-        lf = lf.filter(~pl.col("cid").is_in(unclean["cid"].implode()))
-    return lf
-
-
-def _open_evidence(
-    corpus: Corpus,
-    tools: Sequence[str] | None,
-    unclean: pl.DataFrame | None,
-    stats: pl.DataFrame,
-    decided: Mapping[tuple[str, str], frozenset[str]],
-    cands: set[tuple[str, str, str]],
-) -> dict[tuple[str, str, str], map_keys.OpenEvidence]:
-    """Distinct tasks of each open-key-set candidate parent and of each of its keys: (literal pattern,
-    task) pairs of only those patterns, read in chunks and made unique."""
-    lit = map_keys.literal_table(stats, decided).with_columns(
-        pl.col("gpattern").str.replace(r"/[^/]*$", "").alias("gparent")
-    )
-    want = pl.DataFrame(
-        [(t, s, p) for t, s, p in sorted(cands)], schema=["tool", "side", "cand"], orient="row"
-    )
-    role = pl.concat(
-        [
-            lit.join(
-                want, left_on=["tool", "side", "gpattern"], right_on=["tool", "side", "cand"]
-            ).with_columns(pl.col("gpattern").alias("cand"), pl.lit(True).alias("is_parent")),
-            lit.join(want, left_on=["tool", "side", "gparent"], right_on=["tool", "side", "cand"])
-            .filter(pl.col("gpattern") != pl.col("gparent"))
-            .with_columns(pl.col("gparent").alias("cand"), pl.lit(False).alias("is_parent")),
-        ]
-    ).select("tool", "side", "pattern", "gpattern", "cand", "is_parent")
-    pairs = []
-    for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
-        lf = _clean_scan(corpus, tools, unclean, start)
-        pairs.append(
-            lf.select(
-                pl.col("tool").cast(pl.String),
-                pl.col("side").cast(pl.String),
-                pl.col("pattern").cast(pl.String),
-                pl.col("task_id").cast(pl.String),
-            )
-            .join(role.lazy().select("tool", "side", "pattern"), on=["tool", "side", "pattern"])
-            .unique()
-            .collect()
-        )
-    got = (
-        pl.concat(pairs)
-        .join(role, on=["tool", "side", "pattern"])
-        .select("tool", "side", "cand", "gpattern", "is_parent", "task_id")
-        .unique()
-        .group_by("tool", "side", "cand", "gpattern", "is_parent")
-        .agg(pl.len().alias("tasks"))
-    )
-    out: dict[tuple[str, str, str], tuple[int, dict[str, int]]] = {c: (0, {}) for c in cands}
-    for tool, side, cand, gpattern, is_parent, tasks in got.sort(
-        "tool", "side", "cand", "gpattern"
-    ).iter_rows():
-        keys = out[(tool, side, cand)][1]
-        if is_parent:
-            out[(tool, side, cand)] = (int(tasks), keys)
-        else:
-            keys[gpattern] = int(tasks)
-    return dict(out)
 
 
 #: Rows of leaves.parquet decoded at once while reading a part: the decoded strings and categoricals of

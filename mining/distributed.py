@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from contracts.errors import MiningError
-from contracts.mining.data import clean_calls, pattern_table
+from contracts.mining.data import clean_calls
 from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
 from contracts.mining.params import MineParams
+from contracts.mining.patterns import pattern_table
 from contracts.mining.shapes import linked_tools
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
