@@ -1,6 +1,6 @@
 """CLI of the registry and plan work item: `plan-check`, `registry infer|check`, `tools export`.
 
-Thin layer: parse options, call `contracts.registry.plan`, `contracts.registry.ops` and
+Thin layer: parse options, call `contracts.registry.plan`, `contracts.registry.infer`, `contracts.registry.check` and
 `contracts.registry.export`, render. Data goes to stdout (or `-o FILE`, written atomically); the
 summary for people goes to stderr. Exit 0 clean, 1 findings, 2 usage or input errors.
 """
@@ -17,8 +17,9 @@ import typer
 from contracts.cli.common import QuietFlag, config, err, findings_exit
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.registry.check import RegistryCheck, check_registry
 from contracts.registry.export import Target, export_tools
-from contracts.registry.ops import RegistryCheck, check_registry, infer_registry
+from contracts.registry.infer import infer_registry
 from contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
 from contracts.registry.plan_check import check_plan
 from contracts.registry.plan_report import reports_github, reports_json, reports_sarif, reports_text

@@ -1,6 +1,6 @@
 """Operations on the tool registry (`contracts.traces.registry` holds the model, which ingest reads too):
-plan checking (`plan`), model-facing tool definitions (`export`), and proposing or checking declared
-outputs against a corpus (`ops`)."""
+plan checking (`plan`), model-facing tool definitions (`export`), and proposing (`infer`) or checking (`check`) declared
+outputs against a corpus."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from contracts.registry.check import check_registry as check_registry
     from contracts.registry.export import export_tools as export_tools
-    from contracts.registry.ops import check_registry as check_registry
-    from contracts.registry.ops import infer_registry as infer_registry
+    from contracts.registry.infer import infer_registry as infer_registry
     from contracts.registry.plan import load_plan as load_plan
     from contracts.registry.plan_check import check_plan as check_plan
 
@@ -19,8 +19,8 @@ _EXPORTS = {
     "check_plan": "contracts.registry.plan_check",
     "load_plan": "contracts.registry.plan",
     "export_tools": "contracts.registry.export",
-    "infer_registry": "contracts.registry.ops",
-    "check_registry": "contracts.registry.ops",
+    "infer_registry": "contracts.registry.infer",
+    "check_registry": "contracts.registry.check",
 }
 __all__ = sorted(_EXPORTS)
 

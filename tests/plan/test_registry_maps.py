@@ -12,7 +12,8 @@ import pytest
 
 from contracts.checks.checker import call_violations
 from contracts.mining import mine
-from contracts.registry.ops import check_registry, declared_patterns, infer_registry
+from contracts.registry.check import check_registry, declared_patterns
+from contracts.registry.infer import infer_registry
 from contracts.rules.model import ContractSet
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from contracts.cli.app import app
-from contracts.registry.ops import check_registry, infer_registry
+from contracts.registry.check import check_registry
+from contracts.registry.infer import infer_registry
 from contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
