@@ -26,6 +26,11 @@ cent); a larger sample of rows refutes candidates in one vectorised cross join (
 two or more folds cannot hold in any checker: a fold checker leaves out only one fold), and only the
 survivors are verified on every call. Known limit: a relation over fields that are never all present
 together in a fold's generation rows is not proposed.
+
+Why one module of ~800 lines: generation, refutation, verification and the implied-relation filter share
+one numbering of the fields of a search space (`GroupSpec`, `Field`) and one candidate encoding; split
+apart, each stage would re-derive them or pass them through a public interface nobody else uses. The
+stages are separate functions in order of the pipeline.
 """
 
 from __future__ import annotations
