@@ -8,7 +8,6 @@ summary tables go to stderr, so `contracts ingest ... --json | jq` composes.
 from __future__ import annotations
 
 from dataclasses import asdict
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,6 +20,7 @@ from rich.table import Table
 from contracts.cli.common import JsonFlag, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import ConfigError
 from contracts.traces.corpus import corpus_info
+from contracts.traces.formats.detect import FormatName as Format
 from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
 
 corpus_app = typer.Typer(
@@ -29,18 +29,6 @@ corpus_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-
-
-class Format(StrEnum):
-    """Input formats (`auto` detects per file from its first records)."""
-
-    auto = "auto"
-    flat = "flat"
-    openai_chat = "openai-chat"
-    openai_responses = "openai-responses"
-    anthropic = "anthropic"
-    otel = "otel"
-    tau_bench = "tau-bench"
 
 
 def _print_table(console: Console, table: Table) -> None:

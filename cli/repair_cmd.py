@@ -6,7 +6,6 @@ Exit codes: 0 done; 1 a finding (`repair-score` on a ledger that does not verify
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,14 +20,7 @@ import contracts.repair.score as score
 from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out, progress_bar
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.progress import Progress
-
-
-class PolicyName(StrEnum):
-    """`--policy` choices."""
-
-    precomputed = "precomputed"
-    heuristic = "heuristic"
-    command = "command"
+from contracts.repair.policies import PolicyName
 
 
 def _emit(data: bytes) -> None:

@@ -21,6 +21,7 @@ import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,7 +34,16 @@ from contracts.repair.patch import PatchFault, format_pointer, parse_pointer, re
 from contracts.repair.state import Action, State
 from contracts.repair.validator import verify
 
-POLICIES = ("precomputed", "heuristic", "command")
+
+class PolicyName(StrEnum):
+    """The repair policies `--policy` takes."""
+
+    precomputed = "precomputed"
+    heuristic = "heuristic"
+    command = "command"
+
+
+POLICIES = tuple(p.value for p in PolicyName)
 POLICY_ERRORS = ("POLICY_TIMEOUT", "POLICY_FAILED", "POLICY_OUTPUT")
 
 

@@ -11,6 +11,7 @@ fit are rejected one by one (and, if they clearly belong to another format, fail
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 from contracts.errors import TraceError
@@ -34,7 +35,21 @@ ADAPTERS: dict[str, Adapter] = {
         FlatAdapter(),
     )
 }
-FORMAT_NAMES: tuple[str, ...] = ("flat", "openai-chat", "openai-responses", "anthropic", "otel", "tau-bench")
+
+
+class FormatName(StrEnum):
+    """The input formats `--format` takes (`auto` detects per file from its first records)."""
+
+    auto = "auto"
+    flat = "flat"
+    openai_chat = "openai-chat"
+    openai_responses = "openai-responses"
+    anthropic = "anthropic"
+    otel = "otel"
+    tau_bench = "tau-bench"
+
+
+FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
 SNIFF_RECORDS = 32
 
 
