@@ -8,7 +8,8 @@ Why the sample world and not a toy: the benchmarks must measure mining, checking
 data shape the tool is built for — ten tools, nested arrays (`/items/*/price`), echoed ids, ordered
 timestamps, exact relations, small domains, optional fields and free text — so every rule class does
 real work. The world (catalog, customers, tasks, episode plans, tool results, fault injection) is
-imported from `sample_traces/generate.py`, not copied, so the two cannot drift apart.
+imported from `sample_traces/world/` (through `sample_traces/generate.py`), not copied, so the two
+cannot drift apart.
 
 Shape: task `t` is the sample world's `make_task(world, t)` (ids `retail-NNN`, past 999 just longer);
 each task has 5 episodes (`ep-NNNNNNNN`), about 6.6 calls an episode, so 1M calls are about 30,000
@@ -48,14 +49,15 @@ DEFAULT_FAULT_EVERY = 50
 
 @lru_cache(maxsize=1)
 def world_module() -> ModuleType:
-    """`sample_traces/generate.py` loaded as a module (it is a script folder, not a package)."""
+    """The package `sample_traces/world/`, through `sample_traces/generate.py`, which imports it by path
+    (sample_traces/ is a script folder, not an installed package)."""
     spec = importlib.util.spec_from_file_location("sample_world_generate", WORLD_SCRIPT)
     if spec is None or spec.loader is None:  # pragma: no cover - the file ships with the repo
         raise SystemExit(f"cannot load {WORLD_SCRIPT}")
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses resolve annotations through sys.modules
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
-    return mod
+    return mod.world
 
 
 def records(calls: int, seed: int = 13, fault_every: int = DEFAULT_FAULT_EVERY) -> Iterator[dict[str, Any]]:

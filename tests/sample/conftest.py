@@ -20,12 +20,13 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces"
 
 
 def load_generator() -> ModuleType:
+    """The world package `sample_traces/world/`, loaded through the script that imports it by path."""
     spec = importlib.util.spec_from_file_location("sample_generate", SAMPLE / "generate.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses resolve annotations through sys.modules
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
-    return mod
+    return mod.world
 
 
 def read_jsonl(data: bytes) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ def committed_files(gen: ModuleType) -> dict[str, bytes]:
         p.relative_to(SAMPLE).as_posix(): p.read_bytes()
         for p in sorted(SAMPLE.rglob("*"))
         if p.is_file()
-        and p.name not in gen.HAND_WRITTEN
+        and p.relative_to(SAMPLE).as_posix() not in gen.HAND_WRITTEN
         and not any(part == "__pycache__" or part.startswith(".") for part in p.relative_to(SAMPLE).parts)
     }
 
