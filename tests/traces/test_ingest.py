@@ -14,9 +14,10 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-import contracts.traces.ingest as ingest_mod
+import contracts.traces.ingest_commit as ingest_commit
+import contracts.traces.ingest_read as ingest_read
 from contracts.errors import ContractsError, TraceError
-from contracts.jsonutil import file_sha256
+from contracts.jsonutil import file_sha256, sha256_hex
 from contracts.schemas import load_schema, schema_errors
 from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, Corpus, corpus_info
 from contracts.traces.ingest import corpus_from_records, expand_sources, ingest
@@ -97,7 +98,7 @@ def test_strict_stops_at_the_first_bad_line(tmp_path: Path) -> None:
 def test_over_long_line_is_rejected_without_reading_it_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ingest_mod, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(ingest_read, "MAX_LINE_BYTES", 200)
     long = orjson.dumps({**_rec(1), "pad": "x" * 1000})
     f = _write(tmp_path / "a.jsonl", [_rec(0)])
     f.write_bytes(f.read_bytes() + long + b"\n" + orjson.dumps(_rec(2)) + b"\n")
@@ -232,7 +233,7 @@ def test_interrupted_commit_leaves_previous_corpus_intact(
     def boom(*args: Any, **kw: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ingest_mod, "_finalize_episodes", boom)
+    monkeypatch.setattr(ingest_commit, "finalize_episodes", boom)
     with pytest.raises(KeyboardInterrupt):
         ingest([b], out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # temp files and staging removed
@@ -289,7 +290,7 @@ def test_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     rep = ingest(["-"], tmp_path / "c")
     assert rep.calls == 6 and rep.sources[0].source == "-"
-    assert Corpus.open(tmp_path / "c").manifest()["sources"][0]["sha256"] == ingest_mod.sha256_hex(data)
+    assert Corpus.open(tmp_path / "c").manifest()["sources"][0]["sha256"] == sha256_hex(data)
 
 
 def test_corpus_info(tmp_path: Path) -> None:
@@ -343,7 +344,7 @@ def test_one_ingest_at_a_time(tmp_path: Path) -> None:
     out = tmp_path / "c"
     a = _write(tmp_path / "a.jsonl", [_rec(0)])
     ingest([a], out)
-    held = ingest_mod._lock(out)
+    held = ingest_commit.lock_corpus(out)
     try:
         with pytest.raises(TraceError) as e:
             ingest([_write(tmp_path / "b.jsonl", [_rec(1)])], out)

@@ -10,11 +10,14 @@ import orjson
 import polars as pl
 import pytest
 
-import contracts.traces.ingest as ingest_mod
+from contracts.progress import NULL_PROGRESS
 from contracts.traces.corpus import CALL_SCHEMA
 from contracts.traces.formats.base import RecordContext, RecordError, tool_names
 from contracts.traces.formats.flat import FlatAdapter
-from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, _Columns, _truncate, ingest
+from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, ingest
+from contracts.traces.ingest_columns import Columns as _Columns
+from contracts.traces.ingest_columns import truncate as _truncate
+from contracts.traces.ingest_run import Run
 from contracts.traces.leaves import LEAF_SCHEMA, flatten
 from contracts.traces.model import ToolCall
 
@@ -160,9 +163,7 @@ def test_episode_tools_from_alternating_lists(tmp_path: Path) -> None:
 
 def test_default_chunk_rows_and_run_caches() -> None:
     assert DEFAULT_CHUNK_ROWS == 50_000
-    run = ingest_mod._Run(
-        out=Path("."), stage=Path("."), strict=False, chunk_rows=1, progress=ingest_mod.NULL_PROGRESS
-    )
+    run = Run(out=Path("."), stage=Path("."), strict=False, chunk_rows=1, progress=NULL_PROGRESS)
     t1 = ("a", "b")
     assert run.tools_text(t1) == '["a","b"]'
     assert run.tools_text(t1) == '["a","b"]'

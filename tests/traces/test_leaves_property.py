@@ -11,7 +11,8 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.traces.ingest import _Columns, corpus_from_records
+from contracts.traces.ingest import corpus_from_records
+from contracts.traces.ingest_columns import Columns as _Columns
 from contracts.traces.leaves import flatten, rebuild
 
 scalars = (

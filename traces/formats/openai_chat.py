@@ -12,7 +12,6 @@ single `function_call` field is read too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from contracts.traces.formats.base import (
@@ -22,22 +21,13 @@ from contracts.traces.formats.base import (
     Parsed,
     RecordContext,
     RecordError,
+    answered_call,
     list_of_dicts,
     optional_str,
-    outcome,
     parse_arguments,
     record_episode,
 )
 from contracts.traces.model import ToolCall
-
-ResultMapper = Callable[[Any, dict[str, Any]], tuple[Any, str, str | None]]
-"""(content, tool message) -> (result, status, error)."""
-
-
-def plain_result(content: Any, msg: dict[str, Any]) -> tuple[Any, str, str | None]:
-    """Chat has no error flag: content starting with `Error:` (the convention τ-bench and most agent
-    frameworks use for a failed tool) is an error call; anything else is ok, decoded when it holds JSON."""
-    return outcome(content)
 
 
 def episode_id(rec: dict[str, Any]) -> str:
@@ -57,10 +47,13 @@ def chat_calls(
     trace_id: str,
     task_id: str,
     ctx: RecordContext,
-    result_of: ResultMapper = plain_result,
     field: str = "messages",
 ) -> tuple[list[ToolCall], list[DroppedCall]]:
-    """Join assistant `tool_calls` to `tool` messages by id; shared by `openai-chat` and `tau-bench`."""
+    """Join assistant `tool_calls` to `tool` messages by id; shared by `openai-chat` and `tau-bench`.
+
+    Chat has no error flag: a tool message whose content starts with `Error:` (the convention τ-bench
+    and most agent frameworks use for a failed tool) is an error call (`answered_call` without `failed`).
+    """
     answers = Answers()
     for pos, m in enumerate(messages):
         if m.get("role") in ("tool", "function"):
@@ -100,19 +93,15 @@ def chat_calls(
                 )
                 index += 1
                 continue
-            result, status, error = result_of(answer.get("content"), answer)
             calls.append(
-                ToolCall(
+                answered_call(
+                    ctx,
                     trace_id=trace_id,
+                    task_id=task_id,
                     tool=fn["name"],
                     arguments=args,
-                    result=result,
-                    status=status,
-                    error=error,
-                    task_id=task_id,
+                    content=answer.get("content"),
                     step=len(calls),
-                    source=ctx.source,
-                    line=ctx.line,
                     index=index,
                 )
             )

@@ -1,0 +1,326 @@
+"""Ingest step 3, columns: tool calls -> the column frames of `calls`, `leaves` and `episodes` Parquet.
+
+Why a module of its own: this is the hot path of a large ingest (every JSON node of every argument and
+result becomes a leaf row), and it is pure — no files, no formats — so it can be measured and tested
+alone (`tests/traces/test_ingest_speed.py`, `test_leaves_property.py`). `Columns` holds one chunk of
+calls in flat Python lists and turns it into polars frames; `stage_calls` adds a parsed record's calls
+all or nothing; `truncate` undoes a half-added record; `episode_row` and `finalize_episodes` build the
+episodes frame of the whole corpus at commit. Writing the frames (chunk parts, the final files) is the
+run's and the commit's business (`ingest_run`, `ingest_commit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import polars as pl
+
+from contracts.jsonutil import canonical_json
+from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA
+from contracts.traces.formats.base import Parsed, RecordError
+from contracts.traces.leaves import LEAF_SCHEMA
+from contracts.traces.model import Episode, ToolCall, make_call_id
+
+
+def canon(value: Any) -> str:
+    """Canonical JSON text (sorted keys): orjson, or `canonical_json` for what orjson cannot encode."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return canonical_json(value).decode()
+
+
+#: CALL_SCHEMA with plain strings for categorical/enum columns: values go in as text, then one cast.
+_CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
+    k: (pl.String() if isinstance(v, pl.Categorical | pl.Enum) else v) for k, v in CALL_SCHEMA.items()
+}
+#: The leaf columns the walk produces, in the order of its row tuples (`leaves.Leaf`).
+_LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
+    "path": pl.String(),
+    "pattern": pl.String(),
+    "kind": pl.String(),
+    "num": pl.Float64(),
+    "str": pl.String(),
+    "len": pl.Int64(),
+}
+_CALL_W = len(_CALL_ROW_SCHEMA)
+_LEAF_W = len(_LEAF_ROW_SCHEMA)
+
+
+def _strided_frame(flat: list[Any], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """The frame of rows laid end to end in `flat` (row-major, `len(schema)` values a row).
+
+    Each column is a strided slice (a C-level copy of pointers) handed to polars as one list: several
+    times cheaper than building the frame from row tuples, and no tuple per row is kept alive.
+    """
+    w = len(schema)
+    return pl.DataFrame(
+        [pl.Series(name, flat[i::w], dtype=dtype) for i, (name, dtype) in enumerate(schema.items())]
+    )
+
+
+class Columns:
+    """Column values of one chunk of calls, and the leaf rows of their arguments and results.
+
+    This is the hot path. The walk writes each JSON node's six values with one C-level `extend` of a
+    short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
+    which are most nodes, and reuses the path string as the pattern while no array is crossed (there they
+    are equal). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
+    call rows are laid out the same way. The call-level columns of leaves (`call_id`, `tool`, ...) are not
+    repeated per node in Python but gathered by polars from one (call, side, count) segment per side.
+    """
+
+    def __init__(self) -> None:
+        self.call_flat: list[Any] = []  # `_CALL_W` values per call, in CALL_SCHEMA order
+        self.n = 0
+        self.seg_call: list[int] = []
+        self.seg_side: list[str] = []
+        self.seg_n: list[int] = []
+        self.flat: list[Any] = []  # `_LEAF_W` values per leaf row: path, pattern, kind, num, str, len
+        self._walk = self._make_walker()
+
+    @property
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The leaf rows as tuples (path, pattern, kind, num, str, len): for tests, not the hot path."""
+        f = self.flat
+        return list(zip(*(f[i::_LEAF_W] for i in range(_LEAF_W)), strict=True))
+
+    def _make_walker(self) -> Callable[[Any, str, str], None]:
+        R = self.flat.extend
+
+        def walk(v: Any, path: str, pat: str) -> None:
+            t = type(v)
+            if t is dict:
+                R((path, pat, "object", None, None, len(v)))
+                same = path is pat  # no array above: the pattern is the path itself
+                for k, c in v.items():
+                    if "~" in k or "/" in k:
+                        k = k.replace("~", "~0").replace("/", "~1")
+                    p = path + "/" + k
+                    q = p if same else pat + "/" + k
+                    ct = type(c)
+                    if ct is str:
+                        R((p, q, "string", None, c, len(c)))
+                    elif ct is int:
+                        R((p, q, "int", float(c), None, None))
+                    elif ct is float:
+                        R((p, q, "float", c, None, None))
+                    elif ct is bool:
+                        R((p, q, "bool", 1.0 if c else 0.0, None, None))
+                    elif c is None:
+                        R((p, q, "null", None, None, None))
+                    else:
+                        walk(c, p, q)
+            elif t is list:
+                R((path, pat, "array", None, None, len(v)))
+                q = pat + "/*"
+                for i, c in enumerate(v):
+                    walk(c, f"{path}/{i}", q)
+            elif t is str:
+                R((path, pat, "string", None, v, len(v)))
+            elif t is bool:
+                R((path, pat, "bool", 1.0 if v else 0.0, None, None))
+            elif t is int:
+                R((path, pat, "int", float(v), None, None))
+            elif t is float:
+                R((path, pat, "float", v, None, None))
+            elif v is None:
+                R((path, pat, "null", None, None, None))
+            else:
+                raise TypeError(f"not a JSON value at '{path}': {t.__name__}")
+
+        return walk
+
+    def add(self, c: ToolCall, call_id: str, step: int) -> None:
+        """Append one call and its leaves (arguments, and the result unless it is an error without one)."""
+        has_result = not (c.status == "error" and c.result is None)
+        flat = self.flat
+        base = len(flat)
+        try:
+            self._walk(c.arguments, "", "")
+            n_arg = (len(flat) - base) // _LEAF_W
+            if has_result:
+                self._walk(c.result, "", "")
+            n_res = (len(flat) - base) // _LEAF_W - n_arg
+            args_text = canon(c.arguments)
+            result_text = canon(c.result) if has_result else None
+            labels_text = canon(c.labels) if c.labels else "{}"
+            meta_text = canon(c.meta) if c.meta else None
+        except (TypeError, ValueError, RecursionError):
+            del flat[base:]
+            raise
+        fault = c.labels.get("fault") if c.labels else None
+        self.call_flat.extend(
+            (
+                call_id,
+                int(call_id, 16),
+                c.trace_id,
+                c.task,
+                step,
+                c.tool,
+                c.status,
+                c.error,
+                args_text,
+                result_text,
+                c.started_at,
+                labels_text,
+                None if fault is None else str(fault),
+                c.source,
+                c.line,
+                c.index,
+                meta_text,
+            )
+        )
+        self.seg_call.append(self.n)
+        self.seg_side.append("arg")
+        self.seg_n.append(n_arg)
+        if has_result:
+            self.seg_call.append(self.n)
+            self.seg_side.append("result")
+            self.seg_n.append(n_res)
+        self.n += 1
+
+    def release(self) -> None:
+        """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,
+        so without this a flushed chunk would stay in memory until the cyclic GC ran."""
+        for col in (self.flat, self.call_flat, self.seg_call, self.seg_side, self.seg_n):
+            col.clear()
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The chunk as (calls, leaves) frames with the corpus schemas."""
+        calls = _strided_frame(self.call_flat, _CALL_ROW_SCHEMA).cast(CALL_SCHEMA)  # type: ignore[arg-type]
+        seg = pl.DataFrame(
+            {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
+            schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
+        )
+        rep = seg.select(pl.col("ci").repeat_by("n").explode(), pl.col("side").repeat_by("n").explode())
+        head = calls.select("call_id", "cid", "tool", "task_id")[rep["ci"]]
+        leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
+        leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
+            [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
+        )
+        return calls, leaves
+
+
+def truncate(cols: Columns, n: int) -> None:
+    """Undo calls appended after the first `n` of this chunk (a record failed half-way)."""
+    if cols.n == n:
+        return
+    keep_segs = sum(1 for ci in cols.seg_call if ci < n)
+    keep_leaves = sum(cols.seg_n[:keep_segs])
+    del cols.call_flat[n * _CALL_W :]
+    for lst in (cols.seg_call, cols.seg_side, cols.seg_n):
+        del lst[keep_segs:]
+    del cols.flat[keep_leaves * _LEAF_W :]
+    cols.n = n
+
+
+def stage_calls(cols: Columns, parsed: Parsed, sha: str, steps: dict[str, int]) -> int:
+    """Add a record's calls to the chunk; all or nothing (a bad value rejects the whole record)."""
+    done = 0
+    start_n = cols.n
+    for call in parsed.calls:
+        seen = steps.get(call.trace_id, 0)
+        step = call.step if call.step is not None else seen
+        steps[call.trace_id] = seen + 1
+        try:
+            cols.add(call, make_call_id(sha, call.line, call.index), step)
+        except (TypeError, ValueError, RecursionError) as e:
+            truncate(cols, start_n)
+            why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
+            raise RecordError(f"call {call.index} ({call.tool}) {why}") from None
+        done += 1
+    return done
+
+
+def episode_row(
+    ep: Episode, source: str, line: int, tools_text: Callable[[tuple[str, ...]], str] | None = None
+) -> tuple[Any, ...]:
+    """The episode facts row of `Run.episodes`; `tools_text` (e.g. `Run.tools_text`) canonicalises `tools`."""
+    tools = ep.tools
+    if tools is None:
+        tools_j = None
+    else:
+        tools_j = tools_text(tools) if tools_text is not None else canon(list(tools))
+    return (
+        ep.trace_id,
+        ep.task_id,
+        ep.reward,
+        canon(ep.labels) if ep.labels else None,
+        tools_j,
+        source,
+        line,
+    )
+
+
+def finalize_episodes(
+    calls_path: Path,
+    old_episodes: Path | None,
+    new_rows: list[tuple[Any, ...]],
+    order: dict[str, int],
+) -> pl.DataFrame:
+    """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format."""
+    info_schema = {
+        "trace_id": pl.String(),
+        "task_id": pl.String(),
+        "reward": pl.Float64(),
+        "labels": pl.String(),
+        "tools": pl.String(),
+        "source": pl.String(),
+        "line": pl.Int64(),
+    }
+    frames = [pl.DataFrame(new_rows, schema=info_schema, orient="row")]
+    if old_episodes is not None and old_episodes.exists():
+        old = pl.read_parquet(old_episodes).select(
+            "trace_id",
+            pl.col("task_id").cast(pl.String),
+            "reward",
+            pl.when(pl.col("labels") == "{}").then(None).otherwise(pl.col("labels")).alias("labels"),
+            "tools",
+            "source",
+            "line",
+        )
+        frames.insert(0, old.cast(info_schema))  # type: ignore[arg-type]
+    info = (
+        pl.concat(frames)
+        .group_by("trace_id", maintain_order=True)
+        .agg(
+            pl.col("task_id").drop_nulls().first(),
+            pl.col("reward").drop_nulls().first(),
+            pl.col("labels").drop_nulls().first(),
+            pl.col("tools").drop_nulls().first(),
+            pl.col("source").first(),
+            pl.col("line").first(),
+        )
+    )
+    agg = (
+        pl.scan_parquet(calls_path)
+        .group_by("trace_id")
+        .agg(
+            pl.col("task_id").cast(pl.String).first().alias("c_task"),
+            pl.len().cast(pl.Int64).alias("n_calls"),
+            pl.col("fault").is_not_null().any().alias("c_faulty"),
+            pl.col("source").first().alias("c_source"),
+            pl.col("line").min().alias("c_line"),
+        )
+        .collect()
+    )
+    eps = agg.join(info, on="trace_id", how="full", coalesce=True)
+    eps = eps.with_columns(
+        pl.coalesce("task_id", "c_task", "trace_id").alias("task_id"),
+        pl.col("n_calls").fill_null(0),
+        pl.coalesce("source", "c_source").alias("source"),
+        pl.coalesce("line", "c_line").alias("line"),
+        pl.col("labels").fill_null("{}"),
+    ).with_columns(
+        (
+            pl.col("c_faulty").fill_null(False)
+            | pl.col("labels").str.json_path_match("$.fault").is_not_null()
+        ).alias("faulty"),
+        pl.col("source").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_ord"),
+    )
+    eps = eps.sort("_ord", "line", "trace_id").select(list(EPISODE_SCHEMA))
+    return eps.cast(EPISODE_SCHEMA)  # type: ignore[arg-type]

@@ -1,0 +1,264 @@
+"""Ingest step 4, commit: the staging folder, the lock, and the switch to the new corpus files.
+
+Why the care: a corpus must never be half-written. A run works in a staging folder inside the corpus
+(`.ingest-*`, removed at the end and, after a crash, by the next run) under an exclusive lock
+(`.ingest.lock`), so two runs cannot lose each other's appends. At commit, old files and new parts are
+concatenated by a streaming polars sink into temporary files beside the targets (`.NAME.tmp`); the
+episodes are recomputed over the whole corpus; rejects are old lines then new ones; then everything is
+renamed into place and `corpus.json` (validated against its JSON Schema) is written last. An
+interrupted run leaves the previous corpus as it was.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+import polars as pl
+
+from contracts import __version__
+from contracts.errors import TraceError
+from contracts.jsonutil import sha256_hex, write_json
+from contracts.schemas import validate
+from contracts.traces.corpus import (
+    CALL_SCHEMA,
+    CALLS_FILE,
+    CORPUS_FORMAT_VERSION,
+    EPISODES_FILE,
+    LEAVES_FILE,
+    MANIFEST_FILE,
+    REJECTS_FILE,
+    SCHEMAS,
+)
+from contracts.traces.ingest_columns import finalize_episodes
+from contracts.traces.ingest_run import Run
+from contracts.traces.ingest_sources import SourceReport
+from contracts.traces.leaves import LEAF_SCHEMA
+
+REGISTRY_FILE = "tools.json"
+STAGING_PREFIX = ".ingest-"
+LOCK_FILE = ".ingest.lock"
+CORPUS_FILES = (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE, MANIFEST_FILE)
+
+#: Fields of a `rejects.jsonl` line and their JSON types (`field` and `index` only when known).
+REJECT_FIELDS = (
+    ("source", "string"),
+    ("line", "integer"),
+    ("code", "string"),
+    ("error", "string"),
+    ("raw", "string"),
+    ("field", "string"),
+    ("index", "integer"),
+)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one `ingest` run did; `calls`/`episodes`/`rejects` are totals of the whole corpus after it."""
+
+    corpus: Path
+    sources: tuple[SourceReport, ...]
+    calls: int
+    episodes: int
+    rejects: int
+    leaves: int = 0
+    new_calls: int = 0
+    changed: bool = False
+    registry: str | None = None
+
+
+@dataclass(frozen=True)
+class RegistryCopy:
+    """The tool registry to attach: the bytes to write as `tools.json` and how many tools it has."""
+
+    data: bytes
+    tools: int
+
+
+# ---- the corpus folder -----------------------------------------------------------------------------
+
+
+def is_leftover(p: Path) -> bool:
+    """Leftovers of an interrupted ingest (staging folder, temp files), safe to ignore or remove."""
+    return (
+        p.name.startswith(STAGING_PREFIX)
+        or p.name == LOCK_FILE
+        or (p.name.startswith(".") and p.name.endswith(".tmp"))
+    )
+
+
+def lock_corpus(out: Path) -> IO[bytes]:
+    """An exclusive lock on the corpus for this run: two ingests into one corpus would lose an append."""
+    fh = open(out / LOCK_FILE, "wb")  # noqa: SIM115 (closed by the caller)
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise TraceError(
+            "another ingest is writing this corpus; wait for it to finish", code="E_USAGE", source=str(out)
+        ) from None
+    return fh
+
+
+def open_stage(out: Path) -> Path:
+    """A fresh staging folder in `out`, after removing those of crashed runs."""
+    for stale in out.glob(STAGING_PREFIX + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+
+
+def clean_up(out: Path, stage: Path) -> None:
+    """Remove the staging folder and any temporary file a failed commit left beside the targets."""
+    shutil.rmtree(stage, ignore_errors=True)
+    for name in (*CORPUS_FILES, REGISTRY_FILE):
+        (out / f".{name}.tmp").unlink(missing_ok=True)
+
+
+def registry_bytes(path: Path) -> bytes:
+    """The registry to copy: the file's bytes, or a folder's tools merged into one canonical document."""
+    if path.is_dir():
+        tools: list[Any] = []
+        for f in sorted(path.glob("*.json")):
+            data = orjson.loads(f.read_bytes())
+            tools.extend((data.get("tools") or []) if isinstance(data, dict) else data)
+        return orjson.dumps({"tools": tools}, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    return path.read_bytes()
+
+
+def registry_changed(manifest: dict[str, Any] | None, registry: RegistryCopy | None) -> bool:
+    """Whether a registry is given that the corpus does not hold yet (by sha256)."""
+    if registry is None:
+        return False
+    old = (manifest or {}).get("registry")
+    return old is None or old.get("sha256") != sha256_hex(registry.data)
+
+
+def unchanged(out: Path, reports: list[SourceReport], manifest: dict[str, Any]) -> IngestReport:
+    """The report of a run that changes nothing: the corpus's totals as its manifest has them."""
+    counts = manifest["counts"]
+    return IngestReport(
+        out, tuple(reports), counts["calls"], counts["episodes"], counts["rejects"], counts["leaves"]
+    )
+
+
+# ---- the commit ------------------------------------------------------------------------------------
+
+
+def _sink(frames: list[pl.LazyFrame], schema: Mapping[str, pl.DataType], target: Path) -> int:
+    """Stream the concatenation of `frames` into `target` via a temp file + rename; returns rows."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    if frames:
+        lf = pl.concat([f.select(list(schema)) for f in frames], how="vertical")
+    else:
+        lf = pl.DataFrame(schema=dict(schema)).lazy()
+    lf.sink_parquet(tmp, row_group_size=128 * 1024)
+    rows = pl.scan_parquet(tmp).select(pl.len()).collect().item()
+    return int(rows)
+
+
+def _source_entry(r: SourceReport) -> dict[str, Any]:
+    d = asdict(r)
+    for k in ("skipped", "note"):
+        d.pop(k)
+    return d
+
+
+def _write_rejects(out: Path, stage: Path, append: bool) -> None:
+    """`.rejects.jsonl.tmp`: the corpus's reject lines (when appending), then this run's, synced."""
+    with open(out / f".{REJECTS_FILE}.tmp", "wb") as fh:
+        for part in ((out / REJECTS_FILE) if append else None, stage / REJECTS_FILE):
+            if part is not None and part.exists():
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, fh, 1 << 20)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def commit(
+    out: Path,
+    run: Run,
+    reports: list[SourceReport],
+    manifest: dict[str, Any] | None,
+    registry: RegistryCopy | None,
+) -> IngestReport:
+    """Write every file to a temp name, rename them into place, and write `corpus.json` last."""
+    calls_t, leaves_t, eps_t = out / CALLS_FILE, out / LEAVES_FILE, out / EPISODES_FILE
+    old = manifest is not None
+    calls_frames = ([pl.scan_parquet(calls_t)] if old and calls_t.exists() else []) + [
+        pl.scan_parquet(cp) for cp, _ in run.parts
+    ]
+    leaves_frames = ([pl.scan_parquet(leaves_t)] if old and leaves_t.exists() else []) + [
+        pl.scan_parquet(lp) for _, lp in run.parts
+    ]
+    n_calls = _sink(calls_frames, CALL_SCHEMA, calls_t)
+    n_leaves = _sink(leaves_frames, LEAF_SCHEMA, leaves_t)
+    all_sources = list((manifest or {}).get("sources", [])) + [
+        _source_entry(r) for r in reports if not r.skipped
+    ]
+    order = {s["source"]: i for i, s in enumerate(all_sources)}
+    eps = finalize_episodes(
+        calls_t.with_name(f".{CALLS_FILE}.tmp"), eps_t if old else None, run.episodes, order
+    )
+    eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
+    _write_rejects(out, run.stage, append=old)
+    n_rejects = int(((manifest or {}).get("counts") or {}).get("rejects", 0)) + run.n_rejects
+    registry_entry = (manifest or {}).get("registry")
+    if registry is not None:
+        (out / f".{REGISTRY_FILE}.tmp").write_bytes(registry.data)
+        registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(registry.data), "tools": registry.tools}
+    new_manifest = _manifest(all_sources, n_calls, n_leaves, eps.height, n_rejects, registry_entry)
+    validate(new_manifest, "corpus-manifest", source=str(out / MANIFEST_FILE))
+    # the commit: renames, then the manifest
+    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE) + (
+        (REGISTRY_FILE,) if registry is not None else ()
+    ):
+        os.replace(out / f".{name}.tmp", out / name)
+    write_json(out / MANIFEST_FILE, new_manifest)
+    return IngestReport(
+        corpus=out,
+        sources=tuple(reports),
+        calls=n_calls,
+        episodes=eps.height,
+        rejects=n_rejects,
+        leaves=n_leaves,
+        new_calls=sum(r.calls for r in reports),
+        changed=True,
+        registry=REGISTRY_FILE if registry_entry else None,
+    )
+
+
+def _manifest(
+    all_sources: list[dict[str, Any]],
+    n_calls: int,
+    n_leaves: int,
+    n_episodes: int,
+    n_rejects: int,
+    registry_entry: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The new `corpus.json`: sources, counts, each file's rows and columns, the registry entry."""
+    return {
+        "format_version": CORPUS_FORMAT_VERSION,
+        "generator": f"contracts {__version__}",
+        "sources": all_sources,
+        "counts": {
+            "sources": len(all_sources),
+            "calls": n_calls,
+            "leaves": n_leaves,
+            "episodes": n_episodes,
+            "rejects": n_rejects,
+            "dropped_calls": sum(int(s.get("dropped_calls", 0)) for s in all_sources),
+        },
+        "files": {
+            name: {"rows": rows, "columns": [{"name": k, "type": str(v)} for k, v in SCHEMAS[name].items()]}
+            for name, rows in ((CALLS_FILE, n_calls), (LEAVES_FILE, n_leaves), (EPISODES_FILE, n_episodes))
+        }
+        | {REJECTS_FILE: {"rows": n_rejects, "columns": [{"name": k, "type": t} for k, t in REJECT_FIELDS]}},
+        "registry": registry_entry,
+    }
