@@ -12,7 +12,10 @@ Two phases, in this order, and the order is the point:
    rate (organic calls), spurious receipts (clean episodes), detection (labelled calls), recovery
    retention and receipt cost, each with a task-clustered bootstrap interval (`contracts.audit.stats`).
    `audit-score` runs this phase alone from a frozen ledger and a corpus, optionally with other labels,
-   and gets the same report when nothing changed.
+   and gets the same report when nothing changed. The truth is read by `contracts.audit.truth`, the
+   sections are computed by `contracts.audit.scoring`, and the report is an `AuditReport`
+   (`contracts.audit.model`): `audit_report`, `rescore_report` and `audit_score_report` return it;
+   `audit`, `rescore` and `audit_score` return its JSON (`AuditReport.to_json()`, a dict).
 
 Definitions (where the issue is silent, decided here):
 
@@ -46,15 +49,17 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 import polars as pl
 
-import contracts.audit.stats as stats
-from contracts.audit.report import REPORT_VERSION, evaluate_gates
+from contracts.audit.model import AuditReport, LedgerAnchor
+from contracts.audit.report import evaluate_gates
+from contracts.audit.scoring import assemble
+from contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
 from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
 from contracts.defaults import DEFAULT_SEED
 from contracts.errors import CheckError, TraceError
@@ -70,7 +75,6 @@ LEDGER_FORMAT = "contracts-audit/1"
 EVENTS_PER_ENTRY = 1000
 IDS_PER_ENTRY = 5000
 DIGEST_CHUNK = 100_000
-MAX_SPURIOUS_LISTED = 200
 _TRUNC = 200
 
 KIND_START = "audit.start"
@@ -472,121 +476,18 @@ def load_replay(ledger_dir: str | Path) -> Replay:
 
 
 # ------------------------------------------------------------------------------------------------------
-# Phase 2: join labels and rewards, score
+# Phase 2: join labels and rewards, score (`contracts.audit.scoring`, section by section)
 
 
-@dataclass(frozen=True)
-class Truth:
-    """Labels and rewards joined after the freeze: per labelled call (fault kind, faulted paths); per
-    episode, as a frame (`EPISODE_SCHEMA`: one row per trace, its task, reward and whether it carries an
-    episode-level `fault` label); and reward overrides (`rewards`, from a labels file) that replace an
-    episode's reward, null included."""
-
-    faults: Mapping[str, tuple[str, tuple[str, ...]]]
-    episodes: pl.DataFrame
-    rewards: Mapping[str, float | None] = field(default_factory=dict)
-
-
-EPISODE_SCHEMA = pl.Schema(
-    {"trace_id": pl.String(), "task_id": pl.String(), "reward": pl.Float64(), "ep_fault": pl.Boolean()}
-)
-
-
-def _fault_of(labels: Any) -> tuple[str, tuple[str, ...]] | None:
-    if not isinstance(labels, dict) or not labels.get("fault"):
-        return None
-    paths = labels.get("fault_paths")
-    if not isinstance(paths, list):
-        paths = [p for p in (labels.get("fault_path"), labels.get("swapped_with")) if isinstance(p, str)]
-    return str(labels["fault"]), tuple(str(p) for p in paths)
-
-
-def truth_from_corpus(corpus: Corpus) -> Truth:
-    """Labels and rewards as the corpus records them."""
-    calls = corpus.scan_calls().filter(pl.col("fault").is_not_null()).select("call_id", "labels").collect()
-    faults = {}
-    for cid, lab in calls.iter_rows():
-        f = _fault_of(orjson.loads(lab) if lab else {})
-        if f is not None:
-            faults[cid] = f
-    eps = (
-        corpus.scan_episodes()
-        .select("trace_id", pl.col("task_id").cast(pl.String), pl.col("reward").cast(pl.Float64), "labels")
-        .collect()
-    )
-    # an episode label is parsed only when it can name a fault (`{}` and "" cannot)
-    maybe = eps.filter(pl.col("labels").is_not_null() & ~pl.col("labels").is_in(["", "{}"]))
-    ep_faults = [
-        t
-        for t, lab in maybe.select("trace_id", "labels").iter_rows()
-        if _fault_of(orjson.loads(lab)) is not None
-    ]
-    # one row per trace: its last row's task and reward (as a dict built over the rows would keep)
-    episodes = (
-        eps.with_columns(
-            pl.col("trace_id").is_in(pl.Series(ep_faults, dtype=pl.String).implode()).alias("ep_fault")
+def _verify_population(start: Mapping[str, Any], pop: pl.LazyFrame) -> None:
+    """Refuse a corpus whose checked calls are not the ones the ledger froze: scores over other calls
+    would pass for the frozen audit's."""
+    if population_digest(pop.select("call_id").collect().to_series()) != start["population_sha256"]:
+        raise CheckError(
+            "the corpus's checked calls differ from the ones the ledger froze (population digest mismatch): "
+            "score with the corpus the audit ran on",
+            code="E_LEDGER",
         )
-        .unique(subset="trace_id", keep="last")
-        .select(list(EPISODE_SCHEMA))
-        .cast(EPISODE_SCHEMA)
-    )
-    return Truth(faults, episodes)
-
-
-def apply_labels_file(truth: Truth, path: str | Path) -> Truth:
-    """Override labels/rewards from a JSONL file: `{"call_id", "labels": {...}}` replaces a call's labels
-    (`{}` clears them); `{"trace_id", "reward": x}` replaces an episode's reward. Unlisted ones keep the
-    corpus's values."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError as e:
-        raise TraceError("labels file not found", source=str(p)) from e
-    faults = dict(truth.faults)
-    rewards = dict(truth.rewards)  # overrides only (small), never one entry per episode
-    for i, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise TraceError(f"invalid JSON: {e}", source=str(p), line=i) from e
-        if not isinstance(rec, dict):
-            raise TraceError("each line must be a JSON object", source=str(p), line=i)
-        if "call_id" in rec:
-            if not isinstance(rec.get("labels"), dict):
-                raise TraceError(
-                    "a call line needs 'labels' (an object)", source=str(p), line=i, field="labels"
-                )
-            f = _fault_of(rec["labels"])
-            if f is None:
-                faults.pop(str(rec["call_id"]), None)
-            else:
-                faults[str(rec["call_id"])] = f
-        elif "trace_id" in rec:
-            r = rec.get("reward")
-            if r is not None and (not isinstance(r, int | float) or isinstance(r, bool)):
-                raise TraceError("'reward' must be a number or null", source=str(p), line=i, field="reward")
-            rewards[str(rec["trace_id"])] = None if r is None else float(r)
-        else:
-            raise TraceError(
-                "each line needs 'call_id' (labels) or 'trace_id' (reward)", source=str(p), line=i
-            )
-    return Truth(faults, truth.episodes, rewards)
-
-
-def support_grid(supports: Sequence[int]) -> list[int]:
-    """Thresholds for the abstention curve: 0 and the 10/25/50/75/90% quantiles of the rules' supports
-    (nearest rank), so the curve has resolution wherever the rules actually are."""
-    if not supports:
-        return [0]
-    xs = sorted(supports)
-    qs = {xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))] for q in (0.1, 0.25, 0.5, 0.75, 0.9)}
-    return sorted({0} | qs)
-
-
-def _related(a: str, b: str) -> bool:
-    return a == b or a.startswith(b + "/") or b.startswith(a + "/") or a == "" or b == ""
 
 
 def score(
@@ -597,409 +498,37 @@ def score(
     bootstrap: int,
     seed: int,
     gates: Mapping[str, float | None] | None = None,
-) -> dict[str, Any]:
-    """Phase 2: the audit report (schema `audit-report`) from frozen events, the population (`population`,
-    a lazy scan of the checked calls) and the truth.
-
-    Memory: nothing here is per call in Python, and no frame is one row per call. The per-call work is
-    one group_by over the scan by (task, tool) with conditional counts (organic, fired, in-sample,
-    labelled), plus semi-joins that pick the fired calls and the labelled calls (both few); tasks are
-    integer indexes into the sorted task names in the per-task count tables."""
-    start = replay_.start
-    k = int(start["k"])
-    if population_digest(pop.select("call_id").collect().to_series()) != start["population_sha256"]:
-        raise CheckError(
-            "the corpus's checked calls differ from the ones the ledger froze (population digest mismatch): "
-            "score with the corpus the audit ran on",
-            code="E_LEDGER",
-        )
-    ev = {e["call_id"]: e for e in replay_.events}
-    cat = {r["rule"]: r for r in start["rules"]}
-    fault_rows = [(c, f[0]) for c, f in truth.faults.items()]
-    faults = pl.DataFrame(fault_rows, schema={"call_id": pl.String, "fault": pl.String}, orient="row")
-    fired = pl.DataFrame(
-        {
-            "call_id": list(ev),
-            "max_support": [max(v["support"] for v in e["violations"]) for e in ev.values()],
-            "bytes": [e["bytes"] for e in ev.values()],
-            "tokens": [e["approx_tokens"] for e in ev.values()],
-            "recov": [e["recovery_tools"] for e in ev.values()],
-        },
-        schema={
-            "call_id": pl.String,
-            "max_support": pl.Int64,
-            "bytes": pl.Int64,
-            "tokens": pl.Int64,
-            "recov": pl.Int64,
-        },
+) -> AuditReport:
+    """Phase 2: the audit report from frozen events, the population (`population`, a lazy scan of the
+    checked calls) and the truth, with the verdict of each gate given (`max_fire_rate`,
+    `max_spurious_per_100`, `min_detection`; None or absent = not set)."""
+    _verify_population(replay_.start, pop)
+    anchor = LedgerAnchor(str(replay_.ledger), replay_.head, replay_.root, replay_.entries)
+    report = assemble(
+        replay_.start,
+        replay_.events,
+        replay_.in_sample,
+        anchor,
+        pop,
+        truth,
+        bootstrap=bootstrap,
+        seed=seed,
     )
-    ins_ids = replay_.in_sample
-    is_fired = pl.col("call_id").is_in(fired.get_column("call_id").implode())
-    is_org = ~pl.col("call_id").is_in(faults.get_column("call_id").implode())
-    is_ins = pl.col("call_id").is_in(pl.Series(sorted(ins_ids or []), dtype=pl.String).implode())
-
-    # ---- the per-call pass: counts per (task, tool); the fired calls and the labelled calls apart
-    per_tt = (
-        pop.group_by("task_id", "tool")
-        .agg(
-            pl.len().cast(pl.Int64).alias("n"),
-            is_org.sum().cast(pl.Int64).alias("org"),
-            (is_org & is_fired).sum().cast(pl.Int64).alias("org_fired"),
-            (is_org & is_ins).sum().cast(pl.Int64).alias("org_ins"),
-            (~is_org & is_fired).sum().cast(pl.Int64).alias("lab_fired"),
-        )
-        .with_columns(pl.col("task_id").cast(pl.String), pl.col("tool").cast(pl.String))
-        .collect()
-    )
-    lab = (
-        pop.join(faults.lazy(), on="call_id", how="inner")
-        .with_columns(pl.col("task_id").cast(pl.String), is_fired.alias("fired"))
-        .collect()
-    )
-    fsub = (
-        pop.join(fired.lazy(), on="call_id", how="inner")
-        .join(faults.lazy(), on="call_id", how="left")
-        .with_columns(
-            pl.col("task_id").cast(pl.String),
-            pl.col("tool").cast(pl.String),
-            pl.col("fault").is_null().alias("organic"),
-        )
-        .collect()
-    )
-
-    # ---- episodes: every episode of the corpus, and any trace only its calls name; clean = no labelled
-    # call, no episode fault label, reward null or >= 1 (a labels file's reward replaces the corpus's)
-    only_calls = (
-        pop.select("trace_id", "task_id")
-        .join(truth.episodes.lazy().select("trace_id"), on="trace_id", how="anti")
-        .group_by("trace_id")
-        .agg(pl.col("task_id").cast(pl.String).min())
-        .with_columns(pl.lit(None, pl.Float64).alias("reward"), pl.lit(False).alias("ep_fault"))
-        .collect()
-    )
-    eps = pl.concat([truth.episodes, only_calls.select(list(EPISODE_SCHEMA)).cast(EPISODE_SCHEMA)])
-    if truth.rewards:
-        over = pl.DataFrame(
-            {"trace_id": list(truth.rewards), "o_reward": list(truth.rewards.values())},
-            schema={"trace_id": pl.String, "o_reward": pl.Float64},
-        ).with_columns(pl.lit(True).alias("o"))
-        eps = (
-            eps.join(over, on="trace_id", how="left")
-            .with_columns(
-                pl.when(pl.col("o")).then(pl.col("o_reward")).otherwise(pl.col("reward")).alias("reward")
-            )
-            .drop("o_reward", "o")
-        )
-    faulty = pl.col("ep_fault") | pl.col("trace_id").is_in(lab.get_column("trace_id").unique().implode())
-    full_or_none = pl.col("reward").is_null() | ((pl.col("reward") >= 1.0) & ~pl.col("reward").is_nan())
-    eps = eps.with_columns((~faulty & full_or_none).alias("clean")).drop("ep_fault")
-    fsub = fsub.join(
-        eps.select("trace_id", "clean", pl.col("reward").alias("ep_reward")), on="trace_id", how="left"
-    )
-
-    # ---- tasks: integer indexes into the sorted task names (polars String order = Python's sorted)
-    task_names = (
-        pl.concat([per_tt.get_column("task_id"), eps.get_column("task_id")]).unique().drop_nulls().sort()
-    )
-    tasks = task_names.to_list()
-    tindex = pl.DataFrame({"task_id": task_names, "task": pl.Series(range(len(tasks)), dtype=pl.UInt32)})
-
-    def with_task(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.join(tindex, on="task_id", how="left")
-
-    per_tt = with_task(per_tt)
-    per_task = per_tt.group_by("task").agg(pl.col("n", "org", "org_fired", "org_ins").sum())
-    lab, fsub = with_task(lab), with_task(fsub)
-    eps = with_task(eps)
-
-    # ---- per-task count tables for every rate, bootstrapped together
-    parts: list[pl.DataFrame] = []
-
-    def part(key: pl.Expr, frame: pl.DataFrame, num: str, den: str) -> None:
-        parts.append(
-            frame.select(
-                key.alias("key"),
-                "task",
-                pl.col(num).cast(pl.Float64).alias("num"),
-                pl.col(den).cast(pl.Float64).alias("den"),
-            )
-        )
-
-    def add(key: pl.Expr, frame: pl.DataFrame, num: pl.Expr, den: pl.Expr) -> None:
-        parts.append(
-            frame.group_by(key.alias("key"), "task")
-            .agg(num.cast(pl.Float64).alias("num"), den.cast(pl.Float64).alias("den"))
-            .select("key", "task", "num", "den")
-        )
-
-    # organic rates have a row for each task (and tool) with >= 1 organic call
-    org_task = per_task.filter(pl.col("org") > 0)
-    part(pl.lit("fire"), org_task, "org_fired", "org")
-    part(pl.lit("tool:") + pl.col("tool"), per_tt.filter(pl.col("org") > 0), "org_fired", "org")
-    if ins_ids is not None:
-        part(pl.lit("ins"), org_task, "org_ins", "org")
-    # per code: organic calls with >= 1 violation of that code / organic calls
-    code_rows = [(cid, c) for cid, e in ev.items() for c in e["codes"]]
-    codes_df = pl.DataFrame(code_rows, schema={"call_id": pl.String, "code": pl.String}, orient="row")
-    all_codes = sorted(set(codes_df.get_column("code").to_list()))
-    org_den = org_task.select("task", pl.col("org").cast(pl.Float64).alias("den"))
-    code_num = (
-        fsub.filter(pl.col("organic"))
-        .select("call_id", "task")
-        .join(codes_df, on="call_id")
-        .group_by("task", "code")
-        .agg(pl.len().cast(pl.Float64).alias("num"))
-    )
-    for code in all_codes:
-        parts.append(
-            org_den.join(code_num.filter(pl.col("code") == code).drop("code"), on="task", how="left")
-            .with_columns(pl.lit("code:" + code).alias("key"), pl.col("num").fill_null(0.0))
-            .select("key", "task", "num", "den")
-        )
-    clean_eps = eps.filter(pl.col("clean"))
-    parts.append(
-        clean_eps.group_by("task")
-        .agg(pl.len().cast(pl.Float64).alias("den"))
-        .join(
-            fsub.filter(pl.col("clean")).group_by("task").agg(pl.len().cast(pl.Float64).alias("num")),
-            on="task",
-            how="left",
-        )
-        .with_columns(pl.lit("spurious").alias("key"), pl.col("num").fill_null(0.0))
-        .select("key", "task", "num", "den")
-    )
-    # detection and path match
-    pm_ids = set()
-    for cid, (_kind, paths) in truth.faults.items():
-        e = ev.get(cid)
-        if e is not None and any(_related(vp, fp) for vp in e["paths"] for fp in paths):
-            pm_ids.add(cid)
-    lab = lab.with_columns(
-        pl.col("call_id").is_in(pl.Series(sorted(pm_ids), dtype=pl.String).implode()).alias("pm")
-    )
-    add(pl.lit("det"), lab, pl.col("fired").sum(), pl.len())
-    add(pl.lit("det:") + pl.col("fault"), lab, pl.col("fired").sum(), pl.len())
-    add(pl.lit("pm"), lab, pl.col("pm").sum(), pl.len())
-    add(pl.lit("pm:") + pl.col("fault"), lab, pl.col("pm").sum(), pl.len())
-    add(pl.lit("recov"), fsub, (pl.col("recov") >= 2).sum(), pl.len())
-    # receipt cost over every checked call: a task's calls that did not fire add 0 bytes
-    fsums = fsub.group_by("task").agg(pl.col("bytes", "tokens").sum())
-    cost_rows = per_task.select("task", "n").join(fsums, on="task", how="left").fill_null(0)
-    part(pl.lit("bytes"), cost_rows, "bytes", "n")
-    part(pl.lit("tokens"), cost_rows, "tokens", "n")
-    schema = pl.Schema({"key": pl.String(), "task": pl.UInt32(), "num": pl.Float64(), "den": pl.Float64()})
-    nonempty = [p.cast(schema) for p in parts if not p.is_empty()]
-    table = pl.concat(nonempty) if nonempty else pl.DataFrame(schema=schema)
-    not_prop = {"spurious": False, "bytes": False, "tokens": False}
-    R = stats.rates(table, tasks, n_boot=bootstrap, seed=seed, proportion=not_prop)
-    none = stats.Rate(None, None, None, 0, 0, "none")
-
-    def rate(key: str, den: int = 0) -> stats.Rate:
-        r = R.get(key)
-        if r is not None:
-            return r
-        return stats.make_rate(0, den, None) if den else none
-
-    n_checked = int(per_task.get_column("n").sum())
-    n_org = int(per_task.get_column("org").sum())
-    n_lab = lab.height
-    fire = rate("fire", n_org).to_json()
-    per_tool_all = per_tt.group_by("tool").agg(
-        pl.col("n").sum().alias("checked"),
-        pl.col("org").sum().alias("organic"),
-        pl.col("org_fired").sum().alias("fires"),
-        (pl.col("n") - pl.col("org")).sum().alias("labelled"),
-        pl.col("lab_fired").sum().alias("detected"),
-    )
-    fire["by_tool"] = {
-        t: rate("tool:" + t, n).to_json()
-        for t, n in sorted(per_tool_all.filter(pl.col("organic") > 0).select("tool", "organic").iter_rows())
-    }
-    fire["by_code"] = {c: rate("code:" + c, n_org).to_json() for c in all_codes}
-    n_clean = clean_eps.height
-    sp = rate("spurious", n_clean)
-    spurious = sp.to_json()
-    spurious["per_100_episodes"] = sp.scaled(100)
-    kinds = sorted(set(lab.get_column("fault").to_list()))
-    detection = {
-        "overall": rate("det", n_lab).to_json(),
-        "by_kind": {kd: rate("det:" + kd).to_json() for kd in kinds},
-        "path_match": {
-            "overall": rate("pm", n_lab).to_json(),
-            "by_kind": {kd: rate("pm:" + kd).to_json() for kd in kinds},
-        },
-    }
-    fired_all = fsub.height
-    recov = rate("recov", fired_all).to_json()
-    br, tr = rate("bytes", n_checked), rate("tokens", n_checked)
-    total_bytes = int(fsub.get_column("bytes").sum()) if fired_all else 0
-    total_tokens = int(fsub.get_column("tokens").sum()) if fired_all else 0
-    cost = {
-        "encoder": start.get("encoder", "v2"),
-        "receipts": fired_all,
-        "bytes": total_bytes,
-        "approx_tokens": total_tokens,
-        "mean_bytes_per_receipt": stats._round(total_bytes / fired_all) if fired_all else None,
-        "bytes_per_1000_calls": br.scaled(1000),
-        "tokens_per_1000_calls": tr.scaled(1000),
-    }
-    in_sample = None
-    if ins_ids is not None:
-        in_sample = {"fire_rate": rate("ins", n_org).to_json(), "fired_calls": len(ins_ids)}
-
-    # ---- tables
-    tools_tbl = [
-        {
-            "tool": t,
-            "checked": int(c),
-            "organic": int(o),
-            "fires": int(f),
-            "fire_rate": fire["by_tool"].get(t, none.to_json()),
-            "labelled": int(la),
-            "detected": int(d),
-        }
-        for t, c, o, f, la, d in per_tool_all.iter_rows()
-    ]
-    tools_tbl.sort(key=lambda r: (-r["fires"], r["tool"]))
-    # a fire event of a call outside the population counts as neither organic nor clean
-    flags = {cid: (bool(o), bool(c)) for cid, o, c in fsub.select("call_id", "organic", "clean").iter_rows()}
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for cid, e in ev.items():
-        is_organic, is_clean = flags.get(cid, (False, False))
-        for rid in e["rules"]:
-            c = counts[rid]
-            c[0] += 1
-            c[1] += is_organic
-            c[2] += is_clean
-            c[3] += not is_organic
-    rules_tbl = [
-        {
-            "rule": r["rule"],
-            "tool": r["tool"],
-            "code": r["code"],
-            "paths": list(r["paths"]),
-            "support": int(r["support"]),
-            "fires": counts[r["rule"]][0],
-            "organic_fires": counts[r["rule"]][1],
-            "clean_fires": counts[r["rule"]][2],
-            "labelled_fires": counts[r["rule"]][3],
-        }
-        for r in cat.values()
-    ]
-    rules_tbl.sort(key=lambda r: (-r["fires"], r["rule"]))
-
-    # ---- abstention curve (point estimates)
-    grid = support_grid([int(r["support"]) for r in cat.values()])
-    abst = []
-    for s in grid:
-        kept = fsub.filter(pl.col("max_support") >= s)
-        n_kept = kept.height
-        n_kept_org = int(kept.get_column("organic").sum()) if n_kept else 0
-        n_kept_clean = int(kept.get_column("clean").sum()) if n_kept else 0
-        abst.append(
-            {
-                "min_support": s,
-                "rules": sum(1 for r in cat.values() if r["support"] >= s),
-                "fired_calls": n_kept,
-                "coverage": stats._round(n_kept / fired_all) if fired_all else None,
-                "risk": stats._round(n_kept_org / n_kept) if n_kept else None,
-                "fire_rate": stats._round(n_kept_org / n_org) if n_org else None,
-                "spurious_per_100": stats._round(100 * n_kept_clean / n_clean) if n_clean else None,
-                "detection": stats._round((n_kept - n_kept_org) / n_lab) if n_lab else None,
-            }
-        )
-
-    # ---- receipts on clean episodes, listed for review
-    spur_rows = fsub.filter(pl.col("clean")).sort("trace_id", "call_id")
-    spurious_list = [
-        {
-            "call_id": cid,
-            "trace_id": t,
-            "task_id": task,
-            "tool": tool,
-            "fold": int(ev[cid]["fold"]),
-            "reward": reward,
-            "violations": [
-                {kk: v[kk] for kk in ("code", "rule", "path", "expected", "observed", "support")}
-                for v in ev[cid]["violations"]
-            ],
-        }
-        for cid, t, task, tool, reward in spur_rows.select(
-            "call_id", "trace_id", "task_id", "tool", "ep_reward"
-        )
-        .head(MAX_SPURIOUS_LISTED)
-        .iter_rows()
-    ]
-    n_all_calls = int(start["corpus"].get("calls", start["corpus"]["checked"]))
-    report: dict[str, Any] = {
-        "version": REPORT_VERSION,
-        "corpus": {
-            "name": start["corpus"]["name"],
-            "sha256": start["corpus"]["sha256"],
-            "calls": n_all_calls,
-        },
-        "contracts": {
-            "sha256": start["contracts"]["sha256"],
-            "k": k,
-            "seed": int(start["seed"]),
-            "rules": int(start["contracts"]["rules"]),
-            "origin": start["contracts"]["origin"],
-        },
-        "params": {
-            "k": k,
-            "seed": int(start["seed"]),
-            "bootstrap": bootstrap,
-            "encoder": start.get("encoder", "v2"),
-            "level": 0.95,
-            "inject": start.get("inject"),
-        },
-        "cross_fitted": k > 1,
-        "population": {
-            "calls": n_all_calls,
-            "checked": n_checked,
-            "organic": n_org,
-            "labelled": n_lab,
-            "episodes": eps.height,
-            "clean_episodes": n_clean,
-            "tasks": len(tasks),
-            "fired_calls": fired_all,
-        },
-        "fire_rate": fire,
-        "in_sample": in_sample,
-        "spurious": spurious,
-        "detection": detection,
-        "recovery_retention": recov,
-        "receipt_cost": cost,
-        "tools": tools_tbl,
-        "rules": rules_tbl,
-        "abstention": abst,
-        "spurious_receipts": spurious_list,
-        "ledger": {
-            "path": str(replay_.ledger),
-            "head": replay_.head,
-            "root": replay_.root,
-            "entries": replay_.entries,
-        },
-        "gates": [],
-    }
     g = gates or {}
-    report["gates"] = [
-        x.to_json()
-        for x in evaluate_gates(
-            report,
-            max_fire_rate=g.get("max_fire_rate"),
-            max_spurious_per_100=g.get("max_spurious_per_100"),
-            min_detection=g.get("min_detection"),
-        )
-    ]
-    return report
+    verdicts = evaluate_gates(
+        report,
+        max_fire_rate=g.get("max_fire_rate"),
+        max_spurious_per_100=g.get("max_spurious_per_100"),
+        min_detection=g.get("min_detection"),
+    )
+    return replace(report, gates=tuple(verdicts))
 
 
 # ------------------------------------------------------------------------------------------------------
 # The whole audit, and re-scoring
 
 
-def audit(
+def audit_report(
     corpus: Corpus,
     ledger_dir: str | Path,
     *,
@@ -1018,7 +547,7 @@ def audit(
     labels_file: str | Path | None = None,
     mine_from: Corpus | None = None,
     progress: Progress = NULL_PROGRESS,
-) -> tuple[dict[str, Any], ContractSet]:
+) -> tuple[AuditReport, ContractSet]:
     """Mine (unless `contracts` is given), replay blind into a frozen ledger, then score. Returns the
     report and the contract set used.
 
@@ -1056,10 +585,11 @@ def audit(
         progress=progress,
         verify=reuse,
     )
-    return rescore(rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file), contracts
+    report = rescore_report(rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file)
+    return report, contracts
 
 
-def rescore(
+def rescore_report(
     rep: Replay,
     corpus: Corpus,
     *,
@@ -1067,7 +597,7 @@ def rescore(
     seed: int | None = None,
     gates: Mapping[str, float | None] | None = None,
     labels_file: str | Path | None = None,
-) -> dict[str, Any]:
+) -> AuditReport:
     """Phase 2 on a replay (fresh or loaded from a ledger) with the corpus's labels, or a labels file's."""
     s = int(rep.start["seed"])
     truth = truth_from_corpus(corpus)
@@ -1078,18 +608,39 @@ def rescore(
     )
 
 
-def audit_score(
+def audit_score_report(
     ledger_dir: str | Path,
     corpus: Corpus,
     *,
     bootstrap: int = 1000,
     gates: Mapping[str, float | None] | None = None,
     labels_file: str | Path | None = None,
-) -> dict[str, Any]:
+) -> AuditReport:
     """`contracts audit-score`: verify the frozen ledger, then score its fire events against the truth."""
-    return rescore(load_replay(ledger_dir), corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file)
+    rep = load_replay(ledger_dir)
+    return rescore_report(rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file)
 
 
-def canonical_report(report: Mapping[str, Any]) -> str:
+# The same three as the JSON report (a dict, schema `audit-report`), for callers that read it by key
+# (benchmarks, tests); the options are those of the `*_report` function.
+
+
+def audit(corpus: Corpus, ledger_dir: str | Path, **options: Any) -> tuple[dict[str, Any], ContractSet]:
+    """`audit_report`, the report as its JSON dict."""
+    report, cs = audit_report(corpus, ledger_dir, **options)
+    return report.to_json(), cs
+
+
+def rescore(rep: Replay, corpus: Corpus, **options: Any) -> dict[str, Any]:
+    """`rescore_report`, the report as its JSON dict."""
+    return rescore_report(rep, corpus, **options).to_json()
+
+
+def audit_score(ledger_dir: str | Path, corpus: Corpus, **options: Any) -> dict[str, Any]:
+    """`audit_score_report`, the report as its JSON dict."""
+    return audit_score_report(ledger_dir, corpus, **options).to_json()
+
+
+def canonical_report(report: AuditReport | Mapping[str, Any]) -> str:
     """The report's canonical JSON text (for comparisons in tests and digests)."""
-    return canonical_str(dict(report))
+    return canonical_str(report.to_json() if isinstance(report, AuditReport) else dict(report))

@@ -1,8 +1,9 @@
-"""The audit report as data, and its renderings that need no terminal: Markdown, GitHub annotations, gates.
+"""The audit report's renderings that need no terminal (Markdown, GitHub annotations), and the gates.
 
-The JSON report (schema `audit-report`) is the one source: the Markdown, the annotations and the gate
-verdicts are all computed from that dict, so a figure printed anywhere equals the JSON figure (a test
-parses the Markdown back and compares). The rich terminal table lives in `contracts.cli.audit_cmd`.
+The report is an `AuditReport` (`contracts.audit.model`), whose figures are held exactly as its JSON
+(schema `audit-report`) shows them: the Markdown, the annotations and the gate verdicts all read those
+attributes, so a figure printed anywhere equals the JSON figure (a test parses the Markdown back and
+compares). The rich terminal table lives in `contracts.cli.audit_cmd`.
 
 Gates compare the point estimate with the threshold (`fire_rate.value > max_fire_rate` fails) and
 print the interval beside it, so a reviewer sees how close the call was. A `--min-detection` gate with
@@ -11,84 +12,40 @@ no labelled calls to detect fails: a gate that cannot be measured must not pass 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
-REPORT_VERSION = 1
+from contracts.audit.model import AuditReport, Estimate, Gate, Interval, Spurious, num, pct
 
 
-def pct(x: float | None, digits: int = 2) -> str:
-    """A share as a percentage string (`0.0123` -> `1.23%`); `n/a` when unmeasurable."""
-    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
+def num1(x: float | None) -> str:
+    """A plain number with one decimal (receipt bytes and tokens per 1,000 calls)."""
+    return num(x, 1)
 
 
-def num(x: float | None, digits: int = 2) -> str:
-    """A plain number with fixed decimals; `n/a` for None."""
-    return "n/a" if x is None else f"{x:.{digits}f}"
+def interval_text(r: Interval, fmt: Callable[[float | None], str] = pct) -> str:
+    """`[0.80%, 1.70%]`: a figure's 95% interval."""
+    return f"[{fmt(r.low)}, {fmt(r.high)}]"
 
 
-def rate_text(r: Mapping[str, Any]) -> str:
+def counts_text(r: Estimate) -> str:
+    """`12/975`: the counts behind a rate."""
+    return f"{r.numerator}/{r.denominator}"
+
+
+def rate_text(r: Estimate) -> str:
     """`1.23% [0.80%, 1.70%] (12/975)`: value, 95% interval and the counts behind them."""
-    return (
-        f"{pct(r.get('value'))} [{pct(r.get('low'))}, {pct(r.get('high'))}] "
-        f"({r.get('numerator', 0)}/{r.get('denominator', 0)})"
-    )
+    return f"{pct(r.value)} {interval_text(r)} ({counts_text(r)})"
 
 
-def per100_text(s: Mapping[str, Any]) -> str:
+def per100_text(s: Spurious) -> str:
     """Spurious receipts per 100 episodes with interval and counts."""
-    p = s["per_100_episodes"]
-    return (
-        f"{num(p.get('value'))} [{num(p.get('low'))}, {num(p.get('high'))}] "
-        f"({s.get('numerator', 0)} receipts / {s.get('denominator', 0)} clean episodes)"
-    )
-
-
-@dataclass(frozen=True)
-class Gate:
-    """One CI gate's verdict."""
-
-    metric: str
-    op: str
-    threshold: float
-    value: float | None
-    low: float | None
-    high: float | None
-    passed: bool
-    unit: str
-
-    @classmethod
-    def from_json(cls, g: dict[str, Any]) -> Gate:
-        """The gate of a report's `gates` entry (the unit follows from the metric)."""
-        unit = "count" if g["metric"] == "spurious_per_100" else "share"
-        return cls(g["metric"], g["op"], g["threshold"], g["value"], g["low"], g["high"], g["passed"], unit)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "op": self.op,
-            "threshold": self.threshold,
-            "value": self.value,
-            "low": self.low,
-            "high": self.high,
-            "passed": self.passed,
-        }
-
-    def message(self) -> str:
-        """`fire_rate 2.31% [1.90%, 2.80%] exceeds --max-fire-rate 2.00%`-style sentence."""
-        fmt = pct if self.unit == "share" else num
-        verb = {">": "exceeds", "<": "is below"}[self.op] if not self.passed else "within"
-        flag = {"fire_rate": "--max-fire-rate", "spurious_per_100": "--max-spurious-per-100"}.get(
-            self.metric, "--min-detection"
-        )
-        if self.value is None:
-            return f"{self.metric} cannot be measured (no calls to measure it on); {flag} {fmt(self.threshold)} fails"
-        return f"{self.metric} {fmt(self.value)} [{fmt(self.low)}, {fmt(self.high)}] {verb} {flag} {fmt(self.threshold)}"
+    p = s.per_100_episodes
+    return f"{num(p.value)} {interval_text(p, num)} ({s.numerator} receipts / {s.denominator} clean episodes)"
 
 
 def evaluate_gates(
-    report: Mapping[str, Any],
+    report: AuditReport,
     *,
     max_fire_rate: float | None = None,
     max_spurious_per_100: float | None = None,
@@ -96,24 +53,23 @@ def evaluate_gates(
 ) -> list[Gate]:
     """The verdict of every gate given (None = gate not set)."""
     gates: list[Gate] = []
-    # (metric, threshold, rate object, unit, is an upper bound): a gate fails when the value crosses it.
-    specs = [
-        ("fire_rate", max_fire_rate, report["fire_rate"], "share", True),
-        ("spurious_per_100", max_spurious_per_100, report["spurious"]["per_100_episodes"], "count", True),
-        ("detection", min_detection, report["detection"]["overall"], "share", False),
+    # (metric, threshold, figure, unit, is an upper bound): a gate fails when the value crosses it.
+    specs: list[tuple[str, float | None, Interval, str, bool]] = [
+        ("fire_rate", max_fire_rate, report.fire_rate, "share", True),
+        ("spurious_per_100", max_spurious_per_100, report.spurious.per_100_episodes, "count", True),
+        ("detection", min_detection, report.detection.overall, "share", False),
     ]
     for metric, threshold, r, unit, upper in specs:
         if threshold is None:
             continue
-        v = r.get("value")
+        v = r.value
         passed = v is not None and (v <= threshold if upper else v >= threshold)
-        gates.append(
-            Gate(metric, ">" if upper else "<", threshold, v, r.get("low"), r.get("high"), passed, unit)
-        )
+        gates.append(Gate(metric, ">" if upper else "<", threshold, v, r.low, r.high, passed, unit))
     return gates
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> list[str]:
+    """A Markdown table (`align`: one `l` or `r` a column; default first left, the rest right)."""
     al = align or ("l" + "r" * (len(header) - 1))
     sep = ["---:" if a == "r" else "---" for a in al]
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
@@ -122,18 +78,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | No
     return out
 
 
-def cross_fit_sentence(report: Mapping[str, Any]) -> str:
+def cross_fit_sentence(report: AuditReport) -> str:
     """The line comparing the cross-fitted fire rate with the in-sample (non-split) one."""
-    k = report["params"]["k"]
-    fr = report["fire_rate"]
+    k = report.params.k
+    v = report.fire_rate.value
     if k <= 1:
         return (
             f"Not cross-fitted (k = 1): the checker was mined on the audited traces themselves, so the fire "
-            f"rate {pct(fr.get('value'))} understates what unseen traces would show; audit with --fold 5."
+            f"rate {pct(v)} understates what unseen traces would show; audit with --fold 5."
         )
-    ins = report.get("in_sample") or {}
-    ir = ins.get("fire_rate") or {}
-    v, iv = fr.get("value"), ir.get("value")
+    iv = None if report.in_sample is None else report.in_sample.fire_rate.value
     if v is None or iv is None:
         return f"Cross-fitted with k = {k} folds."
     head = (
@@ -155,218 +109,238 @@ def cross_fit_sentence(report: Mapping[str, Any]) -> str:
     return head + "."
 
 
-def to_markdown(report: Mapping[str, Any], *, max_rows: int = 30) -> str:
-    """A Markdown report for a pull request: headline figures, tables, abstention curve, ledger anchor."""
-    L: list[str] = []
-    c = report["corpus"]
-    p = report["params"]
-    pop = report["population"]
-    L.append("# Contract audit")
-    L.append("")
-    L.append(
-        f"Corpus `{c.get('name', '')}` ({pop['checked']} calls checked, {pop['episodes']} episodes, "
-        f"{pop['tasks']} tasks); k = {p['k']}, seed = {p['seed']}, {p['bootstrap']} task-clustered bootstrap "
-        f"resamples, 95% intervals."
-    )
-    L.append("")
-    L.append(cross_fit_sentence(report))
-    L.append("")
-    fr, sp, det = report["fire_rate"], report["spurious"], report["detection"]
-    rr, cost = report["recovery_retention"], report["receipt_cost"]
+# ------------------------------------------------------------------------------------------------------
+# Markdown, section by section (each returns its lines, ending with a blank one)
+
+
+def _section(title: str, body: list[str]) -> list[str]:
+    """A `##` section: title, blank line, body, blank line."""
+    return [f"## {title}", "", *body, ""]
+
+
+def _md_intro(report: AuditReport) -> list[str]:
+    """What was audited and how, then the cross-fitting sentence: the frame for every figure below."""
+    p, pop = report.params, report.population
+    return [
+        "# Contract audit",
+        "",
+        f"Corpus `{report.corpus.name}` ({pop.checked} calls checked, {pop.episodes} episodes, "
+        f"{pop.tasks} tasks); k = {p.k}, seed = {p.seed}, {p.bootstrap} task-clustered bootstrap "
+        f"resamples, 95% intervals.",
+        "",
+        cross_fit_sentence(report),
+        "",
+    ]
+
+
+def _md_headline(report: AuditReport) -> list[str]:
+    """The headline figures with intervals and counts: what a reviewer reads first."""
+    fr, sp, det = report.fire_rate, report.spurious, report.detection.overall
+    rr, cost = report.recovery_retention, report.receipt_cost
+    per100, bpk, tpk = sp.per_100_episodes, cost.bytes_per_1000_calls, cost.tokens_per_1000_calls
     rows = [
-        (
-            "Fire rate (organic calls)",
-            pct(fr["value"]),
-            f"[{pct(fr['low'])}, {pct(fr['high'])}]",
-            f"{fr['numerator']}/{fr['denominator']}",
-        ),
+        ("Fire rate (organic calls)", pct(fr.value), interval_text(fr), counts_text(fr)),
         (
             "Spurious receipts per 100 clean episodes",
-            num(sp["per_100_episodes"]["value"]),
-            f"[{num(sp['per_100_episodes']['low'])}, {num(sp['per_100_episodes']['high'])}]",
-            f"{sp['numerator']}/{sp['denominator']}",
+            num(per100.value),
+            interval_text(per100, num),
+            counts_text(sp),
         ),
-        (
-            "Detection (labelled calls)",
-            pct(det["overall"]["value"]),
-            f"[{pct(det['overall']['low'])}, {pct(det['overall']['high'])}]",
-            f"{det['overall']['numerator']}/{det['overall']['denominator']}",
-        ),
-        (
-            "Recovery retention (>= 2 tools)",
-            pct(rr["value"]),
-            f"[{pct(rr['low'])}, {pct(rr['high'])}]",
-            f"{rr['numerator']}/{rr['denominator']}",
-        ),
+        ("Detection (labelled calls)", pct(det.value), interval_text(det), counts_text(det)),
+        ("Recovery retention (>= 2 tools)", pct(rr.value), interval_text(rr), counts_text(rr)),
         (
             "Receipt bytes per 1,000 calls",
-            num(cost["bytes_per_1000_calls"]["value"], 1),
-            f"[{num(cost['bytes_per_1000_calls']['low'], 1)}, {num(cost['bytes_per_1000_calls']['high'], 1)}]",
-            f"{cost['bytes']} B in {cost['receipts']} receipts",
+            num1(bpk.value),
+            interval_text(bpk, num1),
+            f"{cost.bytes} B in {cost.receipts} receipts",
         ),
         (
             "Receipt tokens per 1,000 calls (approx.)",
-            num(cost["tokens_per_1000_calls"]["value"], 1),
-            f"[{num(cost['tokens_per_1000_calls']['low'], 1)}, {num(cost['tokens_per_1000_calls']['high'], 1)}]",
-            f"{cost['approx_tokens']} tokens",
+            num1(tpk.value),
+            interval_text(tpk, num1),
+            f"{cost.approx_tokens} tokens",
         ),
     ]
-    L += _table(["Metric", "Value", "95% interval", "Counts"], rows, "lrrr")
-    L.append("")
-    gates = report.get("gates") or []
-    if gates:
-        L.append("## Gates")
-        L.append("")
-        grow = []
-        for g in gates:
-            gate = Gate.from_json(g)
-            grow.append(("pass" if g["passed"] else "**FAIL**", gate.message()))
-        L += _table(["Verdict", "Gate"], grow, "ll")
-        L.append("")
-    L.append("## Detection by fault kind")
-    L.append("")
-    by_kind = det.get("by_kind", {})
-    pm = det.get("path_match", {}).get("by_kind", {})
-    if by_kind:
-        drow = [
+    return [*_table(["Metric", "Value", "95% interval", "Counts"], rows, "lrrr"), ""]
+
+
+def _md_gates(report: AuditReport) -> list[str]:
+    """Each gate's verdict (no section when no gate is set)."""
+    if not report.gates:
+        return []
+    rows = [("pass" if g.passed else "**FAIL**", g.message()) for g in report.gates]
+    return _section("Gates", _table(["Verdict", "Gate"], rows, "ll"))
+
+
+def _md_detection(report: AuditReport) -> list[str]:
+    """Detection per fault kind, and whether it fired at the faulted path."""
+    det = report.detection
+    if not det.by_kind:
+        body = ["No fault-labelled calls: detection not measured (run with `--inject all --rate 0.1`)."]
+        return _section("Detection by fault kind", body)
+    rows = []
+    for kind, r in det.by_kind.items():
+        pm = det.path_match.by_kind.get(kind)
+        rows.append(
             (
-                f"`{k}`",
-                pct(r["value"]),
-                f"[{pct(r['low'])}, {pct(r['high'])}]",
-                f"{r['numerator']}/{r['denominator']}",
-                pct(pm.get(k, {}).get("value")),
+                f"`{kind}`",
+                pct(r.value),
+                interval_text(r),
+                counts_text(r),
+                pct(None if pm is None else pm.value),
             )
-            for k, r in by_kind.items()
-        ]
-        L += _table(["Kind", "Detected", "95% interval", "Counts", "Path matched"], drow, "lrrrr")
-    else:
-        L.append("No fault-labelled calls: detection not measured (run with `--inject all --rate 0.1`).")
-    L.append("")
-    L.append("## Fire rate by tool (organic calls, sorted by fires)")
-    L.append("")
-    trow = [
+        )
+    header = ["Kind", "Detected", "95% interval", "Counts", "Path matched"]
+    return _section("Detection by fault kind", _table(header, rows, "lrrrr"))
+
+
+def _md_tools(report: AuditReport, max_rows: int) -> list[str]:
+    """Fire rate per tool, the most firing first."""
+    rows = [
         (
-            f"`{t['tool']}`",
-            t["fires"],
-            t["organic"],
-            pct(t["fire_rate"]["value"]),
-            f"[{pct(t['fire_rate']['low'])}, {pct(t['fire_rate']['high'])}]",
-            t["labelled"],
-            t["detected"],
+            f"`{t.tool}`",
+            t.fires,
+            t.organic,
+            pct(t.fire_rate.value),
+            interval_text(t.fire_rate),
+            t.labelled,
+            t.detected,
         )
-        for t in report["tools"][:max_rows]
+        for t in report.tools[:max_rows]
     ]
-    L += _table(["Tool", "Fires", "Organic calls", "Fire rate", "95% interval", "Labelled", "Detected"], trow)
-    if len(report["tools"]) > max_rows:
-        L.append(f"\n({len(report['tools']) - max_rows} more tools in the JSON report.)")
-    L.append("")
-    L.append("## Fire rate by property code (organic calls)")
-    L.append("")
-    crow = [
-        (f"`{code}`", r["numerator"], pct(r["value"]), f"[{pct(r['low'])}, {pct(r['high'])}]")
-        for code, r in fr.get("by_code", {}).items()
+    body = _table(
+        ["Tool", "Fires", "Organic calls", "Fire rate", "95% interval", "Labelled", "Detected"], rows
+    )
+    if len(report.tools) > max_rows:
+        body.append(f"\n({len(report.tools) - max_rows} more tools in the JSON report.)")
+    return _section("Fire rate by tool (organic calls, sorted by fires)", body)
+
+
+def _md_codes(report: AuditReport) -> list[str]:
+    """Fire rate per property code: which kind of contract raises the false alarms."""
+    rows = [
+        (f"`{code}`", r.numerator, pct(r.value), interval_text(r))
+        for code, r in report.fire_rate.by_code.items()
     ]
-    if crow:
-        L += _table(["Code", "Fires", "Fire rate", "95% interval"], crow)
-    else:
-        L.append("No organic fires.")
-    L.append("")
-    L.append("## Rules by fires")
-    L.append("")
-    rules = [r for r in report["rules"] if r["fires"] > 0]
-    if rules:
-        rrow = [
-            (
-                f"`{r['rule']}`",
-                f"`{r['tool']}`",
-                r["code"],
-                f"`{', '.join(r['paths']) or '(root)'}`",
-                r["support"],
-                r["fires"],
-                r["organic_fires"],
-                r["clean_fires"],
-                r["labelled_fires"],
-            )
-            for r in rules[:max_rows]
-        ]
-        L += _table(
-            ["Rule", "Tool", "Code", "Paths", "Support", "Fires", "Organic", "Clean ep.", "Labelled"],
-            rrow,
-            "llllrrrrr",
+    body = _table(["Code", "Fires", "Fire rate", "95% interval"], rows) if rows else ["No organic fires."]
+    return _section("Fire rate by property code (organic calls)", body)
+
+
+def _md_rules(report: AuditReport, max_rows: int) -> list[str]:
+    """The rules that fired, the most firing first, with the kinds of call they fired on."""
+    rules = [r for r in report.rules if r.fires > 0]
+    if not rules:
+        return _section("Rules by fires", ["No rule fired."])
+    rows = [
+        (
+            f"`{r.rule}`",
+            f"`{r.tool}`",
+            r.code,
+            f"`{', '.join(r.paths) or '(root)'}`",
+            r.support,
+            r.fires,
+            r.organic_fires,
+            r.clean_fires,
+            r.labelled_fires,
         )
-        if len(rules) > max_rows:
-            L.append(f"\n({len(rules) - max_rows} more firing rules in the JSON report.)")
-    else:
-        L.append("No rule fired.")
-    L.append("")
-    L.append("## Selective abstention (coverage and risk by minimum rule support)")
-    L.append("")
-    L.append(
+        for r in rules[:max_rows]
+    ]
+    header = ["Rule", "Tool", "Code", "Paths", "Support", "Fires", "Organic", "Clean ep.", "Labelled"]
+    body = _table(header, rows, "llllrrrrr")
+    if len(rules) > max_rows:
+        body.append(f"\n({len(rules) - max_rows} more firing rules in the JSON report.)")
+    return _section("Rules by fires", body)
+
+
+def _md_abstention(report: AuditReport) -> list[str]:
+    """The coverage-risk curve over minimum rule support."""
+    rows = [
+        (
+            a.min_support,
+            a.rules,
+            a.fired_calls,
+            pct(a.coverage),
+            pct(a.risk),
+            pct(a.fire_rate),
+            num(a.spurious_per_100),
+            pct(a.detection),
+        )
+        for a in report.abstention
+    ]
+    body = [
         "Only rules whose support (clean calls in the fold checker) is at least *s* may fire. Coverage = "
-        "fired calls kept / fired calls at s = 0; risk = share of kept fired calls that carry no fault label."
-    )
-    L.append("")
-    arow = [
-        (
-            a["min_support"],
-            a["rules"],
-            a["fired_calls"],
-            pct(a["coverage"]),
-            pct(a["risk"]),
-            pct(a["fire_rate"]),
-            num(a["spurious_per_100"]),
-            pct(a["detection"]),
-        )
-        for a in report["abstention"]
+        "fired calls kept / fired calls at s = 0; risk = share of kept fired calls that carry no fault label.",
+        "",
+        *_table(
+            ["s", "Rules", "Fired calls", "Coverage", "Risk", "Fire rate", "Spurious/100", "Detection"], rows
+        ),
     ]
-    L += _table(
-        ["s", "Rules", "Fired calls", "Coverage", "Risk", "Fire rate", "Spurious/100", "Detection"], arow
+    return _section("Selective abstention (coverage and risk by minimum rule support)", body)
+
+
+def _md_spurious(report: AuditReport, max_rows: int) -> list[str]:
+    """The receipts on clean episodes, for review."""
+    spur = report.spurious_receipts
+    title = f"Receipts on clean episodes ({len(spur)} listed of {report.spurious.numerator})"
+    if not spur:
+        return _section(title, ["None."])
+    rows = [
+        (
+            f"`{s.trace_id}`",
+            f"`{s.tool}`",
+            ", ".join(f"{v.code} `{v.path or '(root)'}`" for v in s.violations),
+            s.call_id,
+        )
+        for s in spur[:max_rows]
+    ]
+    return _section(title, _table(["Episode", "Tool", "Violations", "Call"], rows, "llll"))
+
+
+def _md_ledger(report: AuditReport) -> list[str]:
+    """The ledger anchor and the commands that re-score and verify it."""
+    led = report.ledger
+    return _section(
+        "Ledger",
+        [
+            f"Fire events were frozen in `{led.path}` ({led.entries} entries) before labels and rewards "
+            f"were joined. Head `{led.head}`, Merkle root `{led.root}`. Re-score with "
+            f"`contracts audit-score {led.path} --corpus <corpus>`; check with "
+            f"`contracts ledger verify {led.path} --head {led.head}`."
+        ],
     )
-    L.append("")
-    spur = report.get("spurious_receipts") or []
-    L.append(f"## Receipts on clean episodes ({len(spur)} listed of {sp['numerator']})")
-    L.append("")
-    if spur:
-        srow = [
-            (
-                f"`{s['trace_id']}`",
-                f"`{s['tool']}`",
-                ", ".join(f"{v['code']} `{v['path'] or '(root)'}`" for v in s["violations"]),
-                s["call_id"],
-            )
-            for s in spur[:max_rows]
-        ]
-        L += _table(["Episode", "Tool", "Violations", "Call"], srow, "llll")
-    else:
-        L.append("None.")
-    L.append("")
-    led = report["ledger"]
-    L.append("## Ledger")
-    L.append("")
-    L.append(
-        f"Fire events were frozen in `{led['path']}` ({led['entries']} entries) before labels and rewards "
-        f"were joined. Head `{led['head']}`, Merkle root `{led['root']}`. Re-score with "
-        f"`contracts audit-score {led['path']} --corpus <corpus>`; check with "
-        f"`contracts ledger verify {led['path']} --head {led['head']}`."
-    )
-    L.append("")
-    return "\n".join(L)
+
+
+def to_markdown(report: AuditReport, *, max_rows: int = 30) -> str:
+    """A Markdown report for a pull request: headline figures, tables, abstention curve, ledger anchor."""
+    lines = [
+        *_md_intro(report),
+        *_md_headline(report),
+        *_md_gates(report),
+        *_md_detection(report),
+        *_md_tools(report, max_rows),
+        *_md_codes(report),
+        *_md_rules(report, max_rows),
+        *_md_abstention(report),
+        *_md_spurious(report, max_rows),
+        *_md_ledger(report),
+    ]
+    return "\n".join(lines)
 
 
 def _escape_annotation(s: str) -> str:
+    """Escape what a workflow command's message may not hold raw (`%`, CR, LF)."""
     return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def github_annotations(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
+def github_annotations(report: AuditReport) -> list[str]:
     """GitHub Actions workflow commands: one `::error` per failed gate, one `::notice` summary line."""
     out = []
-    for g in gates:
+    for g in report.gates:
         if not g.passed:
             out.append(f"::error title=contracts audit gate::{_escape_annotation(g.message())}")
-    fr, sp, det = report["fire_rate"], report["spurious"], report["detection"]["overall"]
     summary = (
-        f"fire rate {rate_text(fr)}; spurious per 100 episodes {per100_text(sp)}; detection {rate_text(det)}; "
-        f"ledger head {report['ledger']['head']}"
+        f"fire rate {rate_text(report.fire_rate)}; spurious per 100 episodes {per100_text(report.spurious)}; "
+        f"detection {rate_text(report.detection.overall)}; ledger head {report.ledger.head}"
     )
     out.append(f"::notice title=contracts audit::{_escape_annotation(summary)}")
     return out

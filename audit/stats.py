@@ -55,9 +55,9 @@ class Rate:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "value": _round(self.value),
-            "low": _round(self.low),
-            "high": _round(self.high),
+            "value": round_figure(self.value),
+            "low": round_figure(self.low),
+            "high": round_figure(self.high),
             "numerator": self.numerator,
             "denominator": self.denominator,
             "method": self.method,
@@ -66,13 +66,13 @@ class Rate:
     def scaled(self, factor: float) -> dict[str, float | None]:
         """`{value, low, high}` multiplied by `factor` (for per-100 or per-1000 figures)."""
         return {
-            "value": _round(None if self.value is None else self.value * factor),
-            "low": _round(None if self.low is None else self.low * factor),
-            "high": _round(None if self.high is None else self.high * factor),
+            "value": round_figure(None if self.value is None else self.value * factor),
+            "low": round_figure(None if self.low is None else self.low * factor),
+            "high": round_figure(None if self.high is None else self.high * factor),
         }
 
 
-def _round(x: float | None) -> float | None:
+def round_figure(x: float | None) -> float | None:
     """Twelve significant digits: enough for any count ratio, and stable across platforms' last bits."""
     if x is None:
         return None

@@ -8,22 +8,24 @@ Thin layer: resolve options against the project config, call `contracts.audit.pi
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from contracts.audit.inject import KINDS, inject_file, parse_kinds
-from contracts.audit.pipeline import audit, audit_score, open_source
+from contracts.audit.model import AuditReport, Interval, num, pct
+from contracts.audit.pipeline import audit_report, audit_score_report, open_source
 from contracts.audit.report import (
-    Gate,
+    counts_text,
     cross_fit_sentence,
     github_annotations,
-    num,
-    pct,
+    interval_text,
+    num1,
     per100_text,
     rate_text,
     to_markdown,
@@ -104,105 +106,96 @@ def _add(table: Table, *cells: str) -> None:
     table.add_row(*(Text(c) for c in cells))
 
 
-def _render_text(report: dict[str, Any]) -> None:
-    fr, sp, det = report["fire_rate"], report["spurious"], report["detection"]
-    rr, cost, pop = report["recovery_retention"], report["receipt_cost"], report["population"]
-    out.print(
-        f"contract audit of {report['corpus']['name']}: {pop['checked']} calls checked "
-        f"({pop['organic']} organic, {pop['labelled']} labelled), {pop['episodes']} episodes, {pop['tasks']} tasks; "
-        f"k = {report['params']['k']}, {report['params']['bootstrap']} bootstrap resamples"
-    )
-    out.print(cross_fit_sentence(report))
+def _headline_table(report: AuditReport) -> Table:
+    """The headline figures with intervals and counts (detection per kind under the overall one)."""
     t = Table(title="Audit (95% task-clustered bootstrap intervals)", title_justify="left")
     for col in ("metric", "value", "interval", "counts"):
         t.add_column(col, justify="left" if col == "metric" else "right")
 
-    def rate(label: str, r: dict[str, Any], fmt: Any = pct, counts: str | None = None) -> None:
-        _add(
-            t,
-            label,
-            fmt(r["value"]),
-            f"[{fmt(r['low'])}, {fmt(r['high'])}]",
-            counts if counts is not None else f"{r['numerator']}/{r['denominator']}",
-        )
+    def row(label: str, r: Interval, counts: str, fmt: Callable[[float | None], str] = pct) -> None:
+        _add(t, label, fmt(r.value), interval_text(r, fmt), counts)
 
-    rate("fire rate (organic)", fr)
-    if report.get("in_sample"):
-        rate("  in-sample (non-split)", report["in_sample"]["fire_rate"])
-    rate(
-        "spurious / 100 clean episodes", sp["per_100_episodes"], num, f"{sp['numerator']}/{sp['denominator']}"
-    )
-    rate("detection (labelled)", det["overall"])
-    for kind, r in det["by_kind"].items():
-        rate(f"  {kind}", r)
-    rate("recovery retention", rr)
-    one_decimal = lambda v: num(v, 1)  # noqa: E731
-    rate(
-        "receipt bytes / 1,000 calls",
-        cost["bytes_per_1000_calls"],
-        one_decimal,
-        f"{cost['receipts']} receipts",
-    )
-    rate(
-        "receipt tokens / 1,000 calls",
-        cost["tokens_per_1000_calls"],
-        one_decimal,
-        f"{cost['approx_tokens']} tokens",
-    )
-    out.print(t)
+    fr, sp, det, cost = report.fire_rate, report.spurious, report.detection, report.receipt_cost
+    row("fire rate (organic)", fr, counts_text(fr))
+    if report.in_sample is not None:
+        row("  in-sample (non-split)", report.in_sample.fire_rate, counts_text(report.in_sample.fire_rate))
+    row("spurious / 100 clean episodes", sp.per_100_episodes, counts_text(sp), num)
+    row("detection (labelled)", det.overall, counts_text(det.overall))
+    for kind, r in det.by_kind.items():
+        row(f"  {kind}", r, counts_text(r))
+    row("recovery retention", report.recovery_retention, counts_text(report.recovery_retention))
+    row("receipt bytes / 1,000 calls", cost.bytes_per_1000_calls, f"{cost.receipts} receipts", num1)
+    row("receipt tokens / 1,000 calls", cost.tokens_per_1000_calls, f"{cost.approx_tokens} tokens", num1)
+    return t
+
+
+def _tools_table(report: AuditReport) -> Table:
+    """The 20 most firing tools."""
     tt = Table(title="By tool (sorted by fires)", title_justify="left")
     for col in ("tool", "fires", "organic", "fire rate", "labelled", "detected"):
         tt.add_column(col, justify="left" if col == "tool" else "right")
-    for row in report["tools"][:20]:
+    for r in report.tools[:20]:
         _add(
-            tt,
-            row["tool"],
-            str(row["fires"]),
-            str(row["organic"]),
-            pct(row["fire_rate"]["value"]),
-            str(row["labelled"]),
-            str(row["detected"]),
+            tt, r.tool, str(r.fires), str(r.organic), pct(r.fire_rate.value), str(r.labelled), str(r.detected)
         )
-    out.print(tt)
-    firing = [r for r in report["rules"] if r["fires"]]
-    if firing:
-        rt = Table(title="Rules by fires (rule ids in the JSON report)", title_justify="left")
-        rt.add_column("tool", no_wrap=True)
-        rt.add_column("code", no_wrap=True)
-        rt.add_column("paths", overflow="fold")
-        for col in ("support", "fires", "organic"):
-            rt.add_column(col, justify="right", no_wrap=True)
-        for r in firing[:15]:
-            paths = " ".join(r["paths"]) or "(root)"
-            _add(rt, r["tool"], r["code"], paths, str(r["support"]), str(r["fires"]), str(r["organic_fires"]))
-        out.print(rt)
-    led = report["ledger"]
+    return tt
+
+
+def _rules_table(report: AuditReport) -> Table | None:
+    """The 15 most firing rules (None when no rule fired)."""
+    firing = [r for r in report.rules if r.fires]
+    if not firing:
+        return None
+    rt = Table(title="Rules by fires (rule ids in the JSON report)", title_justify="left")
+    rt.add_column("tool", no_wrap=True)
+    rt.add_column("code", no_wrap=True)
+    rt.add_column("paths", overflow="fold")
+    for col in ("support", "fires", "organic"):
+        rt.add_column(col, justify="right", no_wrap=True)
+    for r in firing[:15]:
+        paths = " ".join(r.paths) or "(root)"
+        _add(rt, r.tool, r.code, paths, str(r.support), str(r.fires), str(r.organic_fires))
+    return rt
+
+
+def _render_text(report: AuditReport) -> None:
+    """The terminal rendering: summary line, cross-fitting sentence, tables, ledger anchor, gates."""
+    pop, params = report.population, report.params
     out.print(
-        f"ledger {led['path']}: head {led['head']} root {led['root']} ({led['entries']} entries, frozen)"
+        f"contract audit of {report.corpus.name}: {pop.checked} calls checked "
+        f"({pop.organic} organic, {pop.labelled} labelled), {pop.episodes} episodes, {pop.tasks} tasks; "
+        f"k = {params.k}, {params.bootstrap} bootstrap resamples"
     )
-    for g in report["gates"]:
-        gate = Gate.from_json(g)
+    out.print(cross_fit_sentence(report))
+    out.print(_headline_table(report))
+    out.print(_tools_table(report))
+    rules = _rules_table(report)
+    if rules is not None:
+        out.print(rules)
+    led = report.ledger
+    out.print(f"ledger {led.path}: head {led.head} root {led.root} ({led.entries} entries, frozen)")
+    for g in report.gates:
         out.print(
-            ("PASS " if g["passed"] else "FAIL ") + gate.message(),
-            style=None if g["passed"] else "red",
+            ("PASS " if g.passed else "FAIL ") + g.message(),
+            style=None if g.passed else "red",
             markup=False,
         )
 
 
 def _emit(
-    report: dict[str, Any], json_path: Path | None, md_path: Path | None, fmt: AuditOutput, quiet: bool
+    report: AuditReport, json_path: Path | None, md_path: Path | None, fmt: AuditOutput, quiet: bool
 ) -> None:
     """Write the report files, render it, append the step summary, and exit 1 on a failed gate."""
     md = to_markdown(report)
+    data = report.to_json()
     if json_path is not None and str(json_path) != "-":
-        atomic_write_bytes(json_path, pretty_json(report))
+        atomic_write_bytes(json_path, pretty_json(data))
     if md_path is not None:
         atomic_write_bytes(md_path, md.encode("utf-8"))
     if json_path is not None and str(json_path) == "-":
-        out.file.write(pretty_json(report).decode("utf-8"))
+        out.file.write(pretty_json(data).decode("utf-8"))
     elif fmt == AuditOutput.github:
-        gates = [Gate.from_json(g) for g in report["gates"]]
-        for line in github_annotations(report, gates):
+        for line in github_annotations(report):
             out.print(line, markup=False)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
@@ -211,20 +204,18 @@ def _emit(
     else:
         _render_text(report)
     if not quiet:
-        fr, det = report["fire_rate"], report["detection"]["overall"]
         err.print(
-            f"fire rate {rate_text(fr)}; spurious per 100 episodes {per100_text(report['spurious'])}; "
-            f"detection {rate_text(det)}",
+            f"fire rate {rate_text(report.fire_rate)}; spurious per 100 episodes {per100_text(report.spurious)}; "
+            f"detection {rate_text(report.detection.overall)}",
             markup=False,
         )
         for p, what in ((json_path, "JSON"), (md_path, "Markdown")):
             if p is not None and str(p) != "-":
                 err.print(f"wrote {what} report {p}", markup=False)
-    failed = [g for g in report["gates"] if not g["passed"]]
+    failed = [g for g in report.gates if not g.passed]
     if failed:
         for g in failed:
-            gate = Gate.from_json(g)
-            err.print(f"gate failed: {gate.message()}", style="red", markup=False)
+            err.print(f"gate failed: {g.message()}", style="red", markup=False)
         raise typer.Exit(EXIT_FINDINGS)
 
 
@@ -344,7 +335,7 @@ def audit_cmd(
             f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
             markup=False,
         )
-    report, _ = audit(
+    report, _ = audit_report(
         source.corpus,
         ledger_dir,
         k=k,
@@ -406,7 +397,7 @@ def audit_score_cmd(
     cfg = config()
     c = cfg.require_path("paths.corpus", corpus, "corpus (--corpus)")
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
-    report = audit_score(
+    report = audit_score_report(
         ledger,
         Corpus.open(c),
         bootstrap=n_boot,

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from contracts.audit.inject import DETECTABLE, inject_records
-from contracts.audit.pipeline import audit, audit_score, canonical_report, load_replay
+from contracts.audit.model import AuditReport
+from contracts.audit.pipeline import audit, audit_report, audit_score, canonical_report, load_replay
 from contracts.audit.report import pct, to_markdown
 from contracts.cli.app import app
 from contracts.errors import CheckError
@@ -70,46 +71,47 @@ def world(n_tasks: int = 40, seed: int = 1, rewards: bool = False) -> list[dict[
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Corpus, Path]:
+def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[AuditReport, Corpus, Path]:
     tmp = tmp_path_factory.mktemp("audit")
     recs, _ = inject_records(
         world(), rate=0.15, seed=5, kinds=["sign_flip", "drop_field", "stale_echo", "plausible_string"]
     )
     corpus = corpus_from_records(recs, tmp / "corpus")
-    report, _cs = audit(corpus, tmp / "ledger", k=5, seed=13, bootstrap=300, corpus_name="world")
+    report, _cs = audit_report(corpus, tmp / "ledger", k=5, seed=13, bootstrap=300, corpus_name="world")
     return report, corpus, tmp / "ledger"
 
 
-def test_report_valid_and_figures_consistent(audited: tuple[dict[str, Any], Corpus, Path]) -> None:
+def test_report_valid_and_figures_consistent(audited: tuple[AuditReport, Corpus, Path]) -> None:
     report, _corpus, ledger = audited
-    validate(report, "audit-report")
-    pop = report["population"]
-    fr = report["fire_rate"]
-    assert fr["denominator"] == pop["organic"] and pop["organic"] + pop["labelled"] == pop["checked"]
-    assert report["detection"]["overall"]["denominator"] == pop["labelled"] > 0
-    by_kind = report["detection"]["by_kind"]
+    validate(report.to_json(), "audit-report")
+    pop = report.population
+    fr = report.fire_rate
+    assert fr.denominator == pop.organic and pop.organic + pop.labelled == pop.checked
+    assert report.detection.overall.denominator == pop.labelled > 0
+    by_kind = report.detection.by_kind
     assert set(by_kind) == {"sign_flip", "drop_field", "stale_echo", "plausible_string"}
-    assert sum(r["denominator"] for r in by_kind.values()) == pop["labelled"]
+    assert sum(r.denominator for r in by_kind.values()) == pop.labelled
     # structural contracts catch the structural kinds and, by design, not a plausible wrong name
     for kind in ("sign_flip", "drop_field", "stale_echo"):
-        assert by_kind[kind]["value"] == 1.0, kind
+        assert by_kind[kind].value == 1.0, kind
     # (a plausible_string call may still be flagged for something else, e.g. the held-out gift_note rule,
     # but never at the faulted path)
-    assert report["detection"]["path_match"]["by_kind"]["plausible_string"]["value"] == 0.0
-    for r in (fr, report["detection"]["overall"], report["recovery_retention"]):
-        assert r["low"] <= r["value"] <= r["high"]
-    assert report["rules"] == sorted(report["rules"], key=lambda x: (-x["fires"], x["rule"]))
-    assert report["tools"] == sorted(report["tools"], key=lambda x: (-x["fires"], x["tool"]))
-    assert report["abstention"][0]["min_support"] == 0
-    assert report["abstention"][0]["fired_calls"] == pop["fired_calls"]
-    assert report["ledger"]["head"] == load_replay(ledger).head
+    assert report.detection.path_match.by_kind["plausible_string"].value == 0.0
+    for r in (fr, report.detection.overall, report.recovery_retention):
+        assert r.low is not None and r.value is not None and r.high is not None
+        assert r.low <= r.value <= r.high
+    assert list(report.rules) == sorted(report.rules, key=lambda x: (-x.fires, x.rule))
+    assert list(report.tools) == sorted(report.tools, key=lambda x: (-x.fires, x.tool))
+    assert report.abstention[0].min_support == 0
+    assert report.abstention[0].fired_calls == pop.fired_calls
+    assert report.ledger.head == load_replay(ledger).head
     # every frozen fire event matches its schema
     replay = load_replay(ledger)
-    assert len(replay.events) == pop["fired_calls"]
+    assert len(replay.events) == pop.fired_calls
     for e in replay.events:
         assert schema_errors(e, "fire-event") == []
-    assert report["receipt_cost"]["receipts"] == pop["fired_calls"]
-    assert report["receipt_cost"]["bytes"] == sum(e["bytes"] for e in replay.events)
+    assert report.receipt_cost.receipts == pop.fired_calls
+    assert report.receipt_cost.bytes == sum(e["bytes"] for e in replay.events)
 
 
 def _md_row(md: str, label: str) -> list[str]:
@@ -117,9 +119,10 @@ def _md_row(md: str, label: str) -> list[str]:
     return [c.strip() for c in line.strip("|").split("|")]
 
 
-def test_markdown_numbers_equal_json(audited: tuple[dict[str, Any], Corpus, Path]) -> None:
-    report, _c, _l = audited
-    md = to_markdown(report)
+def test_markdown_numbers_equal_json(audited: tuple[AuditReport, Corpus, Path]) -> None:
+    rep, _c, _l = audited
+    md = to_markdown(rep)
+    report = rep.to_json()
     fr = report["fire_rate"]
     row = _md_row(md, "Fire rate (organic calls)")
     assert row[1] == pct(fr["value"]) and row[2] == f"[{pct(fr['low'])}, {pct(fr['high'])}]"
@@ -149,9 +152,10 @@ def _ledger_bytes(d: Path) -> dict[str, bytes]:
 
 
 def test_labels_changed_after_freeze_change_scores_not_ledger(
-    audited: tuple[dict[str, Any], Corpus, Path], tmp_path: Path
+    audited: tuple[AuditReport, Corpus, Path], tmp_path: Path
 ) -> None:
-    report, corpus, ledger = audited
+    rep, corpus, ledger = audited
+    report = rep.to_json()
     before = _ledger_bytes(ledger)
     again = audit_score(ledger, corpus, bootstrap=300)
     assert canonical_report(again) == canonical_report(report)
@@ -177,23 +181,26 @@ def test_labels_changed_after_freeze_change_scores_not_ledger(
 
 def test_cross_fitting_matters(tmp_path: Path) -> None:
     corpus = corpus_from_records(world(), tmp_path / "clean")
-    r1, _ = audit(corpus, tmp_path / "l1", k=1, seed=13, bootstrap=100)
-    r5, _ = audit(corpus, tmp_path / "l5", k=5, seed=13, bootstrap=100)
-    assert r1["population"]["labelled"] == r5["population"]["labelled"] == 0
-    assert r1["fire_rate"]["value"] < r5["fire_rate"]["value"]
-    assert r5["in_sample"]["fire_rate"]["value"] == r1["fire_rate"]["value"] == 0.0
+    r1, _ = audit_report(corpus, tmp_path / "l1", k=1, seed=13, bootstrap=100)
+    r5, _ = audit_report(corpus, tmp_path / "l5", k=5, seed=13, bootstrap=100)
+    assert r1.population.labelled == r5.population.labelled == 0
+    assert r1.fire_rate.value is not None and r5.fire_rate.value is not None
+    assert r1.fire_rate.value < r5.fire_rate.value
+    assert r5.in_sample is not None
+    assert r5.in_sample.fire_rate.value == r1.fire_rate.value == 0.0
     md5, md1 = to_markdown(r5), to_markdown(r1)
     assert (
-        f"fire rate {pct(r5['fire_rate']['value'])} is higher than the in-sample (non-split) fire rate 0.00%"
-        in md5
+        f"fire rate {pct(r5.fire_rate.value)} is higher than the in-sample (non-split) fire rate 0.00%" in md5
     )
     assert "Not cross-fitted (k = 1)" in md1
-    assert r1["cross_fitted"] is False and r5["cross_fitted"] is True
-    assert r1["in_sample"] is None
+    assert r1.cross_fitted is False and r5.cross_fitted is True
+    assert r1.to_json()["cross_fitted"] is False and r5.to_json()["cross_fitted"] is True
+    assert r1.in_sample is None and r1.to_json()["in_sample"] is None
     # the fires are the held-out REQUIRED rule on the task without gift_note
-    fired = [r for r in r5["rules"] if r["fires"]]
-    assert {r["code"] for r in fired} == {"REQUIRED"}
-    assert all(r["paths"] == ["/gift_note"] for r in fired)
+    fired = [r for r in r5.rules if r.fires]
+    assert {r.code for r in fired} == {"REQUIRED"}
+    assert all(r.paths == ("/gift_note",) for r in fired)
+    assert all(r["paths"] == ["/gift_note"] for r in r5.to_json()["rules"] if r["fires"])
 
 
 def test_rewards_mark_clean_episodes(tmp_path: Path) -> None:
@@ -399,7 +406,7 @@ def test_tau_bench_real_traces(shared_data: Path, tmp_path: Path) -> None:
     validate(r, "audit-report")
 
 
-def test_labels_file_errors_name_line(audited: tuple[dict[str, Any], Corpus, Path], tmp_path: Path) -> None:
+def test_labels_file_errors_name_line(audited: tuple[AuditReport, Corpus, Path], tmp_path: Path) -> None:
     from contracts.errors import TraceError
 
     _report, corpus, ledger = audited
