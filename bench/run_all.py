@@ -7,6 +7,9 @@
     python bench/run_all.py --calls 10000000 --stages mine5,audit --no-baselines --corpus DIR
                                                     # repeat the 10M memory run on a kept corpus
 
+Why one file of ~700 lines: one table of stages, each a few lines of command and baseline; the stage
+runners share the child-process measuring and the report writers below them.
+
 The input is `bench/generate.py`'s sample-world JSONL (cached in `bench/data/`, gitignored). Each
 measurement runs in its own child process (`bench/common.py`: its own peak RSS and CPU seconds via
 `os.wait4`), one at a time, stage by stage on the same data:

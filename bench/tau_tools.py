@@ -14,6 +14,10 @@ auditing must also be measured on output that nobody here designed — real reco
 after `cancel_reservation`, `get_reservation_details` answering "Error: user not found") and real
 error texts, raised by the tools' own checks rather than injected.
 
+Why one file of ~1,100 lines: it is a benchmark input generator, not library code; it is one agent
+policy per domain (retail, airline) over the same episode machinery, and the two read best side by side.
+Split it when a third domain arrives.
+
 Source and licence: τ-bench, github.com/sierra-research/tau-bench (MIT, "Copyright (c) 2024 Sierra"),
 commit 59a200c. The tool code and the databases are read from `../shared/data` beside the repository
 (`tau_bench/tool_code` is put on `sys.path`); nothing of it is copied into this repository. See
