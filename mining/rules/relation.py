@@ -292,11 +292,19 @@ def _keyed(df: pl.DataFrame, value: str) -> pl.DataFrame:
     return pl.concat([df.with_columns((base + d).alias("key")) for d in (-1, 0, 1)])
 
 
+# The vectorised candidate encoding: one Int64 row (form, a, t0, t1, t2, c0, c1, c2) per candidate.
+# `form` names the shape; an unused term slot holds NO_TERM (with coefficient 0), which `_refute`
+# maps to an extra constant 0.0 value, so every form is evaluated by one expression without nulls
+# (a null would not survive the joins and `unique` that deduplicate candidates).
+LINEAR, PRODUCT, SUM_OVER = 0, 1, 2
+NO_TERM = -1
+
+
 def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataFrame:
     """Candidates matching on at least one generation row where all their operands are present.
 
-    Rows (form, a, t0, t1, t2, c0, c1, c2): form 0 linear (unused terms = -1, coef 0), 1 product,
-    2 sum_over. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C, joined on a
+    Rows (form, a, t0, t1, t2, c0, c1, c2): LINEAR (unused terms = NO_TERM, coef 0), PRODUCT,
+    SUM_OVER. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C, joined on a
     rounded key, so the cost is (fields² per row), not fields⁴.
     """
     long = _long(gen, fields)
@@ -306,7 +314,7 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
     ops = long.filter(~pl.col("j").is_in(sorted(sums)))
     sm = long.filter(pl.col("j").is_in(sorted(sums))).rename({"j": "w", "v": "vw"})
     out: list[pl.DataFrame] = []
-    n1, z = pl.lit(-1, pl.Int64), pl.lit(0, pl.Int64)
+    n1, z = pl.lit(NO_TERM, pl.Int64), pl.lit(0, pl.Int64)
 
     def emit(df: pl.DataFrame, form: int, t: list[pl.Expr], c: list[pl.Expr]) -> None:
         out.append(
@@ -321,10 +329,10 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
     one = lhs.join(ops.rename({"j": "b", "v": "vb"}), on="r").filter(
         (pl.col("a") != pl.col("b")) & _close("va", "vb")
     )
-    emit(one, 0, [pl.col("b"), n1, n1], [pl.lit(1), z, z])
+    emit(one, LINEAR, [pl.col("b"), n1, n1], [pl.lit(1), z, z])
     if sm.height:
         so = lhs.join(sm, on="r").filter(_close("va", "vw"))
-        emit(so, 2, [pl.col("w"), n1, n1], [z, z, z])
+        emit(so, SUM_OVER, [pl.col("w"), n1, n1], [z, z, z])
     pairs = (
         ops.rename({"j": "b", "v": "vb"})
         .join(ops.rename({"j": "c", "v": "vc"}), on="r")
@@ -350,12 +358,12 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
     two = lk.join(vk.filter((pl.col("sb") == 1) | (pl.col("sc") == 1)), on=["r", "key"]).filter(
         (pl.col("a") != pl.col("b")) & (pl.col("a") != pl.col("c")) & _close("va", "u")
     )
-    emit(two, 0, [pl.col("b"), pl.col("c"), n1], [pl.col("sb"), pl.col("sc"), z])
+    emit(two, LINEAR, [pl.col("b"), pl.col("c"), n1], [pl.col("sb"), pl.col("sc"), z])
     prod = _keyed(pairs.with_columns((pl.col("vb") * pl.col("vc")).alias("u")), "u")
     pr = lk.join(prod, on=["r", "key"]).filter(
         (pl.col("a") != pl.col("b")) & (pl.col("a") != pl.col("c")) & _close("va", "u")
     )
-    emit(pr, 1, [pl.col("b"), pl.col("c"), n1], [z, z, z])
+    emit(pr, PRODUCT, [pl.col("b"), pl.col("c"), n1], [z, z, z])
     if ternary:
         part = pl.concat(
             [
@@ -383,7 +391,9 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
         canon = []
         for a, b, c, d, sb, sc, sd in three.iter_rows():
             terms = sorted(((b, sb), (c, sc), (d, sd)), key=lambda t: (-t[1], t[0]))
-            canon.append((0, a, terms[0][0], terms[1][0], terms[2][0], terms[0][1], terms[1][1], terms[2][1]))
+            canon.append(
+                (LINEAR, a, terms[0][0], terms[1][0], terms[2][0], terms[0][1], terms[1][1], terms[2][1])
+            )
         if canon:
             out.append(pl.DataFrame(canon, schema=CAND_COLS, orient="row"))
     frames = [f for f in out if f.height]
@@ -391,7 +401,12 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
         return pl.DataFrame(schema=CAND_COLS)
     allc = pl.concat([f.select(list(CAND_COLS)).cast(CAND_COLS) for f in frames]).unique()  # type: ignore[arg-type]
     # Two-term linear in canonical order too (positive first).
-    swap = (pl.col("form") == 0) & (pl.col("t2") == -1) & (pl.col("t1") != -1) & (pl.col("c0") == -1)
+    swap = (
+        (pl.col("form") == LINEAR)
+        & (pl.col("t2") == NO_TERM)
+        & (pl.col("t1") != NO_TERM)
+        & (pl.col("c0") == -1)
+    )
     allc = allc.with_columns(
         pl.when(swap).then(pl.col("t1")).otherwise(pl.col("t0")).alias("t0"),
         pl.when(swap).then(pl.col("t0")).otherwise(pl.col("t1")).alias("t1"),
@@ -418,13 +433,13 @@ def _refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int)
         pl.concat_list([*[pl.col(f.name).cast(pl.Float64) for f in fields], pl.lit(0.0)]).alias("vals"),
     )
     idx = cands.with_row_index("_c").with_columns(
-        [pl.col(c).replace(-1, m).alias(f"_{c}") for c in ("a", "t0", "t1", "t2")]
+        [pl.col(c).replace(NO_TERM, m).alias(f"_{c}") for c in ("a", "t0", "t1", "t2")]
     )
     v = {c: pl.col("vals").list.get(pl.col(f"_{c}")) for c in ("a", "t0", "t1", "t2")}
     rhs = (
-        pl.when(pl.col("form") == 0)
+        pl.when(pl.col("form") == LINEAR)
         .then(pl.col("c0") * v["t0"] + pl.col("c1") * v["t1"] + pl.col("c2") * v["t2"])
-        .when(pl.col("form") == 1)
+        .when(pl.col("form") == PRODUCT)
         .then(v["t0"] * v["t1"])
         .otherwise(v["t0"])
     )
@@ -442,11 +457,11 @@ def _refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int)
 def _to_cands(arr: pl.DataFrame) -> list[Cand]:
     out = []
     for form, a, t0, t1, t2, c0, c1, c2 in arr.iter_rows():
-        if form == 0:
+        if form == LINEAR:
             terms = tuple(t for t, c in ((t0, c0), (t1, c1), (t2, c2)) if c != 0)
             coef = tuple(c for c in (c0, c1, c2) if c != 0)
             out.append(Cand("linear", a, terms, coef))
-        elif form == 1:
+        elif form == PRODUCT:
             out.append(Cand("product", a, (t0, t1)))
         else:
             out.append(Cand("sum_over", a, (t0,)))
