@@ -62,6 +62,7 @@ from contracts.audit.fault_targets import (
     set_at,
     walk,
 )
+from contracts.audit.incidents import BY_KIND, INCIDENT_KINDS
 from contracts.defaults import DEFAULT_SEED
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
@@ -77,32 +78,62 @@ DETECTABLE: tuple[str, ...] = (
     "relation_break",
 )
 
+#: How many results per tool `other_entity` picks from (the first ones: bounded memory, same bytes).
+OTHER_RESULTS = 64
+
 #: New categorical values used by `domain_drift`: realistic statuses an upstream API might start sending.
 DRIFT_VALUES = ("pending_review", "on_hold", "suspended", "archived", "partially_refunded", "unknown")
 
 
+#: Every fault kind, in the order reports list them: the basic taxonomy, then the incident suite.
+ALL_KINDS: tuple[str, ...] = KINDS + INCIDENT_KINDS
+#: Names that stand for several kinds in `--kinds`.
+KIND_GROUPS: dict[str, tuple[str, ...]] = {"all": ALL_KINDS, "basic": KINDS, "incidents": INCIDENT_KINDS}
+
+
 def parse_kinds(text: str | Sequence[str]) -> tuple[str, ...]:
-    """`"sign_flip,drop_field"` or `all` -> validated kinds in taxonomy order."""
+    """`"sign_flip,drop_field"`, a group (`all`, `basic`, `incidents`) or a mix -> validated kinds in
+    taxonomy order (nothing given = `all`)."""
     items = [text] if isinstance(text, str) else list(text)
     names = [k.strip() for item in items for k in item.split(",") if k.strip()]
-    if not names or names == ["all"]:
-        return KINDS
-    unknown = sorted(set(names) - set(KINDS))
+    if not names:
+        return ALL_KINDS
+    unknown = sorted(set(names) - set(ALL_KINDS) - set(KIND_GROUPS))
     if unknown:
         raise UsageError(
-            f"unknown fault kind(s) {', '.join(unknown)} (known: {', '.join(KINDS)}, or 'all')",
+            f"unknown fault kind(s) {', '.join(unknown)} (known: {', '.join(ALL_KINDS)}, or a group: "
+            f"{', '.join(KIND_GROUPS)})",
             field="kinds",
         )
-    return tuple(k for k in KINDS if k in names)
+    wanted = {k for n in names for k in KIND_GROUPS.get(n, (n,))}
+    return tuple(k for k in ALL_KINDS if k in wanted)
+
+
+def find_targets(
+    finder: Targets, kind: str, rec: Mapping[str, Any], others: Sequence[Any] = ()
+) -> list[Target]:
+    """Where a fault of `kind` can go in this call: an incident's targets by value shape alone, a basic
+    kind's from the contract set or the heuristics (`Targets.find`). `others`: earlier results of the
+    same tool (an incident that serves one has no target without one that differs)."""
+    incident = BY_KIND.get(kind)
+    if incident is None:
+        return finder.find(kind, rec)
+    res = rec["result"]
+    if incident.needs_other and not any(o != res for o in others):
+        return []
+    if incident.partner is None:
+        return [Target(kind, p) for p in incident.targets(res)]
+    return [Target(kind, p, incident.partner(res, p)) for p in incident.targets(res)]
 
 
 # --- applying a fault ---------------------------------------------------------------------------------
 
 
 def _apply(
-    t: Target, rec: dict[str, Any], ctx: Context, rng: random.Random
+    t: Target, rec: dict[str, Any], ctx: Context, rng: random.Random, others: Sequence[Any] = ()
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return (new record, labels) with fault `t` planted. The input record is not modified."""
+    """Return (new record, labels) with fault `t` planted. The input record is not modified. `others`:
+    earlier results of the same tool (what `other_entity` serves instead)."""
     new = copy.deepcopy(rec)
     res = new["result"]
     tool = new["tool"]
@@ -110,7 +141,14 @@ def _apply(
     orig = get_at(res, t.path)
     labels["original"] = orig
     k = t.kind
-    if k == "sign_flip":
+    incident = BY_KIND.get(k)
+    if incident is not None and t.other:
+        other = get_at(res, t.other)
+        res = set_at(set_at(res, t.path, other), t.other, orig)
+        labels["fault_paths"] = sorted([t.path, t.other])
+    elif incident is not None:
+        res = set_at(res, t.path, incident.apply(copy.deepcopy(orig), rng, others))
+    elif k == "sign_flip":
         res = set_at(res, t.path, -orig)
     elif k == "drop_field":
         res = delete_at(res, t.path)
@@ -211,7 +249,7 @@ class InjectReport:
 def inject_records(
     records: Sequence[Mapping[str, Any]],
     *,
-    kinds: Sequence[str] = KINDS,
+    kinds: Sequence[str] = ALL_KINDS,
     rate: float = 0.1,
     seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
@@ -231,6 +269,7 @@ def inject_records(
     )
     finder = Targets(ctx, rules, maps)
     rng = random.Random(seed)
+    seen_results: dict[str, list[Any]] = defaultdict(list)  # per tool, the eligible results so far
     counts: Counter[str] = Counter({k: 0 for k in kinds})
     out: list[dict[str, Any]] = []
     eligible = selected = no_target = 0
@@ -239,11 +278,15 @@ def inject_records(
             out.append(dict(rec))
             continue
         eligible += 1
+        earlier = seen_results[rec["tool"]]
+        others = tuple(earlier)
+        if len(earlier) < OTHER_RESULTS:
+            earlier.append(rec["result"])
         if rng.random() >= rate:
             out.append(dict(rec))
             continue
         selected += 1
-        found = {k: ts for k in kinds if (ts := finder.find(k, rec))}
+        found = {k: ts for k in kinds if (ts := find_targets(finder, k, rec, others))}
         if not found:
             no_target += 1
             out.append(dict(rec))
@@ -253,7 +296,7 @@ def inject_records(
         kind = choices[rng.randrange(len(choices))]
         targets = sorted(found[kind], key=lambda t: (t.path, t.other))
         target = targets[rng.randrange(len(targets))]
-        new, labels = _apply(target, dict(rec), ctx, rng)
+        new, labels = _apply(target, dict(rec), ctx, rng, others)
         base = rec.get("labels") if isinstance(rec.get("labels"), dict) else {}
         new["labels"] = {**(base or {}), **labels}
         counts[kind] += 1
@@ -368,7 +411,7 @@ def inject_file(
     sources: Sequence[str | Path],
     out: str | Path,
     *,
-    kinds: Sequence[str] = KINDS,
+    kinds: Sequence[str] = ALL_KINDS,
     rate: float = 0.1,
     seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,

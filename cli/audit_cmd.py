@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from contracts.audit.inject import KINDS, inject_file, parse_kinds
+from contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
 from contracts.audit.model import AuditReport, Interval, num, pct
 from contracts.audit.pipeline import audit_report, audit_score_report, open_source
 from contracts.audit.report import (
@@ -252,7 +252,9 @@ def audit_cmd(
     inject: Annotated[
         str | None,
         typer.Option(
-            "--inject", help=f"Plant faults first: comma-separated kinds or 'all' ({', '.join(KINDS)})."
+            "--inject",
+            help=f"Plant faults first: comma-separated kinds or groups ({', '.join(KIND_GROUPS)}); "
+            "docs/faults.md lists the kinds.",
         ),
     ] = None,
     rate: Annotated[
@@ -411,7 +413,11 @@ def inject_cmd(
     src: Annotated[list[Path], typer.Argument(help="Flat JSONL trace files or folders, or a corpus folder.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Write the faulted flat JSONL here.")],
     kinds: Annotated[
-        str, typer.Option("--kinds", help=f"Comma-separated fault kinds, or 'all' ({', '.join(KINDS)}).")
+        str,
+        typer.Option(
+            "--kinds",
+            help=f"Comma-separated fault kinds or groups ({', '.join(KIND_GROUPS)}); docs/faults.md lists them.",
+        ),
     ] = "all",
     rate: Annotated[float, typer.Option("--rate", help="Share of eligible calls to fault (0..1).")] = 0.1,
     seed: SeedOpt = None,

@@ -493,6 +493,8 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
     # working set.
     res = part.result().lazy().with_columns(group_key())
     wild = part.patterns.filter(pl.col("wild"))["pid"]
+    dated = pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)
+    year = pl.col("str").filter(dated).str.slice(0, 4).cast(pl.Int32, strict=False)
     base = (
         res.group_by("key")
         .agg(
@@ -501,8 +503,11 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
             pl.col("task").n_unique().alias("tasks"),
             pl.col("num").min().alias("min"),
             pl.col("num").max().alias("max"),
-            (pl.col("str").str.contains(DATE_LIKE) & pl.col("len").is_between(10, 40)).sum().alias("n_date"),
+            dated.sum().alias("n_date"),
+            year.min().alias("min_year"),
+            year.max().alias("max_year"),
             pl.col("str").n_unique().alias("ndist"),
+            pl.col("len").min().alias("min_len"),
             fold_examples(distinct=False),
         )
         .collect()
@@ -574,7 +579,9 @@ def merge_path_stats(per_fold: Sequence[pl.DataFrame], k: int) -> pl.DataFrame:
     (`low_octave_aggs`), ndist
     (distinct strings:
     the largest part-and-fold count, a lower bound of the checker's used only to screen DOMAIN
-    candidates), n_date (strings that start like an ISO date), ex (example cids). A pattern without
+    candidates), n_date (strings that start like an ISO date), min_len (the least `len`: elements of an
+    array, characters of a string, keys of an object), min_year, max_year (of the strings that start like
+    an ISO date), ex (example cids). A pattern without
     wildcards has at most one node per call, so its call count is its node count; distinct calls are
     counted only for wildcard patterns.
     """
@@ -591,6 +598,9 @@ def merge_path_stats(per_fold: Sequence[pl.DataFrame], k: int) -> pl.DataFrame:
             *low_octave_aggs(),
             pl.col("ndist").max(),
             pl.col("n_date").sum(),
+            pl.col("min_len").min(),
+            pl.col("min_year").min(),
+            pl.col("max_year").max(),
             merged_examples(),
         ],
         k,

@@ -41,7 +41,7 @@ from contracts.mining.data import (
     sample_filter,
 )
 from contracts.mining.params import MineParams, violation_bound
-from contracts.mining.rules import RULE_CLASSES
+from contracts.mining.rules import RULE_CLASSES, drop_subsumed
 from contracts.mining.rules.base import MiningContext, RuleClass
 from contracts.mining.schema_rules import SchemaRules
 from contracts.mining.shapes import pools
@@ -131,7 +131,7 @@ def mine(
             )
             for c, plan, acc in zip(classes, plans, rows, strict=True)
         ]
-        cands = pl.concat(frames)
+        cands = drop_subsumed(pl.concat(frames))
         cs = assemble(cands, data, registry, params, tool_names)
     finally:
         data.close()

@@ -7,7 +7,20 @@ docs/design.md, "Adding a property code".
 
 from __future__ import annotations
 
-from contracts.rules import date_order, domain, echo, kind, nonneg, positive, relation, required
+from contracts.rules import (
+    date_order,
+    domain,
+    echo,
+    format,
+    kind,
+    length,
+    nonneg,
+    positive,
+    range,
+    relation,
+    required,
+    unique,
+)
 from contracts.rules.base import PropertyCode
 from contracts.rules.model import CODES, Rule
 
@@ -22,6 +35,10 @@ TABLE: dict[str, PropertyCode] = {
         echo.CODE,
         date_order.CODE,
         relation.CODE,
+        format.CODE,
+        length.CODE,
+        range.CODE,
+        unique.CODE,
     )
 }
 assert tuple(TABLE) == CODES, "the table must list every code of rules.model.CODES, in order"

@@ -357,7 +357,7 @@ def _find_batch(
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
     batch = generalize_patterns(
-        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str")
+        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
         .filter(in_batch)
         .join(calls.select("cid", "k"), on="cid")
         .collect(),

@@ -23,7 +23,20 @@ from contracts.jsonutil import stable_id, write_json
 from contracts.rules.folds import fold_of
 
 CONTRACT_SET_VERSION = 1
-CODES = ("REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN", "ECHO", "DATE_ORDER", "RELATION")
+CODES = (
+    "REQUIRED",
+    "TYPE",
+    "POSITIVE",
+    "NONNEG",
+    "DOMAIN",
+    "ECHO",
+    "DATE_ORDER",
+    "RELATION",
+    "FORMAT",
+    "LENGTH",
+    "RANGE",
+    "UNIQUE",
+)
 ARGS_PREFIX = "$args"
 
 

@@ -5,14 +5,38 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from contracts.mining.rules.date_order import DateOrder
 from contracts.mining.rules.domain import Domain
 from contracts.mining.rules.echo import Echo
+from contracts.mining.rules.format import Format
 from contracts.mining.rules.kind import Kind
+from contracts.mining.rules.length import Length
+from contracts.mining.rules.range import Range
 from contracts.mining.rules.relation import Relation
 from contracts.mining.rules.required import Required
 from contracts.mining.rules.sign import Sign
+from contracts.mining.rules.unique import Unique
 
-RULE_CLASSES = (Required, Kind, Sign, Domain, Echo, DateOrder, Relation)
+RULE_CLASSES = (Required, Kind, Sign, Domain, Echo, DateOrder, Relation, Format, Length, Range, Unique)
 
-__all__ = ["RULE_CLASSES"]
+#: A code whose rule is implied by another's on the same place (tool, paths, checker): the implied rule
+#: could never fire first, so it is not emitted (FORMAT under DOMAIN: an allowed value has an allowed
+#: shape).
+SUBSUMED_BY: dict[str, tuple[str, ...]] = {"FORMAT": ("DOMAIN",)}
+
+
+def drop_subsumed(cands: pl.DataFrame) -> pl.DataFrame:
+    """Candidate rules (CAND_SCHEMA) without those `SUBSUMED_BY` another candidate at the same place."""
+    place = pl.concat_str(
+        pl.col("checker"), pl.col("tool"), pl.col("paths").list.join("\x00"), separator="\x01"
+    )
+    out = cands.with_columns(place.alias("_place"))
+    for code, by in SUBSUMED_BY.items():
+        implying = out.filter(pl.col("code").is_in(by))["_place"].unique().implode()
+        out = out.filter(~((pl.col("code") == code) & pl.col("_place").is_in(implying)))
+    return out.drop("_place")
+
+
+__all__ = ["RULE_CLASSES", "SUBSUMED_BY", "drop_subsumed"]

@@ -63,10 +63,9 @@ def merge_string_values(ctx: MiningContext, rows: Sequence[pl.DataFrame]) -> pl.
     return by_checker(per_fold, ["tool", "pattern", "str"], [pl.col("count").sum()], ctx.data.k)
 
 
-def value_counts(part: Leaves, members: pl.DataFrame) -> pl.DataFrame:
-    """Per (pool, str, fold, split) of one task part: distinct tasks holding each string value; and per
-    (pool, fold) with a null `str`: distinct calls (`vtasks` holds tasks, `calls` calls)."""
-    rows = (
+def pool_strings(part: Leaves, members: pl.DataFrame) -> pl.DataFrame:
+    """The string nodes of one task part at the members (pid, pool): pool, str, fold, task, cid."""
+    return (
         part.result()
         .lazy()
         .filter((pl.col("cls") == CLS_STR) & pl.col("pid").is_in(members["pid"].implode()))
@@ -74,6 +73,12 @@ def value_counts(part: Leaves, members: pl.DataFrame) -> pl.DataFrame:
         .select("pool", "str", "fold", "task", "cid")
         .collect()
     )
+
+
+def value_counts(rows: pl.DataFrame) -> pl.DataFrame:
+    """Per (pool, str, fold, split) of some string nodes (`pool_strings`, or their shapes in `str`):
+    distinct tasks holding each value; and per (pool, fold) with a null `str`: distinct calls
+    (`vtasks` holds tasks, `calls` calls)."""
     values = (
         rows.group_by("pool", "str", "fold", (pl.col("task") % DOMAIN_SPLITS).cast(pl.UInt8).alias("split"))
         .agg(pl.col("task").n_unique().alias("vtasks"))
@@ -105,59 +110,70 @@ class Domain:
         return ctx.pools.filter(pl.col("pool").is_in(cand.implode())).select("pid", "pool").sort("pid")
 
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
-        return None if plan is None else value_counts(part, plan)
+        return None if plan is None else value_counts(pool_strings(part, plan))
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
         if plan is None or not rows:
             return cand_frame()
-        k = ctx.data.k
-        allrows = pl.concat(rows)
-        totals = by_checker(
-            allrows.filter(pl.col("str").is_null()),
-            ["pool"],
-            [pl.col("vtasks").sum().alias("tasks"), pl.col("calls").sum().alias("calls")],
-            k,
+        ok = closed_sets(ctx, pl.concat(rows), "DOMAIN", ctx.params.max_domain).with_columns(
+            pl.col("values").map_elements(_json_list, return_dtype=pl.String).alias("vjson")
         )
-        per_split = by_checker(
-            allrows.filter(pl.col("str").is_not_null()),
-            ["pool", "str", "split"],
-            [pl.col("vtasks").sum()],
-            k,
-        )
-        per_value = per_split.group_by("pool", "str", "checker").agg(
-            pl.col("vtasks").sum(),
-            pl.len().alias("nsplit"),
-        )
-        per_pool = per_value.group_by("pool", "checker").agg(
-            pl.col("str").sort().alias("values"),
-            pl.len().alias("distinct"),
-            pl.col("vtasks").min().alias("min_vtasks"),
-            pl.col("vtasks").sum().alias("pairs"),
-            pl.col("vtasks").filter(pl.col("nsplit") == 1).sum().alias("alone"),
-        )
-        ok = (
-            per_pool.join(totals, on=["pool", "checker"])
-            .filter(
-                support_ok(ctx, "DOMAIN", n="tasks", tasks="tasks")
-                & (pl.col("distinct") <= ctx.params.max_domain)
-                & (pl.col("distinct") <= pl.col("pairs") * DOMAIN_MAX_SHARE)
-                & (pl.col("min_vtasks") >= DOMAIN_MIN_TASKS)
-                & (pl.col("alone") <= pl.col("pairs") * DOMAIN_MAX_UNSEEN)
+        out = (
+            pool_members(ctx)
+            .join(ok, on=["pool", "checker"])
+            .with_columns(
+                pl.lit("DOMAIN").alias("code"),
+                paths_one(),
+                pl.concat_str(pl.lit('{"values":'), pl.col("vjson"), pl.lit("}")).alias("params"),
+                pl.col("tasks").alias("n"),
             )
-            .with_columns(pl.col("values").map_elements(_json_list, return_dtype=pl.String).alias("vjson"))
-        )
-        members = (
-            ctx.stats.filter(pl.col("cls") == CLS_STR)
-            .select("tool", "pattern", "checker", "ex")
-            .join(ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"])
-        )
-        out = members.join(ok, on=["pool", "checker"]).with_columns(
-            pl.lit("DOMAIN").alias("code"),
-            paths_one(),
-            pl.concat_str(pl.lit('{"values":'), pl.col("vjson"), pl.lit("}")).alias("params"),
-            pl.col("tasks").alias("n"),
         )
         return cand_frame(out)
+
+
+def pool_members(ctx: MiningContext) -> pl.DataFrame:
+    """Every (tool, pattern, checker) holding strings, with its pool and examples: who gets a pool's set."""
+    return (
+        ctx.stats.filter(pl.col("cls") == CLS_STR)
+        .select("tool", "pattern", "checker", "ex")
+        .join(ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"])
+    )
+
+
+def closed_sets(ctx: MiningContext, allrows: pl.DataFrame, code: str, max_values: int) -> pl.DataFrame:
+    """Per (pool, checker) whose value set is closed (the keep-only-if above, `code`'s support):
+    values (sorted list), tasks, calls. `allrows`: the parts' `value_counts` rows."""
+    k = ctx.data.k
+    totals = by_checker(
+        allrows.filter(pl.col("str").is_null()),
+        ["pool"],
+        [pl.col("vtasks").sum().alias("tasks"), pl.col("calls").sum().alias("calls")],
+        k,
+    )
+    per_split = by_checker(
+        allrows.filter(pl.col("str").is_not_null()),
+        ["pool", "str", "split"],
+        [pl.col("vtasks").sum()],
+        k,
+    )
+    per_value = per_split.group_by("pool", "str", "checker").agg(
+        pl.col("vtasks").sum(),
+        pl.len().alias("nsplit"),
+    )
+    per_pool = per_value.group_by("pool", "checker").agg(
+        pl.col("str").sort().alias("values"),
+        pl.len().alias("distinct"),
+        pl.col("vtasks").min().alias("min_vtasks"),
+        pl.col("vtasks").sum().alias("pairs"),
+        pl.col("vtasks").filter(pl.col("nsplit") == 1).sum().alias("alone"),
+    )
+    return per_pool.join(totals, on=["pool", "checker"]).filter(
+        support_ok(ctx, code, n="tasks", tasks="tasks")
+        & (pl.col("distinct") <= max_values)
+        & (pl.col("distinct") <= pl.col("pairs") * DOMAIN_MAX_SHARE)
+        & (pl.col("min_vtasks") >= DOMAIN_MIN_TASKS)
+        & (pl.col("alone") <= pl.col("pairs") * DOMAIN_MAX_UNSEEN)
+    )
 
 
 def _json_list(values: pl.Series) -> str:

@@ -16,7 +16,7 @@ from .tasks import VISIBLE_TOOLS, Order, Task, make_task
 from .tools import ERRORS, RESULTS, Ctx
 from .vocab import CATEGORIES, CITIES, CURRENCIES, EPOCH, REFUND_REASONS, SERVICES, WAREHOUSES, iso, money
 
-N_CLEAN_TASKS = 320  # retail-000 … retail-319
+N_CLEAN_TASKS = 640  # retail-000 … retail-639 (LENGTH and UNIQUE need 300 tasks in a fold checker)
 EPISODES_PER_CLEAN_TASK = 5
 ERROR_RATE = 0.015
 

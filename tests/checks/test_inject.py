@@ -12,7 +12,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.audit.inject import KINDS, get_at, inject_records, parse_kinds, read_flat
+from contracts.audit.incidents import INCIDENT_KINDS
+from contracts.audit.inject import ALL_KINDS, KINDS, get_at, inject_records, parse_kinds, read_flat
 from contracts.cli.app import app
 from contracts.errors import UsageError
 
@@ -68,7 +69,10 @@ def world(n_tasks: int = 30, seed: int = 1) -> list[dict[str, Any]]:
 
 
 def test_parse_kinds() -> None:
-    assert parse_kinds("all") == KINDS
+    assert parse_kinds("all") == ALL_KINDS == KINDS + INCIDENT_KINDS
+    assert parse_kinds("basic") == KINDS and parse_kinds("incidents") == INCIDENT_KINDS
+    assert parse_kinds("incidents,sign_flip") == ("sign_flip", *INCIDENT_KINDS)
+    assert parse_kinds("") == ALL_KINDS
     assert parse_kinds("drop_field,sign_flip") == ("sign_flip", "drop_field")
     with pytest.raises(UsageError, match="unknown fault kind"):
         parse_kinds("sign_flip,bogus")
@@ -76,7 +80,7 @@ def test_parse_kinds() -> None:
 
 def test_every_kind_planted_and_labelled() -> None:
     recs = world()
-    new, rep = inject_records(recs, rate=0.5, seed=3)
+    new, rep = inject_records(recs, kinds=KINDS, rate=0.5, seed=3)
     assert rep.records == len(recs) == len(new)
     assert set(rep.injected) == set(KINDS)
     assert all(n > 0 for n in rep.injected.values()), rep.injected

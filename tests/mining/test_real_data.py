@@ -90,10 +90,12 @@ def test_real_schema_drift_province_to_state(tau: Path, tmp_path: Path) -> None:
     assert {(r.code, r.paths) for r in d.removed} == {
         ("REQUIRED", ("/address/province",)),
         ("TYPE", ("/address/province",)),
+        ("FORMAT", ("/address/province",)),
     }
     assert {(r.code, r.paths) for r in d.added} == {
         ("REQUIRED", ("/address/state",)),
         ("TYPE", ("/address/state",)),
+        ("FORMAT", ("/address/state",)),
     }
     assert d.changed == () and d.unchanged > 20
     assert isinstance(old, ContractSet)

@@ -63,9 +63,10 @@ def test_clean_real_output_is_quiet(run: Any, shared_data: Path) -> None:
 
 
 def test_maps_and_pools_keep_detecting(run: Any) -> None:
-    """Injected faults (all kinds, rate 0.1) into the same corpus: detection stays high."""
+    """Injected faults (the basic kinds, rate 0.1) into the same corpus: detection stays high (the incident
+    suite is measured at full size by bench/tau_precision.py: its rare-event classes need 200-300 tasks)."""
     domain, _tp, _rep, _cs, work = run
-    src = open_source(work / "corpus", work / "inj", inject_kinds=["all"], inject_rate=0.1, inject_seed=7)
+    src = open_source(work / "corpus", work / "inj", inject_kinds=["basic"], inject_rate=0.1, inject_seed=7)
     rep, _ = audit(
         src.corpus, work / "ledger-i", k=5, seed=13, bootstrap=0, inject=src.inject, mine_from=src.original
     )

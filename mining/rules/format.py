@@ -1,0 +1,114 @@
+"""FORMAT: every string at a pattern has one of a small set of shapes (`contracts.rules.format`).
+
+Qualifying example: a *task* with a string node at P in a clean result, as for DOMAIN. The values judged
+are the strings' shapes, not the strings: `#W0174651` and `#W4817420` are one shape, `#A9999999`.
+
+Keep only if, in the checker's data of the pool (`contracts.mining.shapes`), the set of shapes passes
+DOMAIN's whole test (`contracts.mining.rules.domain.closed_sets`) with FORMAT's own support: at least
+`min_support` FORMAT (50) distinct tasks, at most FORMAT_MAX_SHAPES (8) shapes and one per 10
+(shape, task) pairs, every shape seen in at least 3 tasks, and the cross-validated unseen mass (the
+(shape, task) pairs of shapes seen in one task split only) at most 1%. The exact level is tried first;
+where its set is not closed (names, e-mail addresses: lengths vary), or where two of its shapes differ only in the lengths of their
+runs (`Aaa`, `Aaaa`: a list of the lengths seen, not a format), the loose one (runs collapsed).
+
+Chance argument: the same as DOMAIN's, on shapes. A shape seen in one or two tasks is the visible edge
+of a tail of unseen ones (Good–Turing), so a set is kept only when none is rare; and the split test
+measures, before the audit does, the share of held-out tasks whose shape a set learned without them
+would reject. Free text fails at once: its shapes are as many as its values.
+
+Not emitted where a DOMAIN rule holds on the same place and checker (every value in the set has an
+allowed shape, so FORMAT could never fire first): `contracts.mining.rules.drop_subsumed`.
+
+Statistics: DOMAIN's monoids, over the shapes, per level: (pool, shape, fold, split) task counts and
+(pool, fold) calls and tasks. Shapes are computed once per distinct string of a part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from contracts.jsonutil import canonical_str
+from contracts.mining.data import CLS_STR, Leaves, cand_frame
+from contracts.mining.params import FORMAT_MAX_SHAPES
+from contracts.mining.rules.base import MiningContext, paths_one
+from contracts.mining.rules.domain import closed_sets, pool_members, pool_strings, value_counts
+from contracts.rules.format import LEVELS, loosen_expr, shape_expr
+
+
+class Format:
+    """The FORMAT rule class."""
+
+    codes = ("FORMAT",)
+
+    def plan(self, ctx: MiningContext) -> pl.DataFrame | None:
+        """Members (pid, pool) of every pool holding strings."""
+        strings = ctx.stats.filter(pl.col("cls") == CLS_STR).join(
+            ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"]
+        )
+        cand = strings["pool"].unique()
+        if cand.len() == 0:
+            return None
+        return ctx.pools.filter(pl.col("pool").is_in(cand.implode())).select("pid", "pool").sort("pid")
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        if plan is None:
+            return None
+        rows = pool_strings(part, plan)
+        distinct = rows.select("str").unique()
+        shapes = distinct.with_columns(*(shape_expr("str", lv).alias(lv) for lv in LEVELS))
+        rows = rows.join(shapes, on="str", how="left")
+        return pl.concat(
+            [
+                value_counts(rows.with_columns(pl.col(lv).alias("str"))).with_columns(
+                    pl.lit(lv).alias("level")
+                )
+                for lv in LEVELS
+            ]
+        )
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if plan is None or not rows:
+            return cand_frame()
+        allrows = pl.concat(rows)
+
+        def closed(level: str) -> pl.DataFrame:
+            at = allrows.filter(pl.col("level") == level).drop("level")
+            return closed_sets(ctx, at, "FORMAT", FORMAT_MAX_SHAPES).with_columns(
+                pl.lit(level).alias("level")
+            )
+
+        exact = closed("exact")
+        # Exact shapes that differ only in run lengths (`Aaa`, `Aaaa`, ...) say the length varies: the
+        # exact set is then a list of the lengths seen, not a format; such a place is judged loose.
+        fixed = (
+            exact.select("pool", "checker", "values")
+            .explode("values")
+            .group_by("pool", "checker")
+            .agg((pl.col("values").n_unique() == loosen_expr("values").n_unique()).alias("fixed"))
+            .filter("fixed")
+            .select("pool", "checker")
+        )
+        both = pl.concat(
+            [
+                exact.join(fixed, on=["pool", "checker"]).with_columns(pl.lit(0).alias("rank")),
+                closed("loose").with_columns(pl.lit(1).alias("rank")),
+            ]
+        )
+        # The most specific closed level per (pool, checker): exact before loose.
+        best = both.sort("rank").group_by("pool", "checker", maintain_order=True).first()
+        best = best.with_columns(
+            pl.struct("level", "values")
+            .map_elements(
+                lambda r: canonical_str({"level": r["level"], "shapes": r["values"]}), return_dtype=pl.String
+            )
+            .alias("params")
+        )
+        out = (
+            pool_members(ctx)
+            .join(best, on=["pool", "checker"])
+            .with_columns(pl.lit("FORMAT").alias("code"), paths_one(), pl.col("tasks").alias("n"))
+        )
+        return cand_frame(out)

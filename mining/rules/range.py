@@ -1,0 +1,104 @@
+"""RANGE: every number at a pattern (or the year of every ISO date there) lies within the decades the
+clean values live in (`contracts.rules.range`).
+
+Numbers (judged per pool, `contracts.mining.shapes`, like the sign rules): a field whose clean values
+are all >= 0 and not constant gets `max` = the power of ten strictly above three times its largest value
+and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values from
+12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). Years: a string field whose every value starts like an ISO date gets the decade of its
+earliest year minus one decade, to the end of the decade after its latest: 2019–2024 gives [2000, 2039].
+
+Chance argument (distribution-free). Tasks are exchangeable draws: the chance that a new task holds a
+value above the largest of t earlier tasks' values is at most 1/(t+1), whatever the distribution (the
+new one is the largest of t+1 with chance 1/(t+1)); the same for the smallest. With RANGE's default of
+200 distinct tasks that is at most 0.5% per bound and place, and the bounds sit up to a decade beyond
+the extremes, so the real rate is far below it. What the rule catches is what leaves the decades: a
+unit change (×100, ×1000), int32 saturation, 9999 or epoch sentinels.
+
+Not emitted: on fields holding negatives (magnitudes in both directions are not one range), on
+constant fields (a value that never varied says nothing about a spread), and where the bounds would be
+implied by another rule (a DOMAIN-valued field has no numbers; the sign codes handle 0 and below).
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from contracts.mining.data import CLS_NUM, CLS_STR, cand_frame
+from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats, support_ok
+
+#: Numbers: the bounds are the powers of ten beyond the extremes times / divided by this, so a bound is
+#: never closer than a factor 3 to a clean value (a maximum of 9,500 alone would otherwise give 10,000;
+#: the sample world's order totals crossed such a bound in held-out tasks).
+RANGE_MARGIN = 3.0
+#: Years: the margin below the earliest decade and above the latest, in years.
+YEAR_MARGIN = 10
+
+
+def _params_number(lo: float | None, hi: float) -> str:
+    lo_text = "null" if lo is None else _num(lo)
+    return f'{{"max":{_num(hi)},"min":{lo_text},"of":"number"}}'
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if x >= 1 else repr(float(x))
+
+
+class Range(FromStats):
+    """The RANGE rule class."""
+
+    codes = ("RANGE",)
+
+    def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
+        p = ctx.params
+        enough = (pl.col("p_n") >= p.needed("RANGE")) & (pl.col("p_tasks") >= p.tasks_needed("RANGE"))
+        nums = pooled_stats(ctx).filter(
+            (pl.col("cls") == CLS_NUM) & (pl.col("p_min") >= 0) & (pl.col("p_min") < pl.col("p_max")) & enough
+        )
+        rows = []
+        for r in nums.select(
+            "tool", "pattern", "checker", "ex", "p_min", "p_max", "p_n", "p_calls", "p_tasks"
+        ).iter_rows(named=True):
+            hi = 10.0 ** (math.floor(math.log10(r["p_max"] * RANGE_MARGIN)) + 1)
+            lo = 10.0 ** math.floor(math.log10(r["p_min"] / RANGE_MARGIN)) if r["p_min"] > 0 else None
+            rows.append(
+                {
+                    **{k: r[k] for k in ("tool", "pattern", "checker", "ex")},
+                    "params": _params_number(lo, hi),
+                    "n": r["p_n"],
+                    "calls": r["p_calls"],
+                    "tasks": r["p_tasks"],
+                }
+            )
+        years = ctx.stats.filter(
+            (pl.col("cls") == CLS_STR)
+            & (pl.col("n_date") == pl.col("n"))
+            & pl.col("min_year").is_not_null()
+            & support_ok(ctx, "RANGE")
+        )
+        for r in years.select(
+            "tool", "pattern", "checker", "ex", "min_year", "max_year", "n", "calls", "tasks"
+        ).iter_rows(named=True):
+            lo = (r["min_year"] // 10) * 10 - YEAR_MARGIN
+            hi = (r["max_year"] // 10) * 10 + 9 + YEAR_MARGIN
+            rows.append(
+                {
+                    **{k: r[k] for k in ("tool", "pattern", "checker", "ex", "n", "calls", "tasks")},
+                    "params": f'{{"max":{hi},"min":{lo},"of":"year"}}',
+                }
+            )
+        if not rows:
+            return cand_frame()
+        schema: dict[str, pl.DataType] = {
+            "tool": pl.String(),
+            "pattern": pl.String(),
+            "checker": pl.Int32(),
+            "ex": pl.List(pl.UInt64),
+            "params": pl.String(),
+            "n": pl.Int64(),
+            "calls": pl.Int64(),
+            "tasks": pl.Int64(),
+        }
+        out = pl.DataFrame(rows, schema=schema).with_columns(pl.lit("RANGE").alias("code"), paths_one())
+        return cand_frame(out)

@@ -1,0 +1,187 @@
+"""FORMAT — `paths [P]`, params `{"level": "exact"|"loose", "shapes": [sorted strings]}`: every string at
+a pattern has one of a small set of shapes.
+
+A string's *shape* maps each character to its class: an ASCII capital to `A`, a small letter to `a`, a
+digit to `9`, any non-ASCII character to `¤`; everything else (punctuation, spaces) stays itself. The
+`exact` shape keeps the length (`#W0174651` -> `#A9999999`), the `loose` one collapses each run of one
+class into a single character (`Yusuf Rossi` -> `Aa Aa`, `yusuf.rossi7301@example.com` -> `a.a9@a.a`).
+A string longer than FORMAT_MAX_LEN characters has the shape `…` (a character no shape can contain),
+so a field of short ids that suddenly holds a page of text breaks the rule.
+
+What it catches: id and date format drift (`#w0174651`, `05/01/2024`, `2024-05-01T10:00:00+00:00` for
+`...Z`), case changes, padding (`'ABC  '`), mojibake (`JosÃ©`), sentinel text (`N/A`), truncated ids.
+
+Semantics: every string node at P has a shape (at the rule's level) in `shapes`; other kinds are TYPE's
+business. Expected the list of shapes; observed the string. A per-node code: over a corpus only string
+hits are kept inside the join; their shapes are computed in polars and anti-joined with the allowed
+ones. The Python (`shape`) and polars (`shape_expr`) spellings are held equal by a property test.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from contracts.rules.base import (
+    KIND_BIT,
+    At,
+    Nodes,
+    Operand,
+    PathFinder,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    broken,
+    returned,
+)
+from contracts.rules.model import Rule
+
+LEVELS = ("exact", "loose")
+#: Strings longer than this have the one shape LONG (ids and codes are short; free text is not a format).
+FORMAT_MAX_LEN = 64
+LONG = "\u2026"
+NON_ASCII = "\u00a4"
+
+_ASCII = str.maketrans(
+    {
+        **{chr(c): "A" for c in range(ord("A"), ord("Z") + 1)},
+        **{chr(c): "a" for c in range(ord("a"), ord("z") + 1)},
+        **{chr(c): "9" for c in range(ord("0"), ord("9") + 1)},
+    }
+)
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+_RUNS_RE = re.compile("([Aa9" + NON_ASCII + r"])\1+")
+
+
+def shape(s: str, level: str) -> str:
+    """The shape of `s` at `level` (see the module docstring)."""
+    if len(s) > FORMAT_MAX_LEN:
+        return LONG
+    t = s.translate(_ASCII)
+    if not t.isascii():
+        t = _NON_ASCII_RE.sub(NON_ASCII, t)
+    return loosen(t) if level == "loose" else t
+
+
+def loosen(exact: str) -> str:
+    """The loose shape of an exact shape: each run of one class collapsed (`LONG` stays itself), so
+    `loosen(shape(s, "exact")) == shape(s, "loose")` for every string."""
+    return _RUNS_RE.sub(r"\1", exact)
+
+
+def loosen_expr(col: str | pl.Expr) -> pl.Expr:
+    """`loosen` as a polars expression over a String column of exact shapes."""
+    t = pl.col(col) if isinstance(col, str) else col
+    for c in ("A", "a", "9", NON_ASCII):
+        t = t.str.replace_all(c + "+", c)
+    return t
+
+
+def shape_expr(col: str | pl.Expr, level: str) -> pl.Expr:
+    """`shape` as a polars expression over a String column."""
+    s = pl.col(col) if isinstance(col, str) else col
+    t = (
+        s.str.replace_all(r"[^\x00-\x7f]", NON_ASCII)
+        .str.replace_all(r"[A-Z]", "A")
+        .str.replace_all(r"[a-z]", "a")
+        .str.replace_all(r"[0-9]", "9")
+    )
+    if level == "loose":
+        t = loosen_expr(t)
+    return pl.when(s.str.len_chars() > FORMAT_MAX_LEN).then(pl.lit(LONG)).otherwise(t)
+
+
+def shown(sh: str, level: str) -> str:
+    """A shape as people read it: runs of three or more written `9{7}` (exact), a run as `a+` (loose)."""
+    if level == "loose":
+        return re.sub("([Aa9" + NON_ASCII + "])", r"\1+", sh)
+    return re.sub("([Aa9" + NON_ASCII + r"])\1{2,}", lambda m: f"{m.group(1)}{{{len(m.group(0))}}}", sh)
+
+
+@dataclass(frozen=True)
+class FormatParams:
+    """`{"level": ..., "shapes": [...]}`: the allowed shapes at one level, sorted."""
+
+    level: str
+    shapes: tuple[str, ...]
+
+
+class Format(PropertyCode):
+    name = "FORMAT"
+    short = "FMT"
+    summary = (
+        "a string whose shape (character classes, length, case, padding) was never seen in clean results"
+    )
+    node_class = 5
+
+    def params(self, rule: Rule) -> FormatParams:
+        level = rule.params.get("level")
+        shapes = rule.params.get("shapes")
+        if level not in LEVELS:
+            raise self.bad(rule, f"FORMAT needs params.level, one of {', '.join(LEVELS)}")
+        if not (isinstance(shapes, list) and shapes and all(isinstance(v, str) for v in shapes)):
+            raise self.bad(rule, "FORMAT needs params.shapes, a non-empty list of strings")
+        return FormatParams(str(level), tuple(shapes))
+
+    def describe(self, rule: Rule) -> str:
+        p = self.params(rule)
+        listed = ", ".join(shown(s, p.level) for s in p.shapes)
+        return f"{rule.paths[0] or '(result)'} shaped {{{listed}}} ({p.level})"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return list(self.find(rule, ops)(nodes))
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        key = (ops[0].side, ops[0].pattern)
+        prefix = "$args" if ops[0].side == "arg" else ""
+        p = self.params(rule)
+        allowed, level = frozenset(p.shapes), p.level
+        return lambda nodes: [
+            prefix + path
+            for path, v in nodes.get(key, ())
+            if isinstance(v, str) and shape(v, level) not in allowed
+        ]
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        p = self.params(rule)
+        seen = shape(at.observed, p.level) if isinstance(at.observed, str) else "?"
+        listed = ", ".join(shown(s, p.level) for s in p.shapes)
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            list(p.shapes),
+            at.observed,
+            True,
+            f"{rule.tool} returned {returned(at.path, at.shown)}, shaped {shown(seen, p.level)}; every one "
+            f"of {rule.support.calls} clean results was shaped {listed}",
+        )
+
+    def keep(self) -> pl.Expr:
+        return pl.col("kbit") == KIND_BIT["string"]
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        ps = [(e.ridx, self.params(e.rule)) for e in entries]
+        allowed = pl.DataFrame(
+            {
+                "ridx": [r for r, p in ps for _ in p.shapes],
+                "shape": [s for _r, p in ps for s in p.shapes],
+            },
+            schema={"ridx": pl.UInt32, "shape": pl.String},
+        )
+        loose = pl.Series([r for r, p in ps if p.level == "loose"], dtype=pl.UInt32).implode()
+        h = hits.filter(pl.col("kind") == "string").with_columns(
+            pl.when(pl.col("ridx").is_in(loose))
+            .then(shape_expr("str", "loose"))
+            .otherwise(shape_expr("str", "exact"))
+            .alias("shape")
+        )
+        return broken(h.join(allowed.lazy(), on=["ridx", "shape"], how="anti"))
+
+
+CODE = Format()

@@ -1,0 +1,185 @@
+"""RANGE — `paths [P]`, params `{"of": "number"|"year", "min": x|null, "max": y}`: every number at a
+pattern (or the year of every ISO date there) lies within magnitude bounds.
+
+`of: number`: a number v at P breaks the rule when v > max, or when min is set and 0 < v < min (zero
+and negative values are the sign codes' business, so a sentinel −1 gets one receipt, not two). The
+miner's bounds are powers of ten around the clean values (`contracts.mining.rules.range`): a unit
+change (cents for dollars, grams for kilograms, ×1000), a saturated int32 (2³¹−1) or a 9999 sentinel
+leaves the decades the field lives in, while an ordinary new value does not.
+
+`of: year`: a string at P that starts like an ISO date (`YYYY-MM-DD`) breaks the rule when its year is
+outside [min, max]: a null turned into the Unix epoch (`1970-01-01`), a `9999-12-31` "forever"
+sentinel, a two-digit year read as the first century. Other strings are FORMAT's business.
+
+Per-node code: over a corpus the comparison is made inside the join of leaves to operands (the bounds
+travel in a small per-rule table joined to the breaking candidates).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from contracts.rules.base import (
+    KIND_BIT,
+    NUMERIC_BITS,
+    NUMERIC_KINDS,
+    At,
+    Nodes,
+    Operand,
+    PathFinder,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    broken,
+    name,
+)
+from contracts.rules.model import Rule
+
+OF = ("number", "year")
+#: A string whose year RANGE reads: `YYYY-MM-DD` at its start.
+YEAR_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+_YEAR = re.compile(YEAR_RE)
+
+
+@dataclass(frozen=True)
+class RangeParams:
+    """`{"of": ..., "min": x|null, "max": y}`."""
+
+    of: str
+    min: float | None
+    max: float
+
+
+def _year(v: str) -> int | None:
+    return int(v[:4]) if _YEAR.match(v) else None
+
+
+def _num_text(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
+
+
+class Range(PropertyCode):
+    name = "RANGE"
+    short = "RNG"
+    summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
+    node_class = 7
+
+    def params(self, rule: Rule) -> RangeParams:
+        p = rule.params
+        of, lo, hi = p.get("of"), p.get("min"), p.get("max")
+
+        def num(x: object) -> bool:
+            return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+        if of not in OF:
+            raise self.bad(rule, f"RANGE needs params.of, one of {', '.join(OF)}")
+        if not num(hi) or not (lo is None or (num(lo) and lo <= hi)):
+            raise self.bad(rule, "RANGE needs params.max, a number, and params.min, null or a number <= max")
+        return RangeParams(str(of), None if lo is None else float(lo), float(hi))  # type: ignore[arg-type]
+
+    def describe(self, rule: Rule) -> str:
+        p = self.params(rule)
+        what = rule.paths[0] or "(result)"
+        if p.of == "year":
+            return f"year of {what} in [{_num_text(p.min)}, {_num_text(p.max)}]"
+        if p.min is None:
+            return f"{what} <= {_num_text(p.max)}"
+        return f"{what} in [{_num_text(p.min)}, {_num_text(p.max)}] when > 0"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return list(self.find(rule, ops)(nodes))
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        key = (ops[0].side, ops[0].pattern)
+        prefix = "$args" if ops[0].side == "arg" else ""
+        p = self.params(rule)
+        hi = p.max
+        if p.of == "year":
+            lo_y = -math.inf if p.min is None else p.min
+
+            def years(nodes: Nodes) -> list[str]:
+                out = []
+                for path, v in nodes.get(key, ()):
+                    if type(v) is str:
+                        y = _year(v)
+                        if y is not None and (y < lo_y or y > hi):
+                            out.append(prefix + path)
+                return out
+
+            return years
+        lo = 0.0 if p.min is None else p.min
+        return lambda nodes: [
+            prefix + path
+            for path, v in nodes.get(key, ())
+            if (type(v) is int or type(v) is float) and (v > hi or 0 < v < lo)
+        ]
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        p = self.params(rule)
+        if p.of == "year":
+            expected = f"year in [{_num_text(p.min)}, {_num_text(p.max)}]"
+            seen = f"{name(at.path)}={at.shown}"
+        else:
+            expected = (
+                f"<= {_num_text(p.max)}" if p.min is None else f"in [{_num_text(p.min)}, {_num_text(p.max)}]"
+            )
+            seen = f"{name(at.path)}={at.shown}"
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            expected,
+            at.observed,
+            True,
+            f"{rule.tool} returned {seen}; every one of {rule.support.calls} clean results had "
+            f"{'a year ' if p.of == 'year' else ''}{expected}",
+        )
+
+    def keep(self) -> pl.Expr:
+        # A cheap prefilter inside the join: numbers and strings only; the bounds are per rule.
+        return ((pl.col("kbit") & NUMERIC_BITS) != 0) | (pl.col("kbit") == KIND_BIT["string"])
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        ps = [(e.ridx, self.params(e.rule)) for e in entries]
+        bounds = pl.DataFrame(
+            {
+                "ridx": [r for r, _ in ps],
+                "year": [p.of == "year" for _, p in ps],
+                "lo": [p.min for _, p in ps],
+                "hi": [p.max for _, p in ps],
+            },
+            schema={"ridx": pl.UInt32, "year": pl.Boolean, "lo": pl.Float64, "hi": pl.Float64},
+        )
+        h = hits.join(bounds.lazy(), on="ridx")
+        y = (
+            pl.when(pl.col("str").str.contains(YEAR_RE))
+            .then(pl.col("str").str.slice(0, 4).cast(pl.Float64, strict=False))
+            .otherwise(None)
+        )
+        num_bad = (
+            pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
+            & ~pl.col("year")
+            & (
+                (pl.col("num") > pl.col("hi"))
+                | ((pl.col("num") > 0) & (pl.col("num") < pl.col("lo").fill_null(0)))
+            )
+        )
+        year_bad = (
+            pl.col("year")
+            & (pl.col("kind") == "string")
+            & y.is_not_null()
+            & ((y > pl.col("hi")) | (y < pl.col("lo").fill_null(-math.inf)))
+        )
+        return broken(h.filter(num_bad | year_bad))
+
+
+CODE = Range()
