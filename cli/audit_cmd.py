@@ -34,7 +34,7 @@ from contracts.checks.receipts import EncoderName
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.mining.params import MineParams
+from contracts.mining.params import MineParams, RuleSource
 from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 
@@ -287,6 +287,14 @@ def audit_cmd(
     no_in_sample: Annotated[
         bool, typer.Option("--no-in-sample", help="Skip the in-sample (non-split) comparison replay.")
     ] = False,
+    rule_source: Annotated[
+        RuleSource | None,
+        typer.Option(
+            "--source",
+            help="Mine rules from: all, mined (traces only), or schema (the registry's output schemas "
+            "only: the schema-only detector to compare with).",
+        ),
+    ] = None,
     quiet: QuietFlag = False,
 ) -> None:
     """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
@@ -359,6 +367,7 @@ def audit_cmd(
                     ("max_domain", cfg.get("mine.max_domain")),
                     ("min_support", cfg.get("mine.min_support") or None),
                     ("max_violation_rate", cfg.get("mine.max_violation_rate")),
+                    ("rule_source", cfg.get("mine.source", rule_source.value if rule_source else None)),
                 )
                 if value is not None
             }

@@ -28,7 +28,7 @@ from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json
 from contracts.mining.diff import SetDiff, diff_sets
 from contracts.mining.miner import mine
-from contracts.mining.params import Clean, MineParams
+from contracts.mining.params import Clean, MineParams, RuleSource
 from contracts.rules.codes import TABLE, describe, describe_params
 from contracts.rules.model import CODES, ContractSet, Rule
 from contracts.traces.corpus import Corpus
@@ -119,6 +119,14 @@ def mine_command(
     clean: Annotated[
         Clean | None, typer.Option("--clean", help="Clean calls: ok, or reward (also full-reward episodes).")
     ] = None,
+    rule_source: Annotated[
+        RuleSource | None,
+        typer.Option(
+            "--source",
+            help="Rules from: all (mined and declared), mined (the traces only), schema (the registry's "
+            "output schemas only: the schema-only detector).",
+        ),
+    ] = None,
     registry: Annotated[
         Path | None,
         typer.Option(
@@ -205,6 +213,7 @@ def mine_command(
         clean=cfg.get("mine.clean", clean.value if clean is not None else None),
         tools=tool or None,
         max_violation_rate=cfg.get("mine.max_violation_rate", max_violation_rate),
+        rule_source=cfg.get("mine.source", rule_source.value if rule_source is not None else None) or "all",
     )
     kwargs: dict[str, Any] = {"registry": reg}
     run: Any = mine

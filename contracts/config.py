@@ -36,6 +36,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "mine.max_violation_rate": (None, "float"),
     "mine.min_support": ({}, "table"),
     "mine.part_rows": (None, "int"),
+    "mine.source": ("all", "str"),
     "check.encoder": ("v2", "str"),
     "audit.folds": (5, "int"),
     "audit.bootstrap": (1000, "int"),

@@ -40,7 +40,7 @@ from contracts.mining.data import (
     path_stats_part,
     sample_filter,
 )
-from contracts.mining.params import MineParams, violation_bound
+from contracts.mining.params import MineParams, RuleSource, violation_bound
 from contracts.mining.rules import RULE_CLASSES, drop_subsumed
 from contracts.mining.rules.base import MiningContext, RuleClass
 from contracts.mining.schema_rules import SchemaRules
@@ -132,6 +132,8 @@ def mine(
             for c, plan, acc in zip(classes, plans, rows, strict=True)
         ]
         cands = drop_subsumed(pl.concat(frames))
+        if params.rule_source is not RuleSource.all:
+            cands = cands.filter(pl.col("source") == params.rule_source.value)
         cs = assemble(cands, data, registry, params, tool_names)
     finally:
         data.close()

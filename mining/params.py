@@ -32,6 +32,7 @@ from typing import Any
 
 from contracts.defaults import DEFAULT_SEED
 from contracts.errors import MiningError
+from contracts.rules.format import FORMAT_MAX_LEN
 from contracts.rules.model import CODES
 
 #: Minimum qualifying examples per code (calls; values for POSITIVE and NONNEG; tasks for DOMAIN and
@@ -78,11 +79,30 @@ class Clean(StrEnum):
 
 CLEAN_MODES = tuple(c.value for c in Clean)
 
+
+class RuleSource(StrEnum):
+    """Where rules may come from: `all` mined and declared (schema) rules; `mined` only what the
+    clean traces show; `schema` only what the registry's output schemas declare — the schema-only
+    detector a mined contract set is compared with."""
+
+    all = "all"
+    mined = "mined"
+    schema = "schema"
+
+
+RULE_SOURCES = tuple(s.value for s in RuleSource)
+
 DOMAIN_MIN_TASKS = 3  # each value seen in at least this many distinct tasks
 DOMAIN_SPLITS = 5  # task splits the value set must be stable across ...
 DOMAIN_MAX_UNSEEN = 0.01  # ... : (value, task) pairs of values seen in one split only, at most this share
 DOMAIN_MAX_SHARE = 0.1  # distinct values <= (value, task) pairs * this
 FORMAT_MAX_SHAPES = 8  # at most this many shapes at a place (per level)
+#: RANGE on numbers: the bounds are the powers of ten beyond the extremes times / divided by this, so a
+#: bound is never closer than a factor 3 to a clean value (a maximum of 9,500 alone would otherwise give
+#: 10,000; the sample world's order totals crossed such a bound in held-out tasks).
+RANGE_MARGIN = 3.0
+#: RANGE on years: the margin below the earliest decade and above the latest, in years.
+YEAR_MARGIN = 10
 ECHO_MIN_DISTINCT = 2  # an echo needs >= 2 distinct argument values (equal constants are coincidence)
 RELATION_MIN_TUPLES = 5  # Daikon's ternary minimum: >= 5 distinct operand tuples
 RELATION_MAX_TERMS = 3
@@ -122,6 +142,7 @@ class MineParams:
     min_tasks: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_TASKS))
     max_violation_rate: float | None = None
     tools: tuple[str, ...] | None = None
+    rule_source: RuleSource = RuleSource.all
 
     @classmethod
     def build(
@@ -134,8 +155,14 @@ class MineParams:
         clean: str,
         tools: tuple[str, ...] | None,
         max_violation_rate: float | None,
+        rule_source: str = "all",
     ) -> MineParams:
         """Merge user overrides into the defaults, refusing unknown codes and nonsense values."""
+        if rule_source not in RULE_SOURCES:
+            raise MiningError(
+                f"rule_source must be one of {', '.join(RULE_SOURCES)}, got {rule_source!r}",
+                field="rule_source",
+            )
         if folds < 1:
             raise MiningError(f"folds must be >= 1, got {folds}", field="folds")
         if clean not in CLEAN_MODES:
@@ -163,6 +190,7 @@ class MineParams:
             min_support=sup,
             max_violation_rate=max_violation_rate,
             tools=tools,
+            rule_source=RuleSource(rule_source),
         )
 
     @classmethod
@@ -176,9 +204,11 @@ class MineParams:
         clean: str = "ok",
         tools: Sequence[str] | None = None,
         max_violation_rate: float | None = None,
+        rule_source: str = "all",
     ) -> MineParams:
         """`build` with the defaults of `contracts mine`: the settings a caller gives, by name."""
         return cls.build(
+            rule_source=rule_source,
             folds=folds,
             seed=seed,
             min_support=min_support,
@@ -198,7 +228,7 @@ class MineParams:
         return int(self.min_tasks[code])
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "k": self.k,
             "seed": self.seed,
             "clean": self.clean.value,
@@ -215,4 +245,9 @@ class MineParams:
             },
             "echo": {"min_distinct": ECHO_MIN_DISTINCT},
             "relation": {"min_tuples": RELATION_MIN_TUPLES, "max_terms": RELATION_MAX_TERMS},
+            "format": {"max_shapes": FORMAT_MAX_SHAPES, "max_len": FORMAT_MAX_LEN},
+            "range": {"margin": RANGE_MARGIN, "year_margin": YEAR_MARGIN},
         }
+        if self.rule_source is not RuleSource.all:
+            out["rule_source"] = self.rule_source.value  # absent: every source (the default)
+        return out

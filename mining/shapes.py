@@ -13,7 +13,9 @@ Same shape. Two object patterns (of any tools) have the same shape when their ke
 keys seen below them in the clean calls, map keys and array members left out — share at least
 `MIN_SHARED` keys, at least `MIN_OVERLAP` of the smaller set (a thin tool sees a subset of the keys a
 busy one sees), and at least `MIN_JACCARD` of the union (so that two unrelated records that both
-carry `id` and `name` stay apart). Shapes are joined transitively (connected components), which is
+carry `id` and `name` stay apart), and unless both sit under named keys that differ (`/*/prices` and
+`/*/available_seats` have the same cabin keys and are different things; an object at the root, in an
+array or under a map key has no name of its own). Shapes are joined transitively (connected components), which is
 what lets a thin tool's subset reach the catalogue through the busy tools between them.
 
 Pool of a pattern. The nearest object ancestor A of a pattern P (its parent, or the first object above
@@ -69,6 +71,20 @@ def same_shape(a: frozenset[str], b: frozenset[str]) -> bool:
     )
 
 
+def _name(pattern: str) -> str | None:
+    """The key an object sits under (`prices` for `/*/prices`), None at the root or an array/map member."""
+    tok = pattern.rpartition("/")[2]
+    return None if not pattern or tok in WILD_TOKENS else tok
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two object patterns may pool unless both sit under named keys that differ: `/*/prices` and
+    `/*/available_seats` hold the same three cabin keys but are different things (a price is never 0,
+    a seat count often is)."""
+    na, nb = _name(a), _name(b)
+    return na is None or nb is None or na == nb
+
+
 def shape_groups(patterns: pl.DataFrame) -> dict[tuple[str, str], int]:
     """Object patterns that share their shape with another one -> a group id (dense, deterministic).
 
@@ -97,7 +113,11 @@ def shape_groups(patterns: pl.DataFrame) -> dict[tuple[str, str], int]:
                 if (i, j) in seen:
                     continue
                 seen.add((i, j))
-                if find(i) != find(j) and same_shape(sets[order[i]], sets[order[j]]):
+                if (
+                    find(i) != find(j)
+                    and same_name(order[i][1], order[j][1])
+                    and same_shape(sets[order[i]], sets[order[j]])
+                ):
                     parent[max(find(i), find(j))] = min(find(i), find(j))
     roots: dict[int, list[int]] = defaultdict(list)
     for i in range(len(order)):

@@ -40,6 +40,7 @@ from contracts.rules.base import (
     PropertyCode,
     RuleEntry,
     Violation,
+    display,
     empty_hits,
     index_nodes,
     resolve,
@@ -378,11 +379,14 @@ def _find_batch(
     plans = []
     for name, es in _by_code(entries).items():
         mine = pl.col("code") == name
-        plans.append(
-            TABLE[name]
-            .vectorised(es, hits.lazy().filter(mine).select(HIT_COLS), lean.lazy().filter(mine).drop("code"))
-            .select("cid", "ridx", "path", "present")
+        c = TABLE[name]
+        found = c.vectorised(
+            es, hits.lazy().filter(mine).select(HIT_COLS), lean.lazy().filter(mine).drop("code")
         )
+        if c.node_class:
+            # a per-node code reports its one operand's paths: argument paths in rule notation
+            found = display(es, found, 0)
+        plans.append(found.select("cid", "ridx", "path", "present"))
     if not plans:
         return empty_hits().collect()
     return pl.concat(pl.collect_all(plans))

@@ -53,6 +53,8 @@ _ASCII = str.maketrans(
     }
 )
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+_CLASS_CHARS = [chr(c) for c in (*range(65, 91), *range(97, 123), *range(48, 58))]
+_CLASS_OF = ["A"] * 26 + ["a"] * 26 + ["9"] * 10
 _RUNS_RE = re.compile("([Aa9" + NON_ASCII + r"])\1+")
 
 
@@ -83,11 +85,13 @@ def loosen_expr(col: str | pl.Expr) -> pl.Expr:
 def shape_expr(col: str | pl.Expr, level: str) -> pl.Expr:
     """`shape` as a polars expression over a String column."""
     s = pl.col(col) if isinstance(col, str) else col
+    # non-ASCII characters first (a regex, run only on the strings that have one), then the ASCII classes
+    # in one Aho-Corasick pass over the text (the replacements are not matched again)
     t = (
-        s.str.replace_all(r"[^\x00-\x7f]", NON_ASCII)
-        .str.replace_all(r"[A-Z]", "A")
-        .str.replace_all(r"[a-z]", "a")
-        .str.replace_all(r"[0-9]", "9")
+        pl.when(s.str.contains(r"[^\x00-\x7f]"))
+        .then(s.str.replace_all(r"[^\x00-\x7f]", NON_ASCII))
+        .otherwise(s)
+        .str.replace_many(_CLASS_CHARS, _CLASS_OF)
     )
     if level == "loose":
         t = loosen_expr(t)

@@ -118,7 +118,8 @@ class Range(PropertyCode):
         return lambda nodes: [
             prefix + path
             for path, v in nodes.get(key, ())
-            if (type(v) is int or type(v) is float) and (v > hi or 0 < v < lo)
+            # as float64, the way a corpus stores numbers (an int beyond 2^53 compares as its nearest double)
+            if (type(v) is int or type(v) is float) and (float(v) > hi or 0 < float(v) < lo)
         ]
 
     def witness(self, rule: Rule, at: At) -> Violation:
@@ -138,8 +139,7 @@ class Range(PropertyCode):
             expected,
             at.observed,
             True,
-            f"{rule.tool} returned {seen}; every one of {rule.support.calls} clean results had "
-            f"{'a year ' if p.of == 'year' else ''}{expected}",
+            f"{rule.tool} returned {seen}; every one of {rule.support.calls} clean results had {expected}",
         )
 
     def keep(self) -> pl.Expr:

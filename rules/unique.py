@@ -8,8 +8,9 @@ reported at its second and later positions (in index order), with the first one 
 What it catches: a page that repeats an item (offset pagination that drifted while items were added),
 a join that duplicated rows, a cache that served the same record twice in one list.
 
-Values compare as JSON scalars: numbers by value (`1` = `1.0`), strings by text, never a string with a
-number; null and booleans are not judged (a flag repeats by nature).
+Values compare as JSON scalars: numbers by value (`1` = `1.0`, `0` = `-0.0`), strings by text, never a
+string with a number; null, booleans and numbers of magnitude 2^53 or more (float64 cannot tell such
+ids apart) are not judged.
 
 Per call: the nodes at P are grouped by instance and sorted by index. Over a corpus: the same on the
 hits of P (instance and index split from the concrete path, duplicates found with a rank over
@@ -36,6 +37,7 @@ from contracts.rules.base import (
     resolve,
 )
 from contracts.rules.model import Rule
+from contracts.traces.leaves import unescape_token
 
 
 def item_split(pattern: str) -> int | None:
@@ -49,11 +51,17 @@ def item_split(pattern: str) -> int | None:
     return None
 
 
+#: Numbers at or beyond 2^53 in magnitude are not judged: a corpus stores numbers as float64, where
+#: distinct ids of that size (snowflake ids) can collide.
+EXACT_LIMIT = 2.0**53
+
+
 def _key(v: object) -> tuple[int, object] | None:
     """The identity of a judged value: (0, number) or (1, string); None for what is not judged."""
     t = type(v)
     if t is int or t is float:
-        return (0, float(v))  # type: ignore[arg-type]
+        x = float(v)  # type: ignore[arg-type]
+        return (0, x) if abs(x) < EXACT_LIMIT else None
     if t is str:
         return (1, v)
     return None
@@ -115,13 +123,10 @@ class Unique(PropertyCode):
         k = _key(at.observed)
         doc = at.arguments if at.ops[0].side == "arg" else at.result
         ok, items = resolve(doc, inst)
+        field = unescape_token(at.raw.split("/")[-1])
         if ok and isinstance(items, list):
             for i, item in enumerate(items[:idx]):
-                v = (
-                    item
-                    if after == 0
-                    else (item.get(at.raw.split("/")[-1]) if isinstance(item, dict) else None)
-                )
+                v = item if after == 0 else (item.get(field) if isinstance(item, dict) else None)
                 if k is not None and _key(v) == k:
                     first = i
                     break
@@ -153,8 +158,15 @@ class Unique(PropertyCode):
         toks = pl.col("path").str.split("/")
         cut = toks.list.len() - pl.col("after") - 1
         value = (
-            pl.when(pl.col("kind").cast(pl.String).is_in(["int", "float"]))
-            .then(pl.concat_str(pl.lit("n"), pl.col("num").cast(pl.String)))
+            pl.when(
+                pl.col("kind").cast(pl.String).is_in(["int", "float"]) & (pl.col("num").abs() < EXACT_LIMIT)
+            )
+            .then(
+                pl.concat_str(
+                    pl.lit("n"),
+                    pl.when(pl.col("num") == 0).then(0.0).otherwise(pl.col("num")).cast(pl.String),
+                )
+            )
             .when(pl.col("kind") == "string")
             .then(pl.concat_str(pl.lit("s"), pl.col("str")))
             .otherwise(None)

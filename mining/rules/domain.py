@@ -75,22 +75,33 @@ def pool_strings(part: Leaves, members: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+VALUE_COLS = ["pool", "str", "fold", "split", "vtasks", "calls"]
+
+
 def value_counts(rows: pl.DataFrame) -> pl.DataFrame:
-    """Per (pool, str, fold, split) of some string nodes (`pool_strings`, or their shapes in `str`):
-    distinct tasks holding each value; and per (pool, fold) with a null `str`: distinct calls
-    (`vtasks` holds tasks, `calls` calls)."""
-    values = (
+    """Per (pool, str, fold, split) of some string nodes (`pool_strings`): distinct tasks holding each
+    value; and per (pool, fold) with a null `str`: distinct calls (`vtasks` holds tasks, `calls` calls)."""
+    return pl.concat([value_tasks(rows), value_totals(rows)])
+
+
+def value_tasks(rows: pl.DataFrame) -> pl.DataFrame:
+    """The per-value rows of `value_counts` (from any rows with pool, str, fold, task)."""
+    return (
         rows.group_by("pool", "str", "fold", (pl.col("task") % DOMAIN_SPLITS).cast(pl.UInt8).alias("split"))
         .agg(pl.col("task").n_unique().alias("vtasks"))
         .with_columns(pl.lit(0, pl.UInt32).alias("calls"))
+        .select(VALUE_COLS)
     )
-    totals = (
+
+
+def value_totals(rows: pl.DataFrame) -> pl.DataFrame:
+    """The per-(pool, fold) rows of `value_counts`: distinct tasks and calls, `str` and `split` null."""
+    return (
         rows.group_by("pool", "fold")
         .agg(pl.col("task").n_unique().alias("vtasks"), pl.col("cid").n_unique().alias("calls"))
         .with_columns(pl.lit(None, pl.String).alias("str"), pl.lit(None, pl.UInt8).alias("split"))
+        .select(VALUE_COLS)
     )
-    cols = ["pool", "str", "fold", "split", "vtasks", "calls"]
-    return pl.concat([values.select(cols), totals.select(cols)])
 
 
 class Domain:

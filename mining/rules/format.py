@@ -34,7 +34,7 @@ from contracts.jsonutil import canonical_str
 from contracts.mining.data import CLS_STR, Leaves, cand_frame
 from contracts.mining.params import FORMAT_MAX_SHAPES
 from contracts.mining.rules.base import MiningContext, paths_one
-from contracts.mining.rules.domain import closed_sets, pool_members, pool_strings, value_counts
+from contracts.mining.rules.domain import closed_sets, pool_members, pool_strings, value_tasks, value_totals
 from contracts.rules.format import LEVELS, loosen_expr, shape_expr
 
 
@@ -57,12 +57,20 @@ class Format:
         if plan is None:
             return None
         rows = pool_strings(part, plan)
-        distinct = rows.select("str").unique()
-        shapes = distinct.with_columns(*(shape_expr("str", lv).alias(lv) for lv in LEVELS))
-        rows = rows.join(shapes, on="str", how="left")
+        # (pool, fold) totals once for both levels; the shapes of each distinct string once, joined to
+        # the distinct (pool, str, fold, task) tuples (the calls of a task repeat the same strings)
+        totals = value_totals(rows)
+        pairs = rows.select("pool", "str", "fold", "task").unique()
+        shapes = (
+            pairs.select("str")
+            .unique()
+            .with_columns(shape_expr("str", "exact").alias("exact"))
+            .with_columns(loosen_expr("exact").alias("loose"))
+        )
+        pairs = pairs.join(shapes, on="str", how="left")
         return pl.concat(
             [
-                value_counts(rows.with_columns(pl.col(lv).alias("str"))).with_columns(
+                pl.concat([value_tasks(pairs.with_columns(pl.col(lv).alias("str"))), totals]).with_columns(
                     pl.lit(lv).alias("level")
                 )
                 for lv in LEVELS

@@ -26,14 +26,32 @@ import math
 import polars as pl
 
 from contracts.mining.data import CLS_NUM, CLS_STR, cand_frame
+from contracts.mining.params import RANGE_MARGIN, YEAR_MARGIN
 from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats, support_ok
 
-#: Numbers: the bounds are the powers of ten beyond the extremes times / divided by this, so a bound is
-#: never closer than a factor 3 to a clean value (a maximum of 9,500 alone would otherwise give 10,000;
-#: the sample world's order totals crossed such a bound in held-out tasks).
-RANGE_MARGIN = 3.0
-#: Years: the margin below the earliest decade and above the latest, in years.
-YEAR_MARGIN = 10
+#: No RANGE above this (a bound of 10^300 says nothing, and 10^309 is not a float).
+MAX_BOUND = 1e300
+
+
+def _power_above(x: float) -> float:
+    """The least power of ten strictly above x (> 0), exact where log10 rounds."""
+    p = 10.0 ** (math.floor(math.log10(x)) + 1)
+    while p / 10 > x:
+        p /= 10
+    while p <= x:
+        p *= 10
+    return p
+
+
+def _power_at_or_below(x: float) -> float:
+    """The greatest power of ten at or below x (> 0), exact where log10 rounds (0.09999999999999998
+    gives 0.01, not 0.1)."""
+    p = 10.0 ** math.floor(math.log10(x))
+    while p > x:
+        p /= 10
+    while p * 10 <= x:
+        p *= 10
+    return p
 
 
 def _params_number(lo: float | None, hi: float) -> str:
@@ -42,7 +60,8 @@ def _params_number(lo: float | None, hi: float) -> str:
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if x >= 1 else repr(float(x))
+    """A bound as JSON: whole numbers below 10^15 as integers, others as the float's shortest repr."""
+    return str(int(x)) if 1 <= x < 1e15 else repr(float(x))
 
 
 class Range(FromStats):
@@ -60,8 +79,10 @@ class Range(FromStats):
         for r in nums.select(
             "tool", "pattern", "checker", "ex", "p_min", "p_max", "p_n", "p_calls", "p_tasks"
         ).iter_rows(named=True):
-            hi = 10.0 ** (math.floor(math.log10(r["p_max"] * RANGE_MARGIN)) + 1)
-            lo = 10.0 ** math.floor(math.log10(r["p_min"] / RANGE_MARGIN)) if r["p_min"] > 0 else None
+            if r["p_max"] * RANGE_MARGIN >= MAX_BOUND:
+                continue
+            hi = _power_above(r["p_max"] * RANGE_MARGIN)
+            lo = _power_at_or_below(r["p_min"] / RANGE_MARGIN) if r["p_min"] > 0 else None
             rows.append(
                 {
                     **{k: r[k] for k in ("tool", "pattern", "checker", "ex")},

@@ -288,8 +288,11 @@ def _close(a: str, b: str) -> pl.Expr:
 def _keyed(df: pl.DataFrame, value: str) -> pl.DataFrame:
     """`df` three times, with key = round(value·100) + {-1, 0, 1}: a join on the key then finds every
     pair within one cent, the superset the GEN tolerance filter narrows."""
-    base = (pl.col(value) * 100).round().cast(pl.Int64)
-    return pl.concat([df.with_columns((base + d).alias("key")) for d in (-1, 0, 1)])
+    # values beyond Int64 cents (|v| > 9.2e16) cannot be matched to the cent: no key, never joined
+    base = (pl.col(value) * 100).round().cast(pl.Int64, strict=False)
+    return pl.concat([df.with_columns((base + d).alias("key")) for d in (-1, 0, 1)]).filter(
+        pl.col("key").is_not_null()
+    )
 
 
 # The vectorised candidate encoding: one Int64 row (form, a, t0, t1, t2, c0, c1, c2) per candidate.

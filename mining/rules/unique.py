@@ -5,8 +5,9 @@ holding strings or numbers. Qualifying example: a list instance (one list in one
 two items holding a judged value at P. Keep only if no qualifying instance of the checker's data holds
 a repeated value, with at least `min_support` UNIQUE (30) such instances from at least 300 distinct
 tasks; then one rule per list (the same list repeated shows at every one of its fields): the scalar
-items themselves, else the string field with the most distinct values (an id), else the first numeric
-field, by pattern order.
+items themselves, else the first string field, else the first numeric field, in pattern order. (The
+field with the most distinct values would name the id best, but a distinct count is not a monoid over
+task parts: the choice would depend on how the corpus was read.)
 
 Chance argument. "Never repeats" is, like LENGTH's "never empty", a claim about a rare event: after no
 repeat in t tasks the 95% upper bound of the per-task rate is 1 − 0.05^(1/t) ≈ 3/t, 1% at 300 tasks,
@@ -35,7 +36,7 @@ from contracts.mining.data import (
     merged_examples,
 )
 from contracts.mining.rules.base import MiningContext, paths_one, support_ok
-from contracts.rules.unique import item_split
+from contracts.rules.unique import EXACT_LIMIT, item_split
 
 
 class Unique:
@@ -66,24 +67,34 @@ class Unique:
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
         if plan is None:
             return None
-        toks = pl.col("path").str.split("/")
-        cut = toks.list.len() - pl.col("after") - 1
+        # the list instance: the concrete path before the last index (`/xs/3` -> `/xs`, `/xs/3/id` -> `/xs`),
+        # and the value, both as 64-bit hashes (grouping on them is several times faster than on text; a
+        # collision could only refute a rule, never admit one)
+        inst = (
+            pl.when(pl.col("after") == 0)
+            .then(pl.col("path").str.replace(r"/[0-9]+$", ""))
+            .otherwise(pl.col("path").str.replace(r"/[0-9]+/[^/]*$", ""))
+            .hash()
+        )
         value = (
             pl.when(pl.col("cls") == CLS_NUM)
-            .then(pl.concat_str(pl.lit("n"), pl.col("num").cast(pl.String)))
-            .otherwise(pl.concat_str(pl.lit("s"), pl.col("str")))
+            .then(pl.when(pl.col("num") == 0).then(0.0).otherwise(pl.col("num")).hash())
+            .otherwise(pl.col("str").hash() ^ pl.lit(0x9E3779B97F4A7C15, pl.UInt64))
         )
-        inst = (
+        judged = pl.col("cls").is_in([CLS_NUM, CLS_STR]) & (
+            (pl.col("cls") == CLS_STR) | (pl.col("num").abs() < EXACT_LIMIT)
+        )
+        lists = (
             part.result()
             .lazy()
-            .filter(pl.col("cls").is_in([CLS_NUM, CLS_STR]) & pl.col("pid").is_in(plan["pid"].implode()))
+            .filter(judged & pl.col("pid").is_in(plan["pid"].implode()))
             .join(plan.lazy().with_columns(pl.col("pid").cast(pl.UInt32)), on="pid")
             .select(
                 "cid",
                 "task",
                 "pid",
                 "fold",
-                toks.list.head(cut).list.join("/").alias("inst"),
+                inst.alias("inst"),
                 value.alias("val"),
             )
             .group_by("cid", "task", "pid", "fold", "inst")
@@ -91,7 +102,7 @@ class Unique:
             .filter(pl.col("items") >= 2)
         )
         return (
-            inst.group_by("pid", "fold")
+            lists.group_by("pid", "fold")
             .agg(
                 pl.len().alias("lists"),
                 (pl.col("distinct") < pl.col("items")).sum().alias("repeats"),
@@ -122,26 +133,20 @@ class Unique:
         )
         if held.height == 0:
             return cand_frame()
-        ndist = ctx.stats.filter(pl.col("cls") == CLS_STR).select(
-            "tool", "pattern", "checker", pl.col("ndist").cast(pl.Int64)
+        strings = ctx.stats.filter(pl.col("cls") == CLS_STR).select(
+            "tool", "pattern", "checker", pl.lit(True).alias("is_str")
         )
         is_items = pl.col("pattern").str.ends_with("/*")
         best = (
-            held.join(ndist, on=["tool", "pattern", "checker"], how="left")
+            held.join(strings, on=["tool", "pattern", "checker"], how="left")
             .with_columns(
                 pl.when(is_items)
                 .then(pl.col("pattern"))
                 .otherwise(pl.col("pattern").str.replace(r"/[^/]*$", ""))
                 .alias("list"),
-                pl.when(is_items)
-                .then(0)
-                .when(pl.col("ndist").is_not_null())
-                .then(1)
-                .otherwise(2)
-                .alias("rank"),
-                pl.col("ndist").fill_null(0),
+                pl.when(is_items).then(0).when(pl.col("is_str")).then(1).otherwise(2).alias("rank"),
             )
-            .sort(["rank", "ndist", "pattern"], descending=[False, True, False])
+            .sort(["rank", "pattern"])
             .group_by("tool", "list", "checker", maintain_order=True)
             .first()
         )
