@@ -1,0 +1,62 @@
+"""Every place that lists the property codes agrees with the one table (`contracts.rules.codes.TABLE`).
+
+Adding a code is a `rules/` module, a `mining/rules/` class and their table rows (docs/design.md,
+"Adding a property code"); the JSON Schemas, thresholds and docs that enumerate codes are checked here,
+so a code cannot be half-added."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from contracts.mining.rules import RULE_CLASSES
+from contracts.rules.codes import TABLE
+from contracts.rules.model import CODES
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMAS = REPO / "contracts" / "schemas"
+
+
+def _enums(node: object) -> list[list[str]]:
+    """Every `enum` list in a schema that contains "REQUIRED" (the code enums)."""
+    out: list[list[str]] = []
+    if isinstance(node, dict):
+        e = node.get("enum")
+        if isinstance(e, list) and "REQUIRED" in e and "TYPE" in e:
+            out.append(e)
+        for v in node.values():
+            out.extend(_enums(v))
+    elif isinstance(node, list):
+        for v in node:
+            out.extend(_enums(v))
+    return out
+
+
+def test_table_and_codes_agree() -> None:
+    assert tuple(TABLE) == CODES
+    assert len({c.short for c in TABLE.values()}) == len(CODES)  # the mine table's columns are distinct
+    node_classes = [c.node_class for c in TABLE.values() if c.node_class]
+    assert len(node_classes) == len(set(node_classes))  # one per-node class number per code
+
+
+def test_every_code_has_a_miner_and_thresholds() -> None:
+    emitted = [code for cls in RULE_CLASSES for code in cls().codes]
+    assert sorted(emitted) == sorted(CODES)
+    assert set(DEFAULT_MIN_SUPPORT) == set(CODES) == set(DEFAULT_MIN_TASKS)
+
+
+def test_schema_enums_list_every_code() -> None:
+    for name in ("contract-set", "receipt-v1", "receipt-v2"):
+        enums = _enums(json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
+        assert enums, name
+        for e in enums:
+            assert e == list(CODES), (name, e)
+
+
+def test_every_code_is_documented() -> None:
+    codes_md = (REPO / "docs" / "codes.md").read_text(encoding="utf-8")
+    rules_md = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    for code in CODES:
+        assert f"\n## {code}\n" in codes_md, code
+        assert f"`{code}`" in rules_md, code
