@@ -2,6 +2,9 @@
 
 Qualifying example: every array node at P in a clean result; support = arrays (>= 30) and distinct
 tasks (>= 300). Keep only if no clean array at P is empty (the `min_len` of the path statistics).
+Judged per pool (`contracts.mining.shapes`): the `/items` of an order is the same list whichever tool
+returns the order, so the tasks of every member count and an empty list in any member refutes it for
+all (the pool's task count is its largest member's, a lower bound).
 
 Chance argument. "Never empty" is a claim about a rare event, so the question is not whether the
 non-emptiness is a coincidence but how often a clean call could still return `[]` unseen. Tasks are the
@@ -20,7 +23,7 @@ from __future__ import annotations
 import polars as pl
 
 from contracts.mining.data import CLS_ARR, cand_frame
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, support_ok
+from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
 
 
 class Length(FromStats):
@@ -29,11 +32,18 @@ class Length(FromStats):
     codes = ("LENGTH",)
 
     def from_stats(self, ctx: MiningContext) -> pl.DataFrame:
-        rows = ctx.stats.filter(
-            (pl.col("cls") == CLS_ARR) & (pl.col("min_len") >= 1) & support_ok(ctx, "LENGTH")
-        ).with_columns(
-            pl.lit("LENGTH").alias("code"),
-            paths_one(),
-            pl.lit('{"min":1}').alias("params"),
+        p = ctx.params
+        enough = (pl.col("p_n") >= p.needed("LENGTH")) & (pl.col("p_tasks") >= p.tasks_needed("LENGTH"))
+        rows = (
+            pooled_stats(ctx)
+            .filter((pl.col("cls") == CLS_ARR) & (pl.col("p_min_len") >= 1) & enough)
+            .with_columns(
+                pl.lit("LENGTH").alias("code"),
+                paths_one(),
+                pl.lit('{"min":1}').alias("params"),
+                pl.col("p_n").alias("n"),
+                pl.col("p_calls").alias("calls"),
+                pl.col("p_tasks").alias("tasks"),
+            )
         )
         return cand_frame(rows)
