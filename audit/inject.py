@@ -64,7 +64,7 @@ from contracts.audit.fault_targets import (
 )
 from contracts.audit.incidents import BY_KIND, INCIDENT_KINDS
 from contracts.defaults import DEFAULT_SEED
-from contracts.errors import TraceError, UsageError
+from contracts.errors import TraceError, UsageError, reading
 from contracts.jsonutil import atomic_write_bytes, canonical_json
 from contracts.rules.model import ContractSet, Rule
 
@@ -330,12 +330,8 @@ def read_flat(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
         else:
             files = [p]
         for f in files:
-            try:
+            with reading(f):
                 data = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
-            except FileNotFoundError as e:
-                raise TraceError("trace file not found", source=str(f)) from e
-            except (OSError, EOFError) as e:
-                raise TraceError(f"cannot decompress: {e}", source=str(f)) from e
             for i, raw in enumerate(data.splitlines(), start=1):
                 if not raw.strip():
                     continue

@@ -47,6 +47,7 @@ fsync): at a 1% fire rate on a million calls that is 10 entries instead of 10,00
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -114,6 +115,28 @@ def open_source(
     `registry` (tools.json) is copied into the ingested corpus, so mining sees substitutes and receipts
     offer recovery tools; when SRC is a trace folder with a `tools.json` at its top, that one is used.
     """
+    work_dir = Path(work)
+    created = not work_dir.exists()
+    try:
+        return _open_source(
+            src, work_dir, inject_kinds, inject_rate, inject_seed, contracts, registry, progress
+        )
+    except BaseException:
+        if created:  # nothing half-written: a work folder this call made goes with its failure
+            shutil.rmtree(work_dir, ignore_errors=True)
+        raise
+
+
+def _open_source(
+    src: str | Path,
+    work: Path,
+    inject_kinds: Sequence[str] | None,
+    inject_rate: float,
+    inject_seed: int,
+    contracts: ContractSet | None,
+    registry: str | Path | None,
+    progress: Progress,
+) -> Source:
     from contracts.traces.ingest import ingest
 
     p = Path(src)

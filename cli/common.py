@@ -16,7 +16,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from contracts.config import Config, load_config
-from contracts.errors import ContractsError
+from contracts.errors import IO_ERRORS, ContractsError, io_failure
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -54,10 +54,21 @@ class ContractsGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ContractsError as e:
-            if State.debug:
-                traceback.print_exc(file=sys.stderr)
-            err.print(as_flags(e).render(), markup=False, style="red")
-            raise typer.Exit(EXIT_USAGE) from None
+            self._render(as_flags(e))
+        except BrokenPipeError:
+            # the reader of stdout went away (`contracts ... | head`): Click's main stops quietly
+            raise
+        except IO_ERRORS as e:
+            # an OS or decompression error no reader wrapped: still one line naming the file, never a
+            # traceback (Click would print `Aborted!` for an EOFError from a truncated .gz)
+            self._render(io_failure(e))
+
+    @staticmethod
+    def _render(e: ContractsError) -> None:
+        if State.debug:
+            traceback.print_exc(file=sys.stderr)
+        err.print(e.render(), markup=False, style="red")
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 #: Library settings whose name differs from their command-line flag.

@@ -6,13 +6,14 @@ Exit codes: 0 all holds; 1 a finding (the ledger or proof does not verify, namin
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from contracts.cli.common import JsonFlag, QuietFlag, err, findings_exit, out, progress_bar
+from contracts.cli.common import JsonFlag, QuietFlag, err, fail, findings_exit, out, progress_bar
 from contracts.errors import LedgerError
 from contracts.jsonutil import canonical_str, loads, pretty_json
 from contracts.ledger import Ledger, read_entries, verify
@@ -56,6 +57,8 @@ def verify_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Recompute every hash, the chain, the header bindings and the manifest; exit 1 naming the first failure."""
+    _anchor(head, "--head")
+    _anchor(root, "--root")
     report = verify(directory, require_frozen=require_frozen, head=head, root=root, progress=_progress(quiet))
     if json_out:
         _write(pretty_json(report.to_dict()).decode())
@@ -105,6 +108,12 @@ def show_command(
     err.print(f"{shown} entr{'y' if shown == 1 else 'ies'} shown", markup=False)
 
 
+def _anchor(value: str | None, flag: str) -> None:
+    """A malformed anchor is a usage error (exit 2), not a finding: a SHA-256 is 64 hex digits."""
+    if value is not None and not re.fullmatch(r"[0-9a-f]{64}", value):
+        fail(f"{flag} must be a SHA-256 hash (64 lowercase hex digits), got {value!r}", field=flag)
+
+
 @ledger_app.command("head")
 def head_command(directory: DirArg, json_out: JsonFlag = False) -> None:
     """Print the head hash (the last entry's hash), recomputed from the entries."""
@@ -142,6 +151,7 @@ def verify_proof_command(
     json_out: JsonFlag = False,
 ) -> None:
     """Check that the proof's entry belongs to the ledger whose Merkle root is --root."""
+    _anchor(root, "--root")
     source = "<stdin>" if str(proof) == "-" else str(proof)
     try:
         data = sys.stdin.buffer.read() if str(proof) == "-" else proof.read_bytes()

@@ -7,6 +7,13 @@ and exits 2.
 
 from __future__ import annotations
 
+import errno
+import gzip
+import os
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class ContractsError(Exception):
     """Base of every error the CLI renders as one line and exit code 2."""
@@ -92,3 +99,56 @@ class LedgerError(ContractsError):
     """Ledger cannot be created, opened or appended to (lock held, frozen, ...)."""
 
     default_code = "E_LEDGER"
+
+
+class IOFailure(ContractsError):
+    """A file cannot be opened, decompressed, read or written (permissions, a folder where a file is
+    expected, a damaged or truncated `.gz`, a full disk)."""
+
+    default_code = "E_IO"
+
+
+def io_failure(
+    e: BaseException, path: str | os.PathLike[str] | None = None, *, writing: bool = False
+) -> IOFailure:
+    """The one-line error for an OS or decompression failure on `path` (or the path the error names).
+
+    The one place such errors are worded: readers wrap their file access with `reading`, the CLI turns
+    any that escape into this (`contracts.cli.common`), so no command ends in a traceback on them."""
+    name = path if path is not None else getattr(e, "filename", None)
+    src = os.fspath(name) if name is not None else None
+    verb = "write" if writing else "read"
+    if isinstance(e, gzip.BadGzipFile):
+        msg = f"not a gzip file, although its name ends in .gz ({e})"
+    elif isinstance(e, EOFError):
+        msg = "compressed stream ends early: the .gz file is truncated"
+    elif isinstance(e, zlib.error):
+        msg = f"corrupt compressed data ({e})"
+    elif isinstance(e, IsADirectoryError):
+        msg = "is a folder; a file is expected here"
+    elif isinstance(e, NotADirectoryError):
+        msg = "is a file; a folder is expected here"
+    elif isinstance(e, PermissionError):
+        msg = f"permission denied: cannot {verb} it"
+    elif isinstance(e, FileNotFoundError):
+        msg = "no such file or folder"
+    elif isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        msg = "no space left on the device (nothing was half-written: outputs are written to a temporary file, then renamed)"
+    elif isinstance(e, OSError):
+        msg = f"cannot {verb} it: {e.strerror or e}"
+    else:
+        msg = f"cannot {verb} it: {e}"
+    return IOFailure(msg, source=src)
+
+
+#: What `reading` and the CLI translate: OS errors, and the errors a damaged `.gz` raises.
+IO_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str], *, writing: bool = False) -> Iterator[None]:
+    """Turn an OS or decompression error raised inside into an `IOFailure` naming `path`."""
+    try:
+        yield
+    except IO_ERRORS as e:
+        raise io_failure(e, path, writing=writing) from e

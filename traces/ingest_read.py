@@ -26,7 +26,7 @@ from typing import IO, Any, cast
 
 import orjson
 
-from contracts.errors import TraceError
+from contracts.errors import TraceError, reading
 from contracts.traces.formats.base import (
     R_FORMAT,
     R_JSON,
@@ -363,13 +363,16 @@ def _report(name: str, sha: str, fmt: str, c: _Counts, unit: str, size: int) -> 
 
 
 def read_source(run: Run, h: Hashed, fmt: str) -> SourceReport:
-    """Read one source into the run (`fmt` is a format name or `auto`); returns its accounting."""
-    doc = whole_document(h.path)
-    if doc is None:
-        return _read_lines(run, h, fmt)
-    if isinstance(doc, BrokenDocument):
-        return _read_broken(run, h, fmt, doc)
-    return _read_document(run, h, fmt, doc.value)
+    """Read one source into the run (`fmt` is a format name or `auto`); returns its accounting. A file
+    that cannot be read or decompressed (a truncated or fake `.gz`) is an `IOFailure` naming it: the run
+    is abandoned before anything is committed."""
+    with reading(h.source.name):
+        doc = whole_document(h.path)
+        if doc is None:
+            return _read_lines(run, h, fmt)
+        if isinstance(doc, BrokenDocument):
+            return _read_broken(run, h, fmt, doc)
+        return _read_document(run, h, fmt, doc.value)
 
 
 def _read_broken(run: Run, h: Hashed, fmt: str, doc: BrokenDocument) -> SourceReport:

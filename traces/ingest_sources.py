@@ -87,6 +87,18 @@ def expand_sources(sources: Sequence[str | Path], *, exclude: Path | None = None
                 if ex is not None and (f.resolve() == ex or ex in f.resolve().parents):
                     continue
                 found.append(f)
+            if not found:
+                if (p / "calls.parquet").exists() or (p / "leaves.parquet").exists():
+                    raise TraceError(
+                        "looks like a corpus folder but has no corpus.json: damaged, or not a corpus "
+                        "(re-ingest its sources)",
+                        source=str(p),
+                    )
+                raise TraceError(
+                    f"folder holds no trace files ({', '.join('*' + x for x in SOURCE_SUFFIXES)}; hidden "
+                    "files are skipped)",
+                    source=str(p),
+                )
             for f in sorted(found, key=lambda x: x.relative_to(p).as_posix()):
                 out.append(Source(str(f), f, from_folder=True))
         elif p.is_file():
