@@ -17,9 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from contracts.cli.common import JsonFlag, QuietFlag, config, err, out, progress_bar, wide
+from contracts.cli.common import JsonFlag, QuietFlag, config, err, findings_exit, out, progress_bar, wide
 from contracts.errors import ConfigError
-from contracts.traces.corpus import corpus_info
+from contracts.traces.corpus import corpus_info, verify_corpus
 from contracts.traces.formats.detect import FormatName as Format
 from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
 
@@ -206,8 +206,30 @@ def info_command(
         out.print(f"registry: tools.json ({info['registry']['tools']} tools)", markup=False)
 
 
+def verify_command(
+    corpus: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Corpus folder (default: paths.corpus from contracts.toml).",
+            show_default=False,
+            metavar="CORPUS",
+        ),
+    ] = None,
+) -> None:
+    """Recompute every file digest and row count `corpus.json` records; exit 1 when the corpus was
+    changed or damaged."""
+    path = config().require_path("paths.corpus", corpus, "corpus folder")
+    problems = verify_corpus(path)
+    for p in problems:
+        err.print(f"FAILED: {path}: {p}", markup=False)
+    if not problems:
+        out.print(f"ok: {path}: every recorded digest and row count matches", markup=False)
+    findings_exit(bool(problems))
+
+
 def register(app: typer.Typer) -> None:
     """Add `ingest` and the `corpus` group to the root app."""
     app.command("ingest")(ingest_command)
     corpus_app.command("info")(info_command)
+    corpus_app.command("verify")(verify_command)
     app.add_typer(corpus_app)

@@ -78,13 +78,18 @@ class Corpus:
 
     @classmethod
     def open(cls, path: str | Path) -> Corpus:
-        """Open an existing corpus folder (it must hold `corpus.json`)."""
+        """Open an existing corpus folder (it must hold `corpus.json`), checked cheaply: the manifest
+        parses and has this version, and every data file it lists exists with the size it records. A
+        damaged corpus is a TraceError naming the damaged file (`contracts corpus verify` also
+        recomputes the digests)."""
         p = Path(path)
         if not (p / MANIFEST_FILE).is_file():
             raise TraceError(
                 f"not a corpus folder (no {MANIFEST_FILE}); create one with `contracts ingest`", source=str(p)
             )
-        return cls(p)
+        corpus = cls(p)
+        check_files(p, corpus.manifest())
+        return corpus
 
     @staticmethod
     def is_corpus(path: str | Path) -> bool:
@@ -92,8 +97,20 @@ class Corpus:
         return (Path(path) / MANIFEST_FILE).is_file()
 
     def manifest(self) -> dict[str, Any]:
-        """The parsed `corpus.json`."""
-        data: dict[str, Any] = orjson.loads((self.path / MANIFEST_FILE).read_bytes())
+        """The parsed `corpus.json` (a TraceError naming it when it is not a JSON object of this format)."""
+        f = self.path / MANIFEST_FILE
+        try:
+            data = orjson.loads(f.read_bytes())
+        except orjson.JSONDecodeError as e:
+            raise TraceError(f"damaged corpus: not JSON ({e})", source=str(f)) from None
+        if not isinstance(data, dict) or not isinstance(data.get("sources"), list):
+            raise TraceError("damaged corpus: not a corpus manifest (no list of sources)", source=str(f))
+        if data.get("format_version") != CORPUS_FORMAT_VERSION:
+            raise TraceError(
+                f"corpus format version {data.get('format_version')!r}, this contracts reads "
+                f"{CORPUS_FORMAT_VERSION}: re-ingest the sources with this version",
+                source=str(f),
+            )
         return data
 
     def sha256(self) -> str:
@@ -117,6 +134,60 @@ class Corpus:
         if not f.exists():
             return []
         return [orjson.loads(line) for line in f.read_bytes().splitlines() if line.strip()]
+
+
+def check_files(path: Path, manifest: dict[str, Any]) -> None:
+    """Every data file of the corpus exists, and has the size `corpus.json` records where it records one
+    (corpora written before sizes were recorded are checked for presence only)."""
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        raise TraceError("damaged corpus: no file list", source=str(path / MANIFEST_FILE))
+    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE):
+        f = path / name
+        if not f.is_file():
+            raise TraceError(f"damaged corpus: {name} is missing (re-ingest its sources)", source=str(f))
+        want = (files.get(name) or {}).get("bytes")
+        if isinstance(want, int) and f.stat().st_size != want:
+            raise TraceError(
+                f"damaged corpus: {name} has {f.stat().st_size:,} bytes, corpus.json records {want:,}",
+                source=str(f),
+            )
+    rej = (files.get(REJECTS_FILE) or {}).get("rows")
+    if isinstance(rej, int) and rej > 0 and not (path / REJECTS_FILE).is_file():
+        raise TraceError(
+            f"damaged corpus: {REJECTS_FILE} is missing ({rej} rejected lines recorded)",
+            source=str(path / REJECTS_FILE),
+        )
+
+
+def verify_corpus(path: str | Path) -> list[str]:
+    """Recompute every recorded digest and row count of a corpus: the problems found (empty when it is
+    intact). Slower than `Corpus.open`'s size check: it reads every byte."""
+    from contracts.traces.ingest_commit import file_digest
+
+    p = Path(path)
+    corpus = Corpus.open(p)
+    problems: list[str] = []
+    files = corpus.manifest()["files"]
+    for name, entry in sorted(files.items()):
+        f = p / name
+        if not f.is_file():
+            if entry.get("rows"):
+                problems.append(f"{name}: missing")
+            continue
+        want = entry.get("sha256")
+        if want is not None and file_digest(f)["sha256"] != want:
+            problems.append(f"{name}: sha256 differs from corpus.json (the file was changed)")
+            continue
+        if name.endswith(".parquet"):
+            try:
+                rows = pl.scan_parquet(f).select(pl.len()).collect().item()
+            except Exception as e:
+                problems.append(f"{name}: unreadable Parquet ({str(e).splitlines()[0]})")
+                continue
+            if rows != entry.get("rows"):
+                problems.append(f"{name}: {rows} rows, corpus.json records {entry.get('rows')}")
+    return problems
 
 
 def corpus_info(path: str | Path) -> dict[str, Any]:

@@ -124,8 +124,10 @@ def _ingest_locked(
     registry: RegistryCopy | None,
 ) -> IngestReport:
     """Read every source into a staging folder, then commit (or report that nothing changed)."""
+    # appending to a damaged corpus would rebuild the missing parts from the new sources only: checked
+    # before anything is staged, so a refusal leaves the folder as it was
+    manifest = Corpus.open(out).manifest() if Corpus.is_corpus(out) else None
     stage = open_stage(out)
-    manifest = Corpus(out).manifest() if Corpus.is_corpus(out) else None
     known = known_sources(manifest)
     run = Run(out=out, stage=stage, strict=strict, chunk_rows=chunk_rows, progress=progress)
     reports: list[SourceReport] = []

@@ -12,6 +12,7 @@ interrupted run leaves the previous corpus as it was.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import tempfile
@@ -170,6 +171,15 @@ def _source_entry(r: SourceReport) -> dict[str, Any]:
     return d
 
 
+def file_digest(path: Path) -> dict[str, Any]:
+    """`{"bytes": size, "sha256": hex}` of a file, read in 1 MiB blocks (what `corpus.json` records)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return {"bytes": path.stat().st_size, "sha256": h.hexdigest()}
+
+
 def _write_rejects(out: Path, stage: Path, append: bool) -> None:
     """`.rejects.jsonl.tmp`: the corpus's reject lines (when appending), then this run's, synced."""
     with open(out / f".{REJECTS_FILE}.tmp", "wb") as fh:
@@ -214,6 +224,8 @@ def commit(
         (out / f".{REGISTRY_FILE}.tmp").write_bytes(registry.data)
         registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(registry.data), "tools": registry.tools}
     new_manifest = _manifest(all_sources, n_calls, n_leaves, eps.height, n_rejects, registry_entry)
+    for name, entry in new_manifest["files"].items():
+        entry.update(file_digest(out / f".{name}.tmp"))
     validate(new_manifest, "corpus-manifest", source=str(out / MANIFEST_FILE))
     # the commit: renames, then the manifest
     for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE) + (
