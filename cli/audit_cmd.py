@@ -32,6 +32,7 @@ from contracts.audit.report import (
 )
 from contracts.checks.receipts import EncoderName
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from contracts.config import MAX_BOOTSTRAP
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.mining.params import MineParams, RuleSource
@@ -312,8 +313,10 @@ def audit_cmd(
     k = int(cfg.get("audit.folds", fold))
     s = int(cfg.get("mine.seed", seed))
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
-    if n_boot < 0:
-        raise UsageError(f"--bootstrap must be >= 0, got {n_boot}", field="--bootstrap")
+    if not 0 <= n_boot <= MAX_BOOTSTRAP:
+        raise UsageError(
+            f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, got {n_boot}", field="--bootstrap"
+        )
     if not 0.0 <= rate <= 1.0:
         raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="--rate")
     kinds = parse_kinds(inject) if inject else None

@@ -92,6 +92,7 @@ def show_command(
     ] = 200,
 ) -> None:
     """Print the entries (each checked against its hash and the chain) in order."""
+    _require_verified(directory)
     kinds = set(kind or ())
     shown = 0
     for e in read_entries(directory):
@@ -108,6 +109,18 @@ def show_command(
     err.print(f"{shown} entr{'y' if shown == 1 else 'ies'} shown", markup=False)
 
 
+def _require_verified(directory: Path) -> None:
+    """`head`, `show` and `prove` speak for a ledger only when it verifies (a frozen ledger whose
+    entries were emptied would otherwise print the genesis head, "0 entries", exit 0): the first
+    problem and exit 1 otherwise."""
+    report = verify(directory)
+    if not report.ok:
+        first = report.problems[0]
+        more = f" (+{len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        err.print(f"FAILED: {first.render()}{more}", markup=False, style="red")
+        findings_exit(True)
+
+
 def _anchor(value: str | None, flag: str) -> None:
     """A malformed anchor is a usage error (exit 2), not a finding: a SHA-256 is 64 hex digits."""
     if value is not None and not re.fullmatch(r"[0-9a-f]{64}", value):
@@ -117,6 +130,7 @@ def _anchor(value: str | None, flag: str) -> None:
 @ledger_app.command("head")
 def head_command(directory: DirArg, json_out: JsonFlag = False) -> None:
     """Print the head hash (the last entry's hash), recomputed from the entries."""
+    _require_verified(directory)
     entries, head, root = head_info(directory)
     if json_out:
         _write(pretty_json({"entries": entries, "head": head, "root": root}).decode())
@@ -130,6 +144,7 @@ def prove_command(
     seq: Annotated[int, typer.Argument(help="The entry to prove (its seq).")],
 ) -> None:
     """Print the RFC 6962 inclusion proof of entry SEQ as JSON (check it with `verify-proof --root`)."""
+    _require_verified(directory)
     _write(pretty_json(prove(directory, seq)).decode())
 
 

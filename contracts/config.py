@@ -9,6 +9,7 @@ working directory.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,33 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "repair.max_ops": (2, "int"),
     "repair.max_attempts": (2, "int"),
     "repair.seed": (13, "int"),
+}
+
+
+#: The largest bootstrap a run may ask for (the same bound as `audit --bootstrap`).
+MAX_BOOTSTRAP = 1_000_000
+
+#: Dotted key -> (least, greatest) for numbers (None: unbounded), the same rules as the options': a
+#: config file cannot ask for what the command line would refuse.
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "mine.folds": (1, 255),
+    "audit.folds": (1, 255),
+    "mine.max_domain": (1, None),
+    "mine.part_rows": (1, None),
+    "mine.max_violation_rate": (1e-12, 1 - 1e-12),
+    "audit.bootstrap": (0, MAX_BOOTSTRAP),
+    "audit.max_fire_rate": (0, 1),
+    "audit.min_detection": (0, 1),
+    "audit.max_spurious_per_100": (0, None),
+    "repair.max_ops": (1, None),
+    "repair.max_attempts": (1, None),
+}
+#: Dotted key -> the values a string setting may take.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "mine.clean": ("ok", "reward"),
+    "mine.source": ("all", "mined", "schema"),
+    "check.encoder": ("v1", "v2"),
+    "repair.policy": ("precomputed", "heuristic", "command"),
 }
 
 
@@ -136,20 +164,36 @@ def _coerce(key: str, kind: str, value: Any, base: Path, source: str) -> Any:
     if kind == "int":
         if not isinstance(value, int) or isinstance(value, bool):
             raise bad("an integer")
-        return value
+        return _bounded(key, value, bad)
     if kind == "float":
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            raise bad("a number")
-        return float(value)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            raise bad("a finite number")
+        return _bounded(key, float(value), bad)
     if kind == "str":
         if not isinstance(value, str):
             raise bad("a string")
+        if key in CHOICES and value not in CHOICES[key]:
+            raise bad("one of " + ", ".join(CHOICES[key]))
         return value
     if kind == "table":
         if not isinstance(value, dict):
             raise bad("a table")
         return dict(sorted(value.items()))
     raise AssertionError(kind)
+
+
+def _bounded(key: str, value: Any, bad: Any) -> Any:
+    """`value` when it lies within the key's `BOUNDS`, else the setting's error."""
+    lo, hi = BOUNDS.get(key, (None, None))
+
+    def txt(x: float) -> str:
+        return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        if lo is not None and hi is not None:
+            raise bad(f"between {txt(lo)} and {txt(hi)}")
+        raise bad(f">= {txt(lo)}" if lo is not None else f"<= {txt(hi)}")  # type: ignore[arg-type]
+    return value
 
 
 def load_config(start: Path | None = None, *, file: Path | None = None) -> Config:

@@ -317,3 +317,40 @@ def test_manifest_records_each_file(corpus: Path) -> None:
         f = corpus / name
         assert entry["bytes"] == f.stat().st_size
         assert entry["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
+
+
+# ---- a damaged ledger ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real frozen audit ledger of the sample world's clean traces (no injection: quick)."""
+    d = tmp_path_factory.mktemp("ledger")
+    r = CliRunner().invoke(
+        app, ["audit", str(CLEAN), "--fold", "2", "--bootstrap", "0", "--ledger", str(d / "L"), "-q"]
+    )
+    assert r.exit_code in (0, 1), r.output
+    return d / "L"
+
+
+LEDGER_DAMAGE: list[tuple[str, Callable[[Path], None], str]] = [
+    ("entries-emptied", lambda d: (d / "ledger.jsonl").write_bytes(b""), "REMOVED"),
+    ("header-deleted", lambda d: (d / "ledger.json").unlink(), "MISSING_FILE"),
+    ("entry-edited", lambda d: _flip(d / "ledger.jsonl"), "ledger.jsonl"),
+]
+
+
+@pytest.mark.parametrize("damage", LEDGER_DAMAGE, ids=[d[0] for d in LEDGER_DAMAGE])
+@pytest.mark.parametrize("command", [["head"], ["show"], ["prove", "0"]])
+def test_damaged_ledger_is_not_spoken_for(
+    ledger: Path, tmp_path: Path, damage: tuple[str, Callable[[Path], None], str], command: list[str]
+) -> None:
+    _id, how, says = damage
+    d = tmp_path / "L"
+    shutil.copytree(ledger, d)
+    how(d)
+    r = CliRunner().invoke(app, ["ledger", command[0], str(d), *command[1:]])
+    assert r.exit_code == 1, r.output
+    assert r.stdout == "" and r.stderr.startswith("FAILED: ") and says in r.stderr, r.output
+    ok = CliRunner().invoke(app, ["ledger", command[0], str(ledger), *command[1:]])
+    assert ok.exit_code == 0 and ok.stdout, ok.output

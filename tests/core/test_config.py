@@ -65,3 +65,28 @@ def test_config_command_shows_origin(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["--config", str(tmp_path / "missing.toml"), "config"])
     assert bad.exit_code == 2
     assert "error[E_CONFIG]" in bad.output
+
+
+@pytest.mark.parametrize(
+    "body,says",
+    [
+        ("[mine]\nfolds = -3\n", "'mine.folds' must be between 1 and 255, got -3"),
+        ("[audit]\nfolds = 0\n", "'audit.folds' must be between 1 and 255, got 0"),
+        ("[audit]\nmax_fire_rate = nan\n", "'audit.max_fire_rate' must be a finite number, got nan"),
+        ("[audit]\nmax_spurious_per_100 = inf\n", "must be a finite number"),
+        (
+            "[audit]\nbootstrap = 100000000000000000000000\n",
+            "'audit.bootstrap' must be between 0 and 1,000,000",
+        ),
+        ("[audit]\nmin_detection = 1.5\n", "'audit.min_detection' must be between 0 and 1, got 1.5"),
+        ("[mine]\nclean = 'bogus'\n", "'mine.clean' must be one of ok, reward, got 'bogus'"),
+        ("[mine]\nsource = 'web'\n", "'mine.source' must be one of all, mined, schema"),
+        ("[check]\nencoder = 'v9'\n", "'check.encoder' must be one of v1, v2"),
+        ("[repair]\nmax_ops = 0\n", "'repair.max_ops' must be >= 1, got 0"),
+    ],
+)
+def test_config_values_follow_the_options_rules(tmp_path: Path, body: str, says: str) -> None:
+    (tmp_path / "contracts.toml").write_text(body)
+    with pytest.raises(ConfigError) as e:
+        load_config(tmp_path)
+    assert says in e.value.render() and e.value.source == str(tmp_path / "contracts.toml")
