@@ -58,8 +58,11 @@ class AnthropicAdapter(Adapter):
         blocks = _blocks(messages)
         results = Answers()
         for mi, _, b in blocks:
-            if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                results.add(b["tool_use_id"], mi, b)
+            if b.get("type") == "tool_result":
+                if isinstance(b.get("tool_use_id"), str):
+                    results.add(b["tool_use_id"], mi, b)
+                else:
+                    results.add_unkeyed(mi, b)
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
         index = 0
@@ -93,4 +96,5 @@ class AnthropicAdapter(Adapter):
                 )
             )
             index += 1
+        dropped.extend(results.leftovers("tool_result"))
         return Parsed(calls, [record_episode(record, trace_id, task_id)], dropped)

@@ -31,6 +31,9 @@ R_NOT_OBJECT = "R_NOT_OBJECT"  # valid JSON, but not an object
 R_FIELD = "R_FIELD"  # a required field is missing or has the wrong type
 R_UNMATCHED = "R_UNMATCHED"  # a tool call without a matching result
 R_FORMAT = "R_FORMAT"  # the record does not look like the source's format
+R_ORPHAN_RESULT = "R_ORPHAN_RESULT"  # a tool result that answers no call (unknown id, or before its call)
+R_DUPLICATE_RESULT = "R_DUPLICATE_RESULT"  # a second result for a call id whose call was already answered
+R_UNKEYED_RESULT = "R_UNKEYED_RESULT"  # a tool result without the id that would join it to its call
 
 #: Bounds of the fixed-width integers the corpus stores (`step` is an i64 column, OTLP `intValue` an
 #: int64, OTLP times a fixed64). JSON integers are unbounded (orjson reads up to 2**64 - 1 as an int), so
@@ -297,9 +300,15 @@ class Answers:
 
     def __init__(self) -> None:
         self._by_id: dict[str, list[tuple[int, Any]]] = {}
+        self._taken: set[str] = set()
+        self._unkeyed: list[tuple[int, Any]] = []
 
     def add(self, key: str, position: int, answer: Any) -> None:
         self._by_id.setdefault(key, []).append((position, answer))
+
+    def add_unkeyed(self, position: int, answer: Any) -> None:
+        """A result that carries no id: it can answer no call, and is reported by `leftovers`."""
+        self._unkeyed.append((position, answer))
 
     def take(self, key: Any, after: int) -> Any:
         """The first unused answer for `key` at a position > `after`, or None."""
@@ -311,5 +320,29 @@ class Answers:
         for i, (pos, answer) in enumerate(queue):
             if pos > after:
                 del queue[i]
+                self._taken.add(key)
                 return answer
         return None
+
+    def leftovers(self, what: str) -> list[DroppedCall]:
+        """Every answer no call took, as rejects (`index` = the answer's position in the record's
+        message or item list): a second answer to an answered id is `R_DUPLICATE_RESULT`, an answer
+        whose id no call took (unknown, or placed before its call) `R_ORPHAN_RESULT`, one without an
+        id `R_UNKEYED_RESULT`. `what` names the results in the reasons (`tool message`, `tool_result`)."""
+        out = [
+            DroppedCall(
+                pos,
+                f"{what} at position {pos} for id '{key}' answers a call that already has its result"
+                if key in self._taken
+                else f"{what} at position {pos} for id '{key}' answers no call before it",
+                answer,
+                R_DUPLICATE_RESULT if key in self._taken else R_ORPHAN_RESULT,
+            )
+            for key, queue in self._by_id.items()
+            for pos, answer in queue
+        ]
+        out += [
+            DroppedCall(pos, f"{what} at position {pos} has no id to join it to a call", a, R_UNKEYED_RESULT)
+            for pos, a in self._unkeyed
+        ]
+        return sorted(out, key=lambda d: d.index)

@@ -62,6 +62,8 @@ def chat_calls(
                 key = "fn:" + str(m.get("name"))
             if isinstance(key, str):
                 answers.add(key, pos, m)
+            else:
+                answers.add_unkeyed(pos, m)
     calls: list[ToolCall] = []
     dropped: list[DroppedCall] = []
     index = 0
@@ -106,6 +108,7 @@ def chat_calls(
                 )
             )
             index += 1
+    dropped.extend(answers.leftovers("tool message"))
     return calls, dropped
 
 

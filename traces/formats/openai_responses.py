@@ -67,6 +67,8 @@ class OpenAIResponsesAdapter(Adapter):
                 cid = it.get("call_id")
                 if isinstance(cid, str):
                     outputs.add(cid, pos, it)
+                else:
+                    outputs.add_unkeyed(pos, it)
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
         index = 0
@@ -99,4 +101,5 @@ class OpenAIResponsesAdapter(Adapter):
                 )
             )
             index += 1
+        dropped.extend(outputs.leftovers("function_call_output"))
         return Parsed(calls, [record_episode(record, trace_id, task_id)], dropped)
