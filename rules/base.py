@@ -421,3 +421,19 @@ class PropertyCode:
 def rows(entries: Sequence[RuleEntry], **cols: Callable[[RuleEntry], Any]) -> dict[str, list[Any]]:
     """Columns of a small per-rule table: `rows(es, ridx=lambda e: e.ridx, ...)`."""
     return {name: [f(e) for e in entries] for name, f in cols.items()}
+
+
+class NodeCode(PropertyCode):
+    """A one-path code whose per-call finder (`find`) is its evaluation: `paths` runs it, and `at` gives
+    the finder its node key and how its paths are written (`$args` on the argument side)."""
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return list(self.find(rule, ops)(nodes))
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        raise NotImplementedError
+
+    @staticmethod
+    def at(ops: Sequence[Operand]) -> tuple[tuple[str, str], str]:
+        """The node key (side, pattern) and display prefix of the rule's one operand."""
+        return (ops[0].side, ops[0].pattern), "$args" if ops[0].side == "arg" else ""

@@ -17,10 +17,9 @@ from contracts.jsonutil import canonical_str
 from contracts.rules.base import (
     KIND_BIT,
     At,
-    Nodes,
+    NodeCode,
     Operand,
     PathFinder,
-    PropertyCode,
     RuleEntry,
     Violation,
     broken,
@@ -36,7 +35,7 @@ class DomainParams:
     values: tuple[str, ...]
 
 
-class Domain(PropertyCode):
+class Domain(NodeCode):
     name = "DOMAIN"
     short = "DOM"
     summary = "a string outside the small set of values seen in clean results"
@@ -54,12 +53,8 @@ class Domain(PropertyCode):
         ]
         return f"{rule.paths[0] or '(result)'} in {{{', '.join(values)}}}"
 
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        return list(self.find(rule, ops)(nodes))
-
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
-        key = (ops[0].side, ops[0].pattern)
-        prefix = "$args" if ops[0].side == "arg" else ""
+        key, prefix = self.at(ops)
         allowed = frozenset(self.params(rule).values)
         return lambda nodes: [
             prefix + p for p, v in nodes.get(key, ()) if isinstance(v, str) and v not in allowed

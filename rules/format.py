@@ -28,10 +28,9 @@ import polars as pl
 from contracts.rules.base import (
     KIND_BIT,
     At,
-    Nodes,
+    NodeCode,
     Operand,
     PathFinder,
-    PropertyCode,
     RuleEntry,
     Violation,
     broken,
@@ -113,7 +112,7 @@ class FormatParams:
     shapes: tuple[str, ...]
 
 
-class Format(PropertyCode):
+class Format(NodeCode):
     name = "FORMAT"
     short = "FMT"
     summary = (
@@ -135,12 +134,8 @@ class Format(PropertyCode):
         listed = ", ".join(shown(s, p.level) for s in p.shapes)
         return f"{rule.paths[0] or '(result)'} shaped {{{listed}}} ({p.level})"
 
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        return list(self.find(rule, ops)(nodes))
-
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
-        key = (ops[0].side, ops[0].pattern)
-        prefix = "$args" if ops[0].side == "arg" else ""
+        key, prefix = self.at(ops)
         p = self.params(rule)
         allowed, level = frozenset(p.shapes), p.level
         return lambda nodes: [

@@ -18,10 +18,9 @@ from contracts.rules.base import (
     KIND_OF_TYPE,
     NUMERIC_KINDS,
     At,
-    Nodes,
+    NodeCode,
     Operand,
     PathFinder,
-    PropertyCode,
     RuleEntry,
     Violation,
     broken,
@@ -52,7 +51,7 @@ def _ok(v: Any, want: str) -> bool:
     return k in NUMERIC_KINDS if want == "number" else k == want
 
 
-class Type(PropertyCode):
+class Type(NodeCode):
     name = "TYPE"
     short = "TYPE"
     summary = "a value has another JSON kind than in every clean result"
@@ -67,14 +66,8 @@ class Type(PropertyCode):
     def describe(self, rule: Rule) -> str:
         return f"{rule.paths[0] or '(result)'} is {rule.params.get('kind')}"
 
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        first = ops[0]
-        want = self.params(rule).kind
-        return [first.display(p) for p, v in nodes.get((first.side, first.pattern), []) if not _ok(v, want)]
-
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
-        key = (ops[0].side, ops[0].pattern)
-        prefix = "$args" if ops[0].side == "arg" else ""
+        key, prefix = self.at(ops)
         want = self.params(rule).kind
         ok_types = frozenset(
             t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)

@@ -19,10 +19,9 @@ import polars as pl
 from contracts.rules.base import (
     KIND_BIT,
     At,
-    Nodes,
+    NodeCode,
     Operand,
     PathFinder,
-    PropertyCode,
     RuleEntry,
     Violation,
     broken,
@@ -41,7 +40,7 @@ class LengthParams:
     min: int
 
 
-class Length(PropertyCode):
+class Length(NodeCode):
     name = "LENGTH"
     short = "LEN"
     summary = "an array shorter than every clean result's (an empty list where there was always one)"
@@ -57,12 +56,8 @@ class Length(PropertyCode):
         m = self.params(rule).min
         return f"{rule.paths[0] or '(result)'} has >= {m} item{'s' if m != 1 else ''}"
 
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        return list(self.find(rule, ops)(nodes))
-
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
-        key = (ops[0].side, ops[0].pattern)
-        prefix = "$args" if ops[0].side == "arg" else ""
+        key, prefix = self.at(ops)
         m = self.params(rule).min
         return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if type(v) is list and len(v) < m]
 

@@ -29,10 +29,10 @@ from contracts.rules.base import (
     NUMERIC_BITS,
     NUMERIC_KINDS,
     At,
+    NodeCode,
     Nodes,
     Operand,
     PathFinder,
-    PropertyCode,
     RuleEntry,
     Violation,
     broken,
@@ -65,7 +65,7 @@ def _num_text(x: float | None) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
 
 
-class Range(PropertyCode):
+class Range(NodeCode):
     name = "RANGE"
     short = "RNG"
     summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
@@ -93,12 +93,8 @@ class Range(PropertyCode):
             return f"{what} <= {_num_text(p.max)}"
         return f"{what} in [{_num_text(p.min)}, {_num_text(p.max)}] when > 0"
 
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        return list(self.find(rule, ops)(nodes))
-
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
-        key = (ops[0].side, ops[0].pattern)
-        prefix = "$args" if ops[0].side == "arg" else ""
+        key, prefix = self.at(ops)
         p = self.params(rule)
         hi = p.max
         if p.of == "year":

@@ -17,9 +17,7 @@ from contracts.rules.base import (
     NUMERIC_BITS,
     NUMERIC_KINDS,
     At,
-    Nodes,
-    Operand,
-    PropertyCode,
+    NodeCode,
     RuleEntry,
     Violation,
     broken,
@@ -28,7 +26,7 @@ from contracts.rules.base import (
 from contracts.rules.model import Rule
 
 
-class Bound(PropertyCode):
+class Bound(NodeCode):
     """A sign bound: `breaks_expr` on the `num` column, `op` in text; each subclass writes its `find`
     with the comparison inline (the per-call hot path)."""
 
@@ -40,15 +38,6 @@ class Bound(PropertyCode):
 
     def describe(self, rule: Rule) -> str:
         return f"{rule.paths[0] or '(result)'} {self.op}"
-
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        finder = self.find(rule, ops)
-        return list(finder(nodes))
-
-    @staticmethod
-    def at(ops: Sequence[Operand]) -> tuple[tuple[str, str], str]:
-        """The node key and display prefix of a sign rule's one operand."""
-        return (ops[0].side, ops[0].pattern), "$args" if ops[0].side == "arg" else ""
 
     def witness(self, rule: Rule, at: At) -> Violation:
         return Violation(

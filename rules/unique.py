@@ -25,10 +25,10 @@ import polars as pl
 
 from contracts.rules.base import (
     At,
+    NodeCode,
     Nodes,
     Operand,
     PathFinder,
-    PropertyCode,
     RuleEntry,
     Violation,
     broken,
@@ -74,7 +74,7 @@ def _instance(path: str, after: int) -> tuple[str, int]:
     return "/".join(toks[:cut]), int(toks[cut])
 
 
-class Unique(PropertyCode):
+class Unique(NodeCode):
     name = "UNIQUE"
     short = "UNIQ"
     summary = "a list repeats an item (the same id twice) where clean lists never did"
@@ -87,12 +87,8 @@ class Unique(PropertyCode):
     def describe(self, rule: Rule) -> str:
         return f"{rule.paths[0]} unique within its list"
 
-    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
-        return list(self.find(rule, ops)(nodes))
-
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
-        key = (ops[0].side, ops[0].pattern)
-        prefix = "$args" if ops[0].side == "arg" else ""
+        key, prefix = self.at(ops)
         after = item_split(ops[0].pattern)
         assert after is not None
 
