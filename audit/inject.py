@@ -42,7 +42,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +234,11 @@ class InjectReport:
     injected: Mapping[str, int]
     no_target: int
     targeting: str
+    #: input lines left out, as ingest rejects them: {source, line, error} (trace-file input only)
+    rejected: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "records": self.records,
             "eligible": self.eligible,
             "selected": self.selected,
@@ -244,6 +246,9 @@ class InjectReport:
             "no_target": self.no_target,
             "targeting": self.targeting,
         }
+        if self.rejected:  # absent when nothing was rejected (a corpus input never has any)
+            out["rejected"] = [dict(r) for r in self.rejected]
+        return out
 
 
 def inject_records(
@@ -312,10 +317,14 @@ def inject_records(
     return out, report
 
 
-def read_flat(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+def read_flat(
+    paths: Iterable[str | Path], rejects: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """Flat JSONL records from files (`.jsonl` or `.jsonl.gz`), or every such file in a folder (sorted,
-    recursively); a bad line is an error naming the file and line. Other formats: ingest them first and
-    pass the corpus folder."""
+    recursively). A bad line is an error naming the file and line, or, when a `rejects` list is given,
+    appended to it as `{source, line, error}` and left out, as `ingest` rejects a line. A file that
+    cannot be read or decompressed is always an error. Other formats: ingest them first and pass the
+    corpus folder."""
     import gzip
 
     records: list[dict[str, Any]] = []
@@ -337,15 +346,25 @@ def read_flat(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
                     continue
                 try:
                     rec = orjson.loads(raw)
+                    if not isinstance(rec, dict) or not isinstance(rec.get("tool"), str):
+                        raise TraceError(
+                            "not a flat call record (needs 'tool'); ingest other formats first and pass "
+                            "the corpus",
+                            source=str(f),
+                            line=i,
+                            field="tool",
+                        )
                 except orjson.JSONDecodeError as e:
-                    raise TraceError(f"invalid JSON: {e}", source=str(f), line=i) from e
-                if not isinstance(rec, dict) or not isinstance(rec.get("tool"), str):
-                    raise TraceError(
-                        "not a flat call record (needs 'tool'); ingest other formats first and pass the corpus",
-                        source=str(f),
-                        line=i,
-                        field="tool",
-                    )
+                    bad = TraceError(f"invalid JSON: {e}", source=str(f), line=i)
+                    if rejects is None:
+                        raise bad from e
+                    rejects.append({"source": str(f), "line": i, "error": bad.message})
+                    continue
+                except TraceError as e:
+                    if rejects is None:
+                        raise
+                    rejects.append({"source": str(f), "line": i, "error": e.message})
+                    continue
                 records.append(rec)
     return records
 
@@ -420,11 +439,17 @@ def inject_file(
     from contracts.traces.sources import is_corpus
 
     records: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
     for s in sources:
         if is_corpus(s):
             records.extend(records_from_corpus(Corpus.open(s)))
         else:
-            records.extend(read_flat([s]))
+            records.extend(read_flat([s], rejected))
+    if not records:
+        raise TraceError(
+            "no call record to inject into" + (f" ({len(rejected)} lines rejected)" if rejected else ""),
+            source=str(sources[0]) if sources else None,
+        )
     new, report = inject_records(records, kinds=kinds, rate=rate, seed=seed, contracts=contracts)
     write_flat(new, out)
-    return report
+    return replace(report, rejected=tuple(rejected))

@@ -455,6 +455,14 @@ def inject_cmd(
             f"({per}; {rep.no_target} selected calls had no target; targets: {rep.targeting})",
             markup=False,
         )
+        if rep.rejected:
+            first = rep.rejected[0]
+            err.print(
+                f"{len(rep.rejected)} input line(s) rejected and left out, as ingest would (first: "
+                f"{first['source']}:{first['line']}: {first['error']})",
+                markup=False,
+                style="red",
+            )
 
 
 def register(app: typer.Typer) -> None:

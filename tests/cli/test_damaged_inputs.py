@@ -354,3 +354,40 @@ def test_damaged_ledger_is_not_spoken_for(
     assert r.stdout == "" and r.stderr.startswith("FAILED: ") and says in r.stderr, r.output
     ok = CliRunner().invoke(app, ["ledger", command[0], str(ledger), *command[1:]])
     assert ok.exit_code == 0 and ok.stdout, ok.output
+
+
+# ---- inject rejects per line, as ingest does ----------------------------------------------------------
+
+
+def test_inject_rejects_a_bad_line_like_ingest(tmp_path: Path) -> None:
+    good = gzip.decompress(CLEAN.read_bytes()).splitlines()[:40]
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(b"\n".join([*good[:20], b"{not json", b'{"no_tool": 1}', *good[20:]]) + b"\n")
+    out = tmp_path / "out.jsonl"
+    r = CliRunner().invoke(
+        app, ["inject", str(src), "-o", str(out), "--rate", "0.5", "--seed", "3", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["records"] == 40
+    assert [(x["line"], x["error"].split(":")[0]) for x in rep["rejected"]] == [
+        (21, "invalid JSON"),
+        (22, "not a flat call record (needs 'tool'); ingest other formats first and pass the corpus"),
+    ]
+    assert "2 input line(s) rejected" in r.stderr and f"{src}:21" in r.stderr
+    assert len(out.read_bytes().splitlines()) == 40  # every good line written back, the bad two left out
+    # ingest of the same file keeps the same 40 calls and rejects the same two lines
+    ing = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp_path / "c"), "--json"])
+    assert (
+        ing.exit_code == 0
+        and json.loads(ing.stdout)["calls"] == 40
+        and json.loads(ing.stdout)["rejects"] == 2
+    )
+
+
+def test_inject_of_nothing_is_an_error(tmp_path: Path) -> None:
+    src = tmp_path / "bad.jsonl"
+    src.write_bytes(b"{not json\n")
+    r = CliRunner().invoke(app, ["inject", str(src), "-o", str(tmp_path / "out.jsonl")])
+    assert r.exit_code == 2 and "no call record to inject into (1 lines rejected)" in r.stderr
+    assert not (tmp_path / "out.jsonl").exists()
