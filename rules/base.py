@@ -289,6 +289,16 @@ def broken(df: pl.LazyFrame, path: pl.Expr | str = "path") -> pl.LazyFrame:
     return df.select("cid", "ridx", p.alias("path"), pl.lit(True).alias("present"))
 
 
+def outside(hits: pl.LazyFrame, allowed: Sequence[tuple[int, Sequence[str]]], col: str) -> pl.LazyFrame:
+    """The hits whose `col` is not among their rule's allowed strings (`allowed`: (ridx, strings) per
+    rule), as violations: the set-membership test of DOMAIN (values) and FORMAT (shapes)."""
+    table = pl.DataFrame(
+        {"ridx": [r for r, vs in allowed for _ in vs], col: [v for _r, vs in allowed for v in vs]},
+        schema={"ridx": pl.UInt32, col: pl.String},
+    )
+    return broken(hits.join(table.lazy(), on=["ridx", col], how="anti"))
+
+
 def display(entries: Sequence[RuleEntry], df: pl.LazyFrame, i: int) -> pl.LazyFrame:
     """Prefix `$args` to paths of operand `i` when it is an argument path."""
     argish = [e.ridx for e in entries if len(e.ops) > i and e.ops[i].side == "arg"]

@@ -22,7 +22,7 @@ from contracts.rules.base import (
     PathFinder,
     RuleEntry,
     Violation,
-    broken,
+    outside,
     returned,
 )
 from contracts.rules.model import Rule
@@ -80,15 +80,8 @@ class Domain(NodeCode):
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
-        allowed = pl.DataFrame(
-            {
-                "ridx": [e.ridx for e in entries for _ in self.params(e.rule).values],
-                "str": [v for e in entries for v in self.params(e.rule).values],
-            },
-            schema={"ridx": pl.UInt32, "str": pl.String},
-        )
-        h = hits.filter(pl.col("kind") == "string")
-        return broken(h.join(allowed.lazy(), on=["ridx", "str"], how="anti"))
+        allowed = [(e.ridx, self.params(e.rule).values) for e in entries]
+        return outside(hits.filter(pl.col("kind") == "string"), allowed, "str")
 
 
 CODE = Domain()

@@ -33,7 +33,7 @@ from contracts.rules.base import (
     PathFinder,
     RuleEntry,
     Violation,
-    broken,
+    outside,
     returned,
 )
 from contracts.rules.model import Rule
@@ -166,13 +166,6 @@ class Format(NodeCode):
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
         ps = [(e.ridx, self.params(e.rule)) for e in entries]
-        allowed = pl.DataFrame(
-            {
-                "ridx": [r for r, p in ps for _ in p.shapes],
-                "shape": [s for _r, p in ps for s in p.shapes],
-            },
-            schema={"ridx": pl.UInt32, "shape": pl.String},
-        )
         loose = pl.Series([r for r, p in ps if p.level == "loose"], dtype=pl.UInt32).implode()
         h = hits.filter(pl.col("kind") == "string").with_columns(
             pl.when(pl.col("ridx").is_in(loose))
@@ -180,7 +173,7 @@ class Format(NodeCode):
             .otherwise(shape_expr("str", "exact"))
             .alias("shape")
         )
-        return broken(h.join(allowed.lazy(), on=["ridx", "shape"], how="anti"))
+        return outside(h, [(r, p.shapes) for r, p in ps], "shape")
 
 
 CODE = Format()

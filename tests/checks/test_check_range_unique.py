@@ -35,6 +35,7 @@ from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolC
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import corpus_from_records
+from tests.checks.equivalence import assert_paths_agree
 
 T = "get_order"
 N_TASKS = 320  # UNIQUE needs 300 tasks with the default parameters, RANGE 200
@@ -247,33 +248,8 @@ def test_fold_checkers_have_range_not_unique(cs: ContractSet) -> None:
 # ---- check_call == check_corpus --------------------------------------------------------------------------
 
 
-def frame_rows(df: pl.DataFrame) -> list[tuple[Any, ...]]:
-    return sorted(
-        (
-            r["rule"],
-            r["code"],
-            r["path"],
-            orjson.loads(r["expected"]),
-            orjson.loads(r["observed"]),
-            r["present"],
-            r["detail"],
-        )
-        for r in df.iter_rows(named=True)
-    )
-
-
-def call_rows(vs: list[Violation] | tuple[Violation, ...]) -> list[tuple[Any, ...]]:
-    return sorted((v.rule, v.code, v.path, v.expected, v.observed, v.present, v.detail) for v in vs)
-
-
 def assert_same(cs: ContractSet, corpus: Corpus, fold: int | None = None) -> pl.DataFrame:
-    df = check_corpus(cs, corpus, fold=fold)
-    assert check_corpus(cs, corpus, fold=fold, batch_calls=2).equals(df)
-    calls = corpus.scan_calls().select("cid", "tool", "arguments", "result").collect()
-    for cid, tool, args, res in calls.iter_rows():
-        py = call_violations(cs, tool, orjson.loads(args), orjson.loads(res), fold=fold)
-        assert frame_rows(df.filter(pl.col("cid") == cid)) == call_rows(py), (args, res)
-    return df
+    return assert_paths_agree(cs, corpus, fold=fold)
 
 
 def test_corpus_equals_call(cs: ContractSet, tmp_path: Path) -> None:

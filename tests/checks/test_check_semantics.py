@@ -21,6 +21,7 @@ from contracts.errors import CheckError
 from contracts.rules.dates import parse_instant, with_instant
 from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.traces.ingest import corpus_from_records
+from tests.checks.equivalence import assert_paths_agree
 
 T = "lookup_inventory"
 
@@ -65,37 +66,8 @@ def corpus_of(results: list[tuple[dict[str, Any], Any]], tmp: Path) -> Any:
     return corpus_from_records(recs, tmp / "corpus")
 
 
-def as_rows(vs: list[Any]) -> list[tuple[Any, ...]]:
-    return sorted(
-        (v.rule, v.code, v.path, orjson.dumps(v.expected), orjson.dumps(v.observed), v.present, v.detail)
-        for v in vs
-    )
-
-
-def frame_rows(df: pl.DataFrame) -> list[tuple[Any, ...]]:
-    return sorted(
-        (
-            r["rule"],
-            r["code"],
-            r["path"],
-            r["expected"].encode(),
-            r["observed"].encode(),
-            r["present"],
-            r["detail"],
-        )
-        for r in df.iter_rows(named=True)
-    )
-
-
 def assert_same(cs: ContractSet, results: list[tuple[dict[str, Any], Any]], tmp: Path) -> pl.DataFrame:
-    corpus = corpus_of(results, tmp)
-    df = check_corpus(cs, corpus)
-    assert check_corpus(cs, corpus, batch_calls=3).equals(df)  # batching never changes the output
-    calls = corpus.scan_calls().select("cid", "line", "arguments", "result").collect().sort("line")
-    for cid, _line, args, res in calls.iter_rows():
-        py = call_violations(cs, T, orjson.loads(args), orjson.loads(res))
-        assert frame_rows(df.filter(pl.col("cid") == cid)) == as_rows(py), (args, res)
-    return df
+    return assert_paths_agree(cs, corpus_of(results, tmp), batch_calls=3)
 
 
 # ---- one example per rule class, with the exact witnesses --------------------------------------------

@@ -1,0 +1,50 @@
+"""The two checker paths, held to the same answers: `check_corpus` (vectorised) and `call_violations`
+(per call) give the same violations, witnesses byte for byte, in any batching."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import polars as pl
+
+from contracts.checks.checker import call_violations, check_corpus
+from contracts.rules.model import ContractSet
+from contracts.traces.corpus import Corpus
+
+
+def frame_rows(df: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """A violations frame as sorted (rule, code, path, expected JSON, observed JSON, present, detail)."""
+    return sorted(
+        (
+            r["rule"],
+            r["code"],
+            r["path"],
+            r["expected"].encode(),
+            r["observed"].encode(),
+            r["present"],
+            r["detail"],
+        )
+        for r in df.iter_rows(named=True)
+    )
+
+
+def call_rows(vs: Any) -> list[tuple[Any, ...]]:
+    """`call_violations`' result in the same form as `frame_rows`."""
+    return sorted(
+        (v.rule, v.code, v.path, orjson.dumps(v.expected), orjson.dumps(v.observed), v.present, v.detail)
+        for v in vs
+    )
+
+
+def assert_paths_agree(
+    cs: ContractSet, corpus: Corpus, *, fold: int | None = None, batch_calls: int = 2
+) -> pl.DataFrame:
+    """Check every call of `corpus` both ways and assert the same violations; returns the frame."""
+    df = check_corpus(cs, corpus, fold=fold)
+    assert check_corpus(cs, corpus, fold=fold, batch_calls=batch_calls).equals(df)  # batching changes nothing
+    calls = corpus.scan_calls().select("cid", "tool", "arguments", "result").collect()
+    for cid, tool, args, res in calls.iter_rows():
+        py = call_violations(cs, tool, orjson.loads(args), orjson.loads(res), fold=fold)
+        assert frame_rows(df.filter(pl.col("cid") == cid)) == call_rows(py), (args, res)
+    return df
