@@ -1,11 +1,21 @@
 """`ledger.json`: what a ledger is bound to (config, code revision, inputs, seed) and, once frozen, its end.
 
 Fields (JSON Schema `contracts/schemas/ledger-header.schema.json`):
-`format` ("contracts.ledger"), `version` (1), `created_at` (UTC, seconds, the one timestamp in a ledger),
+`format` ("contracts.ledger"), `version` (2), `created_at` (UTC, seconds, the one timestamp in a ledger),
 `config` and `config_sha256` (SHA-256 of the config's canonical JSON), `source_revision`, `inputs`
-(`[{path, sha256, bytes}]` sorted by path), `seed`, `genesis` (64 zeros), `hash` (how entry hashes are
-made), `frozen`, and, null until frozen: `entries` (count), `head` (last entry hash, or the genesis for an
-empty ledger), `root` (RFC 6962 Merkle root of the entry hashes).
+(`[{path, sha256, bytes}]` sorted by path), `seed`, `genesis`, `hash` (how entry hashes are made),
+`frozen`, and, null until frozen: `entries` (count), `head` (last entry hash, or the genesis for an empty
+ledger), `root` (RFC 6962 Merkle root of the entry hashes).
+
+The header is bound to the chain (version 2): `genesis` is the SHA-256 of the canonical JSON of the
+fields that fix what was run (`BOUND_FIELDS`: format, version, config and its hash, inputs, seed, hash
+rule), and it is entry 0's `prev`. So the head hash and the Merkle root commit to them: an edited header
+either no longer hashes to its genesis, or (genesis recomputed) no longer links to entry 0, or (entries
+rewritten too) yields another head and root than the anchors recorded elsewhere. `created_at` and
+`source_revision` say when and from which checkout it ran; they are not bound, so that the same inputs,
+config and seed give the same head and root on any machine, at any time, from any commit (binding the
+wall clock would make every anchor unreproducible); the manifest covers them. Version 1 ledgers (genesis
+64 zeros) still verify, but their anchors cover the entries only.
 """
 
 from __future__ import annotations
@@ -25,7 +35,9 @@ from contracts.ledger.entry import GENESIS
 HEADER_NAME = "ledger.json"
 ENTRIES_NAME = "ledger.jsonl"
 FORMAT = "contracts.ledger"
-VERSION = 1
+VERSION = 2
+#: The header fields fixed at creation that `genesis` (entry 0's `prev`) commits to.
+BOUND_FIELDS = ("format", "version", "config", "config_sha256", "inputs", "seed", "hash")
 HASH_RULE = "sha256(canonical_json(entry without 'hash'))"
 
 
@@ -76,6 +88,22 @@ def input_records(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, An
     return [seen[k] for k in sorted(seen)]
 
 
+def binding(header: dict[str, Any]) -> str:
+    """The genesis a version-2 header must carry: SHA-256 of the canonical JSON of its BOUND_FIELDS
+    (an absent field counts as null, so a removed field changes it too)."""
+    return json_sha256({k: header.get(k) for k in BOUND_FIELDS})
+
+
+def genesis_of(directory: Path) -> str:
+    """Entry 0's `prev` for the ledger in `directory`: its header's `genesis` when that is a hex
+    SHA-256, else the version-1 value (64 zeros) — a damaged header is `verify`'s to report."""
+    try:
+        g = read_header(directory).get("genesis")
+    except LedgerError:
+        return GENESIS
+    return g if isinstance(g, str) and len(g) == 64 and all(c in "0123456789abcdef" for c in g) else GENESIS
+
+
 def new_header(
     config: dict[str, Any],
     seed: int,
@@ -92,7 +120,7 @@ def new_header(
         raise LedgerError(f"config is not JSON: {e}", field="config") from None
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise LedgerError(f"seed must be an integer, not {seed!r}", field="seed")
-    return {
+    header: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "created_at": created_at or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -108,6 +136,8 @@ def new_header(
         "head": None,
         "root": None,
     }
+    header["genesis"] = binding(header)
+    return header
 
 
 def read_header(directory: Path) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts.ledger.entry import GENESIS, Entry, parse_line
-from contracts.ledger.header import ENTRIES_NAME
+from contracts.ledger.header import ENTRIES_NAME, genesis_of
 from contracts.ledger.merkle import Digests
 from contracts.progress import NULL_PROGRESS, Progress
 
@@ -79,13 +79,21 @@ class Scan:
         )
 
 
+#: `scan_entries(genesis=UNKNOWN_GENESIS)`: do not check entry 0's `prev`.
+UNKNOWN_GENESIS = ""
+
+
 def scan_entries(
     path: Path,
     *,
     keep: bool = False,
     progress: Progress = NULL_PROGRESS,
+    genesis: str | None = None,
 ) -> Scan:
     """Parse and check every line of `path` (which must exist). `keep` retains the Entry values.
+    Entry 0's `prev` must be `genesis` (default: the `genesis` of the header beside `path`, which binds
+    the header to the chain; `contracts.ledger.header`); `UNKNOWN_GENESIS` skips that one check (a
+    header too damaged to name it is reported on its own).
 
     Streams the file; memory is the entry hashes (for the Merkle root) plus one integer per entry.
     """
@@ -94,7 +102,8 @@ def scan_entries(
     problems: list[tuple[int, Problem]] = []  # (line index, problem) so the report sorts in file order
     blank_from: int | None = None
     expected: int | None = 0  # the seq the next entry must have; None after an unreadable line
-    prev: str | None = GENESIS
+    first = genesis if genesis is not None else genesis_of(path.parent)
+    prev: str | None = first or None
     anomaly: tuple[int, int, int, int, str] | None = None  # first (line, index, seq, expected, hash)
     last_good: tuple[int, int] | None = None  # (line, seq) of the last good entry
     progress.start("checking ledger.jsonl", path.stat().st_size)  # advanced in bytes
@@ -154,7 +163,7 @@ def scan_entries(
         problems.append((scan.lines, _tail_problem(scan.tail, scan.good_size, next_seq)))
     problems.sort(key=lambda t: t[0])
     scan.problems = [p for _, p in problems]
-    scan.head = scan.hashes[-1].hex() if scan.hashes else GENESIS  # meaningful only when intact
+    scan.head = scan.hashes[-1].hex() if scan.hashes else (first or GENESIS)  # meaningful only when intact
     return scan
 
 

@@ -13,6 +13,7 @@ removed (`REMOVED`) or added after the freeze (`EXTRA_BYTES`).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,15 @@ from typing import Any
 from contracts.errors import LedgerError
 from contracts.jsonutil import file_sha256, json_sha256, loads
 from contracts.ledger.entry import GENESIS, Entry
-from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME
+from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, binding
 from contracts.ledger.lock import LOCK_NAME
 from contracts.ledger.manifest import MANIFEST_NAME, ledger_files, parse_manifest
 from contracts.ledger.merkle import merkle_root_bytes
-from contracts.ledger.scan import Problem, scan_entries
+from contracts.ledger.scan import UNKNOWN_GENESIS, Problem, scan_entries
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.schemas import load_schema, schema_errors
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 _RANK = {
     "MISSING_FILE": 0,
@@ -114,7 +117,13 @@ def verify(
     n_entries, comp_head, comp_root = 0, None, None
     entries_ok = False
     if present[ENTRIES_NAME]:
-        scan = scan_entries(directory / ENTRIES_NAME, progress=progress)
+        # Entry 0 must link to the header's genesis; a header whose genesis is not what its fields hash
+        # to is reported on its own (HEADER), and then which of the two entry 0 should link to is moot.
+        g = header.get("genesis") if header is not None else None
+        known = isinstance(g, str) and bool(_HEX64.match(g)) and header is not None and _consistent(header)
+        scan = scan_entries(
+            directory / ENTRIES_NAME, progress=progress, genesis=g if known else UNKNOWN_GENESIS
+        )
         for i, p in enumerate(scan.problems):
             add(p, i)
         n_entries = len(scan.hashes) if scan.intact else scan.lines + (1 if scan.tail else 0)
@@ -173,7 +182,36 @@ def _load_header(directory: Path, add: Any) -> dict[str, Any] | None:
             ),
             100,
         )
+    if _consistent(header):
+        pass
+    elif header.get("version") == 1:
+        add(Problem("HEADER", None, HEADER_NAME, "a version-1 header's genesis must be 64 zeros"), 101)
+    else:
+        add(
+            Problem(
+                "HEADER",
+                None,
+                HEADER_NAME,
+                "the header's bound fields (seed, inputs, config, ...) no longer hash to its genesis "
+                "(the header was edited)",
+            ),
+            101,
+        )
     return header
+
+
+def _consistent(header: dict[str, Any]) -> bool:
+    """The header's genesis is the one its version prescribes."""
+    if header.get("version") == 1:
+        return header.get("genesis") == GENESIS
+    return header.get("genesis") == _safe_binding(header)
+
+
+def _safe_binding(header: dict[str, Any]) -> str | None:
+    try:
+        return binding(header)
+    except (TypeError, ValueError):
+        return None
 
 
 def _safe_json_sha256(value: Any) -> str | None:

@@ -425,12 +425,12 @@ def first_calls(calls: pl.DataFrame, n: int) -> pl.DataFrame:
 
 
 def sample_filter(calls: pl.DataFrame) -> pl.Expr:
-    """Which leaves make up the candidate sample: the numbers of the first SAMPLE_CALLS calls per (tool,
-    fold) (RELATION) and the scalars of the first ECHO_SAMPLE_CALLS (ECHO). Bounded by the number of
-    tools and folds, not by the corpus."""
+    """Which leaves make up the candidate sample: the numbers and arrays (their lengths: RELATION's
+    count_of) of the first SAMPLE_CALLS calls per (tool, fold) (RELATION) and the scalars of the first
+    ECHO_SAMPLE_CALLS (ECHO). Bounded by the number of tools and folds, not by the corpus."""
     rel = first_calls(calls, SAMPLE_CALLS)["cid"]
     echo = first_calls(calls, ECHO_SAMPLE_CALLS)["cid"]
-    return (pl.col("cid").is_in(rel.implode()) & (pl.col("cls") == CLS_NUM)) | (
+    return (pl.col("cid").is_in(rel.implode()) & pl.col("cls").is_in([CLS_NUM, CLS_ARR])) | (
         pl.col("cid").is_in(echo.implode()) & pl.col("cls").is_in(SCALAR_CLASSES)
     )
 

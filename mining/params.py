@@ -106,6 +106,11 @@ YEAR_MARGIN = 10
 ECHO_MIN_DISTINCT = 2  # an echo needs >= 2 distinct argument values (equal constants are coincidence)
 RELATION_MIN_TUPLES = 5  # Daikon's ternary minimum: >= 5 distinct operand tuples
 RELATION_MAX_TERMS = 3
+#: RELATION count_of: kept only when the most common length takes at most this share of the qualifying
+#: calls and they come from at least COUNT_OF_MIN_TASKS tasks (a coincidence then has chance at most
+#: 0.75^30 ~ 2e-4; docs/rules.md).
+COUNT_OF_MAX_SHARE = 0.75
+COUNT_OF_MIN_TASKS = 30
 
 
 def violation_bound(n: int) -> float:
@@ -244,7 +249,12 @@ class MineParams:
                 "max_share": DOMAIN_MAX_SHARE,
             },
             "echo": {"min_distinct": ECHO_MIN_DISTINCT},
-            "relation": {"min_tuples": RELATION_MIN_TUPLES, "max_terms": RELATION_MAX_TERMS},
+            "relation": {
+                "min_tuples": RELATION_MIN_TUPLES,
+                "max_terms": RELATION_MAX_TERMS,
+                "count_of_max_share": COUNT_OF_MAX_SHARE,
+                "count_of_min_tasks": COUNT_OF_MIN_TASKS,
+            },
             "format": {"max_shapes": FORMAT_MAX_SHAPES, "max_len": FORMAT_MAX_LEN},
             "range": {"margin": RANGE_MARGIN, "year_margin": YEAR_MARGIN},
         }

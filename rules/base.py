@@ -241,7 +241,7 @@ class RuleEntry:
 
 
 #: Columns of a hit: a leaf of a checked call joined to one operand of one rule.
-HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str"]
+HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str", "len"]
 #: One bit per JSON kind; a TYPE rule's allowed kinds are the OR of theirs (`number` = int | float).
 KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}
 NUMERIC_BITS = KIND_BIT["int"] | KIND_BIT["float"]

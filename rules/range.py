@@ -1,11 +1,15 @@
-"""RANGE — `paths [P]`, params `{"of": "number"|"year", "min": x|null, "max": y}`: every number at a
-pattern (or the year of every ISO date there) lies within magnitude bounds.
+"""RANGE — `paths [P]`, params `{"of": "number"|"magnitude"|"year", "min": x|null, "max": y}`: every
+number at a pattern (or the year of every ISO date there) lies within magnitude bounds.
 
 `of: number`: a number v at P breaks the rule when v > max, or when min is set and 0 < v < min (zero
 and negative values are the sign codes' business, so a sentinel −1 gets one receipt, not two). The
 miner's bounds are powers of ten around the clean values (`contracts.mining.rules.range`): a unit
 change (cents for dollars, grams for kilograms, ×1000), a saturated int32 (2³¹−1) or a 9999 sentinel
 leaves the decades the field lives in, while an ordinary new value does not.
+
+`of: magnitude` (a field that holds negatives too, such as payments and refunds): a number v at P
+breaks the rule when |v| > max (`min` is null); the same unit changes and saturations, in either
+direction.
 
 `of: year`: a string at P that starts like an ISO date (`YYYY-MM-DD`) breaks the rule when its year is
 outside [min, max]: a null turned into the Unix epoch (`1970-01-01`), a `9999-12-31` "forever"
@@ -40,7 +44,7 @@ from contracts.rules.base import (
 )
 from contracts.rules.model import Rule
 
-OF = ("number", "year")
+OF = ("number", "magnitude", "year")
 #: A string whose year RANGE reads: `YYYY-MM-DD` at its start.
 YEAR_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _YEAR = re.compile(YEAR_RE)
@@ -82,6 +86,8 @@ class Range(NodeCode):
             raise self.bad(rule, f"RANGE needs params.of, one of {', '.join(OF)}")
         if not num(hi) or not (lo is None or (num(lo) and lo <= hi)):
             raise self.bad(rule, "RANGE needs params.max, a number, and params.min, null or a number <= max")
+        if of == "magnitude" and (lo is not None or hi <= 0):  # type: ignore[operator]
+            raise self.bad(rule, "RANGE of magnitude needs params.min null and params.max > 0")
         return RangeParams(str(of), None if lo is None else float(lo), float(hi))  # type: ignore[arg-type]
 
     def describe(self, rule: Rule) -> str:
@@ -89,6 +95,8 @@ class Range(NodeCode):
         what = rule.paths[0] or "(result)"
         if p.of == "year":
             return f"year of {what} in [{_num_text(p.min)}, {_num_text(p.max)}]"
+        if p.of == "magnitude":
+            return f"|{what}| <= {_num_text(p.max)}"
         if p.min is None:
             return f"{what} <= {_num_text(p.max)}"
         return f"{what} in [{_num_text(p.min)}, {_num_text(p.max)}] when > 0"
@@ -110,6 +118,12 @@ class Range(NodeCode):
                 return out
 
             return years
+        if p.of == "magnitude":
+            return lambda nodes: [
+                prefix + path
+                for path, v in nodes.get(key, ())
+                if (type(v) is int or type(v) is float) and abs(float(v)) > hi
+            ]
         lo = 0.0 if p.min is None else p.min
         return lambda nodes: [
             prefix + path
@@ -122,6 +136,9 @@ class Range(NodeCode):
         p = self.params(rule)
         if p.of == "year":
             expected = f"year in [{_num_text(p.min)}, {_num_text(p.max)}]"
+            seen = f"{name(at.path)}={at.shown}"
+        elif p.of == "magnitude":
+            expected = f"in [-{_num_text(p.max)}, {_num_text(p.max)}]"
             seen = f"{name(at.path)}={at.shown}"
         else:
             expected = (
@@ -150,10 +167,11 @@ class Range(NodeCode):
             {
                 "ridx": [r for r, _ in ps],
                 "year": [p.of == "year" for _, p in ps],
+                "mag": [p.of == "magnitude" for _, p in ps],
                 "lo": [p.min for _, p in ps],
                 "hi": [p.max for _, p in ps],
             },
-            schema={"ridx": pl.UInt32, "year": pl.Boolean, "lo": pl.Float64, "hi": pl.Float64},
+            schema={"ridx": pl.UInt32, "year": pl.Boolean, "mag": pl.Boolean, "lo": pl.Float64, "hi": pl.Float64},
         )
         h = hits.join(bounds.lazy(), on="ridx")
         y = (
@@ -165,8 +183,12 @@ class Range(NodeCode):
             pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
             & ~pl.col("year")
             & (
-                (pl.col("num") > pl.col("hi"))
-                | ((pl.col("num") > 0) & (pl.col("num") < pl.col("lo").fill_null(0)))
+                pl.when(pl.col("mag"))
+                .then(pl.col("num").abs() > pl.col("hi"))
+                .otherwise(
+                    (pl.col("num") > pl.col("hi"))
+                    | ((pl.col("num") > 0) & (pl.col("num") < pl.col("lo").fill_null(0)))
+                )
             )
         )
         year_bad = (

@@ -2,7 +2,9 @@
 
 Forms: `{"form": "linear", "coef": [c1..], "tol": T}` — A = Σ ci·Xi, ci ∈ {1, −1}; `{"form": "product",
 "tol": T}` — A = X1 × X2; `{"form": "sum_over", "tol": T}` — A = Σ of every number at an array-member
-pattern (an empty sum is 0; the array itself must be present). Operands without wildcards pair per call;
+pattern (an empty sum is 0; the array itself must be present); `{"form": "count_of", "tol": "exact"}` —
+A = the number of members of the array at X1 (`/count = len(/shipments)`; a non-array X1 does not
+qualify). Operands without wildcards pair per call;
 with wildcards, by index (the same array element, the same map entry). Tolerance: `exact`; `cent`
 (|A − rhs| ≤ 0.005 + 1e-9); `rel` (|A − rhs| ≤ 1e-9 · max(1, |A|, |rhs|)). Semantics: every operand
 present and numeric ⇒ A within T of the right-hand side. Violation path = A's concrete path; expected
@@ -42,7 +44,7 @@ from contracts.rules.model import Rule
 from contracts.traces.leaves import MAP_TOKEN
 
 TOLERANCES = ("exact", "cent", "rel")
-FORMS = ("linear", "product", "sum_over")
+FORMS = ("linear", "product", "sum_over", "count_of")
 CENT_TOL = 0.005 + 1e-9
 REL_TOL = 1e-9
 
@@ -78,7 +80,11 @@ class RelationParams:
 
 
 def rhs_of(p: RelationParams, values: list[Any]) -> float | int:
-    """Right-hand side of a linear/product relation from operand values [X1, X2, ...] (all numeric)."""
+    """Right-hand side of a linear/product/count_of relation from operand values [X1, X2, ...] (all
+    numeric; a count_of's one value is already the array's length)."""
+    if p.form == "count_of":
+        count: int = values[0]
+        return count
     if p.form == "product":
         product: float | int = values[0] * values[1]
         return product
@@ -122,6 +128,9 @@ class Relation(PropertyCode):
                 raise self.bad(
                     rule, "sum_over RELATION sums array members only (its pattern has a map key '~*')"
                 )
+        elif form == "count_of":
+            if n != 2:
+                raise self.bad(rule, "count_of RELATION needs paths [A, array]")
         else:
             raise self.bad(rule, f"unknown RELATION form {form!r}")
         return RelationParams(str(form), str(tol), coef)
@@ -133,6 +142,8 @@ class Relation(PropertyCode):
             rhs = f"{p[1]} × {p[2]}"
         elif form == "sum_over":
             rhs = f"Σ {p[1]}"
+        elif form == "count_of":
+            rhs = f"len({p[1]})"
         else:
             rhs = ""
             for i, (c, x) in enumerate(zip(rule.params.get("coef", []), p[1:], strict=False)):
@@ -172,10 +183,12 @@ class Relation(PropertyCode):
                     total = total + v
             return [first.display(p) for p, a in here if is_num(a) and not within(a, total, tol)]
         by_key: list[dict[tuple[str, ...], list[Any]]] = []
+        count = rp.form == "count_of"
         for op in ops[1:]:
             d: dict[tuple[str, ...], list[Any]] = {}
             for p, v in nodes.get((op.side, op.pattern), []):
-                d.setdefault(op.key_of(p), []).append(v)
+                # a count_of term is the array's length; anything else there does not qualify
+                d.setdefault(op.key_of(p), []).append((len(v) if type(v) is list else None) if count else v)
             by_key.append(d)
         for p, a in here:
             key = first.key_of(p)
@@ -206,11 +219,15 @@ class Relation(PropertyCode):
             for op in ops[1:]:
                 _, v = resolve(side_doc(op.side, at.arguments, at.result), op.concrete(a_key))
                 vals.append(v)
-            rhs = rhs_of(rp, vals)
             names = [name(op.display(op.pattern)) for op in ops[1:]]
-            if form == "product":
+            if form == "count_of":
+                rhs = len(vals[0]) if type(vals[0]) is list else 0
+                formula = f"the number of {names[0]}"
+            elif form == "product":
+                rhs = rhs_of(rp, vals)
                 formula = " * ".join(names)
             else:
+                rhs = rhs_of(rp, vals)
                 parts = [names[0] if rp.coef[0] == 1 else f"-{names[0]}"]
                 for c, nm in zip(rp.coef[1:], names[1:], strict=True):
                     parts.append(f"{'+' if c == 1 else '-'} {nm}")
@@ -275,9 +292,13 @@ def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Ex
         schema={"ridx": pl.UInt32, "op": pl.UInt8, "c": pl.Float64, "nterms": pl.UInt32},
     )
     parts = [
-        with_key(op_hits(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num")
+        with_key(op_hits(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num", "len")
         for i in range(1, max(len(e.ops) for e in sub))
     ]
+    if form == "count_of":
+        # the term is the array's length; a node of another kind there does not qualify
+        num_kind = pl.col("kind") == "array"
+        parts = [p.with_columns(pl.col("len").cast(pl.Float64).alias("num")) for p in parts]
     # Plain columns first, so that every aggregation below is a simple one (an expression inside `agg`
     # is evaluated group by group). A product has exactly two terms: the product of a complete group is
     # its first value times its last.
@@ -288,7 +309,7 @@ def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Ex
     )
     agg = (
         (pl.col("c") * pl.col("num")).sum()
-        if form == "linear"
+        if form in ("linear", "count_of")
         else pl.col("num").first() * pl.col("num").last()
     )
     return (

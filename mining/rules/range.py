@@ -4,7 +4,9 @@ clean values live in (`contracts.rules.range`).
 Numbers (judged per pool, `contracts.mining.shapes`, like the sign rules): a field whose clean values
 are all >= 0 and not constant gets `max` = the power of ten strictly above three times its largest value
 and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values from
-12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). Years: a string field whose every value starts like an ISO date gets the decade of its
+12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). A field that also
+holds negatives (payments and refunds) gets the same bound on magnitudes (`of: magnitude`, |v| <= max,
+from the largest |v|). Years: a string field whose every value starts like an ISO date gets the decade of its
 earliest year minus one decade, to the end of the decade after its latest: 2019–2024 gives [2000, 2039].
 
 Chance argument (distribution-free). Tasks are exchangeable draws: the chance that a new task holds a
@@ -14,8 +16,11 @@ new one is the largest of t+1 with chance 1/(t+1)); the same for the smallest. W
 the extremes, so the real rate is far below it. What the rule catches is what leaves the decades: a
 unit change (×100, ×1000), int32 saturation, 9999 or epoch sentinels.
 
-Not emitted: on fields holding negatives (magnitudes in both directions are not one range), on
-constant fields (a value that never varied says nothing about a spread), and where the bounds would be
+The same argument holds for |v| on a field with negatives (the largest magnitude of t+1 exchangeable
+tasks is the new one with chance 1/(t+1)).
+
+Not emitted: a lower bound on fields holding negatives (small magnitudes near zero are ordinary
+there), on constant fields (a value that never varied says nothing about a spread), and where the bounds would be
 implied by another rule (a DOMAIN-valued field has no numbers; the sign codes handle 0 and below).
 """
 
@@ -73,20 +78,25 @@ class Range(FromStats):
         p = ctx.params
         enough = (pl.col("p_n") >= p.needed("RANGE")) & (pl.col("p_tasks") >= p.tasks_needed("RANGE"))
         nums = pooled_stats(ctx).filter(
-            (pl.col("cls") == CLS_NUM) & (pl.col("p_min") >= 0) & (pl.col("p_min") < pl.col("p_max")) & enough
+            (pl.col("cls") == CLS_NUM) & (pl.col("p_min") < pl.col("p_max")) & enough
         )
         rows = []
         for r in nums.select(
             "tool", "pattern", "checker", "ex", "p_min", "p_max", "p_n", "p_calls", "p_tasks"
         ).iter_rows(named=True):
-            if r["p_max"] * RANGE_MARGIN >= MAX_BOUND:
+            top = max(r["p_max"], -r["p_min"])
+            if top * RANGE_MARGIN >= MAX_BOUND:
                 continue
-            hi = _power_above(r["p_max"] * RANGE_MARGIN)
-            lo = _power_at_or_below(r["p_min"] / RANGE_MARGIN) if r["p_min"] > 0 else None
+            hi = _power_above(top * RANGE_MARGIN)
+            if r["p_min"] < 0:
+                params = f'{{"max":{_num(hi)},"min":null,"of":"magnitude"}}'
+            else:
+                lo = _power_at_or_below(r["p_min"] / RANGE_MARGIN) if r["p_min"] > 0 else None
+                params = _params_number(lo, hi)
             rows.append(
                 {
                     **{k: r[k] for k in ("tool", "pattern", "checker", "ex")},
-                    "params": _params_number(lo, hi),
+                    "params": params,
                     "n": r["p_n"],
                     "calls": r["p_calls"],
                     "tasks": r["p_tasks"],

@@ -3,7 +3,9 @@
 Forms (DESIGN §3 and the shared rule semantics):
   linear   A = Σ ci·Xi, ci ∈ {1, −1}, 1 to 3 terms (A = B, A = B ± C, A = B + C + D, ...);
   product  A = X1 × X2;
-  sum_over A = Σ of every number at a wildcard pattern (`/items/*/price`; an empty sum is 0).
+  sum_over A = Σ of every number at a wildcard pattern (`/items/*/price`; an empty sum is 0);
+  count_of A = the number of members of a result array at a pattern without wildcards (`/count =
+           len(/shipments)`); its own chance argument replaces the tuple count (`_count_ok`).
 A is a result field; the Xi may be result or argument fields (`$args/quantity`). Operands either have no
 wildcard (paired per call, arguments included), or all lie in the same array instance (`/items/*/total =
 /items/*/price × /items/*/qty`, paired by index). Tolerance `tol`: "exact" when every operand is an int,
@@ -45,6 +47,7 @@ import polars as pl
 from contracts.jsonutil import canonical_str
 from contracts.mining.data import (
     CAND_SCHEMA,
+    CLS_ARR,
     CLS_NUM,
     FULL,
     KIND_CODE,
@@ -53,7 +56,7 @@ from contracts.mining.data import (
     cand_frame,
     merged_examples,
 )
-from contracts.mining.params import RELATION_MIN_TUPLES
+from contracts.mining.params import COUNT_OF_MAX_SHARE, COUNT_OF_MIN_TASKS, RELATION_MIN_TUPLES
 from contracts.mining.rules.base import MiningContext
 from contracts.mining.rules.date_order import WILD_PREFIX
 from contracts.rules.model import ARGS_PREFIX
@@ -77,13 +80,14 @@ class Field:
     path: str  # rule path (`/total`, `$args/qty`, `/items/*/price` for a sum)
     result: bool  # a result field (may be the left-hand side)
     is_sum: bool  # Σ over a wildcard pattern (only as the sum_over term)
+    is_len: bool = False  # the length of an array (only as the count_of term)
 
 
 @dataclass(frozen=True)
 class Cand:
     """A candidate relation over field indexes: lhs = form(terms)."""
 
-    form: str  # linear | product | sum_over
+    form: str  # linear | product | sum_over | count_of
     lhs: int
     terms: tuple[int, ...]
     coef: tuple[int, ...] = ()
@@ -106,8 +110,19 @@ _IS_INT = pl.col("code") == KIND_CODE["int"]
 
 
 def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
-    """The search spaces, from the patterns that hold a number in some clean call (`num_pids`)."""
+    """The search spaces, from the patterns that hold a number in some clean call (`num_pids`), and
+    (as count_of terms) the result arrays at patterns without wildcards that never hold a number."""
     pats = ctx.data.patterns.filter(pl.col("pid").is_in(num_pids.implode()))
+    held = ctx.stats.filter(pl.col("cls") == CLS_ARR).select(
+        pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String)
+    )
+    arrays = (
+        ctx.data.patterns.filter(
+            ~pl.col("pid").is_in(num_pids.implode()) & ~pl.col("wild") & (pl.col("side") == "result")
+        )
+        .with_columns(pl.col("tool").cast(pl.String), pl.col("pattern").cast(pl.String))
+        .join(held.unique(), on=["tool", "pattern"], how="semi")
+    )
     plain = pats.filter(~pl.col("wild")).with_columns(
         pl.when(pl.col("side") == "arg")
         .then(pl.lit(ARGS_PREFIX) + pl.col("pattern"))
@@ -130,7 +145,10 @@ def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
         ).sort("pattern")
         sfields = [Field(f"s{i}", p, True, True) for i, p in enumerate(snames["pattern"])]
         name_of += list(zip(snames["pid"].to_list(), [f.name for f in sfields], strict=True))
-        out.append(GroupSpec(tool, "", tuple(fields + sfields), tuple(name_of)))
+        lnames = arrays.filter(pl.col("tool") == tool).sort("pattern")
+        lfields = [Field(f"l{i}", p, True, False, True) for i, p in enumerate(lnames["pattern"])]
+        name_of += list(zip(lnames["pid"].to_list(), [f.name for f in lfields], strict=True))
+        out.append(GroupSpec(tool, "", tuple(fields + sfields + lfields), tuple(name_of)))
     for (tool, group), g in sorted(
         wild.group_by("tool", "group"), key=lambda t: (str(t[0][0]), str(t[0][1]))
     ):
@@ -151,10 +169,25 @@ def _wide_frames(
     Wide frame: one row per call (plain group) or array instance (`inst`), one Float64 column per field,
     plus cid, fold, task; per-field stats: name, fold, n, n_int, n_cent (int / 2-decimal counts)."""
     calls = part.calls.select("cid", "fold", "task")
+    len_pids = sorted({p for _, s in specs for p, n in s.name_of if n.startswith("l")})
     nums = (
         part.leaves.lazy()
-        .filter(pl.col("cls") == CLS_NUM)
-        .select("cid", "pid", "code", "num", "fold")
+        .filter((pl.col("cls") == CLS_NUM) | ((pl.col("cls") == CLS_ARR) & pl.col("pid").is_in(len_pids)))
+        .select(
+            "cid",
+            "pid",
+            # an array's row stands for its length: an int
+            pl.when(pl.col("cls") == CLS_ARR)
+            .then(pl.lit(KIND_CODE["int"]))
+            .otherwise(pl.col("code"))
+            .cast(pl.UInt8)
+            .alias("code"),
+            pl.when(pl.col("cls") == CLS_ARR)
+            .then(pl.col("len").cast(pl.Float64))
+            .otherwise("num")
+            .alias("num"),
+            "fold",
+        )
         .collect()
     )
     wild_pids = sorted({p for _, s in specs if s.group for p, _ in s.name_of})
@@ -299,7 +332,7 @@ def _keyed(df: pl.DataFrame, value: str) -> pl.DataFrame:
 # `form` names the shape; an unused term slot holds NO_TERM (with coefficient 0), which `_refute`
 # maps to an extra constant 0.0 value, so every form is evaluated by one expression without nulls
 # (a null would not survive the joins and `unique` that deduplicate candidates).
-LINEAR, PRODUCT, SUM_OVER = 0, 1, 2
+LINEAR, PRODUCT, SUM_OVER, COUNT_OF = 0, 1, 2, 3
 NO_TERM = -1
 
 
@@ -311,11 +344,13 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
     rounded key, so the cost is (fields² per row), not fields⁴.
     """
     long = _long(gen, fields)
-    res = {i for i, f in enumerate(fields) if f.result and not f.is_sum}
+    res = {i for i, f in enumerate(fields) if f.result and not f.is_sum and not f.is_len}
     sums = {i for i, f in enumerate(fields) if f.is_sum}
+    lens = {i for i, f in enumerate(fields) if f.is_len}
     lhs = long.filter(pl.col("j").is_in(sorted(res))).rename({"j": "a", "v": "va"})
-    ops = long.filter(~pl.col("j").is_in(sorted(sums)))
+    ops = long.filter(~pl.col("j").is_in(sorted(sums | lens)))
     sm = long.filter(pl.col("j").is_in(sorted(sums))).rename({"j": "w", "v": "vw"})
+    ln = long.filter(pl.col("j").is_in(sorted(lens))).rename({"j": "w", "v": "vw"})
     out: list[pl.DataFrame] = []
     n1, z = pl.lit(NO_TERM, pl.Int64), pl.lit(0, pl.Int64)
 
@@ -336,6 +371,9 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
     if sm.height:
         so = lhs.join(sm, on="r").filter(_close("va", "vw"))
         emit(so, SUM_OVER, [pl.col("w"), n1, n1], [z, z, z])
+    if ln.height:
+        co = lhs.join(ln, on="r").filter(pl.col("va") == pl.col("vw"))
+        emit(co, COUNT_OF, [pl.col("w"), n1, n1], [z, z, z])
     pairs = (
         ops.rename({"j": "b", "v": "vb"})
         .join(ops.rename({"j": "c", "v": "vc"}), on="r")
@@ -467,7 +505,7 @@ def _to_cands(arr: pl.DataFrame) -> list[Cand]:
         elif form == PRODUCT:
             out.append(Cand("product", a, (t0, t1)))
         else:
-            out.append(Cand("sum_over", a, (t0,)))
+            out.append(Cand("sum_over" if form == SUM_OVER else "count_of", a, (t0,)))
     return out
 
 
@@ -475,7 +513,7 @@ def _rhs_expr(c: Cand, fields: list[Field]) -> pl.Expr:
     t = [pl.col(fields[i].name).cast(pl.Float64) for i in c.terms]
     if c.form == "product":
         return t[0] * t[1]
-    if c.form == "sum_over":
+    if c.form in ("sum_over", "count_of"):
         return t[0]
     e = t[0] * c.coef[0]
     for k_, x in zip(c.coef[1:], t[1:], strict=True):
@@ -493,6 +531,32 @@ def _varying_parts(c: Cand, fields: list[Field]) -> list[pl.Expr]:
         t = [k * x for k, x in zip(c.coef, col[1:], strict=True)]
         parts += [t[0] + t[1], t[0] + t[2], t[1] + t[2]]
     return parts
+
+
+def _count_hist(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> pl.DataFrame:
+    """Per (count_of candidate index, fold, length) of one task part: qualifying rows with that length
+    (a monoid: summed over parts), for the share of the most common length (`_count_ok`)."""
+    frames = [
+        wide.filter(pl.col(fields[c.lhs].name).is_not_null() & pl.col(fields[c.terms[0]].name).is_not_null())
+        .group_by("fold", pl.col(fields[c.terms[0]].name).alias("v"))
+        .agg(pl.len().cast(pl.Int64).alias("n"))
+        .select(pl.lit(j, pl.Int64).alias("cand"), "fold", "v", "n")
+        for j, c in enumerate(cands)
+        if c.form == "count_of"
+    ]
+    schema = {"cand": pl.Int64, "fold": wide.schema["fold"], "v": pl.Float64, "n": pl.Int64}
+    return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)  # type: ignore[arg-type]
+
+
+def _count_ok(hist: pl.DataFrame, k: int) -> dict[tuple[int, int], float]:
+    """(count_of candidate, checker) -> the share of its qualifying calls that have the most common
+    length (docs/rules.md: a count matching a list's length by coincidence on t tasks has chance at
+    most that share to the power t)."""
+    if hist.height == 0:
+        return {}
+    merged = by_checker(hist, ["cand", "v"], [pl.col("n").sum()], k)
+    share = merged.group_by("cand", "checker").agg((pl.col("n").max() / pl.col("n").sum()).alias("q"))
+    return {(c, ch): q for c, ch, q in share.select("cand", "checker", "q").iter_rows()}
 
 
 def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> pl.DataFrame:
@@ -595,7 +659,7 @@ def _tol_for(c: Cand, klass: dict[int, str]) -> str:
 
 
 def _order_key(c: Cand, fields: list[Field]) -> tuple[object, ...]:
-    form_rank = {"linear": 0, "product": 1, "sum_over": 2}[c.form]
+    form_rank = {"linear": 0, "product": 1, "sum_over": 2, "count_of": 3}[c.form]
     return (
         form_rank,
         len(c.terms),
@@ -705,7 +769,7 @@ class Relation:
             if wide.height == 0 or len(fields) < 2:
                 continue
             gen, ref = _sample_rows(wide, fields)
-            ternary = sum(1 for f in fields if not f.is_sum) <= MAX_FIELDS_TERNARY
+            ternary = sum(1 for f in fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY
             found = _to_cands(_refute(_generate(gen, fields, ternary), ref, fields, ctx.data.k))
             if found:
                 cands[i] = found
@@ -719,7 +783,12 @@ class Relation:
         out = {}
         for i, wide, fst in _wide_frames(wanted, part):
             if wide.height:
-                out[i] = (_verify_part(wide, list(plan.specs[i].fields), plan.cands[i]), fst)
+                fields = list(plan.specs[i].fields)
+                out[i] = (
+                    _verify_part(wide, fields, plan.cands[i]),
+                    fst,
+                    _count_hist(wide, fields, plan.cands[i]),
+                )
         return out
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[Any]) -> pl.DataFrame:
@@ -732,8 +801,9 @@ class Relation:
                 continue
             res = _verify_merge(pl.concat([g[0] for g in got]), ctx.data.k)
             fst = pl.concat([g[1] for g in got])
+            shares = _count_ok(pl.concat([g[2] for g in got]), ctx.data.k)
             spec = plan.specs[j]
-            out.append(self._finish_group(ctx, spec.tool, res, list(spec.fields), plan.cands[j], fst))
+            out.append(self._finish_group(ctx, spec.tool, res, list(spec.fields), plan.cands[j], fst, shares))
         return cand_frame(pl.concat(out)) if out else cand_frame()
 
     def _finish_group(
@@ -744,6 +814,7 @@ class Relation:
         fields: list[Field],
         cands: list[Cand],
         fst: pl.DataFrame,
+        shares: dict[tuple[int, int], float],
     ) -> pl.DataFrame:
         k = ctx.data.k
         need = ctx.params.needed("RELATION")
@@ -777,7 +848,13 @@ class Relation:
                     continue
                 if not (r["calls"] >= need and r["tasks"] >= ctx.params.tasks_needed("RELATION")):
                     continue
-                if not (r["tuples"] >= RELATION_MIN_TUPLES and r["varying"]):
+                if not r["varying"]:
+                    continue
+                if c.form == "count_of":
+                    q = shares.get((r["cand"], checker), 1.0)
+                    if q > COUNT_OF_MAX_SHARE or r["tasks"] < COUNT_OF_MIN_TASKS:
+                        continue
+                elif r["tuples"] < RELATION_MIN_TUPLES:
                     continue
                 holding.append(c)
                 info[c] = (r, tol)

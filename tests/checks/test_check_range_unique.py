@@ -286,6 +286,7 @@ def hand_set(rules: tuple[Rule, ...]) -> ContractSet:
 HAND = (
     hand_rule("RANGE", ["/n"], {"of": "number", "min": 10, "max": 1000}),
     hand_rule("RANGE", ["/n"], {"of": "number", "min": None, "max": 100}),
+    hand_rule("RANGE", ["/n"], {"of": "magnitude", "min": None, "max": 1000}),
     hand_rule("RANGE", ["/xs/*"], {"of": "number", "min": 0.01, "max": 1}),
     hand_rule("RANGE", ["/d"], {"of": "year", "min": 2000, "max": 2039}),
     hand_rule("RANGE", ["/d"], {"of": "year", "min": None, "max": 2039}),
@@ -310,6 +311,7 @@ HAND_CASES: list[tuple[dict[str, Any], Any, list[tuple[str, str, Any]]]] = [
         [
             ("RANGE", "/n", "in [10, 1000]"),
             ("RANGE", "/n", "<= 100"),
+            ("RANGE", "/n", "in [-1000, 1000]"),
             ("RANGE", "/d", "year in [2000, 2039]"),
             ("UNIQUE", "/xs/1", "unique"),
             ("UNIQUE", "/xs/2", "unique"),
@@ -328,6 +330,9 @@ HAND_CASES: list[tuple[dict[str, Any], Any, list[tuple[str, str, Any]]]] = [
     ),
     # 1 and 1.0 are one value; "1" and 1 are two; null and booleans are not judged
     ({}, {"xs": [1, 1.0]}, [("UNIQUE", "/xs/1", "unique")]),
+    # magnitude: a negative beyond the bound breaks it; within it, only the sign-blind bounds apply
+    ({}, {"n": -1000.5}, [("RANGE", "/n", "in [-1000, 1000]")]),
+    ({}, {"n": -1000}, []),
     ({}, {"xs": ["1", 1, None, None, True, True, False, False]}, []),
     ({}, {"xs": [0.005, 2, 0, -3]}, [("RANGE", "/xs/0", "in [0.01, 1]"), ("RANGE", "/xs/1", "in [0.01, 1]")]),
     # nested lists are judged per inner list; repeats across rows are fine

@@ -47,6 +47,7 @@ RULES = (
     rule("RELATION", ["/net", "/sub", "/tax"], {"form": "linear", "coef": [1, -1], "tol": "exact"}),
     rule("RELATION", ["/sub", "/items/*/line"], {"form": "sum_over", "tol": "cent"}),
     rule("RELATION", ["/items/*/line", "/items/*/price", "/items/*/qty"], {"form": "product", "tol": "rel"}),
+    rule("RELATION", ["/n_items", "/items"], {"form": "count_of", "tol": "exact"}),
 )
 
 
@@ -147,6 +148,20 @@ CASES: list[tuple[dict[str, Any], Any, list[tuple[str, str, Any, Any, bool]]]] =
         {"sku": "S1", "available": 1, "items": [{"qty": 1}]},
         [("REQUIRED", "/items/0/price", "present", None, False)],
     ),
+    # count_of: the count against the array's length; an empty array counts 0; no array, no rule
+    (
+        {"sku": "S1"},
+        {"sku": "S1", "available": 1, "n_items": 2, "items": [{"price": 1, "qty": 1, "line": 1}]},
+        [("RELATION", "/n_items", 1, 2, True)],
+    ),
+    ({"sku": "S1"}, {"sku": "S1", "available": 1, "n_items": 0, "items": []}, []),
+    (
+        {"sku": "S1"},
+        {"sku": "S1", "available": 1, "n_items": 1, "items": []},
+        [("RELATION", "/n_items", 0, 1, True)],
+    ),
+    ({"sku": "S1"}, {"sku": "S1", "available": 1, "n_items": 1}, []),
+    ({"sku": "S1"}, {"sku": "S1", "available": 1, "n_items": 1, "items": {"a": 1}}, []),
 ]
 
 
@@ -251,6 +266,7 @@ def results(draw: Any) -> tuple[dict[str, Any], Any]:
         ("sub", nums),
         ("tax", nums),
         ("net", nums),
+        ("n_items", nums),
         ("until", st.sampled_from(["2026-03-01", "2026-03-05", "2026-13-01", 5])),
     ):
         if draw(st.booleans()):

@@ -280,3 +280,100 @@ def test_cli_verify_exits_1_naming_the_first_failure(copy_of: Copy, name: str) -
     jsonschema.validate(report, REPORT_SCHEMA)
     assert js.exit_code == 1 and report["ok"] is False
     assert EXPECTED[name].split(": ")[-1] == report["problems"][0]["code"]
+
+
+# The header is bound to the chain (issue 17, row 10): an edit of a field that fixes what was run, with
+# the manifest recomputed, no longer passes a verify anchored on head and root. `created_at` and
+# `source_revision` are not bound (docs/ledger.md: anchors stay reproducible across runs and commits).
+BOUND_EDITS: list[tuple[str, Callable[[dict], None]]] = [
+    ("seed", lambda h: h.update(seed=h["seed"] + 1)),
+    ("input sha256", lambda h: h["inputs"].append({"path": "x.jsonl", "sha256": "3" * 64, "bytes": 1})),
+    (
+        "config and its hash",
+        lambda h: h.update(config={**h["config"], "k": 9}, config_sha256=_sha({**h["config"], "k": 9})),
+    ),
+]
+
+
+def _sha(value: object) -> str:
+    from contracts.jsonutil import json_sha256
+
+    return json_sha256(value)
+
+
+def _write_header(d: Path, header: dict) -> None:
+    from contracts.ledger.manifest import write_manifest
+
+    (d / "ledger.json").write_bytes(orjson.dumps(header, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    write_manifest(d)  # the manifest recomputed: only the binding can tell
+
+
+@pytest.mark.parametrize(("what", "edit"), BOUND_EDITS, ids=[w for w, _ in BOUND_EDITS])
+def test_edited_header_fails_the_anchored_verify(
+    copy_of: Copy, what: str, edit: Callable[[dict], None]
+) -> None:
+    from contracts.ledger.entry import encode_entry
+    from contracts.ledger.header import binding
+    from contracts.ledger.merkle import merkle_root
+
+    d = copy_of()
+    good = verify(d, require_frozen=True)
+    assert good.ok
+    anchors = {"head": good.head, "root": good.root, "require_frozen": True}
+    header = orjson.loads((d / "ledger.json").read_bytes())
+    edit(header)
+    # 1. the edit alone: the header no longer hashes to its genesis
+    _write_header(d, header)
+    report = verify(d, **anchors)  # type: ignore[arg-type]
+    assert [(p.code, p.file) for p in report.problems][:1] == [("HEADER", "ledger.json")]
+    assert "no longer hash to its genesis" in report.problems[0].detail
+    # 2. genesis recomputed too: entry 0 no longer links to it
+    header["genesis"] = binding(header)
+    _write_header(d, header)
+    report = verify(d, **anchors)  # type: ignore[arg-type]
+    assert (report.problems[0].code, report.problems[0].file, report.problems[0].seq) == (
+        "EDITED",
+        "ledger.jsonl",
+        0,
+    )
+    # 3. the whole chain rewritten from the new genesis, head and root recorded: consistent on its own,
+    # caught only by the anchors kept elsewhere
+    prev, lines, hashes = header["genesis"], [], []
+    for raw in _lines(d):
+        e = orjson.loads(raw)
+        digest, line = encode_entry(
+            e["seq"], prev, e["kind"], orjson.dumps(e["body"], option=orjson.OPT_SORT_KEYS)
+        )
+        lines.append(line)
+        hashes.append(digest)
+        prev = digest
+    (d / "ledger.jsonl").write_bytes(b"".join(lines))
+    header.update(head=prev, root=merkle_root(hashes))
+    _write_header(d, header)
+    assert verify(d, require_frozen=True).ok, what
+    assert [p.code for p in verify(d, **anchors).problems] == ["HEAD_MISMATCH", "ROOT_MISMATCH"]  # type: ignore[arg-type]
+
+
+def test_version_1_ledgers_still_verify(copy_of: Copy) -> None:
+    """A version-1 header (genesis 64 zeros, not bound) with its chain from zeros verifies as before."""
+    from contracts.ledger.entry import GENESIS, encode_entry
+    from contracts.ledger.merkle import merkle_root
+
+    d = copy_of()
+    header = orjson.loads((d / "ledger.json").read_bytes())
+    prev, lines, hashes = GENESIS, [], []
+    for raw in _lines(d):
+        e = orjson.loads(raw)
+        digest, line = encode_entry(
+            e["seq"], prev, e["kind"], orjson.dumps(e["body"], option=orjson.OPT_SORT_KEYS)
+        )
+        lines.append(line)
+        hashes.append(digest)
+        prev = digest
+    (d / "ledger.jsonl").write_bytes(b"".join(lines))
+    header.update(version=1, genesis=GENESIS, head=prev, root=merkle_root(hashes))
+    _write_header(d, header)
+    assert verify(d, require_frozen=True).ok
+    header["genesis"] = "1" * 64
+    _write_header(d, header)
+    assert "HEADER" in {p.code for p in verify(d).problems}

@@ -29,7 +29,19 @@ def test_chain_fields_and_hashes(tmp_path: Path) -> None:
     assert info is not None
     lines = (d / "ledger.jsonl").read_bytes().split(b"\n")
     assert lines[-1] == b""  # every line ends with LF
-    prev = GENESIS
+    header = json.loads((d / "ledger.json").read_bytes())
+    bound = (
+        "format",
+        "version",
+        "config",
+        "config_sha256",
+        "inputs",
+        "seed",
+    )
+    fixed = {k: header[k] for k in (*bound, "hash")}
+    # entry 0's prev is the hash of the header's fixed fields: the chain commits to the header
+    prev = hashlib.sha256(canonical_json(fixed)).hexdigest()
+    assert header["version"] == 2 and header["genesis"] == prev != GENESIS
     hashes = []
     for seq, raw in enumerate(lines[:-1]):
         obj = json.loads(raw)  # the stdlib keeps the 70-bit integers exact
@@ -126,7 +138,7 @@ def test_header_binds_config_inputs_seed_and_revision(tmp_path: Path) -> None:
     assert schema_errors(frozen, "ledger-header") == []
     assert (frozen["entries"], frozen["head"], frozen["root"], frozen["frozen"]) == (
         0,
-        GENESIS,
+        header["genesis"],  # an empty ledger's head is its genesis, which binds the header
         info.root,
         True,
     )

@@ -101,9 +101,10 @@ def test_world_range_rules(world_cs: ContractSet) -> None:
         ("/items/*/qty",): {"of": "number", "min": 0.1, "max": 100},
         # 2019 .. 2024: decade 2010 - 10 = 2000; decade 2020 + 9 + 10 = 2039
         ("/created_at",): {"of": "year", "min": 2000, "max": 2039},
+        # -50 .. 500: with negatives, a bound on the magnitude only: 3 * 500 = 1500 -> 10000
+        ("/balance",): {"of": "magnitude", "min": None, "max": 10000},
     }
-    # negatives (`/balance`) and a constant (`/version`) give no RANGE
-    assert find(world_cs, "RANGE", "/balance") is None
+    # a constant (`/version`) gives no RANGE
     assert find(world_cs, "RANGE", "/version") is None
     for r in rules(world_cs, "RANGE"):
         assert (r.support.calls, r.support.tasks) == (320, 320), r.paths
@@ -113,6 +114,7 @@ def test_world_range_rules(world_cs: ContractSet) -> None:
         "/discount": "/discount <= 1000",
         "/items/*/qty": "/items/*/qty in [0.1, 100] when > 0",
         "/created_at": "year of /created_at in [2000, 2039]",
+        "/balance": "|/balance| <= 10000",
     }
 
 
@@ -201,8 +203,9 @@ BOUNDS: dict[str, tuple[list[Any], tuple[Any, Any] | None]] = {
     "over_limit": ([1, 3.4e299], None),  # 3 * 3.4e299 = 1.02e300 >= 1e300: no rule
     "constant": ([3], None),
     "constant_zero": ([0], None),
-    "negative": ([-1, 5, 9], None),
-    "all_negative": ([-3, -1], None),
+    # with negatives: a bound on |v| only (3 * 9 = 27 -> 100; 3 * |-3| = 9 -> 10)
+    "negative": ([-1, 5, 9], (None, 100)),
+    "all_negative": ([-3, -1], (None, 10)),
 }
 
 
@@ -216,7 +219,13 @@ def test_range_bounds_by_example(tmp_path: Path) -> None:
     cs = mine_records(tmp_path, recs, params=_few_tasks("RANGE"))
     got = {f: _tool_range(cs, f) for f in BOUNDS}
     assert got == {f: want for f, (_, want) in BOUNDS.items()}
-    assert all(r.params["of"] == "number" for r in rules(cs, "RANGE"))
+    assert {r.tool for r in rules(cs, "RANGE") if r.params["of"] == "magnitude"} == {
+        "negative",
+        "all_negative",
+    }
+    assert all(
+        r.params["of"] == "number" for r in rules(cs, "RANGE") if r.tool not in ("negative", "all_negative")
+    )
     # params are written as JSON numbers: ints for bounds >= 1, floats below
     spread = find(cs, "RANGE", "/v", tool="spread")
     assert spread is not None and spread.params == {"of": "number", "min": 1, "max": 10000}
@@ -493,7 +502,7 @@ def test_full_checker_of_k_folds_is_k1(world_corpus: Corpus, world_cs: ContractS
         rest = [r for r in records if fold_of(r["task_id"], k5.seed, 5) != f]
         alone = mine(corpus_from_records(rest, world_corpus.path.parent / f"without-{f}"))
         got = _sig(k5, f, ("RANGE",))
-        assert got == _sig(alone, None, ("RANGE",)) and len(got) == 4, f
+        assert got == _sig(alone, None, ("RANGE",)) and len(got) == 5, f  # /balance: a magnitude
 
 
 # ---- regressions: library bugs since fixed ------------------------------------------------------------

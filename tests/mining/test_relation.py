@@ -125,3 +125,48 @@ def test_float_relation_uses_relative_tolerance(tmp_path: Path) -> None:
 
     r = find(mine_records(tmp_path, _recs(40, res)), "RELATION", "/s", "/a", "/b")
     assert r is not None and r.params["tol"] == "rel"
+
+
+def _counted(n_tasks: int, length, count=lambda i, n: n, seed: int = 3) -> list[dict]:
+    """One call per task: `/count` and `/shipments` (length from `length(i, rnd)`)."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n_tasks):
+        n = length(i, rnd)
+        ships = [{"id": f"S{i}-{j}", "kg": round(rnd.uniform(1, 9), 2)} for j in range(n)]
+        out.append(call(f"task{i}", "list_shipments", {"count": count(i, n), "shipments": ships}))
+    return out
+
+
+def test_count_of_array_length(tmp_path: Path) -> None:
+    uniform = lambda i, rnd: rnd.randint(0, 3)  # noqa: E731
+    cs = mine_records(tmp_path / "a", _counted(40, uniform))
+    r = find(cs, "RELATION", "/count", "/shipments")
+    assert r is not None and dict(r.params) == {"form": "count_of", "tol": "exact"}
+    assert r.support.tasks == 40
+    from contracts.checks.checker import check_call
+
+    rc = check_call(cs, "list_shipments", {}, {"count": 2, "shipments": []})
+    assert rc is not None
+    (v,) = [v for v in rc.violations if v.code == "RELATION"]
+    assert (v.path, v.expected, v.observed) == ("/count", 0, 2)
+    assert "the number of shipments = 0" in v.detail
+    assert check_call(cs, "list_shipments", {}, {"count": 0, "shipments": []}) is None
+    # one counterexample, too few tasks, or one length in most calls: no rule (docs/rules.md)
+    off = lambda i, n: n + (1 if i == 11 else 0)  # noqa: E731
+    assert (
+        find(mine_records(tmp_path / "b", _counted(40, uniform, off)), "RELATION", "/count", "/shipments")
+        is None
+    )
+    assert (
+        find(mine_records(tmp_path / "c", _counted(29, uniform)), "RELATION", "/count", "/shipments") is None
+    )
+    mostly_one = lambda i, rnd: 1 if i % 5 else 2  # noqa: E731  (80% of the calls have length 1)
+    assert (
+        find(mine_records(tmp_path / "d", _counted(60, mostly_one)), "RELATION", "/count", "/shipments")
+        is None
+    )
+    three_quarters = lambda i, rnd: 1 if i % 4 else 2  # noqa: E731  (75%: the bound itself is allowed)
+    assert find(
+        mine_records(tmp_path / "e", _counted(60, three_quarters)), "RELATION", "/count", "/shipments"
+    )
