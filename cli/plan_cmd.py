@@ -188,6 +188,9 @@ def registry_infer(
             + (f" -> {output}" if output else ""),
             markup=False,
         )
+        for name, why in result.skipped:
+            shown = name if len(name) <= 60 else name[:57] + "..."
+            err.print(f"warning: tool {shown!r} left out: {why}", markup=False)
         err.print(
             "Review before use: inferred declarations describe the corpus, not the tool's promise.",
             markup=False,

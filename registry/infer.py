@@ -28,8 +28,10 @@ from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import MAP_TOKEN, generalize, unescape_token
 from contracts.traces.registry import (
     KIND_TO_TYPE,
+    MAX_TOOL_NAME,
     Registry,
     ToolSpec,
+    registry_from_json,
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -127,6 +129,9 @@ class InferResult:
 
     registry: Registry
     stats: tuple[InferStats, ...]
+    #: (tool, reason) of tools left out because the registry format cannot declare them (a name longer
+    #: than the schema's 128 characters): the loader would reject the whole file otherwise.
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 def observed_patterns(corpus: Corpus) -> pl.DataFrame:
@@ -221,9 +226,14 @@ def infer_registry(
         _apply(out if side == "result" else arg, rule, pattern)
     progress.finish()
 
-    # Tools in the base first (declaration order), then new ones by name.
+    # Tools in the base first (declaration order), then new ones by name; names the registry format
+    # cannot hold are left out and reported, so the file written always loads (issue 17, row 15).
     names = list(base.tools) if base is not None else []
     names += sorted(t for t in tool_order if t not in names)
+    skipped = tuple(
+        (n, f"name longer than {MAX_TOOL_NAME} characters") for n in names if len(n) > MAX_TOOL_NAME
+    )
+    names = [n for n in names if len(n) <= MAX_TOOL_NAME]
     specs: dict[str, ToolSpec] = {}
     stats = []
     for name in names:
@@ -250,7 +260,10 @@ def infer_registry(
             )
         specs[name] = spec
         stats.append(_stats(name, out_node))
-    return InferResult(Registry(tools=specs, source=None), tuple(stats))
+    reg = Registry(tools=specs, source=None)
+    # Fail closed: what infer proposes must be what `load_registry` accepts.
+    registry_from_json(reg.to_json(), source="(inferred registry)")
+    return InferResult(reg, tuple(stats), skipped)
 
 
 def _stats(tool: str, node: _Node | None) -> InferStats:

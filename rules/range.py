@@ -171,7 +171,13 @@ class Range(NodeCode):
                 "lo": [p.min for _, p in ps],
                 "hi": [p.max for _, p in ps],
             },
-            schema={"ridx": pl.UInt32, "year": pl.Boolean, "mag": pl.Boolean, "lo": pl.Float64, "hi": pl.Float64},
+            schema={
+                "ridx": pl.UInt32,
+                "year": pl.Boolean,
+                "mag": pl.Boolean,
+                "lo": pl.Float64,
+                "hi": pl.Float64,
+            },
         )
         h = hits.join(bounds.lazy(), on="ridx")
         y = (

@@ -223,6 +223,10 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
     return Registry(tools=tools, source=source)
 
 
+#: The longest tool name a registry may declare (tool-registry.schema.json `name.maxLength`).
+MAX_TOOL_NAME = 128
+
+
 def load_registry(path: str | Path) -> Registry:
     """Load `tools.json` (`{"tools": [...]}` or a bare list), or every `*.json` in a folder, merged.
 

@@ -461,3 +461,27 @@ def test_check_every_bound_keyword(tmp_path: Path) -> None:
         ("/a", "> 0", 0, 1),  # a = 0
         ("/b", "< 4.5", 5, 2),  # b = 4.5, 5.0
     ]
+
+
+def test_infer_leaves_out_a_tool_name_the_registry_cannot_hold(tmp_path: Path) -> None:
+    """Issue 17, row 15: a 5,000-character tool name in the corpus. `registry infer` writes a registry
+    its own loader accepts (the tool left out, with a warning naming it), and `tools export` reads it."""
+    from contracts.schemas import load_schema
+    from contracts.traces.registry import MAX_TOOL_NAME
+
+    assert load_schema("tool-registry")["$defs"]["tool"]["properties"]["name"]["maxLength"] == MAX_TOOL_NAME
+    long = "t" * 5000
+    recs = [
+        {"trace_id": f"e{i}", "task_id": f"k{i}", "tool": tool, "arguments": {"q": i}, "result": {"n": i}}
+        for i in range(40)
+        for tool in ("short_tool", long)
+    ]
+    corpus_from_records(recs, tmp_path / "c")
+    out = tmp_path / "tools.json"
+    r = CliRunner().invoke(app, ["registry", "infer", str(tmp_path / "c"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"warning: tool '{'t' * 57}...' left out: name longer than 128 characters" in r.stderr
+    assert list(load_registry(out).tools) == ["short_tool"]
+    r = CliRunner().invoke(app, ["tools", "export", "-t", "openai", "-r", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "short_tool" in r.stdout and long not in r.stdout
