@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -31,6 +31,13 @@ RESERVED_PREFIX = "ledger."
 
 KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:/-]{0,127}$")
 _HEX64 = re.compile(rb"^[0-9a-f]{64}$")
+
+
+def is_hash(value: object) -> TypeGuard[str]:
+    """A lowercase hex SHA-256, the form of every hash and genesis in a ledger."""
+    return isinstance(value, str) and _HEX64.match(value.encode()) is not None
+
+
 _KEYS = frozenset(("body", "hash", "kind", "prev", "seq"))
 
 
@@ -133,9 +140,9 @@ def parse_line(line: bytes) -> tuple[Entry | None, str]:
     seq, prev, digest, kind, body = obj["seq"], obj["prev"], obj["hash"], obj["kind"], obj["body"]
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         return None, "field 'seq' is not a non-negative integer"
-    if not isinstance(prev, str) or not _HEX64.match(prev.encode()):
+    if not is_hash(prev):
         return None, "field 'prev' is not 64 lowercase hex digits"
-    if not isinstance(digest, str) or not _HEX64.match(digest.encode()):
+    if not is_hash(digest):
         return None, "field 'hash' is not 64 lowercase hex digits"
     if not isinstance(kind, str) or not KIND_RE.match(kind):
         return None, "field 'kind' is not a valid kind"

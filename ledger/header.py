@@ -30,7 +30,7 @@ from typing import Any
 from contracts import __version__
 from contracts.errors import LedgerError
 from contracts.jsonutil import canonical_json, file_sha256, json_sha256, loads, write_json
-from contracts.ledger.entry import GENESIS
+from contracts.ledger.entry import GENESIS, is_hash
 
 HEADER_NAME = "ledger.json"
 ENTRIES_NAME = "ledger.jsonl"
@@ -101,7 +101,7 @@ def genesis_of(directory: Path) -> str:
         g = read_header(directory).get("genesis")
     except LedgerError:
         return GENESIS
-    return g if isinstance(g, str) and len(g) == 64 and all(c in "0123456789abcdef" for c in g) else GENESIS
+    return g if is_hash(g) else GENESIS
 
 
 def new_header(

@@ -13,14 +13,13 @@ removed (`REMOVED`) or added after the freeze (`EXTRA_BYTES`).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contracts.errors import LedgerError
 from contracts.jsonutil import file_sha256, json_sha256, loads
-from contracts.ledger.entry import GENESIS, Entry
+from contracts.ledger.entry import GENESIS, Entry, is_hash
 from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, binding
 from contracts.ledger.lock import LOCK_NAME
 from contracts.ledger.manifest import MANIFEST_NAME, ledger_files, parse_manifest
@@ -28,8 +27,6 @@ from contracts.ledger.merkle import merkle_root_bytes
 from contracts.ledger.scan import UNKNOWN_GENESIS, Problem, scan_entries
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.schemas import load_schema, schema_errors
-
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 _RANK = {
     "MISSING_FILE": 0,
@@ -120,7 +117,7 @@ def verify(
         # Entry 0 must link to the header's genesis; a header whose genesis is not what its fields hash
         # to is reported on its own (HEADER), and then which of the two entry 0 should link to is moot.
         g = header.get("genesis") if header is not None else None
-        known = isinstance(g, str) and bool(_HEX64.match(g)) and header is not None and _consistent(header)
+        known = is_hash(g) and header is not None and _consistent(header)
         scan = scan_entries(
             directory / ENTRIES_NAME, progress=progress, genesis=g if known else UNKNOWN_GENESIS
         )
