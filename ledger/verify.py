@@ -19,7 +19,7 @@ from typing import Any
 
 from contracts.errors import LedgerError
 from contracts.jsonutil import file_sha256, json_sha256, loads
-from contracts.ledger.entry import GENESIS, Entry, is_hash
+from contracts.ledger.entry import GENESIS, Entry
 from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, binding
 from contracts.ledger.lock import LOCK_NAME
 from contracts.ledger.manifest import MANIFEST_NAME, ledger_files, parse_manifest
@@ -116,10 +116,11 @@ def verify(
     if present[ENTRIES_NAME]:
         # Entry 0 must link to the header's genesis; a header whose genesis is not what its fields hash
         # to is reported on its own (HEADER), and then which of the two entry 0 should link to is moot.
-        g = header.get("genesis") if header is not None else None
-        known = is_hash(g) and header is not None and _consistent(header)
+        known = header is not None and _consistent(header)
         scan = scan_entries(
-            directory / ENTRIES_NAME, progress=progress, genesis=g if known else UNKNOWN_GENESIS
+            directory / ENTRIES_NAME,
+            progress=progress,
+            genesis=str(header["genesis"]) if header is not None and known else UNKNOWN_GENESIS,
         )
         for i, p in enumerate(scan.problems):
             add(p, i)
@@ -179,26 +180,19 @@ def _load_header(directory: Path, add: Any) -> dict[str, Any] | None:
             ),
             100,
         )
-    if _consistent(header):
-        pass
-    elif header.get("version") == 1:
-        add(Problem("HEADER", None, HEADER_NAME, "a version-1 header's genesis must be 64 zeros"), 101)
-    else:
-        add(
-            Problem(
-                "HEADER",
-                None,
-                HEADER_NAME,
-                "the header's bound fields (seed, inputs, config, ...) no longer hash to its genesis "
-                "(the header was edited)",
-            ),
-            101,
+    if not _consistent(header):
+        why = (
+            "a version-1 header's genesis must be 64 zeros"
+            if header.get("version") == 1
+            else "the header's bound fields (seed, inputs, config, ...) no longer hash to its genesis "
+            "(the header was edited)"
         )
+        add(Problem("HEADER", None, HEADER_NAME, why), 101)
     return header
 
 
 def _consistent(header: dict[str, Any]) -> bool:
-    """The header's genesis is the one its version prescribes."""
+    """The header's genesis is the one its version prescribes (so a hex SHA-256)."""
     if header.get("version") == 1:
         return header.get("genesis") == GENESIS
     return header.get("genesis") == _safe_binding(header)

@@ -533,11 +533,16 @@ def _varying_parts(c: Cand, fields: list[Field]) -> list[pl.Expr]:
     return parts
 
 
+def _qualifies(c: Cand, fields: list[Field]) -> pl.Expr:
+    """A row qualifies for `c` when every operand is present."""
+    return pl.all_horizontal([pl.col(fields[i].name).is_not_null() for i in (c.lhs, *c.terms)])
+
+
 def _count_hist(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> pl.DataFrame:
     """Per (count_of candidate index, fold, length) of one task part: qualifying rows with that length
     (a monoid: summed over parts), for the share of the most common length (`_count_ok`)."""
     frames = [
-        wide.filter(pl.col(fields[c.lhs].name).is_not_null() & pl.col(fields[c.terms[0]].name).is_not_null())
+        wide.filter(_qualifies(c, fields))
         .group_by("fold", pl.col(fields[c.terms[0]].name).alias("v"))
         .agg(pl.len().cast(pl.Int64).alias("n"))
         .select(pl.lit(j, pl.Int64).alias("cand"), "fold", "v", "n")
@@ -571,7 +576,7 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
             ops = [c.lhs, *c.terms]
             a = pl.col(fields[c.lhs].name).cast(pl.Float64)
             rhs = _rhs_expr(c, fields)
-            qual = pl.all_horizontal([pl.col(fields[i].name).is_not_null() for i in ops])
+            qual = _qualifies(c, fields)
             diff = (a - rhs).abs()
             scale = pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
             aggs += [
