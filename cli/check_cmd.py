@@ -74,6 +74,7 @@ def _receipt_stream(
     stdin: BinaryIO,
     strict: bool = False,
     progress: Any = None,
+    allow_empty: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line)."""
@@ -85,7 +86,9 @@ def _receipt_stream(
         ingested: Corpus | None = None
         if files:  # every trace file into one temporary corpus, checked once (at the first file)
             ingested = stack.enter_context(
-                open_corpus(files, format=fmt, strict=strict, prefix="contracts-check-")
+                open_corpus(
+                    files, format=fmt, strict=strict, prefix="contracts-check-", allow_empty=allow_empty
+                )
             )
             summary.rejected_lines += len(ingested.rejects())
         for s in sources:
@@ -189,6 +192,10 @@ def check(
             "--strict", help="Exit 2 at the first unreadable input line (default: count them and go on)."
         ),
     ] = False,
+    allow_empty: Annotated[
+        bool,
+        typer.Option("--allow-empty", help="Accept trace files that hold no tool call (default: exit 2)."),
+    ] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Check tool calls against a contract set; print receipts (violations) and a summary.
@@ -223,6 +230,7 @@ def check(
         stdin=sys.stdin.buffer,
         strict=strict,
         progress=progress_bar(quiet),
+        allow_empty=allow_empty,
     )
 
     fmt = FORMATS[output_format.value]

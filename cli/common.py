@@ -16,7 +16,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from contracts.config import Config, load_config
-from contracts.errors import IO_ERRORS, ContractsError, io_failure
+from contracts.errors import IO_ERRORS, ContractsError, io_failure, os_error_of
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -62,6 +62,11 @@ class ContractsGroup(TyperGroup):
             # an OS or decompression error no reader wrapped: still one line naming the file, never a
             # traceback (Click would print `Aborted!` for an EOFError from a truncated .gz)
             self._render(io_failure(e))
+        except Exception as e:
+            inner = os_error_of(e)  # e.g. polars' ComputeError around a failed write
+            if inner is None:
+                raise
+            self._render(io_failure(inner))
 
     @staticmethod
     def _render(e: ContractsError) -> None:

@@ -114,13 +114,19 @@ def ingest_command(
     chunk_rows: Annotated[
         int, typer.Option("--chunk-rows", min=1, help="Calls per Parquet part (bounds memory).")
     ] = DEFAULT_CHUNK_ROWS,
+    allow_empty: Annotated[
+        bool,
+        typer.Option("--allow-empty", help="Accept sources that hold no tool call (default: exit 2)."),
+    ] = False,
     quiet: QuietFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest traces into a Parquet corpus (calls, leaves, episodes, rejects, corpus.json).
 
     Incremental and idempotent: sources already in the corpus (same sha256) are skipped. Bad lines go to
-    rejects.jsonl (exit 0) unless --strict (exit 2 at the first).
+    rejects.jsonl (exit 0) unless --strict (exit 2 at the first). Sources read that hold no tool call and
+    no bad line are an error (exit 2) unless --allow-empty: an empty file, or a format whose calls the
+    reader does not see, never reports "ok, 0 calls".
     """
     cfg = config()
     corpus = cfg.require_path("paths.corpus", output, "corpus folder (-o)")
@@ -136,7 +142,14 @@ def ingest_command(
     kwargs: dict[str, Any] = {"progress": progress} if progress is not None else {}
     try:
         rep = ingest(
-            srcs, corpus, format=fmt.value, strict=strict, registry=reg, chunk_rows=chunk_rows, **kwargs
+            srcs,
+            corpus,
+            format=fmt.value,
+            strict=strict,
+            registry=reg,
+            chunk_rows=chunk_rows,
+            allow_empty=allow_empty,
+            **kwargs,
         )
     finally:
         if progress is not None:

@@ -117,6 +117,8 @@ def repair_cases_command(
             fail("a BFCL SRC needs --answers (its possible-answer file)", field="answers", source=str(src))
         assert answers is not None
         sources, skipped = cases.load_bfcl(src, answers)
+    if not sources:  # building from nothing would write two empty files and report success
+        fail("no correct call to build cases from (an empty input)", code="E_INPUT", source=str(src))
     exclude = None
     if disjoint_from is not None:
         other = cases.read_cases(disjoint_from)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import gzip
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,6 +145,21 @@ def io_failure(
 #: What `reading` and the CLI translate: OS errors, and the errors a damaged `.gz` raises.
 IO_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
 
+_OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")
+
+
+def os_error_of(e: BaseException) -> OSError | None:
+    """The OS error inside an exception a library raised in its own type: polars reports a failed
+    Parquet write (a full disk, a file-size limit) as `ComputeError: ... (os error 28)`. None when
+    there is none."""
+    if isinstance(e, OSError):
+        return e
+    m = _OS_ERROR_IN_TEXT.search(str(e))
+    if m is None:
+        return None
+    n = int(m.group(1))
+    return OSError(n, os.strerror(n))
+
 
 @contextmanager
 def reading(path: str | os.PathLike[str], *, writing: bool = False) -> Iterator[None]:
@@ -152,3 +168,10 @@ def reading(path: str | os.PathLike[str], *, writing: bool = False) -> Iterator[
         yield
     except IO_ERRORS as e:
         raise io_failure(e, path, writing=writing) from e
+    except ContractsError:
+        raise
+    except Exception as e:  # a library's own error type around an OS error (`os_error_of`)
+        inner = os_error_of(e)
+        if inner is None:
+            raise
+        raise io_failure(inner, path, writing=writing) from e

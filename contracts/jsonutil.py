@@ -8,6 +8,7 @@ refused. Every hash in the project is computed over these bytes, so the form is 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from contracts.errors import io_failure, reading
 
 _OPTS = orjson.OPT_SORT_KEYS
 _INT64_MIN = -(2**63)
@@ -107,25 +110,43 @@ def pretty_json(value: Any) -> bytes:
 def atomic_write_bytes(
     path: str | os.PathLike[str], data: bytes | Iterable[bytes], *, fsync: bool = True
 ) -> None:
-    """Write to a temp file in the same folder, then rename over `path`: readers never see half a file."""
+    """Write to a temp file in the same folder, then rename over `path`: readers never see half a file.
+
+    An OS error of the write itself (a full disk, a file-size limit, a read-only folder) becomes the
+    one-line `IOFailure` naming `path`; an error raised by the `data` iterable passes through as it is
+    (it is the producer's, not the writer's)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    with reading(target, writing=True):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fh = os.fdopen(fd, "wb")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            if isinstance(data, bytes | bytearray):
-                fh.write(data)
-            else:
-                for chunk in data:
-                    fh.write(chunk)
+        if isinstance(data, bytes | bytearray):
+            _write(fh, data, target)
+        else:
+            for chunk in data:
+                _write(fh, chunk, target)
+        with reading(target, writing=True):
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the mode open() would
-        os.replace(tmp, target)
+            fh.close()
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the mode open() would
+            os.replace(tmp, target)
     except BaseException:
+        # closing flushes what is buffered: after a failed write that fails again, and must not replace
+        # the error being raised (a `with` block's close would)
+        with contextlib.suppress(OSError):
+            fh.close()
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _write(fh: Any, chunk: bytes, target: Path) -> None:
+    try:  # a bare try: free when nothing is raised, and chunks can be many (one receipt a line)
+        fh.write(chunk)
+    except OSError as e:
+        raise io_failure(e, target, writing=True) from e
 
 
 def _umask() -> int:

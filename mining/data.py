@@ -36,7 +36,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from contracts.errors import MiningError
+from contracts.errors import MiningError, reading
 from contracts.rules.folds import fold_table
 from contracts.traces.corpus import LEAVES_FILE, Corpus
 
@@ -295,11 +295,14 @@ def _spill(data: MiningData, where: Path) -> None:
             pl.col("task").replace_strict(part_of, return_dtype=pl.UInt32).alias("_part")
         )
         for (b, side), frame in chunk.partition_by("_part", "side", as_dict=True, include_key=False).items():
-            frame.with_columns(pl.lit(side, pl.Enum(["arg", "result"])).alias("side")).select(
-                LEAF_COLUMNS
-            ).write_parquet(
-                where / f"part-{int(b):05d}" / f"{side}-{i:06d}.parquet", compression="lz4", statistics=False
-            )
+            with reading(where, writing=True):  # the scratch folder of the spilled parts
+                frame.with_columns(pl.lit(side, pl.Enum(["arg", "result"])).alias("side")).select(
+                    LEAF_COLUMNS
+                ).write_parquet(
+                    where / f"part-{int(b):05d}" / f"{side}-{i:06d}.parquet",
+                    compression="lz4",
+                    statistics=False,
+                )
         del chunk
 
 

@@ -680,9 +680,10 @@ def _read_validated(path: str | Path, schema: str) -> Iterator[tuple[int, dict[s
         yield n, rec
 
 
-def read_cases(path: str | Path) -> list[Case]:
-    """Load and validate a cases file (each line against `repair-case`)."""
-    return [
+def read_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:
+    """Load and validate a cases file (each line against `repair-case`). A file with no case is an
+    input error unless `allow_empty`: replaying or auditing nothing would report a vacuous success."""
+    out = [
         Case(
             case_id=r["case_id"],
             tool=r["tool"],
@@ -694,6 +695,9 @@ def read_cases(path: str | Path) -> list[Case]:
         )
         for _, r in _read_validated(path, "repair-case")
     ]
+    if not out and not allow_empty:
+        raise RepairError("cases file holds no case (every line blank or the file empty)", source=str(path))
+    return out
 
 
 def read_targets(path: str | Path) -> dict[str, Target]:

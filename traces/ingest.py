@@ -72,11 +72,14 @@ def ingest(
     registry: Path | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     progress: Progress = NULL_PROGRESS,
+    allow_empty: bool = False,
 ) -> IngestReport:
     """Ingest `sources` into the corpus folder `out` (created if needed); see the module docstring.
 
     Raises `TraceError` for unusable input (missing files, unknown or mixed formats, a bad registry, a
-    bad line under `strict`); nothing is changed in `out` then.
+    bad line under `strict`, and — unless `allow_empty` — sources read that hold no tool call and no
+    bad line, which is an empty input or a format whose calls the reader does not see, never "ok, 0
+    calls"); nothing is changed in `out` then.
     """
     out = Path(out)
     if format != "auto":
@@ -93,7 +96,7 @@ def ingest(
     out.mkdir(parents=True, exist_ok=True)
     lock = lock_corpus(out)
     try:
-        return _ingest_locked(out, srcs, format, strict, chunk_rows, progress, reg)
+        return _ingest_locked(out, srcs, format, strict, chunk_rows, progress, reg, allow_empty)
     except BaseException:
         if created and not Corpus.is_corpus(out):
             shutil.rmtree(out, ignore_errors=True)  # a failed first ingest leaves no empty folder behind
@@ -122,6 +125,7 @@ def _ingest_locked(
     chunk_rows: int,
     progress: Progress,
     registry: RegistryCopy | None,
+    allow_empty: bool = False,
 ) -> IngestReport:
     """Read every source into a staging folder, then commit (or report that nothing changed)."""
     # appending to a damaged corpus would rebuild the missing parts from the new sources only: checked
@@ -144,12 +148,26 @@ def _ingest_locked(
         run.close_rejects()
         progress.finish()
         new_sources = any(not r.skipped for r in reports)
+        if not allow_empty:
+            _refuse_empty([r for r in reports if not r.skipped])
         if manifest is not None and not new_sources and not registry_changed(manifest, registry):
             return unchanged(out, reports, manifest)
         return commit(out, run, reports, manifest, registry)
     finally:
         run.close_rejects()
         clean_up(out, stage)
+
+
+def _refuse_empty(read: list[SourceReport]) -> None:
+    """Sources were read and none held a tool call or a bad line: an error, not an empty corpus."""
+    if not read or any(r.calls or r.rejects for r in read):
+        return
+    more = f" (nor do the other {len(read) - 1} source(s) read)" if len(read) > 1 else ""
+    raise TraceError(
+        f"no tool call found{more}: an empty input, or a format whose calls this reader does not see "
+        "(ingest and check accept it with --allow-empty)",
+        source=read[0].source,
+    )
 
 
 def corpus_from_records(

@@ -25,7 +25,7 @@ import orjson
 import polars as pl
 
 from contracts import __version__
-from contracts.errors import TraceError
+from contracts.errors import TraceError, reading
 from contracts.jsonutil import sha256_hex, write_json
 from contracts.schemas import validate
 from contracts.traces.corpus import (
@@ -159,7 +159,8 @@ def _sink(frames: list[pl.LazyFrame], schema: Mapping[str, pl.DataType], target:
         lf = pl.concat([f.select(list(schema)) for f in frames], how="vertical")
     else:
         lf = pl.DataFrame(schema=dict(schema)).lazy()
-    lf.sink_parquet(tmp, row_group_size=128 * 1024)
+    with reading(target, writing=True):
+        lf.sink_parquet(tmp, row_group_size=128 * 1024)
     rows = pl.scan_parquet(tmp).select(pl.len()).collect().item()
     return int(rows)
 
@@ -216,7 +217,8 @@ def commit(
     eps = finalize_episodes(
         calls_t.with_name(f".{CALLS_FILE}.tmp"), eps_t if old else None, run.episodes, order
     )
-    eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
+    with reading(eps_t, writing=True):
+        eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
     _write_rejects(out, run.stage, append=old)
     n_rejects = int(((manifest or {}).get("counts") or {}).get("rejects", 0)) + run.n_rejects
     registry_entry = (manifest or {}).get("registry")

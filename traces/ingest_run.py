@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import orjson
 
-from contracts.errors import TraceError
+from contracts.errors import TraceError, reading
 from contracts.progress import Progress
 from contracts.traces.corpus import REJECTS_FILE
 from contracts.traces.ingest_columns import Columns, canon
@@ -100,8 +100,9 @@ class Run:
         k = len(self.parts)
         cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
         # staging parts are read once, at commit: a cheap codec, the final files get zstd
-        calls.write_parquet(cp, compression="lz4")
-        leaves.write_parquet(lp, compression="lz4")
+        with reading(self.out, writing=True):  # a full disk names the corpus being written
+            calls.write_parquet(cp, compression="lz4")
+            leaves.write_parquet(lp, compression="lz4")
         self.parts.append((cp, lp))
         self.cols.release()
         self.cols = Columns()

@@ -32,6 +32,7 @@ def open_corpus(
     progress: Progress = NULL_PROGRESS,
     prefix: str = "contracts-",
     keep: Path | None = None,
+    allow_empty: bool = False,
 ) -> Iterator[Corpus]:
     """The corpus of `sources`: one corpus folder, opened; or trace files and folders (any supported
     format, `-` for stdin), ingested into a temporary folder removed on exit (into `keep` instead, left
@@ -62,12 +63,19 @@ def open_corpus(
             registry=registry,
             strict=strict,
             progress=progress,
+            allow_empty=allow_empty,
         )
         yield Corpus.open(keep)
         return
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         out = Path(tmp) / "corpus"
         ingest(
-            [str(s) for s in sources], out, format=format, registry=registry, strict=strict, progress=progress
+            [str(s) for s in sources],
+            out,
+            format=format,
+            registry=registry,
+            strict=strict,
+            progress=progress,
+            allow_empty=allow_empty,
         )
         yield Corpus.open(out)

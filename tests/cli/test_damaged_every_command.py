@@ -1,0 +1,219 @@
+"""Every subcommand against damaged inputs (issue 17): one `error[...]` line naming the file, exit 2, no
+traceback, nothing half-written; and empty input is an error, never a vacuous "ok".
+
+`tests/cli/test_damaged_inputs.py` covers the trace readers (truncated and fake gzip, damaged corpora and
+ledgers) in depth; this module runs the same damage table (garbage bytes, JSON of the wrong shape, an
+empty file, a folder where a file belongs, a missing path) through every other command's input, and a
+last test checks that no subcommand is left out of the two modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from contracts.cli.app import app
+
+REPO = Path(__file__).resolve().parents[2]
+CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"
+REGISTRY = REPO / "sample_traces" / "tools.json"
+PLAN = REPO / "docs" / "examples" / "plan-world" / "pass-basic.json"
+ROOT = "a" * 64
+
+
+def _garbage(d: Path) -> Path:
+    p = d / "garbage.jsonl"
+    p.write_bytes(b'\x00\xff not json at all\n{"a":\n')
+    return p
+
+
+def _wrong_shape(d: Path) -> Path:
+    p = d / "wrong.json"
+    p.write_bytes(b"[1, 2, 3]\n")
+    return p
+
+
+def _empty(d: Path) -> Path:
+    p = d / "empty.jsonl"
+    p.write_bytes(b"")
+    return p
+
+
+def _blank(d: Path) -> Path:
+    p = d / "blank.jsonl"
+    p.write_bytes(b"\n  \n\n")
+    return p
+
+
+def _folder(d: Path) -> Path:
+    p = d / "folder"
+    p.mkdir()
+    return p
+
+
+def _missing(d: Path) -> Path:
+    return d / "missing.jsonl"
+
+
+def _not_a_ledger(d: Path) -> Path:
+    p = d / "notledger"
+    p.mkdir()
+    (p / "ledger.json").write_text("garbage")
+    return p
+
+
+DAMAGE: dict[str, Callable[[Path], Path]] = {
+    "garbage": _garbage,
+    "wrong-shape": _wrong_shape,
+    "empty": _empty,
+    "folder": _folder,
+    "missing": _missing,
+}
+LEDGER_DAMAGE: dict[str, Callable[[Path], Path]] = {
+    "empty-folder": _folder,
+    "garbage-header": _not_a_ledger,
+    "a-file": _garbage,
+    "missing": _missing,
+}
+
+Argv = Callable[[Path, Path], list[str]]
+
+
+def _targets(d: Path) -> list[str]:
+    return ["--targets", str(d / "out-targets.jsonl")]
+
+
+#: command id -> (the damage kinds it is fed, the command line around the damaged input x, in folder d)
+COMMANDS: dict[str, tuple[dict[str, Callable[[Path], Path]], Argv]] = {
+    "repair-cases": (
+        DAMAGE,
+        lambda d, x: ["repair-cases", str(x), "--answers", str(x), "-o", str(d / "out.jsonl"), *_targets(d)],
+    ),
+    "repair-cases-corpus": (
+        DAMAGE,
+        lambda d, x: ["repair-cases", str(x), "-o", str(d / "out.jsonl"), *_targets(d)],
+    ),
+    "repair-replay": (DAMAGE, lambda d, x: ["repair-replay", str(x), "--ledger", str(d / "out")]),
+    "repair-score": (LEDGER_DAMAGE, lambda d, x: ["repair-score", str(x), "--targets", str(x)]),
+    "split-audit": (DAMAGE, lambda d, x: ["split-audit", str(x), str(x)]),
+    "plan-check": (DAMAGE, lambda d, x: ["plan-check", str(x), "--registry", str(REGISTRY)]),
+    "plan-check-registry": (DAMAGE, lambda d, x: ["plan-check", str(PLAN), "--registry", str(x)]),
+    "audit-score": (LEDGER_DAMAGE, lambda d, x: ["audit-score", str(x), "--corpus", str(x)]),
+    "registry-infer": (DAMAGE, lambda d, x: ["registry", "infer", str(x), "-o", str(d / "out.json")]),
+    "registry-check": (DAMAGE, lambda d, x: ["registry", "check", str(x), str(x)]),
+    "tools-export": (
+        DAMAGE,
+        lambda d, x: ["tools", "export", "-t", "openai", "-r", str(x), "-o", str(d / "out.json")],
+    ),
+    "ledger-verify-proof": (DAMAGE, lambda d, x: ["ledger", "verify-proof", str(x), "--root", ROOT]),
+    "ledger-repair": (LEDGER_DAMAGE, lambda d, x: ["ledger", "repair", str(x)]),
+    "ledger-verify": (LEDGER_DAMAGE, lambda d, x: ["ledger", "verify", str(x)]),
+    "ledger-head": (LEDGER_DAMAGE, lambda d, x: ["ledger", "head", str(x)]),
+    "ledger-show": (LEDGER_DAMAGE, lambda d, x: ["ledger", "show", str(x)]),
+    "ledger-prove": (LEDGER_DAMAGE, lambda d, x: ["ledger", "prove", str(x), "0"]),
+    "corpus-info": (DAMAGE, lambda d, x: ["corpus", "info", str(x)]),
+    "corpus-verify": (DAMAGE, lambda d, x: ["corpus", "verify", str(x)]),
+    # an empty contracts.toml is a valid one (every setting at its default)
+    "config": (
+        {k: v for k, v in DAMAGE.items() if k != "empty"},
+        lambda d, x: ["--config", str(x), "config"],
+    ),
+}
+CASES = [(c, k) for c, (kinds, _) in COMMANDS.items() for k in kinds]
+#: Commands for which a ledger that exists but does not verify is a finding (exit 1, a report listing
+#: every problem), not an input error.
+FINDINGS = ("ledger-verify", "ledger-head", "ledger-show", "ledger-prove", "repair-score", "audit-score")
+
+
+def _one_error_line(r: Any, name: str) -> str:
+    """The single `error[...]` line of a refused input, naming the file; exit 2, no traceback."""
+    assert "Traceback" not in r.output and "Aborted" not in r.output, r.output
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error[") and name in lines[0], r.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(("command", "damage"), CASES, ids=[f"{c}-{k}" for c, k in CASES])
+def test_every_command_refuses_damaged_input(command: str, damage: str, tmp_path: Path) -> None:
+    kinds, argv = COMMANDS[command]
+    bad = kinds[damage](tmp_path)
+    r = CliRunner().invoke(app, argv(tmp_path, bad))
+    if command in FINDINGS and r.exit_code == 1:
+        assert "Traceback" not in r.output, r.output
+        first = next(ln for ln in r.stderr.splitlines() if ln.strip())
+        assert first.startswith(("FAIL", "refused: ledger does not verify")), r.stderr
+    else:
+        _one_error_line(r, bad.name)
+    # nothing half-written
+    assert not list(tmp_path.glob("out*")), sorted(p.name for p in tmp_path.iterdir())
+
+
+EMPTY_INPUT: dict[str, Argv] = {
+    "ingest": lambda d, x: ["ingest", str(x), "-o", str(d / "out")],
+    "mine": lambda d, x: ["mine", str(x), "-o", str(d / "out.json")],
+    "check": lambda d, x: ["check", "--contracts", str(_contracts(d)), str(x), "-o", str(d / "out.jsonl")],
+    "audit": lambda d, x: ["audit", str(x), "--ledger", str(d / "out")],
+    "inject": lambda d, x: ["inject", str(x), "-o", str(d / "out.jsonl")],
+    "repair-replay": lambda d, x: ["repair-replay", str(x), "--ledger", str(d / "out")],
+    "split-audit": lambda d, x: ["split-audit", str(x), str(x)],
+}
+
+
+def _contracts(d: Path) -> Path:
+    out = d / "contracts.json"
+    r = CliRunner().invoke(app, ["mine", str(CLEAN), "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+@pytest.mark.parametrize("make", [_empty, _blank], ids=["empty", "blank-lines"])
+@pytest.mark.parametrize("command", list(EMPTY_INPUT))
+def test_empty_input_is_an_error(command: str, make: Callable[[Path], Path], tmp_path: Path) -> None:
+    """Nothing to work on is exit 2 naming the file, never "ok, 0 calls" or "no overlap between 0 and 0"."""
+    x = make(tmp_path)
+    r = CliRunner().invoke(app, EMPTY_INPUT[command](tmp_path, x))
+    assert r.exit_code == 2, r.output
+    line = _one_error_line(r, x.name)
+    assert "no tool call found" in line or "no call record" in line or "holds no case" in line, line
+    assert not list(tmp_path.glob("out*"))
+
+
+def test_allow_empty_accepts_an_empty_source(tmp_path: Path) -> None:
+    x = _empty(tmp_path)
+    r = CliRunner().invoke(app, ["ingest", str(x), "-o", str(tmp_path / "c"), "--allow-empty"])
+    assert r.exit_code == 0, r.output
+    assert "0 calls" in r.stderr
+    r = CliRunner().invoke(app, ["check", "--contracts", str(_contracts(tmp_path)), str(x), "--allow-empty"])
+    assert r.exit_code == 0, r.output
+    # a file whose lines are all bad is not empty: its lines are rejects, reported, exit 0 (ingest's rule)
+    bad = _garbage(tmp_path)
+    r = CliRunner().invoke(app, ["ingest", str(bad), "-o", str(tmp_path / "c2")])
+    assert r.exit_code == 0, r.output
+    assert "2 rejects" in r.stderr or "rejects: 2" in r.stderr or " 2 reject" in r.stderr, r.stderr
+
+
+def _leaf_commands(group: Any, prefix: str = "") -> list[str]:
+    out = []
+    for name, cmd in sorted(group.commands.items()):
+        full = f"{prefix}{name}"
+        if hasattr(cmd, "commands"):
+            out += _leaf_commands(cmd, full + "-")
+        else:
+            out.append(full)
+    return out
+
+
+def test_no_subcommand_is_left_out() -> None:
+    """Every subcommand that reads an input is in this module's table or in test_damaged_inputs.py."""
+    here = Path(__file__).read_text() + (Path(__file__).parent / "test_damaged_inputs.py").read_text()
+    group = typer.main.get_command(app)
+    assert hasattr(group, "commands")
+    no_input = {"codes"}  # prints the code table: reads nothing
+    missing = [c for c in _leaf_commands(group) if c not in no_input and f'"{c}' not in here]
+    assert missing == []
