@@ -64,9 +64,24 @@ class ContractsGroup(TyperGroup):
             self._render(io_failure(e))
         except Exception as e:
             inner = os_error_of(e)  # e.g. polars' ComputeError around a failed write
-            if inner is None:
-                raise
-            self._render(io_failure(inner))
+            if inner is not None:
+                self._render(io_failure(inner))
+            if type(e).__module__.startswith(("polars", "pyarrow")):  # a Parquet file that does not decode
+                self._explain_decode_error(e)
+            raise
+        except BaseException as e:
+            # polars' Rust code can panic on damaged Parquet pages: pyo3's PanicException is no Exception
+            if type(e).__name__ == "PanicException":
+                self._explain_decode_error(e)
+            raise
+
+    def _explain_decode_error(self, e: BaseException) -> None:
+        """Render the damaged corpus file behind a decode error, when one is found (else return)."""
+        from contracts.traces.corpus import explain_decode_error
+
+        found = explain_decode_error(e)
+        if found is not None:
+            self._render(found)
 
     @staticmethod
     def _render(e: ContractsError) -> None:

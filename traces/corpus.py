@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.errors import TraceError
+from contracts.errors import ContractsError, TraceError
 from contracts.traces.leaves import LEAF_SCHEMA
 
 CORPUS_FORMAT_VERSION = 1
@@ -89,6 +89,7 @@ class Corpus:
             )
         corpus = cls(p)
         check_files(p, corpus.manifest())
+        _remember(p)
         return corpus
 
     @staticmethod
@@ -160,15 +161,54 @@ def check_files(path: Path, manifest: dict[str, Any]) -> None:
         )
 
 
+#: Corpora this process opened (most recent last, at most 8): a Parquet file that does not decode shows
+#: only later, when a lazy scan is collected, and without its file name; `explain_decode_error` traces it
+#: back to the file.
+_OPENED: list[Path] = []
+
+
+def _remember(p: Path) -> None:
+    key = p.resolve()
+    if key in _OPENED:
+        _OPENED.remove(key)
+    _OPENED.append(key)
+    del _OPENED[:-8]
+
+
+def explain_decode_error(e: BaseException) -> TraceError | None:
+    """The damaged file behind a Parquet decode error (polars says what broke, not where): the first
+    problem `verify_corpus` finds in the corpora this process opened, most recent first. Run only on
+    that error path, so its full read costs nothing otherwise. None when every corpus verifies."""
+    for p in reversed(list(_OPENED)):
+        try:
+            problems = verify_corpus(p)
+        except ContractsError:
+            continue
+        if problems:
+            name, _, why = problems[0].partition(": ")
+            what = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            return TraceError(
+                f"damaged corpus: {why}; reading it failed ({what}); `contracts corpus verify` lists "
+                "every damaged file",
+                source=str(p / name),
+            )
+    return None
+
+
 def verify_corpus(path: str | Path) -> list[str]:
     """Recompute every recorded digest and row count of a corpus: the problems found (empty when it is
     intact). Slower than `Corpus.open`'s size check: it reads every byte."""
+    from contracts.schemas import schema_errors
     from contracts.traces.ingest_commit import file_digest
 
     p = Path(path)
     corpus = Corpus.open(p)
-    problems: list[str] = []
-    files = corpus.manifest()["files"]
+    man = corpus.manifest()
+    # corpus.json has no digest of its own: its form is what can be checked
+    problems = [
+        f"{MANIFEST_FILE}: does not match its schema: {m}" for m in schema_errors(man, "corpus-manifest")
+    ]
+    files = man["files"]
     for name, entry in sorted(files.items()):
         f = p / name
         if not f.is_file():
@@ -182,11 +222,16 @@ def verify_corpus(path: str | Path) -> list[str]:
         if name.endswith(".parquet"):
             try:
                 rows = pl.scan_parquet(f).select(pl.len()).collect().item()
+                columns = [
+                    {"name": k, "type": str(v)} for k, v in pl.scan_parquet(f).collect_schema().items()
+                ]
             except Exception as e:
                 problems.append(f"{name}: unreadable Parquet ({str(e).splitlines()[0]})")
                 continue
             if rows != entry.get("rows"):
                 problems.append(f"{name}: {rows} rows, corpus.json records {entry.get('rows')}")
+            if "columns" in entry and columns != entry["columns"]:
+                problems.append(f"{name}: its columns differ from those corpus.json records")
     return problems
 
 

@@ -9,12 +9,15 @@ last test checks that no subcommand is left out of the two modules.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from contracts.cli.app import app
@@ -217,3 +220,83 @@ def test_no_subcommand_is_left_out() -> None:
     no_input = {"codes"}  # prints the code table: reads nothing
     missing = [c for c in _leaf_commands(group) if c not in no_input and f'"{c}' not in here]
     assert missing == []
+
+
+# ---- random byte damage of a corpus ------------------------------------------------------------------
+
+CORPUS_FILES = ["calls.parquet", "leaves.parquet", "episodes.parquet", "corpus.json", "rejects.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A corpus of 400 sample calls (one line of them bad, so rejects.jsonl has bytes) and its contracts."""
+    import gzip
+
+    d = tmp_path_factory.mktemp("bytes")
+    lines = gzip.decompress(CLEAN.read_bytes()).splitlines()[:400]
+    (d / "small.jsonl").write_bytes(b"\n".join([*lines, b"{not json"]) + b"\n")
+    r = CliRunner().invoke(app, ["ingest", str(d / "small.jsonl"), "-o", str(d / "c"), "-q"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(
+        app, ["mine", str(d / "c"), "-o", str(d / "k.json"), "-q", "--min-support", "REQUIRED=3"]
+    )
+    assert r.exit_code == 0, r.output
+    return d / "c", d / "k.json"
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(CORPUS_FILES), data=st.data())
+def test_random_byte_damage_of_a_corpus(
+    small_corpus: tuple[Path, Path], name: str, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Flip 1-3 bytes of one corpus file: `corpus verify` names it (a digest, schema or JSON problem;
+    corpus.json's descriptions of the sources it was made from cannot be checked without them), and
+    `check` and `mine` end in an exit code, never an escaped exception (a file that does not decode is
+    one error line naming it)."""
+    src, contracts = small_corpus
+    d = tmp_path_factory.mktemp("damaged") / "c"
+    shutil.copytree(src, d)
+    f = d / name
+    raw = bytearray(f.read_bytes())
+    for _ in range(data.draw(st.integers(1, 3))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] ^= data.draw(st.integers(1, 255))
+    f.write_bytes(bytes(raw))
+    v = CliRunner().invoke(app, ["corpus", "verify", str(d)])
+    assert not (v.exception and not isinstance(v.exception, SystemExit)), v.exception
+    if name != "corpus.json":
+        assert v.exit_code == 1 and name in v.output, v.output
+    else:
+        assert v.exit_code in (0, 1, 2)
+    for argv in (
+        ["check", "--contracts", str(contracts), str(d)],
+        ["mine", str(d), "-o", str(d.parent / "k.json")],
+    ):
+        r = CliRunner().invoke(app, argv)
+        assert not (r.exception and not isinstance(r.exception, SystemExit)), (argv[0], repr(r.exception))
+        assert r.exit_code in (0, 1, 2) and "Traceback" not in r.output
+        if r.exit_code == 2:
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+            assert len(lines) == 1 and lines[0].startswith("error["), r.stderr
+
+
+def test_a_parquet_file_that_does_not_decode_is_named(
+    small_corpus: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """polars says what broke, not where: the CLI traces a decode error back to the damaged file."""
+    src, contracts = small_corpus
+    d = tmp_path / "c"
+    shutil.copytree(src, d)
+    f = d / "leaves.parquet"
+    raw = bytearray(f.read_bytes())
+    for i in range(len(raw) // 3, len(raw) // 3 + 64):  # the middle of the data pages, size unchanged
+        raw[i] ^= 0x5A
+    f.write_bytes(bytes(raw))
+    for argv in (
+        ["check", "--contracts", str(contracts), str(d)],
+        ["mine", str(d), "-o", str(tmp_path / "k.json")],
+    ):
+        r = CliRunner().invoke(app, argv)
+        assert r.exit_code == 2, r.output
+        (line,) = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert line.startswith(f"error[E_TRACE]: {f}: damaged corpus: sha256 differs from corpus.json"), line
+        assert "`contracts corpus verify` lists every damaged file" in line
