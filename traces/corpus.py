@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.errors import ContractsError, TraceError
+from contracts.errors import ContractsError, TraceError, reading
 from contracts.traces.leaves import LEAF_SCHEMA
 
 CORPUS_FORMAT_VERSION = 1
@@ -139,7 +139,10 @@ class Corpus:
 
 def check_files(path: Path, manifest: dict[str, Any]) -> None:
     """Every data file of the corpus exists, and has the size `corpus.json` records where it records one
-    (corpora written before sizes were recorded are checked for presence only)."""
+    (corpora written before sizes were recorded are checked for presence only); each Parquet file's
+    footer reads, with the row count and columns recorded (the conservation counts: calls, leaves,
+    episodes), and rejects.jsonl holds the recorded number of lines. Footers only: cheap at any size;
+    `verify_corpus` reads every byte."""
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise TraceError("damaged corpus: no file list", source=str(path / MANIFEST_FILE))
@@ -147,18 +150,59 @@ def check_files(path: Path, manifest: dict[str, Any]) -> None:
         f = path / name
         if not f.is_file():
             raise TraceError(f"damaged corpus: {name} is missing (re-ingest its sources)", source=str(f))
-        want = (files.get(name) or {}).get("bytes")
+        entry = files.get(name) or {}
+        want = entry.get("bytes")
         if isinstance(want, int) and f.stat().st_size != want:
             raise TraceError(
                 f"damaged corpus: {name} has {f.stat().st_size:,} bytes, corpus.json records {want:,}",
                 source=str(f),
             )
+        _check_footer(f, entry)
     rej = (files.get(REJECTS_FILE) or {}).get("rows")
-    if isinstance(rej, int) and rej > 0 and not (path / REJECTS_FILE).is_file():
+    rejects = path / REJECTS_FILE
+    if isinstance(rej, int) and rej > 0 and not rejects.is_file():
         raise TraceError(
             f"damaged corpus: {REJECTS_FILE} is missing ({rej} rejected lines recorded)",
-            source=str(path / REJECTS_FILE),
+            source=str(rejects),
         )
+    if isinstance(rej, int) and rejects.is_file():
+        with reading(rejects):
+            lines = _count_lines(rejects)
+        if lines != rej:
+            raise TraceError(
+                f"damaged corpus: {REJECTS_FILE} has {lines:,} lines, corpus.json records {rej:,}",
+                source=str(rejects),
+            )
+
+
+def _check_footer(f: Path, entry: dict[str, Any]) -> None:
+    """The Parquet footer of `f` reads and agrees with `entry` (rows, column names)."""
+    try:
+        schema = pl.read_parquet_schema(f)
+        rows = pl.scan_parquet(f).select(pl.len()).collect().item()  # from the footer's row-group counts
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise TraceError(
+            f"damaged corpus: {f.name} has no readable Parquet footer ({first})", source=str(f)
+        ) from e
+    want_rows = entry.get("rows")
+    if isinstance(want_rows, int) and rows != want_rows:
+        raise TraceError(
+            f"damaged corpus: {f.name} has {rows:,} rows, corpus.json records {want_rows:,}", source=str(f)
+        )
+    cols = entry.get("columns")
+    if isinstance(cols, list) and [c.get("name") for c in cols if isinstance(c, dict)] != list(schema):
+        raise TraceError(
+            f"damaged corpus: {f.name} has other columns than corpus.json records", source=str(f)
+        )
+
+
+def _count_lines(p: Path) -> int:
+    n = 0
+    with p.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            n += block.count(b"\n")
+    return n
 
 
 #: Corpora this process opened (most recent last, at most 8): a Parquet file that does not decode shows

@@ -300,3 +300,24 @@ def test_a_parquet_file_that_does_not_decode_is_named(
         (line,) = [ln for ln in r.stderr.splitlines() if ln.strip()]
         assert line.startswith(f"error[E_TRACE]: {f}: damaged corpus: sha256 differs from corpus.json"), line
         assert "`contracts corpus verify` lists every damaged file" in line
+
+
+def test_open_checks_footers_and_the_reject_count(small_corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    """Corpus.open's cheap checks: each Parquet footer reads with the recorded rows and columns, and
+    rejects.jsonl has the recorded number of lines; `corpus info` then refuses naming the file."""
+    src, _ = small_corpus
+    cases = {
+        "calls.parquet": lambda raw: raw[:-12] + bytes(b ^ 0xFF for b in raw[-12:-4]) + raw[-4:],
+        "rejects.jsonl": lambda raw: raw + raw,
+    }
+    says = {
+        "calls.parquet": "has no readable Parquet footer",
+        "rejects.jsonl": "has 2 lines, corpus.json records 1",
+    }
+    for name, damage in cases.items():
+        d = tmp_path / name
+        shutil.copytree(src, d)
+        (d / name).write_bytes(damage((d / name).read_bytes()))
+        r = CliRunner().invoke(app, ["corpus", "info", str(d)])
+        line = _one_error_line(r, name)
+        assert f"damaged corpus: {name} {says[name]}" in line, line

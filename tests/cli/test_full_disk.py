@@ -88,3 +88,11 @@ def test_stdout_on_a_full_device(corpus: Path) -> None:
     assert "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert lines[-1].startswith("error[E_IO]: ") and "no space left on the device" in lines[-1], r.stderr
+
+
+def test_repair_cases_that_cannot_be_written(corpus: Path) -> None:
+    registry = REPO / "sample_traces" / "tools.json"
+    args = ["repair-cases", "c", "--registry", str(registry), "-o", "out.jsonl", "--targets", "out-t.jsonl"]
+    r = _run(args, corpus, limit=20_000)  # the cases file is ~35 kB
+    _one_io_error(r, "out.jsonl")
+    assert not [p.name for p in corpus.iterdir() if "out" in p.name]
