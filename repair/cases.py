@@ -680,9 +680,9 @@ def _read_validated(path: str | Path, schema: str) -> Iterator[tuple[int, dict[s
         yield n, rec
 
 
-def read_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:
+def read_cases(path: str | Path) -> list[Case]:
     """Load and validate a cases file (each line against `repair-case`). A file with no case is an
-    input error unless `allow_empty`: replaying or auditing nothing would report a vacuous success."""
+    input error: replaying or auditing nothing would report a vacuous success."""
     out = [
         Case(
             case_id=r["case_id"],
@@ -695,7 +695,7 @@ def read_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:
         )
         for _, r in _read_validated(path, "repair-case")
     ]
-    if not out and not allow_empty:
+    if not out:
         raise RepairError("cases file holds no case (every line blank or the file empty)", source=str(path))
     return out
 
