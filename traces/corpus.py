@@ -88,7 +88,17 @@ class Corpus:
                 f"not a corpus folder (no {MANIFEST_FILE}); create one with `contracts ingest`", source=str(p)
             )
         corpus = cls(p)
-        check_files(p, corpus.manifest())
+        man = corpus.manifest()
+        from contracts.schemas import schema_errors
+
+        # corpus.json has no digest of its own: its form is what can be checked (a key flipped by one
+        # byte would otherwise surface as a KeyError deep inside a command)
+        errs = schema_errors(man, "corpus-manifest")
+        if errs:
+            raise TraceError(
+                f"damaged corpus: does not match its schema: {errs[0]}", source=str(p / MANIFEST_FILE)
+            )
+        check_files(p, man)
         _remember(p)
         return corpus
 
@@ -134,7 +144,15 @@ class Corpus:
         f = self.path / REJECTS_FILE
         if not f.exists():
             return []
-        return [orjson.loads(line) for line in f.read_bytes().splitlines() if line.strip()]
+        out = []
+        for i, line in enumerate(f.read_bytes().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(orjson.loads(line))
+            except orjson.JSONDecodeError as e:
+                raise TraceError(f"damaged corpus: not JSON ({e})", source=str(f), line=i) from None
+        return out
 
 
 def check_files(path: Path, manifest: dict[str, Any]) -> None:
@@ -242,17 +260,12 @@ def explain_decode_error(e: BaseException) -> TraceError | None:
 def verify_corpus(path: str | Path) -> list[str]:
     """Recompute every recorded digest and row count of a corpus: the problems found (empty when it is
     intact). Slower than `Corpus.open`'s size check: it reads every byte."""
-    from contracts.schemas import schema_errors
     from contracts.traces.ingest_commit import file_digest
 
     p = Path(path)
-    corpus = Corpus.open(p)
-    man = corpus.manifest()
-    # corpus.json has no digest of its own: its form is what can be checked
-    problems = [
-        f"{MANIFEST_FILE}: does not match its schema: {m}" for m in schema_errors(man, "corpus-manifest")
-    ]
-    files = man["files"]
+    corpus = Corpus.open(p)  # corpus.json: parsed and checked against its schema there
+    problems: list[str] = []
+    files = corpus.manifest()["files"]
     for name, entry in sorted(files.items()):
         f = p / name
         if not f.is_file():

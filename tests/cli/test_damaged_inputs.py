@@ -255,6 +255,12 @@ def _set_version(c: Path) -> None:
     (c / "corpus.json").write_text(json.dumps(m))
 
 
+def _rename_source_key(c: Path) -> None:
+    """One flipped byte in a key of corpus.json ("sha256" -> "sha2r6"): still JSON, no longer a manifest."""
+    raw = (c / "corpus.json").read_bytes()
+    (c / "corpus.json").write_bytes(raw.replace(b'"sha256"', b'"sha2r6"', 1))
+
+
 CORPUS_DAMAGE: list[tuple[str, Callable[[Path], None], str, str]] = [
     ("leaves-deleted", lambda c: (c / "leaves.parquet").unlink(), "leaves.parquet", "is missing"),
     ("episodes-deleted", lambda c: (c / "episodes.parquet").unlink(), "episodes.parquet", "is missing"),
@@ -272,6 +278,7 @@ CORPUS_DAMAGE: list[tuple[str, Callable[[Path], None], str, str]] = [
         "no list of sources",
     ),
     ("manifest-version-999", _set_version, "corpus.json", "format version 999"),
+    ("manifest-key-flipped", _rename_source_key, "corpus.json", "does not match its schema"),
 ]
 
 
