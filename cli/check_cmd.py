@@ -196,6 +196,13 @@ def check(
         bool,
         typer.Option("--allow-empty", help="Accept trace files that hold no tool call (default: exit 2)."),
     ] = False,
+    fail_on_unknown_tool: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-unknown-tool",
+            help="Exit 1 when calls of a tool the contract set has no rules for were seen (not checked).",
+        ),
+    ] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Check tool calls against a contract set; print receipts (violations) and a summary.
@@ -258,6 +265,13 @@ def check(
     if not quiet:
         _print_summary(built)
     if built.calls_with_violations:
+        raise typer.Exit(EXIT_FINDINGS)
+    if fail_on_unknown_tool and built.unknown_tool_calls:
+        err.print(
+            f"FAIL: {built.unknown_tool_calls:,} call(s) of {len(built.unknown_tools)} tool(s) without contracts "
+            f"were not checked: {', '.join(built.unknown_tools)} (--fail-on-unknown-tool)",
+            markup=False,
+        )
         raise typer.Exit(EXIT_FINDINGS)
 
 

@@ -26,6 +26,7 @@ from contracts.audit.heldout import THIN_TASKS, fold_report
 from contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
 from contracts.errors import UsageError
 from contracts.jsonutil import pretty_json
+from contracts.mining.coverage import uncovered
 from contracts.mining.diff import SetDiff, diff_sets
 from contracts.mining.miner import mine
 from contracts.mining.params import Clean, MineParams, RuleSource
@@ -234,6 +235,7 @@ def mine_command(
         )
     with open_corpus(srcs, format=fmt, registry=reg_path, prefix="contracts-mine-") as corpus:
         cs = run(corpus, params, **kwargs)
+        gaps = uncovered(corpus, cs, params)
     if str(dest) == "-":
         out.file.write(pretty_json(cs.to_json()).decode())
         out.file.flush()
@@ -249,10 +251,13 @@ def mine_command(
                 "by_tool": dict(sorted(Counter(r.tool for r in full).items())),
                 "folds": [{"fold": fc.fold, "rules": len(fc.rules)} for fc in cs.folds],
                 "corpus": dict(cs.corpus),
+                "uncovered": [g.to_json() for g in gaps],
             }
         )
     if not quiet:
         _summary(cs, str(dest))
+        for g in gaps:
+            err.print(f"no rules for {g.tool}: {g.reason}", markup=False)
 
 
 def _rule_json(r: Rule) -> dict[str, Any]:
