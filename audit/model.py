@@ -159,6 +159,20 @@ class ToolRow(Record):
 
 
 @dataclass(frozen=True)
+class Coverage(Record):
+    """Checked calls, and tools called, that at least one rule of the contract set speaks of: a census of
+    this corpus, not an estimate, so it has no interval. A gate that passes while most calls were of
+    tools nothing checks says little; this says how much."""
+
+    calls: int  # checked calls of tools with >= 1 rule
+    checked: int
+    share: float | None
+    tools: int  # tools with >= 1 rule among the tools called
+    called_tools: int
+    uncovered: tuple[str, ...]  # tools called that have no rule, by name
+
+
+@dataclass(frozen=True)
 class RuleRow(Record):
     """One rule of the catalog: its largest fold support and the calls it fired on, by kind of call."""
 
@@ -301,12 +315,15 @@ class Gate:
         """`fire_rate 2.31% [1.90%, 2.80%] exceeds --max-fire-rate 2.00%`-style sentence."""
         fmt = pct if self.unit == "share" else num
         verb = {">": "exceeds", "<": "is below"}[self.op] if not self.passed else "within"
-        flag = {"fire_rate": "--max-fire-rate", "spurious_per_100": "--max-spurious-per-100"}.get(
-            self.metric, "--min-detection"
-        )
+        flag = {
+            "fire_rate": "--max-fire-rate",
+            "spurious_per_100": "--max-spurious-per-100",
+            "coverage": "--min-coverage",
+        }.get(self.metric, "--min-detection")
         if self.value is None:
             return f"{self.metric} cannot be measured (no calls to measure it on); {flag} {fmt(self.threshold)} fails"
-        return f"{self.metric} {fmt(self.value)} [{fmt(self.low)}, {fmt(self.high)}] {verb} {flag} {fmt(self.threshold)}"
+        span = "" if self.low is None else f" [{fmt(self.low)}, {fmt(self.high)}]"  # a census has no interval
+        return f"{self.metric} {fmt(self.value)}{span} {verb} {flag} {fmt(self.threshold)}"
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -332,6 +349,7 @@ class AuditReport:
     abstention: tuple[AbstentionRow, ...]
     spurious_receipts: tuple[SpuriousReceipt, ...]
     ledger: LedgerAnchor
+    coverage: Coverage
     gates: tuple[Gate, ...] = ()
     version: int = REPORT_VERSION
 
@@ -356,6 +374,7 @@ class AuditReport:
             "recovery_retention": self.recovery_retention.to_json(),
             "receipt_cost": self.receipt_cost.to_json(),
             "tools": _json(self.tools),
+            "coverage": self.coverage.to_json(),
             "rules": _json(self.rules),
             "abstention": _json(self.abstention),
             "spurious_receipts": _json(self.spurious_receipts),

@@ -524,7 +524,7 @@ def score(
 ) -> AuditReport:
     """Phase 2: the audit report from frozen events, the population (`population`, a lazy scan of the
     checked calls) and the truth, with the verdict of each gate given (`max_fire_rate`,
-    `max_spurious_per_100`, `min_detection`; None or absent = not set)."""
+    `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set)."""
     _verify_population(replay_.start, pop)
     anchor = LedgerAnchor(str(replay_.ledger), replay_.head, replay_.root, replay_.entries)
     report = assemble(
@@ -543,6 +543,7 @@ def score(
         max_fire_rate=g.get("max_fire_rate"),
         max_spurious_per_100=g.get("max_spurious_per_100"),
         min_detection=g.get("min_detection"),
+        min_coverage=g.get("min_coverage"),
     )
     return replace(report, gates=tuple(verdicts))
 

@@ -50,6 +50,7 @@ def evaluate_gates(
     max_fire_rate: float | None = None,
     max_spurious_per_100: float | None = None,
     min_detection: float | None = None,
+    min_coverage: float | None = None,
 ) -> list[Gate]:
     """The verdict of every gate given (None = gate not set)."""
     gates: list[Gate] = []
@@ -65,6 +66,10 @@ def evaluate_gates(
         v = r.value
         passed = v is not None and (v <= threshold if upper else v >= threshold)
         gates.append(Gate(metric, ">" if upper else "<", threshold, v, r.low, r.high, passed, unit))
+    if min_coverage is not None:  # a census: no interval
+        v = report.coverage.share
+        passed = v is not None and v >= min_coverage
+        gates.append(Gate("coverage", "<", min_coverage, v, None, None, passed, "share"))
     return gates
 
 
@@ -76,6 +81,19 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | No
     for r in rows:
         out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |")
     return out
+
+
+def coverage_sentence(report: AuditReport) -> str:
+    """How much of what was checked any rule speaks of, naming the tools nothing checks."""
+    c = report.coverage
+    head = (
+        f"Coverage: {c.calls:,} of {c.checked:,} checked calls ({pct(c.share)}) are of the {c.tools} of "
+        f"{c.called_tools} called tools that have rules"
+    )
+    if not c.uncovered:
+        return head + "."
+    names = ", ".join(c.uncovered[:8]) + (f" and {len(c.uncovered) - 8} more" if len(c.uncovered) > 8 else "")
+    return f"{head}; no rule checks {names}."
 
 
 def cross_fit_sentence(report: AuditReport) -> str:
@@ -129,6 +147,8 @@ def _md_intro(report: AuditReport) -> list[str]:
         f"resamples, 95% intervals.",
         "",
         cross_fit_sentence(report),
+        "",
+        coverage_sentence(report),
         "",
     ]
 

@@ -25,6 +25,7 @@ from contracts.audit.model import (
     AuditReport,
     ContractsFacts,
     CorpusFacts,
+    Coverage,
     Detection,
     FireRate,
     InSample,
@@ -446,6 +447,22 @@ def tools_table(j: Joined, fire: FireRate) -> tuple[ToolRow, ...]:
     return tuple(sorted(rows, key=lambda r: (-r.fires, r.tool)))
 
 
+def coverage(tools: Sequence[ToolRow], catalog: Mapping[str, Mapping[str, Any]]) -> Coverage:
+    """Checked calls and called tools that some rule of the catalog speaks of."""
+    ruled = {str(r["tool"]) for r in catalog.values()}
+    called = [t for t in tools if t.checked]
+    calls = sum(t.checked for t in called if t.tool in ruled)
+    checked = sum(t.checked for t in called)
+    return Coverage(
+        calls=calls,
+        checked=checked,
+        share=round_figure(calls / checked) if checked else None,
+        tools=sum(1 for t in called if t.tool in ruled),
+        called_tools=len(called),
+        uncovered=tuple(sorted(t.tool for t in called if t.tool not in ruled)),
+    )
+
+
 def _rule_fires(j: Joined) -> dict[str, list[int]]:
     """Per rule: fired calls, organic ones, ones in clean episodes, labelled ones (a fire event of a
     call outside the population counts as neither organic nor clean)."""
@@ -589,6 +606,7 @@ def assemble(
     facts = population_facts(j, start)
     catalog = {r["rule"]: r for r in start["rules"]}
     fire = fire_rate(rates, j, facts)
+    tools = tools_table(j, fire)
     return AuditReport(
         corpus=corpus_facts(start, facts.calls),
         contracts=contracts_facts(start),
@@ -600,9 +618,10 @@ def assemble(
         detection=detection(rates, j, facts),
         recovery_retention=estimate(rates.get("recov", facts.fired_calls)),
         receipt_cost=receipt_cost(rates, j, facts, start.get("encoder", "v2")),
-        tools=tools_table(j, fire),
+        tools=tools,
         rules=rules_table(j, catalog),
         abstention=abstention(j, catalog, facts),
         spurious_receipts=spurious_receipts(j),
         ledger=ledger,
+        coverage=coverage(tools, catalog),
     )

@@ -22,6 +22,7 @@ from contracts.audit.model import AuditReport, Interval, num, pct
 from contracts.audit.pipeline import audit_report, audit_score_report, open_source
 from contracts.audit.report import (
     counts_text,
+    coverage_sentence,
     cross_fit_sentence,
     github_annotations,
     interval_text,
@@ -83,13 +84,24 @@ MinDetOpt = Annotated[
     ),
 ]
 
+MinCovOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-coverage",
+        help="Gate: exit 1 when the share of checked calls whose tool has at least one rule is below this.",
+    ),
+]
 
-def _gates(max_fire: float | None, max_spur: float | None, min_det: float | None) -> dict[str, float | None]:
+
+def _gates(
+    max_fire: float | None, max_spur: float | None, min_det: float | None, min_cov: float | None
+) -> dict[str, float | None]:
     cfg = config()
     return {
         "max_fire_rate": cfg.get("audit.max_fire_rate", max_fire),
         "max_spurious_per_100": cfg.get("audit.max_spurious_per_100", max_spur),
         "min_detection": cfg.get("audit.min_detection", min_det),
+        "min_coverage": cfg.get("audit.min_coverage", min_cov),
     }
 
 
@@ -170,6 +182,7 @@ def _render_text(report: AuditReport) -> None:
     out.print(cross_fit_sentence(report))
     out.print(_headline_table(report))
     out.print(_tools_table(report))
+    out.print(coverage_sentence(report), markup=False)
     rules = _rules_table(report)
     if rules is not None:
         out.print(rules)
@@ -275,6 +288,7 @@ def audit_cmd(
     max_fire_rate: MaxFireOpt = None,
     max_spurious_per_100: MaxSpurOpt = None,
     min_detection: MinDetOpt = None,
+    min_coverage: MinCovOpt = None,
     encoder: Annotated[
         EncoderName, typer.Option("--encoder", help="Receipt encoder whose size is costed.")
     ] = EncoderName.v2,
@@ -361,7 +375,7 @@ def audit_cmd(
         corpus_name=source.name,
         inject=source.inject,
         mine_from=source.original,
-        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection),
+        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
         mine_params=MineParams.of(
             **{
                 name: value
@@ -405,6 +419,7 @@ def audit_score_cmd(
     max_fire_rate: MaxFireOpt = None,
     max_spurious_per_100: MaxSpurOpt = None,
     min_detection: MinDetOpt = None,
+    min_coverage: MinCovOpt = None,
     quiet: QuietFlag = False,
 ) -> None:
     """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
@@ -415,7 +430,7 @@ def audit_score_cmd(
         ledger,
         Corpus.open(c),
         bootstrap=n_boot,
-        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection),
+        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
         labels_file=labels,
     )
     _emit(report, json_path, md_path, output_format, quiet)

@@ -104,3 +104,41 @@ def test_check_can_fail_on_calls_nothing_checks(tmp_path: Path) -> None:
         "FAIL: 2 call(s) of 1 tool(s) without contracts were not checked: never_mined (--fail-on-unknown-tool)"
         in r.stderr
     )
+
+
+def test_audit_reports_coverage_and_gates_on_it(tmp_path: Path) -> None:
+    from contracts.audit.model import round_figure
+    from contracts.schemas import schema_errors
+
+    corpus_from_records(_records(), tmp_path / "c")
+    args = ["audit", str(tmp_path / "c"), "--ledger", str(tmp_path / "L"), "--json", str(tmp_path / "a.json")]
+    r = CliRunner().invoke(app, [*args, "--min-coverage", "0.3", "--bootstrap", "0"])
+    assert r.exit_code == 0, r.output
+    doc = orjson.loads((tmp_path / "a.json").read_bytes())
+    assert schema_errors(doc, "audit-report") == []
+    # 40 lookup calls of 105 checked (the 3 error calls are not checked); only lookup has rules
+    assert doc["coverage"] == {
+        "calls": 40,
+        "checked": 105,
+        "share": round_figure(40 / 105),
+        "tools": 1,
+        "called_tools": 4,
+        "uncovered": ["rare", "say", "scatter"],
+    }
+    assert doc["gates"] == [
+        {
+            "metric": "coverage",
+            "op": "<",
+            "threshold": 0.3,
+            "value": round_figure(40 / 105),
+            "low": None,
+            "high": None,
+            "passed": True,
+        }
+    ]
+    assert "no rule checks rare, say, scatter." in r.stdout
+    assert "PASS coverage 38.10% within --min-coverage 30.00%" in r.stdout
+    args = ["audit", str(tmp_path / "c"), "--ledger", str(tmp_path / "L2"), "--bootstrap", "0"]
+    r = CliRunner().invoke(app, [*args, "--min-coverage", "0.5"])
+    assert r.exit_code == 1, r.output
+    assert "gate failed: coverage 38.10% is below --min-coverage 50.00%" in r.stderr
