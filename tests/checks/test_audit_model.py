@@ -83,6 +83,7 @@ def test_json_is_plain_lists_and_dicts(audited: tuple[AuditReport, Corpus, Path]
         "recovery_retention",
         "receipt_cost",
         "tools",
+        "coverage",
         "rules",
         "abstention",
         "spurious_receipts",
