@@ -84,7 +84,8 @@ def pooled_stats(ctx: MiningContext) -> pl.DataFrame:
 
     Added columns, per (pool, cls, checker): `p_n`, `p_calls`, `p_tasks` (the largest member's: a
     lower bound of the pool's distinct count, so a threshold met on them is met), `p_n_int_all` (every
-    number of every member an int), `p_min`, `p_max`, `p_min_len`, `p_lowbin`, `p_n_low1`, `p_n_low2` (`contracts.mining.data.low_octave_aggs` over the
+    number of every member an int), `p_min`, `p_max`, `p_min_len`, `p_all_date` (every string of every member starts like an ISO date),
+    `p_min_year`, `p_max_year`, `p_lowbin`, `p_n_low1`, `p_n_low2` (`contracts.mining.data.low_octave_aggs` over the
     members: task counts summed, an upper bound of the distinct count),
     `p_ncls` (value classes in the pool at this checker). A pattern alone in its pool gets its own
     statistics back (`contracts.mining.shapes`)."""
@@ -97,6 +98,9 @@ def pooled_stats(ctx: MiningContext) -> pl.DataFrame:
         pl.col("min").min().alias("p_min"),
         pl.col("max").max().alias("p_max"),
         pl.col("min_len").min().alias("p_min_len"),
+        (pl.col("n_date") == pl.col("n")).all().alias("p_all_date"),
+        pl.col("min_year").min().alias("p_min_year"),
+        pl.col("max_year").max().alias("p_max_year"),
         *low_octave_aggs("p_"),
     )
     ncls = s.group_by("pool", "checker").agg(pl.col("cls").n_unique().alias("p_ncls"))

@@ -6,8 +6,10 @@ are all >= 0 and not constant gets `max` = the power of ten strictly above three
 and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values from
 12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). A field that also
 holds negatives (payments and refunds) gets the same bound on magnitudes (`of: magnitude`, |v| <= max,
-from the largest |v|). Years: a string field whose every value starts like an ISO date gets the decade of its
-earliest year minus one decade, to the end of the decade after its latest: 2019–2024 gives [2000, 2039].
+from the largest |v|). Years (judged per pool too: the `/flights/*/date` of every tool that returns a reservation is one
+field): a string field whose every value, in every member of its pool, starts like an ISO date gets the
+decade of its earliest year minus one decade, to the end of the decade after its latest: 2019–2024
+gives [2000, 2039].
 
 Chance argument (distribution-free). Tasks are exchangeable draws: the chance that a new task holds a
 value above the largest of t earlier tasks' values is at most 1/(t+1), whatever the distribution (the
@@ -32,7 +34,7 @@ import polars as pl
 
 from contracts.mining.data import CLS_NUM, CLS_STR, cand_frame
 from contracts.mining.params import RANGE_MARGIN, YEAR_MARGIN
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats, support_ok
+from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
 
 #: No RANGE above this (a bound of 10^300 says nothing, and 10^309 is not a float).
 MAX_BOUND = 1e300
@@ -102,20 +104,20 @@ class Range(FromStats):
                     "tasks": r["p_tasks"],
                 }
             )
-        years = ctx.stats.filter(
-            (pl.col("cls") == CLS_STR)
-            & (pl.col("n_date") == pl.col("n"))
-            & pl.col("min_year").is_not_null()
-            & support_ok(ctx, "RANGE")
+        years = pooled_stats(ctx).filter(
+            (pl.col("cls") == CLS_STR) & pl.col("p_all_date") & pl.col("p_min_year").is_not_null() & enough
         )
         for r in years.select(
-            "tool", "pattern", "checker", "ex", "min_year", "max_year", "n", "calls", "tasks"
+            "tool", "pattern", "checker", "ex", "p_min_year", "p_max_year", "p_n", "p_calls", "p_tasks"
         ).iter_rows(named=True):
-            lo = (r["min_year"] // 10) * 10 - YEAR_MARGIN
-            hi = (r["max_year"] // 10) * 10 + 9 + YEAR_MARGIN
+            lo = (r["p_min_year"] // 10) * 10 - YEAR_MARGIN
+            hi = (r["p_max_year"] // 10) * 10 + 9 + YEAR_MARGIN
             rows.append(
                 {
-                    **{k: r[k] for k in ("tool", "pattern", "checker", "ex", "n", "calls", "tasks")},
+                    **{k: r[k] for k in ("tool", "pattern", "checker", "ex")},
+                    "n": r["p_n"],
+                    "calls": r["p_calls"],
+                    "tasks": r["p_tasks"],
                     "params": f'{{"max":{hi},"min":{lo},"of":"year"}}',
                 }
             )

@@ -351,6 +351,30 @@ def test_range_is_judged_per_pool(tmp_path: Path) -> None:
     assert a.params == b.params == {"of": "number", "min": 0.1, "max": 1000000}
 
 
+def test_years_are_judged_per_pool(tmp_path: Path) -> None:
+    """Two tools return the same booking object: the thin one (40 tasks, below RANGE's 200) gets the
+    year bounds of the pooled dates (2019..2035 from both members), and a member whose own strings are not
+    all dates refutes the rule for the whole pool."""
+
+    def booking(i: int, year: int, when: str | None = None) -> dict[str, Any]:
+        return {"id": f"b{i}", "seat": f"{i % 30}A", "date": when or f"{year}-05-0{1 + i % 9}"}
+
+    recs = [_rec(f"t{i:03d}", {"booking": booking(i, 2019 + i % 6)}, "get_booking") for i in range(200)]
+    recs += [_rec(f"u{i:03d}", {"bookings": [booking(i, 2035)]}, "list_bookings") for i in range(40)]
+    cs = mine_records(tmp_path, recs)
+    a = find(cs, "RANGE", "/booking/date", tool="get_booking")
+    b = find(cs, "RANGE", "/bookings/*/date", tool="list_bookings")
+    assert a is not None and b is not None
+    # pooled years 2019..2035: 2010 - 10 = 2000; the decade after 2030-2039 ends 2049
+    assert a.params == b.params == {"of": "year", "min": 2000, "max": 2049}
+    assert (b.support.calls, b.support.tasks) == (200, 200)  # the pool's largest member's support
+
+    recs[-1] = _rec("u039", {"bookings": [booking(39, 2035, when="soon")]}, "list_bookings")
+    cs = mine_records(tmp_path / "text", recs)
+    assert find(cs, "RANGE", "/booking/date", tool="get_booking") is None
+    assert find(cs, "RANGE", "/bookings/*/date", tool="list_bookings") is None
+
+
 # ---- UNIQUE: thresholds and the choice of one rule per list --------------------------------------------
 
 
