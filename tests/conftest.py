@@ -20,6 +20,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="Rewrite tests/golden/* from the current outputs instead of comparing (tests/test_golden.py).",
     )
+    parser.addoption(
+        "--update-readme",
+        action="store_true",
+        default=False,
+        help="Rewrite the output of README examples that differ (tests/cli/test_readme.py).",
+    )
 
 
 @pytest.fixture(scope="session")
