@@ -92,10 +92,15 @@ def scaled(rate: stats.Rate, factor: float) -> Interval:
 
 @dataclass(frozen=True)
 class FireRate(Estimate):
-    """Organic calls with >= 1 violation / organic calls checked; per tool and per property code."""
+    """Organic calls with >= 1 violation / organic calls checked; per tool and per property code.
+
+    `cross_call_explained`: organic calls whose only receipts are cross-call disagreements (CONSISTENT)
+    with an earlier call that carries a fault label, left out of the numerator: the receipt is right,
+    and the fault is the earlier call's (`contracts.audit.scoring.explained`)."""
 
     by_tool: Mapping[str, Estimate]
     by_code: Mapping[str, Estimate]
+    cross_call_explained: int = 0
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,10 @@ Definitions (where the issue is silent, decided here):
 * *calls checked*: calls with status `ok` (a failed call has no result to hold to a result contract).
   Calls of a tool that has no rule are checked and simply cannot fire: they stay in the denominator,
   as in the paper's "fire rate on organic responses"; the per-tool table shows them apart.
-* *organic*: no `fault` label. *labelled*: a `fault` label (from the traces or from `--inject`).
+* *organic*: no `fault` label. *labelled*: a `fault` label (from the traces or from `--inject`). An
+  organic call whose every violation is a cross-call disagreement (CONSISTENT) naming a labelled earlier
+  call is no false alarm: it is left out of the fire rate's numerator and counted apart
+  (`contracts.audit.scoring.explained`).
 * *clean episode*: no call of it labelled, no episode-level `fault` label, and reward null (no rewards
   in the format) or reward >= 1 (full reward). *Spurious receipts* are fired calls in clean episodes,
   counted per 100 clean episodes.
@@ -179,7 +182,9 @@ class Replay:
     entries: int
     start: Mapping[str, Any]
     events: tuple[Mapping[str, Any], ...]
-    in_sample: frozenset[str] | None
+    #: the full checker's fired calls -> the earlier calls they refer to when all their violations are
+    #: cross-call (CONSISTENT), else () (`contracts.audit.scoring.InSampleIds`)
+    in_sample: Mapping[str, tuple[str, ...]] | None
 
 
 def population(corpus: Corpus) -> pl.LazyFrame:
@@ -272,6 +277,7 @@ def fire_events(
                 orjson.loads(r["observed"]),
                 r["present"],
                 r["detail"],
+                r.get("refers"),
             )
             for r in rows
         ]
@@ -294,6 +300,7 @@ def fire_events(
                         "present": bool(r["present"]),
                         "expected": _short(r["expected"]),
                         "observed": _short(r["observed"]),
+                        **({"refers": r["refers"]} if r.get("refers") else {}),
                     }
                     for r in rows
                 ],
@@ -366,7 +373,7 @@ def replay(
     checked = checked_call_ids(corpus)
     n_checked, pop_digest = checked.len(), population_digest(checked)
     del checked
-    ins: list[str] | None = None
+    ins: dict[str, tuple[str, ...]] | None = None
     if verify:
         progress.start("verification and in-sample replay (one flat pass)", None)
         verified_ins = _verified_in_sample(cs, corpus)
@@ -380,7 +387,11 @@ def replay(
     if ins is None and in_sample and k > 1:
         progress.start("in-sample replay (full checker)", None)
         full = check_corpus(cs, corpus, fold=None)
-        ins = sorted(set(full.get_column("call_id").to_list()))
+        ins = {}
+        for call_id, code_, refers in full.select("call_id", "code", "refers").iter_rows():
+            prev = ins.get(call_id)
+            cross = code_ == "CONSISTENT" and refers is not None and (prev is None or prev != ())
+            ins[call_id] = tuple(sorted({*(prev or ()), refers})) if cross else ()
         progress.finish()
     start = {
         "format": LEDGER_FORMAT,
@@ -403,8 +414,14 @@ def replay(
     for i in range(0, len(events), EVENTS_PER_ENTRY):
         items.append((KIND_FIRE, {"events": events[i : i + EVENTS_PER_ENTRY]}))
     if ins is not None:
-        for i in range(0, max(len(ins), 1), IDS_PER_ENTRY):
-            items.append((KIND_IN_SAMPLE, {"call_ids": ins[i : i + IDS_PER_ENTRY]}))
+        ids = sorted(ins)
+        for i in range(0, max(len(ids), 1), IDS_PER_ENTRY):
+            chunk = ids[i : i + IDS_PER_ENTRY]
+            body: dict[str, Any] = {"call_ids": chunk}
+            cross = {c: list(ins[c]) for c in chunk if ins[c]}
+            if cross:  # fired only by cross-call rules: the earlier calls they name (scoring reads them)
+                body["cross_call"] = cross
+            items.append((KIND_IN_SAMPLE, body))
     items.append(
         (KIND_END, {"fire_events": len(events), "in_sample_fired": None if ins is None else len(ins)})
     )
@@ -428,11 +445,32 @@ def replay(
         info.entries,
         start,
         tuple(events),
-        None if ins is None else frozenset(ins),
+        None if ins is None else dict(ins),
     )
 
 
-def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> list[str]:
+def _in_sample_refers(
+    cids: pl.Series, found: pl.DataFrame, entries: Sequence[Any], corpus: Corpus
+) -> dict[str, tuple[str, ...]]:
+    """Fired call id -> the earlier calls its violations refer to when every one is CONSISTENT, else ()."""
+    from contracts.mining.data import call_ids
+    from contracts.rules.episodes import episode_witnesses
+
+    hits = found.filter(pl.col("cid").is_in(cids.implode()))
+    witnessed = episode_witnesses(entries, corpus, hits)
+    refs: dict[int, list[str] | None] = {}
+    for cid, ridx in hits.select("cid", "ridx").iter_rows():
+        v = witnessed.get((cid, ridx))
+        have = refs.setdefault(cid, [])
+        if v is None or v.refers is None or have is None:
+            refs[cid] = None
+        else:
+            have.append(v.refers)
+    ids = dict(call_ids(corpus, cids).select("cid", "call_id").iter_rows())
+    return {ids[c]: tuple(sorted(set(r))) if r else () for c, r in refs.items()}
+
+
+def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str, ...]]:
     """Mine's verification and the in-sample replay from one checker pass; the sorted call ids on which
     the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives).
 
@@ -444,7 +482,7 @@ def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> list[str]:
     beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
     """
     from contracts.checks.checker import find_violations
-    from contracts.mining.data import call_ids, clean_calls
+    from contracts.mining.data import clean_calls
     from contracts.mining.verify import flat_rules, misfires_from, raise_misfires
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
@@ -457,10 +495,11 @@ def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> list[str]:
     raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
     full = {r.id for r in cs.rules_for(None)}
     in_full = [e.ridx for e in entries if e.rule.id in full]
-    cids = found.filter(pl.col("ridx").is_in(in_full)).get_column("cid").unique()
+    found = found.filter(pl.col("ridx").is_in(in_full))
+    cids = found.get_column("cid").unique()
     if cids.len() == 0:
-        return []
-    return sorted(call_ids(corpus, cids).get_column("call_id").to_list())
+        return {}
+    return _in_sample_refers(cids, found, entries, corpus)
 
 
 def load_replay(ledger_dir: str | Path) -> Replay:
@@ -480,12 +519,13 @@ def load_replay(ledger_dir: str | Path) -> Replay:
             code="E_LEDGER",
         )
     events: list[Mapping[str, Any]] = []
-    ins: set[str] | None = set() if entries[0].body.get("in_sample") else None
+    ins: dict[str, tuple[str, ...]] | None = {} if entries[0].body.get("in_sample") else None
     for e in entries[1:]:
         if e.kind == KIND_FIRE:
             events.extend(e.body["events"])
         elif e.kind == KIND_IN_SAMPLE and ins is not None:
-            ins.update(e.body["call_ids"])
+            cross = e.body.get("cross_call", {})
+            ins.update((c, tuple(cross.get(c, ()))) for c in e.body["call_ids"])
     assert rep.head is not None and rep.root is not None
     return Replay(
         Path(ledger_dir),
@@ -494,7 +534,7 @@ def load_replay(ledger_dir: str | Path) -> Replay:
         rep.entries,
         entries[0].body,
         tuple(events),
-        None if ins is None else frozenset(ins),
+        None if ins is None else dict(ins),
     )
 
 

@@ -96,6 +96,17 @@ def coverage_sentence(report: AuditReport) -> str:
     return f"{head}; no rule checks {names}."
 
 
+def explained_sentence(report: AuditReport) -> str:
+    """Organic calls left out of the fire rate as echoes of a labelled earlier call ("" when none)."""
+    n = report.fire_rate.cross_call_explained
+    if not n:
+        return ""
+    return (
+        f"{n:,} organic call(s) fired only cross-call receipts (CONSISTENT) naming an earlier call that carries "
+        "a fault label: the values disagree because that call is faulty, so they are not counted as false alarms."
+    )
+
+
 def cross_fit_sentence(report: AuditReport) -> str:
     """The line comparing the cross-fitted fire rate with the in-sample (non-split) one."""
     k = report.params.k
@@ -149,6 +160,7 @@ def _md_intro(report: AuditReport) -> list[str]:
         cross_fit_sentence(report),
         "",
         coverage_sentence(report),
+        *([explained_sentence(report)] if explained_sentence(report) else []),
         "",
     ]
 

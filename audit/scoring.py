@@ -77,6 +77,12 @@ class Joined:
     episodes: pl.DataFrame
     tasks: list[str]
     in_sample: frozenset[str] | None
+    explained: int = 0  # organic fired calls left out as cross-call echoes of a labelled call (`explained`)
+
+
+#: The in-sample fired calls: call id -> the earlier calls its violations refer to when every one is a
+#: cross-call disagreement (CONSISTENT), else ().
+InSampleIds = Mapping[str, tuple[str, ...]]
 
 
 def _is_in(ids: Sequence[str] | set[str] | frozenset[str]) -> pl.Expr:
@@ -209,11 +215,20 @@ def _path_matched(truth: Truth, events: Events) -> set[str]:
 
 
 def join(
-    events: Sequence[Mapping[str, Any]], pop: pl.LazyFrame, truth: Truth, in_sample: frozenset[str] | None
+    events: Sequence[Mapping[str, Any]], pop: pl.LazyFrame, truth: Truth, in_sample_ids: InSampleIds | None
 ) -> Joined:
     """Labels and rewards joined to the frozen events and the population: everything the sections read."""
     ev = {e["call_id"]: e for e in events}
-    per_tt, lab, fsub = _per_call_pass(pop, _fired_frame(ev), _faults_frame(truth), in_sample)
+    told = explained(ev, truth)
+    in_sample = None
+    if in_sample_ids is not None:  # the full checker's fires, less its echoes of labelled calls, the same way
+        in_sample = frozenset(
+            c
+            for c, refs in in_sample_ids.items()
+            if not (refs and c not in truth.faults and all(r in truth.faults for r in refs))
+        )
+    fired = _fired_frame({c: e for c, e in ev.items() if c not in told})
+    per_tt, lab, fsub = _per_call_pass(pop, fired, _faults_frame(truth), in_sample)
     eps = _episodes(pop, truth, lab)
     fsub = fsub.join(
         eps.select("trace_id", "clean", pl.col("reward").alias("ep_reward")), on="trace_id", how="left"
@@ -227,7 +242,18 @@ def join(
     per_tt = with_task(per_tt)
     per_task = per_tt.group_by("task").agg(pl.col("n", "org", "org_fired", "org_ins").sum())
     lab = with_task(lab).with_columns(_is_in(_path_matched(truth, ev)).alias("pm"))
-    return Joined(ev, per_tt, per_task, lab, with_task(fsub), with_task(eps), tasks, in_sample)
+    return Joined(ev, per_tt, per_task, lab, with_task(fsub), with_task(eps), tasks, in_sample, len(told))
+
+
+def explained(events: Events, truth: Truth) -> set[str]:
+    """Organic fired calls whose every violation is a cross-call disagreement (CONSISTENT) with an
+    earlier call that carries a fault label: the receipt is right, the fault is the earlier call's. They
+    are not false alarms, and `join` leaves them out of the fired calls (counted apart in the report)."""
+    return {
+        cid
+        for cid, e in events.items()
+        if cid not in truth.faults and all(v.get("refers") in truth.faults for v in e["violations"])
+    }
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -391,6 +417,7 @@ def fire_rate(rates: Rates, j: Joined, facts: PopulationFacts) -> FireRate:
     tools = per_tool(j).filter(pl.col("organic") > 0).select("tool", "organic")
     return FireRate(
         **rates.get("fire", facts.organic).to_json(),
+        cross_call_explained=j.explained,
         by_tool={t: estimate(rates.get("tool:" + t, n)) for t, n in sorted(tools.iter_rows())},
         by_code={c: estimate(rates.get("code:" + c, facts.organic)) for c in fired_codes(j.events)},
     )
@@ -591,7 +618,7 @@ def run_params(start: Mapping[str, Any], bootstrap: int) -> Params:
 def assemble(
     start: Mapping[str, Any],
     events: Sequence[Mapping[str, Any]],
-    in_sample_ids: frozenset[str] | None,
+    in_sample_ids: InSampleIds | None,
     ledger: LedgerAnchor,
     pop: pl.LazyFrame,
     truth: Truth,

@@ -30,12 +30,15 @@ from contracts.errors import CheckError, ContractsError
 from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.rules.base import Violation
+from contracts.rules.consistent import EpisodeMemory
+from contracts.rules.episodes import episode_witnesses
 from contracts.rules.evaluate import (
     BATCH_CALLS,
     Fold,
     call_violations,
     checked_calls,
     code,
+    episode_memory,
     find_violations,
     witness,
 )
@@ -58,6 +61,7 @@ VIOLATION_SCHEMA: dict[str, pl.DataType] = {
     "observed": pl.String(),
     "present": pl.Boolean(),
     "detail": pl.String(),
+    "refers": pl.String(),
     "source": pl.String(),
     "line": pl.Int64(),
 }
@@ -73,13 +77,18 @@ def check_call(
     fold: int | None = None,
     visible_tools: Sequence[str] | None = None,
     encoder: str = "v2",
+    memory: EpisodeMemory | None = None,
+    call_id: str = "",
 ) -> Receipt | None:
     """Check one call with checker `fold` (None = the full checker); a receipt, or None when it holds.
 
     For use inside an agent loop: append `encode(receipt)` beside the unchanged result. A tool the
-    contract set has never seen gives None (nothing to hold it to).
+    contract set has never seen gives None (nothing to hold it to). `memory`: one per episode
+    (`episode_memory(contracts, fold)`), passed to every call of it in order, so that CONSISTENT rules
+    compare the call with the episode's earlier calls (named by their `call_id`); without it they are
+    not judged.
     """
-    vs = call_violations(contracts, tool, arguments, result, fold=fold)
+    vs = call_violations(contracts, tool, arguments, result, fold=fold, memory=memory, call_id=call_id)
     if not vs:
         return None
     return Receipt(
@@ -135,10 +144,12 @@ def check_corpus(
     )
     rows = found.join(meta, on="cid").sort(["source", "line", "cid", "ridx", "path"])
     by_idx = {e.ridx: e for e in entries}
+    episodic = episode_witnesses(entries, corpus, found)
     docs: dict[int, tuple[Any, Any]] = {}
     expected: list[str] = []
     observed: list[str] = []
     detail: list[str] = []
+    refers: list[str | None] = []
     rule_ids: list[str] = []
     code_col: list[str] = []
     for cid, ridx, path, args_txt, res_txt in rows.select(
@@ -148,10 +159,11 @@ def check_corpus(
             docs[cid] = (orjson.loads(args_txt), orjson.loads(res_txt) if res_txt is not None else None)
         args, res = docs[cid]
         rule = by_idx[ridx].rule
-        v = witness(rule, path, args, res)
+        v = episodic[(cid, ridx)] if (cid, ridx) in episodic else witness(rule, path, args, res)
         expected.append(canonical_str(v.expected))
         observed.append(canonical_str(v.observed))
         detail.append(v.detail)
+        refers.append(v.refers)
         rule_ids.append(rule.id)
         code_col.append(rule.code)
     out = rows.with_columns(
@@ -160,6 +172,7 @@ def check_corpus(
         pl.Series("expected", expected, pl.String),
         pl.Series("observed", observed, pl.String),
         pl.Series("detail", detail, pl.String),
+        pl.Series("refers", refers, pl.String),
     )
     return out.select(list(VIOLATION_SCHEMA)).cast(VIOLATION_SCHEMA).sort(SORT_KEYS)  # type: ignore[arg-type]
 
@@ -230,6 +243,7 @@ def receipts_from_frame(
                 orjson.loads(row["observed"]),
                 row["present"],
                 row["detail"],
+                row.get("refers"),
             )
         )
     lf = checked_calls(contracts, corpus, None, tools, clean_only).select("cid", "source", "line")
@@ -406,11 +420,13 @@ def check_lines(
     """Check trace lines as they arrive (`contracts check -`): one `StreamItem` per call or bad line.
 
     Memory stays flat: each line is parsed, checked with `call_violations` and forgotten; only the
-    visible tool sets of episodes seen so far are kept (one small tuple per trace). Call ids hash the
+    visible tool sets of episodes seen so far are kept (one small tuple per trace), and, for contract sets
+    with CONSISTENT rules, each episode's `EpisodeMemory` (the latest value per entity and tracked place). Call ids hash the
     source *name* (the stream has no file digest), the line and the call's index within the line.
     """
     parser = _LineParser(source, format)
     visible: dict[str, tuple[str, ...] | None] = {}
+    memories: dict[str, EpisodeMemory] = {}  # per trace: what CONSISTENT compares later calls with
     code_list = list(codes) if codes is not None else None
     for n, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -428,13 +444,29 @@ def check_lines(
             yield StreamItem("rejected", line=n, reason=reason)
         parser.dropped.clear()
         for call in calls:
+            f = contracts.fold_of(call.task) if fold == "cross" else fold
+            memory = memories.get(call.trace_id)
+            if memory is None:
+                memory = memories[call.trace_id] = episode_memory(contracts, f)
+            call_id = make_call_id(parser.sha, call.line or n, call.index)
             if tools is not None and call.tool not in tools:
+                # not checked, but an earlier call (or a touch) for those that are
+                memory.record(call.tool, call.arguments, call.result, call_id, ok=call.status == "ok")
                 continue
             if call.status != "ok":
+                memory.record(call.tool, call.arguments, None, call_id, ok=False)
                 yield StreamItem("skipped", tool=call.tool, line=n)
                 continue
-            f = contracts.fold_of(call.task) if fold == "cross" else fold
-            vs = call_violations(contracts, call.tool, call.arguments, call.result, fold=f, codes=code_list)
+            vs = call_violations(
+                contracts,
+                call.tool,
+                call.arguments,
+                call.result,
+                fold=f,
+                codes=code_list,
+                memory=memory,
+                call_id=call_id,
+            )
             receipt = None
             if vs or include_all:
                 receipt = Receipt(
@@ -442,7 +474,7 @@ def check_lines(
                     result=call.result,
                     violations=tuple(vs),
                     recovery_tools=tuple(recovery_tools(contracts, call.tool, visible.get(call.trace_id))),
-                    call_id=make_call_id(parser.sha, call.line or n, call.index),
+                    call_id=call_id,
                     source=source,
                     line=call.line or n,
                     encoder=encoder,

@@ -24,6 +24,7 @@ from contracts.audit.report import (
     counts_text,
     coverage_sentence,
     cross_fit_sentence,
+    explained_sentence,
     github_annotations,
     interval_text,
     num1,
@@ -183,6 +184,8 @@ def _render_text(report: AuditReport) -> None:
     out.print(_headline_table(report))
     out.print(_tools_table(report))
     out.print(coverage_sentence(report), markup=False)
+    if explained_sentence(report):
+        out.print(explained_sentence(report), markup=False)
     rules = _rules_table(report)
     if rules is not None:
         out.print(rules)

@@ -15,7 +15,8 @@ which `tests/mining/test_distributed.py` checks against the local engine.
 Partitions. One per tool that has clean calls, biggest first so the long tasks start early, except that
 tools whose outputs share an object shape (`contracts.mining.shapes.linked_tools`) form one partition:
 their DOMAIN, TYPE and sign rules are judged over the pooled evidence, so mining `tools=[t]` alone
-would not give t's part of the whole set. The driver reads the clean pattern table once to find them. Registry
+would not give t's part of the whole set; likewise a tool with a CONSISTENT candidate and the tools whose
+results are its earlier sightings (`contracts.mining.rules.consistent.episode_links`). The driver reads the clean pattern table once to find them. Registry
 tools without clean calls (their rules are schema declarations only) ride along with the smallest
 partition, because mining needs at least one clean call. Each worker reads only its tools' rows: the
 tool filter is pushed down into the Parquet scans.
@@ -43,6 +44,7 @@ from contracts.mining.data import clean_calls
 from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
 from contracts.mining.params import MineParams
 from contracts.mining.patterns import pattern_table
+from contracts.mining.rules.consistent import episode_links
 from contracts.mining.shapes import linked_tools
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
@@ -56,6 +58,30 @@ DASK_MISSING = (
     "--engine dask needs Dask, which is not installed: pip install 'contracts[dask]' "
     "(or pip install 'dask[distributed]')"
 )
+
+
+def merge_groups(groups: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Groups of tools that share a member merged (connected components), each sorted, in order."""
+    parent: dict[str, str] = {}
+
+    def find(t: str) -> str:
+        parent.setdefault(t, t)
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    for g in groups:
+        for t in g:
+            find(t)
+        for t in g[1:]:
+            a, b = find(g[0]), find(t)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    out: dict[str, list[str]] = {}
+    for t in sorted(parent):
+        out.setdefault(find(t), []).append(t)
+    return [tuple(out[r]) for r in sorted(out)]
 
 
 @dataclass(frozen=True)
@@ -95,7 +121,9 @@ def plan(
         return None
     # Tools whose outputs share an object shape are judged together (pools, contracts.mining.shapes):
     # they go to one partition, so each partition sees every pool it takes part in, whole.
-    linked = linked_tools(pattern_table(corpus, params.clean, params.tools, registry_maps(registry)))
+    table = pattern_table(corpus, params.clean, params.tools, registry_maps(registry))
+    # ... and so do the tools whose results are the earlier sightings of a CONSISTENT candidate
+    linked = merge_groups([*linked_tools(table), *episode_links(table)])
     counts = calls.group_by("tool").len()
     size = dict(zip(counts["tool"].to_list(), counts["len"].to_list(), strict=True))
     groups = [g for g in linked if any(t in size for t in g)]

@@ -20,6 +20,11 @@ The reasons for each value are in docs/rules.md; in short:
   whole budget of spurious receipts per clean episode. (100 tasks was tried: τ-bench retail's
   `get_user_details` `/orders` was non-empty in 120 tasks of one fold and empty in 4 of 450 held-out
   episodes; 62 of the 500 users have no order.)
+- CONSISTENT ("an entity's field never changes within an episode") counts pairs of calls on one entity
+  and needs 200 distinct tasks holding such a pair with no change: a claim about a rare event, like
+  LENGTH's, so after zero changes in t tasks the 95% upper bound on the per-task rate is about 3/t,
+  1.5% at 200 (a thin write tool of τ-bench airline has 80-140 tasks with a repeat in a 600-task corpus
+  and gets no rule; the reservation reader, 340, does).
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ DEFAULT_MIN_SUPPORT: dict[str, int] = {
     "LENGTH": 30,
     "RANGE": 30,
     "UNIQUE": 30,
+    "CONSISTENT": 30,
 }
 
 #: Minimum distinct tasks per code (1 where DESIGN §3 sets none).
@@ -66,6 +72,7 @@ DEFAULT_MIN_TASKS: dict[str, int] = {
     "LENGTH": 300,
     "RANGE": 200,
     "UNIQUE": 300,
+    "CONSISTENT": 200,
 }
 
 

@@ -47,6 +47,8 @@ class Violation:
     observed: Any
     present: bool
     detail: str
+    #: the call id of the earlier call a cross-call violation (CONSISTENT) disagrees with
+    refers: str | None = None
 
     def sort_key(self) -> tuple[str, str]:
         """Order inside a receipt: by rule id, then concrete path (the order `check_corpus` uses)."""

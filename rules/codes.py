@@ -8,6 +8,7 @@ docs/design.md, "Adding a property code".
 from __future__ import annotations
 
 from contracts.rules import (
+    consistent,
     date_order,
     domain,
     echo,
@@ -39,6 +40,7 @@ TABLE: dict[str, PropertyCode] = {
         length.CODE,
         range.CODE,
         unique.CODE,
+        consistent.CODE,
     )
 }
 assert tuple(TABLE) == CODES, "the table must list every code of rules.model.CODES, in order"

@@ -47,12 +47,16 @@ from contracts.rules.base import (
     side_doc,
 )
 from contracts.rules.codes import TABLE
+from contracts.rules.consistent import EpisodeMemory, episode_witness
+from contracts.rules.episodes import episode_violations
 from contracts.rules.folds import fold_table
 from contracts.rules.model import CODES, ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
 from contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize
 
 Fold = int | None | Literal["cross"]
+#: The code judged per episode, not per call (`contracts.rules.consistent`).
+EPISODE_CODE = "CONSISTENT"
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 #: Calls per batch of the corpus checker: bounds its memory (about 0.5 GiB for typical results).
 BATCH_CALLS = 250_000
@@ -89,7 +93,11 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
     side, raw = split_side(path)
     _present, observed = resolve(side_doc(side, arguments, result), raw)
     at = At(arguments, result, path, raw, observed, tuple(Operand.of(p) for p in rule.paths))
-    v = code(rule).witness(rule, at)
+    return _sourced(rule, code(rule).witness(rule, at))
+
+
+def _sourced(rule: Rule, v: Violation) -> Violation:
+    """A rule only the registry declares cites the declaration instead of clean support."""
     if "mined" not in rule.source:
         head = v.detail.split("; ", 1)[0]
         v = replace(v, detail=f"{head}; the registry declares this in {rule.tool}'s output schema")
@@ -115,6 +123,7 @@ class _Compiled:
     by_tool: dict[str, list[tuple[Rule, PathFinder]]]  # rules evaluated one by one
     grouped: dict[str, list[tuple[str, GroupFinder]]]  # (code, finder) of rules evaluated in groups
     known: frozenset[str] = frozenset()  # tools with any rule
+    episode: dict[str, list[Rule]] = field(default_factory=dict)  # CONSISTENT rules, judged per episode
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
     maps: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
 
@@ -133,8 +142,12 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     ranked: dict[str, list[tuple[int, Rule, PathFinder]]] = {}
     per_code: dict[tuple[str, str], list[tuple[int, Rule, Sequence[Operand]]]] = {}
     reads: set[str] = set()
+    episode: dict[str, list[Rule]] = {}
     for i, r in enumerate(contracts.rules_for(fold)):
         c = code(r)
+        if r.code == EPISODE_CODE:
+            episode.setdefault(r.tool, []).append(r)
+            continue
         ops = c.operands(r)
         if any(op.side == "arg" for op in ops):
             reads.add(r.tool)
@@ -152,7 +165,17 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     by_tool = {tool: [(r, f) for _i, r, f in sorted(fs, key=lambda x: x[0])] for tool, fs in ranked.items()}
     if len(_CACHE) >= 16:
         _CACHE.clear()
-    comp = _Compiled(contracts, by_tool, grouped, frozenset(by_tool), frozenset(reads), map_table(contracts))
+    for tool in episode:
+        by_tool.setdefault(tool, [])
+    comp = _Compiled(
+        contracts,
+        by_tool,
+        grouped,
+        known=frozenset(by_tool),
+        reads_args=frozenset(reads),
+        maps=map_table(contracts),
+        episode=episode,
+    )
     _CACHE[key] = comp
     return comp
 
@@ -165,10 +188,18 @@ def call_violations(
     *,
     fold: int | None = None,
     codes: Sequence[str] | None = None,
+    memory: EpisodeMemory | None = None,
+    call_id: str = "",
 ) -> list[Violation]:
-    """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none."""
+    """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none.
+
+    `memory`: the episode so far (`episode_memory`), for the rules judged against earlier calls
+    (CONSISTENT); the call is then recorded in it (as `call_id`), whatever its tool. Without it those
+    rules are not judged."""
     comp = _compiled(contracts, fold)
     if tool not in comp.known:
+        if memory is not None:
+            memory.record(tool, arguments, result, call_id)
         return []
     nodes: Nodes = {}
     arg_maps, res_maps = comp.maps.get(tool, _NO_MAPS)
@@ -185,8 +216,22 @@ def call_violations(
         found = finder(nodes)
         if found:
             out.extend(witness(rule, p, arguments, result) for p in sorted(set(found)))
+    if memory is not None:
+        if codes is None or EPISODE_CODE in codes:
+            for rule in comp.episode.get(tool, ()):
+                seen = memory.breaks(rule, result)
+                if seen is not None:
+                    out.append(episode_witness(rule, result, seen))  # always mined
+        memory.record(tool, arguments, result, call_id)
     out.sort(key=Violation.sort_key)
     return out
+
+
+def episode_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeMemory:
+    """An empty memory of one episode for checker `fold`: it tracks the places of its CONSISTENT rules."""
+    return EpisodeMemory(
+        (r.paths[0], r.paths[1]) for r in contracts.rules_for(fold) if r.code == EPISODE_CODE
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -439,6 +484,9 @@ def find_violations(
             n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)
         )
     progress.finish()
+    # CONSISTENT compares calls with earlier ones of their episode: one pass over whole episodes, which
+    # the call-id batches above would split.
+    found_parts.append(episode_violations(entries, corpus, calls))
     found = pl.concat(found_parts).unique()
     return found, entries, calls
 
@@ -451,6 +499,7 @@ __all__ = [
     "call_violations",
     "checked_calls",
     "code",
+    "episode_memory",
     "find_violations",
     "generalize_patterns",
     "map_table",

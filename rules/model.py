@@ -36,6 +36,7 @@ CODES = (
     "LENGTH",
     "RANGE",
     "UNIQUE",
+    "CONSISTENT",
 )
 ARGS_PREFIX = "$args"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from contracts.mining.rules.consistent import Consistent
 from contracts.mining.rules.date_order import DateOrder
 from contracts.mining.rules.domain import Domain
 from contracts.mining.rules.echo import Echo
@@ -19,7 +20,20 @@ from contracts.mining.rules.required import Required
 from contracts.mining.rules.sign import Sign
 from contracts.mining.rules.unique import Unique
 
-RULE_CLASSES = (Required, Kind, Sign, Domain, Echo, DateOrder, Relation, Format, Length, Range, Unique)
+RULE_CLASSES = (
+    Required,
+    Kind,
+    Sign,
+    Domain,
+    Echo,
+    DateOrder,
+    Relation,
+    Format,
+    Length,
+    Range,
+    Unique,
+    Consistent,
+)
 
 #: A code whose rule is implied by another's on the same place (tool, paths, checker): the implied rule
 #: could never fire first, so it is not emitted (FORMAT under DOMAIN: an allowed value has an allowed

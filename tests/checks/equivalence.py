@@ -1,5 +1,6 @@
 """The two checker paths, held to the same answers: `check_corpus` (vectorised) and `call_violations`
-(per call) give the same violations, witnesses byte for byte, in any batching."""
+(per call, each episode's calls in input order through one `EpisodeMemory`) give the same violations,
+witnesses byte for byte, in any batching."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import orjson
 import polars as pl
 
 from contracts.checks.checker import call_violations, check_corpus
+from contracts.rules.evaluate import episode_memory
 from contracts.rules.model import ContractSet
 from contracts.traces.corpus import Corpus
 
@@ -43,8 +45,20 @@ def assert_paths_agree(
     """Check every call of `corpus` both ways and assert the same violations; returns the frame."""
     df = check_corpus(cs, corpus, fold=fold)
     assert check_corpus(cs, corpus, fold=fold, batch_calls=batch_calls).equals(df)  # batching changes nothing
-    calls = corpus.scan_calls().select("cid", "tool", "arguments", "result").collect()
-    for cid, tool, args, res in calls.iter_rows():
-        py = call_violations(cs, tool, orjson.loads(args), orjson.loads(res), fold=fold)
+    calls = (
+        corpus.scan_calls()
+        .sort("source", "line", "index")
+        .select("cid", "call_id", "trace_id", "tool", "status", "arguments", "result")
+        .collect()
+    )
+    memories: dict[str, Any] = {}  # per episode, in input order: what CONSISTENT compares with
+    for cid, call_id, trace, tool, status, args, res in calls.iter_rows():
+        memory = memories.setdefault(trace, episode_memory(cs, fold))
+        if status != "ok":  # not checked, but its arguments may name (touch) an entity
+            memory.record(tool, orjson.loads(args), None, call_id, ok=False)
+            continue
+        py = call_violations(
+            cs, tool, orjson.loads(args), orjson.loads(res), fold=fold, memory=memory, call_id=call_id
+        )
         assert frame_rows(df.filter(pl.col("cid") == cid)) == call_rows(py), (args, res)
     return df

@@ -103,7 +103,11 @@ def test_json_is_plain_lists_and_dicts(audited: tuple[AuditReport, Corpus, Path]
     walk(data)
     # a rate's keys, and a fire rate is a rate with its breakdowns beside
     assert set(data["recovery_retention"]) == {"value", "low", "high", "numerator", "denominator", "method"}
-    assert set(data["fire_rate"]) == set(data["recovery_retention"]) | {"by_tool", "by_code"}
+    assert set(data["fire_rate"]) == set(data["recovery_retention"]) | {
+        "by_tool",
+        "by_code",
+        "cross_call_explained",
+    }
     assert set(data["spurious"]) == set(data["recovery_retention"]) | {"per_100_episodes"}
     assert json.loads(json.dumps(data)) == data
     row = RuleRow("r-1", "t", "TYPE", ("/a", "/b"), 3, 1, 1, 0, 0)

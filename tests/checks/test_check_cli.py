@@ -217,6 +217,7 @@ def test_codes_lists_every_code(tmp_path: Path) -> None:
         "LENGTH",
         "RANGE",
         "UNIQUE",
+        "CONSISTENT",
         "E_SCHEMA",
         "E_ARGS",
         "E_ORDER",

@@ -19,6 +19,7 @@ import pytest
 from contracts.checks.checker import call_violations, check_corpus
 from contracts.jsonutil import canonical_str
 from contracts.mining import mine
+from contracts.rules.evaluate import episode_memory
 from contracts.traces.corpus import Corpus
 from contracts.traces.ingest import ingest
 from contracts.traces.registry import load_registry
@@ -84,10 +85,19 @@ def test_check_call_equals_check_corpus_on_every_call(world: dict[str, Any]) -> 
         by_cid.setdefault(r["cid"], []).append(
             (r["rule"], r["path"], r["expected"], r["observed"], r["present"], r["detail"])
         )
-    calls = faulty.scan_calls().filter(pl.col("status") == "ok").select("cid", "tool", "arguments", "result")
+    calls = (
+        faulty.scan_calls()
+        .sort("source", "line", "index")
+        .select("cid", "call_id", "trace_id", "tool", "status", "arguments", "result")
+    )
     n = 0
-    for cid, tool, args, res in calls.collect().iter_rows():
-        vs = call_violations(cs, tool, orjson.loads(args), orjson.loads(res))
+    memories: dict[str, Any] = {}  # each episode's calls in input order: CONSISTENT compares with them
+    for cid, call_id, trace, tool, status, args, res in calls.collect().iter_rows():
+        memory = memories.setdefault(trace, episode_memory(cs))
+        if status != "ok":
+            memory.record(tool, orjson.loads(args), None, call_id, ok=False)
+            continue
+        vs = call_violations(cs, tool, orjson.loads(args), orjson.loads(res), memory=memory, call_id=call_id)
         got = sorted(
             (v.rule, v.path, canonical_str(v.expected), canonical_str(v.observed), v.present, v.detail)
             for v in vs

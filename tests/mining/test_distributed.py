@@ -179,10 +179,12 @@ def test_progress_counts_partitions(
     parts = plan(sample_corpus, MineParams.of(folds=5, seed=13))
     assert parts is not None
     # The three stock tools return one object shape (their DOMAIN/TYPE/sign rules are pooled): one
-    # partition; the other seven tools one each.
+    # partition. The order tools return each other's earlier sightings of an order (`/order_id`, `/sku`:
+    # CONSISTENT candidates): one more. The other three tools one each.
     assert ("get_stock_by_sku", "lookup_inventory", "query_warehouse") in parts.parts
-    assert len(parts.parts) == 8
-    assert seen == ["start 8", *["advance"] * 8, "finish"]
+    assert ("create_invoice", "get_order", "quote_shipping", "refund_order") in parts.parts
+    assert len(parts.parts) == 5
+    assert seen == ["start 5", *["advance"] * 5, "finish"]
 
 
 def test_unreachable_scheduler(sample_corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,216 @@
+"""CONSISTENT — `paths [P, K]`, params `{}`: within one episode, an entity keeps the value at P.
+
+K is the entity's key (`/reservation_id`), P a field of the same object (`/created_at`); both are result
+pointers without wildcards, with the same parent. The rule is the only one that judges a call against
+*other* calls: when a call of the rule's tool returns the entity K = k with P = v, and an earlier call of
+the same episode (any tool) returned P = w for the same K = k at the same pointers, then v must equal w.
+Catches what no per-call contract can see because the value is plausible on its own: a time shifted by
+a zone (local time labelled UTC), another record's field served from a stale cache, a wrong currency.
+
+Definitions both evaluations share (`EpisodeMemory` is the one implementation, and the corpus path
+replays it for the witness):
+- *earlier*: earlier in the input (source, line, index within the line), among the episode's calls with
+  status ok; what each of them returned at (P, K) is remembered, the latest one winning, whatever the
+  tool (a write tool's result updates the memory like a read's);
+- *touched*: a call whose arguments name the entity (its key value anywhere in them), of any tool and
+  any status, voids what was remembered of it before: unless its own result shows the entity again,
+  there is no earlier value to compare a later call with (a write whose result is an error page or an
+  acknowledgement may have changed it). A call's own arguments never void its own comparison;
+- *the same entity*: K holds a string, or an integer below 2^53, equal as JSON (`"7"` is not `7`);
+- *equal*: as ECHO compares — numbers by value, everything else by kind and value; only scalars at P
+  are judged (a list or object at P is not).
+A call with no earlier call of its entity is not judged; nor is a call checked alone (`check_call`
+without an `EpisodeMemory`): the rule needs the episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from contracts.jsonutil import canonical_str
+from contracts.rules.base import (
+    At,
+    Nodes,
+    Operand,
+    OpRow,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    empty_hits,
+    name,
+    resolve,
+)
+from contracts.rules.echo import echo_equal
+from contracts.rules.model import Rule
+from contracts.traces.leaves import WILD_TOKENS
+
+#: Integer keys at or beyond 2^53 are not judged: a corpus stores numbers as float64 (as UNIQUE).
+EXACT_LIMIT = 2.0**53
+
+
+def entity_key(v: Any) -> tuple[str, Any] | None:
+    """The identity of a key value: a string, or an integer below 2^53; None for anything else."""
+    if isinstance(v, str):
+        return ("s", v)
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) < EXACT_LIMIT:
+        return ("n", float(v))
+    return None
+
+
+def mentioned(arguments: Any) -> set[tuple[str, Any]]:
+    """The key values (`entity_key`) anywhere in a call's arguments."""
+    out: set[tuple[str, Any]] = set()
+    stack = [arguments]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        else:
+            key = entity_key(v)
+            if key is not None:
+                out.add(key)
+    return out
+
+
+def judged(v: Any) -> bool:
+    """Whether a value at P is judged: JSON scalars only."""
+    return v is None or isinstance(v, bool | int | float | str)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What an earlier call of the episode returned at P for one entity."""
+
+    value: Any
+    call_id: str
+    tool: str
+
+
+class EpisodeMemory:
+    """The latest value each entity had at each tracked (P, K) place, over the calls of one episode seen
+    so far. `observe` every call with status ok, in input order, after checking it."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self.pairs = tuple(sorted(set(pairs)))
+        self._seen: dict[tuple[str, str, tuple[str, Any]], Seen] = {}
+
+    def earlier(self, p: str, k: str, key: tuple[str, Any]) -> Seen | None:
+        return self._seen.get((p, k, key))
+
+    def touch(self, arguments: Any) -> None:
+        """Forget every entity the call's arguments name (a key value anywhere in them): the call may
+        have changed it, and unless its result shows the entity again there is nothing to compare a
+        later call with. Every call does this, whatever its status, after it is checked."""
+        if not self._seen:
+            return
+        named = mentioned(arguments)
+        if named:
+            self._seen = {k: v for k, v in self._seen.items() if k[2] not in named}
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: str = "", ok: bool = True) -> None:
+        """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
+        self.touch(arguments)
+        if ok:
+            self.observe(tool, result, call_id)
+
+    def observe(self, tool: str, result: Any, call_id: str = "") -> None:
+        if not self.pairs or not isinstance(result, dict):
+            return
+        for p, k in self.pairs:
+            ok_k, kv = resolve(result, k)
+            key = entity_key(kv) if ok_k else None
+            if key is None:
+                continue
+            ok_p, pv = resolve(result, p)
+            if ok_p and judged(pv):
+                self._seen[(p, k, key)] = Seen(pv, call_id, tool)
+
+    def breaks(self, rule: Rule, result: Any) -> Seen | None:
+        """The earlier sighting `result` contradicts under `rule`, or None."""
+        p, k = rule.paths
+        ok_k, kv = resolve(result, k)
+        key = entity_key(kv) if ok_k else None
+        if key is None:
+            return None
+        ok_p, pv = resolve(result, p)
+        if not ok_p or not judged(pv):
+            return None
+        seen = self.earlier(p, k, key)
+        if seen is None or echo_equal(pv, seen.value):
+            return None
+        return seen
+
+
+def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
+    """The violation of `rule` by `result`, against the earlier sighting `seen`."""
+    p, k = rule.paths
+    _, pv = resolve(result, p)
+    _, kv = resolve(result, k)
+    earlier = f"{seen.tool} (call {seen.call_id})" if seen.call_id else seen.tool
+    return Violation(
+        CODE.name,
+        rule.id,
+        p,
+        seen.value,
+        pv,
+        True,
+        f"{rule.tool} returned {name(p)}={canonical_str(pv)} for {name(k)}={canonical_str(kv)}, but "
+        f"{earlier} returned {name(p)}={canonical_str(seen.value)} for the same {name(k)} earlier in this "
+        f"episode; in every one of {rule.support.calls} clean repeats the value never changed",
+        seen.call_id or None,
+    )
+
+
+def place_error(paths: Sequence[str]) -> str | None:
+    """Why (P, K) cannot be a CONSISTENT place, or None."""
+    if len(paths) != 2:
+        return "needs exactly two paths [P, K]"
+    p, k = paths
+    for x in (p, k):
+        if x.startswith("$args") or not x.startswith("/"):
+            return f"{x or '(result)'} is not a result field"
+        if any(t in WILD_TOKENS for t in x.split("/")):
+            return f"{x} has a wildcard"
+    if p == k:
+        return "P and K are the same field"
+    if p.rsplit("/", 1)[0] != k.rsplit("/", 1)[0]:
+        return "P and K are not fields of the same object"
+    return None
+
+
+class Consistent(PropertyCode):
+    name = "CONSISTENT"
+    short = "CONS"
+    summary = "an entity's field differs from what an earlier call of the same episode returned for it"
+    n_paths = 2
+
+    def validate(self, rule: Rule) -> None:
+        why = place_error(rule.paths)
+        if why is not None:
+            raise self.bad(rule, why)
+
+    def describe(self, rule: Rule) -> str:
+        return f"{rule.paths[0]} same per {rule.paths[1]} in an episode"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return []  # judged per episode (`EpisodeMemory`), never on a call alone
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        raise NotImplementedError("CONSISTENT is rendered by episode_witness, with the earlier call")
+
+    def op_rows(self, entries: Sequence[RuleEntry]) -> list[OpRow]:
+        return []  # not joined to the leaves: `contracts.rules.episodes` judges it over whole episodes
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        return empty_hits()
+
+
+CODE = Consistent()

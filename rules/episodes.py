@@ -1,0 +1,208 @@
+"""CONSISTENT over a corpus: the calls of each episode in input order, each compared with the latest
+earlier call that returned the same entity at the same (P, K) place (`contracts.rules.consistent`).
+
+The vectorised pass (`episode_violations`) does in polars what `EpisodeMemory` does call by call: every
+status-ok call of an episode that holds a judged key at K and a scalar at P becomes a row (episode,
+order, P, K, key, value); within (episode, P, K, key), ordered by input order, each row's *previous*
+value is the latest earlier sighting; a row whose value differs from it breaks the rule of its tool at
+(P, K), if its checker has one. `repeats` is that pairing, shared with mining (`contracts.mining.rules.
+consistent`), so the miner counts exactly the pairs the checker judges. The witness of each violation
+(the earlier value and call) is rendered by replaying `EpisodeMemory` over the few episodes that hold a
+violation (`episode_witnesses`): one implementation of the semantics, two evaluations of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import polars as pl
+
+from contracts.errors import CheckError
+from contracts.rules.base import RuleEntry, Violation, empty_hits
+from contracts.rules.consistent import EXACT_LIMIT, EpisodeMemory, episode_witness
+from contracts.traces.corpus import Corpus
+
+CODE_NAME = "CONSISTENT"
+
+
+def entity_expr(is_str: pl.Expr, is_int: pl.Expr) -> pl.Expr:
+    """A key value's identity as text (`entity_key`): `s<text>` or `n<number>`; null if not judged."""
+    return (
+        pl.when(is_str)
+        .then(pl.lit("s") + pl.col("str"))
+        .when(is_int & (pl.col("num").abs() < EXACT_LIMIT))
+        .then(pl.lit("n") + pl.col("num").cast(pl.String))
+        .otherwise(None)
+    )
+
+
+def value_expr(is_null: pl.Expr, is_bool: pl.Expr, is_num: pl.Expr, is_str: pl.Expr) -> pl.Expr:
+    """A scalar's value as text under ECHO's equality (numbers by value); null for containers."""
+    return (
+        pl.when(is_null)
+        .then(pl.lit("z"))
+        .when(is_bool)
+        .then(pl.lit("b") + pl.col("num").cast(pl.String))
+        .when(is_num)
+        .then(pl.lit("n") + pl.col("num").cast(pl.String))
+        .when(is_str)
+        .then(pl.lit("s") + pl.col("str"))
+        .otherwise(None)
+    )
+
+
+def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
+    """Add `prev` to sightings (trace, ord, vp, kp, key, val, ...): the value of the latest earlier
+    sighting of the same (trace, vp, kp, key) by `ord` — null for an entity's first sighting, and null
+    when a call strictly between the two (`touches`: trace, ord, key of every key value in every call's
+    arguments, whatever its status) named the entity (`EpisodeMemory.touch`)."""
+    group = ["trace", "vp", "kp", "key"]
+    paired = rows.sort("trace", "ord").with_columns(
+        pl.col("val").shift(1).over(group).alias("prev"),
+        pl.col("ord").shift(1).over(group).alias("prev_ord"),
+    )
+    voided = (
+        paired.filter(pl.col("prev").is_not_null())
+        .select(*group, "ord", "prev_ord")
+        .join(touches.select("trace", "key", pl.col("ord").alias("t_ord")), on=["trace", "key"])
+        .filter((pl.col("t_ord") > pl.col("prev_ord")) & (pl.col("t_ord") < pl.col("ord")))
+        .select(*group, "ord")
+        .unique()
+        .with_columns(pl.lit(True).alias("void"))
+    )
+    return (
+        paired.join(voided, on=[*group, "ord"], how="left")
+        .with_columns(pl.when(pl.col("void")).then(None).otherwise(pl.col("prev")).alias("prev"))
+        .drop("void", "prev_ord")
+    )
+
+
+def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(sightings, touches) over every call of the episodes in `calls`. Sightings: one row per
+    (status-ok call, tracked place) where the call holds a judged key and a scalar value: cid, trace,
+    ord, vp, kp, key, val. Touches: trace, ord, key of each key value in any call's arguments."""
+    traces = calls.select("trace_id").unique()
+    order = (
+        corpus.scan_calls()
+        .join(traces, on="trace_id", how="semi")
+        .select("cid", pl.col("trace_id").alias("trace"), "source", "line", "index")
+        .sort("source", "line", "index")
+        .with_row_index("ord")
+        .select("cid", "trace", "ord")
+        .collect()
+        .lazy()
+    )
+    kind = pl.col("kind")
+    touches = (
+        corpus.scan_leaves()
+        .filter(pl.col("side") == "arg")
+        .select("cid", pl.col("kind").cast(pl.String), "num", "str")
+        .join(order, on="cid")
+        .select("trace", "ord", entity_expr(kind == "string", kind == "int").alias("key"))
+        .filter(pl.col("key").is_not_null())
+    )
+    places = sorted(set(pairs["vp"].to_list()) | set(pairs["kp"].to_list()))
+    leaves = (
+        corpus.scan_leaves()
+        .filter((pl.col("side") == "result") & pl.col("pattern").cast(pl.String).is_in(places))
+        .select(
+            "cid",
+            pl.col("pattern").cast(pl.String).alias("place"),
+            pl.col("kind").cast(pl.String),
+            "num",
+            "str",
+        )
+        .join(order.select("cid"), on="cid", how="semi")
+    )
+    keys = leaves.select(
+        "cid",
+        pl.col("place").alias("kp"),
+        entity_expr(kind == "string", kind == "int").alias("key"),
+    ).filter(pl.col("key").is_not_null())
+    vals = leaves.select(
+        "cid",
+        pl.col("place").alias("vp"),
+        value_expr(kind == "null", kind == "bool", kind.is_in(["int", "float"]), kind == "string").alias(
+            "val"
+        ),
+    ).filter(pl.col("val").is_not_null())
+    rows = (
+        vals.join(pairs.lazy(), on="vp")
+        .join(keys, on=["cid", "kp"])
+        .join(order, on="cid")
+        .select("cid", "trace", "ord", "vp", "kp", "key", "val")
+    )
+    return rows, touches
+
+
+def episode_violations(entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.LazyFrame) -> pl.DataFrame:
+    """(cid, ridx, path, present) of every CONSISTENT violation among the checked `calls` (cid,
+    trace_id, k, tool, ...), the episodes' other status-ok calls serving as earlier sightings."""
+    mine = [e for e in entries if e.rule.code == CODE_NAME]
+    if not mine:
+        return empty_hits().collect()
+    rules = pl.DataFrame(
+        {
+            "ridx": [e.ridx for e in mine],
+            "k": [e.k for e in mine],
+            "tool": [e.rule.tool for e in mine],
+            "vp": [e.rule.paths[0] for e in mine],
+            "kp": [e.rule.paths[1] for e in mine],
+        },
+        schema={"ridx": pl.UInt32, "k": pl.Int32, "tool": pl.String, "vp": pl.String, "kp": pl.String},
+    )
+    pairs = rules.select("vp", "kp").unique()
+    checked = calls.select("cid", pl.col("k").cast(pl.Int32), pl.col("tool").cast(pl.String))
+    broke = (
+        repeats(*_sightings(corpus, calls, pairs))
+        .filter(pl.col("prev").is_not_null() & (pl.col("prev") != pl.col("val")))
+        .join(checked, on="cid")
+        .join(rules.lazy(), on=["k", "tool", "vp", "kp"])
+        .select("cid", "ridx", pl.col("vp").alias("path"), pl.lit(True).alias("present"))
+    )
+    return broke.collect()
+
+
+def episode_witnesses(
+    entries: Sequence[RuleEntry], corpus: Corpus, found: pl.DataFrame
+) -> dict[tuple[int, int], Violation]:
+    """The violation of each CONSISTENT hit (cid, ridx) of `found`, rendered by replaying `EpisodeMemory`
+    over the status-ok calls of the episodes that hold one, in input order."""
+    by_idx = {e.ridx: e for e in entries}
+    hits = found.filter(pl.col("ridx").is_in([e.ridx for e in entries if e.rule.code == CODE_NAME]))
+    if hits.height == 0:
+        return {}
+    want: dict[int, list[int]] = {}
+    for cid, ridx in hits.select("cid", "ridx").iter_rows():
+        want.setdefault(cid, []).append(ridx)
+    pairs = {(e.rule.paths[0], e.rule.paths[1]) for e in entries if e.rule.code == CODE_NAME}
+    cids = pl.Series(list(want), dtype=pl.UInt64)
+    calls = corpus.scan_calls()
+    traces = calls.filter(pl.col("cid").is_in(cids.implode())).select("trace_id").unique()
+    episode_calls = (
+        calls.join(traces, on="trace_id", how="semi")
+        .sort("source", "line", "index")
+        .select("cid", "call_id", "trace_id", pl.col("tool").cast(pl.String), "status", "arguments", "result")
+        .collect()
+    )
+    memories: dict[str, EpisodeMemory] = {}
+    out: dict[tuple[int, int], Violation] = {}
+    for cid, call_id, trace, tool, status, args_txt, res_txt in episode_calls.iter_rows():
+        memory = memories.setdefault(trace, EpisodeMemory(pairs))
+        arguments: Any = orjson.loads(args_txt) if args_txt is not None else None
+        ok = status == "ok"
+        result: Any = orjson.loads(res_txt) if ok and res_txt is not None else None
+        for ridx in want.get(cid, ()):
+            rule = by_idx[ridx].rule
+            seen = memory.breaks(rule, result)
+            if seen is None:
+                raise CheckError(
+                    f"rule {rule.id}: the corpus pass and the episode replay disagree on call {call_id}",
+                    code="E_INTERNAL",
+                    field=rule.id,
+                )
+            out[(cid, ridx)] = episode_witness(rule, result, seen)
+        memory.record(tool, arguments, result, call_id, ok=ok)
+    return out
