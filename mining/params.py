@@ -14,7 +14,8 @@ The reasons for each value are in docs/rules.md; in short:
   Good–Turing unseen mass (pairs of values seen in one of 5 task splits only) <= 1%; judged per pool of
   same-shaped objects across tools (`contracts.mining.shapes`);
 - FORMAT is DOMAIN's test applied to the strings' shapes (`contracts.rules.format`), at the exact level
-  when its set of shapes is closed, else at the loose one;
+  when its set of shapes is closed, else at the loose one, else (strings of one length) at the charset
+  one, whose parts are judged per task;
 - LENGTH ("never empty") needs 300 distinct tasks with no empty array: after zero events in t tasks the
   95% upper bound on the per-task rate is about 3/t (the rule of three), 1% at t = 300, the audit's
   whole budget of spurious receipts per clean episode. (100 tasks was tried: τ-bench retail's

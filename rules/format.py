@@ -1,5 +1,5 @@
-"""FORMAT — `paths [P]`, params `{"level": "exact"|"loose", "shapes": [sorted strings]}`: every string at
-a pattern has one of a small set of shapes.
+"""FORMAT — `paths [P]`, params `{"level": "exact"|"loose"|"charset", "shapes": [sorted strings]}`: every
+string at a pattern has one of a small set of shapes.
 
 A string's *shape* maps each character to its class: an ASCII capital to `A`, a small letter to `a`, a
 digit to `9`, any non-ASCII character to `¤`; everything else (punctuation, spaces) stays itself. The
@@ -7,6 +7,12 @@ digit to `9`, any non-ASCII character to `¤`; everything else (punctuation, spa
 class into a single character (`Yusuf Rossi` -> `Aa Aa`, `yusuf.rossi7301@example.com` -> `a.a9@a.a`).
 A string longer than FORMAT_MAX_LEN characters has the shape `…` (a character no shape can contain),
 so a field of short ids that suddenly holds a page of text breaks the rule.
+
+The `charset` level is for random identifiers (`4WQ150`, `Q-3FA9C01B2E`), whose exact and loose shapes are
+as many as their values: a string's *parts* are its length with each character class it holds
+(`4WQ150` -> `6:9`, `6:A`; the exact shape's distinct characters), and the rule allows a set of parts,
+so a string is allowed when every one of its parts is (any mix of the classes seen at a length seen).
+`shape(s, "charset")` is the merged form (`6:9A`) a witness shows; `parts` is what is judged.
 
 What it catches: id and date format drift (`#w0174651`, `05/01/2024`, `2024-05-01T10:00:00+00:00` for
 `...Z`), case changes, padding (`'ABC  '`), mojibake (`JosÃ©`), sentinel text (`N/A`), truncated ids.
@@ -22,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import polars as pl
 
@@ -38,7 +45,8 @@ from contracts.rules.base import (
 )
 from contracts.rules.model import Rule
 
-LEVELS = ("exact", "loose")
+LEVELS = ("exact", "loose", "charset")
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 #: Strings longer than this have the one shape LONG (ids and codes are short; free text is not a format).
 FORMAT_MAX_LEN = 64
 LONG = "\u2026"
@@ -64,7 +72,32 @@ def shape(s: str, level: str) -> str:
     t = s.translate(_ASCII)
     if not t.isascii():
         t = _NON_ASCII_RE.sub(NON_ASCII, t)
+    if level == "charset":
+        return f"{len(s)}:{''.join(sorted(set(t)))}"
     return loosen(t) if level == "loose" else t
+
+
+def parts(s: str) -> frozenset[str]:
+    """The charset parts of `s`: `<length>:<class>` for each character class it holds (`…` if long; the
+    empty string's one part is `0:`)."""
+    merged = shape(s, "charset")
+    if merged == LONG:
+        return frozenset((LONG,))
+    n, classes = merged.split(":", 1)
+    return frozenset(f"{n}:{c}" for c in classes) if classes else frozenset((merged,))
+
+
+def merge_parts(ps: Sequence[str]) -> list[str]:
+    """Parts merged per length (`6:9`, `6:A` -> `6:9A`), in length order: how people read a set of parts."""
+    by_len: dict[int, set[str]] = {}
+    other: list[str] = []
+    for p in ps:
+        n, sep, c = p.partition(":")
+        if sep and n.isdigit():
+            by_len.setdefault(int(n), set()).update(c)
+        else:
+            other.append(p)
+    return [f"{n}:{''.join(sorted(cs))}" for n, cs in sorted(by_len.items())] + sorted(other)
 
 
 def loosen(exact: str) -> str:
@@ -97,8 +130,42 @@ def shape_expr(col: str | pl.Expr, level: str) -> pl.Expr:
     return pl.when(s.str.len_chars() > FORMAT_MAX_LEN).then(pl.lit(LONG)).otherwise(t)
 
 
+#: Appended before a shape is split into characters, so that no list is empty (the empty string too has a
+#: part, `0:`); non-ASCII, so no exact shape holds it.
+_END = "\u00b7"
+
+
+def with_parts(frame: FrameT, col: str, out: str) -> FrameT:
+    """`frame` with one row per charset part (`parts`) of its String column `col`, in column `out`."""
+    s = pl.col(col)
+    n = s.str.len_chars()
+    c = pl.col(out)
+    return (
+        frame.with_columns((shape_expr(s, "exact") + _END).str.split("").list.unique().alias(out))
+        .explode(out)
+        .filter((c != _END) | (n == 0))
+        .with_columns(
+            pl.when(n > FORMAT_MAX_LEN)
+            .then(pl.lit(LONG))
+            .otherwise(pl.concat_str(n.cast(pl.String), pl.lit(":"), c.str.replace(_END, "", literal=True)))
+            .alias(out)
+        )
+        .unique(maintain_order=True)
+    )
+
+
+def listed(p: FormatParams) -> str:
+    """A rule's shapes as people read them (charset parts merged per length: `[9A]{6}`)."""
+    shapes = merge_parts(p.shapes) if p.level == "charset" else p.shapes
+    return ", ".join(shown(s, p.level) for s in shapes)
+
+
 def shown(sh: str, level: str) -> str:
-    """A shape as people read it: runs of three or more written `9{7}` (exact), a run as `a+` (loose)."""
+    """A shape as people read it: runs of three or more written `9{7}` (exact), a run as `a+` (loose),
+    `[9A]{6}` (charset: the classes a string of that length may mix)."""
+    if level == "charset":
+        n, sep, c = sh.partition(":")
+        return f"[{c}]{{{n}}}" if sep else sh
     if level == "loose":
         return re.sub("([Aa9" + NON_ASCII + "])", r"\1+", sh)
     return re.sub("([Aa9" + NON_ASCII + r"])\1{2,}", lambda m: f"{m.group(1)}{{{len(m.group(0))}}}", sh)
@@ -131,13 +198,18 @@ class Format(NodeCode):
 
     def describe(self, rule: Rule) -> str:
         p = self.params(rule)
-        listed = ", ".join(shown(s, p.level) for s in p.shapes)
-        return f"{rule.paths[0] or '(result)'} shaped {{{listed}}} ({p.level})"
+        return f"{rule.paths[0] or '(result)'} shaped {{{listed(p)}}} ({p.level})"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
         p = self.params(rule)
         allowed, level = frozenset(p.shapes), p.level
+        if level == "charset":
+            return lambda nodes: [
+                prefix + path
+                for path, v in nodes.get(key, ())
+                if isinstance(v, str) and not parts(v) <= allowed
+            ]
         return lambda nodes: [
             prefix + path
             for path, v in nodes.get(key, ())
@@ -147,7 +219,6 @@ class Format(NodeCode):
     def witness(self, rule: Rule, at: At) -> Violation:
         p = self.params(rule)
         seen = shape(at.observed, p.level) if isinstance(at.observed, str) else "?"
-        listed = ", ".join(shown(s, p.level) for s in p.shapes)
         return Violation(
             self.name,
             rule.id,
@@ -156,7 +227,7 @@ class Format(NodeCode):
             at.observed,
             True,
             f"{rule.tool} returned {returned(at.path, at.shown)}, shaped {shown(seen, p.level)}; every one "
-            f"of {rule.support.calls} clean results was shaped {listed}",
+            f"of {rule.support.calls} clean results was shaped {listed(p)}",
         )
 
     def keep(self) -> pl.Expr:
@@ -167,13 +238,18 @@ class Format(NodeCode):
     ) -> pl.LazyFrame:
         ps = [(e.ridx, self.params(e.rule)) for e in entries]
         loose = pl.Series([r for r, p in ps if p.level == "loose"], dtype=pl.UInt32).implode()
-        h = hits.filter(pl.col("kind") == "string").with_columns(
+        charset = pl.Series([r for r, p in ps if p.level == "charset"], dtype=pl.UInt32).implode()
+        strings = hits.filter(pl.col("kind") == "string")
+        whole = strings.filter(~pl.col("ridx").is_in(charset)).with_columns(
             pl.when(pl.col("ridx").is_in(loose))
             .then(shape_expr("str", "loose"))
             .otherwise(shape_expr("str", "exact"))
             .alias("shape")
         )
-        return outside(h, [(r, p.shapes) for r, p in ps], "shape")
+        # charset: a string breaks the rule when any one of its parts is not allowed
+        each = with_parts(strings.filter(pl.col("ridx").is_in(charset)), "str", "shape")
+        allowed = [(r, p.shapes) for r, p in ps]
+        return pl.concat([outside(whole, allowed, "shape"), outside(each, allowed, "shape").unique()])
 
 
 CODE = Format()

@@ -151,9 +151,15 @@ def pool_members(ctx: MiningContext) -> pl.DataFrame:
     )
 
 
-def closed_sets(ctx: MiningContext, allrows: pl.DataFrame, code: str, max_values: int) -> pl.DataFrame:
+def closed_sets(
+    ctx: MiningContext, allrows: pl.DataFrame, code: str, max_values: int, per_task: bool = False
+) -> pl.DataFrame:
     """Per (pool, checker) whose value set is closed (the keep-only-if above, `code`'s support):
-    values (sorted list), tasks, calls. `allrows`: the parts' `value_counts` rows."""
+    values (sorted list), tasks, calls. `allrows`: the parts' `value_counts` rows.
+
+    `per_task`: the distinct-value share and the unseen mass are taken over tasks instead of (value, task)
+    pairs, for values that come several to a string (FORMAT's charset parts: `4WQ150` is `6:9` and
+    `6:A`), where counting pairs would dilute a rare part by the common ones beside it."""
     k = ctx.data.k
     totals = by_checker(
         allrows.filter(pl.col("str").is_null()),
@@ -178,12 +184,13 @@ def closed_sets(ctx: MiningContext, allrows: pl.DataFrame, code: str, max_values
         pl.col("vtasks").sum().alias("pairs"),
         pl.col("vtasks").filter(pl.col("nsplit") == 1).sum().alias("alone"),
     )
+    base = pl.col("tasks") if per_task else pl.col("pairs")
     return per_pool.join(totals, on=["pool", "checker"]).filter(
         support_ok(ctx, code, n="tasks", tasks="tasks")
         & (pl.col("distinct") <= max_values)
-        & (pl.col("distinct") <= pl.col("pairs") * DOMAIN_MAX_SHARE)
+        & (pl.col("distinct") <= base * DOMAIN_MAX_SHARE)
         & (pl.col("min_vtasks") >= DOMAIN_MIN_TASKS)
-        & (pl.col("alone") <= pl.col("pairs") * DOMAIN_MAX_UNSEEN)
+        & (pl.col("alone") <= base * DOMAIN_MAX_UNSEEN)
     )
 
 

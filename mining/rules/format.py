@@ -9,7 +9,9 @@ DOMAIN's whole test (`contracts.mining.rules.domain.closed_sets`) with FORMAT's 
 (shape, task) pairs, every shape seen in at least 3 tasks, and the cross-validated unseen mass (the
 (shape, task) pairs of shapes seen in one task split only) at most 1%. The exact level is tried first;
 where its set is not closed (names, e-mail addresses: lengths vary), or where two of its shapes differ only in the lengths of their
-runs (`Aaa`, `Aaaa`: a list of the lengths seen, not a format), the loose one (runs collapsed).
+runs (`Aaa`, `Aaaa`: a list of the lengths seen, not a format), the loose one (runs collapsed); where
+neither is closed and every string has one length (random identifiers: `4WQ150`), the charset one, whose
+values are a string's parts (`6:9`, `6:A`), its distinct share and unseen mass counted over tasks.
 
 Chance argument: the same as DOMAIN's, on shapes. A shape seen in one or two tasks is the visible edge
 of a tail of unseen ones (Good–Turing), so a set is kept only when none is rare; and the split test
@@ -35,7 +37,7 @@ from contracts.mining.data import CLS_STR, Leaves, cand_frame
 from contracts.mining.params import FORMAT_MAX_SHAPES
 from contracts.mining.rules.base import MiningContext, paths_one
 from contracts.mining.rules.domain import closed_sets, pool_members, pool_strings, value_tasks, value_totals
-from contracts.rules.format import LEVELS, loosen_expr, shape_expr
+from contracts.rules.format import LEVELS, loosen_expr, shape_expr, with_parts
 
 
 class Format:
@@ -67,12 +69,17 @@ class Format:
             .with_columns(shape_expr("str", "exact").alias("exact"))
             .with_columns(loosen_expr("exact").alias("loose"))
         )
+        # charset: one row per part of each distinct string (`6:9`, `6:A` for `4WQ150`)
+        parts = with_parts(shapes.select("str"), "str", "charset")
         pairs = pairs.join(shapes, on="str", how="left")
+        by_level = {
+            "exact": pairs.with_columns(pl.col("exact").alias("str")),
+            "loose": pairs.with_columns(pl.col("loose").alias("str")),
+            "charset": pairs.join(parts, on="str").with_columns(pl.col("charset").alias("str")),
+        }
         return pl.concat(
             [
-                pl.concat([value_tasks(pairs.with_columns(pl.col(lv).alias("str"))), totals]).with_columns(
-                    pl.lit(lv).alias("level")
-                )
+                pl.concat([value_tasks(by_level[lv]), totals]).with_columns(pl.lit(lv).alias("level"))
                 for lv in LEVELS
             ]
         )
@@ -84,9 +91,9 @@ class Format:
 
         def closed(level: str) -> pl.DataFrame:
             at = allrows.filter(pl.col("level") == level).drop("level")
-            return closed_sets(ctx, at, "FORMAT", FORMAT_MAX_SHAPES).with_columns(
-                pl.lit(level).alias("level")
-            )
+            return closed_sets(
+                ctx, at, "FORMAT", FORMAT_MAX_SHAPES, per_task=level == "charset"
+            ).with_columns(pl.lit(level).alias("level"))
 
         exact = closed("exact")
         # Exact shapes that differ only in run lengths (`Aaa`, `Aaaa`, ...) say the length varies: the
@@ -99,13 +106,25 @@ class Format:
             .filter("fixed")
             .select("pool", "checker")
         )
+        # Charset parts at more than one length are likewise a list of lengths seen: only strings of one
+        # length (random identifiers) are judged by their classes.
+        charset = closed("charset")
+        one_length = (
+            charset.select("pool", "checker", "values")
+            .explode("values")
+            .group_by("pool", "checker")
+            .agg((pl.col("values").str.split(":").list.first().n_unique() == 1).alias("one"))
+            .filter("one")
+            .select("pool", "checker")
+        )
         both = pl.concat(
             [
                 exact.join(fixed, on=["pool", "checker"]).with_columns(pl.lit(0).alias("rank")),
                 closed("loose").with_columns(pl.lit(1).alias("rank")),
+                charset.join(one_length, on=["pool", "checker"]).with_columns(pl.lit(2).alias("rank")),
             ]
         )
-        # The most specific closed level per (pool, checker): exact before loose.
+        # The most specific closed level per (pool, checker): exact, then loose, then charset.
         best = both.sort("rank").group_by("pool", "checker", maintain_order=True).first()
         best = best.with_columns(
             pl.struct("level", "values")

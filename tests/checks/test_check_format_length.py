@@ -216,6 +216,7 @@ HAND = (
     hand_rule("FORMAT", ["/a"], {"level": "loose", "shapes": ["A9"]}),
     hand_rule("FORMAT", ["/xs/*/b"], {"level": "loose", "shapes": ["a"]}),
     hand_rule("FORMAT", [""], {"level": "exact", "shapes": [LONG]}),
+    hand_rule("FORMAT", ["/id"], {"level": "charset", "shapes": ["6:9", "6:A"]}),
     hand_rule("LENGTH", ["/xs"], {"min": 2}),
     hand_rule("LENGTH", ["/ys"], {"min": 255}),
     hand_rule("LENGTH", [""], {"min": 1}),
@@ -238,6 +239,15 @@ HAND_CASES: list[tuple[Any, list[tuple[str, str, Any]]]] = [
     ([1], []),
     ("x" * 65, []),
     ("short", [("FORMAT", "", [LONG])]),
+    # charset: any mix of the allowed classes at the allowed length (all letters, all digits too)
+    ({"id": "4WQ150", "xs": [1, 2], "ys": list(range(255))}, []),
+    ({"id": "VAAOXJ", "xs": [1, 2], "ys": list(range(255))}, []),
+    ({"id": "123456", "xs": [1, 2], "ys": list(range(255))}, []),
+    ({"id": "4wq150", "xs": [1, 2], "ys": list(range(255))}, [("FORMAT", "/id", ["6:9", "6:A"])]),
+    ({"id": "4WQ15", "xs": [1, 2], "ys": list(range(255))}, [("FORMAT", "/id", ["6:9", "6:A"])]),
+    ({"id": "4WQ150  ", "xs": [1, 2], "ys": list(range(255))}, [("FORMAT", "/id", ["6:9", "6:A"])]),
+    ({"id": "4WQ-50", "xs": [1, 2], "ys": list(range(255))}, [("FORMAT", "/id", ["6:9", "6:A"])]),
+    ({"id": "", "xs": [1, 2], "ys": list(range(255))}, [("FORMAT", "/id", ["6:9", "6:A"])]),
 ]
 
 

@@ -19,11 +19,14 @@ Conventions of the blocks (what an author of a README example needs to know):
   dev install does not have); a block needing ../shared/data is skipped, with the reason, when absent.
 
 `pytest tests/cli/test_readme.py --update-readme` rewrites, in README.md, the output of each command
-whose output does not match, with the real output in full (shorten it again by hand with `…`).
+whose output does not match with the real output, keeping the author's shortenings (`reelide`): a shown
+line whose numbers changed is replaced by the new one, a `…` line keeps standing for what it stood for,
+and only lines that are new and next to no `…` are added. Read the diff before committing it.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -111,6 +114,37 @@ def pattern(expected: list[str]) -> re.Pattern[str]:
         pieces = [re.escape(p) for p in s.split(ELLIPSIS)]
         parts.append("[^\\n]*".join(pieces) + r"[ \t]*\n")
     return re.compile("".join(parts) + r"\Z")
+
+
+_VOLATILE = re.compile(r"[0-9a-f]{12,}|\d[\d,.]*")
+
+
+def _shape(line: str) -> str:
+    """A line with its numbers and hashes blanked: how shown and produced lines are aligned."""
+    return _VOLATILE.sub("#", line.rstrip())
+
+
+def reelide(shown: list[str], got: list[str]) -> list[str]:
+    """The new output `got` shortened as `shown` was: lines aligned by `_shape`; an aligned line is the
+    new one (or the shown one where its inline `…` still matches it); a lone `…` keeps standing for the
+    new lines around it; a new line that meets no `…` is added, a shown line with no counterpart goes."""
+    out: list[str] = []
+    ops = difflib.SequenceMatcher(None, [_shape(x) for x in shown], [_shape(x) for x in got], autojunk=False)
+    for tag, i1, i2, j1, j2 in ops.get_opcodes():
+        old, new = shown[i1:i2], got[j1:j2]
+        dots = [x for x in old if x.strip() == ELLIPSIS]
+        if tag == "equal":
+            out.extend(
+                o if ELLIPSIS in o and pattern([o]).match(n + "\n") else n
+                for o, n in zip(old, new, strict=True)
+            )
+        elif dots:
+            out.append(ELLIPSIS)  # what a `…` stood for, whatever else changed beside it
+        elif tag == "insert" and out and out[-1].strip() == ELLIPSIS:
+            continue
+        elif tag in ("replace", "insert"):
+            out.extend(new)
+    return out
 
 
 def normalise(out: str) -> str:
@@ -202,7 +236,7 @@ def test_readme_examples_run_as_shown(tmp_path: Path, request: pytest.FixtureReq
     if update and replace:
         lines = text.split("\n")
         for c, got_lines, rc in sorted(replace, key=lambda t: -t[0].out_start):
-            new = got_lines + ([f"[exit {rc}]"] if rc else [])
+            new = reelide(c.expected, got_lines) + ([f"[exit {rc}]"] if rc else [])
             lines[c.out_start : c.out_end] = new
         README.write_text("\n".join(lines), encoding="utf-8")
         pytest.fail(f"README.md rewritten for {len(replace)} commands: shorten long outputs with … by hand")

@@ -29,9 +29,12 @@ from contracts.rules.format import (
     NON_ASCII,
     loosen,
     loosen_expr,
+    merge_parts,
+    parts,
     shape,
     shape_expr,
     shown,
+    with_parts,
 )
 from contracts.rules.model import ContractSet, Rule
 from contracts.schemas import schema_errors
@@ -62,6 +65,23 @@ def test_shape_expr_equals_shape(values: list[str]) -> None:
         assert got == [shape(v, level) for v in values], level
         # the expression also works on an expression, not only on a column name
         assert s.to_frame().select(shape_expr(pl.col("s"), level).alias("out"))["out"].to_list() == got
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(texts, min_size=1, max_size=12))
+def test_charset_parts_in_polars_equal_parts(values: list[str]) -> None:
+    """`with_parts` (the miner's and the corpus checker's) gives each string exactly `parts(v)` (the
+    per-call checker's), duplicates and the empty string included; the merged shape lists the same."""
+    df = pl.DataFrame({"i": list(range(len(values))), "s": values}, schema={"i": pl.Int64, "s": pl.String})
+    got = with_parts(df, "s", "p").group_by("i").agg(pl.col("p"))
+    by_i = {i: set(ps) for i, ps in got.iter_rows()}
+    assert by_i == {i: set(parts(v)) for i, v in enumerate(values)}
+    for v in values:
+        merged = shape(v, "charset")
+        assert merge_parts(sorted(parts(v))) == [merged]
+        if len(v) <= FORMAT_MAX_LEN:
+            assert merged.startswith(f"{len(v)}:")
+            assert set(merged.split(":", 1)[1]) == set(shape(v, "exact"))
 
 
 @settings(max_examples=150, deadline=None)
@@ -102,6 +122,11 @@ def test_shapes_by_example() -> None:
     }
     for v, (exact, loose) in cases.items():
         assert (shape(v, "exact"), shape(v, "loose")) == (exact, loose), v
+    assert sorted(parts("4WQ150")) == ["6:9", "6:A"]
+    assert sorted(parts("Q-3FA9C01B2E")) == ["12:-", "12:9", "12:A"]
+    assert parts("") == {"0:"} and parts("x" * (FORMAT_MAX_LEN + 1)) == {LONG}
+    assert merge_parts(["6:9", "6:A", "7:A"]) == ["6:9A", "7:A"]
+    assert shown("6:9A", "charset") == "[9A]{6}"
     assert shown("AAA-999999", "exact") == "A{3}-9{6}"
     assert shown("Aa9", "exact") == "Aa9"
     assert shown("Aa Aa", "loose") == "A+a+ A+a+"
@@ -377,6 +402,43 @@ def test_lengths_that_vary_are_judged_loose(tmp_path: Path) -> None:
     assert r is not None and r.params == {"level": "loose", "shapes": ["Aa"]}
 
 
+def _random_ids(n_tasks: int, length: int | tuple[int, ...] = 6, seed: int = 3) -> list[dict[str, Any]]:
+    """Random upper-case alphanumeric ids (τ-bench's reservation ids: `4WQ150`, `VAAOXJ`), one per task:
+    as many exact and loose shapes as values."""
+    r = random.Random(seed)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    lengths = (length,) if isinstance(length, int) else length
+    return [
+        _rec(f"t{i:03d}", {"id": "".join(r.choice(alphabet) for _ in range(lengths[i % len(lengths)]))})
+        for i in range(n_tasks)
+    ]
+
+
+def test_random_ids_are_judged_by_their_character_classes(tmp_path: Path) -> None:
+    """Neither the exact nor the loose set of random ids is closed; their parts (`6:9`, `6:A`) are, so
+    the place gets a charset rule that admits any mix of capitals and digits at length 6."""
+    recs = _random_ids(200)
+    assert len({shape(rec["result"]["id"], "exact") for rec in recs}) > FORMAT_MAX_SHAPES
+    cs = mine_records(tmp_path, recs)
+    r = find(cs, "FORMAT", "/id")
+    assert r is not None and r.params == {"level": "charset", "shapes": ["6:9", "6:A"]}
+    assert (r.support.calls, r.support.tasks) == (200, 200)
+    assert FORMAT_CODE.describe(r) == "/id shaped {[9A]{6}} (charset)"
+
+
+def test_charset_needs_one_length_and_no_rare_class(tmp_path: Path) -> None:
+    """Ids of lengths 6 and 7: the parts list the lengths seen, not a format, so no rule (as exact shapes
+    that differ only in run lengths). A class in 2 tasks only (a hyphen) is a rare part: the set is not
+    closed (the same Good–Turing test as every FORMAT level); in every 5th task it is part of the rule."""
+    assert find(mine_records(tmp_path, _random_ids(200, (6, 7))), "FORMAT", "/id") is None
+    base = _random_ids(200)
+    rare = [*base, *(_rec(f"t{i:03d}", {"id": "4W-150"}) for i in (3, 4))]
+    assert find(mine_records(tmp_path, rare), "FORMAT", "/id") is None
+    common = [*base, *(_rec(f"t{i:03d}", {"id": "4W-150"}) for i in range(0, 200, 3))]
+    r = find(mine_records(tmp_path, common), "FORMAT", "/id")
+    assert r is not None and r.params == {"level": "charset", "shapes": ["6:-", "6:9", "6:A"]}
+
+
 def test_long_strings_have_one_shape(tmp_path: Path) -> None:
     """Strings over FORMAT_MAX_LEN characters are all shaped LONG: a field that always holds a page of
     text has the format `…` (and a short sentinel there would break it)."""
@@ -412,9 +474,9 @@ def test_parts_give_the_same_bytes(world_corpus: Corpus) -> None:
     rows = leaf_rows(world_corpus)
     for k in (1, 5):
         one = canonical_str(mine(world_corpus, folds=k).to_json())
-        for parts in (3, 7):
-            split = mine(world_corpus, folds=k, part_rows=rows // parts + 1)
-            assert canonical_str(split.to_json()) == one, (k, parts)
+        for n_parts in (3, 7):
+            split = mine(world_corpus, folds=k, part_rows=rows // n_parts + 1)
+            assert canonical_str(split.to_json()) == one, (k, n_parts)
 
 
 def test_full_checker_of_k_folds_is_k1(world_corpus: Corpus, world_cs: ContractSet) -> None:
