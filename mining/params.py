@@ -57,6 +57,7 @@ DEFAULT_MIN_SUPPORT: dict[str, int] = {
     "RANGE": 30,
     "UNIQUE": 30,
     "CONSISTENT": 30,
+    "CONDITIONAL": 30,
 }
 
 #: Minimum distinct tasks per code (1 where DESIGN §3 sets none).
@@ -74,6 +75,7 @@ DEFAULT_MIN_TASKS: dict[str, int] = {
     "RANGE": 200,
     "UNIQUE": 300,
     "CONSISTENT": 200,
+    "CONDITIONAL": 30,
 }
 
 

@@ -8,6 +8,7 @@ docs/design.md, "Adding a property code".
 from __future__ import annotations
 
 from contracts.rules import (
+    conditional,
     consistent,
     date_order,
     domain,
@@ -41,6 +42,7 @@ TABLE: dict[str, PropertyCode] = {
         range.CODE,
         unique.CODE,
         consistent.CODE,
+        conditional.CODE,
     )
 }
 assert tuple(TABLE) == CODES, "the table must list every code of rules.model.CODES, in order"

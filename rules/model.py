@@ -37,6 +37,7 @@ CODES = (
     "RANGE",
     "UNIQUE",
     "CONSISTENT",
+    "CONDITIONAL",
 )
 ARGS_PREFIX = "$args"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from contracts.mining.rules.conditional import Conditional
 from contracts.mining.rules.consistent import Consistent
 from contracts.mining.rules.date_order import DateOrder
 from contracts.mining.rules.domain import Domain
@@ -33,6 +34,7 @@ RULE_CLASSES = (
     Range,
     Unique,
     Consistent,
+    Conditional,
 )
 
 #: A code whose rule is implied by another's on the same place (tool, paths, checker): the implied rule

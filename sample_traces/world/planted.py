@@ -78,6 +78,14 @@ def _sum_over(tool: str, total: str, over: str) -> Rule:
     return _rule(tool, "RELATION", [total, over], {"form": "sum_over"})
 
 
+def _when(tool: str, disc: str, path: str, then: str, *, values: Iterable[str] = (), sign: str = "") -> Rule:
+    """CONDITIONAL: `path` is `then` whenever `disc` is one of `values` (or a number of sign `sign`).
+    The miner states the values whose groups have support in its checker's data, so a miner's rule
+    matches when it has the same paths and `then` and its values are among these."""
+    when: dict[str, Any] = {"sign": [sign]} if sign else {"in": sorted(values)}
+    return _rule(tool, "CONDITIONAL", [path, disc], {"then": then, "when": when})
+
+
 def planted_rules() -> list[Rule]:
     """Every invariant the generator guarantees in clean results, in rule-path notation."""
     rules: list[Rule] = []
@@ -133,6 +141,14 @@ def planted_rules() -> list[Rule]:
     rules += _each(t, "NONNEG", "/tax")
     rules += [_domain(t, "/status", ORDER_STATUSES), _echo(t, "/order_id", "/order_id")]
     rules += [_order(t, "/created_at", "/shipped_at"), _order(t, "/shipped_at", "/delivered_at")]
+    # an order carries its shipping and delivery times exactly once it has shipped / been delivered
+    rules += [
+        _when(t, "/status", "/delivered_at", "present", values=("delivered",)),
+        _when(t, "/status", "/shipped_at", "present", values=("delivered", "shipped")),
+        _when(
+            t, "/status", "/delivered_at", "absent", values=("cancelled", "pending", "processing", "shipped")
+        ),
+    ]
     rules += [
         _product(t, "/items/*/line_total", "/items/*/quantity", "/items/*/unit_price"),
         _sum_over(t, "/subtotal", "/items/*/line_total"),
@@ -156,6 +172,10 @@ def planted_rules() -> list[Rule]:
     rules += _each(t, "NONNEG", "/count")
     rules += [_domain(t, "/shipments/*/status", ("delivered", "in_transit", "label_created"))]
     rules += [_echo(t, "/order_id", "/order_id")]
+    rules += [
+        _when(t, "/count", "/shipments", "nonempty", sign="positive"),
+        _when(t, "/count", "/shipments", "empty", sign="zero"),
+    ]
     t = "get_customer"
     rules += _required(
         t, "/customer_id", "/name", "/email", "/tier", "/member_since", "/last_login", "/next_renewal",
@@ -186,6 +206,7 @@ def planted_rules() -> list[Rule]:
     rules += _each(t, "POSITIVE", "/results/*/price", "/took_ms")
     rules += _each(t, "NONNEG", "/total_hits")
     rules += [_domain(t, "/results/*/category", CATEGORIES), _echo(t, "/query", "/query")]
+    rules += [_when(t, "/total_hits", "/results", "nonempty", sign="positive")]
     t = "quote_shipping"
     rules += _required(
         t, "/quote_id", "/sku", "/service", "/carrier", "/unit_rate", "/freight", "/taxes", "/fees", "/total",
@@ -252,6 +273,11 @@ def planted_rules() -> list[Rule]:
         _echo(t, "/reason", "/reason"),
     ]
     rules += [_order(t, "/requested_at", "/processed_at")]
+    # a refund is processed (approved or rejected) or still pending review, never both
+    rules += [
+        _when(t, "/status", "/processed_at", "present", values=("approved", "rejected")),
+        _when(t, "/status", "/processed_at", "absent", values=("pending_review",)),
+    ]
     return rules
 
 

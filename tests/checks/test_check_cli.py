@@ -218,6 +218,7 @@ def test_codes_lists_every_code(tmp_path: Path) -> None:
         "RANGE",
         "UNIQUE",
         "CONSISTENT",
+        "CONDITIONAL",
         "E_SCHEMA",
         "E_ARGS",
         "E_ORDER",

@@ -45,6 +45,15 @@ def _found(p: dict[str, Any], rules: list[Rule]) -> bool:
             and _same_linear(target, _vector(list(r.paths), list(r.params["coef"])))
             for r in mine
         )
+    if p["code"] == "CONDITIONAL":  # the miner states the values with support in its checker's data
+        form = next(iter(want["when"]))
+        return any(
+            list(r.paths) == p["paths"]
+            and r.params["then"] == want["then"]
+            and set(r.params["when"]) == {form}
+            and set(r.params["when"][form]) <= set(want["when"][form])
+            for r in mine
+        )
     return any(
         list(r.paths) == p["paths"] and all(r.params.get(k) == v for k, v in want.items()) for r in mine
     )
@@ -52,7 +61,8 @@ def _found(p: dict[str, Any], rules: list[Rule]) -> bool:
 
 def test_lists_are_non_trivial(planted: dict[str, Any]) -> None:
     by = Counter(p["code"] for p in planted["planted"])
-    assert len(planted["planted"]) >= 25 and len(by) == 8  # all seven classes (POSITIVE and NONNEG both)
+    # the seven classes of DESIGN §3 (POSITIVE and NONNEG both) and CONDITIONAL
+    assert len(planted["planted"]) >= 25 and len(by) == 9
     assert len(planted["noise"]) >= 10
 
 

@@ -104,6 +104,15 @@ def _linear_holds(
     return close(vals[0], rhs), tuple(vals)
 
 
+def _condition(when: dict[str, Any], v: Any) -> bool:
+    """Whether a discriminator value meets a CONDITIONAL rule's `when`."""
+    if "sign" in when:
+        if not is_num(v):
+            return False
+        return ("zero" if v == 0 else "positive" if v > 0 else "negative") in when["sign"]
+    return any(kind(v) == kind(w) and v == w for w in when["in"])
+
+
 def check_call(rule: dict[str, Any], rec: dict[str, Any], t: Tally) -> None:
     """Add one call's evidence for `rule` to `t` (the call's tool must be the rule's tool)."""
     code, paths, params = rule["code"], rule["paths"], rule["params"]
@@ -182,6 +191,20 @@ def check_call(rule: dict[str, Any], rec: dict[str, Any], t: Tally) -> None:
                     t.violations.append(f"{where}: {a[0]!r} != sum {xs!r}")
         else:
             raise AssertionError(form)
+    elif code == "CONDITIONAL":
+        d = values(rec, paths[1])
+        if len(d) == 1 and _condition(params["when"], d[0]):
+            t.examples += 1
+            p = values(rec, paths[0])
+            then = params["then"]
+            if then == "present" and not p:
+                t.violations.append(f"{where}: {paths[0]} missing with {paths[1]} = {d[0]!r}")
+            elif then == "absent" and p:
+                t.violations.append(f"{where}: {paths[0]} present with {paths[1]} = {d[0]!r}")
+            elif then in ("nonempty", "empty") and (
+                len(p) != 1 or not isinstance(p[0], list) or (len(p[0]) > 0) != (then == "nonempty")
+            ):
+                t.violations.append(f"{where}: {paths[0]} = {p!r} with {paths[1]} = {d[0]!r}")
     else:
         raise AssertionError(code)
     if t.examples > before:

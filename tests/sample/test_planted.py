@@ -12,7 +12,7 @@ import pytest
 
 from tests.sample.invariants import Tally, check_call, instances, tally, values
 
-CODES = {"REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN", "ECHO", "DATE_ORDER", "RELATION"}
+CODES = {"REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN", "ECHO", "DATE_ORDER", "RELATION", "CONDITIONAL"}
 #: DESIGN §3 default support, per code: (calls or values, distinct tasks).
 SUPPORT = {
     "REQUIRED": (20, 3),
@@ -23,6 +23,7 @@ SUPPORT = {
     "ECHO": (20, 3),
     "DATE_ORDER": (20, 7),
     "RELATION": (30, 1),
+    "CONDITIONAL": (30, 30),
 }
 K, SEED = 5, 13
 
@@ -139,6 +140,10 @@ def test_planted_params_follow_the_notation(planted: dict[str, Any]) -> None:
                 assert len(params["coef"]) == len(paths) - 1 and set(params["coef"]) <= {1, -1}
             else:
                 assert len(paths) == (3 if form == "product" else 2)
+        elif code == "CONDITIONAL":
+            assert len(paths) == 2 and params["then"] in ("present", "absent", "nonempty", "empty")
+            when = params["when"]
+            assert set(when) in ({"in"}, {"sign"}) and when[next(iter(when))], label(r)
         else:
             assert params == {} and len(paths) == 1
 

@@ -1,0 +1,390 @@
+"""CONDITIONAL: a fact about P that holds whenever the discriminator D has some value
+(`contracts.rules.conditional`).
+
+Candidates, per tool, among result fields without wildcards: discriminators D — a field holding
+strings (at most DISC_MAX distinct ones in some part and fold), booleans, or whole numbers that are
+sometimes 0 and sometimes positive (the sign is the condition: a count of hits, of items); and
+consequents P — every other such field that is not an ancestor of D, with the consequent types its
+data admits: *present*/*absent* where P is optional (present in some calls of the tool, not all),
+*nonempty*/*empty* where P holds arrays of both kinds, *equals* where P holds strings (at most
+DISC_MAX), booleans or null.
+
+Qualifying example: a clean call of the tool whose D has the condition value (one value, one group).
+A group is judged when it has at least `min_support` CONDITIONAL calls (30) from `min_tasks` tasks (30),
+and D has 2..DISC_MAX values in the checker's data. The consequent must hold on every call of the group
+(*nonempty*, *empty*, *equals*: P present, of the right kind, in every one).
+
+Chance argument. Were P's fact independent of D, each task of the group would show it with probability
+at most q, the share of the tool's clean calls (all values of D) that show it, so t tasks would show it
+with probability at most q^t. Many (group, P, consequent) pairs are tried per tool, so the bound is
+Bonferroni's: keep only if q^t ≤ CHANCE / m, where m is the number of pairs tried for that tool in that
+checker (CHANCE = 0.01). A fact true of the tool as a whole (q = 1) is no conditional rule (REQUIRED,
+LENGTH, DOMAIN speak of it). Values of D whose groups give the same consequent are merged into one
+rule (`when: {"in": [...]}`); its support is the sum of the groups' calls and the largest group's tasks
+(a lower bound of the union's distinct tasks).
+
+Statistics, per (part, fold): groups (D, condition key) — calls, tasks, example calls; pairs (D, key,
+P) — calls with P present, with P an array, an empty array, a scalar, and the least and greatest
+scalar value key; the tool's base rates (P) — the same counts over all its calls; the equals base
+rate (P, value) — calls; and calls per tool. All are sums, minima or maxima, and tasks are counted
+per part and fold, where each task lies in one of each: every statistic merges exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from contracts.jsonutil import canonical_str
+from contracts.mining.data import (
+    CLS_ARR,
+    CLS_BOOL,
+    CLS_NULL,
+    CLS_NUM,
+    CLS_STR,
+    KIND_CODE,
+    Leaves,
+    by_checker,
+    cand_frame,
+    fold_examples,
+    merged_examples,
+)
+from contracts.mining.rules.base import MiningContext, support_ok
+from contracts.rules.episodes import value_expr
+
+#: At most this many distinct values for a string discriminator (or an *equals* consequent).
+DISC_MAX = 16
+#: The family-wise chance bound of the Bonferroni test (see the module docstring).
+CHANCE = 0.01
+CODE = "CONDITIONAL"
+_U32 = pl.UInt32
+
+
+def _cond_expr() -> pl.Expr:
+    """`contracts.rules.conditional.cond_key` over mining leaves (kind class, code, num, str)."""
+    cls, num = pl.col("cls"), pl.col("num")
+    return (
+        pl.when(cls == CLS_STR)
+        .then(pl.lit("s:") + pl.col("str"))
+        .when(cls == CLS_BOOL)
+        .then(pl.when(num != 0).then(pl.lit("b:true")).otherwise(pl.lit("b:false")))
+        .when(cls == CLS_NULL)
+        .then(pl.lit("z"))
+        .when(cls == CLS_NUM)
+        .then(
+            pl.when(num == 0)
+            .then(pl.lit("n:zero"))
+            .when(num > 0)
+            .then(pl.lit("n:positive"))
+            .otherwise(pl.lit("n:negative"))
+        )
+        .otherwise(None)
+    )
+
+
+def _is_ancestor(a: str, b: str) -> bool:
+    return b.startswith(a + "/")
+
+
+def _decode_cond(key: str) -> tuple[str, Any]:
+    """A condition key as (form, value): ("sign", "zero") or ("in", JSON scalar)."""
+    if key.startswith("n:"):
+        return "sign", key[2:]
+    if key == "z":
+        return "in", None
+    if key.startswith("b:"):
+        return "in", key == "b:true"
+    return "in", key[2:]
+
+
+def _decode_value(key: str) -> Any:
+    """A `value_expr` key of a string, bool or null back to the JSON value."""
+    if key == "z":
+        return None
+    if key.startswith("b"):
+        return float(key[1:]) != 0
+    return key[1:]
+
+
+class Conditional:
+    """The CONDITIONAL rule class."""
+
+    codes = (CODE,)
+
+    def plan(self, ctx: MiningContext) -> dict[str, Any] | None:
+        """Discriminator pids, consequent pids (and which admit *equals*), pid -> tool and pattern.
+
+        Every choice here is made from facts that do not depend on how the corpus is split into task
+        parts (the kinds a pattern held, the merged node counts, minima and maxima, and the candidate
+        sample, `ctx.sample`), so that the Bonferroni count and the rules do not either; the distinct
+        values of a discriminator are screened on the sample (at most DISC_MAX there) and counted
+        exactly per checker in `finish`."""
+        pats = ctx.data.patterns.filter(
+            (pl.col("side") == "result") & ~pl.col("wild") & (pl.col("pattern") != "")
+        ).select("pid", "tool", "pattern", "kinds")
+        if pats.height == 0:
+            return None
+        full = ctx.stats.filter(pl.col("checker") == -1)
+        num = full.filter(pl.col("cls") == CLS_NUM).select("tool", "pattern", "n", "n_int", "min", "max")
+        numeric = {(t, p): (n == ni and mn == 0 and (mx or 0) > 0) for t, p, n, ni, mn, mx in num.iter_rows()}
+        held = full.group_by("tool", "pattern").agg(
+            pl.col("n").sum(), pl.col("min_len").filter(pl.col("cls") == CLS_ARR).min()
+        )
+        count = {(t, p): (n, ml) for t, p, n, ml in held.iter_rows()}
+        tool_calls = dict(ctx.data.calls.group_by(pl.col("tool").cast(pl.String)).agg(pl.len()).iter_rows())
+        in_sample = dict(
+            ctx.sample.result()
+            .filter(pl.col("cls") == CLS_STR)
+            .group_by("pid")
+            .agg(pl.col("str").n_unique())
+            .iter_rows()
+        )
+        text = (1 << KIND_CODE["string"]) | (1 << KIND_CODE["bool"]) | (1 << KIND_CODE["null"])
+        whole = (1 << KIND_CODE["int"]) | (1 << KIND_CODE["null"])
+        disc: list[int] = []
+        eq: list[int] = []
+        cons: list[int] = []
+        tool_of: dict[int, str] = {}
+        path_of: dict[int, str] = {}
+        for pid, tool, pattern, kinds in pats.iter_rows():
+            tool_of[pid], path_of[pid] = tool, pattern
+            few = in_sample.get(pid, 0) <= DISC_MAX
+            categorical = kinds & ~text == 0 and kinds & (
+                (1 << KIND_CODE["string"]) | (1 << KIND_CODE["bool"])
+            )
+            if (categorical and few) or (kinds & ~whole == 0 and numeric.get((tool, pattern), False)):
+                disc.append(pid)
+            n, min_len = count.get((tool, pattern), (0, None))
+            optional = 0 < n < tool_calls.get(tool, 0)
+            if categorical and few:
+                eq.append(pid)
+            if optional or min_len == 0 or (categorical and few):
+                cons.append(pid)
+        if not disc:
+            return None
+        pairs = [
+            (d, p)
+            for d in sorted(disc)
+            for p in sorted(cons)
+            if p != d and tool_of[p] == tool_of[d] and not _is_ancestor(path_of[p], path_of[d])
+        ]
+        if not pairs:
+            return None
+        return {
+            "disc": pl.Series(sorted(disc), dtype=_U32),
+            "cons": pl.Series(sorted({p for _d, p in pairs}), dtype=_U32),
+            "eq": set(eq),
+            "pairs": pl.DataFrame(pairs, schema={"dpid": _U32, "ppid": _U32}, orient="row"),
+            "tool_of": tool_of,
+            "path_of": path_of,
+        }
+
+    def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
+        if plan is None:
+            return None
+        res = part.result().lazy()
+        calls = part.calls.lazy().select("cid", "task", "fold")
+        d = (
+            res.filter(pl.col("pid").is_in(plan["disc"].implode()))
+            .select("cid", pl.col("pid").alias("dpid"), _cond_expr().alias("dkey"))
+            .filter(pl.col("dkey").is_not_null())
+        )
+        cls = pl.col("cls")
+        p = res.filter(pl.col("pid").is_in(plan["cons"].implode())).select(
+            "cid",
+            pl.col("pid").alias("ppid"),
+            (cls == CLS_ARR).alias("arr"),
+            ((cls == CLS_ARR) & (pl.col("len") == 0)).alias("empty"),
+            value_expr(cls == CLS_NULL, cls == CLS_BOOL, pl.lit(False), cls == CLS_STR).alias("vkey"),
+        )
+        groups = (
+            d.join(calls, on="cid")
+            .group_by("dpid", "dkey", "fold")
+            .agg(pl.len().alias("n"), pl.col("task").n_unique().alias("tasks"), fold_examples(distinct=False))
+            .with_columns(pl.lit("g").alias("part"))
+        )
+        paired = (
+            d.join(p, on="cid")
+            .join(plan["pairs"].lazy(), on=["dpid", "ppid"], how="semi")
+            .join(calls.select("cid", "fold"), on="cid")
+            .group_by("dpid", "dkey", "ppid", "fold")
+            .agg(
+                pl.len().alias("present"),
+                pl.col("arr").sum().alias("arr"),
+                pl.col("empty").sum().alias("empty"),
+                pl.col("vkey").count().alias("nscalar"),
+                pl.col("vkey").min().alias("vmin"),
+                pl.col("vkey").max().alias("vmax"),
+            )
+            .with_columns(pl.lit("j").alias("part"))
+        )
+        pf = p.join(calls.select("cid", "fold"), on="cid")
+        base = (
+            pf.group_by("ppid", "fold")
+            .agg(
+                pl.len().alias("present"),
+                pl.col("arr").sum().alias("arr"),
+                pl.col("empty").sum().alias("empty"),
+            )
+            .with_columns(pl.lit("b").alias("part"))
+        )
+        eq = pl.Series(sorted(plan["eq"]), dtype=_U32)
+        values = (
+            pf.filter(pl.col("ppid").is_in(eq.implode()) & pl.col("vkey").is_not_null())
+            .group_by("ppid", "vkey", "fold")
+            .agg(pl.len().alias("n"))
+            .with_columns(pl.lit("v").alias("part"))
+        )
+        frames = pl.collect_all([groups, paired, base, values])
+        return pl.concat(frames, how="diagonal_relaxed")
+
+    def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if plan is None or not rows:
+            return cand_frame()
+        k = ctx.data.k
+        allrows = pl.concat(rows, how="diagonal_relaxed")
+
+        def of(tag: str) -> pl.DataFrame:
+            return allrows.filter(pl.col("part") == tag)
+
+        tool_df = pl.DataFrame(
+            {"dpid": list(plan["tool_of"]), "tool": list(plan["tool_of"].values())},
+            schema={"dpid": _U32, "tool": pl.String},
+        )
+        groups = by_checker(
+            of("g"), ["dpid", "dkey"], [pl.col("n").sum(), pl.col("tasks").sum(), merged_examples()], k
+        ).join(tool_df, on="dpid")
+        # D's values in the checker's data: 2..DISC_MAX (a condition, not a constant, not an id)
+        nvals = groups.group_by("dpid", "checker").agg(pl.len().alias("nvals"))
+        groups = groups.join(nvals, on=["dpid", "checker"]).filter(pl.col("nvals").is_between(2, DISC_MAX))
+        groups = groups.filter(support_ok(ctx, CODE))
+        if groups.height == 0:
+            return cand_frame()
+        paired = by_checker(
+            of("j"),
+            ["dpid", "dkey", "ppid"],
+            [
+                pl.col("present").sum(),
+                pl.col("arr").sum(),
+                pl.col("empty").sum(),
+                pl.col("nscalar").sum(),
+                pl.col("vmin").min(),
+                pl.col("vmax").max(),
+            ],
+            k,
+        )
+        base = by_checker(
+            of("b"),
+            ["ppid"],
+            [
+                pl.col("present").sum().alias("b_present"),
+                pl.col("arr").sum().alias("b_arr"),
+                pl.col("empty").sum().alias("b_empty"),
+            ],
+            k,
+        )
+        values = by_checker(of("v"), ["ppid", "vkey"], [pl.col("n").sum().alias("v_n")], k)
+        per_tool = by_checker(
+            ctx.data.calls.group_by(pl.col("tool").cast(pl.String), "fold").agg(pl.len().alias("t_n")),
+            ["tool"],
+            [pl.col("t_n").sum()],
+            k,
+        )
+        eq = pl.Series(sorted(plan["eq"]), dtype=_U32)
+        zero = pl.lit(0, pl.UInt32)
+        cand = (
+            groups.join(plan["pairs"], on="dpid")
+            .join(paired, on=["dpid", "dkey", "ppid", "checker"], how="left")
+            .join(base, on=["ppid", "checker"], how="left")
+            .join(per_tool, on=["tool", "checker"])
+            .with_columns(
+                [pl.col(c).fill_null(zero) for c in ("present", "arr", "empty", "nscalar")]
+                + [pl.col(c).fill_null(zero) for c in ("b_present", "b_arr", "b_empty")]
+            )
+            .with_columns(pl.col("ppid").is_in(eq.implode()).alias("eqc"))
+        )
+        n, tn = pl.col("n"), pl.col("t_n")
+        b_full = pl.col("b_arr") - pl.col("b_empty")
+        optional = (pl.col("b_present") > 0) & (pl.col("b_present") < tn)
+        both_arrays = (pl.col("b_empty") > 0) & (b_full > 0)
+        # tests tried per (tool, checker): the Bonferroni m
+        cand = cand.with_columns(
+            (
+                optional.cast(pl.Int64) * 2 + both_arrays.cast(pl.Int64) * 2 + pl.col("eqc").cast(pl.Int64)
+            ).alias("tries")
+        )
+        m = cand.group_by("tool", "checker").agg(pl.col("tries").sum().alias("m"))
+        cand = cand.join(m, on=["tool", "checker"]).filter(pl.col("tries") > 0)
+        # the equals base rate: calls of the tool whose P holds the group's one value
+        cand = cand.join(
+            values.rename({"vkey": "vmin"}), on=["ppid", "vmin", "checker"], how="left"
+        ).with_columns(pl.col("v_n").fill_null(zero))
+        tf = tn.cast(pl.Float64)
+        forms = [
+            ("present", optional & (pl.col("present") == n), pl.col("b_present") / tf),
+            ("absent", optional & (pl.col("present") == 0), 1 - pl.col("b_present") / tf),
+            (
+                "nonempty",
+                both_arrays & (pl.col("arr") == n) & (pl.col("empty") == 0),
+                b_full / tf,
+            ),
+            ("empty", both_arrays & (pl.col("arr") == n) & (pl.col("empty") == n), pl.col("b_empty") / tf),
+            (
+                "equals",
+                pl.col("eqc")
+                & (pl.col("nscalar") == n)
+                & (pl.col("vmin") == pl.col("vmax"))
+                & (pl.col("v_n") < tn),
+                pl.col("v_n") / tf,
+            ),
+        ]
+        held = []
+        for form, ok, q in forms:
+            # q^t <= CHANCE / m, in logs (q = 0 cannot occur: the group itself shows the fact)
+            chance = pl.col("tasks").cast(pl.Float64) * q.log() <= (pl.lit(CHANCE) / pl.col("m")).log()
+            held.append(
+                cand.filter(ok & chance).with_columns(
+                    pl.lit(form).alias("form"),
+                    pl.when(pl.lit(form == "equals")).then(pl.col("vmin")).otherwise(None).alias("value"),
+                )
+            )
+        kept = pl.concat(held, how="diagonal_relaxed")
+        if kept.height == 0:
+            return cand_frame()
+        kept = kept.with_columns(pl.col("dkey").str.starts_with("n:").alias("numeric"))
+        merged = kept.group_by("checker", "tool", "dpid", "ppid", "form", "value", "numeric").agg(
+            pl.col("dkey").sort(),
+            pl.col("n").sum(),
+            pl.col("tasks").max(),
+            merged_examples(),
+        )
+        path_of = plan["path_of"]
+        out = []
+        for checker, tool, dpid, ppid, form, value, _num, dkeys, nn, tasks, ex in merged.iter_rows():
+            decoded = [_decode_cond(x) for x in dkeys]
+            if decoded[0][0] == "sign":
+                when: dict[str, Any] = {"sign": sorted(v for _f, v in decoded)}
+            else:
+                vals = sorted((v for _f, v in decoded), key=canonical_str)
+                when = {"in": vals}
+            then: Any = {"equals": _decode_value(value)} if form == "equals" else form
+            params = canonical_str({"then": then, "when": when})
+            out.append((checker, tool, CODE, [path_of[ppid], path_of[dpid]], params, nn, tasks, nn, ex))
+        frame = pl.DataFrame(
+            out,
+            schema={
+                "checker": pl.Int32,
+                "tool": pl.String,
+                "code": pl.String,
+                "paths": pl.List(pl.String),
+                "params": pl.String,
+                "calls": pl.Int64,
+                "tasks": pl.Int64,
+                "n": pl.Int64,
+                "ex": pl.List(pl.UInt64),
+            },
+            orient="row",
+        )
+        return cand_frame(frame)
