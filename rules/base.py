@@ -26,7 +26,16 @@ import polars as pl
 from contracts.errors import CheckError
 from contracts.jsonutil import canonical_str
 from contracts.rules.model import Rule, split_side
-from contracts.traces.leaves import KINDS, MAP_TOKEN, WILD_TOKENS, escape_token, json_kind, unescape_token
+from contracts.traces.leaves import (
+    KINDS,
+    MAP_TOKEN,
+    WILD_TOKENS,
+    escape_token,
+    fixed_index,
+    json_kind,
+    unescape_token,
+    unfix,
+)
 
 NUMERIC_KINDS = ("int", "float")
 SCALAR_KINDS = ("null", "bool", "int", "float", "string")
@@ -75,17 +84,21 @@ class Operand:
     `wpos` are positions in `pattern.split("/")` (index 0 is the empty token before the first `/`) of its
     wildcard tokens (`*` an array index, `~*` a map key); the same positions of a concrete path's tokens
     are its indexes and keys, which pair instances of two operands with the same wildcard positions.
+    `fixed`: (position, index) of its fixed-index tokens (`*0`: the first member), which are no wildcard
+    (one node per instance of the rest) and which the concrete path spells as the index itself.
     """
 
     side: str
     pattern: str
     wpos: tuple[int, ...]
+    fixed: tuple[tuple[int, str], ...] = ()
 
     @classmethod
     def of(cls, rule_path: str) -> Operand:
         side, pattern = split_side(rule_path)
         toks = pattern.split("/")
-        return cls(side, pattern, tuple(i for i, t in enumerate(toks) if t in WILD_TOKENS))
+        fixed = tuple((i, n) for i, t in enumerate(toks) if (n := fixed_index(t)) is not None)
+        return cls(side, pattern, tuple(i for i, t in enumerate(toks) if t in WILD_TOKENS), fixed)
 
     def key_of(self, path: str) -> tuple[str, ...]:
         """The index tuple of a concrete path at this operand."""
@@ -99,6 +112,8 @@ class Operand:
         toks = self.pattern.split("/")
         for i, k in zip(self.wpos, key, strict=True):
             toks[i] = k
+        for i, n in self.fixed:
+            toks[i] = n
         return "/".join(toks)
 
     def display(self, path: str) -> str:
@@ -108,16 +123,36 @@ class Operand:
 
 #: A call's nodes: (side, pattern) -> [(concrete path, value)].
 Nodes = dict[tuple[str, str], list[tuple[str, Any]]]
+#: Fixed-index aliases of one side: leaf pattern (`/a/*/b`) -> [(rule pattern `/a/*0/b`, its fixed tokens)].
+Aliases = dict[str, list[tuple[str, tuple[tuple[int, str], ...]]]]
+
+
+def aliases_of(ops: Sequence[Operand]) -> dict[str, Aliases]:
+    """Per side, the fixed-index aliases the operands need (`index_nodes`' `fixed`)."""
+    out: dict[str, Aliases] = {}
+    for op in ops:
+        if op.fixed:
+            entry = (op.pattern, op.fixed)
+            bucket = out.setdefault(op.side, {}).setdefault(unfix(op.pattern), [])
+            if entry not in bucket:
+                bucket.append(entry)
+    return out
+
+
 #: A rule's per-call evaluation: the concrete paths (rule notation) where it is broken.
 PathFinder = Callable[[Nodes], Sequence[str]]
 #: Several rules' per-call evaluation at once: (rule, concrete path) of each violation.
 GroupFinder = Callable[[Nodes], list[tuple[Rule, str]]]
 
 
-def index_nodes(side: str, doc: Any, out: Nodes, maps: frozenset[str] = frozenset()) -> None:
+def index_nodes(
+    side: str, doc: Any, out: Nodes, maps: frozenset[str] = frozenset(), fixed: Aliases | None = None
+) -> None:
     """Every node of `doc` under (side, pattern) -> [(concrete path, value)] (order is irrelevant).
 
-    `maps`: the tool's map parents on this side; the keys of an object there are indexed as `~*`."""
+    `maps`: the tool's map parents on this side; the keys of an object there are indexed as `~*`.
+    `fixed`: the fixed-index patterns rules read (`aliases_of`): a node whose concrete indexes match is
+    also indexed under the rule's pattern (`/payment_history/0/amount` under `/payment_history/*0/amount`)."""
     stack: list[tuple[str, str, Any]] = [("", "", doc)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -128,6 +163,11 @@ def index_nodes(side: str, doc: Any, out: Nodes, maps: frozenset[str] = frozense
             out[key] = [(path, v)]
         else:
             bucket.append((path, v))
+        if fixed and pattern in fixed:
+            toks = path.split("/")
+            for alias, where in fixed[pattern]:
+                if all(toks[i] == n for i, n in where):
+                    out.setdefault((side, alias), []).append((path, v))
         t = type(v)
         if t is dict:
             if maps and pattern in maps:

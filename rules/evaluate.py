@@ -31,6 +31,7 @@ from contracts.progress import NULL_PROGRESS, Progress
 from contracts.rules.base import (
     HIT_COLS,
     KIND_BIT,
+    Aliases,
     At,
     GroupFinder,
     Nodes,
@@ -40,6 +41,7 @@ from contracts.rules.base import (
     PropertyCode,
     RuleEntry,
     Violation,
+    aliases_of,
     display,
     empty_hits,
     index_nodes,
@@ -52,7 +54,7 @@ from contracts.rules.episodes import episode_violations
 from contracts.rules.folds import fold_table
 from contracts.rules.model import CODES, ContractSet, Rule, split_side
 from contracts.traces.corpus import Corpus
-from contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize
+from contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize, unfix
 
 Fold = int | None | Literal["cross"]
 #: The code judged per episode, not per call (`contracts.rules.consistent`).
@@ -126,6 +128,8 @@ class _Compiled:
     episode: dict[str, list[Rule]] = field(default_factory=dict)  # CONSISTENT rules, judged per episode
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
     maps: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+    #: per tool and side, the fixed-index patterns its rules read (`contracts.rules.base.aliases_of`)
+    fixed: dict[str, dict[str, Aliases]] = field(default_factory=dict)
 
 
 _CACHE: dict[tuple[int, int | None], _Compiled] = {}
@@ -143,12 +147,14 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     per_code: dict[tuple[str, str], list[tuple[int, Rule, Sequence[Operand]]]] = {}
     reads: set[str] = set()
     episode: dict[str, list[Rule]] = {}
+    tool_ops: dict[str, list[Operand]] = {}
     for i, r in enumerate(contracts.rules_for(fold)):
         c = code(r)
         if r.code == EPISODE_CODE:
             episode.setdefault(r.tool, []).append(r)
             continue
         ops = c.operands(r)
+        tool_ops.setdefault(r.tool, []).extend(ops)
         if any(op.side == "arg" for op in ops):
             reads.add(r.tool)
         ranked.setdefault(r.tool, [])
@@ -175,6 +181,7 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
         reads_args=frozenset(reads),
         maps=map_table(contracts),
         episode=episode,
+        fixed={t: a for t, ops in tool_ops.items() if (a := aliases_of(ops))},
     )
     _CACHE[key] = comp
     return comp
@@ -203,9 +210,10 @@ def call_violations(
         return []
     nodes: Nodes = {}
     arg_maps, res_maps = comp.maps.get(tool, _NO_MAPS)
+    fixed = comp.fixed.get(tool, {})
     if tool in comp.reads_args:
-        index_nodes("arg", arguments, nodes, arg_maps)
-    index_nodes("result", result, nodes, res_maps)
+        index_nodes("arg", arguments, nodes, arg_maps, fixed.get("arg"))
+    index_nodes("result", result, nodes, res_maps, fixed.get("result"))
     out: list[Violation] = []
     for name, group in comp.grouped.get(tool, ()):
         if codes is None or name in codes:
@@ -385,6 +393,54 @@ def generalize_patterns(leaves: FrameT, maps: MapTable) -> FrameT:
     return out if isinstance(leaves, pl.LazyFrame) else out.collect()
 
 
+def with_fixed(leaves: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFrame:
+    """`leaves` plus, for every fixed-index pattern among the operand patterns `wanted` (tool, side,
+    pattern: `/payment_history/*0/amount`), a copy of each leaf of its leaf pattern (`/payment_history/*/
+    amount`) whose concrete indexes match, under the fixed pattern: the corpus side of `index_nodes`'
+    aliases, so that every code reads a fixed-index operand as it reads any other."""
+    rows = []
+    for tool, side, pattern in wanted.unique().iter_rows():
+        op = Operand.of(pattern)
+        if op.fixed:
+            rows.append(
+                (
+                    tool,
+                    side,
+                    unfix(pattern),
+                    pattern,
+                    [i for i, _ in op.fixed],
+                    "/".join(n for _, n in op.fixed),
+                )
+            )
+    if not rows:
+        return leaves
+    schema = leaves.schema
+    table = pl.DataFrame(
+        rows,
+        schema={
+            "tool": pl.String,
+            "side": pl.String,
+            "pattern": pl.String,
+            "alias": pl.String,
+            "pos": pl.List(pl.Int64),
+            "want": pl.String,
+        },
+        orient="row",
+    )
+    keyed = leaves.with_columns(
+        pl.col("tool").cast(pl.String).alias("_t"),
+        pl.col("side").cast(pl.String).alias("_s"),
+        pl.col("pattern").cast(pl.String).alias("_p"),
+    )
+    extra = (
+        keyed.join(table.rename({"tool": "_t", "side": "_s", "pattern": "_p"}), on=["_t", "_s", "_p"])
+        .filter(pl.col("path").str.split("/").list.gather(pl.col("pos")).list.join("/") == pl.col("want"))
+        .with_columns(pl.col("alias").cast(schema["pattern"]).alias("pattern"))
+        .select(schema.names())
+    )
+    return pl.concat([leaves, extra]) if extra.height else leaves
+
+
 def _find_batch(
     entries: Sequence[RuleEntry],
     corpus: Corpus,
@@ -402,12 +458,15 @@ def _find_batch(
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
-    batch = generalize_patterns(
-        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
-        .filter(in_batch)
-        .join(calls.select("cid", "k"), on="cid")
-        .collect(),
-        maps,
+    batch = with_fixed(
+        generalize_patterns(
+            leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
+            .filter(in_batch)
+            .join(calls.select("cid", "k"), on="cid")
+            .collect(),
+            maps,
+        ),
+        pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")]),
     ).lazy()
     keys = ["k", "tool", "side", "pattern"]
     hits, lean = pl.collect_all(

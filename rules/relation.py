@@ -29,6 +29,7 @@ from contracts.rules.base import (
     PropertyCode,
     RuleEntry,
     Violation,
+    aliases_of,
     broken,
     display,
     empty_hits,
@@ -41,7 +42,7 @@ from contracts.rules.base import (
     with_key,
 )
 from contracts.rules.model import Rule
-from contracts.traces.leaves import MAP_TOKEN
+from contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN
 
 TOLERANCES = ("exact", "cent", "rel")
 FORMS = ("linear", "product", "sum_over", "count_of")
@@ -94,10 +95,12 @@ def rhs_of(p: RelationParams, values: list[Any]) -> float | int:
     return total
 
 
-def _array_of(term: Operand) -> Operand:
-    """The array a sum_over term's members lie in (up to its first `*`)."""
-    prefix = term.pattern[: term.pattern.index("/*")]
-    return Operand(term.side, prefix, tuple(p for p in term.wpos if p < len(prefix.split("/"))))
+def array_of(term: Operand) -> Operand:
+    """The array a sum_over term's members lie in (up to its first `*`; a fixed index `*0` before it
+    stays part of the array's path)."""
+    toks = term.pattern.split("/")
+    prefix = "/".join(toks[: toks.index(INDEX_TOKEN)])
+    return Operand.of(("$args" if term.side == "arg" else "") + prefix)
 
 
 class Relation(PropertyCode):
@@ -156,7 +159,7 @@ class Relation(PropertyCode):
         array is what makes an instance qualify (an empty one sums to 0)."""
         ops = super().operands(rule)
         if self.params(rule).form == "sum_over":
-            ops.append(_array_of(ops[1]))
+            ops.append(array_of(ops[1]))
         return ops
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
@@ -174,7 +177,7 @@ class Relation(PropertyCode):
         out: list[str] = []
         if rp.form == "sum_over":
             term = ops[1]
-            arr = _array_of(term)
+            arr = array_of(term)
             if not [v for _p, v in nodes.get((arr.side, arr.pattern), []) if isinstance(v, list)]:
                 return out
             total: float | int = 0
@@ -208,7 +211,8 @@ class Relation(PropertyCode):
         if form == "sum_over":
             term = ops[1]
             nodes: Nodes = {}
-            index_nodes(term.side, side_doc(term.side, at.arguments, at.result), nodes)
+            fixed = aliases_of([term]).get(term.side)
+            index_nodes(term.side, side_doc(term.side, at.arguments, at.result), nodes, fixed=fixed)
             rhs: float | int = 0
             for _p, v in nodes.get((term.side, term.pattern), []):
                 if is_num(v):

@@ -14,6 +14,7 @@ spelling cannot clash with a real key. `generalize` applies such a decision to a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -141,6 +142,24 @@ def rebuild(leaves: list[Leaf]) -> Any:
 INDEX_TOKEN = "*"
 MAP_TOKEN = "~*"
 WILD_TOKENS = frozenset((INDEX_TOKEN, MAP_TOKEN))
+#: A rule-path token naming one fixed array index: `*0` is the first member (`/payment_history/*0/amount`).
+#: Leaves never carry it (their patterns write every index `*`); rules may, and the checker matches such a
+#: token against the concrete index.
+_FIXED_RE = re.compile(r"\*(0|[1-9][0-9]{0,8})")
+
+
+def fixed_index(token: str) -> str | None:
+    """The index a fixed-index token names (`*0` -> "0"), else None."""
+    m = _FIXED_RE.fullmatch(token)
+    return m.group(1) if m else None
+
+
+def unfix(pattern: str) -> str:
+    """A rule pattern with every fixed index written as any index (`/a/*0/b` -> `/a/*/b`): the pattern of
+    the leaves it picks from."""
+    if "/*" not in pattern:
+        return pattern
+    return "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in pattern.split("/"))
 
 
 def is_wild(pattern: str) -> bool:

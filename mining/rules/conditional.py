@@ -51,13 +51,18 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
+from contracts.mining.params import RELATION_MIN_TUPLES
 from contracts.mining.rules.base import MiningContext, support_ok
 from contracts.rules.episodes import value_expr
+from contracts.rules.relation import CENT_TOL, REL_TOL
 
 #: At most this many distinct values for a string discriminator (or an *equals* consequent).
 DISC_MAX = 16
 #: The family-wise chance bound of the Bonferroni test (see the module docstring).
 CHANCE = 0.01
+#: Tasks in the condition of a conservation rule (P = Σ Q): "it never fails in these states" is a claim
+#: about a rare event, LENGTH's rule of three (a 1% bound at 300 tasks).
+SUM_MIN_TASKS = 300
 CODE = "CONDITIONAL"
 _U32 = pl.UInt32
 
@@ -106,6 +111,232 @@ def _decode_value(key: str) -> Any:
     if key.startswith("b"):
         return float(key[1:]) != 0
     return key[1:]
+
+
+_CENT = ((pl.col("num") * 100).round() - pl.col("num") * 100).abs() <= 1e-6
+_SUM_SCHEMA = {
+    "spid": _U32,
+    "tool": pl.String,
+    "ppid": _U32,
+    "ppath": pl.String,
+    "first": pl.Int64,
+    "qpid": _U32,
+    "qpath": pl.String,
+    "apid": _U32,
+}
+
+
+def _sum_pairs(ctx: MiningContext, tools: set[str]) -> pl.DataFrame:
+    """The conservation candidates P = Σ Q of the tools with a discriminator: P a plain numeric result
+    field or the first member (`*0`) of a numeric field of an array of a plain parent, Q a numeric field
+    of an array of a plain parent (one `*`, no map key), never P's own array; with the pid of Q's array
+    (its presence makes a call qualify). Columns: spid (pair id), tool, ppid, ppath (P's rule path),
+    first (the token position of P's index, or -1), qpid, qpath, apid."""
+    pats = ctx.data.patterns.filter(pl.col("side") == "result")
+    pid_of = {(t, p): pid for pid, t, p in pats.select("pid", "tool", "pattern").iter_rows()}
+    number = (1 << KIND_CODE["int"]) | (1 << KIND_CODE["float"])
+    numeric = pats.filter(((pl.col("kinds") & number) > 0) & pl.col("tool").is_in(sorted(tools)))
+    plain: dict[str, list[tuple[int, str, int]]] = {}
+    members: dict[str, list[tuple[int, str, str]]] = {}
+    for pid, tool, pattern, wild in numeric.select("pid", "tool", "pattern", "wild").iter_rows():
+        toks = pattern.split("/")
+        if not wild and pattern:
+            plain.setdefault(tool, []).append((pid, pattern, -1))
+        elif toks.count("*") == 1 and "~*" not in toks:
+            members.setdefault(tool, []).append((pid, pattern, pattern[: pattern.index("/*")]))
+    rows: list[tuple[Any, ...]] = []
+    for tool in sorted(members):
+        ps = list(plain.get(tool, []))
+        ps += [
+            (pid, pat.replace("/*", "/*0", 1), pat.split("/").index("*")) for pid, pat, _a in members[tool]
+        ]
+        for qpid, qpat, array in sorted(members[tool], key=lambda m: m[1]):
+            apid = pid_of.get((tool, array))
+            if apid is None:
+                continue
+            for ppid, ppat, first in sorted(ps, key=lambda x: x[1]):
+                if first >= 0 and ppat.startswith(array + "/"):
+                    continue  # a member of Q's own array: its first member, or a sum over one member
+                rows.append((len(rows), tool, ppid, ppat, first, qpid, qpat, apid))
+    return pl.DataFrame(rows, schema=_SUM_SCHEMA, orient="row")
+
+
+def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame, calls: pl.LazyFrame) -> list[pl.DataFrame]:
+    """Per (part, fold) rows of the conservation candidates: per group (D, key, pair) — judged calls (P a
+    number and Q's array present), calls where P = Σ Q exactly, to the cent, to 1e-9 relative, calls
+    whose P and Q's members are all whole (`n_int`) or of 2 decimals (`n_cent`), P's least and greatest
+    value; per pair (`sb`) — the same counts over all the tool's calls."""
+    if sums.height == 0:
+        return []
+    res = part.result().lazy()
+    num = pl.col("cls") == CLS_NUM
+    plain_p = sums.filter(pl.col("first") < 0).select("ppid").unique()
+    first_p = sums.filter(pl.col("first") >= 0).select("ppid", "first").unique()
+    pv = res.filter(pl.col("pid").is_in(plain_p["ppid"].implode()) & num).select(
+        "cid", pl.col("pid").alias("ppid"), "num", "code"
+    )
+    if first_p.height:
+        fv = (
+            part.scan_paths(first_p["ppid"].to_list())
+            .filter(num)
+            .join(first_p.lazy().rename({"ppid": "pid"}), on="pid")
+            .filter(pl.col("path").str.split("/").list.get(pl.col("first")) == "0")
+            .select("cid", pl.col("pid").alias("ppid"), "num", "code")
+        )
+        pv = pl.concat([pv, fv])
+    pv = pv.select(
+        "cid",
+        "ppid",
+        pl.col("num").alias("p"),
+        (pl.col("code") == KIND_CODE["int"]).alias("p_int"),
+        _CENT.alias("p_cent"),
+    )
+    qs = (
+        res.filter(pl.col("pid").is_in(sums["qpid"].unique().implode()) & num)
+        .group_by("cid", pl.col("pid").alias("qpid"))
+        .agg(
+            pl.col("num").sum().alias("s"),
+            (pl.col("code") == KIND_CODE["int"]).all().alias("q_int"),
+            _CENT.all().alias("q_cent"),
+        )
+    )
+    arrays = res.filter(
+        pl.col("pid").is_in(sums["apid"].unique().implode()) & (pl.col("cls") == CLS_ARR)
+    ).select("cid", pl.col("pid").alias("apid"))
+    diff = (pl.col("p") - pl.col("s")).abs()
+    judged = (
+        pv.join(sums.lazy().select("spid", "ppid", "qpid", "apid"), on="ppid")
+        .join(arrays, on=["cid", "apid"], how="semi")
+        .join(qs, on=["cid", "qpid"], how="left")
+        .with_columns(
+            pl.col("s").fill_null(0.0), pl.col("q_int").fill_null(True), pl.col("q_cent").fill_null(True)
+        )
+        .with_columns(
+            (diff == 0).alias("h_exact"),
+            (diff <= CENT_TOL).alias("h_cent"),
+            (diff <= REL_TOL * pl.max_horizontal(pl.lit(1.0), pl.col("p").abs(), pl.col("s").abs())).alias(
+                "h_rel"
+            ),
+            (pl.col("p_int") & pl.col("q_int")).alias("all_int"),
+            (pl.col("p_cent") & pl.col("q_cent")).alias("all_cent"),
+        )
+        .join(calls.select("cid", "fold"), on="cid")
+    )
+    counts = [
+        pl.len().alias("judged"),
+        pl.col("h_exact").sum(),
+        pl.col("h_cent").sum(),
+        pl.col("h_rel").sum(),
+        pl.col("all_int").sum().alias("n_int"),
+        pl.col("all_cent").sum().alias("n_cent"),
+    ]
+    grouped = (
+        d.join(
+            judged.select("cid", "spid", "fold", "p", "h_exact", "h_cent", "h_rel", "all_int", "all_cent"),
+            on="cid",
+        )
+        .group_by("dpid", "dkey", "spid", "fold")
+        .agg(*counts, pl.col("p").hash().unique().bottom_k(RELATION_MIN_TUPLES).alias("phash"))
+        .with_columns(pl.lit("s").alias("part"))
+    )
+    fails = [
+        pl.col("task").filter(~pl.col(h)).n_unique().alias("f_" + h[2:])
+        for h in ("h_exact", "h_cent", "h_rel")
+    ]
+    base = (
+        judged.join(calls.select("cid", "task"), on="cid")
+        .group_by("spid", "fold")
+        .agg(*counts, *fails)
+        .with_columns(pl.lit("sb").alias("part"))
+    )
+    return pl.collect_all([grouped, base])
+
+
+def _sum_cands(of: Any, groups: pl.DataFrame, sums: pl.DataFrame, k: int) -> pl.DataFrame:
+    """The groups of the conservation rules kept, per checker (one row per group of a kept rule).
+
+    Per (D, pair, checker): the tolerance is the one the tool's values admit (exact when every P and
+    member is whole, cent when all have 2 decimals, else relative). A group *holds* when P = Σ Q on
+    every one of its calls, P and Q's array present in all of them, P taking >= RELATION_MIN_TUPLES
+    values (RELATION's evidence: an exact identity over several values is no coincidence; counted
+    exactly over parts and folds as the smallest value hashes). The rule's condition is the set of
+    holding groups, kept only when
+    - the identity fails somewhere (else it is RELATION's unconditional fact), and the failures are
+      explained by D: had they been independent of D, the k tasks with a failure would all have missed
+      the condition's groups with probability (1 − s)^k, s the condition's share of judged calls;
+      Bonferroni over the (D, pair) tried per tool: (1 − s)^k <= CHANCE / m;
+    - the condition has the tasks of a rare-event claim ("never fails here"): its largest group holds
+      >= SUM_MIN_TASKS tasks (the rule of three: a 1% bound at 300), a lower bound of the union's."""
+    empty = pl.DataFrame(schema={"tool": pl.String, "checker": pl.Int32})
+    g_rows, b_rows = of("s"), of("sb")
+    if sums.height == 0 or g_rows.height == 0:
+        return empty
+    sums_c = ["judged", "h_exact", "h_cent", "h_rel", "n_int", "n_cent"]
+    grp = by_checker(
+        g_rows,
+        ["dpid", "dkey", "spid"],
+        [
+            *(pl.col(c).sum() for c in sums_c),
+            pl.col("phash").list.explode().unique().bottom_k(RELATION_MIN_TUPLES),
+        ],
+        k,
+    )
+    fails = ["f_exact", "f_cent", "f_rel"]
+    base = by_checker(b_rows, ["spid"], [pl.col(c).sum().alias("b_" + c) for c in [*sums_c, *fails]], k)
+    base = base.with_columns(
+        pl.when(pl.col("b_n_int") == pl.col("b_judged"))
+        .then(pl.lit("exact"))
+        .when(pl.col("b_n_cent") == pl.col("b_judged"))
+        .then(pl.lit("cent"))
+        .otherwise(pl.lit("rel"))
+        .alias("tol")
+    )
+
+    def by_tol(prefix: str) -> pl.Expr:
+        return (
+            pl.when(pl.col("tol") == "exact")
+            .then(pl.col(prefix + "exact"))
+            .when(pl.col("tol") == "cent")
+            .then(pl.col(prefix + "cent"))
+            .otherwise(pl.col(prefix + "rel"))
+        )
+
+    c = (
+        groups.join(grp, on=["dpid", "dkey", "checker"])
+        .join(sums.select("spid", "tool", "ppid", "qpid"), on=["spid", "tool"])
+        .join(base, on=["spid", "checker"])
+    )
+    n = pl.col("n")
+    c = c.with_columns(
+        (
+            (pl.col("judged") == n)
+            & (by_tol("h_") == n)
+            & (pl.col("phash").list.len() >= RELATION_MIN_TUPLES)
+        ).alias("ok"),
+        by_tol("b_f_").alias("fail_tasks"),
+    )
+    m = (
+        c.select("tool", "checker", "dpid", "spid")
+        .unique()
+        .group_by("tool", "checker")
+        .agg(pl.len().alias("m"))
+    )
+    ok = c.filter("ok")
+    per_rule = (
+        ok.group_by("tool", "checker", "dpid", "spid")
+        .agg(pl.col("judged").sum().alias("c_judged"), pl.col("tasks").max().alias("c_tasks"))
+        .join(base.select("spid", "checker", "b_judged"), on=["spid", "checker"])
+        .join(c.select("spid", "checker", "fail_tasks").unique(), on=["spid", "checker"])
+        .join(m, on=["tool", "checker"])
+    )
+    share = pl.col("c_judged").cast(pl.Float64) / pl.col("b_judged").cast(pl.Float64)
+    explained = (
+        pl.col("fail_tasks").cast(pl.Float64) * (1 - share).log() <= (pl.lit(CHANCE) / pl.col("m")).log()
+    )
+    kept = per_rule.filter(
+        (pl.col("fail_tasks") > 0) & (share < 1) & explained & (pl.col("c_tasks") >= SUM_MIN_TASKS)
+    )
+    return ok.join(kept.select("tool", "checker", "dpid", "spid"), on=["tool", "checker", "dpid", "spid"])
 
 
 class Conditional:
@@ -170,13 +401,15 @@ class Conditional:
             for p in sorted(cons)
             if p != d and tool_of[p] == tool_of[d] and not _is_ancestor(path_of[p], path_of[d])
         ]
-        if not pairs:
+        sums = _sum_pairs(ctx, {tool_of[d] for d in disc})
+        if not pairs and sums.height == 0:
             return None
         return {
             "disc": pl.Series(sorted(disc), dtype=_U32),
             "cons": pl.Series(sorted({p for _d, p in pairs}), dtype=_U32),
             "eq": set(eq),
             "pairs": pl.DataFrame(pairs, schema={"dpid": _U32, "ppid": _U32}, orient="row"),
+            "sums": sums,
             "tool_of": tool_of,
             "path_of": path_of,
         }
@@ -238,6 +471,7 @@ class Conditional:
             .with_columns(pl.lit("v").alias("part"))
         )
         frames = pl.collect_all([groups, paired, base, values])
+        frames += _sum_rows(part, plan["sums"], d, calls)
         return pl.concat(frames, how="diagonal_relaxed")
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
@@ -350,11 +584,21 @@ class Conditional:
                     pl.when(pl.lit(form == "equals")).then(pl.col("vmin")).otherwise(None).alias("value"),
                 )
             )
+        # P = Σ Q on every call of the group, within the tolerance its values admit, on RELATION's
+        # evidence (an exact identity over >= 5 distinct values is no coincidence); not on every call
+        scand = _sum_cands(of, groups, plan["sums"], k)
+        if scand.height:
+            held.append(scand.with_columns(pl.lit("sum").alias("form"), pl.col("tol").alias("value")))
         kept = pl.concat(held, how="diagonal_relaxed")
         if kept.height == 0:
             return cand_frame()
         kept = kept.with_columns(pl.col("dkey").str.starts_with("n:").alias("numeric"))
-        merged = kept.group_by("checker", "tool", "dpid", "ppid", "form", "value", "numeric").agg(
+        kept = kept.with_columns(
+            pl.col("qpid").fill_null(pl.lit(0, _U32))
+            if "qpid" in kept.columns
+            else pl.lit(0, _U32).alias("qpid")
+        )
+        merged = kept.group_by("checker", "tool", "dpid", "ppid", "qpid", "form", "value", "numeric").agg(
             pl.col("dkey").sort(),
             pl.col("n").sum(),
             pl.col("tasks").max(),
@@ -362,7 +606,11 @@ class Conditional:
         )
         path_of = plan["path_of"]
         out = []
-        for checker, tool, dpid, ppid, form, value, _num, dkeys, nn, tasks, ex in merged.iter_rows():
+        sum_paths = {
+            (pp, qp): (ppath, qpath)
+            for pp, qp, ppath, qpath in plan["sums"].select("ppid", "qpid", "ppath", "qpath").iter_rows()
+        }
+        for checker, tool, dpid, ppid, qpid, form, value, _num, dkeys, nn, tasks, ex in merged.iter_rows():
             decoded = [_decode_cond(x) for x in dkeys]
             if decoded[0][0] == "sign":
                 when: dict[str, Any] = {"sign": sorted(v for _f, v in decoded)}
@@ -370,8 +618,14 @@ class Conditional:
                 vals = sorted((v for _f, v in decoded), key=canonical_str)
                 when = {"in": vals}
             then: Any = {"equals": _decode_value(value)} if form == "equals" else form
+            if form == "sum":
+                then = {"sum": value}
+                ppath, qpath = sum_paths[(ppid, qpid)]
+                paths = [ppath, path_of[dpid], qpath]
+            else:
+                paths = [path_of[ppid], path_of[dpid]]
             params = canonical_str({"then": then, "when": when})
-            out.append((checker, tool, CODE, [path_of[ppid], path_of[dpid]], params, nn, tasks, nn, ex))
+            out.append((checker, tool, CODE, paths, params, nn, tasks, nn, ex))
         frame = pl.DataFrame(
             out,
             schema={

@@ -62,6 +62,9 @@ from contracts.mining.rules.date_order import WILD_PREFIX
 from contracts.rules.model import ARGS_PREFIX
 from contracts.traces.leaves import MAP_TOKEN
 
+#: The rule-path token of the first member of an array (`contracts.traces.leaves.fixed_index`).
+FIRST_TOKEN = "*0"
+
 WINDOW = 4000  # rows of each fold (first by call key) of the sample's wide frame that samples are drawn from
 GEN_ROWS = 6  # rows of each fold candidates are generated from (the most informative ones)
 SAMPLE_ROWS = 32  # first rows (by call key) of each fold that refute candidates ...
@@ -81,6 +84,7 @@ class Field:
     result: bool  # a result field (may be the left-hand side)
     is_sum: bool  # Σ over a wildcard pattern (only as the sum_over term)
     is_len: bool = False  # the length of an array (only as the count_of term)
+    first: str = ""  # for the member at index 0 of an array (`/payment_history/*0/amount`): that array
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,8 @@ class GroupSpec:
     group: str  # "" for the plain group, else the pattern up to its last `*`
     fields: tuple[Field, ...]
     name_of: tuple[tuple[int, str], ...]  # (pid, column name) of every field
+    #: (pid, column name) of the first-member fields: the same pids as some sums, read at index 0
+    firsts: tuple[tuple[int, str], ...] = ()
 
 
 _CENT = ((pl.col("num") * 100).round() - pl.col("num") * 100).abs() <= 1e-6
@@ -133,7 +139,9 @@ def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
         pl.col("pattern").str.extract(WILD_PREFIX, 1).alias("group")
     )
     out: list[GroupSpec] = []
-    for tool in sorted(set(plain["tool"].to_list())):
+    # every tool with a plain numeric field, or with an array whose first member can be one
+    first_tools = wild.filter(pl.col("pattern").str.count_matches("/*", literal=True) == 1)["tool"]
+    for tool in sorted(set(plain["tool"].to_list()) | set(first_tools.to_list())):
         names = plain.filter(pl.col("tool") == tool).sort("col")
         if names.height > MAX_FIELDS:
             continue
@@ -148,7 +156,15 @@ def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
         lnames = arrays.filter(pl.col("tool") == tool).sort("pattern")
         lfields = [Field(f"l{i}", p, True, False, True) for i, p in enumerate(lnames["pattern"])]
         name_of += list(zip(lnames["pid"].to_list(), [f.name for f in lfields], strict=True))
-        out.append(GroupSpec(tool, "", tuple(fields + sfields + lfields), tuple(name_of)))
+        # The first member of each array of a plain parent (one `*`): a plain field of the call, so that
+        # a conservation across arrays (`/payment_history/*0/amount = Σ /items/*/price`) can be stated.
+        fnames = snames.filter(pl.col("pattern").str.count_matches("/*", literal=True) == 1)
+        ffields = [
+            Field(f"f{i}", p.replace("/*", "/" + FIRST_TOKEN, 1), True, False, first=p[: p.index("/*")])
+            for i, p in enumerate(fnames["pattern"])
+        ]
+        firsts = tuple(zip(fnames["pid"].to_list(), [f.name for f in ffields], strict=True))
+        out.append(GroupSpec(tool, "", tuple(fields + sfields + lfields + ffields), tuple(name_of), firsts))
     for (tool, group), g in sorted(
         wild.group_by("tool", "group"), key=lambda t: (str(t[0][0]), str(t[0][1]))
     ):
@@ -230,6 +246,29 @@ def _wide_frames(
         else:
             sums = {p for p, n in name_of.items() if n.startswith("s")}
             flat = nums.join(mapping.filter(~pl.col("pid").is_in(list(sums))), on="pid")
+            if spec.firsts:
+                fmap = pl.DataFrame(
+                    {"pid": [p for p, _ in spec.firsts], "col": [n for _, n in spec.firsts]},
+                    schema={"pid": pl.UInt32, "col": pl.String},
+                )
+                # the member at index 0: the concrete path's token after the array's own path
+                first = (
+                    part.scan_paths(fmap["pid"].to_list())
+                    .filter(pl.col("cls") == CLS_NUM)
+                    .join(fmap.lazy(), on="pid")
+                    .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
+                    .filter(
+                        pl.col("path")
+                        .str.split("/")
+                        .list.get(
+                            pl.col("pattern").str.split("/").list.eval(pl.element() == "*").list.arg_max()
+                        )
+                        == "0"
+                    )
+                    .select("cid", "pid", "code", "num", "fold", "col")
+                    .collect()
+                )
+                flat = pl.concat([flat, first.select(flat.columns)])
             if flat.height == 0:
                 continue
             wide = flat.pivot(on="col", index="cid", values="num", aggregate_function="first")
@@ -509,6 +548,27 @@ def _to_cands(arr: pl.DataFrame) -> list[Cand]:
     return out
 
 
+def _across(c: Cand, fields: list[Field]) -> bool:
+    """Whether a candidate that reads first members relates them across arrays or to other fields.
+
+    Dropped: one whose every operand is a first member of the same array (the instance group states it
+    for every member, not only the first), and one that relates a first member to the sum or the length
+    of its own array (it holds on the calls whose array has one member, a count the data cannot
+    vouch for)."""
+    ops = [fields[i] for i in (c.lhs, *c.terms)]
+    firsts = {f.first for f in ops if f.first}
+    if not firsts:
+        return True
+    if len(firsts) == 1 and all(f.first for f in ops):
+        return False
+    for f in ops:
+        if f.is_sum or f.is_len:
+            array = f.path if f.is_len else f.path[: f.path.index("/*")]
+            if array in firsts:
+                return False
+    return True
+
+
 def _rhs_expr(c: Cand, fields: list[Field]) -> pl.Expr:
     t = [pl.col(fields[i].name).cast(pl.Float64) for i in c.terms]
     if c.form == "product":
@@ -776,6 +836,7 @@ class Relation:
             gen, ref = _sample_rows(wide, fields)
             ternary = sum(1 for f in fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY
             found = _to_cands(_refute(_generate(gen, fields, ternary), ref, fields, ctx.data.k))
+            found = [c for c in found if _across(c, fields)]
             if found:
                 cands[i] = found
         return _Plan(specs, cands) if cands else None

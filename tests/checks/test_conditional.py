@@ -205,3 +205,65 @@ def test_cond_key() -> None:
         None,
         None,
     ]
+
+
+# ---- a conditional conservation: P = Σ Q given D ----------------------------------------------------
+
+_SUM_PARAMS = {"then": {"sum": "cent"}, "when": {"in": ["delivered", "pending"]}}
+_SUM_PATHS = ("/payment_history/*0/amount", "/status", "/items/*/price")
+PAID = Rule(
+    rule_id(T, "CONDITIONAL", list(_SUM_PATHS), _SUM_PARAMS),
+    T,
+    "CONDITIONAL",
+    _SUM_PATHS,
+    _SUM_PARAMS,
+    Support(240, 90),
+)
+CS_SUM = contract_set(PAID)
+
+
+def paid(status: str, items: list[float], first: Any, *, more: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": status, "payment_history": [{"amount": first}]}
+    if more:
+        out["items"] = [{"price": p} for p in items]
+    return out
+
+
+SUM_CASES: list[tuple[Any, list[str]]] = [
+    (paid("delivered", [10.5, 4.25], 14.75), []),
+    (paid("delivered", [10.5, 10.5], 14.75), ["/payment_history/0/amount"]),  # a duplicated item
+    (paid("pending", [10.5, 4.25], 1475), ["/payment_history/0/amount"]),  # cents
+    (
+        paid("pending (item modified)", [10.5, 10.5], 14.75),
+        [],
+    ),  # not the condition: a second payment settles it
+    (paid("delivered", [], 0), []),  # an empty sum is 0
+    (paid("delivered", [], 5), ["/payment_history/0/amount"]),
+    (paid("delivered", [1.0], 1.0, more=False), []),  # no items array: not judged
+    (paid("delivered", [1.0], "1.0"), []),  # P not a number: TYPE's business
+    ({"status": "delivered", "items": [{"price": 2}], "payment_history": []}, []),  # no first payment
+]
+
+
+@pytest.mark.parametrize("result,expected", SUM_CASES)
+def test_conditional_sum(result: Any, expected: list[str]) -> None:
+    rc = check_call(CS_SUM, T, {}, result)
+    assert (sorted(v.path for v in rc.violations) if rc else []) == expected
+    if rc is not None:
+        v = rc.violations[0]
+        assert v.expected == sum(i["price"] for i in result.get("items", []))
+        assert "but the sum of items/*/price is" in v.detail
+        assert schema_errors(encode(rc), "receipt-v2") == []
+
+
+def test_conditional_sum_both_paths(tmp_path: Path) -> None:
+    recs = [
+        {"trace_id": f"ep{i}", "tool": T, "arguments": {}, "result": r} for i, (r, _) in enumerate(SUM_CASES)
+    ]
+    df = assert_paths_agree(CS_SUM, corpus_from_records(recs, tmp_path / "c"))
+    assert df.height == sum(len(e) for _, e in SUM_CASES)
+    assert (
+        describe(PAID)
+        == "/payment_history/*0/amount = Σ /items/*/price (cent) when /status in {delivered, pending}"
+    )
+    assert schema_errors(CS_SUM.to_json(), "contract-set") == []

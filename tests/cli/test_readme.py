@@ -188,6 +188,7 @@ def _workspace(tmp: Path) -> Path:
         REPO / "sample_traces", root / "sample_traces", ignore=shutil.ignore_patterns(".contracts")
     )
     (root / "docs").symlink_to(REPO / "docs")
+    (root / "bench").symlink_to(REPO / "bench")  # the τ-bench corpus generator an example runs
     if SHARED.is_dir():
         (tmp / "shared").symlink_to(SHARED)
     return root

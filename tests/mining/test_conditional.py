@@ -224,3 +224,75 @@ def test_random_worlds_merge_over_parts_and_folds(tmp_path: Path, seed: int, k: 
     split = mine(corpus, folds=k, part_rows=leaf_rows(corpus) // parts + 1)
     assert canonical_str(split.to_json()) == canonical_str(one.to_json())
     assert conditional(one) == conditional(mine(corpus, folds=1))
+
+
+# ---- conservation across arrays: P = Σ Q, given D where it fails in some states -------------------------
+
+
+def _orders(n_tasks: int, *, modified_every: int = 10, seed: int = 3) -> list[dict[str, Any]]:
+    """τ-bench retail's shape: the first payment pays for the items, except in orders whose items were
+    modified, where a second payment settles the difference; `/region` is noise unrelated to either."""
+    r = random.Random(seed)
+    out = []
+    for t in range(n_tasks):
+        prices = [round(r.uniform(5, 500), 2) for _ in range(r.randint(1, 4))]
+        modified = modified_every > 0 and t % modified_every == 0
+        status = "modified" if modified else ("pending", "delivered")[t % 2]
+        first = round(sum(prices) + (r.uniform(-40, 40) if modified else 0), 2)
+        payments = [{"amount": first}] + ([{"amount": round(sum(prices) - first, 2)}] if modified else [])
+        res = {
+            "status": status,
+            "region": f"r{t % 7}",
+            "items": [{"price": p} for p in prices],
+            "payment_history": payments,
+        }
+        out.append(
+            {
+                "trace_id": f"ep-{t}",
+                "task_id": f"task-{t:04d}",
+                "tool": "get_order",
+                "arguments": {},
+                "result": res,
+            }
+        )
+    return out
+
+
+def _sums(cs: ContractSet) -> dict[tuple[str, ...], Any]:
+    return {r.paths: r.params for r in rules(cs, "CONDITIONAL", "get_order") if len(r.paths) == 3}
+
+
+def test_conservation_given_the_states_where_it_holds(tmp_path: Path) -> None:
+    cs = mine_records(tmp_path, _orders(800))
+    assert _sums(cs) == {
+        ("/payment_history/*0/amount", "/status", "/items/*/price"): {
+            "then": {"sum": "cent"},
+            "when": {"in": ["delivered", "pending"]},
+        }
+    }
+    # not unconditional: the modified orders refute it, so RELATION has no such rule
+    assert not [r for r in rules(cs, "RELATION", "get_order") if r.paths[0] == "/payment_history/*0/amount"]
+    # `/region`'s values are as good a condition on a small corpus, had failures been rare: they are not
+    # (every region holds modified orders), and no region-conditioned rule is emitted
+    assert not any(p[1] == "/region" for p in _sums(cs))
+
+
+def test_conservation_needs_the_tasks_of_a_rare_event(tmp_path: Path) -> None:
+    """The condition's largest group needs 300 tasks: "never fails in these states" is a rare-event claim."""
+    assert _sums(mine_records(tmp_path, _orders(800))) != {}  # 400 delivered tasks
+    assert _sums(mine_records(tmp_path, _orders(560))) == {}  # 280 delivered and 224 pending: too few
+
+
+def test_unconditional_conservation_is_relation_s(tmp_path: Path) -> None:
+    """Where the first payment always pays for the items, RELATION states it with a fixed index, and
+    CONDITIONAL does not repeat it; relations among first members of one array are not stated (the
+    array-instance group states them for every member)."""
+    recs = _orders(200, modified_every=0)
+    for rec in recs:
+        for it in rec["result"]["items"]:
+            it["qty"], it["unit"] = 2, it["price"] / 2
+    cs = mine_records(tmp_path, recs)
+    rel = {(r.paths, r.params["form"]) for r in rules(cs, "RELATION", "get_order")}
+    assert (("/payment_history/*0/amount", "/items/*/price"), "sum_over") in rel
+    assert not any(all("/items/*0/" in p for p in paths) for paths, _ in rel)
+    assert _sums(cs) == {}
