@@ -28,6 +28,7 @@ import polars as pl
 
 from contracts.mining.data import (
     CLS_NUM,
+    CLS_OBJ,
     CLS_STR,
     Leaves,
     by_checker,
@@ -36,7 +37,7 @@ from contracts.mining.data import (
     merged_examples,
 )
 from contracts.mining.rules.base import MiningContext, paths_one, support_ok
-from contracts.rules.unique import EXACT_LIMIT, item_split
+from contracts.rules.unique import EXACT_LIMIT, MAX_FIELDS, item_split
 
 
 class Unique:
@@ -45,8 +46,10 @@ class Unique:
     codes = ("UNIQUE",)
 
     def plan(self, ctx: MiningContext) -> pl.DataFrame | None:
-        """(pid, after) of the candidate patterns: `A/*` or `A/*/f` result patterns holding a string or
-        number in the full checker's data."""
+        """(pid, after, lid) of the candidate patterns: `A/*` or `A/*/f` result patterns holding a string
+        or number in the full checker's data; `lid` is the pid of the list pattern `A/*` of a field that
+        takes part in its list's composite candidate (a list of objects with >= 2 such fields), else
+        null."""
         held = (
             ctx.stats.filter(pl.col("cls").is_in([CLS_NUM, CLS_STR]) & (pl.col("checker") == -1))
             .select("tool", "pattern")
@@ -62,7 +65,26 @@ class Unique:
         ]
         if not rows:
             return None
-        return pl.DataFrame(rows, schema={"pid": pl.UInt32, "after": pl.Int64}, orient="row").sort("pid")
+        plan = pl.DataFrame(rows, schema={"pid": pl.UInt32, "after": pl.Int64}, orient="row")
+        # composite candidates: the fields of the items of one list of objects
+        objects = ctx.stats.filter((pl.col("cls") == CLS_OBJ) & (pl.col("checker") == -1)).select(
+            "tool", "pattern"
+        )
+        lists = (
+            ctx.data.patterns.filter(pl.col("side") == "result")
+            .join(objects, on=["tool", "pattern"], how="semi")
+            .filter(pl.col("pattern").str.ends_with("/*"))
+            .select(pl.col("pid").cast(pl.UInt32).alias("lid"), "tool", pl.col("pattern").alias("list"))
+        )
+        fields = (
+            pats.select(pl.col("pid").cast(pl.UInt32), "tool", "pattern")
+            .join(plan.filter(pl.col("after") == 1), on="pid")
+            .with_columns(pl.col("pattern").str.replace(r"/[^/]*$", "").alias("list"))
+            .join(lists, on=["tool", "list"])
+        )
+        enough = fields.group_by("lid").len().filter(pl.col("len").is_between(2, MAX_FIELDS)).select("lid")
+        comp = fields.join(enough, on="lid").select("pid", "lid")
+        return plan.join(comp, on="pid", how="left").sort("pid")
 
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
         if plan is None:
@@ -101,24 +123,52 @@ class Unique:
             .agg(pl.len().alias("items"), pl.col("val").n_unique().alias("distinct"))
             .filter(pl.col("items") >= 2)
         )
-        return (
-            lists.group_by("pid", "fold")
-            .agg(
-                pl.len().alias("lists"),
-                (pl.col("distinct") < pl.col("items")).sum().alias("repeats"),
-                pl.col("task").n_unique().alias("tasks"),
-                pl.col("cid").n_unique().alias("calls"),
-                fold_examples(),
+        per_list = [
+            pl.len().alias("lists"),
+            (pl.col("distinct") < pl.col("items")).sum().alias("repeats"),
+            pl.col("task").n_unique().alias("tasks"),
+            pl.col("cid").n_unique().alias("calls"),
+            fold_examples(),
+        ]
+        single = lists.group_by("pid", "fold").agg(per_list).with_columns(pl.lit(False).alias("comp"))
+        comp_plan = plan.filter(pl.col("lid").is_not_null())
+        if comp_plan.height == 0:
+            return single.collect()
+        # an item's identity: the hash of its sorted (field, value) hashes; per list instance, items vs
+        # distinct identities (the list instance and item from the concrete path)
+        items = (
+            part.result()
+            .lazy()
+            .filter(judged & pl.col("pid").is_in(comp_plan["pid"].implode()))
+            .join(comp_plan.lazy().select("pid", "lid"), on="pid")
+            .select(
+                "cid",
+                "task",
+                "lid",
+                "fold",
+                pl.col("path").str.replace(r"/[0-9]+/[^/]*$", "").hash().alias("inst"),
+                pl.col("path").str.replace(r"/[^/]*$", "").hash().alias("item"),
+                (pl.col("pid").cast(pl.UInt64).hash() ^ value).alias("fv"),
             )
-            .collect()
+            .group_by("cid", "task", "lid", "fold", "inst", "item")
+            .agg(pl.col("fv").sort().hash().alias("ident"))
+            .group_by("cid", "task", "lid", "fold", "inst")
+            .agg(pl.len().alias("items"), pl.col("ident").n_unique().alias("distinct"))
+            .filter(pl.col("items") >= 2)
         )
+        comp = (
+            items.group_by(pl.col("lid").alias("pid"), "fold")
+            .agg(per_list)
+            .with_columns(pl.lit(True).alias("comp"))
+        )
+        return pl.concat(pl.collect_all([single, comp]))
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
         if plan is None or not rows:
             return cand_frame()
         merged = by_checker(
             pl.concat(rows),
-            ["pid"],
+            ["pid", "comp"],
             [
                 pl.col("lists").sum(),
                 pl.col("repeats").sum(),
@@ -128,10 +178,30 @@ class Unique:
             ],
             ctx.data.k,
         )
-        held = merged.filter((pl.col("repeats") == 0) & support_ok(ctx, "UNIQUE", n="lists")).join(
+        # judged per pool (`contracts.mining.shapes`): the flights of a reservation are one list whichever
+        # tool returns the reservation, so a repeat in any member refutes all, and the largest member's
+        # lists and tasks are the support (a lower bound of the pool's)
+        pools = ctx.pools.select(pl.col("pid").cast(pl.UInt32), "pool")
+        merged = merged.join(pools, on="pid", how="left").with_columns(
+            pl.coalesce("pool", pl.col("pid") + 1_000_000_000).alias("pool")
+        )
+        pooled = merged.group_by("pool", "comp", "checker").agg(
+            pl.col("repeats").sum().alias("p_repeats"),
+            pl.col("lists").max().alias("p_lists"),
+            pl.col("tasks").max().alias("p_tasks"),
+            pl.col("calls").max().alias("p_calls"),
+        )
+        merged = (
+            merged.join(pooled, on=["pool", "comp", "checker"])
+            .drop("repeats", "lists", "tasks", "calls")
+            .rename({"p_repeats": "repeats", "p_lists": "lists", "p_tasks": "tasks", "p_calls": "calls"})
+        )
+        held_all = merged.filter((pl.col("repeats") == 0) & support_ok(ctx, "UNIQUE", n="lists")).join(
             ctx.data.patterns.select(pl.col("pid").cast(pl.UInt32), "tool", "pattern"), on="pid"
         )
-        if held.height == 0:
+        held = held_all.filter(~pl.col("comp"))
+        comps = held_all.filter(pl.col("comp"))
+        if held_all.height == 0:
             return cand_frame()
         strings = ctx.stats.filter(pl.col("cls") == CLS_STR).select(
             "tool", "pattern", "checker", pl.lit(True).alias("is_str")
@@ -156,4 +226,19 @@ class Unique:
             pl.lit("{}").alias("params"),
             pl.col("lists").alias("n"),
         )
-        return cand_frame(out)
+        # a list's composite identity, where no single field of it is unique in that checker
+        fields = (
+            plan.filter(pl.col("lid").is_not_null())
+            .join(ctx.data.patterns.select(pl.col("pid").cast(pl.UInt32), "pattern"), on="pid")
+            .group_by("lid")
+            .agg(pl.col("pattern").sort().alias("paths"))
+        )
+        comp = (
+            comps.rename({"pattern": "list"})
+            .join(out.select("tool", "list", "checker"), on=["tool", "list", "checker"], how="anti")
+            .join(fields, left_on="pid", right_on="lid")
+            .with_columns(
+                pl.lit("UNIQUE").alias("code"), pl.lit("{}").alias("params"), pl.col("lists").alias("n")
+            )
+        )
+        return pl.concat([cand_frame(out), cand_frame(comp)])

@@ -31,6 +31,7 @@ from contracts.cli.app import app
 from contracts.errors import CheckError, ContractsError
 from contracts.mining import mine
 from contracts.rules.base import Violation
+from contracts.rules.codes import describe
 from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
@@ -300,10 +301,30 @@ HAND = (
     hand_rule("UNIQUE", ["/*"], {}),
     hand_rule("UNIQUE", ["$args/ids/*"], {}),
     hand_rule("UNIQUE", ["$args/people/*/name"], {}),
+    # a composite identity: no two flights of one list with the same number, date and price
+    hand_rule("UNIQUE", ["/flights/*/date", "/flights/*/number", "/flights/*/price"], {}),
 )
+
+FL = [
+    {"number": "HAT1", "date": "2024-05-01", "price": 100},
+    {"number": "HAT1", "date": "2024-05-08", "price": 100},  # the same flight a week later
+    {"number": "HAT2", "date": "2024-05-01", "price": 100},
+]
 
 #: (arguments, result, the expected (code, path, expected) of the violations)
 HAND_CASES: list[tuple[dict[str, Any], Any, list[tuple[str, str, Any]]]] = [
+    ({}, {"flights": FL}, []),  # every single field repeats, no item does
+    ({}, {"flights": [*FL, dict(FL[1])]}, [("UNIQUE", "/flights/3", "unique")]),
+    ({}, {"flights": [*FL, {**FL[0], "seat": "1A"}]}, [("UNIQUE", "/flights/3", "unique")]),  # other fields
+    ({}, {"flights": [*FL, {**FL[0], "price": 100.0}]}, [("UNIQUE", "/flights/3", "unique")]),  # by value
+    ({}, {"flights": [*FL, {**FL[0], "price": "100"}]}, []),  # "100" is not 100
+    ({}, {"flights": [{"number": "X"}, {"number": "X", "date": None}]}, [("UNIQUE", "/flights/1", "unique")]),
+    ({}, {"flights": [{"seat": "1A"}, {"seat": "1A"}]}, []),  # no judged field: not judged
+    (
+        {},
+        {"flights": [FL[0], FL[0], FL[0]]},
+        [("UNIQUE", "/flights/1", "unique"), ("UNIQUE", "/flights/2", "unique")],
+    ),
     ({}, {"n": 50, "xs": [0.5, 0.25], "d": "2020-01-01"}, []),
     (
         {},
@@ -668,3 +689,29 @@ def test_year_detail_wording(cs: ContractSet) -> None:
     assert v.detail == (
         'get_order returned created_at="1970-01-01"; every one of 320 clean results had year in [2000, 2039]'
     )
+
+
+def test_composite_witness_and_description() -> None:
+    hand = hand_set(HAND)
+    (v,) = call_violations(hand, "h", {}, {"flights": [*FL, dict(FL[1])]})
+    assert (v.path, v.observed, v.expected) == ("/flights/3", FL[1], "unique")
+    assert (
+        v.detail.split(";")[0] == "h returned item 3 of flights with the same date, number, price as item 1"
+    )
+    rule = HAND[-1]
+    assert describe(rule) == "/flights/* unique by (date, number, price) within its list"
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["/a/*/x", "/b/*/y"],
+        ["/a/*/x", "/a/*/x"],
+        ["/a/*/x", "/a/*"],
+        ["/a/*/x/*/y", "/a/*/b"],
+    ],
+)
+def test_composite_paths_must_be_fields_of_one_list(paths: list[str]) -> None:
+    bad = hand_set((hand_rule("UNIQUE", paths, {}),))
+    with pytest.raises(CheckError, match="composite UNIQUE"):
+        call_violations(bad, "h", {}, {})

@@ -608,3 +608,53 @@ def test_unique_negative_zero_repeats_zero(tmp_path: Path) -> None:
     assert rules(mine_records(tmp_path, zeros, params=few), "UNIQUE") == []
     halves = [_rec(f"t{i:03d}", {"xs": [i + 1, 0, 0.5]}) for i in range(40)]
     assert [r.paths for r in rules(mine_records(tmp_path, halves, params=few), "UNIQUE")] == [("/xs/*",)]
+
+
+# ---- composite identities and pools -------------------------------------------------------------------
+
+
+def _flights(n_tasks: int, *, dup_in: int | None = None, tool: str = "tool") -> list[dict[str, Any]]:
+    """Round trips: two flights whose numbers and dates each repeat across lists and sometimes within
+    one (the same flight number out and back), never the whole flight."""
+    out = []
+    for t in range(n_tasks):
+        a = {"number": f"HAT{t % 40:03d}", "date": f"2024-05-{1 + t % 20:02d}", "price": 100 + t % 7}
+        b = {
+            "number": a["number"] if t % 3 == 0 else f"HAT{(t + 1) % 40:03d}",
+            "date": a["date"] if t % 3 else f"2024-06-{1 + t % 20:02d}",
+            "price": a["price"] if t % 4 == 0 else 90 + t % 5,
+        }
+        fl = [a, b, dict(a)] if t == dup_in else [a, b]
+        res = {"booking_id": f"B{t:04d}", "cabin": ("economy", "business")[t % 2], "flights": fl}
+        out.append(_rec(f"t{t:03d}", res, tool=tool))
+    return out
+
+
+def test_composite_identity_where_no_field_is_unique(tmp_path: Path) -> None:
+    cs = mine_records(tmp_path, _flights(320))
+    got = [r.paths for r in rules(cs, "UNIQUE")]
+    assert got == [("/flights/*/date", "/flights/*/number", "/flights/*/price")]
+    r = rules(cs, "UNIQUE")[0]
+    assert (r.support.calls, r.support.tasks) == (320, 320)
+    assert schema_errors(cs.to_json(), "contract-set") == []
+    # one duplicated flight in 320 tasks refutes it; 299 tasks are too few (the rule of three)
+    assert rules(mine_records(tmp_path, _flights(320, dup_in=44)), "UNIQUE") == []
+    assert rules(mine_records(tmp_path, _flights(299)), "UNIQUE") == []
+
+
+def test_unique_is_judged_per_pool(tmp_path: Path) -> None:
+    """The reservation reader holds 320 tasks of round trips; a write tool returning the same shape (the
+    same keys: one pool, `contracts.mining.shapes`) has 40. Pooled, the write tool gets the reader's rule;
+    a duplicate in the write tool's data refutes both."""
+    reader = _flights(320, tool="get_booking")
+    writer = [
+        {**r, "task_id": f"w{i:03d}", "trace_id": f"w{i:03d}"}
+        for i, r in enumerate(_flights(40, tool="update_booking"))
+    ]
+    cs = mine_records(tmp_path, [*reader, *writer])
+    assert {r.tool for r in rules(cs, "UNIQUE")} == {"get_booking", "update_booking"}
+    bad_writer = [
+        {**r, "task_id": f"w{i:03d}", "trace_id": f"w{i:03d}"}
+        for i, r in enumerate(_flights(40, dup_in=3, tool="update_booking"))
+    ]
+    assert rules(mine_records(tmp_path, [*reader, *bad_writer]), "UNIQUE") == []
