@@ -38,6 +38,7 @@ DEFAULTS: dict[str, tuple[Any, str]] = {
     "mine.min_support": ({}, "table"),
     "mine.part_rows": (None, "int"),
     "mine.source": ("all", "str"),
+    "mine.verify": (False, "bool"),
     "check.encoder": ("v2", "str"),
     "audit.folds": (5, "int"),
     "audit.bootstrap": (1000, "int"),
@@ -176,6 +177,10 @@ def _coerce(key: str, kind: str, value: Any, base: Path, source: str) -> Any:
             raise bad("a string")
         if key in CHOICES and value not in CHOICES[key]:
             raise bad("one of " + ", ".join(CHOICES[key]))
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
         return value
     if kind == "table":
         if not isinstance(value, dict):

@@ -27,13 +27,36 @@ from contracts.traces.corpus import Corpus
 CODE_NAME = "CONSISTENT"
 
 
+#: Salts that keep a string's hash apart from a number's (and a boolean's, and null) in `entity_expr`
+#: and `value_hash`. A 64-bit collision within one episode could pair two entities; the corpus path's
+#: witnesses are replayed by `EpisodeMemory` on the values themselves, which would refuse it (E_INTERNAL).
+_STR_SALT, _BOOL_SALT, _NULL = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
+
+
 def entity_expr(is_str: pl.Expr, is_int: pl.Expr) -> pl.Expr:
-    """A key value's identity as text (`entity_key`): `s<text>` or `n<number>`; null if not judged."""
+    """A key value's identity (`entity_key`) as a 64-bit hash: of the text, or of the whole number below
+    2^53; null if not judged. Hashes, not text: the corpus pass sorts and joins millions of them."""
     return (
         pl.when(is_str)
-        .then(pl.lit("s") + pl.col("str"))
+        .then(pl.col("str").hash() ^ pl.lit(_STR_SALT, pl.UInt64))
         .when(is_int & (pl.col("num").abs() < EXACT_LIMIT))
-        .then(pl.lit("n") + pl.col("num").cast(pl.String))
+        .then(pl.col("num").hash())
+        .otherwise(None)
+    )
+
+
+def value_hash(is_null: pl.Expr, is_bool: pl.Expr, is_num: pl.Expr, is_str: pl.Expr) -> pl.Expr:
+    """A scalar's value under ECHO's equality (numbers by value, -0 = 0) as a 64-bit hash; null for
+    containers."""
+    return (
+        pl.when(is_null)
+        .then(pl.lit(_NULL, pl.UInt64))
+        .when(is_bool)
+        .then(pl.col("num").hash() ^ pl.lit(_BOOL_SALT, pl.UInt64))
+        .when(is_num)
+        .then((pl.col("num") + 0.0).hash())
+        .when(is_str)
+        .then(pl.col("str").hash() ^ pl.lit(_STR_SALT, pl.UInt64))
         .otherwise(None)
     )
 
@@ -57,25 +80,57 @@ def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
     """Add `prev` to sightings (trace, ord, vp, kp, key, val, ...): the value of the latest earlier
     sighting of the same (trace, vp, kp, key) by `ord` — null for an entity's first sighting, and null
     when a call strictly between the two (`touches`: trace, ord, key of every key value in every call's
-    arguments, whatever its status) named the entity (`EpisodeMemory.touch`)."""
-    group = ["trace", "vp", "kp", "key"]
-    paired = rows.sort("trace", "ord").with_columns(
-        pl.col("val").shift(1).over(group).alias("prev"),
-        pl.col("ord").shift(1).over(group).alias("prev_ord"),
+    arguments, whatever its status) named the entity (`EpisodeMemory.touch`).
+
+    Linear after two sorts, no window function: the previous sighting is the previous row of the
+    sightings sorted by (trace, vp, kp, key, ord) when it has the same keys; the latest touch before a
+    sighting is a running maximum over the sightings and touches of one (trace, key) sorted by ord,
+    touches after sightings at the same ord (a call's own arguments do not void its own comparison).
+    The running maximum is taken over `grp * 2^32 + ord` with the group's dense rank `grp`, so one
+    cumulative maximum over the whole sorted frame never carries a touch into the next group."""
+    group = ["trace", "_vp", "_kp", "key"]
+    s = (
+        rows.with_columns(pl.col("vp").hash().alias("_vp"), pl.col("kp").hash().alias("_kp"))
+        .collect()
+        .with_row_index("_row")
     )
-    voided = (
-        paired.filter(pl.col("prev").is_not_null())
-        .select(*group, "ord", "prev_ord")
-        .join(touches.select("trace", "key", pl.col("ord").alias("t_ord")), on=["trace", "key"])
-        .filter((pl.col("t_ord") > pl.col("prev_ord")) & (pl.col("t_ord") < pl.col("ord")))
-        .select(*group, "ord")
-        .unique()
-        .with_columns(pl.lit(True).alias("void"))
+    events = pl.concat(
+        [
+            s.select("trace", "key", pl.col("ord").cast(pl.UInt32), "_row", pl.lit(False).alias("touch")),
+            touches.select(
+                "trace",
+                "key",
+                pl.col("ord").cast(pl.UInt32),
+                pl.lit(None, pl.UInt32).alias("_row"),
+                pl.lit(True).alias("touch"),
+            ).collect(),
+        ],
+        how="vertical_relaxed",
+    ).sort("trace", "key", "ord", "touch")
+    new_group = (pl.col("trace") != pl.col("trace").shift(1)) | (pl.col("key") != pl.col("key").shift(1))
+    gid = new_group.fill_null(True).cast(pl.UInt64).cum_sum()
+    last = (
+        events.with_columns(gid.alias("_g"))
+        .with_columns(
+            pl.when(pl.col("touch"))
+            .then(pl.col("_g") * (1 << 32) + pl.col("ord").cast(pl.UInt64) + 1)
+            .otherwise(pl.col("_g") * (1 << 32))
+            .cum_max()
+            .alias("_m")
+        )
+        .filter(~pl.col("touch"))
+        # the latest touch of this (trace, key) before the sighting, + 1; 0 for none
+        .select("_row", (pl.col("_m") - pl.col("_g") * (1 << 32)).alias("_t"))
+        .sort("_row")
     )
+    s = s.with_columns(last["_t"])  # one row per sighting: in `_row` order, the order of `s`
+    same = pl.all_horizontal([pl.col(c) == pl.col(c).shift(1) for c in group])
+    voided = (pl.col("_t") > 0) & (pl.col("_t") - 1 > pl.col("ord").shift(1))
     return (
-        paired.join(voided, on=[*group, "ord"], how="left")
-        .with_columns(pl.when(pl.col("void")).then(None).otherwise(pl.col("prev")).alias("prev"))
-        .drop("void", "prev_ord")
+        s.sort([*group, "ord"])
+        .with_columns(pl.when(same & ~voided).then(pl.col("val").shift(1)).alias("prev"))
+        .drop("_row", "_t", "_vp", "_kp")
+        .lazy()
     )
 
 
@@ -124,7 +179,7 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
     vals = leaves.select(
         "cid",
         pl.col("place").alias("vp"),
-        value_expr(kind == "null", kind == "bool", kind.is_in(["int", "float"]), kind == "string").alias(
+        value_hash(kind == "null", kind == "bool", kind.is_in(["int", "float"]), kind == "string").alias(
             "val"
         ),
     ).filter(pl.col("val").is_not_null())

@@ -154,6 +154,61 @@ def with_parts(frame: FrameT, col: str, out: str) -> FrameT:
     )
 
 
+def charset_keys(shapes: pl.DataFrame, col: str = "exact") -> pl.DataFrame:
+    """(`col`, key) for distinct *exact shapes*: a key names the set of charset parts of every string of
+    that shape (`key_parts` explodes it). Built from the shape, not the strings: distinct shapes are far
+    fewer than distinct strings (every reservation id has one of a few dozen), and in a shape the letter,
+    digit and non-ASCII classes are the literal characters `A`, `a`, `9`, `¤` (literal searches), the rest
+    punctuation (the sorted characters of the few distinct residues)."""
+    s = pl.col(col)
+    base = (
+        shapes.select(col)
+        .unique()
+        .with_columns(s.str.replace_many(["A", "a", "9", NON_ASCII], ["", "", "", ""]).alias("_res"))
+    )
+    res = base.select("_res").unique()
+    res = res.with_columns(
+        pl.col("_res").str.split("").list.unique().list.sort().list.join("").alias("_punct")
+    )
+    flags = pl.concat_str(
+        [
+            pl.when(s.str.contains(c, literal=True)).then(pl.lit(c)).otherwise(pl.lit(""))
+            for c in ("9", "A", "a", NON_ASCII)
+        ]
+    )
+    key = (
+        pl.when(s == LONG)
+        .then(pl.lit(LONG))
+        .otherwise(pl.concat_str(s.str.len_chars().cast(pl.String), pl.lit(":"), flags, pl.col("_punct")))
+    )
+    return base.join(res, on="_res", how="left").select(col, key.alias("key"))
+
+
+def key_parts(keys: pl.DataFrame) -> pl.DataFrame:
+    """(key, part) for the distinct keys of `charset_keys`: `6:9A` -> `6:9`, `6:A`; `0:` -> `0:`."""
+    k = keys.select("key").unique()
+    head = pl.col("key").str.split_exact(":", 1)
+    split = k.with_columns(
+        head.struct.field("field_0").alias("_n"),
+        pl.col("key").str.splitn(":", 2).struct.field("field_1").fill_null("").alias("_cls"),
+    )
+    return (
+        split.with_columns((pl.col("_cls") + _END).str.split("").alias("_c"))
+        .explode("_c")
+        .filter((pl.col("_c") != _END) | (pl.col("_cls") == ""))
+        .with_columns(
+            pl.when(pl.col("key") == LONG)
+            .then(pl.lit(LONG))
+            .otherwise(
+                pl.concat_str(pl.col("_n"), pl.lit(":"), pl.col("_c").str.replace(_END, "", literal=True))
+            )
+            .alias("part")
+        )
+        .select("key", "part")
+        .unique()
+    )
+
+
 def listed(p: FormatParams) -> str:
     """A rule's shapes as people read them (charset parts merged per length: `[9A]{6}`)."""
     shapes = merge_parts(p.shapes) if p.level == "charset" else p.shapes

@@ -419,10 +419,13 @@ class Conditional:
             return None
         res = part.result().lazy()
         calls = part.calls.lazy().select("cid", "task", "fold")
+        # the condition key as a 64-bit hash through the joins and group-bys (`dkey`), its text kept
+        # once per group (`dtext`)
         d = (
             res.filter(pl.col("pid").is_in(plan["disc"].implode()))
-            .select("cid", pl.col("pid").alias("dpid"), _cond_expr().alias("dkey"))
-            .filter(pl.col("dkey").is_not_null())
+            .select("cid", pl.col("pid").alias("dpid"), _cond_expr().alias("dtext"))
+            .filter(pl.col("dtext").is_not_null())
+            .with_columns(pl.col("dtext").hash().alias("dkey"))
         )
         cls = pl.col("cls")
         p = res.filter(pl.col("pid").is_in(plan["cons"].implode())).select(
@@ -435,7 +438,12 @@ class Conditional:
         groups = (
             d.join(calls, on="cid")
             .group_by("dpid", "dkey", "fold")
-            .agg(pl.len().alias("n"), pl.col("task").n_unique().alias("tasks"), fold_examples(distinct=False))
+            .agg(
+                pl.len().alias("n"),
+                pl.col("task").n_unique().alias("tasks"),
+                fold_examples(distinct=False),
+                pl.col("dtext").first(),
+            )
             .with_columns(pl.lit("g").alias("part"))
         )
         paired = (
@@ -488,7 +496,10 @@ class Conditional:
             schema={"dpid": _U32, "tool": pl.String},
         )
         groups = by_checker(
-            of("g"), ["dpid", "dkey"], [pl.col("n").sum(), pl.col("tasks").sum(), merged_examples()], k
+            of("g"),
+            ["dpid", "dkey"],
+            [pl.col("n").sum(), pl.col("tasks").sum(), merged_examples(), pl.col("dtext").first()],
+            k,
         ).join(tool_df, on="dpid")
         # D's values in the checker's data: 2..DISC_MAX (a condition, not a constant, not an id)
         nvals = groups.group_by("dpid", "checker").agg(pl.len().alias("nvals"))
@@ -592,14 +603,14 @@ class Conditional:
         kept = pl.concat(held, how="diagonal_relaxed")
         if kept.height == 0:
             return cand_frame()
-        kept = kept.with_columns(pl.col("dkey").str.starts_with("n:").alias("numeric"))
+        kept = kept.with_columns(pl.col("dtext").str.starts_with("n:").alias("numeric"))
         kept = kept.with_columns(
             pl.col("qpid").fill_null(pl.lit(0, _U32))
             if "qpid" in kept.columns
             else pl.lit(0, _U32).alias("qpid")
         )
         merged = kept.group_by("checker", "tool", "dpid", "ppid", "qpid", "form", "value", "numeric").agg(
-            pl.col("dkey").sort(),
+            pl.col("dtext").sort(),
             pl.col("n").sum(),
             pl.col("tasks").max(),
             merged_examples(),

@@ -48,7 +48,7 @@ from contracts.mining.data import (
     merged_examples,
 )
 from contracts.mining.rules.base import MiningContext, support_ok
-from contracts.rules.episodes import entity_expr, repeats, value_expr
+from contracts.rules.episodes import entity_expr, repeats, value_hash
 from contracts.traces.leaves import WILD_TOKENS
 
 #: A key is an identifier when its repeats show at least this many distinct values: a category (DOMAIN
@@ -56,6 +56,9 @@ from contracts.traces.leaves import WILD_TOKENS
 #: exactly across parts and folds by keeping the smallest ID_MIN_KEYS value hashes (a bottom-k set:
 #: the bottom k of a union is the bottom k of the parts' bottom k).
 ID_MIN_KEYS = 50
+#: ... and a key place with at most this many distinct values among the candidate sample's calls (up to
+#: 64 per tool and fold) is a category, screened out before counting (`Consistent.plan`).
+SAMPLE_CATEGORY = 16
 SCALAR_BITS = sum(1 << KIND_CODE[k] for k in ("null", "bool", "int", "float", "string"))
 KEY_BITS = (1 << KIND_CODE["int"]) | (1 << KIND_CODE["string"])
 
@@ -122,6 +125,27 @@ class Consistent:
         """`cands` (tool, vp, kp), `pids` (pid, place) of every tool's nodes at a tracked place, and
         `order` (cid, trace, ord): the clean calls' episode and input order."""
         cand = candidates(ctx.data.patterns)
+        # A key is an identity (>= ID_MIN_KEYS distinct values in its repeats, counted in `finish`): a key
+        # place showing at most SAMPLE_CATEGORY values among the candidate sample's calls is a category
+        # (a warehouse, a currency, a service level) and is not counted at all. The sample is read once,
+        # whatever the task parts, so the choice does not depend on them.
+        pid_of = {
+            (t, p): pid
+            for pid, t, p in _plain(ctx.data.patterns).select("pid", "tool", "pattern").iter_rows()
+        }
+        shown = dict(
+            ctx.sample.result()
+            .filter(pl.col("cls").is_in([CLS_STR, CLS_NUM]))
+            .group_by("pid")
+            .agg(pl.struct("str", "num").n_unique())
+            .iter_rows()
+        )
+        few = {
+            (t, kp)
+            for t, kp in cand.select("tool", "kp").unique().iter_rows()
+            if 0 < shown.get(pid_of.get((t, kp), -1), 0) <= SAMPLE_CATEGORY
+        }
+        cand = cand.filter(~pl.struct("tool", "kp").is_in([{"tool": t, "kp": k} for t, k in sorted(few)]))
         if cand.height == 0:
             return None
         places = set(cand["vp"].to_list()) | set(cand["kp"].to_list())
@@ -161,29 +185,49 @@ class Consistent:
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
         if plan is None:
             return None
-        pairs = plan["cands"].select("vp", "kp").unique()
+        # places as small integers (`place_id`) through the joins and sorts, names only at the end
+        ids = plan["pids"].select("place").unique().sort("place").with_row_index("place_id")
+        pid_place = plan["pids"].join(ids, on="place").select("pid", "place_id")
+        pairs = (
+            plan["cands"]
+            .select("vp", "kp")
+            .unique()
+            .join(ids.rename({"place": "vp", "place_id": "vp_id"}), on="vp")
+            .join(ids.rename({"place": "kp", "place_id": "kp_id"}), on="kp")
+            .select("vp_id", "kp_id")
+        )
         leaves = (
             part.result()
             .lazy()
             .filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(plan["pids"]["pid"].implode()))
-            .join(plan["pids"].lazy(), on="pid")
+            .join(pid_place.lazy(), on="pid")
         )
         cls = pl.col("cls")
-        keys = leaves.select(
-            "cid",
-            pl.col("place").alias("kp"),
-            entity_expr(cls == CLS_STR, pl.col("code") == KIND_CODE["int"]).alias("key"),
-        ).filter(pl.col("key").is_not_null())
+        order = plan["order"].lazy()
+        keys = (
+            leaves.select(
+                "cid",
+                pl.col("place_id").alias("kp_id"),
+                entity_expr(cls == CLS_STR, pl.col("code") == KIND_CODE["int"]).alias("key"),
+            )
+            .filter(pl.col("key").is_not_null())
+            .join(order.select("cid", "trace"), on="cid")
+        )
+        # an entity seen once in its episode has no earlier sighting and is none: keep those seen twice
+        twice = keys.group_by("trace", "kp_id", "key").len().filter(pl.col("len") >= 2).drop("len")
+        keys = keys.join(twice, on=["trace", "kp_id", "key"], how="semi").drop("trace")
         vals = leaves.select(
             "cid",
-            pl.col("place").alias("vp"),
-            value_expr(cls == CLS_NULL, cls == CLS_BOOL, cls == CLS_NUM, cls == CLS_STR).alias("val"),
+            pl.col("place_id").alias("vp_id"),
+            value_hash(cls == CLS_NULL, cls == CLS_BOOL, cls == CLS_NUM, cls == CLS_STR).alias("val"),
         )
         rows = (
-            vals.join(pairs.lazy(), on="vp")
-            .join(keys, on=["cid", "kp"])
-            .join(plan["order"].lazy(), on="cid")
-            .select("cid", "trace", "ord", "vp", "kp", "key", "val")
+            keys.join(pairs.lazy(), on="kp_id")
+            .join(vals, on=["cid", "vp_id"])
+            .join(order, on="cid")
+            .select(
+                "cid", "trace", "ord", pl.col("vp_id").alias("vp"), pl.col("kp_id").alias("kp"), "key", "val"
+            )
         )
         args = (
             part.leaves.filter(pl.col("side") == "arg")
@@ -205,12 +249,15 @@ class Consistent:
             ]
         )
         calls = part.calls.lazy().select("cid", "task", "fold", pl.col("tool").cast(pl.String))
-        judged = (
+        named = (
             repeats(rows, touches)
             .filter(pl.col("prev").is_not_null())
-            .join(calls, on="cid")
-            .join(plan["cands"].lazy(), on=["tool", "vp", "kp"])
+            .join(ids.lazy().rename({"place_id": "vp", "place": "vp_name"}), on="vp")
+            .join(ids.lazy().rename({"place_id": "kp", "place": "kp_name"}), on="kp")
+            .drop("vp", "kp")
+            .rename({"vp_name": "vp", "kp_name": "kp"})
         )
+        judged = named.join(calls, on="cid").join(plan["cands"].lazy(), on=["tool", "vp", "kp"])
         out = (
             judged.group_by("tool", "vp", "kp", "fold")
             .agg(

@@ -37,7 +37,7 @@ from contracts.mining.data import CLS_STR, Leaves, cand_frame
 from contracts.mining.params import FORMAT_MAX_SHAPES
 from contracts.mining.rules.base import MiningContext, paths_one
 from contracts.mining.rules.domain import closed_sets, pool_members, pool_strings, value_tasks, value_totals
-from contracts.rules.format import LEVELS, loosen_expr, shape_expr, with_parts
+from contracts.rules.format import LEVELS, charset_keys, key_parts, loosen_expr, shape_expr
 
 
 class Format:
@@ -63,25 +63,47 @@ class Format:
         # the distinct (pool, str, fold, task) tuples (the calls of a task repeat the same strings)
         totals = value_totals(rows)
         pairs = rows.select("pool", "str", "fold", "task").unique()
-        shapes = (
-            pairs.select("str")
+        # the exact shape of each distinct string once; everything else of each distinct exact shape once
+        # (far fewer: the loose shape and the charset key are functions of the exact shape); the levels'
+        # values as small integers through the counting, their text joined back to the counts
+        shapes = pairs.select("str").unique().with_columns(shape_expr("str", "exact").alias("exact"))
+        ex = (
+            shapes.select("exact")
             .unique()
-            .with_columns(shape_expr("str", "exact").alias("exact"))
+            .sort("exact")
+            .with_row_index("eid")
             .with_columns(loosen_expr("exact").alias("loose"))
         )
-        # charset: one row per part of each distinct string (`6:9`, `6:A` for `4WQ150`)
-        parts = with_parts(shapes.select("str"), "str", "charset")
-        pairs = pairs.join(shapes, on="str", how="left")
+        lo = ex.select("loose").unique().sort("loose").with_row_index("lid")
+        keys = charset_keys(ex, "exact")
+        kid = keys.select("key").unique().sort("key").with_row_index("kid")
+        ex = ex.join(lo, on="loose").join(keys.join(kid, on="key").select("exact", "kid"), on="exact")
+        pairs = pairs.join(shapes.join(ex.select("exact", "eid", "lid", "kid"), on="exact"), on="str")
+        parts = key_parts(kid).join(kid, on="key").select("kid", "part")
+
+        def counted(col: str, text: pl.DataFrame, name: str) -> pl.DataFrame:
+            ids = pairs.select("pool", pl.col(col).alias("str"), "fold", "task")
+            return (
+                value_tasks(ids)
+                .join(text.select(pl.col(col).alias("str"), pl.col(name).alias("_text")), on="str")
+                .with_columns(pl.col("_text").alias("str"))
+                .drop("_text")
+            )
+
+        charset = (
+            pairs.select("pool", "kid", "fold", "task")
+            .unique()
+            .join(parts, on="kid")
+            .select("pool", pl.col("part").alias("str"), "fold", "task")
+            .unique()
+        )
         by_level = {
-            "exact": pairs.with_columns(pl.col("exact").alias("str")),
-            "loose": pairs.with_columns(pl.col("loose").alias("str")),
-            "charset": pairs.join(parts, on="str").with_columns(pl.col("charset").alias("str")),
+            "exact": counted("eid", ex, "exact"),
+            "loose": counted("lid", lo, "loose"),
+            "charset": value_tasks(charset),
         }
         return pl.concat(
-            [
-                pl.concat([value_tasks(by_level[lv]), totals]).with_columns(pl.lit(lv).alias("level"))
-                for lv in LEVELS
-            ]
+            [pl.concat([by_level[lv], totals]).with_columns(pl.lit(lv).alias("level")) for lv in LEVELS]
         )
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:

@@ -92,11 +92,15 @@ class Unique:
         # the list instance: the concrete path before the last index (`/xs/3` -> `/xs`, `/xs/3/id` -> `/xs`),
         # and the value, both as 64-bit hashes (grouping on them is several times faster than on text; a
         # collision could only refute a rule, never admit one)
-        inst = (
+        # the item (`/xs/3` for `/xs/3` and `/xs/3/id`: the field's token has a fixed length per pattern, so
+        # it is cut off without a regex) and the list instance before the item's index (`/xs`); the value
+        # and the instance as 64-bit hashes (grouping on them is several times faster than on text; a
+        # collision could only refute a rule, never admit one)
+        path = pl.col("path")
+        item = (
             pl.when(pl.col("after") == 0)
-            .then(pl.col("path").str.replace(r"/[0-9]+$", ""))
-            .otherwise(pl.col("path").str.replace(r"/[0-9]+/[^/]*$", ""))
-            .hash()
+            .then(path)
+            .otherwise(path.str.head(path.str.len_chars() - pl.col("cut")))
         )
         value = (
             pl.when(pl.col("cls") == CLS_NUM)
@@ -106,20 +110,37 @@ class Unique:
         judged = pl.col("cls").is_in([CLS_NUM, CLS_STR]) & (
             (pl.col("cls") == CLS_STR) | (pl.col("num").abs() < EXACT_LIMIT)
         )
-        lists = (
+        cuts = plan.join(ctx.data.patterns.select(pl.col("pid").cast(pl.UInt32), "pattern"), on="pid").select(
+            "pid",
+            "after",
+            "lid",
+            # characters of "/<field>" after the item's index
+            (
+                pl.col("pattern").str.len_chars()
+                - pl.col("pattern").str.replace(r"/[^/]*$", "").str.len_chars()
+            )
+            .cast(pl.UInt32)
+            .alias("cut"),
+        )
+        rows = (
             part.result()
             .lazy()
             .filter(judged & pl.col("pid").is_in(plan["pid"].implode()))
-            .join(plan.lazy().with_columns(pl.col("pid").cast(pl.UInt32)), on="pid")
+            .join(cuts.lazy(), on="pid")
+            .with_columns(item.alias("item"))
             .select(
                 "cid",
                 "task",
                 "pid",
+                "lid",
                 "fold",
-                inst.alias("inst"),
+                pl.col("item").str.replace(r"/[0-9]+$", "").hash().alias("inst"),
+                pl.col("item").hash().alias("item"),
                 value.alias("val"),
             )
-            .group_by("cid", "task", "pid", "fold", "inst")
+        )
+        lists = (
+            rows.group_by("cid", "task", "pid", "fold", "inst")
             .agg(pl.len().alias("items"), pl.col("val").n_unique().alias("distinct"))
             .filter(pl.col("items") >= 2)
         )
@@ -131,27 +152,15 @@ class Unique:
             fold_examples(),
         ]
         single = lists.group_by("pid", "fold").agg(per_list).with_columns(pl.lit(False).alias("comp"))
-        comp_plan = plan.filter(pl.col("lid").is_not_null())
-        if comp_plan.height == 0:
+        if plan.filter(pl.col("lid").is_not_null()).height == 0:
             return single.collect()
-        # an item's identity: the hash of its sorted (field, value) hashes; per list instance, items vs
-        # distinct identities (the list instance and item from the concrete path)
+        # an item's identity: the XOR of its (field, value) hashes (each field once per item, so nothing
+        # cancels; a collision could only refute); per list instance, items vs distinct identities
         items = (
-            part.result()
-            .lazy()
-            .filter(judged & pl.col("pid").is_in(comp_plan["pid"].implode()))
-            .join(comp_plan.lazy().select("pid", "lid"), on="pid")
-            .select(
-                "cid",
-                "task",
-                "lid",
-                "fold",
-                pl.col("path").str.replace(r"/[0-9]+/[^/]*$", "").hash().alias("inst"),
-                pl.col("path").str.replace(r"/[^/]*$", "").hash().alias("item"),
-                (pl.col("pid").cast(pl.UInt64).hash() ^ value).alias("fv"),
-            )
+            rows.filter(pl.col("lid").is_not_null())
+            .with_columns((pl.col("pid").cast(pl.UInt64).hash() ^ pl.col("val")).alias("fv"))
             .group_by("cid", "task", "lid", "fold", "inst", "item")
-            .agg(pl.col("fv").sort().hash().alias("ident"))
+            .agg(pl.col("fv").bitwise_xor().alias("ident"))
             .group_by("cid", "task", "lid", "fold", "inst")
             .agg(pl.len().alias("items"), pl.col("ident").n_unique().alias("distinct"))
             .filter(pl.col("items") >= 2)

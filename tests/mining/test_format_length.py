@@ -27,6 +27,8 @@ from contracts.rules.format import (
     FORMAT_MAX_LEN,
     LONG,
     NON_ASCII,
+    charset_keys,
+    key_parts,
     loosen,
     loosen_expr,
     merge_parts,
@@ -76,6 +78,14 @@ def test_charset_parts_in_polars_equal_parts(values: list[str]) -> None:
     got = with_parts(df, "s", "p").group_by("i").agg(pl.col("p"))
     by_i = {i: set(ps) for i, ps in got.iter_rows()}
     assert by_i == {i: set(parts(v)) for i, v in enumerate(values)}
+    # the miner's spelling: keys of the distinct exact shapes, then only the distinct keys exploded
+    distinct = pl.DataFrame({"str": sorted(set(values))}, schema={"str": pl.String}).with_columns(
+        shape_expr("str", "exact").alias("exact")
+    )
+    keys = charset_keys(distinct, "exact")
+    keyed = distinct.join(keys, on="exact").join(key_parts(keys), on="key")
+    by_str = {v: set(ps) for v, ps in keyed.group_by("str").agg(pl.col("part")).iter_rows()}
+    assert by_str == {v: set(parts(v)) for v in set(values)}
     for v in values:
         merged = shape(v, "charset")
         assert merge_parts(sorted(parts(v))) == [merged]

@@ -47,3 +47,31 @@ def test_a_wrong_rule_is_caught(tmp_path: Path) -> None:
     assert found and {m.rule for m in found} == {"r-000000000000"} and found[0].checker is None
     with pytest.raises(AssertionError, match="r-000000000000"):
         assert_holds(bad, data)
+
+
+def test_cli_verify_is_opt_in_and_changes_no_byte(tmp_path: Path) -> None:
+    """`contracts mine --verify` replays every rule (the pass the tests run through `mine()`); without it
+    the same contract set is written: each class holds on its mining data by construction."""
+    from typer.testing import CliRunner
+
+    from contracts.cli.app import app
+
+    c = corpus_from_records(world(5, 150, 12, 0.03), tmp_path / "c")
+    runner = CliRunner()
+    outs = []
+    for flag in ([], ["--verify"]):
+        dest = tmp_path / f"cs{len(outs)}.json"
+        r = runner.invoke(app, ["mine", str(c.path), "--folds", "3", "-o", str(dest), "-q", *flag])
+        assert r.exit_code == 0, r.output
+        outs.append(dest.read_bytes())
+    assert outs[0] == outs[1]
+    (tmp_path / "contracts.toml").write_text('[mine]\nverify = "yes"\n')
+    import os
+
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        r = runner.invoke(app, ["mine", str(c.path), "-o", str(tmp_path / "x.json"), "-q"])
+    finally:
+        os.chdir(here)
+    assert r.exit_code == 2 and "'mine.verify' must be true or false" in r.output
