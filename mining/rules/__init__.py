@@ -18,13 +18,14 @@ from contracts.mining.rules.length import Length
 from contracts.mining.rules.range import Range
 from contracts.mining.rules.relation import Relation
 from contracts.mining.rules.required import Required
-from contracts.mining.rules.sign import Sign
+from contracts.mining.rules.sign import FirstSign, Sign
 from contracts.mining.rules.unique import Unique
 
 RULE_CLASSES = (
     Required,
     Kind,
     Sign,
+    FirstSign,
     Domain,
     Echo,
     DateOrder,

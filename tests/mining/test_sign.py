@@ -81,3 +81,52 @@ def test_constant_and_non_numbers_ignored(tmp_path: Path) -> None:
     assert find(mine_records(tmp_path, _recs([3] * 40)), "POSITIVE", "/v") is None
     mixed = mine_records(tmp_path, _recs([None if i % 4 == 0 else 1.5 + i for i in range(44)]))
     assert find(mixed, "POSITIVE", "/v") is not None  # nulls are TYPE's business
+
+
+# ---- the first member of a list -------------------------------------------------------------------------
+
+
+def _payments(n_tasks: int, *, refund_every: int = 3, bad_first: int | None = None) -> list[dict]:
+    """A booking's payments: the first is the original payment (a positive amount in cents, 1,200 and
+    up), later ones refunds (negative); in task `bad_first` the first payment is a 0."""
+    out = []
+    for t in range(n_tasks):
+        first = 0 if t == bad_first else 1200 + 37 * t
+        pays = [{"amount": first}] + (
+            [{"amount": -(100 + t)}] if refund_every and t % refund_every == 0 else []
+        )
+        out.append(call(f"t{t:04d}", "tool", {"payment_history": pays}))
+    return out
+
+
+def test_first_member_gets_the_sign_the_list_does_not_have(tmp_path: Path) -> None:
+    cs = mine_records(tmp_path, _payments(100))
+    assert find(cs, "POSITIVE", "/payment_history/*/amount") is None  # refunds are negative
+    assert find(cs, "NONNEG", "/payment_history/*/amount") is None
+    r = find(cs, "POSITIVE", "/payment_history/*0/amount")
+    assert r is not None and (r.support.calls, r.support.tasks) == (100, 100)
+    # a 0 as a first payment in one task: NONNEG at most, and here not even that (whole cents from 1,200:
+    # a 0 is no stretch of the data), so only POSITIVE is refuted
+    assert (
+        find(mine_records(tmp_path, _payments(100, bad_first=5)), "POSITIVE", "/payment_history/*0/amount")
+        is None
+    )
+
+
+def test_no_first_member_rule_where_the_list_has_one(tmp_path: Path) -> None:
+    """Without refunds every payment is positive: the list's own rule says it of every member."""
+    cs = mine_records(tmp_path, _payments(100, refund_every=0))
+    assert find(cs, "POSITIVE", "/payment_history/*/amount") is not None
+    assert find(cs, "POSITIVE", "/payment_history/*0/amount") is None
+
+
+def test_first_member_rules_merge_over_parts(tmp_path: Path) -> None:
+    from contracts.jsonutil import canonical_str
+    from contracts.mining import mine
+    from contracts.mining.data import leaf_rows
+    from contracts.traces.ingest import corpus_from_records
+
+    corpus = corpus_from_records(_payments(120), tmp_path / "p")
+    for k in (1, 3):
+        one = canonical_str(mine(corpus, folds=k).to_json())
+        assert canonical_str(mine(corpus, folds=k, part_rows=leaf_rows(corpus) // 3 + 1).to_json()) == one
