@@ -15,7 +15,7 @@ from contracts.errors import TraceError
 from contracts.traces.corpus import Corpus
 from contracts.traces.formats.base import Answers, decode_result, text_of_blocks
 from contracts.traces.formats.detect import FORMAT_NAMES, detect_records
-from contracts.traces.formats.otel import any_value
+from contracts.traces.formats.otlp import any_value
 from contracts.traces.ingest import ingest
 
 DATA = Path(__file__).parent / "data"
@@ -128,7 +128,7 @@ def _check_otel(calls: pl.DataFrame, eps: pl.DataFrame) -> None:
     assert {r["task_id"] for r in rows} == {"conv-77"}  # from the parent invoke_agent span
     expected = datetime.fromtimestamp(1772359202, UTC).strftime("%Y-%m-%dT%H:%M:%S") + ".5Z"
     assert rows[1]["started_at"] == expected
-    assert _j(rows[1]["meta"]) == {"span_id": "EEE19B7EC3C1B175", "tool_call_id": "call_2"}
+    assert _j(rows[1]["meta"]) == {"span_id": "eee19b7ec3c1b175", "tool_call_id": "call_2"}
     by = {r["trace_id"]: r for r in eps.to_dicts()}
     assert by[tid]["task_id"] == "conv-77" and by[tid]["n_calls"] == 2
     assert by["0af7651916cd43dd8448eb211c80319c"]["n_calls"] == 0

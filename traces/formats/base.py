@@ -34,6 +34,7 @@ R_FORMAT = "R_FORMAT"  # the record does not look like the source's format
 R_ORPHAN_RESULT = "R_ORPHAN_RESULT"  # a tool result that answers no call (unknown id, or before its call)
 R_DUPLICATE_RESULT = "R_DUPLICATE_RESULT"  # a second result for a call id whose call was already answered
 R_UNKEYED_RESULT = "R_UNKEYED_RESULT"  # a tool result without the id that would join it to its call
+R_NO_CONTENT = "R_NO_CONTENT"  # a record shows tool activity but holds no content (e.g. exported as events)
 
 #: Bounds of the fixed-width integers the corpus stores (`step` is an i64 column, OTLP `intValue` an
 #: int64, OTLP times a fixed64). JSON integers are unbounded (orjson reads up to 2**64 - 1 as an int), so

@@ -1,0 +1,131 @@
+"""Tool calls in OpenTelemetry GenAI chat spans: `gen_ai.input.messages` / `gen_ai.output.messages`.
+
+The GenAI semantic conventions (1.37+) put a model call's messages on its span, each `{role, parts}`:
+a `{type: "tool_call", id, name, arguments}` part in the output asks for a call; a later span's input
+repeats the conversation and carries the answer as `{type: "tool_call_response", id, response}` (Pydantic
+AI writes `result` for `response`). The messages are a JSON string (what the SDKs emit) or structured
+`AnyValue`s. This module turns them into `span_join` mentions and replies; `span_join.join` de-duplicates
+the history and joins them.
+
+When content capture is set to events only, the messages go to the OTLP **logs** signal and the trace
+export holds none: a chat span whose `gen_ai.response.finish_reasons` says the model asked for tools
+(`tool_calls`, `tool_call`, `function_call`, `tool_use`) but that has no `gen_ai.output.messages` is then
+a reject `R_NO_CONTENT`, unless its trace holds `execute_tool` spans (which carry the calls themselves).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from contracts.traces.formats.base import R_FIELD, R_NO_CONTENT, RecordError, parse_arguments
+from contracts.traces.formats.otlp import Span
+from contracts.traces.formats.span_join import Bad, Mention, Reply
+
+INPUT = "gen_ai.input.messages"
+OUTPUT = "gen_ai.output.messages"
+FINISH = "gen_ai.response.finish_reasons"
+TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
+
+
+def _messages(value: Any, where: str) -> list[Any]:
+    """A messages attribute as a list: JSON text is decoded; anything not a list is a RecordError."""
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError as e:
+            raise RecordError(f"'{where}' is not valid JSON: {e}", field=where) from None
+    if not isinstance(value, list):
+        raise RecordError(f"'{where}' is not a list of messages", field=where)
+    return value
+
+
+def asks_for_tools(attrs: dict[str, Any], key: str = FINISH) -> bool:
+    """True when a span's finish reason(s) say the model stopped to call tools."""
+    reasons = attrs.get(key)
+    if isinstance(reasons, str):
+        reasons = [reasons]
+    return isinstance(reasons, list) and any(r in TOOL_FINISH for r in reasons)
+
+
+def chat_items(
+    spans: list[Span], task_of: dict[int, str], traces_with_exec: set[str]
+) -> tuple[list[Mention], list[Reply], list[Bad]]:
+    """Mentions, replies and rejects of every chat span, spans taken in (start, document) order."""
+    mentions: list[Mention] = []
+    replies: list[Reply] = []
+    bad: list[Bad] = []
+    position = 0
+    for s in sorted(spans, key=lambda s: (s.start, s.order)):
+        has_in, has_out = INPUT in s.attrs, OUTPUT in s.attrs
+        if not has_out and asks_for_tools(s.attrs) and s.trace_id not in traces_with_exec:
+            bad.append(
+                Bad(
+                    (s.start, s.order, 0),
+                    R_NO_CONTENT,
+                    f"chat span '{s.span_id}' ended asking for tool calls (finish reason tool_calls) but holds "
+                    "no gen_ai.output.messages: message content was exported as events (not in the trace "
+                    "export); re-export with content captured on spans",
+                    s.span,
+                )
+            )
+        for key in (INPUT, OUTPUT) if has_in or has_out else ():
+            if key not in s.attrs:
+                continue
+            where = f"{s.where}.{key}"
+            try:
+                msgs = _messages(s.attrs[key], where)
+            except RecordError as e:
+                bad.append(Bad((s.start, s.order, position), R_FIELD, e.reason, s.span))
+                continue
+            for mi, msg in enumerate(msgs):
+                parts = msg.get("parts") if isinstance(msg, dict) else None
+                for pi, part in enumerate(parts if isinstance(parts, list) else []):
+                    if not isinstance(part, dict):
+                        continue
+                    position += 1
+                    kind = part.get("type")
+                    cid = part.get("id")
+                    call_id = str(cid) if isinstance(cid, str | int) and not isinstance(cid, bool) else None
+                    if kind == "tool_call":
+                        name = part.get("name")
+                        pwhere = f"{where}[{mi}].parts[{pi}]"
+                        if not isinstance(name, str) or not name:
+                            bad.append(
+                                Bad(
+                                    (s.start, s.order, position), R_FIELD, f"'{pwhere}.name' is missing", part
+                                )
+                            )
+                            continue
+                        try:
+                            raw_args = part.get("arguments")
+                            args = (
+                                {}
+                                if raw_args is None
+                                else parse_arguments(raw_args, field=f"{pwhere}.arguments")
+                            )
+                        except RecordError as e:
+                            bad.append(Bad((s.start, s.order, position), e.code, e.reason, part))
+                            continue
+                        meta: dict[str, Any] = {"span_id": s.span_id}
+                        if call_id is not None:
+                            meta["tool_call_id"] = call_id
+                        mentions.append(
+                            Mention(
+                                s.trace_id,
+                                call_id,
+                                name,
+                                args,
+                                position,
+                                task_of[s.order],
+                                s.started_at,
+                                (s.start, s.order, position),
+                                meta,
+                                part,
+                            )
+                        )
+                    elif kind == "tool_call_response":
+                        content = part["response"] if "response" in part else part.get("result")
+                        replies.append(Reply(s.trace_id, call_id, content, position, part))
+    return mentions, replies, bad

@@ -1,0 +1,226 @@
+"""Joining what span-based traces say about tool calls: execution spans, and calls and results that
+chat (LLM) spans carry in their message history.
+
+A span-based trace can hold the same call up to three ways: an execution span (OTel `execute_tool`,
+OpenInference `TOOL`) that ran it, the chat span whose output asked for it, and every later chat span
+that repeats the conversation in its input (with the tool's answer). `join` makes one call of each:
+
+1. **Mentions** (calls in messages) are de-duplicated by (trace, call id): the first mention counts, the
+   repeats in later spans' history are the same call. A mention without an id is de-duplicated by
+   (trace, tool, arguments). **Replies** (results in messages) are de-duplicated by (trace, call id,
+   content): the same answer repeated in history is one answer; a different answer to an answered id
+   is a second result (`R_DUPLICATE_RESULT`).
+2. Each **execution span** claims its mention: the one with its call id in the same trace, else (an
+   execution span without an id) the first unclaimed mention of the same tool with equal arguments.
+   The span is the call (its status and result win); it also consumes the reply to its id, and takes
+   its result from that reply when the span itself records none (content capture off on tool spans).
+3. Every unclaimed mention is a call answered by the first unused reply to its id after it (`Answers`);
+   one with no reply is `R_UNMATCHED`. Replies nobody took are `R_ORPHAN_RESULT` (or
+   `R_DUPLICATE_RESULT` / `R_UNKEYED_RESULT`).
+
+Everything is ordered by `sort` (span start time, document order, position in the span): that order is
+the calls' `index` and, through ingest, their `step`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from contracts.jsonutil import canonical_str
+from contracts.traces.formats.base import (
+    R_UNMATCHED,
+    Answers,
+    DroppedCall,
+    RecordContext,
+    decode_result,
+    outcome,
+)
+from contracts.traces.model import ToolCall
+
+Sort = tuple[int, int, int]
+
+
+class Exec(NamedTuple):
+    """An execution span: `arguments` None when it does not record them; `error` set when it failed."""
+
+    trace_id: str
+    call_id: str | None
+    tool: str
+    arguments: dict[str, Any] | None
+    has_result: bool
+    result: Any
+    error: str | None
+    task_id: str
+    started_at: str | None
+    sort: Sort
+    meta: dict[str, Any]
+    raw: Any
+
+
+class Mention(NamedTuple):
+    """A tool call requested in a message; `position` orders it against replies of the same record."""
+
+    trace_id: str
+    call_id: str | None
+    tool: str
+    arguments: dict[str, Any]
+    position: int
+    task_id: str
+    started_at: str | None
+    sort: Sort
+    meta: dict[str, Any]
+    raw: Any
+
+
+class Reply(NamedTuple):
+    """A tool result carried in a message (`call_id` None when it names no call)."""
+
+    trace_id: str
+    call_id: str | None
+    content: Any
+    position: int
+    raw: Any
+
+
+class Bad(NamedTuple):
+    """Something that holds agent activity but yields no call (bad arguments, content not exported)."""
+
+    sort: Sort
+    code: str
+    reason: str
+    raw: Any
+
+
+def _args_key(args: dict[str, Any] | None) -> str:
+    return canonical_str(args if args is not None else {})
+
+
+def join(
+    ctx: RecordContext,
+    execs: Sequence[Exec],
+    mentions: Sequence[Mention],
+    replies: Sequence[Reply],
+    bad: Sequence[Bad] = (),
+    *,
+    what: str = "tool result",
+) -> tuple[list[ToolCall], list[DroppedCall]]:
+    """Calls and rejects of one record (see the module docstring); `what` names replies in reasons."""
+    # 1. de-duplicate mentions and replies
+    unique: dict[tuple[str, str, str], Mention] = {}
+    for m in sorted(mentions, key=lambda m: m.position):
+        key = (
+            (m.trace_id, "id", m.call_id)
+            if m.call_id is not None
+            else (m.trace_id, m.tool, _args_key(m.arguments))
+        )
+        unique.setdefault(key, m)
+    answers: dict[str, Answers] = {}
+    seen_replies: set[tuple[str, str | None, str]] = set()
+    for r in sorted(replies, key=lambda r: r.position):
+        rkey = (r.trace_id, r.call_id, canonical_str(r.content))
+        if rkey in seen_replies:
+            continue
+        seen_replies.add(rkey)
+        a = answers.setdefault(r.trace_id, Answers())
+        if r.call_id is None:
+            a.add_unkeyed(r.position, r.raw)
+        else:
+            a.add(r.call_id, r.position, r)
+
+    # 2. execution spans claim their mentions
+    claimed: set[tuple[str, str, str]] = set()
+    by_id = {k: m for k, m in unique.items() if k[1] == "id"}
+    out: list[tuple[Sort, ToolCall | None, DroppedCall | None]] = []
+    for e in execs:
+        mention: Mention | None = None
+        if e.call_id is not None:
+            k = (e.trace_id, "id", e.call_id)
+            if k in by_id and k not in claimed:
+                claimed.add(k)
+                mention = by_id[k]
+        else:
+            for k, m in unique.items():
+                if (
+                    k not in claimed
+                    and m.trace_id == e.trace_id
+                    and m.tool == e.tool
+                    and (e.arguments is None or _args_key(m.arguments) == _args_key(e.arguments))
+                ):
+                    claimed.add(k)
+                    mention = m
+                    break
+        call_id = e.call_id if e.call_id is not None else (mention.call_id if mention else None)
+        after = mention.position if mention is not None else -1
+        reply = answers[e.trace_id].take(call_id, after) if e.trace_id in answers else None
+        args = e.arguments if e.arguments is not None else (mention.arguments if mention else {})
+        meta = dict(e.meta)
+        if call_id is not None:
+            meta.setdefault("tool_call_id", call_id)
+        if e.error is not None:
+            result, status, error = (decode_result(e.result) if e.has_result else None), "error", e.error
+        elif e.has_result:
+            result, status, error = decode_result(e.result), "ok", None
+        elif reply is not None:
+            result, status, error = outcome(reply.content)
+        else:
+            reason = f"{e.tool} span '{e.meta.get('span_id')}' has no result"
+            out.append((e.sort, None, DroppedCall(0, reason, e.raw, R_UNMATCHED)))
+            continue
+        call = ToolCall(
+            trace_id=e.trace_id,
+            tool=e.tool,
+            arguments=args,
+            result=result,
+            status=status,
+            error=error,
+            task_id=e.task_id,
+            started_at=e.started_at,
+            source=ctx.source,
+            line=ctx.line,
+            meta=meta,
+        )
+        out.append((e.sort, call, None))
+
+    # 3. the other mentions, answered by replies
+    for k, m in unique.items():
+        if k in claimed:
+            continue
+        reply = answers[m.trace_id].take(m.call_id, m.position) if m.trace_id in answers else None
+        if reply is None:
+            why = "has no id to join a result to" if m.call_id is None else "has no matching result"
+            out.append((m.sort, None, DroppedCall(0, f"tool call '{m.call_id}' ({m.tool}) {why}", m.raw)))
+            continue
+        result, status, error = outcome(reply.content)
+        call = ToolCall(
+            trace_id=m.trace_id,
+            tool=m.tool,
+            arguments=m.arguments,
+            result=result,
+            status=status,
+            error=error,
+            task_id=m.task_id,
+            started_at=m.started_at,
+            source=ctx.source,
+            line=ctx.line,
+            meta=m.meta,
+        )
+        out.append((m.sort, call, None))
+    for b in bad:
+        out.append((b.sort, None, DroppedCall(0, b.reason, b.raw, b.code)))
+
+    out.sort(key=lambda t: t[0])
+    calls: list[ToolCall] = []
+    dropped: list[DroppedCall] = []
+    for index, (_, kept, drop) in enumerate(out):
+        if kept is not None:
+            calls.append(dataclasses.replace(kept, index=index))
+        elif drop is not None:
+            dropped.append(dataclasses.replace(drop, index=index))
+    n = len(out)
+    for a in answers.values():
+        for d in a.leftovers(what):
+            raw = d.raw.raw if isinstance(d.raw, Reply) else d.raw
+            dropped.append(DroppedCall(n + d.index, d.reason, raw, d.code))
+    return calls, dropped
