@@ -20,6 +20,7 @@ from contracts.traces.formats.base import Adapter
 from contracts.traces.formats.flat import FlatAdapter
 from contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
+from contracts.traces.formats.openinference import OpenInferenceAdapter
 from contracts.traces.formats.otel import OtelAdapter
 from contracts.traces.formats.tau_bench import TauBenchAdapter
 
@@ -28,6 +29,7 @@ ADAPTERS: dict[str, Adapter] = {
     a.name: a
     for a in (
         TauBenchAdapter(),
+        OpenInferenceAdapter(),
         OtelAdapter(),
         OpenAIResponsesAdapter(),
         AnthropicAdapter(),
@@ -46,6 +48,7 @@ class FormatName(StrEnum):
     openai_responses = "openai-responses"
     anthropic = "anthropic"
     otel = "otel"
+    openinference = "openinference"
     tau_bench = "tau-bench"
 
 

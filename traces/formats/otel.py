@@ -29,6 +29,7 @@ reject the record, naming the field: an `intValue` outside int64, a `startTimeUn
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from contracts.traces.formats.base import (
@@ -47,7 +48,7 @@ from contracts.traces.formats.otlp import (
     error_message,
     is_error_status,
 )
-from contracts.traces.formats.span_join import Exec, join
+from contracts.traces.formats.span_join import Bad, Exec, Mention, Reply, join
 from contracts.traces.model import Episode
 
 OP = "gen_ai.operation.name"
@@ -108,12 +109,22 @@ class OtelAdapter(Adapter):
     def sniff_document(self, doc: Any) -> int:
         return self.sniff(doc)
 
-    def records(self, doc: Any) -> Any:
+    def records(self, doc: Any) -> Iterator[Any]:
         yield doc
+
+    #: Attributes naming the conversation (task), first found wins, on a span or its nearest ancestor.
+    task_keys: tuple[str, ...] = (CONV,)
+
+    def extra_items(
+        self, spans: list[Span], task_of: dict[int, str]
+    ) -> tuple[list[Exec], list[Mention], list[Reply], list[Bad]]:
+        """Calls another span convention adds to the GenAI ones (see `openinference`); none here."""
+        return [], [], [], []
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         spans = decoded_spans(record)
-        conv = ancestor_attr(spans, CONV)
+        found = [ancestor_attr(spans, k) for k in self.task_keys]
+        conv = {s.order: next((f[s.order] for f in found if f[s.order] is not None), None) for s in spans}
         episodes: dict[str, str | None] = {}
         for s in spans:
             if episodes.get(s.trace_id) is None:
@@ -123,7 +134,16 @@ class OtelAdapter(Adapter):
             (s for s in spans if s.attrs.get(OP) == "execute_tool"), key=lambda s: (s.start, s.order)
         )
         execs = [_exec(s, task_of[s.order]) for s in tool_spans]
+        x_execs, x_mentions, x_replies, x_bad = self.extra_items(spans, task_of)
+        execs += x_execs
         mentions, replies, bad = chat_items(spans, task_of, {e.trace_id for e in execs})
-        calls, dropped = join(ctx, execs, mentions, replies, bad, what="tool_call_response")
+        calls, dropped = join(
+            ctx,
+            sorted(execs, key=lambda e: e.sort),
+            mentions + x_mentions,
+            replies + x_replies,
+            bad + x_bad,
+            what="tool result",
+        )
         eps = [Episode(trace_id=t, task_id=c or t) for t, c in episodes.items()]
         return Parsed(calls, eps, dropped)
