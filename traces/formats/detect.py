@@ -18,6 +18,7 @@ from contracts.errors import TraceError
 from contracts.traces.formats.anthropic import AnthropicAdapter
 from contracts.traces.formats.base import Adapter
 from contracts.traces.formats.flat import FlatAdapter
+from contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
 from contracts.traces.formats.openinference import OpenInferenceAdapter
@@ -31,6 +32,7 @@ ADAPTERS: dict[str, Adapter] = {
         TauBenchAdapter(),
         OpenInferenceAdapter(),
         OtelAdapter(),
+        OpenAIAgentsAdapter(),
         OpenAIResponsesAdapter(),
         AnthropicAdapter(),
         OpenAIChatAdapter(),
@@ -49,6 +51,7 @@ class FormatName(StrEnum):
     anthropic = "anthropic"
     otel = "otel"
     openinference = "openinference"
+    openai_agents = "openai-agents"
     tau_bench = "tau-bench"
 
 
