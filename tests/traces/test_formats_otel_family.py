@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from contracts.schemas import schema_errors
 from contracts.traces.corpus import Corpus
 from contracts.traces.formats.base import RecordContext
 from contracts.traces.formats.detect import FORMAT_NAMES
+from contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from contracts.traces.formats.openinference import OpenInferenceAdapter
 from contracts.traces.formats.otel import OtelAdapter
 from contracts.traces.formats.otlp import otlp_id
@@ -511,3 +514,57 @@ def test_round_trip_python_literal(value: Any) -> None:
     """`str()` of a JSON-representable dict or list decodes back to it; other text stays text."""
     text = str(value)
     assert decode_literal(text) == (value if isinstance(value, dict | list) else text)
+
+
+_value = st.recursive(
+    st.one_of(_scalar, st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5)),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_name, _args, st.dictionaries(_name, _value, min_size=1, max_size=3), st.booleans()),
+        max_size=5,
+    )
+)
+def test_round_trip_openai_agents(spans: list[tuple[str, dict[str, Any], dict[str, Any], bool]]) -> None:
+    """Function spans written as the SDK writes them (`input` JSON text, `output` = `str()` of the dict)."""
+    data: list[dict[str, Any]] = [{"object": "trace", "id": "trace_1", "workflow_name": "w", "group_id": "g"}]
+    for i, (name, args, out, failed) in enumerate(spans):
+        data.append(
+            {
+                "object": "trace.span",
+                "id": f"span_{i}",
+                "trace_id": "trace_1",
+                "started_at": f"2026-01-01T00:00:{i:02d}+00:00",
+                "span_data": {
+                    "type": "function",
+                    "name": name,
+                    "input": orjson.dumps(args).decode(),
+                    "output": str(out),
+                },
+                "error": {"message": "failed", "data": {"error": "x"}} if failed else None,
+            }
+        )
+    parsed = OpenAIAgentsAdapter().parse(orjson.loads(orjson.dumps({"data": data})), CTX)
+    assert [(c.tool, c.arguments, c.result, c.status, c.error, c.task_id) for c in parsed.calls] == [
+        (n, a, o, "error" if f else "ok", "failed: x" if f else None, "g") for n, a, o, f in spans
+    ]
+    assert [e.task_id for e in parsed.episodes] == ["g"]
+
+
+def test_cli_subprocess(shared_data: Path, tmp_path: Path) -> None:
+    """The installed entry point on the base64-id file: one process, exit 0, ids decoded."""
+    f = shared_data / "formats/otel-genai/openai-v2-chat-tools.base64ids.otlp.jsonl"
+    p = subprocess.run(
+        [sys.executable, "-m", "contracts.cli.app", "ingest", str(f), "-o", str(tmp_path / "c"), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    assert orjson.loads(p.stdout)["calls"] == 2
+    assert {r["trace_id"] for r in _rows(tmp_path / "c")} == {OTEL_TRACE}
