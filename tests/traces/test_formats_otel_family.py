@@ -490,9 +490,51 @@ def _as_openinference(turns: list[list[tuple[str, dict[str, Any], Any]]]) -> dic
     return _doc(*spans)
 
 
+def _as_openllmetry(turns: list[list[tuple[str, dict[str, Any], Any]]]) -> dict[str, Any]:
+    """The same as OpenLLMetry's indexed `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    spans, n = [], 0
+
+    def flat(prefix: str, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for i, m in enumerate(msgs):
+            out.append(_kv(f"{prefix}.{i}.role", m["role"]))
+            for k in ("content", "tool_call_id"):
+                if k in m:
+                    out.append(_kv(f"{prefix}.{i}.{k}", m[k]))
+            for j, (cid, name, args) in enumerate(m.get("calls", [])):
+                q = f"{prefix}.{i}.tool_calls.{j}"
+                out += [_kv(f"{q}.id", cid), _kv(f"{q}.name", name), _kv(f"{q}.arguments", args)]
+        return out
+
+    for i, turn in enumerate([*turns, []]):
+        ids = [f"c{n + k}" for k in range(len(turn))]
+        n += len(turn)
+        asks = {"role": "assistant", "calls": [(c, t, a) for c, (t, a, _) in zip(ids, turn, strict=True)]}
+        attrs = [_kv("llm.request.type", "chat")]
+        attrs += flat("gen_ai.prompt", history) + flat("gen_ai.completion", [asks] if turn else [])
+        spans.append(
+            {
+                "traceId": "ef" * 16,
+                "spanId": f"{i + 1:016x}",
+                "startTimeUnixNano": str(10 + i),
+                "attributes": attrs,
+            }
+        )
+        res = [r if isinstance(r, str) else orjson.dumps(r).decode() for _, _, r in turn]
+        history = [
+            *history,
+            asks,
+            *({"role": "tool", "tool_call_id": c, "content": r} for c, r in zip(ids, res, strict=True)),
+        ]
+    return _doc(*spans)
+
+
 @settings(max_examples=25, deadline=None)
 @given(_turns)
-def test_round_trip_otel_chat_and_openinference(turns: list[list[tuple[str, dict[str, Any], Any]]]) -> None:
+def test_round_trip_otel_chat_openinference_openllmetry(
+    turns: list[list[tuple[str, dict[str, Any], Any]]],
+) -> None:
     expected = [(t, a, r, "ok") for turn in turns for t, a, r in turn]
     for adapter, doc in (
         (OtelAdapter(), _as_otel(turns)),

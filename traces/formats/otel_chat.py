@@ -7,6 +7,12 @@ AI writes `result` for `response`). The messages are a JSON string (what the SDK
 `AnyValue`s. This module turns them into `span_join` mentions and replies; `span_join.join` de-duplicates
 the history and joins them.
 
+OpenLLMetry (Traceloop) writes the same messages as indexed attributes instead:
+`gen_ai.completion.N.tool_calls.M.{id, name, arguments}` ask for calls (the legacy single
+`gen_ai.completion.N.function_call.{name, arguments}` too, without an id), and a later span's
+`gen_ai.prompt.N.*` with `role` `tool`, `tool_call_id` and `content` answers them; the prompt history
+repeats earlier calls as `gen_ai.prompt.N.tool_calls.M.*`. They are read the same way.
+
 When content capture is set to events only, the messages go to the OTLP **logs** signal and the trace
 export holds none: a chat span whose `gen_ai.response.finish_reasons` says the model asked for tools
 (`tool_calls`, `tool_call`, `function_call`, `tool_use`) but that has no `gen_ai.output.messages` is then
@@ -15,6 +21,7 @@ a reject `R_NO_CONTENT`, unless its trace holds `execute_tool` spans (which carr
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -26,6 +33,8 @@ from contracts.traces.formats.span_join import Bad, Mention, Reply
 INPUT = "gen_ai.input.messages"
 OUTPUT = "gen_ai.output.messages"
 FINISH = "gen_ai.response.finish_reasons"
+_INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
+_INDEXED_CALL = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
 TOOL_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
 
 
@@ -39,6 +48,51 @@ def _messages(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise RecordError(f"'{where}' is not a list of messages", field=where)
     return value
+
+
+def indexed_messages(attrs: dict[str, Any]) -> tuple[list[Any], list[Any]] | None:
+    """OpenLLMetry's `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` attributes as (input, output) messages
+    in the `{role, parts}` shape, or None when the span has none."""
+    found: dict[str, dict[int, dict[str, Any]]] = {"prompt": {}, "completion": {}}
+    for k, v in attrs.items():
+        m = _INDEXED.fullmatch(k)
+        if m:
+            found[m[1]].setdefault(int(m[2]), {})[m[3]] = v
+    if not found["prompt"] and not found["completion"]:
+        return None
+
+    def message(fields: dict[str, Any]) -> dict[str, Any]:
+        calls: dict[int, dict[str, Any]] = {}
+        for k, v in fields.items():
+            m = _INDEXED_CALL.fullmatch(k)
+            if m:
+                calls.setdefault(int(m[1]), {})[m[2]] = v
+        parts: list[dict[str, Any]] = [
+            {"type": "tool_call", "id": c.get("id"), "name": c.get("name"), "arguments": c.get("arguments")}
+            for _, c in sorted(calls.items())
+        ]
+        if "function_call.name" in fields:
+            parts.append(
+                {
+                    "type": "tool_call",
+                    "name": fields["function_call.name"],
+                    "arguments": fields.get("function_call.arguments"),
+                }
+            )
+        if fields.get("role") == "tool":
+            parts.append(
+                {
+                    "type": "tool_call_response",
+                    "id": fields.get("tool_call_id"),
+                    "response": fields.get("content"),
+                }
+            )
+        return {"role": fields.get("role"), "parts": parts}
+
+    return (
+        [message(f) for _, f in sorted(found["prompt"].items())],
+        [message(f) for _, f in sorted(found["completion"].items())],
+    )
 
 
 def asks_for_tools(attrs: dict[str, Any], key: str = FINISH) -> bool:
@@ -59,7 +113,13 @@ def chat_items(
     position = 0
     for s in sorted(spans, key=lambda s: (s.start, s.order)):
         has_in, has_out = INPUT in s.attrs, OUTPUT in s.attrs
-        if not has_out and asks_for_tools(s.attrs) and s.trace_id not in traces_with_exec:
+        indexed = None if has_in or has_out else indexed_messages(s.attrs)
+        if (
+            not has_out
+            and not (indexed and indexed[1])
+            and asks_for_tools(s.attrs)
+            and s.trace_id not in traces_with_exec
+        ):
             bad.append(
                 Bad(
                     (s.start, s.order, 0),
@@ -70,15 +130,19 @@ def chat_items(
                     s.span,
                 )
             )
-        for key in (INPUT, OUTPUT) if has_in or has_out else ():
-            if key not in s.attrs:
-                continue
+        for side, key in enumerate((INPUT, OUTPUT)):
             where = f"{s.where}.{key}"
-            try:
-                msgs = _messages(s.attrs[key], where)
-            except RecordError as e:
-                bad.append(Bad((s.start, s.order, position), R_FIELD, e.reason, s.span))
+            if indexed is not None:
+                msgs = indexed[side]
+                where = f"{s.where}.gen_ai.{('prompt', 'completion')[side]}"
+            elif key not in s.attrs:
                 continue
+            else:
+                try:
+                    msgs = _messages(s.attrs[key], where)
+                except RecordError as e:
+                    bad.append(Bad((s.start, s.order, position), R_FIELD, e.reason, s.span))
+                    continue
             for mi, msg in enumerate(msgs):
                 parts = msg.get("parts") if isinstance(msg, dict) else None
                 for pi, part in enumerate(parts if isinstance(parts, list) else []):
