@@ -11,7 +11,8 @@ that repeats the conversation in its input (with the tool's answer). `join` make
    content): the same answer repeated in history is one answer; a different answer to an answered id
    is a second result (`R_DUPLICATE_RESULT`).
 2. Each **execution span** claims its mention: the one with its call id in the same trace, else (an
-   execution span without an id) the first unclaimed mention of the same tool with equal arguments.
+   execution span without an id) the first unclaimed mention of the same tool with equal arguments
+   (any arguments, when the span records none).
    The span is the call (its status and result win); it also consumes the reply to its id, and takes
    its result from that reply when the span itself records none (content capture off on tool spans).
 3. Every unclaimed mention is a call answered by the first unused reply to its id after it (`Answers`);
@@ -132,6 +133,10 @@ def join(
     # 2. execution spans claim their mentions
     claimed: set[tuple[str, str, str]] = set()
     by_id = {k: m for k, m in unique.items() if k[1] == "id"}
+    by_tool: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    if any(e.call_id is None for e in execs):
+        for k, m in unique.items():
+            by_tool.setdefault((m.trace_id, m.tool), []).append(k)
     out: list[tuple[Sort, ToolCall | None, DroppedCall | None]] = []
     for e in execs:
         mention: Mention | None = None
@@ -141,15 +146,14 @@ def join(
                 claimed.add(k)
                 mention = by_id[k]
         else:
-            for k, m in unique.items():
-                if (
-                    k not in claimed
-                    and m.trace_id == e.trace_id
-                    and m.tool == e.tool
-                    and (e.arguments is None or _args_key(m.arguments) == _args_key(e.arguments))
-                ):
+            want = None if e.arguments is None else _args_key(e.arguments)
+            candidates = by_tool.get((e.trace_id, e.tool), [])
+            for i, k in enumerate(candidates):
+                m = unique[k]
+                if k not in claimed and (want is None or _args_key(m.arguments) == want):
                     claimed.add(k)
                     mention = m
+                    del candidates[i]  # claimed once: later spans need not step over it
                     break
         call_id = e.call_id if e.call_id is not None else (mention.call_id if mention else None)
         after = mention.position if mention is not None else -1
