@@ -610,3 +610,20 @@ def test_cli_subprocess(shared_data: Path, tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert orjson.loads(p.stdout)["calls"] == 2
     assert {r["trace_id"] for r in _rows(tmp_path / "c")} == {OTEL_TRACE}
+
+
+def test_openai_agents_batches_as_json_lines(shared_data: Path, tmp_path: Path) -> None:
+    """The exporter's batches one a line read like the whole file; a line holding one item is a batch of
+    one (its spans' task is then the trace id: the trace item with the group id is on another line)."""
+    doc = orjson.loads((shared_data / "formats/openai-agents/agents-sdk-trace-ingest.json").read_bytes())
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(orjson.dumps(doc) + b"\n")
+    ingest([one], tmp_path / "a")
+    assert _facts(_rows(tmp_path / "a")) == AGENTS
+    assert {r["task_id"] for r in _rows(tmp_path / "a")} == {"conv-42"}
+    items = tmp_path / "items.jsonl"
+    items.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in doc["data"]))
+    rep = ingest([items], tmp_path / "b")
+    assert (rep.sources[0].format, rep.sources[0].lines, rep.calls) == ("openai-agents", 9, 3)
+    assert _facts(_rows(tmp_path / "b")) == AGENTS
+    assert {r["task_id"] for r in _rows(tmp_path / "b")} == {"trace_f4fac11c9ec54fb9bd4ef54d945dcf07"}
