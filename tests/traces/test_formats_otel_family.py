@@ -627,3 +627,26 @@ def test_openai_agents_batches_as_json_lines(shared_data: Path, tmp_path: Path) 
     assert (rep.sources[0].format, rep.sources[0].lines, rep.calls) == ("openai-agents", 9, 3)
     assert _facts(_rows(tmp_path / "b")) == AGENTS
     assert {r["task_id"] for r in _rows(tmp_path / "b")} == {"trace_f4fac11c9ec54fb9bd4ef54d945dcf07"}
+
+
+def test_unusable_tool_span_is_one_reject_not_also_a_call(shared_data: Path) -> None:
+    """A TOOL span whose input is plain text (not arguments) is rejected; it still claims the LLM call
+    it ran, so that call is not kept from the history as well, and its history answer is no orphan."""
+    doc = orjson.loads((shared_data / "formats/openinference/openai-chat-tools.otlp.jsonl").read_bytes())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    t0 = int(spans[0]["startTimeUnixNano"])
+    spans.append(
+        _tool_span(
+            "00000000000000a1",
+            t0 + 1,
+            "get_current_weather",
+            "Seattle, WA",
+            "50F, rain",
+            tool_id="call_JpNb8OiAkbIbHzDggfpdDHpi",
+        )
+    )
+    parsed = OpenInferenceAdapter().parse(doc, CTX)
+    assert [(c.arguments, c.result) for c in parsed.calls] == [
+        ({"location": "San Francisco, CA"}, "70 degrees and sunny")
+    ]
+    assert [(d.code, "input.value" in d.reason) for d in parsed.dropped] == [("R_FIELD", True)]

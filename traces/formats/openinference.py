@@ -66,13 +66,18 @@ def has_openinference(record: Any) -> bool:
 
 
 def tool_exec(s: Span, task_id: str) -> Exec:
-    """The `Exec` of one `TOOL` span."""
+    """The `Exec` of one `TOOL` span (a reject, `R_FIELD`, when `input.value` is not a JSON object:
+    plain-text input is not guessed into arguments)."""
     attrs = s.attrs
     name = attrs.get("tool.name") or s.span.get("name")
     if not isinstance(name, str) or not name:
         raise RecordError(f"'{s.where}' is a TOOL span without tool.name", field=f"{s.where}.attributes")
     raw_args = attrs.get("input.value")
-    args = None if raw_args is None else parse_arguments(raw_args, field=f"{s.where}.input.value")
+    reject = None
+    try:
+        args = None if raw_args is None else parse_arguments(raw_args, field=f"{s.where}.input.value")
+    except RecordError as e:
+        args, reject = None, (e.code, e.reason)
     has_result = "output.value" in attrs
     error = None
     if is_error_status(s.span):
@@ -91,6 +96,7 @@ def tool_exec(s: Span, task_id: str) -> Exec:
         sort=(s.start, s.order, 0),
         meta={"span_id": s.span_id},
         raw=s.span,
+        reject=reject,
     )
 
 

@@ -66,7 +66,7 @@ def _first(attrs: dict[str, Any], keys: tuple[str, str]) -> tuple[str | None, An
 
 
 def _exec(s: Span, task_id: str) -> Exec:
-    """The `Exec` of one `execute_tool` span."""
+    """The `Exec` of one `execute_tool` span (a reject, `R_FIELD`, when its arguments are not an object)."""
     attrs = s.attrs
     name = attrs.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
@@ -74,7 +74,11 @@ def _exec(s: Span, task_id: str) -> Exec:
             f"'{s.where}' is an execute_tool span without gen_ai.tool.name", field=f"{s.where}.attributes"
         )
     akey, raw_args = _first(attrs, ARGS)
-    args = None if raw_args is None else parse_arguments(raw_args, field=f"{s.where}.{akey}")
+    reject = None
+    try:
+        args = None if raw_args is None else parse_arguments(raw_args, field=f"{s.where}.{akey}")
+    except RecordError as e:
+        args, reject = None, (e.code, e.reason)
     rkey, result = _first(attrs, RESULT)
     error = None
     if is_error_status(s.span):
@@ -94,6 +98,7 @@ def _exec(s: Span, task_id: str) -> Exec:
         sort=(s.start, s.order, 0),
         meta=meta,
         raw=s.span,
+        reject=reject,
     )
 
 
@@ -133,9 +138,8 @@ class OtelAdapter(Adapter):
         tool_spans = sorted(
             (s for s in spans if s.attrs.get(OP) == "execute_tool"), key=lambda s: (s.start, s.order)
         )
-        execs = [_exec(s, task_of[s.order]) for s in tool_spans]
         x_execs, x_mentions, x_replies, x_bad = self.extra_items(spans, task_of)
-        execs += x_execs
+        execs = [_exec(s, task_of[s.order]) for s in tool_spans] + x_execs
         mentions, replies, bad = chat_items(spans, task_of, {e.trace_id for e in execs})
         calls, dropped = join(
             ctx,

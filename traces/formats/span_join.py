@@ -58,6 +58,9 @@ class Exec(NamedTuple):
     sort: Sort
     meta: dict[str, Any]
     raw: Any
+    #: `(code, reason)` when the span is unusable (arguments not an object): it still claims its
+    #: mention and reply, so the call is one reject, not a reject and a call from the history.
+    reject: tuple[str, str] | None = None
 
 
 class Mention(NamedTuple):
@@ -162,6 +165,9 @@ def join(
         meta = dict(e.meta)
         if call_id is not None:
             meta.setdefault("tool_call_id", call_id)
+        if e.reject is not None:
+            out.append((e.sort, None, DroppedCall(0, e.reject[1], e.raw, e.reject[0])))
+            continue
         if e.error is not None:
             result, status, error = (decode_result(e.result) if e.has_result else None), "error", e.error
         elif e.has_result:
