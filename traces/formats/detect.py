@@ -17,7 +17,10 @@ from typing import Any
 from contracts.errors import TraceError
 from contracts.traces.formats.anthropic import AnthropicAdapter
 from contracts.traces.formats.base import Adapter
+from contracts.traces.formats.claude_code import ClaudeCodeAdapter
+from contracts.traces.formats.codex import CodexAdapter
 from contracts.traces.formats.flat import FlatAdapter
+from contracts.traces.formats.inspect_ai import InspectAIAdapter
 from contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
 from contracts.traces.formats.otel import OtelAdapter
@@ -28,6 +31,9 @@ ADAPTERS: dict[str, Adapter] = {
     a.name: a
     for a in (
         TauBenchAdapter(),
+        InspectAIAdapter(),
+        ClaudeCodeAdapter(),
+        CodexAdapter(),
         OtelAdapter(),
         OpenAIResponsesAdapter(),
         AnthropicAdapter(),
@@ -47,6 +53,9 @@ class FormatName(StrEnum):
     anthropic = "anthropic"
     otel = "otel"
     tau_bench = "tau-bench"
+    claude_code = "claude-code"
+    codex = "codex"
+    inspect_ai = "inspect-ai"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
