@@ -454,6 +454,18 @@ def _sniff_head(lines: Iterator[Line]) -> tuple[list[Line], list[tuple[int, Any]
     return head, parsed_head
 
 
+def _one_document_note(adapter: Adapter, head: list[Line], parsed: list[tuple[int, Any]]) -> str | None:
+    """Why a file holding one minified document (one line) that its whole-file adapter would skip is
+    skipped (see `Adapter.skip_note`), else None."""
+    if (
+        not adapter.whole_file
+        or len(parsed) != 1
+        or any(raw.strip() for n, raw, _ in head if n != parsed[0][0])
+    ):
+        return None
+    return adapter.skip_note(parsed[0][1])
+
+
 def _read_lines(run: Run, h: Hashed, fmt: str) -> SourceReport:
     """A JSON Lines source, streamed: detect the format from its head, then every line in order."""
     with open_source(h.path) as fh:
@@ -463,6 +475,9 @@ def _read_lines(run: Run, h: Hashed, fmt: str) -> SourceReport:
             note = f"not traces: no adapter claims its first {len(parsed_head)} record(s)"
             return skipped_source(h.source.name, h.sha256, "unknown", h.size, note)
         lfmt = fmt if fmt != "auto" else (detect_records(parsed_head, h.source.name) or "flat")
+        note = _one_document_note(get_adapter(lfmt), head, parsed_head)
+        if note is not None:
+            return skipped_source(h.source.name, h.sha256, lfmt, h.size, note)
         reader = _SourceReader(run, h, get_adapter(lfmt), mixed_is_error=fmt == "auto")
         text_line = reader.text_line
         raw_fh: Any = fh.fileobj if isinstance(fh, gzip.GzipFile) else fh  # compressed bytes, for progress

@@ -16,6 +16,7 @@ from typing import Any
 
 from contracts.errors import TraceError
 from contracts.traces.formats.anthropic import AnthropicAdapter
+from contracts.traces.formats.atif import AtifAdapter
 from contracts.traces.formats.base import Adapter
 from contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from contracts.traces.formats.codex import CodexAdapter
@@ -24,6 +25,7 @@ from contracts.traces.formats.inspect_ai import InspectAIAdapter
 from contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
 from contracts.traces.formats.otel import OtelAdapter
+from contracts.traces.formats.swe_agent import SweAgentAdapter
 from contracts.traces.formats.tau_bench import TauBenchAdapter
 
 #: Every adapter by name, in detection priority order (most specific first).
@@ -32,6 +34,8 @@ ADAPTERS: dict[str, Adapter] = {
     for a in (
         TauBenchAdapter(),
         InspectAIAdapter(),
+        AtifAdapter(),
+        SweAgentAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -56,6 +60,8 @@ class FormatName(StrEnum):
     claude_code = "claude-code"
     codex = "codex"
     inspect_ai = "inspect-ai"
+    atif = "atif"
+    swe_agent = "swe-agent"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.traces.formats.base import (
+    R_NO_CALLS,
     Adapter,
     Answers,
     DroppedCall,
@@ -58,6 +59,17 @@ def _tau2_tools(info: Any) -> tuple[str, ...] | None:
     return tool_names(defs)
 
 
+def _results_index(doc: Any) -> bool:
+    """τ²-bench's directory layout: `results.json` holds `info` and `tasks`, the simulations are files."""
+    return (
+        isinstance(doc, dict)
+        and "simulations" not in doc
+        and isinstance(doc.get("tasks"), list)
+        and isinstance(doc.get("info"), dict)
+        and ("user_info" in doc["info"] or "environment_info" in doc["info"])
+    )
+
+
 class TauBenchAdapter(Adapter):
     """τ-bench runs and τ²-bench simulations, whole-file or one a line."""
 
@@ -73,14 +85,23 @@ class TauBenchAdapter(Adapter):
             return 2
         if isinstance(record.get("simulations"), list):
             return 2
-        return 0
+        if isinstance(record.get("ticks"), list) and "task_id" in record:
+            return 2
+        return 2 if _results_index(record) else 0
 
     def sniff_document(self, doc: Any) -> int:
         if isinstance(doc, list):
             return 2 if doc and isinstance(doc[0], dict) and "traj" in doc[0] else 0
         if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
             return 2
+        if _results_index(doc):
+            return 2
         return self.sniff(doc)
+
+    def skip_note(self, doc: Any) -> str | None:
+        if _results_index(doc):
+            return "a τ²-bench results index (no simulations): they are the files in simulations/ beside it"
+        return None
 
     def records(self, doc: Any) -> Iterator[Any]:
         if isinstance(doc, list):
@@ -101,6 +122,8 @@ class TauBenchAdapter(Adapter):
             return self._tau1(record, ctx)
         if "messages" in record:
             return self._tau2(record, None, ctx)
+        if isinstance(record.get("ticks"), list):
+            return self._tau2_ticks(record, ctx)
         if isinstance(record.get("simulations"), list):
             return self._tau2_file(record, ctx)
         raise RecordError("neither a τ-bench run (no 'traj') nor a τ²-bench simulation (no 'messages')")
@@ -119,6 +142,33 @@ class TauBenchAdapter(Adapter):
             episodes.extend(p.episodes)
             dropped.extend(p.dropped)
         return Parsed(calls, episodes, dropped)
+
+    def _tau2_ticks(self, sim: dict[str, Any], ctx: RecordContext) -> Parsed:
+        """A simulation of τ²-bench's streaming (voice, full-duplex) mode: `ticks[]`, each with an
+        `agent_chunk` and a `user_chunk` message. Chunks carrying `tool_calls`, and tool messages in a
+        tick's lists, are read as the messages of `_tau2`; a simulation where the agent acted (a chunk
+        with speech or content) but no call was made is rejected as `R_NO_CALLS`, saying so."""
+        messages: list[dict[str, Any]] = []
+        spoke = 0
+        for tick in sim["ticks"]:
+            if not isinstance(tick, dict):
+                continue
+            for key, value in tick.items():
+                if isinstance(value, dict) and value.get("role"):
+                    if value.get("tool_calls") or value.get("role") == "tool":
+                        messages.append(value)
+                    if key == "agent_chunk" and (value.get("contains_speech") or value.get("content")):
+                        spoke += 1
+                elif isinstance(value, list):
+                    messages.extend(v for v in value if isinstance(v, dict) and v.get("role") == "tool")
+        parsed = self._tau2({**sim, "messages": messages}, None, ctx)
+        if spoke and not parsed.calls and not parsed.dropped:
+            raise RecordError(
+                f"simulation '{sim.get('id')}' ({sim.get('mode', 'streaming')} mode, {len(sim['ticks'])} ticks, "
+                f"{spoke} with agent speech) holds no tool call",
+                code=R_NO_CALLS,
+            )
+        return parsed
 
     def _tau1(self, run: dict[str, Any], ctx: RecordContext) -> Parsed:
         task = require_str(run, "task_id")
