@@ -472,8 +472,8 @@ def _read_lines(run: Run, h: Hashed, fmt: str) -> SourceReport:
         lines = _lines(fh)
         head, parsed_head = _sniff_head(lines)
         if fmt == "auto" and h.source.from_folder and _unclaimed(parsed_head):
-            note = f"not traces: no adapter claims its first {len(parsed_head)} record(s)"
-            return skipped_source(h.source.name, h.sha256, "unknown", h.size, note)
+            why = f"not traces: no adapter claims its first {len(parsed_head)} record(s)"
+            return skipped_source(h.source.name, h.sha256, "unknown", h.size, why)
         lfmt = fmt if fmt != "auto" else (detect_records(parsed_head, h.source.name) or "flat")
         note = _one_document_note(get_adapter(lfmt), head, parsed_head)
         if note is not None:

@@ -109,7 +109,7 @@ class AtifAdapter(Adapter):
                 else:
                     answer[match] = r
             free = [i for i, _, _ in pending if i not in answer]
-            for (ri, r), i in zip(loose, free, strict=False):
+            for (_ri, r), i in zip(loose, free, strict=False):
                 answer[i] = r
             for ri, r in loose[len(free) :]:
                 dropped.append(

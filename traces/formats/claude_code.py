@@ -57,13 +57,14 @@ class ClaudeCodeAdapter(Adapter):
             return sid, None
         agent = rec.get("agentId")
         uuid = rec.get("uuid")
+        parent = rec.get("parentUuid")
+        found = self.side_root.get(parent) if isinstance(parent, str) else None
         if isinstance(agent, str) and agent:
             key = agent
+        elif found is not None:
+            key = found
         else:
-            parent = rec.get("parentUuid")
-            key = self.side_root.get(parent) if isinstance(parent, str) else None
-            if key is None:
-                key = uuid if isinstance(uuid, str) and uuid else "0"
+            key = uuid if isinstance(uuid, str) and uuid else "0"
         if isinstance(uuid, str):
             self.side_root[uuid] = key
         return f"{sid}/sidechain-{key}", {"parent_trace_id": sid, "sidechain": key}
