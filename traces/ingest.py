@@ -160,7 +160,7 @@ def _ingest_locked(
 
 def _refuse_empty(read: list[SourceReport]) -> None:
     """Sources were read and none held a tool call or a bad line: an error, not an empty corpus."""
-    if not read or any(r.calls or r.rejects for r in read):
+    if not read or any(r.calls or r.rejects or r.dropped_calls for r in read):
         return
     more = f" (nor do the other {len(read) - 1} source(s) read)" if len(read) > 1 else ""
     raise TraceError(
