@@ -100,7 +100,7 @@ class TauBenchAdapter(Adapter):
 
     def skip_note(self, doc: Any) -> str | None:
         if _results_index(doc):
-            return "a τ²-bench results index (no simulations): they are the files in simulations/ beside it"
+            return "τ²-bench results index: its simulations are files in simulations/"
         return None
 
     def records(self, doc: Any) -> Iterator[Any]:
