@@ -577,3 +577,74 @@ def test_codex_round_trip(calls: list[tuple[tuple[str, dict[str, Any], Any, bool
         ingest([src], Path(tmp) / "c")
         assert _corpus_calls(Path(tmp) / "c") == expected
         assert _rejects(Path(tmp) / "c") == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.tuples(_call, st.booleans()), max_size=3), min_size=1, max_size=4), st.randoms())
+def test_atif_round_trip(
+    steps: list[list[tuple[tuple[str, dict[str, Any], Any, bool], bool]]], rnd: Any
+) -> None:
+    """Generated trajectories: each step's results either name their call (`source_call_id`, in any
+    order) or not (then in call order); every call comes back with its own result."""
+    doc: dict[str, Any] = {"schema_version": "ATIF-v1.5", "session_id": "H", "steps": []}
+    expected: list[Call] = []
+    n = 0
+    for si, step in enumerate(steps):
+        tcs, results = [], []
+        for (tool, args, result, _), by_id in step:
+            cid = f"c{n}"
+            n += 1
+            tcs.append({"tool_call_id": cid, "function_name": tool, "arguments": args})
+            content = result if isinstance(result, str) else orjson.dumps(result).decode()
+            results.append({"source_call_id": cid, "content": content} if by_id else {"content": content})
+            expected.append((tool, args, result, "ok", None))
+        keyed = [r for r in results if "source_call_id" in r]
+        rnd.shuffle(keyed)  # results with ids may come in any order; those without keep theirs
+        doc["steps"].append(
+            {
+                "step_id": si + 1,
+                "source": "agent",
+                "tool_calls": tcs,
+                "observation": {"results": keyed + [r for r in results if "source_call_id" not in r]},
+            }
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "t.trajectory.json"
+        src.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+        if n == 0:
+            with pytest.raises(TraceError):  # agent steps, no call: one R_NO_CALLS reject, so not "empty"
+                ingest([src], Path(tmp) / "c", strict=True)
+            return
+        ingest([src], Path(tmp) / "c")
+        assert _corpus_calls(Path(tmp) / "c") == expected
+        assert _rejects(Path(tmp) / "c") == []
+
+
+def test_claude_code_agent_file_links_to_parent(tmp_path: Path) -> None:
+    """A sub-agent transcript in its own file (`agentId` on every line) is an episode of the parent
+    session, whichever file is read first."""
+    side = [
+        {**_cc("user", "P", "x1", "find it", side=True), "agentId": "a7"},
+        {
+            **_cc(
+                "assistant",
+                "P",
+                "x2",
+                [{"type": "tool_use", "id": "g", "name": "Glob", "input": {"pattern": "*.py"}}],
+                side=True,
+            ),
+            "agentId": "a7",
+        },
+        {
+            **_cc(
+                "user", "P", "x3", [{"type": "tool_result", "tool_use_id": "g", "content": "a.py"}], side=True
+            ),
+            "agentId": "a7",
+        },
+    ]
+    _jsonl(tmp_path / "agent-a7.jsonl", side)
+    rep = ingest([tmp_path / "agent-a7.jsonl"], tmp_path / "c")
+    assert rep.calls == 1
+    eps = Corpus.open(tmp_path / "c").scan_episodes().collect()
+    assert eps.select("trace_id", "task_id").rows() == [("P/sidechain-a7", "P")]
+    assert orjson.loads(eps["labels"][0]) == {"parent_trace_id": "P", "sidechain": "a7"}
