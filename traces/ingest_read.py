@@ -7,7 +7,14 @@
   not ending on its first line (a pretty-printed `.json`), is loaded whole (`whole_document`) and split
   into records by its adapter (a τ-bench array, an OTLP or τ²-bench object). A tool registry, or in a
   folder walk a document no adapter claims, is skipped, not failed.
+- **Zip containers**: a file starting with a zip header (an Inspect AI `.eval` log) is read with
+  `zipfile` into the JSON document it stands for (`zip_document`).
 - **Format detection** looks at the first `SNIFF_RECORDS` records (`formats.detect`); `--format` forces one.
+  In a folder walk, a JSON Lines file no adapter claims is skipped with a note, as is a document its
+  adapter says holds no records (`Adapter.skip_note`: a τ²-bench results index).
+- **Sessions**: the adapter a source is read with is `adapter.begin()` (a fresh one for session formats,
+  whose calls and results are on different lines), and `finish` stages what it still holds when the
+  source ends: calls no line answered, each a reject on its own line.
 - **Records to the run**: each record goes through its adapter; its calls are staged into the chunk all
   or nothing (`ingest_columns.stage_calls`), a bad record becomes one reject (with `R_FORMAT` when it
   clearly belongs to another format, or a mixed-format error under auto-detection), and a call dropped
