@@ -648,3 +648,26 @@ def test_claude_code_agent_file_links_to_parent(tmp_path: Path) -> None:
     eps = Corpus.open(tmp_path / "c").scan_episodes().collect()
     assert eps.select("trace_id", "task_id").rows() == [("P/sidechain-a7", "P")]
     assert orjson.loads(eps["labels"][0]) == {"parent_trace_id": "P", "sidechain": "a7"}
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt", "calls"),
+    [
+        ("claude-code/representative_messages.jsonl", "claude-code", 2),
+        ("codex-cli", "codex", 3),
+        ("atif", "atif", 4),
+        ("swe-agent/marshmallow-code__marshmallow-1867.traj", "swe-agent", 11),
+        ("inspect_ai/log_tool_call_error.json", "inspect-ai", 0),
+    ],
+)
+def test_forced_format_through_cli(
+    shared_data: Path, tmp_path: Path, path: str, fmt: str, calls: int
+) -> None:
+    """`--format NAME` reads the same calls as auto-detection."""
+    r = CliRunner().invoke(
+        app,
+        ["ingest", str(shared_data / "formats" / path), "-o", str(tmp_path / "c"), "--format", fmt, "--json"],
+    )
+    assert r.exit_code == 0, r.output
+    out = orjson.loads(r.stdout)
+    assert out["calls"] == calls and {s["format"] for s in out["sources"]} == {fmt}
