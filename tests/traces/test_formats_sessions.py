@@ -671,3 +671,18 @@ def test_forced_format_through_cli(
     assert r.exit_code == 0, r.output
     out = orjson.loads(r.stdout)
     assert out["calls"] == calls and {s["format"] for s in out["sources"]} == {fmt}
+
+
+def test_reject_codes_documented_and_in_schema() -> None:
+    """Every stable reject code of `formats.base` is in docs/formats.md's table and the manifest schema."""
+    from contracts.traces.formats import base
+
+    codes = {v for k, v in vars(base).items() if k.startswith("R_") and isinstance(v, str)}
+    assert "R_NO_CALLS" in codes
+    repo = Path(__file__).resolve().parents[2]
+    docs = (repo / "docs/formats.md").read_text()
+    schema = orjson.loads((repo / "contracts/schemas/corpus-manifest.schema.json").read_bytes())
+    enum = set(schema["$defs"]["reject"]["properties"]["code"]["enum"])
+    for code in sorted(codes):
+        assert f"| `{code}` |" in docs, code
+    assert codes <= enum
