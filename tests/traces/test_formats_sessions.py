@@ -686,3 +686,33 @@ def test_reject_codes_documented_and_in_schema() -> None:
     for code in sorted(codes):
         assert f"| `{code}` |" in docs, code
     assert codes <= enum
+
+
+def test_tau2_simulation_without_calls_is_a_reject(tmp_path: Path) -> None:
+    """A τ² simulation where the agent spoke and called nothing: `R_NO_CALLS`, in a pretty-printed
+    results file (one record a simulation) and in a minified one (one line), beside a simulation with
+    a call that is kept."""
+    talk = {
+        "id": "s0",
+        "task_id": "t0",
+        "messages": [{"role": "assistant", "content": "Hello"}],
+        "reward_info": {"reward": 0.0},
+    }
+    act = {
+        "id": "s1",
+        "task_id": "t1",
+        "messages": [
+            {"role": "assistant", "tool_calls": [{"id": "a", "name": "get", "arguments": {"k": 1}}]},
+            {"role": "tool", "id": "a", "content": "v"},
+        ],
+        "reward_info": {"reward": 1.0},
+    }
+    doc = {"info": {}, "tasks": [], "simulations": [talk, act]}
+    (tmp_path / "pretty.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    (tmp_path / "mini.json").write_bytes(orjson.dumps(doc))
+    for name in ("pretty.json", "mini.json"):
+        out = tmp_path / name.replace(".json", "")
+        rep = ingest([tmp_path / name], out)
+        assert rep.calls == 1 and rep.sources[0].format == "tau-bench"
+        ((code, _, reason),) = _rejects(out)
+        assert (code, reason) == ("R_NO_CALLS", "simulation 's0' has assistant messages but no tool call")

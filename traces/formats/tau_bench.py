@@ -12,6 +12,11 @@ by `id`. Calls requested by the user are kept: `requestor` goes to the call's `m
 makes a `status: "error"` call. `trace_id` = the simulation `id`, `task_id` its `task_id`, `reward` =
 `reward_info.reward`, and the visible tools are `info.environment_info.tool_defs` when recorded.
 
+A τ² simulation with assistant messages but no tool call is rejected (`R_NO_CALLS`), never read as an
+ok episode with 0 calls. τ²-bench's directory layout (`results.json` + `simulations/<id>.json`): the
+results index holds no simulation and is skipped with a note (`skip_note`); each simulation file is one
+record. Streaming (voice) simulations hold `ticks[]` instead of `messages` (`_tau2_ticks`).
+
 Whole-file accounting: a record is one run (τ-bench) or one simulation (τ²-bench), numbered from 1 in
 file order; that number is the `line` of its calls and rejects.
 """
@@ -70,6 +75,23 @@ def _results_index(doc: Any) -> bool:
     )
 
 
+def _silent_agent(sim: dict[str, Any], parsed: Parsed) -> bool:
+    """A τ² simulation whose agent spoke (an assistant message) and made no call, kept or dropped."""
+    if parsed.calls or parsed.dropped:
+        return False
+    msgs = sim.get("messages")
+    return isinstance(msgs, list) and any(isinstance(m, dict) and m.get("role") == "assistant" for m in msgs)
+
+
+def _acted(sim: dict[str, Any], parsed: Parsed) -> Parsed:
+    """`parsed`, or `R_NO_CALLS` for a simulation with agent activity and no call (never a silent ok)."""
+    if _silent_agent(sim, parsed):
+        raise RecordError(
+            f"simulation '{sim.get('id')}' has assistant messages but no tool call", code=R_NO_CALLS
+        )
+    return parsed
+
+
 class TauBenchAdapter(Adapter):
     """τ-bench runs and τ²-bench simulations, whole-file or one a line."""
 
@@ -115,13 +137,15 @@ class TauBenchAdapter(Adapter):
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if isinstance(record, _Simulation):
-            return self._tau2(record.sim, record.tools, ctx)
+            if "messages" not in record.sim and isinstance(record.sim.get("ticks"), list):
+                return self._tau2_ticks(record.sim, ctx)
+            return _acted(record.sim, self._tau2(record.sim, record.tools, ctx))
         if not isinstance(record, dict):
             raise RecordError(f"record is not a JSON object ({type(record).__name__})")
         if "traj" in record:
             return self._tau1(record, ctx)
         if "messages" in record:
-            return self._tau2(record, None, ctx)
+            return _acted(record, self._tau2(record, None, ctx))
         if isinstance(record.get("ticks"), list):
             return self._tau2_ticks(record, ctx)
         if isinstance(record.get("simulations"), list):
@@ -138,6 +162,13 @@ class TauBenchAdapter(Adapter):
             if not isinstance(sim, dict):
                 raise RecordError(f"'simulations[{k}]' is not an object", field=f"simulations[{k}]")
             p = self._tau2(sim, tools, ctx, offset=len(calls) + len(dropped))
+            if _silent_agent(sim, p):
+                why = f"simulation '{sim.get('id')}' has assistant messages but no tool call"
+                p = Parsed(
+                    (),
+                    p.episodes,
+                    [DroppedCall(len(calls) + len(dropped), why, {"id": sim.get("id")}, R_NO_CALLS)],
+                )
             calls.extend(p.calls)
             episodes.extend(p.episodes)
             dropped.extend(p.dropped)
