@@ -193,14 +193,19 @@ def info_command(
     for col in ("source", "format", "lines", "calls", "rejects"):
         src.add_column(col, justify="left" if col in ("source", "format") else "right", overflow="fold")
     for s in info["sources"]:
-        src.add_row(
-            escape(s["source"]),
-            s["format"],
-            f"{s['lines']:,}",
-            f"{s['calls']:,}",
-            f"[red]{s['rejects']:,}[/red]" if s["rejects"] else "0",
-        )
+        rej = f"[red]{s['rejects']:,}[/red]" if s["rejects"] else "0"
+        if s.get("dropped_calls"):
+            rej += f" [red](+{s['dropped_calls']:,} calls)[/red]"
+        src.add_row(escape(s["source"]), s["format"], f"{s['lines']:,}", f"{s['calls']:,}", rej)
     _print_table(out, src)
+    if len(info["formats"]) > 1 or any(f["rejects"] for f in info["formats"]):
+        fmts = Table(show_edge=False, header_style="bold")
+        for col in ("format", "sources", "calls", "rejects"):
+            fmts.add_column(col, justify="left" if col == "format" else "right")
+        for f in info["formats"]:
+            rej = f"[red]{f['rejects']:,}[/red]" if f["rejects"] else "0"
+            fmts.add_row(f["format"], f"{f['sources']:,}", f"{f['calls']:,}", rej)
+        _print_table(out, fmts)
     tools = Table(show_edge=False, header_style="bold")
     for col in ("tool", "calls", "errors", "episodes"):
         tools.add_column(col, justify="left" if col == "tool" else "right")

@@ -337,10 +337,21 @@ def corpus_info(path: str | Path) -> dict[str, Any]:
         "sources": [
             {
                 k: s.get(k)
-                for k in ("source", "format", "sha256", "lines", "calls", "rejects", "blank", "episodes")
+                for k in (
+                    "source",
+                    "format",
+                    "sha256",
+                    "lines",
+                    "calls",
+                    "rejects",
+                    "blank",
+                    "episodes",
+                    "dropped_calls",
+                )
             }
             for s in man.get("sources", [])
         ],
+        "formats": formats_summary(man.get("sources", [])),
         "calls": int(n_calls),
         "leaves": int(n_leaves),
         "episodes": int(eps["episodes"]),
@@ -360,3 +371,15 @@ def corpus_info(path: str | Path) -> dict[str, Any]:
         "rejects": {"total": len(rejects), "by_code": dict(sorted(by_code.items()))},
         "registry": man.get("registry"),
     }
+
+
+def formats_summary(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sources, calls and rejects per input format (rejects = rejected lines or records plus calls
+    left out of kept episodes, i.e. every line of `rejects.jsonl` a source produced), by first use."""
+    out: dict[str, dict[str, Any]] = {}
+    for s in sources:
+        f = out.setdefault(str(s.get("format")), {"sources": 0, "calls": 0, "rejects": 0})
+        f["sources"] += 1
+        f["calls"] += int(s.get("calls", 0))
+        f["rejects"] += int(s.get("rejects", 0)) + int(s.get("dropped_calls", 0))
+    return [{"format": k, **v} for k, v in out.items()]

@@ -3,8 +3,8 @@
 The pipeline, one module a step, and why it is shaped so:
 
 1. **Sources** (`ingest_sources`): files, folders (walked recursively for `*.jsonl`, `*.jsonl.gz`,
-   `*.json`, `*.json.gz`, sorted by path so two runs read in the same order) or `-` (stdin, spooled to a
-   file so it can be hashed and read like any file). A source whose sha256 is already in `corpus.json`,
+   `*.json`, `*.json.gz`, `*.traj`, `*.eval`, sorted by path so two runs read in the same order) or `-`
+   (stdin, spooled to a file so it can be hashed and read like any file). A source whose sha256 is already in `corpus.json`,
    or that repeats an earlier source of the same run, is skipped: ingest is idempotent.
 2. **Reading** (`ingest_read`): streamed line by line with a hard cap (`MAX_LINE_BYTES`, 16 MiB) so one
    giant line cannot exhaust memory; a whole-file JSON document (a τ-bench array, an OTLP or τ²-bench

@@ -7,7 +7,14 @@
   not ending on its first line (a pretty-printed `.json`), is loaded whole (`whole_document`) and split
   into records by its adapter (a τ-bench array, an OTLP or τ²-bench object). A tool registry, or in a
   folder walk a document no adapter claims, is skipped, not failed.
+- **Zip containers**: a file starting with a zip header (an Inspect AI `.eval` log) is read with
+  `zipfile` into the JSON document it stands for (`zip_document`).
 - **Format detection** looks at the first `SNIFF_RECORDS` records (`formats.detect`); `--format` forces one.
+  In a folder walk, a JSON Lines file no adapter claims is skipped with a note, as is a document its
+  adapter says holds no records (`Adapter.skip_note`: a τ²-bench results index).
+- **Sessions**: the adapter a source is read with is `adapter.begin()` (a fresh one for session formats,
+  whose calls and results are on different lines), and `finish` stages what it still holds when the
+  source ends: calls no line answered, each a reject on its own line.
 - **Records to the run**: each record goes through its adapter; its calls are staged into the chunk all
   or nothing (`ingest_columns.stage_calls`), a bad record becomes one reject (with `R_FORMAT` when it
   clearly belongs to another format, or a mixed-format error under auto-detection), and a call dropped
@@ -19,6 +26,7 @@
 from __future__ import annotations
 
 import gzip
+import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +42,7 @@ from contracts.traces.formats.base import (
     R_TOO_LONG,
     R_UTF8,
     Adapter,
+    Parsed,
     RecordContext,
     RecordError,
 )
@@ -44,6 +53,7 @@ from contracts.traces.formats.detect import (
     detect_records,
     get_adapter,
 )
+from contracts.traces.formats.inspect_ai import read_eval_zip
 from contracts.traces.ingest_columns import episode_row, stage_calls
 from contracts.traces.ingest_run import Run
 from contracts.traces.ingest_sources import Hashed, Source, SourceReport, skipped_source
@@ -150,6 +160,8 @@ def whole_document(path: Path) -> Document | BrokenDocument | None:
     """
     with open_source(path) as fh:
         head = fh.read(1 << 16)
+        if head.startswith(b"PK\x03\x04") and not path.name.endswith(".gz"):
+            return zip_document(path)
         if head.startswith(_BOM):
             head = head[len(_BOM) :]
         stripped = head.lstrip()
@@ -171,6 +183,16 @@ def whole_document(path: Path) -> Document | BrokenDocument | None:
         if first == b"[":
             return BrokenDocument(f"invalid JSON document: {e}", max(1, e.lineno), data[:RAW_LIMIT])
         return None
+
+
+def zip_document(path: Path) -> Document | BrokenDocument:
+    """A zip container (an Inspect AI `.eval` log) as the JSON document its members make up; a zip
+    that cannot be read, or is not an eval log, is one rejected record."""
+    try:
+        return Document(read_eval_zip(path))
+    except (zipfile.BadZipFile, KeyError, ValueError, EOFError) as e:
+        why = "not an Inspect AI eval log (no header.json)" if isinstance(e, KeyError) else str(e)
+        return BrokenDocument(f"unreadable zip container: {why}", 1, b"")
 
 
 _TRACE_KEYS = {"messages", "traj", "resourceSpans", "simulations", "trace_id", "tool", "items"}
@@ -220,6 +242,9 @@ def _document_records(doc: Any, fmt: str, src: Source) -> tuple[str, Iterable[An
         fmt = found
     adapter = get_adapter(fmt)
     if adapter.whole_file:
+        note = adapter.skip_note(doc)
+        if note is not None:
+            return _NotTraces(fmt, note)
         return fmt, adapter.records(doc)
     return fmt, (doc if isinstance(doc, list) else [doc])
 
@@ -261,12 +286,30 @@ class _SourceReader:
         self.name = h.source.name
         self.sha = h.sha256
         self.size = h.size
-        self.adapter = adapter
+        self.adapter = adapter.begin()
         #: Under auto-detection a record that is certainly another format fails the run (the file mixes
         #: formats); under a forced format it is one `R_FORMAT` reject.
         self.mixed_is_error = mixed_is_error
         self.counts = _Counts()
         self.steps: dict[str, int] = {}  # trace_id -> calls seen, the default `step` of the next
+
+    def finish(self, line: int) -> None:
+        """The source has ended at `line`: stage what a session adapter still holds (calls no line
+        answered, each a reject on its own line; episodes; per-session `R_NO_CALLS`)."""
+        run, c = self.run, self.counts
+        parsed = self.adapter.finish(RecordContext(self.name, self.sha, line))
+        for call in parsed.calls:
+            try:
+                c.calls += stage_calls(run.cols, Parsed((call,)), self.sha, self.steps)
+            except RecordError as e:  # a value that cannot be encoded: that call is a reject
+                c.dropped += 1
+                run.reject(self.name, call.line, e.code, e.reason, "", index=call.index)
+        for ep in parsed.episodes:
+            run.add_episode(episode_row(ep, self.name, line, run.tools_text))
+        for d in parsed.dropped:
+            c.dropped += 1
+            at = d.line if d.line is not None else line
+            run.reject(self.name, at, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
 
     def record(self, line: int, rec: Any, raw: bytes | None) -> None:
         """One record (parsed JSON); `raw` is its line's bytes, None for a record of a document."""
@@ -287,7 +330,8 @@ class _SourceReader:
                 run.add_episode(episode_row(ep, self.name, line, run.tools_text))
         for d in parsed.dropped:
             c.dropped += 1
-            run.reject(self.name, line, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
+            at = d.line if d.line is not None else line
+            run.reject(self.name, at, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
 
     def _bad_record(self, line: int, rec: Any, raw: bytes | None, e: RecordError) -> None:
         """A record the adapter refused: one reject, or a mixed-format error (see `mixed_is_error`)."""
@@ -390,9 +434,11 @@ def _read_document(run: Run, h: Hashed, fmt: str, doc: Any) -> SourceReport:
         return skipped_source(h.source.name, h.sha256, found.format, h.size, found.note)
     dfmt, records = found
     reader = _SourceReader(run, h, get_adapter(dfmt), mixed_is_error=fmt == "auto")
-    for i, rec in enumerate(records, 1):
-        reader.document_record(i, rec)
+    n = 0
+    for n, rec in enumerate(records, 1):
+        reader.document_record(n, rec)
         run.flush_if_full()
+    reader.finish(max(n, 1))
     run.progress.advance(h.size)
     return reader.report(dfmt, "record")
 
@@ -415,12 +461,30 @@ def _sniff_head(lines: Iterator[Line]) -> tuple[list[Line], list[tuple[int, Any]
     return head, parsed_head
 
 
+def _one_document_note(adapter: Adapter, head: list[Line], parsed: list[tuple[int, Any]]) -> str | None:
+    """Why a file holding one minified document (one line) that its whole-file adapter would skip is
+    skipped (see `Adapter.skip_note`), else None."""
+    if (
+        not adapter.whole_file
+        or len(parsed) != 1
+        or any(raw.strip() for n, raw, _ in head if n != parsed[0][0])
+    ):
+        return None
+    return adapter.skip_note(parsed[0][1])
+
+
 def _read_lines(run: Run, h: Hashed, fmt: str) -> SourceReport:
     """A JSON Lines source, streamed: detect the format from its head, then every line in order."""
     with open_source(h.path) as fh:
         lines = _lines(fh)
         head, parsed_head = _sniff_head(lines)
+        if fmt == "auto" and h.source.from_folder and _unclaimed(parsed_head):
+            why = f"not traces: no adapter claims its first {len(parsed_head)} record(s)"
+            return skipped_source(h.source.name, h.sha256, "unknown", h.size, why)
         lfmt = fmt if fmt != "auto" else (detect_records(parsed_head, h.source.name) or "flat")
+        note = _one_document_note(get_adapter(lfmt), head, parsed_head)
+        if note is not None:
+            return skipped_source(h.source.name, h.sha256, lfmt, h.size, note)
         reader = _SourceReader(run, h, get_adapter(lfmt), mixed_is_error=fmt == "auto")
         text_line = reader.text_line
         raw_fh: Any = fh.fileobj if isinstance(fh, gzip.GzipFile) else fh  # compressed bytes, for progress
@@ -439,6 +503,7 @@ def _read_lines(run: Run, h: Hashed, fmt: str) -> SourceReport:
                 advanced = pos
         if pending is not None:
             text_line(pending, True)
+        reader.finish(max(pending[0] if pending is not None else 0, 1))
         run.progress.advance(max(0, h.size - advanced))
     return reader.report(lfmt, "line")
 

@@ -1,7 +1,7 @@
 """Ingest step 1, sources: which files a run reads, their bytes' sha256, and which are already in.
 
 A source is a file, a folder (walked recursively for `*.jsonl`, `*.jsonl.gz`, `*.json`, `*.json.gz`,
-sorted by path so two runs read in the same order) or `-` (stdin, spooled to a file in the staging
+SWE-agent `*.traj` and Inspect AI `*.eval`, sorted by path so two runs read in the same order) or `-` (stdin, spooled to a file in the staging
 folder so it can be hashed and read like any other). A source whose sha256 is already in `corpus.json`,
 or that repeats an earlier source of the same run, is skipped with a `SourceReport` saying so: this is
 what makes ingest idempotent. Kept apart from reading so the skip decision never depends on content.
@@ -19,7 +19,7 @@ from typing import Any
 from contracts.errors import TraceError
 from contracts.jsonutil import file_sha256
 
-SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
+SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".traj", ".eval")
 STDIN = "-"
 
 

@@ -35,6 +35,7 @@ R_ORPHAN_RESULT = "R_ORPHAN_RESULT"  # a tool result that answers no call (unkno
 R_DUPLICATE_RESULT = "R_DUPLICATE_RESULT"  # a second result for a call id whose call was already answered
 R_UNKEYED_RESULT = "R_UNKEYED_RESULT"  # a tool result without the id that would join it to its call
 R_NO_CONTENT = "R_NO_CONTENT"  # a record shows tool activity but holds no content (e.g. exported as events)
+R_NO_CALLS = "R_NO_CALLS"  # a record (sample, simulation, session) with agent activity but no tool call
 
 #: Bounds of the fixed-width integers the corpus stores (`step` is an i64 column, OTLP `intValue` an
 #: int64, OTLP times a fixed64). JSON integers are unbounded (orjson reads up to 2**64 - 1 as an int), so
@@ -63,6 +64,9 @@ class DroppedCall:
     reason: str
     raw: Any
     code: str = R_UNMATCHED
+    #: The line (record number) the reject names; None = the record being parsed. Session formats
+    #: report a call left unanswered at the end of the file on the line of the call itself.
+    line: int | None = None
 
 
 class Parsed(NamedTuple):
@@ -109,6 +113,22 @@ class Adapter:
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         raise NotImplementedError
+
+    def begin(self) -> Adapter:
+        """The adapter that reads one source. Stateless adapters are their own reader; session formats
+        (one message a line, a call and its result on different lines) return a fresh instance that
+        keeps the calls waiting for their results until `finish`."""
+        return self
+
+    def finish(self, ctx: RecordContext) -> Parsed:
+        """What is left when the source ends (`ctx.line` = its last line): calls no line answered, and
+        the episodes of session formats. Stateless adapters have nothing left."""
+        return Parsed(())
+
+    def skip_note(self, doc: Any) -> str | None:
+        """Why a whole-file document this adapter claims holds no records to read (e.g. a τ²-bench
+        results index whose simulations are separate files), or None to read it."""
+        return None
 
 
 # ---- helpers shared by the adapters ----------------------------------------------------------------

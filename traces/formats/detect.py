@@ -16,13 +16,18 @@ from typing import Any
 
 from contracts.errors import TraceError
 from contracts.traces.formats.anthropic import AnthropicAdapter
+from contracts.traces.formats.atif import AtifAdapter
 from contracts.traces.formats.base import Adapter
+from contracts.traces.formats.claude_code import ClaudeCodeAdapter
+from contracts.traces.formats.codex import CodexAdapter
 from contracts.traces.formats.flat import FlatAdapter
+from contracts.traces.formats.inspect_ai import InspectAIAdapter
 from contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
 from contracts.traces.formats.openinference import OpenInferenceAdapter
 from contracts.traces.formats.otel import OtelAdapter
+from contracts.traces.formats.swe_agent import SweAgentAdapter
 from contracts.traces.formats.tau_bench import TauBenchAdapter
 
 #: Every adapter by name, in detection priority order (most specific first).
@@ -31,6 +36,11 @@ ADAPTERS: dict[str, Adapter] = {
     for a in (
         TauBenchAdapter(),
         OpenInferenceAdapter(),
+        InspectAIAdapter(),
+        AtifAdapter(),
+        SweAgentAdapter(),
+        ClaudeCodeAdapter(),
+        CodexAdapter(),
         OtelAdapter(),
         OpenAIAgentsAdapter(),
         OpenAIResponsesAdapter(),
@@ -53,6 +63,11 @@ class FormatName(StrEnum):
     openinference = "openinference"
     openai_agents = "openai-agents"
     tau_bench = "tau-bench"
+    claude_code = "claude-code"
+    codex = "codex"
+    inspect_ai = "inspect-ai"
+    atif = "atif"
+    swe_agent = "swe-agent"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)

@@ -12,6 +12,11 @@ by `id`. Calls requested by the user are kept: `requestor` goes to the call's `m
 makes a `status: "error"` call. `trace_id` = the simulation `id`, `task_id` its `task_id`, `reward` =
 `reward_info.reward`, and the visible tools are `info.environment_info.tool_defs` when recorded.
 
+A τ² simulation with assistant messages but no tool call is rejected (`R_NO_CALLS`), never read as an
+ok episode with 0 calls. τ²-bench's directory layout (`results.json` + `simulations/<id>.json`): the
+results index holds no simulation and is skipped with a note (`skip_note`); each simulation file is one
+record. Streaming (voice) simulations hold `ticks[]` instead of `messages` (`_tau2_ticks`).
+
 Whole-file accounting: a record is one run (τ-bench) or one simulation (τ²-bench), numbered from 1 in
 file order; that number is the `line` of its calls and rejects.
 """
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.traces.formats.base import (
+    R_NO_CALLS,
     Adapter,
     Answers,
     DroppedCall,
@@ -58,6 +64,34 @@ def _tau2_tools(info: Any) -> tuple[str, ...] | None:
     return tool_names(defs)
 
 
+def _results_index(doc: Any) -> bool:
+    """τ²-bench's directory layout: `results.json` holds `info` and `tasks`, the simulations are files."""
+    return (
+        isinstance(doc, dict)
+        and "simulations" not in doc
+        and isinstance(doc.get("tasks"), list)
+        and isinstance(doc.get("info"), dict)
+        and ("user_info" in doc["info"] or "environment_info" in doc["info"])
+    )
+
+
+def _silent_agent(sim: dict[str, Any], parsed: Parsed) -> bool:
+    """A τ² simulation whose agent spoke (an assistant message) and made no call, kept or dropped."""
+    if parsed.calls or parsed.dropped:
+        return False
+    msgs = sim.get("messages")
+    return isinstance(msgs, list) and any(isinstance(m, dict) and m.get("role") == "assistant" for m in msgs)
+
+
+def _acted(sim: dict[str, Any], parsed: Parsed) -> Parsed:
+    """`parsed`, or `R_NO_CALLS` for a simulation with agent activity and no call (never a silent ok)."""
+    if _silent_agent(sim, parsed):
+        raise RecordError(
+            f"simulation '{sim.get('id')}' has assistant messages but no tool call", code=R_NO_CALLS
+        )
+    return parsed
+
+
 class TauBenchAdapter(Adapter):
     """τ-bench runs and τ²-bench simulations, whole-file or one a line."""
 
@@ -73,14 +107,23 @@ class TauBenchAdapter(Adapter):
             return 2
         if isinstance(record.get("simulations"), list):
             return 2
-        return 0
+        if isinstance(record.get("ticks"), list) and "task_id" in record:
+            return 2
+        return 2 if _results_index(record) else 0
 
     def sniff_document(self, doc: Any) -> int:
         if isinstance(doc, list):
             return 2 if doc and isinstance(doc[0], dict) and "traj" in doc[0] else 0
         if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
             return 2
+        if _results_index(doc):
+            return 2
         return self.sniff(doc)
+
+    def skip_note(self, doc: Any) -> str | None:
+        if _results_index(doc):
+            return "τ²-bench results index: its simulations are files in simulations/"
+        return None
 
     def records(self, doc: Any) -> Iterator[Any]:
         if isinstance(doc, list):
@@ -94,13 +137,17 @@ class TauBenchAdapter(Adapter):
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if isinstance(record, _Simulation):
-            return self._tau2(record.sim, record.tools, ctx)
+            if "messages" not in record.sim and isinstance(record.sim.get("ticks"), list):
+                return self._tau2_ticks(record.sim, ctx)
+            return _acted(record.sim, self._tau2(record.sim, record.tools, ctx))
         if not isinstance(record, dict):
             raise RecordError(f"record is not a JSON object ({type(record).__name__})")
         if "traj" in record:
             return self._tau1(record, ctx)
         if "messages" in record:
-            return self._tau2(record, None, ctx)
+            return _acted(record, self._tau2(record, None, ctx))
+        if isinstance(record.get("ticks"), list):
+            return self._tau2_ticks(record, ctx)
         if isinstance(record.get("simulations"), list):
             return self._tau2_file(record, ctx)
         raise RecordError("neither a τ-bench run (no 'traj') nor a τ²-bench simulation (no 'messages')")
@@ -115,10 +162,44 @@ class TauBenchAdapter(Adapter):
             if not isinstance(sim, dict):
                 raise RecordError(f"'simulations[{k}]' is not an object", field=f"simulations[{k}]")
             p = self._tau2(sim, tools, ctx, offset=len(calls) + len(dropped))
+            if _silent_agent(sim, p):
+                why = f"simulation '{sim.get('id')}' has assistant messages but no tool call"
+                p = Parsed(
+                    (),
+                    p.episodes,
+                    [DroppedCall(len(calls) + len(dropped), why, {"id": sim.get("id")}, R_NO_CALLS)],
+                )
             calls.extend(p.calls)
             episodes.extend(p.episodes)
             dropped.extend(p.dropped)
         return Parsed(calls, episodes, dropped)
+
+    def _tau2_ticks(self, sim: dict[str, Any], ctx: RecordContext) -> Parsed:
+        """A simulation of τ²-bench's streaming (voice, full-duplex) mode: `ticks[]`, each with an
+        `agent_chunk` and a `user_chunk` message. Chunks carrying `tool_calls`, and tool messages in a
+        tick's lists, are read as the messages of `_tau2`; a simulation where the agent acted (a chunk
+        with speech or content) but no call was made is rejected as `R_NO_CALLS`, saying so."""
+        messages: list[dict[str, Any]] = []
+        spoke = 0
+        for tick in sim["ticks"]:
+            if not isinstance(tick, dict):
+                continue
+            for key, value in tick.items():
+                if isinstance(value, dict) and value.get("role"):
+                    if value.get("tool_calls") or value.get("role") == "tool":
+                        messages.append(value)
+                    if key == "agent_chunk" and (value.get("contains_speech") or value.get("content")):
+                        spoke += 1
+                elif isinstance(value, list):
+                    messages.extend(v for v in value if isinstance(v, dict) and v.get("role") == "tool")
+        parsed = self._tau2({**sim, "messages": messages}, None, ctx)
+        if spoke and not parsed.calls and not parsed.dropped:
+            raise RecordError(
+                f"simulation '{sim.get('id')}' ({sim.get('mode', 'streaming')} mode, {len(sim['ticks'])} ticks, "
+                f"{spoke} with agent speech) holds no tool call",
+                code=R_NO_CALLS,
+            )
+        return parsed
 
     def _tau1(self, run: dict[str, Any], ctx: RecordContext) -> Parsed:
         task = require_str(run, "task_id")

@@ -1,0 +1,159 @@
+"""`atif`: Agent Trajectory Interchange Format (Harbor, Terminal-Bench, OpenHands; `*.trajectory.json`).
+
+A whole-file JSON document, one record (the trajectory): `{schema_version: "ATIF-v1.x", session_id,
+agent: {name, tool_definitions?}, steps: [...]}`. In each step, `tool_calls[{tool_call_id,
+function_name, arguments}]` are answered by the same step's `observation.results[{source_call_id?,
+content}]`: a result with `source_call_id` answers the call with that id; a result without one answers
+the step's first call not yet answered, in order (terminus-2 writes no ids).
+
+- `function_name` → `tool`, `arguments` (an object, or JSON text holding one) → `arguments`, the
+  result's `content` (text, or text parts joined; a JSON object/array in the text decoded) → `result`.
+  ATIF has no error flag: a result whose text starts with `Error:` is an error call (the convention of
+  the other chat formats);
+- `trace_id` = `task_id` = `session_id`; `step` = the call's order in the trajectory; `step_id` and
+  `tool_call_id` go to `meta`; the visible tools are `agent.tool_definitions` when given.
+
+A call no result answers is `R_UNMATCHED`; a result that answers no call of its step (an id no call of
+the step has, or more results than calls, e.g. a parser's feedback to the model) is `R_ORPHAN_RESULT`;
+a trajectory with agent steps but no tool call and no result is rejected whole as `R_NO_CALLS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from contracts.traces.formats.base import (
+    R_NO_CALLS,
+    R_ORPHAN_RESULT,
+    Adapter,
+    DroppedCall,
+    Parsed,
+    RecordContext,
+    RecordError,
+    answered_call,
+    list_of_dicts,
+    parse_arguments,
+    require_str,
+    tool_names,
+)
+from contracts.traces.model import Episode, ToolCall
+
+
+class AtifAdapter(Adapter):
+    """ATIF trajectories: one record a file."""
+
+    name = "atif"
+    whole_file = True
+
+    def sniff(self, record: Any) -> int:
+        if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
+            return 0
+        version = record.get("schema_version")
+        if isinstance(version, str) and version.upper().startswith("ATIF"):
+            return 2
+        return 1 if "session_id" in record else 0
+
+    def sniff_document(self, doc: Any) -> int:
+        return self.sniff(doc)
+
+    def records(self, doc: Any) -> Iterator[Any]:
+        yield doc
+
+    def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        if not isinstance(record, dict):
+            raise RecordError("trajectory is not a JSON object")
+        trace_id = require_str(record, "session_id")
+        steps = list_of_dicts(record, "steps")
+        calls: list[ToolCall] = []
+        dropped: list[DroppedCall] = []
+        agent_steps = 0
+        index = 0  # position among the trajectory's calls and results (rejects and call ids)
+        order = 0  # the call's order among the trajectory's calls (`step`)
+        for si, step in enumerate(steps):
+            if step.get("source") == "agent":
+                agent_steps += 1
+            tcs = step.get("tool_calls")
+            obs = step.get("observation")
+            results = obs.get("results") if isinstance(obs, dict) else None
+            results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+            pending: list[tuple[int, dict[str, Any], dict[str, Any]]] = []  # (index, call, arguments)
+            for ti, tc in enumerate(tcs if isinstance(tcs, list) else ()):
+                where = f"steps[{si}].tool_calls[{ti}]"
+                if not isinstance(tc, dict) or not isinstance(tc.get("function_name"), str):
+                    raise RecordError(f"'{where}.function_name' is missing", field=f"{where}.function_name")
+                args = parse_arguments(tc.get("arguments", {}), field=f"{where}.arguments")
+                pending.append((index, tc, args))
+                index += 1
+            first_call = order
+            order += len(pending)
+            answer: dict[int, dict[str, Any]] = {}  # call index -> its result
+            loose: list[tuple[int, dict[str, Any]]] = []
+            for ri, r in enumerate(results):
+                sid = r.get("source_call_id")
+                if sid is None:
+                    loose.append((ri, r))
+                    continue
+                match = next(
+                    (i for i, tc, _ in pending if tc.get("tool_call_id") == sid and i not in answer), None
+                )
+                if match is None:
+                    dropped.append(
+                        DroppedCall(
+                            index + ri,
+                            f"steps[{si}] result {ri} for id '{sid}' answers no call of its step",
+                            r,
+                            R_ORPHAN_RESULT,
+                        )
+                    )
+                else:
+                    answer[match] = r
+            free = [i for i, _, _ in pending if i not in answer]
+            for (_ri, r), i in zip(loose, free, strict=False):
+                answer[i] = r
+            for ri, r in loose[len(free) :]:
+                dropped.append(
+                    DroppedCall(
+                        index + ri,
+                        f"steps[{si}] result {ri} has no source_call_id and no call of its step left to answer",
+                        r,
+                        R_ORPHAN_RESULT,
+                    )
+                )
+            for k, (i, tc, args) in enumerate(pending):
+                r = answer.get(i)
+                if r is None:
+                    dropped.append(
+                        DroppedCall(
+                            i,
+                            f"tool call '{tc.get('tool_call_id')}' ({tc['function_name']}) of steps[{si}] has no result",
+                            tc,
+                        )
+                    )
+                    continue
+                calls.append(
+                    answered_call(
+                        ctx,
+                        trace_id=trace_id,
+                        task_id=trace_id,
+                        tool=tc["function_name"],
+                        arguments=args,
+                        content=r.get("content"),
+                        step=first_call + k,
+                        index=i,
+                        started_at=step.get("timestamp") if isinstance(step.get("timestamp"), str) else None,
+                        meta={"step_id": step.get("step_id"), "call_id": tc.get("tool_call_id")},
+                    )
+                )
+            index += len(results)
+        if agent_steps and not calls and not dropped:
+            raise RecordError(
+                f"trajectory '{trace_id}' has {agent_steps} agent step(s) but no tool call", code=R_NO_CALLS
+            )
+        agent = record.get("agent")
+        tools = tool_names(agent.get("tool_definitions")) if isinstance(agent, dict) else None
+        return Parsed(
+            calls,
+            [Episode(trace_id=trace_id, task_id=trace_id, tools=tools)],
+            sorted(dropped, key=lambda d: d.index),
+        )
