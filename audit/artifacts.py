@@ -133,3 +133,8 @@ def load_artifacts(paths: Sequence[str | os.PathLike[str]]) -> list[Artifact]:
     if not paths:
         raise ReportError(f"no input: pass one or more artifact files, each {WHAT}")
     return [load_artifact(p) for p in paths]
+
+
+def artifact_of(kind: Kind, name: str, raw: bytes, value: Any) -> Artifact:
+    """An artifact made in this process (`audit --html`: the report its `--json` would hold), named as given."""
+    return Artifact(kind, name, hashlib.sha256(raw).hexdigest(), value)

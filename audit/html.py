@@ -69,6 +69,9 @@ ul.gates li{padding:6px 0;border-bottom:1px solid var(--line)}
 table{border-collapse:collapse;width:100%;font-size:13px;margin:8px 0}
 th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600}
+td.w{max-width:30ch;overflow-wrap:anywhere}
+td a code{white-space:nowrap}
+.wide{overflow-x:auto}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 .hash{word-break:break-all}
@@ -113,6 +116,11 @@ def tick_pct(x: float | None) -> str:
     return f"{text}%"
 
 
+def tick_num(x: float | None) -> str:
+    """An axis tick as a plain number without trailing zeros (`2.5`, `30`)."""
+    return "" if x is None else f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
 def num(x: float | None, digits: int = 2) -> str:
     """A plain number; `n/a` when None."""
     return "n/a" if x is None else f"{x:,.{digits}f}"
@@ -155,6 +163,7 @@ def slug(text: str) -> str:
 
 
 NUM = ' class="n"'
+WRAP = ' class="w"'
 
 
 def table(
@@ -164,10 +173,17 @@ def table(
     numeric: Iterable[int] = (),
     ids: Sequence[str] | None = None,
     caption: str = "",
+    wrap: Iterable[int] = (),
 ) -> str:
-    """A table; `rows` hold HTML (escape text first); `numeric` columns align right."""
+    """A table; `rows` hold HTML (escape text first); `numeric` columns align right, `wrap` columns
+    (values, file names) break anywhere rather than widen the page."""
     nums = set(numeric)
-    out = ["<table>"]
+    wraps = set(wrap)
+
+    def cls(i: int) -> str:
+        return NUM if i in nums else WRAP if i in wraps else ""
+
+    out = ['<div class="wide"><table>']
     if caption:
         out.append(f'<caption class="note">{caption}</caption>')
     out.append(
@@ -177,12 +193,8 @@ def table(
     )
     for ri, row in enumerate(rows):
         rid = f' id="{ids[ri]}"' if ids is not None and ids[ri] else ""
-        out.append(
-            f"<tr{rid}>"
-            + "".join(f"<td{NUM if i in nums else ''}>{c}</td>" for i, c in enumerate(row))
-            + "</tr>"
-        )
-    out.append("</tbody></table>")
+        out.append(f"<tr{rid}>" + "".join(f"<td{cls(i)}>{c}</td>" for i, c in enumerate(row)) + "</tr>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -269,11 +281,12 @@ def examples_table(rows: Sequence[Example], rule_links: Mapping[str, str]) -> st
                 e(", ".join(x.recovery))
                 if x.recovery is not None
                 else '<span class="muted">not recorded</span>',
-                f"<code>{e(x.where)}</code>",
+                f'<code title="{e(x.where)}">{e(x.where.rsplit("/", 1)[-1])}</code>',
             ]
             for x in rows
         ],
         ids=[x.anchor for x in rows],
+        wrap=[5, 6],
     )
 
 
@@ -347,6 +360,7 @@ def receipts_section(
                     rows,
                     ["violations"],
                     count,
+                    tick=tick_num,
                 ),
                 table(
                     ["rule", "tool", "code", "path", "violations"],
@@ -610,10 +624,7 @@ def _rules(a: Mapping[str, Any], page: Page, index: ReceiptIndex) -> str:
     rows = [
         Row(
             f"{r['tool']} {r['code']} {' '.join(r['paths'])}",
-            (
-                Bar(float(r["labelled_fires"]), text=f"{r['labelled_fires']:,}"),
-                Bar(float(r["organic_fires"]), text=f"{r['organic_fires']:,}"),
-            ),
+            (Bar(float(r["fires"]), text=f"{r['fires']:,} ({r['organic_fires']:,} organic)"),),
         )
         for r in top
     ]
@@ -623,11 +634,12 @@ def _rules(a: Mapping[str, Any], page: Page, index: ReceiptIndex) -> str:
             interval_chart(
                 cid,
                 "Rules by fires",
-                f"Two bars per rule for the {len(top)} rules that fired most: fires on labelled (faulted) calls and on organic calls. "
-                f"Top: {top[0]['tool']} {top[0]['code']} with {top[0]['fires']:,} fires.",
+                f"Horizontal bars: fires of the {len(top)} rules that fired most, with how many were on organic "
+                f"(unfaulted) calls. Top: {top[0]['tool']} {top[0]['code']} with {top[0]['fires']:,} fires.",
                 rows,
-                ["on labelled calls", "on organic calls"],
+                ["fires"],
                 count,
+                tick=tick_num,
             ),
             table(
                 ["tool", "code", "paths", "labelled", "organic", "all"],
@@ -785,6 +797,7 @@ def coverage_section(art: Artifact | None, mine: Artifact | None, page: Page) ->
             rows,
             ["rules"],
             count,
+            tick=tick_num,
         )
         tab = table(
             ["tool", "rules", "by code", "substitutes"],
@@ -1019,6 +1032,7 @@ def diff_section(name: str, d: Mapping[str, Any], page: Page) -> None:
             rows,
             ["removed", "added", "changed"],
             count,
+            tick=tick_num,
         )
         tab = table(
             ["tool", "removed", "added", "changed"],

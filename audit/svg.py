@@ -70,11 +70,12 @@ def _n(x: float) -> str:
 
 
 def nice_max(x: float) -> float:
-    """The smallest of 1, 2, 2.5, 5 × 10^k at or above `x` (1 for nothing to show)."""
+    """The smallest of 1, 1.2, 1.6, 2, 2.4, 3, 4, 5, 6, 8 × 10^k at or above `x` (1 for nothing to
+    show): four ticks on it fall on round numbers."""
     if not x > 0 or not math.isfinite(x):
         return 1.0
     base = 10 ** math.floor(math.log10(x))
-    for m in (1, 2, 2.5, 5, 10):
+    for m in (1, 1.2, 1.6, 2, 2.4, 3, 4, 5, 6, 8, 10):
         if m * base >= x * (1 - 1e-12):
             return float(m * base)
     return float(10 * base)
@@ -94,7 +95,7 @@ def _head(chart_id: str, title: str, desc: str, height: float) -> list[str]:
     ]
 
 
-def _clip(label: str, width: int = 34) -> str:
+def _clip(label: str, width: int = 30) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
@@ -157,6 +158,11 @@ def interval_chart(
             cy = gy + 3 + si * ROW_H + ROW_H / 2
             if bar.value is None:
                 out.append(f'<text x="{x0 + 4}" y="{_n(cy + 4)}" fill="#777">not measured</text>')
+                continue
+            if bar.value == 0 and bar.high is None:  # a zero count: its number, no mark
+                out.append(
+                    f'<text x="{x1 + 8}" y="{_n(cy + 4)}" fill="#777">{escape(bar.text or fmt(0.0))}</text>'
+                )
                 continue
             name = series[si] if si < len(series) else ""
             tip = escape(f"{row.label}{' · ' + name if name and k > 1 else ''}: {bar.text or fmt(bar.value)}")
