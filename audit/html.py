@@ -57,7 +57,7 @@ p{margin:6px 0 10px;max-width:78ch}
 .muted,figcaption,.note{color:var(--muted)}
 .note{font-size:13px}
 nav.toc ol{margin:8px 0 0;padding:0;list-style:none;display:flex;flex-wrap:wrap;gap:6px 16px;font-size:14px}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:10px;margin:10px 0}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:10px 0}
 .card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:var(--soft)}
 .card .k{font-size:13px;color:var(--muted)}
 .card .v{font-size:22px;font-weight:650;font-variant-numeric:tabular-nums}
@@ -484,7 +484,6 @@ def audit_section(art: Artifact, page: Page, index: ReceiptIndex, n: int) -> Non
         )
         + f"Intervals: {params['level']:.0%} task-clustered bootstrap ({params['bootstrap']:,} resamples).</p>"
     )
-    body.append("<h3>Headline and gates</h3>" + audit_headline(a))
     tools = _rate_rows((t["tool"], t["fire_rate"]) for t in a["tools"])
     body.append("<h3>Fire rate per tool</h3>")
     body.append(
@@ -815,7 +814,7 @@ def coverage_section(art: Artifact | None, mine: Artifact | None, page: Page) ->
             numeric=[1],
         )
         body.append(
-            figure(svg, tab, "Rules per tool in the full checker (the one `contracts check` applies).")
+            figure(svg, tab, "Rules per tool in the full checker (the one <code>contracts check</code> applies).")
         )
     body.append("<h3>Tools with no rule, and why</h3>")
     if gaps:
@@ -1140,7 +1139,7 @@ def render_html(
     for i, a in enumerate(audits, start=1):
         head_cards.append(
             f"<h3>Audit: {e(a.data['corpus']['name'])}{f' ({i})' if len(audits) > 1 else ''}</h3>"
-            + gates_html(a.data["gates"])
+            + audit_headline(a.data)
         )
     n_audit = 0
     used_mine = False
