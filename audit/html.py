@@ -814,7 +814,9 @@ def coverage_section(art: Artifact | None, mine: Artifact | None, page: Page) ->
             numeric=[1],
         )
         body.append(
-            figure(svg, tab, "Rules per tool in the full checker (the one <code>contracts check</code> applies).")
+            figure(
+                svg, tab, "Rules per tool in the full checker (the one <code>contracts check</code> applies)."
+            )
         )
     body.append("<h3>Tools with no rule, and why</h3>")
     if gaps:
