@@ -548,6 +548,12 @@ def audit_section(art: Artifact, page: Page, index: ReceiptIndex, n: int) -> Non
                 f"Detection overall {e(rate_text(det['overall']))}; at the faulted path {e(rate_text(det['path_match']['overall']))}.",
             )
         )
+    if a["coverage"]["uncovered"]:
+        names = ", ".join(a["coverage"]["uncovered"])
+        body.append(
+            f'<p class="note">No rule checks {e(names)}: their calls count as checked but nothing can fire on them. '
+            "Why each has none: pass the output of <code>contracts mine --json</code> to the report.</p>"
+        )
     body.append(_abstention(a, page))
     body.append(_rules(a, page, index))
     body.append(_review(a, page))

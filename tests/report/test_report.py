@@ -220,3 +220,12 @@ def test_audit_writes_html_beside_its_json(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert (tmp_path / "b.html").read_text() == html
     assert data["ledger"]["root"] in html and "PASS" in html
+
+
+def test_an_audit_names_the_tools_no_rule_checks() -> None:
+    audit = json.loads(AUDIT.read_text())
+    assert audit["coverage"]["uncovered"] == []
+    assert "No rule checks" not in render_html(load_artifacts([AUDIT]))
+    audit["coverage"]["uncovered"] = ["ping", "pong"]
+    html = render_html([parse_artifact(json.dumps(audit).encode(), "a.json")])
+    assert "No rule checks ping, pong" in html
