@@ -185,6 +185,12 @@ class Browser:
             raise RuntimeError(f"evaluate failed: {r['exceptionDetails'].get('text')}")
         return r.get("result", {}).get("value")
 
+    def pdf(self, path: Path) -> Path:
+        """The page printed to PDF (print media: the `@media print` styles apply)."""
+        data = self.call("Page.printToPDF", {"printBackground": False}, session=True)["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
     def screenshot(self, path: Path, *, clip: dict[str, float] | None = None) -> Path:
         """A PNG of the whole page (or `clip`: x, y, width, height in CSS pixels)."""
         params: dict[str, Any] = {"format": "png", "captureBeyondViewport": True}

@@ -80,6 +80,9 @@ def test_report_loads_clean_and_draws_every_chart(browser: Browser, tmp_path: Pa
     n = browser.evaluate("document.querySelectorAll('details').length")
     assert browser.evaluate("document.querySelectorAll('details[open]').length") == n > 0
     assert browser.problems() == []
+    pdf = browser.pdf(tmp_path / "report.pdf")
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 50_000
+    assert browser.problems() == []
     shot = browser.screenshot(tmp_path / "report.png")
     w, h = _png_size(shot)
     assert w >= 1000 and h >= 3000 and shot.stat().st_size > 100_000, (w, h, shot.stat().st_size)
