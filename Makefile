@@ -62,7 +62,7 @@ demo: $(STAMP)
 	$(CONTRACTS) corpus info $(DEMO)/corpus
 	@echo "== mine 5 fold checkers from the clean traces"
 	$(CONTRACTS) ingest sample_traces/clean -o $(DEMO)/clean --registry sample_traces/tools.json -q
-	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 -o $(DEMO)/contracts.json
+	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 -o $(DEMO)/contracts.json --json > $(DEMO)/mine.json
 	$(CONTRACTS) rules $(DEMO)/contracts.json --tool get_order --code RELATION --code DATE_ORDER
 	@echo "== the same mining on Dask workers: the same bytes"
 	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 --engine dask --workers 2 -o $(DEMO)/contracts-dask.json -q
@@ -84,7 +84,13 @@ demo: $(STAMP)
 	$(CONTRACTS) repair-replay $(DEMO)/repair-cases.jsonl --policy heuristic --ledger $(DEMO)/repair-ledger --seed 13
 	$(CONTRACTS) ledger verify $(DEMO)/repair-ledger --require-frozen
 	cd $(DEMO)/repair-ledger && sha256sum -c --quiet manifest-sha256.txt && echo "sha256sum -c: OK"
-	$(CONTRACTS) repair-score $(DEMO)/repair-ledger --targets $(DEMO)/repair-targets.jsonl --markdown $(DEMO)/repair-score.md
+	$(CONTRACTS) repair-score $(DEMO)/repair-ledger --targets $(DEMO)/repair-targets.jsonl --markdown $(DEMO)/repair-score.md --json $(DEMO)/repair-score.json
+	@echo "== report: one static HTML page of the audit, the contract set, the repair score, the receipts and a drift"
+	$(CONTRACTS) mine sample_traces/clean/part-1.jsonl.gz --registry sample_traces/tools.json --folds 1 -o $(DEMO)/contracts-part-1.json -q
+	$(CONTRACTS) diff $(DEMO)/contracts-part-1.json $(DEMO)/contracts.json --json > $(DEMO)/diff.json
+	$(CONTRACTS) ledger head $(DEMO)/repair-ledger --json > $(DEMO)/repair-head.json
+	$(CONTRACTS) report $(DEMO)/audit.json $(DEMO)/mine.json $(DEMO)/contracts.json $(DEMO)/repair-score.json \
+	  $(DEMO)/repair-head.json $(DEMO)/diff.json $(DEMO)/receipts.jsonl -o $(DEMO)/report.html
 	@echo "== plan-check and the registry as the one source of tool definitions"
 	$(CONTRACTS) registry infer $(DEMO)/clean --contracts $(DEMO)/contracts.json -o $(DEMO)/inferred-tools.json
 	$(CONTRACTS) registry check sample_traces/tools.json $(DEMO)/clean

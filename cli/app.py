@@ -17,6 +17,7 @@ from contracts.cli import (
     mine_cmd,
     plan_cmd,
     repair_cmd,
+    report_cmd,
 )
 from contracts.cli.common import ContractsGroup, State, reset_state
 
@@ -53,7 +54,17 @@ def root(
     State.config_file = config_file
 
 
-for module in (ingest_cmd, mine_cmd, check_cmd, audit_cmd, repair_cmd, ledger_cmd, plan_cmd, config_cmd):
+for module in (
+    ingest_cmd,
+    mine_cmd,
+    check_cmd,
+    audit_cmd,
+    repair_cmd,
+    ledger_cmd,
+    plan_cmd,
+    config_cmd,
+    report_cmd,
+):
     module.register(app)
 
 

@@ -17,6 +17,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from contracts.audit.artifacts import Kind, artifact_of
+from contracts.audit.html import render_html
 from contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
 from contracts.audit.model import AuditReport, Interval, num, pct
 from contracts.audit.pipeline import audit_report, audit_score_report, open_source
@@ -64,6 +66,12 @@ BootOpt = Annotated[
 ]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here ('-' = stdout).")]
 MdOpt = Annotated[Path | None, typer.Option("--markdown", help="Write the Markdown report here.")]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html", help="Write a static HTML page of the report here (as `contracts report` draws it)."
+    ),
+]
 FmtOpt = Annotated[
     AuditOutput, typer.Option("--output-format", help="text (tables) or github (annotations + step summary).")
 ]
@@ -200,7 +208,12 @@ def _render_text(report: AuditReport) -> None:
 
 
 def _emit(
-    report: AuditReport, json_path: Path | None, md_path: Path | None, fmt: AuditOutput, quiet: bool
+    report: AuditReport,
+    json_path: Path | None,
+    md_path: Path | None,
+    fmt: AuditOutput,
+    quiet: bool,
+    html_path: Path | None = None,
 ) -> None:
     """Write the report files, render it, append the step summary, and exit 1 on a failed gate."""
     md = to_markdown(report)
@@ -209,6 +222,10 @@ def _emit(
         atomic_write_bytes(json_path, pretty_json(data))
     if md_path is not None:
         atomic_write_bytes(md_path, md.encode("utf-8"))
+    if html_path is not None:
+        name = str(json_path) if json_path is not None and str(json_path) != "-" else "audit"
+        art = artifact_of(Kind.AUDIT, name, pretty_json(data), data)
+        atomic_write_bytes(html_path, render_html([art], title="contracts audit").encode("utf-8"))
     if json_path is not None and str(json_path) == "-":
         out.file.write(pretty_json(data).decode("utf-8"))
     elif fmt == AuditOutput.github:
@@ -226,7 +243,7 @@ def _emit(
             f"detection {rate_text(report.detection.overall)}",
             markup=False,
         )
-        for p, what in ((json_path, "JSON"), (md_path, "Markdown")):
+        for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (html_path, "HTML")):
             if p is not None and str(p) != "-":
                 err.print(f"wrote {what} report {p}", markup=False)
     failed = [g for g in report.gates if not g.passed]
@@ -287,6 +304,7 @@ def audit_cmd(
     ] = None,
     json_path: JsonOpt = None,
     md_path: MdOpt = None,
+    html_path: HtmlOpt = None,
     output_format: FmtOpt = AuditOutput.text,
     max_fire_rate: MaxFireOpt = None,
     max_spurious_per_100: MaxSpurOpt = None,
@@ -401,7 +419,7 @@ def audit_cmd(
             f"`contracts audit-score {ledger_dir} --corpus {source.corpus.path}`",
             markup=False,
         )
-    _emit(report, json_path, md_path, output_format, quiet)
+    _emit(report, json_path, md_path, output_format, quiet, html_path)
 
 
 def audit_score_cmd(
@@ -418,6 +436,7 @@ def audit_score_cmd(
     bootstrap: BootOpt = None,
     json_path: JsonOpt = None,
     md_path: MdOpt = None,
+    html_path: HtmlOpt = None,
     output_format: FmtOpt = AuditOutput.text,
     max_fire_rate: MaxFireOpt = None,
     max_spurious_per_100: MaxSpurOpt = None,
@@ -436,7 +455,7 @@ def audit_score_cmd(
         gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
         labels_file=labels,
     )
-    _emit(report, json_path, md_path, output_format, quiet)
+    _emit(report, json_path, md_path, output_format, quiet, html_path)
 
 
 def inject_cmd(

@@ -102,6 +102,12 @@ class LedgerError(ContractsError):
     default_code = "E_LEDGER"
 
 
+class ReportError(ContractsError):
+    """An input of `contracts report` is not an artifact it knows (empty, not JSON, unknown shape)."""
+
+    default_code = "E_REPORT"
+
+
 class IOFailure(ContractsError):
     """A file cannot be opened, decompressed, read or written (permissions, a folder where a file is
     expected, a damaged or truncated `.gz`, a full disk)."""

@@ -119,6 +119,17 @@ COMMANDS: dict[str, tuple[dict[str, Callable[[Path], Path]], Argv]] = {
     "ledger-head": (LEDGER_DAMAGE, lambda d, x: ["ledger", "head", str(x)]),
     "ledger-show": (LEDGER_DAMAGE, lambda d, x: ["ledger", "show", str(x)]),
     "ledger-prove": (LEDGER_DAMAGE, lambda d, x: ["ledger", "prove", str(x), "0"]),
+    "report": (DAMAGE, lambda d, x: ["report", str(x), "-o", str(d / "out.html")]),
+    "report-second-input": (
+        DAMAGE,
+        lambda d, x: [
+            "report",
+            str(REPO / "tests" / "golden" / "repair-score.json"),
+            str(x),
+            "-o",
+            str(d / "out.html"),
+        ],
+    ),
     "corpus-info": (DAMAGE, lambda d, x: ["corpus", "info", str(x)]),
     "corpus-verify": (DAMAGE, lambda d, x: ["corpus", "verify", str(x)]),
     # an empty contracts.toml is a valid one (every setting at its default)

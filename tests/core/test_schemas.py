@@ -23,6 +23,9 @@ EXPECTED = {
     "plan",
     "plan-report",
     "registry-check",
+    "mine-summary",
+    "contract-diff",
+    "ledger-head",
 }
 
 
