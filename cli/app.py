@@ -16,6 +16,7 @@ from contracts.cli import (
     ledger_cmd,
     mine_cmd,
     plan_cmd,
+    proxy_cmd,
     repair_cmd,
 )
 from contracts.cli.common import ContractsGroup, State, reset_state
@@ -53,7 +54,17 @@ def root(
     State.config_file = config_file
 
 
-for module in (ingest_cmd, mine_cmd, check_cmd, audit_cmd, repair_cmd, ledger_cmd, plan_cmd, config_cmd):
+for module in (
+    ingest_cmd,
+    mine_cmd,
+    check_cmd,
+    proxy_cmd,
+    audit_cmd,
+    repair_cmd,
+    ledger_cmd,
+    plan_cmd,
+    config_cmd,
+):
     module.register(app)
 
 

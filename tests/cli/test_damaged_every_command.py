@@ -10,6 +10,7 @@ last test checks that no subcommand is left out of the two modules.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"
 REGISTRY = REPO / "sample_traces" / "tools.json"
 PLAN = REPO / "docs" / "examples" / "plan-world" / "pass-basic.json"
+GOLDEN = REPO / "tests" / "golden" / "sample-contracts.json"
 ROOT = "a" * 64
 
 
@@ -121,6 +123,12 @@ COMMANDS: dict[str, tuple[dict[str, Callable[[Path], Path]], Argv]] = {
     "ledger-prove": (LEDGER_DAMAGE, lambda d, x: ["ledger", "prove", str(x), "0"]),
     "corpus-info": (DAMAGE, lambda d, x: ["corpus", "info", str(x)]),
     "corpus-verify": (DAMAGE, lambda d, x: ["corpus", "verify", str(x)]),
+    # the contract set and the registry are read before the server starts: no server is run
+    "proxy": (DAMAGE, lambda d, x: ["proxy", "--contracts", str(x), "--", sys.executable, "-c", "pass"]),
+    "proxy-registry": (
+        DAMAGE,
+        lambda d, x: ["proxy", "-c", str(GOLDEN), "--registry", str(x), "--", sys.executable, "-c", "pass"],
+    ),
     # an empty contracts.toml is a valid one (every setting at its default)
     "config": (
         {k: v for k, v in DAMAGE.items() if k != "empty"},
