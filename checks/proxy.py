@@ -259,19 +259,18 @@ class Proxy:
                 SERVER_GONE_CODE,
                 f"contracts proxy: the MCP server exited (status {code}) before answering",
             )
-        if not self._client_closed.is_set() or left or code != 0:
-            how = (
-                "before the client closed the connection"
-                if not self._client_closed.is_set()
-                else "on shutdown"
-            )
-            raise CheckError(
-                f"the MCP server exited with status {code} {how}"
-                + (f" ({len(left)} request{'s' if len(left) != 1 else ''} unanswered)" if left else ""),
-                source=self.command[0],
-                code="E_SERVER",
-            )
-        return 0
+        if left:
+            n = len(left)
+            why = f"with {n} request{'s' if n != 1 else ''} unanswered"
+        elif not self._client_closed.is_set():
+            why = "while the client was still connected"
+        elif code != 0:
+            why = "after the client closed the connection"
+        else:
+            return 0
+        raise CheckError(
+            f"the MCP server exited with status {code} {why}", source=self.command[0], code="E_SERVER"
+        )
 
     def _pump_client(self) -> None:
         try:

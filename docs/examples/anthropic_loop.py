@@ -24,7 +24,7 @@ from contracts.registry.export import export_tools
 from contracts.traces.registry import load_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from openai_loop import DEFAULT_CONTRACTS, DEFAULT_REGISTRY, lookup_inventory, query_warehouse
+from openai_loop import DEFAULT_CONTRACTS, DEFAULT_REGISTRY, lookup_inventory, query_warehouse, summary
 
 RECORDING: list[dict[str, Any]] = [
     {
@@ -112,8 +112,10 @@ def main(argv: list[str]) -> None:
                 print(f"{m['role']} tool_use {b['name']}({json.dumps(b['input'])})")
             else:
                 print(f"{m['role']} tool_result {b['tool_use_id']}: {len(b['content'])} text blocks")
-                for c in b["content"]:
-                    print("  " + c["text"][:150] + (" ..." if len(c["text"]) > 150 else ""))
+                text = [c["text"] for c in b["content"]]
+                print(f"  {text[0][:90]} ...")
+                for t in text[1:]:
+                    print("  + receipt block: " + summary(json.loads(t)["outcome_contract"]))
 
 
 if __name__ == "__main__":

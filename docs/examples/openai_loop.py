@@ -129,13 +129,22 @@ def run(contracts: Path = DEFAULT_CONTRACTS, registry: Path = DEFAULT_REGISTRY) 
             messages.append({"role": "tool", "tool_call_id": tc["id"], "content": text})
 
 
+def summary(oc: dict[str, Any]) -> str:
+    """One line of an `outcome_contract`: each violation's code, path and observed value, the recovery tools."""
+    vs = "; ".join(
+        f"{v['code']} at {v['path']} observed {json.dumps(v['observed'])}" for v in oc["violations"]
+    )
+    return f"{vs}; recovery_tools {', '.join(oc['recovery_tools'])}"
+
+
 def main(argv: list[str]) -> None:
     paths = [Path(a) for a in argv[1:3]]
     for m in run(*paths):
         if m["role"] == "tool":
-            print(f"tool {m['tool_call_id']}:")
-            for part in m["content"].split("\n\n"):
-                print("  " + part[:150] + (" ..." if len(part) > 150 else ""))
+            result, _, receipt = m["content"].partition("\n\n")
+            print(f"tool {m['tool_call_id']}: {result[:90]} ...")
+            if receipt:
+                print("  + receipt: " + summary(json.loads(receipt)["outcome_contract"]))
         elif m.get("tool_calls"):
             for tc in m["tool_calls"]:
                 print(f"assistant calls {tc['function']['name']}({tc['function']['arguments']})")

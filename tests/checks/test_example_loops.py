@@ -75,4 +75,4 @@ def test_the_examples_run_as_scripts() -> None:
             check=False,
         )
         assert p.returncode == 0, p.stderr
-        assert '"code":"NONNEG"' in p.stdout or "outcome_contract" in p.stdout
+        assert "receipt" in p.stdout and "NONNEG at /available observed -3" in p.stdout, p.stdout
