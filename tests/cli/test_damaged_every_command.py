@@ -165,6 +165,16 @@ def test_every_command_refuses_damaged_input(command: str, damage: str, tmp_path
     assert not list(tmp_path.glob("out*")), sorted(p.name for p in tmp_path.iterdir())
 
 
+def test_proxy_refuses_a_missing_or_unstartable_server(tmp_path: Path) -> None:
+    """`contracts proxy` beyond its files: no server command, or one that does not exist, is one line."""
+    for argv, name in (
+        (["proxy", "--contracts", str(GOLDEN)], "SERVER_CMD"),
+        (["proxy", "--contracts", str(GOLDEN), "--", str(tmp_path / "no-such-server")], "no-such-server"),
+    ):
+        r = CliRunner().invoke(app, argv)
+        _one_error_line(r, name)
+
+
 EMPTY_INPUT: dict[str, Argv] = {
     "ingest": lambda d, x: ["ingest", str(x), "-o", str(d / "out")],
     "mine": lambda d, x: ["mine", str(x), "-o", str(d / "out.json")],
