@@ -21,10 +21,12 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from contracts.checks.api import Checker
-from contracts.checks.proxy import META_KEY, ProxyOptions, call_payload, parse_places, run_proxy
+from contracts.checks.proxy import META_KEY, Proxy, ProxyOptions, call_payload, parse_places, run_proxy
 from contracts.cli.app import app
 from contracts.errors import CheckError, UsageError
 
@@ -374,3 +376,81 @@ def test_unstartable_server_is_a_check_error(tmp_path: Path) -> None:
         run_proxy(checker, [str(tmp_path / "nope")], io.BytesIO(b""), io.BytesIO())
     with pytest.raises(UsageError, match="no server command"):
         run_proxy(checker, [], io.BytesIO(b""), io.BytesIO())
+
+
+# ---- properties of the relay ---------------------------------------------------------------------------
+
+_CHECKER: list[Checker] = []
+
+
+def _proxy() -> Proxy:
+    """A proxy not started (its server never runs): the relay's line handling alone. One checker."""
+    if not _CHECKER:
+        _CHECKER.append(Checker.load(GOLDEN))
+    return Proxy(_CHECKER[0], ["true"], io.BytesIO(), io.BytesIO())
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    msg=st.one_of(
+        _json,
+        st.fixed_dictionaries(
+            {"jsonrpc": st.just("2.0"), "id": st.integers(0, 9) | st.text(max_size=3)},
+            optional={"result": _json, "error": _json, "method": st.text(max_size=10), "params": _json},
+        ),
+    ),
+    junk=st.binary(max_size=40),
+)
+def test_lines_nobody_asked_about_pass_byte_for_byte(msg: Any, junk: bytes) -> None:
+    """A server line that answers no tracked `tools/call`/`tools/list` (any JSON, any JSON-RPC response
+    to an untracked id, a notification, or bytes that are not JSON) comes out exactly as it went in."""
+    p = _proxy()
+    p._track({"jsonrpc": "2.0", "id": "tracked", "method": "ping"})  # a request of another method
+    for raw in (orjson.dumps(msg) + b"\n", json.dumps(msg, indent=None).encode() + b"\r\n", junk + b"\n"):
+        assert p._from_server(raw) == raw
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    available=st.integers(-50, 50), extra=st.dictionaries(st.sampled_from(["x", "y", "z"]), _json, max_size=2)
+)
+def test_a_tracked_call_changes_only_by_the_receipt(available: int, extra: dict[str, Any]) -> None:
+    """For a tracked tools/call: a result that holds comes back byte for byte; one that breaks a rule comes
+    back equal to the server's message plus exactly the receipt block and the `_meta` entry."""
+    p = _proxy()
+    p._track(call(1, "lookup_inventory", sku="SKU-11456"))
+    data = {
+        "sku": "SKU-11456",
+        "warehouse": "central",
+        "on_hand": 20 + max(available, 0),
+        "reserved": 20 - min(available, 0) if available < 0 else 20,
+        "available": available,
+        "status": "in_stock" if available > 0 else "out_of_stock",
+        "unit_cost": 70.83,
+        "bin_location": "C-10-6",
+        "last_counted_at": "2026-01-05T01:54:21Z",
+    }
+    data["on_hand"] = data["reserved"] + available
+    msg = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "structuredContent": data, **extra}}
+    raw = orjson.dumps(msg) + b"\n"
+    out = p._from_server(raw)
+    assert out is not None
+    if available >= 0 and out == raw:
+        return
+    assert available < 0
+    got = orjson.loads(out)
+    oc = got["result"]["_meta"].pop(META_KEY)
+    assert not got["result"]["_meta"] or "_meta" in extra
+    if not got["result"]["_meta"] and "_meta" not in extra:
+        del got["result"]["_meta"]
+    block = got["result"]["content"].pop()
+    assert json.loads(block["text"]) == {"outcome_contract": oc}
+    assert "NONNEG" in [v["code"] for v in oc["violations"]]
+    assert got == msg
