@@ -62,6 +62,20 @@ class Receipt:
         """Distinct property codes of the violations, sorted."""
         return sorted({v.code for v in self.violations})
 
+    def to_json(self, encoder: str | None = None) -> dict[str, Any]:
+        """The receipt as JSON-ready data in encoder `v1` or `v2` (default: its own): `encode`, the shape
+        the `receipt-v1` / `receipt-v2` schemas describe."""
+        return encode(self, encoder)
+
+    def outcome_contract(self, encoder: str | None = None) -> dict[str, Any]:
+        """Only the part an agent is shown beside the unchanged result (DESIGN §4's `outcome_contract`)."""
+        contract: dict[str, Any] = encode(self, encoder)["outcome_contract"]
+        return contract
+
+    def to_text(self, encoder: str | None = None) -> str:
+        """`{"outcome_contract": ...}` as one line of canonical JSON: the text block appended for a model."""
+        return canonical_json({"outcome_contract": self.outcome_contract(encoder)}).decode("utf-8")
+
 
 def recovery_tools(contracts: ContractSet, tool: str, visible_tools: Sequence[str] | None) -> list[str]:
     """The tool itself, then its declared substitutes that the episode could see, in declared order.

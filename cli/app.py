@@ -16,6 +16,7 @@ from contracts.cli import (
     ledger_cmd,
     mine_cmd,
     plan_cmd,
+    proxy_cmd,
     repair_cmd,
     report_cmd,
 )
@@ -58,6 +59,7 @@ for module in (
     ingest_cmd,
     mine_cmd,
     check_cmd,
+    proxy_cmd,
     audit_cmd,
     repair_cmd,
     ledger_cmd,

@@ -14,8 +14,33 @@ _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if _os.path.isfile(_os.path.join(_root, "mining", "__init__.py")) and _root not in __path__:
     __path__.append(_root)
 
+import importlib as _importlib  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
 from contracts.errors import ContractsError  # noqa: E402
 from contracts.jsonutil import canonical_json  # noqa: E402
 
+if TYPE_CHECKING:  # for type checkers only: at run time the names below load on first use
+    from contracts.checks.api import Checker as Checker
+    from contracts.checks.api import Session as Session
+    from contracts.checks.receipts import Receipt as Receipt
+    from contracts.checks.wrapper import checked as checked
+
 __version__ = "0.1.0"
-__all__ = ["ContractsError", "__version__", "canonical_json"]
+
+#: The stable checking API (docs/api.md), imported when first used: importing `contracts` stays cheap
+#: and the root package imports no subpackage at import time (DESIGN §1).
+_EXPORTS = {
+    "Checker": "contracts.checks.api",
+    "Session": "contracts.checks.api",
+    "Receipt": "contracts.checks.receipts",
+    "checked": "contracts.checks.wrapper",
+}
+__all__ = ["Checker", "ContractsError", "Receipt", "Session", "__version__", "canonical_json", "checked"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_importlib.import_module(module), name)

@@ -99,6 +99,9 @@ class EpisodeMemory:
     def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
         self.pairs = tuple(sorted(set(pairs)))
         self._seen: dict[tuple[str, str, tuple[str, Any]], Seen] = {}
+        #: the (P, K) places each entity was seen at, so that `touch` forgets it without a scan of
+        #: `_seen` (a long episode, such as one `contracts proxy` run, may remember many entities)
+        self._places: dict[tuple[str, Any], set[tuple[str, str]]] = {}
 
     def earlier(self, p: str, k: str, key: tuple[str, Any]) -> Seen | None:
         return self._seen.get((p, k, key))
@@ -109,9 +112,9 @@ class EpisodeMemory:
         later call with. Every call does this, whatever its status, after it is checked."""
         if not self._seen:
             return
-        named = mentioned(arguments)
-        if named:
-            self._seen = {k: v for k, v in self._seen.items() if k[2] not in named}
+        for key in mentioned(arguments):
+            for p, k in self._places.pop(key, ()):
+                self._seen.pop((p, k, key), None)
 
     def record(self, tool: str, arguments: Any, result: Any, call_id: str = "", ok: bool = True) -> None:
         """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
@@ -130,6 +133,7 @@ class EpisodeMemory:
             ok_p, pv = resolve(result, p)
             if ok_p and judged(pv):
                 self._seen[(p, k, key)] = Seen(pv, call_id, tool)
+                self._places.setdefault(key, set()).add((p, k))
 
     def breaks(self, rule: Rule, result: Any) -> Seen | None:
         """The earlier sighting `result` contradicts under `rule`, or None."""

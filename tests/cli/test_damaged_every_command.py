@@ -10,6 +10,7 @@ last test checks that no subcommand is left out of the two modules.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"
 REGISTRY = REPO / "sample_traces" / "tools.json"
 PLAN = REPO / "docs" / "examples" / "plan-world" / "pass-basic.json"
+GOLDEN = REPO / "tests" / "golden" / "sample-contracts.json"
 ROOT = "a" * 64
 
 
@@ -132,6 +134,12 @@ COMMANDS: dict[str, tuple[dict[str, Callable[[Path], Path]], Argv]] = {
     ),
     "corpus-info": (DAMAGE, lambda d, x: ["corpus", "info", str(x)]),
     "corpus-verify": (DAMAGE, lambda d, x: ["corpus", "verify", str(x)]),
+    # the contract set and the registry are read before the server starts: no server is run
+    "proxy": (DAMAGE, lambda d, x: ["proxy", "--contracts", str(x), "--", sys.executable, "-c", "pass"]),
+    "proxy-registry": (
+        DAMAGE,
+        lambda d, x: ["proxy", "-c", str(GOLDEN), "--registry", str(x), "--", sys.executable, "-c", "pass"],
+    ),
     # an empty contracts.toml is a valid one (every setting at its default)
     "config": (
         {k: v for k, v in DAMAGE.items() if k != "empty"},
@@ -166,6 +174,16 @@ def test_every_command_refuses_damaged_input(command: str, damage: str, tmp_path
         _one_error_line(r, bad.name)
     # nothing half-written
     assert not list(tmp_path.glob("out*")), sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_proxy_refuses_a_missing_or_unstartable_server(tmp_path: Path) -> None:
+    """`contracts proxy` beyond its files: no server command, or one that does not exist, is one line."""
+    for argv, name in (
+        (["proxy", "--contracts", str(GOLDEN)], "SERVER_CMD"),
+        (["proxy", "--contracts", str(GOLDEN), "--", str(tmp_path / "no-such-server")], "no-such-server"),
+    ):
+        r = CliRunner().invoke(app, argv)
+        _one_error_line(r, name)
 
 
 EMPTY_INPUT: dict[str, Argv] = {

@@ -1,0 +1,112 @@
+"""`contracts proxy`: an MCP stdio proxy that appends receipts to tool results (docs/proxy.md).
+
+Thin layer: parse options, load the checker, hand stdin/stdout to `contracts.checks.proxy`. stdout is
+the MCP channel and carries nothing else; warnings and the closing summary go to stderr, beside the
+server's own stderr. Exit 0 when the client closed the connection and the server exited cleanly; 2 when
+the server cannot start or dies while the client is connected (one `error[E_SERVER]` line).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contracts.checks.api import Checker
+from contracts.checks.proxy import RECEIPT_PLACES, Proxy, ProxyOptions, parse_places
+from contracts.checks.receipts import EncoderName
+from contracts.cli.common import QuietFlag, config, err
+from contracts.errors import UsageError
+
+
+def proxy(
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="The MCP server to run behind the proxy, after `--`: SERVER_CMD [ARGS...].",
+            metavar="-- SERVER_CMD [ARGS]...",
+            show_default=False,
+        ),
+    ] = None,
+    contracts_path: Annotated[
+        Path | None,
+        typer.Option("--contracts", "-c", help="Contract set (contracts.json). Default: paths.contracts."),
+    ] = None,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry", "-r", help="tools.json: substitutes offered as recovery tools, outputSchema."
+        ),
+    ] = None,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log", help="Append every tool call to FILE as flat trace records (for `contracts ingest`)."
+        ),
+    ] = None,
+    receipt_in: Annotated[
+        str,
+        typer.Option("--receipt-in", help="Where receipts go: text, meta, text,meta or none."),
+    ] = ",".join(RECEIPT_PLACES),
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", help="Answer a request the server has not answered in SECONDS with an error."
+        ),
+    ] = None,
+    enrich_tools: Annotated[
+        bool,
+        typer.Option(
+            "--enrich-tools", help="Add the registry's declared output as outputSchema to tools/list."
+        ),
+    ] = False,
+    fold: Annotated[
+        int | None, typer.Option("--fold", help="Use fold F's checker (default: the full set).")
+    ] = None,
+    encoder: Annotated[EncoderName, typer.Option("--encoder", help="Receipt encoder.")] = EncoderName.v2,
+    trace_id: Annotated[
+        str | None,
+        typer.Option("--trace-id", help="trace_id of the logged calls (default: mcp-<time>-<pid>)."),
+    ] = None,
+    quiet: QuietFlag = False,
+) -> None:
+    """Run an MCP server behind a proxy that checks every tools/call result and appends receipts.
+
+    Messages pass through unchanged in both directions; a result that breaks a mined contract gets its
+    receipt as an extra text content block and/or under _meta. Example:
+    contracts proxy --contracts contracts.json --log calls.jsonl -- python server.py
+    """
+    if not command:
+        raise UsageError(
+            "no server command: contracts proxy --contracts K -- SERVER_CMD [ARGS...]", field="SERVER_CMD"
+        )
+    if enrich_tools and registry is None:
+        raise UsageError("--enrich-tools needs --registry (the declared outputs)", field="--enrich-tools")
+    cpath = config().require_path("paths.contracts", contracts_path, "contract set (--contracts)")
+    options = ProxyOptions(
+        receipt_in=parse_places(receipt_in),
+        log=log,
+        timeout=timeout,
+        enrich_tools=enrich_tools,
+        trace_id=trace_id,
+    )
+    checker = Checker.load(cpath, registry=registry, fold=fold, encoder=encoder.value)
+    p = Proxy(
+        checker,
+        command,
+        sys.stdin.buffer,
+        sys.stdout.buffer,
+        options,
+        warn=lambda m: err.print(f"warning: {m}", markup=False),
+    )
+    p.run()
+    if not quiet:
+        where = f"; logged to {log} as trace {p.trace_id}" if log is not None else ""
+        err.print(f"proxy: {p.calls} tool calls, {p.receipts} with receipts{where}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `proxy` to the root app."""
+    app.command("proxy")(proxy)
