@@ -12,6 +12,9 @@ by `id`. Calls requested by the user are kept: `requestor` goes to the call's `m
 makes a `status: "error"` call. `trace_id` = the simulation `id`, `task_id` its `task_id`, `reward` =
 `reward_info.reward`, and the visible tools are `info.environment_info.tool_defs` when recorded.
 
+Run facts kept on the episode: `trial` (both), the user simulator's cost `info.user_cost` (τ-bench) and
+`agent_cost` / `user_cost` (τ²-bench), for `contracts compare`.
+
 Whole-file accounting: a record is one run (τ-bench) or one simulation (τ²-bench), numbered from 1 in
 file order; that number is the `line` of its calls and rejects.
 """
@@ -46,6 +49,16 @@ class _Simulation:
 
     sim: dict[str, Any]
     tools: tuple[str, ...] | None
+
+
+def _trial(run: dict[str, Any]) -> int | None:
+    """The run's `trial` (a non-negative integer), or None when it records none."""
+    v = run.get("trial")
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise RecordError(f"'trial' must be a non-negative integer, got {v!r}", field="trial")
+    return v
 
 
 def _tau2_tools(info: Any) -> tuple[str, ...] | None:
@@ -126,7 +139,15 @@ class TauBenchAdapter(Adapter):
         trace_id = f"{task}-{trial}" if trial is not None else task
         traj = list_of_dicts(run, "traj")
         calls, dropped = chat_calls(traj, trace_id=trace_id, task_id=task, ctx=ctx, field="traj")
-        ep = Episode(trace_id=trace_id, task_id=task, reward=optional_reward(run))
+        info = run.get("info")
+        user_cost = optional_reward(info, "user_cost", where="info.") if isinstance(info, dict) else None
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=task,
+            reward=optional_reward(run),
+            trial=_trial(run),
+            user_cost=user_cost,
+        )
         return Parsed(calls, [ep], dropped)
 
     def _tau2(
@@ -179,5 +200,13 @@ class TauBenchAdapter(Adapter):
                 index += 1
         reward_info = sim.get("reward_info")
         reward = optional_reward(reward_info, where="reward_info.") if isinstance(reward_info, dict) else None
-        ep = Episode(trace_id=trace_id, task_id=task, reward=reward, tools=tools)
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=task,
+            reward=reward,
+            tools=tools,
+            trial=_trial(sim),
+            agent_cost=optional_reward(sim, "agent_cost"),
+            user_cost=optional_reward(sim, "user_cost"),
+        )
         return Parsed(calls, [ep], dropped)
