@@ -11,6 +11,7 @@ from contracts import __version__
 from contracts.cli import (
     audit_cmd,
     check_cmd,
+    compare_cmd,
     config_cmd,
     ingest_cmd,
     ledger_cmd,
@@ -53,7 +54,17 @@ def root(
     State.config_file = config_file
 
 
-for module in (ingest_cmd, mine_cmd, check_cmd, audit_cmd, repair_cmd, ledger_cmd, plan_cmd, config_cmd):
+for module in (
+    ingest_cmd,
+    mine_cmd,
+    check_cmd,
+    audit_cmd,
+    compare_cmd,
+    repair_cmd,
+    ledger_cmd,
+    plan_cmd,
+    config_cmd,
+):
     module.register(app)
 
 
