@@ -311,13 +311,11 @@ def check_strata(cuts: Sequence[float]) -> tuple[float, ...]:
 
 def stratum_expr(rate: pl.Expr, cuts: tuple[float, ...]) -> pl.Expr:
     """The stratum index of a baseline per-task completion: 0 when <= cuts[0]; the last when >= the
-    last cut; else i when cuts[i-1] < rate <= cuts[i]."""
+    last cut; else i when cuts[i-1] < rate <= cuts[i] (a count of the cuts the rate passes)."""
     if not cuts:
         return pl.lit(0, dtype=pl.Int64)
-    e = pl.when(rate >= cuts[-1]).then(pl.lit(len(cuts), dtype=pl.Int64))
-    for i, c in enumerate(cuts):
-        e = e.when(rate <= c).then(pl.lit(i, dtype=pl.Int64))
-    return e.otherwise(pl.lit(len(cuts), dtype=pl.Int64))
+    passed = [(rate > c).cast(pl.Int64) for c in cuts[:-1]] + [(rate >= cuts[-1]).cast(pl.Int64)]
+    return pl.sum_horizontal(passed).cast(pl.Int64)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -349,7 +347,7 @@ def compare_frames(
     if not math.isfinite(threshold) or threshold < 0.0:
         raise UsageError(f"--threshold must be >= 0, got {threshold}", field="--threshold")
     arms = []
-    for name, f in zip(names, (baseline, monitor), strict=True):
+    for role, name, f in zip(("baseline", "monitor"), names, (baseline, monitor), strict=True):
         if "cost" not in f.columns:
             f = f.with_columns(pl.lit(None, dtype=pl.Float64).alias("cost"))
         if "trial" not in f.columns:
@@ -360,7 +358,7 @@ def compare_frames(
         )
         if scored.is_empty():
             raise UsageError(
-                f"the {name} arm has no episode with a reward ({f.height} episodes): nothing to compare",
+                f"the {role} arm has no episode with a reward ({f.height} episodes): nothing to compare",
                 source=name,
             )
         arms.append((name, f, scored))

@@ -36,7 +36,7 @@ def arm_sentence(a: Arm, role: str) -> str:
     return (
         f"{role} {a.name}: {a.episodes} episodes, {a.unscored} without reward, {a.paired} paired, "
         f"{a.unpaired} unpaired; paired completion {pct(c.value)} [{pct(c.low)}, {pct(c.high)}]; "
-        f"all scored {a.completed}/{a.scored}"
+        f"all scored {a.completed}/{a.scored} ({pct(a.completion_all)})"
     )
 
 

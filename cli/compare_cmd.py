@@ -34,6 +34,8 @@ from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.traces.sources import open_corpus
 
+_DEFAULT_CUTS = ",".join(f"{c:g}" for c in DEFAULT_STRATA)
+
 
 def parse_strata(text: str) -> tuple[float, ...]:
     """`0.16,0.65` -> (0.16, 0.65); `none` (or empty) -> no strata cut (one stratum)."""
@@ -92,7 +94,7 @@ def compare_cmd(
             "--strata",
             help="Cut points of the baseline's per-task completion, comma-separated ('none' = no strata).",
         ),
-    ] = ",".join(f"{c:g}" for c in DEFAULT_STRATA),
+    ] = _DEFAULT_CUTS,
     pair_by: Annotated[
         PairBy,
         typer.Option("--pair-by", help="auto: by (task, trial) when both arms record trials, else by task."),

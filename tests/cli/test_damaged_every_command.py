@@ -119,6 +119,11 @@ COMMANDS: dict[str, tuple[dict[str, Callable[[Path], Path]], Argv]] = {
     "ledger-head": (LEDGER_DAMAGE, lambda d, x: ["ledger", "head", str(x)]),
     "ledger-show": (LEDGER_DAMAGE, lambda d, x: ["ledger", "show", str(x)]),
     "ledger-prove": (LEDGER_DAMAGE, lambda d, x: ["ledger", "prove", str(x), "0"]),
+    "compare": (DAMAGE, lambda d, x: ["compare", str(x), str(CLEAN), "--markdown", str(d / "out.md")]),
+    "compare-monitor": (
+        DAMAGE,
+        lambda d, x: ["compare", str(CLEAN), str(x), "--markdown", str(d / "out.md")],
+    ),
     "corpus-info": (DAMAGE, lambda d, x: ["corpus", "info", str(x)]),
     "corpus-verify": (DAMAGE, lambda d, x: ["corpus", "verify", str(x)]),
     # an empty contracts.toml is a valid one (every setting at its default)
