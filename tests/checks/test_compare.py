@@ -267,8 +267,10 @@ def test_strata_boundaries() -> None:
 # ---- τ-bench-shaped files (what the CLI reads) --------------------------------------------------------
 
 
-def tau_run(task: int, trial: int, reward: float, cost: float, receipt: bool = False) -> dict[str, Any]:
-    result: dict[str, Any] = {"order_id": f"#W{task}", "total": 12.5}
+def tau_run(
+    task: int, trial: int, reward: float, cost: float, receipt: bool = False, total: float = 12.5
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"order_id": f"#W{task}", "total": total}
     if receipt:
         result = {"tool_result": result, "outcome_contract": {"encoder": "v2", "binding": False}}
     return {
@@ -321,6 +323,36 @@ def test_delivered_receipts_are_counted(tmp_path: Path) -> None:
     assert r.cost is not None and r.cost.parts == ("user",)
     assert r.cost.difference.value == pytest.approx(0.01)
     assert r.cost.relative == pytest.approx(1.0)
+
+
+def test_checked_receipts_with_contracts(tmp_path: Path) -> None:
+    """--contracts: the monitor arm's calls are checked; the counts agree with `contracts check`."""
+    runs_b = [tau_run(t, 0, float(t % 4 == 0), 0.01, total=t + 1.5) for t in range(60)]
+    # the monitor arm's results break the baseline's positive totals in every fifth task
+    runs_m = [
+        tau_run(t, 0, float(t % 3 == 0), 0.01, total=-2.0 if t % 5 == 0 else t + 2.5) for t in range(60)
+    ]
+    base = write_arm(tmp_path / "b.json", runs_b)
+    mon = write_arm(tmp_path / "m.json", runs_m)
+    runner = CliRunner()
+    k = tmp_path / "k.json"
+    r = runner.invoke(app, ["mine", str(base), "-o", str(k), "-q"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["compare", str(base), str(mon), "--contracts", str(k), "--json", "-q"])
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)["receipts"]
+    r = runner.invoke(app, ["check", "--contracts", str(k), str(mon), "-o", str(tmp_path / "r.jsonl"), "-q"])
+    assert r.exit_code == 1  # findings
+    receipts = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert len(receipts) == 12  # one a violating call: tasks 0, 5, ..., 55
+    assert rec == {
+        "source": "checked",
+        "calls": 60,
+        "calls_with_receipt": len(receipts),
+        "episodes": 60,
+        "episodes_with_receipt": 12,
+        "paired_units_with_receipt": 12,
+    }
 
 
 # ---- real data -----------------------------------------------------------------------------------------
