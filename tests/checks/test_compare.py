@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from contracts.audit import stats
@@ -472,3 +474,40 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
         assert r.exit_code == 2, (argv, r.output)
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
         assert len(lines) == 1 and lines[0].startswith("error[") and needle in lines[0], (argv, r.stderr)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    cells=st.lists(
+        st.tuples(st.integers(0, 7), st.integers(0, 2), st.booleans(), st.booleans()),
+        min_size=1,
+        max_size=40,
+        unique_by=lambda c: (c[0], c[1]),
+    )
+)
+def test_invariants_of_random_arms(cells: list[tuple[int, int, bool, bool]]) -> None:
+    """On any pair of arms: W - L and the difference agree, swapping arms negates the difference and
+    swaps W and L with the same p, strata partition the units, and p matches the independent binomial."""
+
+    def frame(side: int) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "trace_id": [f"{side}-{t}-{k}" for t, k, *_ in cells],
+                "task_id": [f"t{t}" for t, *_ in cells],
+                "trial": [k for _, k, *_ in cells],
+                "reward": [float(c[2 + side]) for c in cells],
+            }
+        )
+
+    b, m = frame(0), frame(1)
+    r = compare_frames(b, m, bootstrap=20, seed=1)
+    s = compare_frames(m, b, bootstrap=20, seed=1)
+    o, so = r.overall, s.overall
+    n = len(cells)
+    assert o.units == n and o.tasks == len({c[0] for c in cells})
+    assert o.difference.points == pytest.approx(100 * (o.wins - o.losses) / n)
+    assert (so.wins, so.losses, so.p_value) == (o.losses, o.wins, o.p_value)
+    assert so.difference.points == pytest.approx(-o.difference.points)  # type: ignore[operator]
+    assert o.p_value == pytest.approx(binom_two_sided(min(o.wins, o.losses), o.wins + o.losses), rel=1e-9)
+    assert sum(x.units for x in r.strata) == n and sum(x.wins for x in r.strata) == o.wins
+    assert o.difference.low <= o.difference.points <= o.difference.high  # type: ignore[operator]

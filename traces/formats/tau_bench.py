@@ -52,13 +52,10 @@ class _Simulation:
 
 
 def _trial(run: dict[str, Any]) -> int | None:
-    """The run's `trial` (a non-negative integer), or None when it records none."""
+    """The run's `trial` when it is an integer, else None (the trace id still names whatever is there:
+    a file whose trials are not numbers was read before this column existed and still is)."""
     v = run.get("trial")
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise RecordError(f"'trial' must be a non-negative integer, got {v!r}", field="trial")
-    return v
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _tau2_tools(info: Any) -> tuple[str, ...] | None:
