@@ -5,9 +5,9 @@ completes more tasks than the baseline arm on the *same* tasks. Both arms are co
 ingested on the fly); this module pairs their episodes and measures (docs/compare.md gives every
 definition and denominator):
 
-* **pairing** (`pair_by`): by (task, trial) when every scored episode of both arms records a trial and
-  no (task, trial) repeats within an arm (τ-bench and τ²-bench result files record `trial`): one unit per
-  pair of episodes. Otherwise by task: one unit per task both arms ran, each side's value the mean over
+* **pairing** (`pair_by`): by (task, trial) when every scored episode of both arms records a trial,
+  no (task, trial) repeats within an arm and at least one (task, trial) is in both (τ-bench and
+  τ²-bench result files record `trial`): one unit per pair of episodes. Otherwise by task: one unit per task both arms ran, each side's value the mean over
   that arm's episodes of the task. Episodes without a reward cannot be scored and are counted apart;
   scored episodes with no partner are counted per arm (`unpaired`), never dropped silently.
 * **completion** of a unit: reward >= `threshold` (1.0 by default: full reward); per arm, the mean over
@@ -371,9 +371,14 @@ def compare_frames(
         )
     by_trial = usable and pair_by != PairBy.task
     units = _units(bs, ms, by_trial)
+    if units.is_empty() and by_trial and pair_by == PairBy.auto:
+        # trials recorded but never the same ones (trials 0-1 against 2-3): pair the tasks instead
+        by_trial = False
+        units = _units(bs, ms, by_trial)
     if units.is_empty():
+        what = "(task, trial)" if by_trial else "task"
         raise UsageError(
-            f"the arms share no task ({bs.get_column('task_id').n_unique()} and "
+            f"the arms share no {what} ({bs.get_column('task_id').n_unique()} and "
             f"{ms.get_column('task_id').n_unique()} tasks): nothing to pair",
             source=mn,
         )

@@ -214,6 +214,11 @@ def test_pairing_by_task_and_unpaired_counts() -> None:
     # forcing task pairing on arms that have trials
     b2, m2 = arms(10, 2, 0.5, 0.5, seed=9)
     assert compare_frames(b2, m2, bootstrap=0, pair_by=PairBy.task).overall.units == 10
+    # trials recorded but never the same ones: auto pairs the tasks, a forced trial pairing is refused
+    m3 = m2.with_columns(pl.col("trial") + 2)
+    assert compare_frames(b2, m3, bootstrap=0).params.paired_by == "task"
+    with pytest.raises(UsageError, match=r"share no \(task, trial\)"):
+        compare_frames(b2, m3, bootstrap=0, pair_by=PairBy.trial)
 
 
 def test_unscored_and_threshold() -> None:
