@@ -170,6 +170,7 @@ EMPTY_INPUT: dict[str, Argv] = {
     "inject": lambda d, x: ["inject", str(x), "-o", str(d / "out.jsonl")],
     "repair-replay": lambda d, x: ["repair-replay", str(x), "--ledger", str(d / "out")],
     "split-audit": lambda d, x: ["split-audit", str(x), str(x)],
+    "compare": lambda d, x: ["compare", str(x), str(CLEAN), "--markdown", str(d / "out.md")],
 }
 
 
