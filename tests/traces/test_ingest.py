@@ -449,3 +449,47 @@ def test_episode_run_facts_and_a_corpus_without_them(tmp_path: Path) -> None:
     assert eps.get_column("trace_id").to_list() == ["0-0", "1-0", "2-0", "3-1", "4-1"]
     assert eps.get_column("trial").to_list() == [None, None, None, 1, 1]
     assert eps.get_column("user_cost").to_list() == [None, None, None, 3.5, 4.5]
+
+
+def test_flat_run_facts(tmp_path: Path) -> None:
+    """A flat line may carry the run facts; a value of the wrong type is ignored, as before they existed."""
+    src = tmp_path / "f.jsonl"
+    lines = [
+        {
+            "trace_id": "e1",
+            "task_id": "t1",
+            "tool": "f",
+            "arguments": {},
+            "result": 1,
+            "reward": 1,
+            "trial": 0,
+        },
+        {"trace_id": "e1", "task_id": "t1", "tool": "f", "arguments": {}, "result": 2, "agent_cost": 0.5},
+        {
+            "trace_id": "e2",
+            "task_id": "t1",
+            "tool": "f",
+            "arguments": {},
+            "result": 1,
+            "trial": 1,
+            "user_cost": 2,
+        },
+        {
+            "trace_id": "e3",
+            "task_id": "t2",
+            "tool": "f",
+            "arguments": {},
+            "result": 1,
+            "agent_cost": "x",
+            "trial": "a",
+        },
+    ]
+    src.write_bytes(b"\n".join(orjson.dumps(x) for x in lines) + b"\n")
+    ingest([src], tmp_path / "c")
+    eps = Corpus.open(tmp_path / "c").scan_episodes().collect().sort("trace_id")
+    assert eps.select("trace_id", "reward", "trial", "agent_cost", "user_cost").rows() == [
+        ("e1", 1.0, 0, 0.5, None),
+        ("e2", None, 1, None, 2.0),
+        ("e3", None, None, None, None),
+    ]
+    assert eps.get_column("n_calls").to_list() == [2, 1, 1]

@@ -37,6 +37,7 @@ from contracts.traces.formats.base import (
     optional_reward,
     parse_arguments,
     require_str,
+    run_facts,
     tool_names,
 )
 from contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
@@ -49,13 +50,6 @@ class _Simulation:
 
     sim: dict[str, Any]
     tools: tuple[str, ...] | None
-
-
-def _trial(run: dict[str, Any]) -> int | None:
-    """The run's `trial` when it is an integer, else None (the trace id still names whatever is there:
-    a file whose trials are not numbers was read before this column existed and still is)."""
-    v = run.get("trial")
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _tau2_tools(info: Any) -> tuple[str, ...] | None:
@@ -137,12 +131,12 @@ class TauBenchAdapter(Adapter):
         traj = list_of_dicts(run, "traj")
         calls, dropped = chat_calls(traj, trace_id=trace_id, task_id=task, ctx=ctx, field="traj")
         info = run.get("info")
-        user_cost = optional_reward(info, "user_cost", where="info.") if isinstance(info, dict) else None
+        _, _, user_cost = run_facts(info) if isinstance(info, dict) else (None, None, None)
         ep = Episode(
             trace_id=trace_id,
             task_id=task,
             reward=optional_reward(run),
-            trial=_trial(run),
+            trial=run_facts(run)[0],
             user_cost=user_cost,
         )
         return Parsed(calls, [ep], dropped)
@@ -195,6 +189,7 @@ class TauBenchAdapter(Adapter):
                     )
                 )
                 index += 1
+        trial, agent_cost, user_cost = run_facts(sim)
         reward_info = sim.get("reward_info")
         reward = optional_reward(reward_info, where="reward_info.") if isinstance(reward_info, dict) else None
         ep = Episode(
@@ -202,8 +197,8 @@ class TauBenchAdapter(Adapter):
             task_id=task,
             reward=reward,
             tools=tools,
-            trial=_trial(sim),
-            agent_cost=optional_reward(sim, "agent_cost"),
-            user_cost=optional_reward(sim, "user_cost"),
+            trial=trial,
+            agent_cost=agent_cost,
+            user_cost=user_cost,
         )
         return Parsed(calls, [ep], dropped)
