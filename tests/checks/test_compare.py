@@ -159,6 +159,7 @@ def test_paper_counts_exactly() -> None:
     assert o.p_value == pytest.approx(binom_two_sided(6, 56), rel=1e-9)
     assert r.cost is None  # no cost column: not recorded
     assert r.baseline.completion.method == "bootstrap"
+    validate(r.to_json(), "compare-report")  # cost and receipts null
 
 
 def test_identical_arms_give_zero_and_p_one() -> None:
@@ -245,6 +246,7 @@ def test_unscored_and_threshold() -> None:
     assert (r.overall.baseline, r.overall.monitor) == (1.0, 0.5)
     # no bootstrap: completion widened by Wilson, the difference has no interval
     assert r.baseline.completion.method == "wilson" and r.overall.difference.low is None
+    validate(r.to_json(), "compare-report")  # no intervals
     with pytest.raises(UsageError, match="share no task"):
         compare_frames(b, m.with_columns(pl.lit("other").alias("task_id")), bootstrap=0)
     with pytest.raises(UsageError, match="no episode with a reward"):
