@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import polars as pl
@@ -88,6 +89,20 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """Exact two-sided p-value of `wins` against `losses` under a fair coin (McNemar's exact test on the
+    discordant pairs; the sign test on paired differences): min(1, 2 P(X <= min(W, L))), X ~ Bin(W + L,
+    1/2). Exact integer arithmetic, so no float underflow at thousands of pairs; 1.0 when W + L = 0."""
+    if wins < 0 or losses < 0:
+        raise ValueError("counts must be non-negative")
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1))
+    # an exact ratio first: 2^n overflows a float beyond n = 1023
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
 
 
 def splitmix64(x: int) -> int:
@@ -202,7 +217,9 @@ def bootstrap_intervals(
         part = full.join(keyed.filter(pl.col("key") == key).drop("key"), on="t", how="left").sort("t")
         num_s = part.get_column("num").fill_null(0.0)
         den_s = part.get_column("den").fill_null(0.0)
-        ref[key] = (None if num_s.sum() == 0 else intern(num_s, "n"), intern(den_s, "d"))
+        # an all-zero numerator needs no resampling; a signed one (a paired difference) can sum to 0
+        # without being all zero, so the test is on every value, not on the sum
+        ref[key] = (None if not num_s.ne(0).any() else intern(num_s, "n"), intern(den_s, "d"))
     dense = pl.DataFrame(list(cols.values()))
     per_chunk = max(1, max_rows // n)
     sums: list[pl.DataFrame] = []

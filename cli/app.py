@@ -11,6 +11,7 @@ from contracts import __version__
 from contracts.cli import (
     audit_cmd,
     check_cmd,
+    compare_cmd,
     config_cmd,
     ingest_cmd,
     ledger_cmd,
@@ -61,6 +62,7 @@ for module in (
     check_cmd,
     proxy_cmd,
     audit_cmd,
+    compare_cmd,
     repair_cmd,
     ledger_cmd,
     plan_cmd,

@@ -50,7 +50,9 @@ CALL_SCHEMA: dict[str, pl.DataType] = {
 }
 
 #: Column order and types of `episodes.parquet`. `tools` is the JSON list of visible tools, or null;
-#: `source` and `line` locate the episode's first record (or first call).
+#: `source` and `line` locate the episode's first record (or first call). `trial`, `agent_cost` and
+#: `user_cost` are null unless the format records them (τ-bench, τ²-bench); corpora written before they
+#: existed lack the three columns, and `Corpus.scan_episodes` adds them as nulls.
 EPISODE_SCHEMA: dict[str, pl.DataType] = {
     "trace_id": pl.String(),
     "task_id": pl.Categorical(),
@@ -61,6 +63,16 @@ EPISODE_SCHEMA: dict[str, pl.DataType] = {
     "tools": pl.String(),
     "source": pl.String(),
     "line": pl.Int64(),
+    "trial": pl.Int64(),
+    "agent_cost": pl.Float64(),
+    "user_cost": pl.Float64(),
+}
+
+#: The episode columns added after the first corpus format: absent from older corpora, read as null.
+LATE_EPISODE_COLUMNS: dict[str, pl.DataType] = {
+    "trial": pl.Int64(),
+    "agent_cost": pl.Float64(),
+    "user_cost": pl.Float64(),
 }
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
@@ -137,7 +149,12 @@ class Corpus:
         return pl.scan_parquet(self.path / LEAVES_FILE)
 
     def scan_episodes(self) -> pl.LazyFrame:
-        return pl.scan_parquet(self.path / EPISODES_FILE)
+        """`episodes.parquet`, with the columns added since the first corpus format (`trial`,
+        `agent_cost`, `user_cost`) as nulls when the corpus predates them."""
+        lf = pl.scan_parquet(self.path / EPISODES_FILE)
+        have = lf.collect_schema().names()
+        missing = [pl.lit(None, dtype=t).alias(c) for c, t in LATE_EPISODE_COLUMNS.items() if c not in have]
+        return lf.with_columns(missing) if missing else lf
 
     def rejects(self) -> list[dict[str, Any]]:
         """Every rejected line recorded in `rejects.jsonl`."""

@@ -19,7 +19,7 @@ import orjson
 import polars as pl
 
 from contracts.jsonutil import canonical_json
-from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA
+from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
 from contracts.traces.formats.base import Parsed, RecordError
 from contracts.traces.leaves import LEAF_SCHEMA
 from contracts.traces.model import Episode, ToolCall, make_call_id
@@ -253,6 +253,9 @@ def episode_row(
         tools_j,
         source,
         line,
+        ep.trial,
+        ep.agent_cost,
+        ep.user_cost,
     )
 
 
@@ -271,10 +274,15 @@ def finalize_episodes(
         "tools": pl.String(),
         "source": pl.String(),
         "line": pl.Int64(),
+        **LATE_EPISODE_COLUMNS,
     }
     frames = [pl.DataFrame(new_rows, schema=info_schema, orient="row")]
     if old_episodes is not None and old_episodes.exists():
-        old = pl.read_parquet(old_episodes).select(
+        old = pl.read_parquet(old_episodes)
+        # a corpus written before the late columns existed: they are null there
+        old = old.with_columns(
+            pl.lit(None, dtype=t).alias(c) for c, t in LATE_EPISODE_COLUMNS.items() if c not in old.columns
+        ).select(
             "trace_id",
             pl.col("task_id").cast(pl.String),
             "reward",
@@ -282,6 +290,7 @@ def finalize_episodes(
             "tools",
             "source",
             "line",
+            *LATE_EPISODE_COLUMNS,
         )
         frames.insert(0, old.cast(info_schema))  # type: ignore[arg-type]
     info = (
@@ -294,6 +303,7 @@ def finalize_episodes(
             pl.col("tools").drop_nulls().first(),
             pl.col("source").first(),
             pl.col("line").first(),
+            *(pl.col(c).drop_nulls().first() for c in LATE_EPISODE_COLUMNS),
         )
     )
     agg = (

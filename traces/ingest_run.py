@@ -20,6 +20,9 @@ from contracts.progress import Progress
 from contracts.traces.corpus import REJECTS_FILE
 from contracts.traces.ingest_columns import Columns, canon
 
+#: Positions in an `episode_row` of the facts filled from a trace's later rows.
+_FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))
+
 
 @dataclass
 class Run:
@@ -62,14 +65,12 @@ class Run:
             self.episodes.append(row)
             return
         old = self.episodes[at]
-        if (
-            (old[1] is None and row[1] is not None)
-            or (old[2] is None and row[2] is not None)
-            or (old[3] is None and row[3] is not None)
-            or (old[4] is None and row[4] is not None)
-        ):
-            merged = tuple(n if o is None else o for o, n in zip(old[1:5], row[1:5], strict=True))
-            self.episodes[at] = (old[0], *merged, *old[5:])
+        # facts: task, reward, labels, tools (1-4) and the run facts trial, agent_cost, user_cost (7-9);
+        # source and line (5, 6) stay the first row's
+        if any(old[i] is None and row[i] is not None for i in _FACTS):
+            self.episodes[at] = tuple(
+                row[i] if i in _FACTS and old[i] is None else old[i] for i in range(len(old))
+            )
 
     def reject(self, source: str, line: int, code: str, reason: str, raw: str, **extra: Any) -> None:
         """Stage one line of `rejects.jsonl`; under `strict`, fail with `E_TRACE` naming file and line."""

@@ -59,7 +59,9 @@ class Episode:
     """One trace (episode): its task, reward (None when the format has none), labels and visible tools.
 
     `tools` is the tool set the agent could see in this episode, when the format records it; recovery
-    tools in receipts are restricted to it.
+    tools in receipts are restricted to it. `trial` (the repeat number of the task), `agent_cost` and
+    `user_cost` (money spent by the agent's and the simulated user's models) are run facts that benchmark
+    result files record (τ-bench, τ²-bench): `contracts compare` pairs trials and averages cost with them.
     """
 
     trace_id: str
@@ -67,3 +69,6 @@ class Episode:
     reward: float | None = None
     labels: dict[str, Any] = field(default_factory=dict)
     tools: tuple[str, ...] | None = None
+    trial: int | None = None
+    agent_cost: float | None = None
+    user_cost: float | None = None

@@ -132,6 +132,11 @@ COMMANDS: dict[str, tuple[dict[str, Callable[[Path], Path]], Argv]] = {
             str(d / "out.html"),
         ],
     ),
+    "compare": (DAMAGE, lambda d, x: ["compare", str(x), str(CLEAN), "--markdown", str(d / "out.md")]),
+    "compare-monitor": (
+        DAMAGE,
+        lambda d, x: ["compare", str(CLEAN), str(x), "--markdown", str(d / "out.md")],
+    ),
     "corpus-info": (DAMAGE, lambda d, x: ["corpus", "info", str(x)]),
     "corpus-verify": (DAMAGE, lambda d, x: ["corpus", "verify", str(x)]),
     # the contract set and the registry are read before the server starts: no server is run
@@ -194,6 +199,7 @@ EMPTY_INPUT: dict[str, Argv] = {
     "inject": lambda d, x: ["inject", str(x), "-o", str(d / "out.jsonl")],
     "repair-replay": lambda d, x: ["repair-replay", str(x), "--ledger", str(d / "out")],
     "split-audit": lambda d, x: ["split-audit", str(x), str(x)],
+    "compare": lambda d, x: ["compare", str(x), str(CLEAN), "--markdown", str(d / "out.md")],
 }
 
 

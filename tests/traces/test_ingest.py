@@ -399,3 +399,97 @@ def test_record_failing_half_way_is_undone(tmp_path: Path) -> None:
         == c.scan_calls().collect()["call_id"].to_list()
     )
     assert c.rejects()[0]["error"] == "call 1 (g) is nested too deeply"
+
+
+def _tau_runs(tasks: range, trial: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "task_id": t,
+            "trial": trial,
+            "reward": 1.0,
+            "info": {"user_cost": 0.5 + t},
+            "traj": [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}],
+                },
+                {"role": "tool", "tool_call_id": "a", "name": "f", "content": '{"x": 1}'},
+            ],
+        }
+        for t in tasks
+    ]
+
+
+def test_episode_run_facts_and_a_corpus_without_them(tmp_path: Path) -> None:
+    """τ-bench's trial and info.user_cost land in episodes.parquet; a corpus written before those columns
+    existed opens with them as nulls, and an incremental ingest into it keeps old and new rows."""
+    first = tmp_path / "a.json"
+    first.write_bytes(orjson.dumps(_tau_runs(range(3), 0)))
+    out = tmp_path / "c"
+    ingest([first], out)
+    eps = Corpus.open(out).scan_episodes().collect().sort("trace_id")
+    assert eps.get_column("trial").to_list() == [0, 0, 0]
+    assert eps.get_column("user_cost").to_list() == [0.5, 1.5, 2.5]
+    assert eps.get_column("agent_cost").null_count() == 3
+    # make it an old corpus: episodes.parquet without the late columns, corpus.json recording that
+    f = out / "episodes.parquet"
+    pl.read_parquet(f).drop("trial", "agent_cost", "user_cost").write_parquet(f)
+    man = orjson.loads((out / "corpus.json").read_bytes())
+    entry = man["files"]["episodes.parquet"]
+    entry["columns"] = [c for c in entry["columns"] if c["name"] not in ("trial", "agent_cost", "user_cost")]
+    entry["bytes"] = f.stat().st_size
+    entry["sha256"] = file_sha256(f)
+    (out / "corpus.json").write_bytes(orjson.dumps(man))
+    old = Corpus.open(out).scan_episodes().collect()
+    assert dict(old.schema) == EPISODE_SCHEMA and old.get_column("trial").null_count() == 3
+    second = tmp_path / "b.json"
+    second.write_bytes(orjson.dumps(_tau_runs(range(3, 5), 1)))
+    ingest([second], out)
+    eps = Corpus.open(out).scan_episodes().collect().sort("trace_id")
+    assert eps.get_column("trace_id").to_list() == ["0-0", "1-0", "2-0", "3-1", "4-1"]
+    assert eps.get_column("trial").to_list() == [None, None, None, 1, 1]
+    assert eps.get_column("user_cost").to_list() == [None, None, None, 3.5, 4.5]
+
+
+def test_flat_run_facts(tmp_path: Path) -> None:
+    """A flat line may carry the run facts; a value of the wrong type is ignored, as before they existed."""
+    src = tmp_path / "f.jsonl"
+    lines = [
+        {
+            "trace_id": "e1",
+            "task_id": "t1",
+            "tool": "f",
+            "arguments": {},
+            "result": 1,
+            "reward": 1,
+            "trial": 0,
+        },
+        {"trace_id": "e1", "task_id": "t1", "tool": "f", "arguments": {}, "result": 2, "agent_cost": 0.5},
+        {
+            "trace_id": "e2",
+            "task_id": "t1",
+            "tool": "f",
+            "arguments": {},
+            "result": 1,
+            "trial": 1,
+            "user_cost": 2,
+        },
+        {
+            "trace_id": "e3",
+            "task_id": "t2",
+            "tool": "f",
+            "arguments": {},
+            "result": 1,
+            "agent_cost": "x",
+            "trial": "a",
+        },
+    ]
+    src.write_bytes(b"\n".join(orjson.dumps(x) for x in lines) + b"\n")
+    ingest([src], tmp_path / "c")
+    eps = Corpus.open(tmp_path / "c").scan_episodes().collect().sort("trace_id")
+    assert eps.select("trace_id", "reward", "trial", "agent_cost", "user_cost").rows() == [
+        ("e1", 1.0, 0, 0.5, None),
+        ("e2", None, 1, None, 2.0),
+        ("e3", None, None, None, None),
+    ]
+    assert eps.get_column("n_calls").to_list() == [2, 1, 1]

@@ -221,16 +221,36 @@ def answered_call(
 
 
 def record_episode(record: dict[str, Any], trace_id: str, task_id: str) -> Episode:
-    """The episode of a one-episode-a-line record: its `labels`, `reward` and visible `tools`, if given."""
+    """The episode of a one-episode-a-line record: its `labels`, `reward`, visible `tools` and run facts
+    (`trial`, `agent_cost`, `user_cost`), if given."""
     raw = record.get("labels")
     labels: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    trial, agent_cost, user_cost = run_facts(record)
     return Episode(
         trace_id=trace_id,
         task_id=task_id,
         reward=optional_reward(record),
         labels=labels,
         tools=tool_names(record.get("tools")),
+        trial=trial,
+        agent_cost=agent_cost,
+        user_cost=user_cost,
     )
+
+
+def run_facts(record: dict[str, Any]) -> tuple[int | None, float | None, float | None]:
+    """An episode record's optional `trial` (an integer), `agent_cost` and `user_cost` (finite numbers),
+    for `contracts compare`. A value of another type is not one of these facts and is ignored, as it was
+    before they were read: a file that used the names for something else still ingests as it did."""
+    v = record.get("trial")
+    trial = v if isinstance(v, int) and not isinstance(v, bool) else None
+    return trial, _finite(record.get("agent_cost")), _finite(record.get("user_cost"))
+
+
+def _finite(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
+        return None
+    return float(v)
 
 
 def require_str(rec: dict[str, Any], key: str, *, where: str = "") -> str:

@@ -2,10 +2,12 @@
 
 Required: `trace_id`, `tool`, `arguments` (an object) and `result` unless `status` is `"error"`.
 Optional: `task_id` (defaults to `trace_id`), `step` (defaults to the call's order within its trace in
-this source), `status` (`ok`/`error`, default `ok`), `error`, `started_at`, `labels` (an object), and two
-episode-level fields repeated on any call of the trace: `reward` (a number) and `tools` (the visible tool
-names). Integer ids are accepted and stored as decimal text. Unknown fields are ignored. `step`, stored
-as an int64, must be 0 to 2**63-1: a line outside that range is rejected (field `step`).
+this source), `status` (`ok`/`error`, default `ok`), `error`, `started_at`, `labels` (an object), and
+episode-level fields repeated on any call of the trace: `reward` (a number), `tools` (the visible tool
+names), and the run facts `contracts compare` pairs and averages, `trial` (an integer), `agent_cost`
+and `user_cost` (numbers). Integer ids are accepted and stored as decimal text. Unknown fields are
+ignored. `step`, stored as an int64, must be 0 to 2**63-1: a line outside that range is rejected (field
+`step`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from contracts.traces.formats.base import (
     optional_reward,
     optional_str,
     require_str,
+    run_facts,
     tool_names,
 )
 from contracts.traces.model import Episode, ToolCall
+
+#: Episode-level keys besides `reward` and `tools` whose presence makes a line declare its episode.
+_RUN_FACTS = frozenset(("trial", "agent_cost", "user_cost"))
 
 
 class FlatAdapter(Adapter):
@@ -108,9 +114,10 @@ class FlatAdapter(Adapter):
             line=ctx.line,
         )
         tools_v = get("tools")
-        if tools_v is None and get("reward") is None:
+        if tools_v is None and get("reward") is None and not _RUN_FACTS.intersection(rec):
             return Parsed((call,))
         reward = optional_reward(rec)
+        trial, agent_cost, user_cost = run_facts(rec)
         seen = self._tools_seen
         if seen is not None and tools_v is not None and seen[0] == tools_v:
             tools: tuple[str, ...] | None = seen[1]
@@ -120,5 +127,13 @@ class FlatAdapter(Adapter):
                 raise RecordError("'tools' must be a list of tool names", field="tools")
             if tools is not None and all(type(t) is str for t in tools_v):
                 self._tools_seen = (list(tools_v), tools)
-        ep = Episode(trace_id=trace_id, task_id=call.task, reward=reward, tools=tools)
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=call.task,
+            reward=reward,
+            tools=tools,
+            trial=trial,
+            agent_cost=agent_cost,
+            user_cost=user_cost,
+        )
         return Parsed((call,), (ep,))

@@ -16,6 +16,8 @@ A τ² simulation with assistant messages but no tool call is rejected (`R_NO_CA
 ok episode with 0 calls. τ²-bench's directory layout (`results.json` + `simulations/<id>.json`): the
 results index holds no simulation and is skipped with a note (`skip_note`); each simulation file is one
 record. Streaming (voice) simulations hold `ticks[]` instead of `messages` (`_tau2_ticks`).
+Run facts kept on the episode: `trial` (both), the user simulator's cost `info.user_cost` (τ-bench) and
+`agent_cost` / `user_cost` (τ²-bench), for `contracts compare`.
 
 Whole-file accounting: a record is one run (τ-bench) or one simulation (τ²-bench), numbered from 1 in
 file order; that number is the `line` of its calls and rejects.
@@ -40,6 +42,7 @@ from contracts.traces.formats.base import (
     optional_reward,
     parse_arguments,
     require_str,
+    run_facts,
     tool_names,
 )
 from contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
@@ -207,7 +210,15 @@ class TauBenchAdapter(Adapter):
         trace_id = f"{task}-{trial}" if trial is not None else task
         traj = list_of_dicts(run, "traj")
         calls, dropped = chat_calls(traj, trace_id=trace_id, task_id=task, ctx=ctx, field="traj")
-        ep = Episode(trace_id=trace_id, task_id=task, reward=optional_reward(run))
+        info = run.get("info")
+        _, _, user_cost = run_facts(info) if isinstance(info, dict) else (None, None, None)
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=task,
+            reward=optional_reward(run),
+            trial=run_facts(run)[0],
+            user_cost=user_cost,
+        )
         return Parsed(calls, [ep], dropped)
 
     def _tau2(
@@ -258,7 +269,16 @@ class TauBenchAdapter(Adapter):
                     )
                 )
                 index += 1
+        trial, agent_cost, user_cost = run_facts(sim)
         reward_info = sim.get("reward_info")
         reward = optional_reward(reward_info, where="reward_info.") if isinstance(reward_info, dict) else None
-        ep = Episode(trace_id=trace_id, task_id=task, reward=reward, tools=tools)
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=task,
+            reward=reward,
+            tools=tools,
+            trial=trial,
+            agent_cost=agent_cost,
+            user_cost=user_cost,
+        )
         return Parsed(calls, [ep], dropped)

@@ -1,0 +1,186 @@
+"""`contracts compare BASELINE MONITOR` (docs/compare.md): two runs of an agent on the same tasks.
+
+Thin layer: open each arm (a corpus folder, or trace files ingested into a temporary corpus), call
+`contracts.audit.compare.compare`, render the report (a rich table on stdout, or `--json`), write
+`--markdown`, and exit 1 when a gate fails.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from contracts.audit.compare import DEFAULT_STRATA, CompareReport, Difference, PairBy, compare
+from contracts.audit.compare_render import (
+    arm_sentence,
+    cost_sentence,
+    p_text,
+    pairing_sentence,
+    points_text,
+    receipts_sentence,
+    to_markdown,
+    wl_text,
+)
+from contracts.audit.model import pct
+from contracts.checks.checker import load_contracts
+from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from contracts.config import MAX_BOOTSTRAP
+from contracts.errors import UsageError
+from contracts.jsonutil import atomic_write_bytes, pretty_json
+from contracts.traces.sources import open_corpus
+
+_DEFAULT_CUTS = ",".join(f"{c:g}" for c in DEFAULT_STRATA)
+
+
+def parse_strata(text: str) -> tuple[float, ...]:
+    """`0.16,0.65` -> (0.16, 0.65); `none` (or empty) -> no strata cut (one stratum)."""
+    if text.strip().lower() in ("", "none"):
+        return ()
+    try:
+        return tuple(float(t) for t in text.split(","))
+    except ValueError:
+        raise UsageError(
+            f"--strata takes comma-separated shares like 0.16,0.65, got {text!r}", field="--strata"
+        ) from None
+
+
+def _row(t: Table, label: str, d: Difference) -> None:
+    cells = (label, str(d.units), pct(d.baseline, 1), pct(d.monitor, 1), points_text(d.difference))
+    t.add_row(*(Text(c) for c in (*cells, wl_text(d), p_text(d.p_value))))
+
+
+def _table(r: CompareReport) -> Table:
+    """Completion per arm and the paired difference, overall and per stratum (fits 80 columns)."""
+    t = Table(title="Paired completion, by the baseline's per-task completion", title_justify="left")
+    t.add_column("stratum")
+    for col in ("units", "base", "monitor", "diff (points) [95%]", "W/L", "p"):
+        t.add_column(col, justify="right", no_wrap=True)
+    _row(t, "all", r.overall)
+    for s in r.strata:
+        _row(t, s.label, s)
+    return t
+
+
+def _render_text(r: CompareReport) -> None:
+    out.print(f"compare {r.baseline.name} (baseline) vs {r.monitor.name} (monitor)", markup=False)
+    out.print(pairing_sentence(r), markup=False)
+    out.print(arm_sentence(r.baseline, "baseline"), markup=False)
+    out.print(arm_sentence(r.monitor, "monitor"), markup=False)
+    out.print(_table(r))
+    out.print(cost_sentence(r.cost), markup=False)
+    out.print(receipts_sentence(r.receipts), markup=False)
+    for g in r.gates:
+        out.print(("PASS " if g.passed else "FAIL ") + g.message(), markup=False)
+
+
+def compare_cmd(
+    baseline: Annotated[
+        Path, typer.Argument(help="Baseline arm: a corpus folder, or a trace file or folder of them.")
+    ],
+    monitor: Annotated[
+        Path, typer.Argument(help="Monitor arm: a corpus folder, or a trace file or folder of them.")
+    ],
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="An episode completes when its reward >= this.")
+    ] = 1.0,
+    strata: Annotated[
+        str,
+        typer.Option(
+            "--strata",
+            help="Cut points of the baseline's per-task completion, comma-separated ('none' = no strata).",
+        ),
+    ] = _DEFAULT_CUTS,
+    pair_by: Annotated[
+        PairBy,
+        typer.Option("--pair-by", help="auto: by (task, trial) when both arms record trials, else by task."),
+    ] = PairBy.auto,
+    bootstrap: Annotated[
+        int | None,
+        typer.Option("--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000)."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Bootstrap seed (default: mine.seed, 13).")
+    ] = None,
+    contracts_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--contracts",
+            help="Check the monitor arm's calls with this contract set and count the receipts "
+            "(default: count receipts the traces carry).",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="Trace format of files given (default: auto-detect).")
+    ] = "auto",
+    json_flag: Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout.")] = False,
+    md_path: Annotated[
+        Path | None, typer.Option("--markdown", help="Write the Markdown report here.")
+    ] = None,
+    min_gain: Annotated[
+        float | None,
+        typer.Option("--min-gain", help="Gate: exit 1 when the paired difference is below this (points)."),
+    ] = None,
+    max_p: Annotated[
+        float | None,
+        typer.Option("--max-p", help="Gate: exit 1 when the exact McNemar p-value exceeds this."),
+    ] = None,
+    quiet: QuietFlag = False,
+) -> None:
+    """Paired completion of two runs on the same tasks: difference, McNemar, strata, cost, receipts."""
+    cfg = config()
+    n_boot = int(cfg.get("audit.bootstrap", bootstrap))
+    if not 0 <= n_boot <= MAX_BOOTSTRAP:
+        raise UsageError(
+            f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, got {n_boot}", field="--bootstrap"
+        )
+    s = int(cfg.get("mine.seed", seed))
+    if max_p is not None and not 0.0 <= max_p <= 1.0:
+        raise UsageError(f"--max-p must be between 0 and 1, got {max_p}", field="--max-p")
+    cuts = parse_strata(strata)
+    cs = load_contracts(contracts_file) if contracts_file is not None else None
+    with ExitStack() as stack:
+        base = stack.enter_context(open_corpus([baseline], format=fmt, prefix="contracts-compare-"))
+        mon = stack.enter_context(open_corpus([monitor], format=fmt, prefix="contracts-compare-"))
+        report = compare(
+            base,
+            mon,
+            contracts=cs,
+            names=(baseline.name, monitor.name),
+            threshold=threshold,
+            strata=cuts,
+            bootstrap=n_boot,
+            seed=s,
+            pair_by=pair_by,
+            min_gain=min_gain,
+            max_p=max_p,
+        )
+    if md_path is not None:
+        atomic_write_bytes(md_path, to_markdown(report).encode("utf-8"))
+    if json_flag:
+        out.file.write(pretty_json(report.to_json()).decode("utf-8"))
+    else:
+        _render_text(report)
+    if not quiet:
+        o = report.overall
+        err.print(
+            f"difference {points_text(o.difference)} points over {o.units} units; W/L {wl_text(o)}; "
+            f"p = {p_text(o.p_value)}",
+            markup=False,
+        )
+        if md_path is not None:
+            err.print(f"wrote Markdown report {md_path}", markup=False)
+    failed = [g for g in report.gates if not g.passed]
+    if failed:
+        for g in failed:
+            err.print(f"gate failed: {g.message()}", style="red", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `compare` to the root app."""
+    app.command("compare")(compare_cmd)
