@@ -64,7 +64,7 @@ from contracts.audit.model import AuditReport, LedgerAnchor
 from contracts.audit.report import evaluate_gates
 from contracts.audit.scoring import assemble
 from contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
-from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
+from contracts.checks.receipts import Receipt, Violation, encode, recovery_plan
 from contracts.defaults import DEFAULT_SEED
 from contracts.errors import CheckError, TraceError
 from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
@@ -281,8 +281,10 @@ def fire_events(
             )
             for r in rows
         ]
-        rec = recovery_tools(cs, tool, visible.get(trace_id))
-        enc = encode(Receipt(tool, None, tuple(vio), tuple(rec), encoder=encoder), encoder)
+        rec, inferred = recovery_plan(cs, tool, visible.get(trace_id))
+        enc = encode(
+            Receipt(tool, None, tuple(vio), tuple(rec), encoder=encoder, recovery_inferred=inferred), encoder
+        )
         events.append(
             {
                 "call_id": cid,
@@ -306,7 +308,10 @@ def fire_events(
                 ],
                 "bytes": int(enc["bytes"]),
                 "approx_tokens": int(enc["approx_tokens"]),
-                "recovery_tools": len(rec),
+                # what the receipt offers: none under encoders without a list (v2-no-recovery, generic)
+                "recovery_tools": len(enc["outcome_contract"].get("recovery_tools", ())),
+                # only when inferred substitutes were offered, so ledgers without them keep their bytes
+                **({"recovery_inferred": True} if inferred else {}),
             }
         )
     return events
