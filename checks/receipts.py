@@ -51,7 +51,7 @@ class EncoderName(StrEnum):
 ENCODERS = tuple(e.value for e in EncoderName)
 #: Encoders whose receipts carry the violations (code, path, ...): what CI formats (sarif, junit,
 #: github) need to say anything. `generic` carries none by design.
-WITNESS_ENCODERS = ("v1", "v2", "v2-no-recovery")
+WITNESS_ENCODERS = (EncoderName.v1.value, EncoderName.v2.value, EncoderName.v2_no_recovery.value)
 #: The fixed sentence of encoder `generic` (the same for every receipt, whatever broke).
 GENERIC_WARNING = (
     "This tool result may be wrong: it does not match what this tool usually returns. "
@@ -143,11 +143,11 @@ def encode(receipt: Receipt, encoder: str | None = None) -> dict[str, Any]:
     enc = encoder or receipt.encoder
     _check_encoder(enc)
     contract: dict[str, Any] = {"encoder": enc, "tool": receipt.tool, "binding": False}
-    if enc == "generic":
+    if enc == EncoderName.generic:
         # receipts of calls that hold (`check --all`) say so, or the warning would be a false alarm
         contract["warning"] = GENERIC_WARNING if receipt.violations else None
     else:
-        wire = "v2" if enc == "v2-no-recovery" else enc
+        wire = "v2" if enc == EncoderName.v2_no_recovery else enc
         contract["violations"] = [
             encode_violation(v, wire) for v in sorted(receipt.violations, key=Violation.sort_key)
         ]
