@@ -61,6 +61,7 @@ import orjson
 import polars as pl
 
 from contracts.audit.model import AuditReport, LedgerAnchor
+from contracts.audit.propagation import propagation_episodes
 from contracts.audit.report import evaluate_gates
 from contracts.audit.scoring import assemble
 from contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
@@ -566,10 +567,12 @@ def score(
     bootstrap: int,
     seed: int,
     gates: Mapping[str, float | None] | None = None,
+    prop: pl.DataFrame | None = None,
 ) -> AuditReport:
     """Phase 2: the audit report from frozen events, the population (`population`, a lazy scan of the
     checked calls) and the truth, with the verdict of each gate given (`max_fire_rate`,
-    `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set)."""
+    `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set). `prop`: the
+    trackable episodes of `contracts.audit.propagation.propagation_episodes` (None: not measured)."""
     _verify_population(replay_.start, pop)
     anchor = LedgerAnchor(str(replay_.ledger), replay_.head, replay_.root, replay_.entries)
     report = assemble(
@@ -581,6 +584,7 @@ def score(
         truth,
         bootstrap=bootstrap,
         seed=seed,
+        prop=prop,
     )
     g = gates or {}
     verdicts = evaluate_gates(
@@ -672,8 +676,15 @@ def rescore_report(
     truth = truth_from_corpus(corpus)
     if labels_file is not None:
         truth = apply_labels_file(truth, labels_file)
+    prop = propagation_episodes(corpus, rep.events, truth.faults)
     return score(
-        rep, population(corpus), truth, bootstrap=bootstrap, seed=s if seed is None else seed, gates=gates
+        rep,
+        population(corpus),
+        truth,
+        bootstrap=bootstrap,
+        seed=s if seed is None else seed,
+        gates=gates,
+        prop=prop,
     )
 
 
