@@ -142,7 +142,7 @@ def _headline_table(report: AuditReport) -> Table:
             num,
         )
     if sp.full_reward is not None:
-        row("  / 100 full-reward episodes", sp.full_reward.per_100_episodes, counts_text(sp.full_reward), num)
+        row("  / 100 full-reward", sp.full_reward.per_100_episodes, counts_text(sp.full_reward), num)
     row("detection (labelled)", det.overall, counts_text(det.overall))
     for kind, r in det.by_kind.items():
         row(f"  {kind}", r, counts_text(r))
@@ -151,7 +151,7 @@ def _headline_table(report: AuditReport) -> Table:
         for kind in ("organic", "labelled"):
             g = getattr(report.propagation, kind)
             if g.trackable_episodes:
-                row(f"propagation ({kind})", g.propagating, f"{counts_text(g.propagating)} episodes")
+                row(f"propagation ({kind})", g.propagating, counts_text(g.propagating))
     row("receipt bytes / 1,000 calls", cost.bytes_per_1000_calls, f"{cost.receipts} receipts", num1)
     row("receipt tokens / 1,000 calls", cost.tokens_per_1000_calls, f"{cost.approx_tokens} tokens", num1)
     return t
