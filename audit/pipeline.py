@@ -312,7 +312,11 @@ def fire_events(
                 # what the receipt offers: none under encoders without a list (v2-no-recovery, generic)
                 "recovery_tools": len(enc["outcome_contract"].get("recovery_tools", ())),
                 # only when inferred substitutes were offered, so ledgers without them keep their bytes
-                **({"recovery_inferred": True} if inferred else {}),
+                **(
+                    {"recovery_inferred": True}
+                    if enc["outcome_contract"].get("recovery_tools_inferred")
+                    else {}
+                ),
             }
         )
     return events

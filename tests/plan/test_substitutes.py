@@ -127,3 +127,21 @@ def test_cli_writes_substitutes_inferred(shop: Corpus, tmp_path: Path) -> None:
     assert "search_a -> search_b: the same query in 12 episode(s); read-only by evidence" in res.stderr
     plain = CliRunner().invoke(app, ["registry", "infer", str(shop.path), "-o", str(tmp_path / "p.json")])
     assert plain.exit_code == 0 and b"substitutes_inferred" not in (tmp_path / "p.json").read_bytes()
+
+
+def test_audit_fire_events_count_and_flag_inferred_recovery_tools(shop: Corpus, tmp_path: Path) -> None:
+    from contracts.audit.pipeline import fire_events
+    from contracts.checks.checker import check_corpus
+
+    names = ["get_order", "get_customer", "cancel_order", "search_a", "search_b"]
+    reg = with_substitutes(Registry({n: ToolSpec(n) for n in names}), infer_substitutes(shop))
+    cs = mine(shop, folds=1, seed=13, registry=reg)
+    bad = _shop(2)
+    bad[0]["result"] = {"order_id": "ORD-1000", "customer_id": "CUST-500", "status": 7, "total": 10}
+    faulty = corpus_from_records(bad, tmp_path / "faulty")
+    events = fire_events(cs, faulty, check_corpus(cs, faulty, fold=None), 1)
+    ev = next(e for e in events if e["tool"] == "get_order")
+    assert ev["recovery_tools"] == 2 and ev["recovery_inferred"] is True
+    assert schema_errors(ev, "fire-event") == []
+    generic = fire_events(cs, faulty, check_corpus(cs, faulty, fold=None), 1, encoder="generic")
+    assert all(e["recovery_tools"] == 0 and "recovery_inferred" not in e for e in generic)  # offers none
