@@ -112,10 +112,55 @@ class InSample(Record):
 
 
 @dataclass(frozen=True)
-class Spurious(Estimate):
-    """Fired calls in clean episodes / clean episodes, and the same per 100 clean episodes."""
+class PerEpisodes(Estimate):
+    """Fired calls in a set of episodes / those episodes, and the same per 100 of them."""
 
     per_100_episodes: Interval
+
+
+@dataclass(frozen=True)
+class Spurious(Estimate):
+    """Fired calls in clean episodes / clean episodes, and the same per 100 clean episodes.
+
+    Two more denominators, for comparing like with like (docs/audit.md): `without_fault` is the paper's
+    count (fired calls in episodes without an injected or labelled fault, per 100 such episodes, whatever
+    their reward); `full_reward` counts only episodes without a fault that got full reward (None when
+    the traces carry no reward). `clean` (the figure above) is `full_reward` where rewards exist and
+    `without_fault` where none do."""
+
+    per_100_episodes: Interval
+    without_fault: PerEpisodes | None = None
+    full_reward: PerEpisodes | None = None
+
+
+@dataclass(frozen=True)
+class Outcome(Record):
+    """The rewards of a set of episodes: how many have one, how many full (>= 1), and the share."""
+
+    episodes: int
+    with_reward: int
+    full_reward: int
+    pass_share: float | None
+
+
+@dataclass(frozen=True)
+class PropagationGroup(Record):
+    """Trackable episodes (a fire event of this kind with a specific observed value) and the share whose
+    value reappears in a later call's arguments, with the outcome of each part."""
+
+    trackable_episodes: int
+    propagating: Estimate
+    outcome_propagating: Outcome
+    outcome_not_propagating: Outcome
+
+
+@dataclass(frozen=True)
+class Propagation(Record):
+    """Propagation of receipted values (`contracts.audit.propagation`), for organic fire events (what an
+    agent really met) and labelled ones (injected faults were planted after the run: a placebo)."""
+
+    organic: PropagationGroup
+    labelled: PropagationGroup
 
 
 @dataclass(frozen=True)
@@ -357,6 +402,7 @@ class AuditReport:
     coverage: Coverage
     gates: tuple[Gate, ...] = ()
     version: int = REPORT_VERSION
+    propagation: Propagation | None = None
 
     @property
     def cross_fitted(self) -> bool:
@@ -378,6 +424,7 @@ class AuditReport:
             "detection": self.detection.to_json(),
             "recovery_retention": self.recovery_retention.to_json(),
             "receipt_cost": self.receipt_cost.to_json(),
+            "propagation": None if self.propagation is None else self.propagation.to_json(),
             "tools": _json(self.tools),
             "coverage": self.coverage.to_json(),
             "rules": _json(self.rules),

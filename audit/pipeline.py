@@ -61,10 +61,11 @@ import orjson
 import polars as pl
 
 from contracts.audit.model import AuditReport, LedgerAnchor
+from contracts.audit.propagation import propagation_episodes
 from contracts.audit.report import evaluate_gates
 from contracts.audit.scoring import assemble
 from contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
-from contracts.checks.receipts import Receipt, Violation, encode, recovery_tools
+from contracts.checks.receipts import Receipt, Violation, encode, recovery_plan
 from contracts.defaults import DEFAULT_SEED
 from contracts.errors import CheckError, TraceError
 from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
@@ -281,8 +282,10 @@ def fire_events(
             )
             for r in rows
         ]
-        rec = recovery_tools(cs, tool, visible.get(trace_id))
-        enc = encode(Receipt(tool, None, tuple(vio), tuple(rec), encoder=encoder), encoder)
+        rec, inferred = recovery_plan(cs, tool, visible.get(trace_id))
+        enc = encode(
+            Receipt(tool, None, tuple(vio), tuple(rec), encoder=encoder, recovery_inferred=inferred), encoder
+        )
         events.append(
             {
                 "call_id": cid,
@@ -306,7 +309,14 @@ def fire_events(
                 ],
                 "bytes": int(enc["bytes"]),
                 "approx_tokens": int(enc["approx_tokens"]),
-                "recovery_tools": len(rec),
+                # what the receipt offers: none under encoders without a list (v2-no-recovery, generic)
+                "recovery_tools": len(enc["outcome_contract"].get("recovery_tools", ())),
+                # only when inferred substitutes were offered, so ledgers without them keep their bytes
+                **(
+                    {"recovery_inferred": True}
+                    if enc["outcome_contract"].get("recovery_tools_inferred")
+                    else {}
+                ),
             }
         )
     return events
@@ -561,10 +571,12 @@ def score(
     bootstrap: int,
     seed: int,
     gates: Mapping[str, float | None] | None = None,
+    prop: pl.DataFrame | None = None,
 ) -> AuditReport:
     """Phase 2: the audit report from frozen events, the population (`population`, a lazy scan of the
     checked calls) and the truth, with the verdict of each gate given (`max_fire_rate`,
-    `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set)."""
+    `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set). `prop`: the
+    trackable episodes of `contracts.audit.propagation.propagation_episodes` (None: not measured)."""
     _verify_population(replay_.start, pop)
     anchor = LedgerAnchor(str(replay_.ledger), replay_.head, replay_.root, replay_.entries)
     report = assemble(
@@ -576,6 +588,7 @@ def score(
         truth,
         bootstrap=bootstrap,
         seed=seed,
+        prop=prop,
     )
     g = gates or {}
     verdicts = evaluate_gates(
@@ -667,8 +680,15 @@ def rescore_report(
     truth = truth_from_corpus(corpus)
     if labels_file is not None:
         truth = apply_labels_file(truth, labels_file)
+    prop = propagation_episodes(corpus, rep.events, truth.faults)
     return score(
-        rep, population(corpus), truth, bootstrap=bootstrap, seed=s if seed is None else seed, gates=gates
+        rep,
+        population(corpus),
+        truth,
+        bootstrap=bootstrap,
+        seed=s if seed is None else seed,
+        gates=gates,
+        prop=prop,
     )
 
 

@@ -178,8 +178,10 @@ def _md_headline(report: AuditReport) -> list[str]:
             interval_text(per100, num),
             counts_text(sp),
         ),
+        *_spurious_rows(sp),
         ("Detection (labelled calls)", pct(det.value), interval_text(det), counts_text(det)),
         ("Recovery retention (>= 2 tools)", pct(rr.value), interval_text(rr), counts_text(rr)),
+        *_propagation_rows(report),
         (
             "Receipt bytes per 1,000 calls",
             num1(bpk.value),
@@ -194,6 +196,77 @@ def _md_headline(report: AuditReport) -> list[str]:
         ),
     ]
     return [*_table(["Metric", "Value", "95% interval", "Counts"], rows, "lrrr"), ""]
+
+
+def _spurious_rows(sp: Spurious) -> list[tuple[str, str, str, str]]:
+    """The two other denominators of spurious receipts (docs/audit.md compares them with the paper)."""
+    rows = []
+    for label, r in (
+        ("Spurious receipts per 100 episodes without a fault (the paper's count)", sp.without_fault),
+        ("Spurious receipts per 100 full-reward episodes", sp.full_reward),
+    ):
+        if r is not None:
+            p = r.per_100_episodes
+            rows.append((label, num(p.value), interval_text(p, num), counts_text(r)))
+    return rows
+
+
+def _propagation_rows(report: AuditReport) -> list[tuple[str, str, str, str]]:
+    """Propagating / trackable episodes, per kind of fire event that has any."""
+    if report.propagation is None:
+        return []
+    rows = []
+    for kind in ("organic", "labelled"):
+        g = getattr(report.propagation, kind)
+        if g.trackable_episodes:
+            r = g.propagating
+            rows.append(
+                (f"Propagation ({kind} receipts, episodes)", pct(r.value), interval_text(r), counts_text(r))
+            )
+    return rows
+
+
+def _md_propagation(report: AuditReport) -> list[str]:
+    """Trackable episodes, how many carry a receipted value into a later call, and how they ended."""
+    p = report.propagation
+    if p is None:
+        return []
+    body = [
+        "A receipt's observed value is followed into the arguments of the episode's later calls (trackable: "
+        "strings of >= 4 characters, non-integers, integers of magnitude >= 100; a value already used "
+        "before the receipt does not count). Injected faults were planted after the run, so the agent "
+        "never saw them: their row is a placebo.",
+        "",
+    ]
+    rows = []
+    for kind in ("organic", "labelled"):
+        g = getattr(p, kind)
+        r = g.propagating
+        for part, o in (
+            ("propagating", g.outcome_propagating),
+            ("not propagating", g.outcome_not_propagating),
+        ):
+            rows.append(
+                (
+                    kind,
+                    g.trackable_episodes,
+                    f"{pct(r.value)} {interval_text(r)}" if part == "propagating" else "",
+                    part,
+                    o.episodes,
+                    f"{o.full_reward}/{o.with_reward}",
+                    pct(o.pass_share),
+                )
+            )
+    header = [
+        "Receipts",
+        "Trackable episodes",
+        "Propagating",
+        "Part",
+        "Episodes",
+        "Full reward",
+        "Pass share",
+    ]
+    return _section("Propagation of receipted values", [*body, *_table(header, rows, "lrrlrrr")])
 
 
 def _md_gates(report: AuditReport) -> list[str]:
@@ -349,6 +422,7 @@ def to_markdown(report: AuditReport, *, max_rows: int = 30) -> str:
         *_md_headline(report),
         *_md_gates(report),
         *_md_detection(report),
+        *_md_propagation(report),
         *_md_tools(report, max_rows),
         *_md_codes(report),
         *_md_rules(report, max_rows),

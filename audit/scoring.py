@@ -31,8 +31,12 @@ from contracts.audit.model import (
     InSample,
     KindRates,
     LedgerAnchor,
+    Outcome,
     Params,
+    PerEpisodes,
     PopulationFacts,
+    Propagation,
+    PropagationGroup,
     ReceiptCost,
     RuleRow,
     Spurious,
@@ -43,12 +47,20 @@ from contracts.audit.model import (
     round_figure,
     scaled,
 )
-from contracts.audit.truth import EPISODE_SCHEMA, Truth
+from contracts.audit.propagation import EPISODE_SCHEMA as PROP_EPISODES
+from contracts.audit.truth import EPISODE_SCHEMA as TRUTH_EPISODES
+from contracts.audit.truth import Truth
 
 MAX_SPURIOUS_LISTED = 200
 LEVEL = 0.95
 RATE_SCHEMA = pl.Schema({"key": pl.String(), "task": pl.UInt32(), "num": pl.Float64(), "den": pl.Float64()})
-NOT_SHARES = {"spurious": False, "bytes": False, "tokens": False}  # ratios that may exceed 1
+NOT_SHARES = {  # ratios that may exceed 1
+    "spurious": False,
+    "spurious_nf": False,
+    "spurious_fr": False,
+    "bytes": False,
+    "tokens": False,
+}
 NONE_RATE = stats.Rate(None, None, None, 0, 0, "none")
 
 Events = Mapping[str, Mapping[str, Any]]  # fire events by call id
@@ -182,11 +194,16 @@ def _episodes(pop: pl.LazyFrame, truth: Truth, lab: pl.DataFrame) -> pl.DataFram
         .with_columns(pl.lit(None, pl.Float64).alias("reward"), pl.lit(False).alias("ep_fault"))
         .collect()
     )
-    eps = pl.concat([truth.episodes, only_calls.select(list(EPISODE_SCHEMA)).cast(EPISODE_SCHEMA)])
+    eps = pl.concat([truth.episodes, only_calls.select(list(TRUTH_EPISODES)).cast(TRUTH_EPISODES)])
     eps = _override_rewards(eps, truth.rewards)
     faulty = pl.col("ep_fault") | pl.col("trace_id").is_in(lab.get_column("trace_id").unique().implode())
-    full_or_none = pl.col("reward").is_null() | ((pl.col("reward") >= 1.0) & ~pl.col("reward").is_nan())
-    return eps.with_columns((~faulty & full_or_none).alias("clean")).drop("ep_fault")
+    full = (pl.col("reward") >= 1.0) & ~pl.col("reward").is_nan()
+    full_or_none = pl.col("reward").is_null() | full
+    return eps.with_columns(
+        (~faulty & full_or_none).alias("clean"),
+        (~faulty).alias("unfaulted"),
+        (~faulty & full.fill_null(False)).alias("full"),
+    ).drop("ep_fault")
 
 
 def _task_index(per_tt: pl.DataFrame, eps: pl.DataFrame) -> tuple[list[str], pl.DataFrame]:
@@ -231,7 +248,9 @@ def join(
     per_tt, lab, fsub = _per_call_pass(pop, fired, _faults_frame(truth), in_sample)
     eps = _episodes(pop, truth, lab)
     fsub = fsub.join(
-        eps.select("trace_id", "clean", pl.col("reward").alias("ep_reward")), on="trace_id", how="left"
+        eps.select("trace_id", "clean", "unfaulted", "full", pl.col("reward").alias("ep_reward")),
+        on="trace_id",
+        how="left",
     )
     tasks, tindex = _task_index(per_tt, eps)
 
@@ -316,20 +335,35 @@ def _code_parts(j: Joined) -> list[pl.DataFrame]:
     ]
 
 
-def _spurious_part(j: Joined) -> pl.DataFrame:
-    """Fired calls in clean episodes / clean episodes, per task."""
+def _spurious_part(j: Joined, key: str = "spurious", column: str = "clean") -> pl.DataFrame:
+    """Fired calls in the episodes marked by `column` / those episodes, per task: `clean` (the gate's
+    figure), `unfaulted` (the paper's: no fault, any reward), `full` (no fault, full reward)."""
     return (
-        j.episodes.filter(pl.col("clean"))
+        j.episodes.filter(pl.col(column))
         .group_by("task")
         .agg(pl.len().cast(pl.Float64).alias("den"))
         .join(
-            j.fired.filter(pl.col("clean")).group_by("task").agg(pl.len().cast(pl.Float64).alias("num")),
+            j.fired.filter(pl.col(column).fill_null(False))
+            .group_by("task")
+            .agg(pl.len().cast(pl.Float64).alias("num")),
             on="task",
             how="left",
         )
-        .with_columns(pl.lit("spurious").alias("key"), pl.col("num").fill_null(0.0))
+        .with_columns(pl.lit(key).alias("key"), pl.col("num").fill_null(0.0))
         .select("key", "task", "num", "den")
     )
+
+
+def _propagation_parts(j: Joined, prop: pl.DataFrame | None) -> list[pl.DataFrame]:
+    """Propagating / trackable episodes per task, for organic and labelled fire events."""
+    if prop is None or prop.is_empty():
+        return []
+    tasks = prop.join(j.episodes.select("trace_id", "task"), on="trace_id", how="left")
+    return [
+        _grouped(pl.lit("prop:" + kind), tasks.filter(pl.col(kind)), pl.col(kind + "_prop").sum(), pl.len())
+        for kind in ("organic", "labelled")
+        if tasks.get_column(kind).any()
+    ]
 
 
 def _labelled_parts(j: Joined) -> list[pl.DataFrame]:
@@ -355,9 +389,18 @@ def _receipt_parts(j: Joined) -> list[pl.DataFrame]:
     ]
 
 
-def rate_table(j: Joined) -> pl.DataFrame:
+def rate_table(j: Joined, prop: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every rate's per-task counts in one `key, task, num, den` table, so all share the resamples."""
-    parts = [*_organic_parts(j), *_code_parts(j), _spurious_part(j), *_labelled_parts(j), *_receipt_parts(j)]
+    parts = [
+        *_organic_parts(j),
+        *_code_parts(j),
+        _spurious_part(j),
+        _spurious_part(j, "spurious_nf", "unfaulted"),
+        _spurious_part(j, "spurious_fr", "full"),
+        *_labelled_parts(j),
+        *_receipt_parts(j),
+        *_propagation_parts(j, prop),
+    ]
     nonempty = [p.cast(RATE_SCHEMA) for p in parts if not p.is_empty()]
     return pl.concat(nonempty) if nonempty else pl.DataFrame(schema=RATE_SCHEMA)
 
@@ -365,7 +408,8 @@ def rate_table(j: Joined) -> pl.DataFrame:
 @dataclass(frozen=True)
 class Rates:
     """Every rate of the report by key: `fire`, `tool:<tool>`, `code:<code>`, `ins`, `spurious`,
-    `det`, `det:<kind>`, `pm`, `pm:<kind>`, `recov`, `bytes`, `tokens`."""
+    `spurious_nf`, `spurious_fr`, `det`, `det:<kind>`, `pm`, `pm:<kind>`, `recov`, `bytes`, `tokens`,
+    `prop:organic`, `prop:labelled`."""
 
     by_key: Mapping[str, stats.Rate]
 
@@ -377,9 +421,11 @@ class Rates:
         return stats.make_rate(0, den, None) if den else NONE_RATE
 
 
-def bootstrap_rates(j: Joined, *, bootstrap: int, seed: int) -> Rates:
+def bootstrap_rates(j: Joined, *, bootstrap: int, seed: int, prop: pl.DataFrame | None = None) -> Rates:
     """Every rate with its task-clustered bootstrap interval (calls of a task are not independent)."""
-    return Rates(stats.rates(rate_table(j), j.tasks, n_boot=bootstrap, seed=seed, proportion=NOT_SHARES))
+    return Rates(
+        stats.rates(rate_table(j, prop), j.tasks, n_boot=bootstrap, seed=seed, proportion=NOT_SHARES)
+    )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -430,10 +476,55 @@ def in_sample(rates: Rates, j: Joined, facts: PopulationFacts) -> InSample | Non
     return InSample(estimate(rates.get("ins", facts.organic)), len(j.in_sample))
 
 
-def spurious(rates: Rates, facts: PopulationFacts) -> Spurious:
-    """Receipts an agent would get in episodes that went right, per clean episode and per 100."""
+def _per_episodes(rates: Rates, key: str, den: int) -> PerEpisodes:
+    r = rates.get(key, den)
+    return PerEpisodes(**r.to_json(), per_100_episodes=scaled(r, 100))
+
+
+def spurious(rates: Rates, facts: PopulationFacts, j: Joined) -> Spurious:
+    """Receipts an agent would get in episodes that went right, per clean episode and per 100; and the
+    same per episode without a fault (the paper's count) and per full-reward episode (None without
+    rewards)."""
     sp = rates.get("spurious", facts.clean_episodes)
-    return Spurious(**sp.to_json(), per_100_episodes=scaled(sp, 100))
+    eps = j.episodes
+    unfaulted = eps.filter(pl.col("unfaulted")).height
+    has_reward = eps.get_column("reward").drop_nulls().len() > 0
+    full = eps.filter(pl.col("full")).height
+    return Spurious(
+        **sp.to_json(),
+        per_100_episodes=scaled(sp, 100),
+        without_fault=_per_episodes(rates, "spurious_nf", unfaulted),
+        full_reward=_per_episodes(rates, "spurious_fr", full) if has_reward else None,
+    )
+
+
+def _outcome(frame: pl.DataFrame) -> Outcome:
+    rewards = frame.get_column("reward").drop_nulls().drop_nans()
+    full = int((rewards >= 1.0).sum())
+    return Outcome(
+        episodes=frame.height,
+        with_reward=rewards.len(),
+        full_reward=full,
+        pass_share=round_figure(full / rewards.len()) if rewards.len() else None,
+    )
+
+
+def propagation(rates: Rates, j: Joined, prop: pl.DataFrame | None) -> Propagation:
+    """Trackable episodes, the share whose receipted value reappears later, and their outcomes."""
+    frame = pl.DataFrame(schema=PROP_EPISODES) if prop is None else prop
+    frame = frame.join(j.episodes.select("trace_id", "reward"), on="trace_id", how="left")
+
+    def group(kind: str) -> PropagationGroup:
+        mine = frame.filter(pl.col(kind))
+        prop_rows = mine.filter(pl.col(kind + "_prop"))
+        return PropagationGroup(
+            trackable_episodes=mine.height,
+            propagating=estimate(rates.get("prop:" + kind, mine.height)),
+            outcome_propagating=_outcome(prop_rows),
+            outcome_not_propagating=_outcome(mine.filter(~pl.col(kind + "_prop"))),
+        )
+
+    return Propagation(organic=group("organic"), labelled=group("labelled"))
 
 
 def detection(rates: Rates, j: Joined, facts: PopulationFacts) -> Detection:
@@ -625,11 +716,13 @@ def assemble(
     *,
     bootstrap: int,
     seed: int,
+    prop: pl.DataFrame | None = None,
 ) -> AuditReport:
     """The report (gates not yet evaluated) from the ledger's `audit.start` body, its fire events and
-    in-sample ids, the population scan and the truth."""
+    in-sample ids, the population scan and the truth; `prop`: the trackable episodes
+    (`contracts.audit.propagation.propagation_episodes`), None when not measured."""
     j = join(events, pop, truth, in_sample_ids)
-    rates = bootstrap_rates(j, bootstrap=bootstrap, seed=seed)
+    rates = bootstrap_rates(j, bootstrap=bootstrap, seed=seed, prop=prop)
     facts = population_facts(j, start)
     catalog = {r["rule"]: r for r in start["rules"]}
     fire = fire_rate(rates, j, facts)
@@ -641,7 +734,7 @@ def assemble(
         population=facts,
         fire_rate=fire,
         in_sample=in_sample(rates, j, facts),
-        spurious=spurious(rates, facts),
+        spurious=spurious(rates, facts, j),
         detection=detection(rates, j, facts),
         recovery_retention=estimate(rates.get("recov", facts.fired_calls)),
         receipt_cost=receipt_cost(rates, j, facts, start.get("encoder", "v2")),
@@ -651,4 +744,5 @@ def assemble(
         spurious_receipts=spurious_receipts(j),
         ledger=ledger,
         coverage=coverage(tools, catalog),
+        propagation=propagation(rates, j, prop),
     )

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import orjson
 import polars as pl
 
-from contracts.checks.receipts import Receipt, recovery_tools
+from contracts.checks.receipts import Receipt, recovery_plan
 from contracts.errors import CheckError, ContractsError
 from contracts.jsonutil import canonical_str, sha256_hex
 from contracts.progress import NULL_PROGRESS, Progress
@@ -91,12 +91,14 @@ def check_call(
     vs = call_violations(contracts, tool, arguments, result, fold=fold, memory=memory, call_id=call_id)
     if not vs:
         return None
+    rec, inferred = recovery_plan(contracts, tool, visible_tools)
     return Receipt(
         tool=tool,
         result=result,
         violations=tuple(vs),
-        recovery_tools=tuple(recovery_tools(contracts, tool, visible_tools)),
+        recovery_tools=tuple(rec),
         encoder=encoder,
+        recovery_inferred=inferred,
     )
 
 
@@ -263,15 +265,17 @@ def receipts_from_frame(
         )
         for cid, source, line, call_id, trace_id, tool, res in rows.iter_rows():
             vs = grouped.get(cid, [])
+            rec, inferred = recovery_plan(contracts, tool, visible.get(trace_id))
             yield Receipt(
                 tool=tool,
                 result=orjson.loads(res) if res is not None else None,
                 violations=tuple(sorted(vs, key=Violation.sort_key)),
-                recovery_tools=tuple(recovery_tools(contracts, tool, visible.get(trace_id))),
+                recovery_tools=tuple(rec),
                 call_id=call_id,
                 source=source,
                 line=line,
                 encoder=encoder,
+                recovery_inferred=inferred,
             )
 
 
@@ -469,14 +473,16 @@ def check_lines(
             )
             receipt = None
             if vs or include_all:
+                rec, inferred = recovery_plan(contracts, call.tool, visible.get(call.trace_id))
                 receipt = Receipt(
                     tool=call.tool,
                     result=call.result,
                     violations=tuple(vs),
-                    recovery_tools=tuple(recovery_tools(contracts, call.tool, visible.get(call.trace_id))),
+                    recovery_tools=tuple(rec),
                     call_id=call_id,
                     source=source,
                     line=call.line or n,
                     encoder=encoder,
+                    recovery_inferred=inferred,
                 )
             yield StreamItem("call", tool=call.tool, receipt=receipt, line=n)

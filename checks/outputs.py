@@ -5,7 +5,7 @@ in `contracts.checks.formats`."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,18 +105,22 @@ class SummaryBuilder:
         """Count `n` checked calls of `tool` (unknown tools included; they are reported apart)."""
         self.calls_by_tool[tool] += n
 
-    def receipt(self, encoded: Mapping[str, Any]) -> None:
-        """Count one encoded receipt (receipts without violations, from `--all`, add no bytes)."""
-        vs = encoded["outcome_contract"]["violations"]
-        if not vs:
+    def receipt(self, encoded: Mapping[str, Any], codes: Sequence[str] | None = None) -> None:
+        """Count one encoded receipt (receipts without violations, from `--all`, add no bytes).
+
+        `codes`: the property code of each violation, when the encoding does not carry them (encoder
+        `generic`); by default they are read from the encoded violations."""
+        if codes is None:
+            codes = [v["code"] for v in encoded["outcome_contract"]["violations"]]
+        if not codes:
             return
         self.calls_with_violations += 1
-        self.violations += len(vs)
+        self.violations += len(codes)
         self.receipt_bytes += int(encoded["bytes"])
         self.receipt_tokens += int(encoded["approx_tokens"])
-        self.by_tool[encoded["outcome_contract"]["tool"]] += len(vs)
-        for v in vs:
-            self.by_code[v["code"]] += 1
+        self.by_tool[encoded["outcome_contract"]["tool"]] += len(codes)
+        for c in codes:
+            self.by_code[c] += 1
 
     def build(self) -> Summary:
         unknown = sorted(t for t in self.calls_by_tool if t not in self.known_tools)

@@ -10,8 +10,13 @@ and the recovery tools; `encode` turns it into the JSON an agent (or a CI log) s
 
 Encoder `v2` gives each violation as an explicit witness (`code`, `rule`, `path`, `expected`,
 `observed`, `present`, `detail`); encoder `v1` gives one human sentence a violation (`message`) beside
-the `code`, `rule` and `path` needed to link it back. Both are versioned by the `encoder` field and
-have JSON Schemas (`receipt-v1`, `receipt-v2`).
+the `code`, `rule` and `path` needed to link it back. Two more exist for ablation experiments, so that
+each arm of a run can be handed its receipt from the same contracts: `v2-no-recovery` is the v2
+witness without `recovery_tools`, and `generic` is one fixed warning (`GENERIC_WARNING`) with neither
+property nor witness nor recovery tools. Each is versioned by the `encoder` field and has a JSON Schema
+(`receipt-<encoder>`). Recovery tools taken from inferred substitutes (`contracts registry infer
+--substitutes`, used only where the registry declares none) are flagged with
+`recovery_tools_inferred: true` by the encoders that list recovery tools.
 
 Size accounting: `bytes` is the length of the canonical JSON (UTF-8) of `outcome_contract` alone — the
 text a receipt adds to what the agent already receives — and `approx_tokens = ceil(bytes / 4)`, the
@@ -34,13 +39,24 @@ from contracts.rules.model import ContractSet
 
 
 class EncoderName(StrEnum):
-    """The receipt encoders (`--encoder`): `v1` one sentence a violation, `v2` explicit witnesses."""
+    """The receipt encoders (`--encoder`): `v1` one sentence a violation, `v2` explicit witnesses;
+    for ablations, `v2-no-recovery` (v2 without recovery tools) and `generic` (a fixed warning)."""
 
     v1 = "v1"
     v2 = "v2"
+    v2_no_recovery = "v2-no-recovery"
+    generic = "generic"
 
 
 ENCODERS = tuple(e.value for e in EncoderName)
+#: Encoders whose receipts carry the violations (code, path, ...): what CI formats (sarif, junit,
+#: github) need to say anything. `generic` carries none by design.
+WITNESS_ENCODERS = (EncoderName.v1.value, EncoderName.v2.value, EncoderName.v2_no_recovery.value)
+#: The fixed sentence of encoder `generic` (the same for every receipt, whatever broke).
+GENERIC_WARNING = (
+    "This tool result may be wrong: it does not match what this tool usually returns. "
+    "Verify it before relying on it."
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,8 @@ class Receipt:
     line: int | None = None
     encoder: str = "v2"
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the recovery tools beyond the tool itself come from inferred, not declared, substitutes
+    recovery_inferred: bool = False
 
     @property
     def codes(self) -> list[str]:
@@ -78,13 +96,28 @@ class Receipt:
 
 
 def recovery_tools(contracts: ContractSet, tool: str, visible_tools: Sequence[str] | None) -> list[str]:
-    """The tool itself, then its declared substitutes that the episode could see, in declared order.
+    """The tool itself, then its substitutes that the episode could see, in order (`recovery_plan`)."""
+    return recovery_plan(contracts, tool, visible_tools)[0]
 
-    `visible_tools=None` means the episode's tool set is unknown: every declared substitute is offered.
-    A substitute equal to the tool itself, or listed twice, is offered once.
+
+def recovery_plan(
+    contracts: ContractSet, tool: str, visible_tools: Sequence[str] | None
+) -> tuple[list[str], bool]:
+    """The recovery tools and whether they come from inferred substitutes.
+
+    The declared substitutes (the registry's `substitutes`) are used when the tool has any; only when it
+    declares none are the inferred ones (`substitutes_inferred`, from `contracts registry infer
+    --substitutes`) used, and then the second value is True (receipts flag it). `visible_tools=None`
+    means the episode's tool set is unknown: every substitute is offered. A substitute equal to the tool
+    itself, or listed twice, is offered once; the flag is True only if an inferred one is offered.
     """
     tc = contracts.tools.get(tool)
-    subs = tc.substitutes if tc is not None else ()
+    subs: tuple[str, ...] = ()
+    inferred = False
+    if tc is not None:
+        subs = tc.substitutes
+        if not subs and tc.substitutes_inferred:
+            subs, inferred = tc.substitutes_inferred, True
     visible = None if visible_tools is None else set(visible_tools)
     out = [tool]
     for s in subs:
@@ -92,7 +125,7 @@ def recovery_tools(contracts: ContractSet, tool: str, visible_tools: Sequence[st
             continue
         if visible is None or s in visible:
             out.append(s)
-    return out
+    return out, inferred and len(out) > 1
 
 
 def _check_encoder(encoder: str) -> None:
@@ -105,7 +138,7 @@ def _check_encoder(encoder: str) -> None:
 
 
 def encode_violation(v: Violation, encoder: str) -> dict[str, Any]:
-    """One violation in the given encoder's shape."""
+    """One violation in the given encoder's shape (`generic` has none: it is never called for it)."""
     if encoder == "v1":
         return {"code": v.code, "rule": v.rule, "path": v.path, "message": v.sentence()}
     return {
@@ -120,16 +153,22 @@ def encode_violation(v: Violation, encoder: str) -> dict[str, Any]:
 
 
 def encode(receipt: Receipt, encoder: str | None = None) -> dict[str, Any]:
-    """The receipt as JSON-ready data in encoder `v1` or `v2` (default: the receipt's own encoder)."""
+    """The receipt as JSON-ready data in the given encoder (default: the receipt's own encoder)."""
     enc = encoder or receipt.encoder
     _check_encoder(enc)
-    contract = {
-        "encoder": enc,
-        "tool": receipt.tool,
-        "binding": False,
-        "violations": [encode_violation(v, enc) for v in sorted(receipt.violations, key=Violation.sort_key)],
-        "recovery_tools": list(receipt.recovery_tools),
-    }
+    contract: dict[str, Any] = {"encoder": enc, "tool": receipt.tool, "binding": False}
+    if enc == EncoderName.generic:
+        # receipts of calls that hold (`check --all`) say so, or the warning would be a false alarm
+        contract["warning"] = GENERIC_WARNING if receipt.violations else None
+    else:
+        wire = "v2" if enc == EncoderName.v2_no_recovery else enc
+        contract["violations"] = [
+            encode_violation(v, wire) for v in sorted(receipt.violations, key=Violation.sort_key)
+        ]
+    if enc in ("v1", "v2"):
+        contract["recovery_tools"] = list(receipt.recovery_tools)
+        if receipt.recovery_inferred:
+            contract["recovery_tools_inferred"] = True
     size = len(canonical_json(contract))
     return {
         "call_id": receipt.call_id,

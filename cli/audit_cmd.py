@@ -142,10 +142,24 @@ def _headline_table(report: AuditReport) -> Table:
     if report.in_sample is not None:
         row("  in-sample (non-split)", report.in_sample.fire_rate, counts_text(report.in_sample.fire_rate))
     row("spurious / 100 clean episodes", sp.per_100_episodes, counts_text(sp), num)
+    if sp.without_fault is not None:
+        row(
+            "  / 100 without fault (paper)",
+            sp.without_fault.per_100_episodes,
+            counts_text(sp.without_fault),
+            num,
+        )
+    if sp.full_reward is not None:
+        row("  / 100 full-reward", sp.full_reward.per_100_episodes, counts_text(sp.full_reward), num)
     row("detection (labelled)", det.overall, counts_text(det.overall))
     for kind, r in det.by_kind.items():
         row(f"  {kind}", r, counts_text(r))
     row("recovery retention", report.recovery_retention, counts_text(report.recovery_retention))
+    if report.propagation is not None:
+        for kind in ("organic", "labelled"):
+            g = getattr(report.propagation, kind)
+            if g.trackable_episodes:
+                row(f"propagation ({kind})", g.propagating, counts_text(g.propagating))
     row("receipt bytes / 1,000 calls", cost.bytes_per_1000_calls, f"{cost.receipts} receipts", num1)
     row("receipt tokens / 1,000 calls", cost.tokens_per_1000_calls, f"{cost.approx_tokens} tokens", num1)
     return t

@@ -27,7 +27,7 @@ from contracts.checks.checker import (
 )
 from contracts.checks.formats import FORMATS
 from contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
-from contracts.checks.receipts import ENCODERS, EncoderName, encode
+from contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS, EncoderName, encode
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
@@ -113,7 +113,7 @@ def _receipt_stream(
                         summary.checked(item.tool or "")
                         if item.receipt is not None:
                             enc = encode(item.receipt)
-                            summary.receipt(enc)
+                            summary.receipt(enc, [v.code for v in item.receipt.violations])
                             yield enc
                 continue
             if is_corpus(s):
@@ -132,7 +132,7 @@ def _receipt_stream(
                 contracts, corpus, frame, encoder=encoder, include_all=include_all, tools=tools
             ):
                 enc = encode(r)
-                summary.receipt(enc)
+                summary.receipt(enc, [v.code for v in r.violations])
                 yield enc
 
 
@@ -222,6 +222,12 @@ def check(
     enc = str(encoder.value) if encoder is not None else str(cfg.get("check.encoder"))
     if enc not in ENCODERS:
         raise UsageError(f"check.encoder must be one of {', '.join(ENCODERS)}, got {enc!r}", field="encoder")
+    if enc not in WITNESS_ENCODERS and output_format.value in ("sarif", "junit", "github"):
+        raise UsageError(
+            f"--output-format {output_format.value} reports violations, which encoder {enc!r} does not carry "
+            "(it is for delivering ablation receipts to agents): use jsonl or json",
+            field="--encoder",
+        )
     contracts = load_contracts(cpath)
     summary = SummaryBuilder(frozenset(contracts.tools))
     stream = _receipt_stream(

@@ -23,6 +23,7 @@ from contracts.registry.infer import infer_registry
 from contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
 from contracts.registry.plan_check import check_plan
 from contracts.registry.plan_report import reports_github, reports_json, reports_sarif, reports_text
+from contracts.registry.substitutes import infer_substitutes, with_substitutes
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
 
@@ -143,12 +144,21 @@ def registry_infer(
             "--base", help="Existing registry to extend: its declarations win, inferred ones fill gaps."
         ),
     ] = None,
+    substitutes: Annotated[
+        bool,
+        typer.Option(
+            "--substitutes",
+            help="Also propose substitutes (recovery tools) from corpus evidence: shared entities or "
+            "queries, compatible arguments, read-only tools; written as substitutes_inferred.",
+        ),
+    ] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Propose output (and parameter) declarations from mined contracts, for a person to review.
 
     REQUIRED -> required, TYPE -> type, DOMAIN -> enum, NONNEG/POSITIVE -> minimum/exclusiveMinimum,
-    nested as deep as the rule paths go; every field seen in clean results is declared.
+    nested as deep as the rule paths go; every field seen in clean results is declared. With
+    --substitutes, each tool also gets `substitutes_inferred` (docs/registry.md).
     """
     from contracts.rules.model import ContractSet
 
@@ -173,11 +183,16 @@ def registry_infer(
         )
     base_reg = load_registry(base) if base is not None else None
     result = infer_registry(cs, c, base=base_reg)
-    data = ordered_json(result.registry.to_json())
+    proposed = result.registry
+    subs = None
+    if substitutes:
+        subs = infer_substitutes(c)
+        proposed = with_substitutes(proposed, subs)
+    data = ordered_json(proposed.to_json())
     if output is None:
         _emit(data, None)
     else:
-        save_registry(result.registry, output)
+        save_registry(proposed, output)
     if not quiet:
         total = len(result.stats)
         fields = sum(s.fields for s in result.stats)
@@ -188,6 +203,23 @@ def registry_infer(
             + (f" -> {output}" if output else ""),
             markup=False,
         )
+        if subs is not None:
+            n_tools = len(subs.by_tool())
+            err.print(
+                f"{len(subs.proposals)} substitute(s) proposed for {n_tools} tool(s) "
+                f"({len(subs.refused)} candidate(s) refused); written as substitutes_inferred",
+                markup=False,
+            )
+            for s in subs.proposals:
+                ev = s.evidence()
+                basis = (
+                    f"{ev['episodes']} episode(s) sharing {ev['shared_values']} value(s)"
+                    if ev["episodes"]
+                    else f"the same query in {ev['same_query_episodes']} episode(s)"
+                )
+                err.print(
+                    f"  {s.tool} -> {s.substitute}: {basis}; read-only by {s.read_only.by}", markup=False
+                )
         for name, why in result.skipped:
             shown = name if len(name) <= 60 else name[:57] + "..."
             err.print(f"warning: tool {shown!r} left out: {why}", markup=False)

@@ -76,7 +76,7 @@ BOUNDS: dict[str, tuple[float | None, float | None]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "mine.clean": ("ok", "reward"),
     "mine.source": ("all", "mined", "schema"),
-    "check.encoder": ("v1", "v2"),
+    "check.encoder": ("v1", "v2", "v2-no-recovery", "generic"),
     "repair.policy": ("precomputed", "heuristic", "command"),
 }
 

@@ -249,6 +249,7 @@ def assemble(
             substitutes=tuple(spec.substitutes) if spec else (),
             immutable=tuple(spec.immutable) if spec else (),
             maps=tuple(sorted(set(data.maps.get(name, ())) | set(declared.get(name, ())))),
+            substitutes_inferred=spec.inferred_substitute_names() if spec else (),
         )
     rank = {r.id: (r.tool, *sort_key(r)) for tc in tools.values() for r in tc.rules}
     fold_checkers = tuple(

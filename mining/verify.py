@@ -55,6 +55,7 @@ def flat_rules(cs: ContractSet) -> ContractSet:
                 substitutes=tc.substitutes,
                 immutable=tc.immutable,
                 maps=tc.maps,
+                substitutes_inferred=tc.substitutes_inferred,
             )
             for name, tc in cs.tools.items()
         },

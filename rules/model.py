@@ -126,6 +126,9 @@ class ToolContracts:
     substitutes: tuple[str, ...] = ()
     immutable: tuple[str, ...] = ()
     maps: tuple[str, ...] = ()
+    #: substitutes proposed from corpus evidence (`contracts registry infer --substitutes`), offered as
+    #: recovery tools only when `substitutes` is empty, and flagged as inferred in receipts
+    substitutes_inferred: tuple[str, ...] = ()
 
     def map_parents(self, side: str) -> frozenset[str]:
         """Map parents of one side (`result` or `arg`) as plain patterns (no `$args` prefix)."""
@@ -187,6 +190,12 @@ class ContractSet:
                     "immutable": list(tc.immutable),
                     "maps": list(tc.maps),
                     "rules": [r.to_json() for r in tc.rules],
+                    # only when there are any, so sets mined without them keep their bytes
+                    **(
+                        {"substitutes_inferred": list(tc.substitutes_inferred)}
+                        if tc.substitutes_inferred
+                        else {}
+                    ),
                 }
                 for name, tc in sorted(self.tools.items())
             },
@@ -210,6 +219,7 @@ class ContractSet:
                 substitutes=tuple(t.get("substitutes", [])),
                 immutable=tuple(t.get("immutable", [])),
                 maps=tuple(t.get("maps", [])),
+                substitutes_inferred=tuple(t.get("substitutes_inferred", [])),
             )
             for name, t in d["tools"].items()
         }

@@ -35,7 +35,15 @@ from contracts.errors import SchemaError, TraceError
 from contracts.jsonutil import atomic_write_bytes
 
 REGISTRY_SCHEMA = "tool-registry"
-_KNOWN_KEYS = ("name", "description", "parameters", "output", "substitutes", "immutable")
+_KNOWN_KEYS = (
+    "name",
+    "description",
+    "parameters",
+    "output",
+    "substitutes",
+    "immutable",
+    "substitutes_inferred",
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,13 @@ class ToolSpec:
     substitutes: tuple[str, ...] = ()
     immutable: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: substitutes proposed from corpus evidence (`registry infer --substitutes`): `{"tool", "evidence"}`
+    #: objects; recovery tools only where `substitutes` is empty, flagged as inferred in receipts
+    substitutes_inferred: tuple[Mapping[str, Any], ...] = ()
+
+    def inferred_substitute_names(self) -> tuple[str, ...]:
+        """The tools of `substitutes_inferred`, in their order (strongest evidence first)."""
+        return tuple(str(d["tool"]) for d in self.substitutes_inferred)
 
     def to_json(self) -> dict[str, Any]:
         """The declaration as written in `tools.json` (empty optional keys left out, extras kept)."""
@@ -62,6 +77,8 @@ class ToolSpec:
             d["substitutes"] = list(self.substitutes)
         if self.immutable:
             d["immutable"] = list(self.immutable)
+        if self.substitutes_inferred:
+            d["substitutes_inferred"] = [dict(x) for x in self.substitutes_inferred]
         for k, v in self.extra.items():
             d.setdefault(k, v)
         return d
@@ -129,6 +146,7 @@ def _spec(d: Mapping[str, Any]) -> ToolSpec:
         output=d.get("output"),
         substitutes=tuple(d.get("substitutes") or ()),
         immutable=tuple(d.get("immutable") or ()),
+        substitutes_inferred=tuple(d.get("substitutes_inferred") or ()),
         extra={k: v for k, v in d.items() if k not in _KNOWN_KEYS},
     )
 

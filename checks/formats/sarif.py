@@ -47,7 +47,7 @@ def sarif(receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: s
             "rule": v["rule"],
             "path": v["path"],
             "call_id": r.get("call_id"),
-            "recovery_tools": r["outcome_contract"]["recovery_tools"],
+            "recovery_tools": r["outcome_contract"].get("recovery_tools", []),
         }
         if "expected" in v:
             props.update(expected=v["expected"], observed=v["observed"], present=v["present"])

@@ -335,3 +335,30 @@ def test_same_input_same_bytes(world: dict[str, Path], fmt: str) -> None:
     a, b = run(*args), run(*args)
     assert a.exit_code == b.exit_code == 1
     assert a.stdout == b.stdout and a.stdout
+
+
+@pytest.mark.parametrize("encoder", ["v2-no-recovery", "generic"])
+def test_ablation_encoders_through_the_cli(world: dict[str, Path], encoder: str) -> None:
+    res = run("check", "--contracts", str(world["contracts"]), str(world["faulty"]), "--encoder", encoder)
+    assert res.exit_code == 1, res.output
+    out = receipts(res.stdout)
+    assert sorted(r["line"] for r in out) == [1, 4]  # the same calls as under v2
+    for r in out:
+        assert schema_errors(r, f"receipt-{encoder}") == []
+        assert "recovery_tools" not in r["outcome_contract"]
+    # the summary counts the violations although the generic receipt does not carry them
+    assert "code NONNEG" in res.stderr and "code TYPE" in res.stderr
+    refused = run(
+        "check",
+        "--contracts",
+        str(world["contracts"]),
+        str(world["faulty"]),
+        "--encoder",
+        encoder,
+        "--output-format",
+        "sarif",
+    )
+    if encoder == "generic":
+        assert refused.exit_code == 2 and "does not carry" in refused.stderr
+    else:
+        assert refused.exit_code == 1

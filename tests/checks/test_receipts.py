@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from contracts.checks.checker import check_call
-from contracts.checks.receipts import Receipt, Violation, encode, encode_line, recovery_tools
+from contracts.checks.receipts import (
+    GENERIC_WARNING,
+    Receipt,
+    Violation,
+    encode,
+    encode_line,
+    recovery_plan,
+    recovery_tools,
+)
 from contracts.errors import CheckError
 from contracts.jsonutil import canonical_json, loads
 from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
@@ -126,3 +134,97 @@ def test_unknown_encoder_is_a_usage_error() -> None:
     r = Receipt(T, 1, (), (T,))
     with pytest.raises(CheckError, match="unknown receipt encoder 'v3'"):
         encode(r, "v3")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Ablation encoders (issue 18): v2-no-recovery and generic
+
+
+def _faulty_receipt(**kw: Any) -> Receipt:
+    rc = check_call(CS, T, {"sku": "S"}, {"sku": 5, "available": -1}, **kw)
+    assert rc is not None
+    return rc
+
+
+def test_every_encoder_is_valid_against_its_own_schema_only() -> None:
+    rc = _faulty_receipt()
+    for enc in ("v1", "v2", "v2-no-recovery", "generic"):
+        data = encode(rc, enc)
+        assert data["outcome_contract"]["encoder"] == enc
+        assert schema_errors(data, f"receipt-{enc}") == [], enc
+        others = [o for o in ("v1", "v2", "v2-no-recovery", "generic") if o != enc]
+        assert all(schema_errors(data, f"receipt-{o}") != [] for o in others), enc
+        assert data["bytes"] == len(canonical_json(data["outcome_contract"]))
+
+
+def test_v2_no_recovery_is_v2_without_the_list() -> None:
+    rc = _faulty_receipt()
+    full, ablated = encode(rc, "v2")["outcome_contract"], encode(rc, "v2-no-recovery")["outcome_contract"]
+    assert "recovery_tools" not in ablated
+    assert full["recovery_tools"] == [T, "query_warehouse", "get_stock_by_sku"]
+    assert {k: v for k, v in full.items() if k not in ("recovery_tools", "encoder")} == {
+        k: v for k, v in ablated.items() if k != "encoder"
+    }
+    assert len(ablated["violations"]) == 3  # the same witnesses: NONNEG, REQUIRED, TYPE
+
+
+def test_generic_is_one_fixed_warning_whatever_broke() -> None:
+    a = encode(_faulty_receipt(), "generic")
+    b = encode(
+        check_call(CS, T, {}, {"sku": "S", "available": -7, "warehouse": "w"}) or Receipt(T, 0, (), (T,)),
+        "generic",
+    )
+    assert (
+        a["outcome_contract"]
+        == b["outcome_contract"]
+        == {
+            "encoder": "generic",
+            "tool": T,
+            "binding": False,
+            "warning": GENERIC_WARNING,
+        }
+    )
+    text = canonical_json(a["outcome_contract"]).decode()
+    for leak in ("NONNEG", "/available", "-1", "query_warehouse", "412"):
+        assert leak not in text
+    held = encode(Receipt(T, {"sku": "S"}, (), (T,)), "generic")  # `check --all` on a call that holds
+    assert held["outcome_contract"]["warning"] is None and schema_errors(held, "receipt-generic") == []
+
+
+def test_encoder_chosen_in_check_call() -> None:
+    for enc in ("v2-no-recovery", "generic"):
+        rc = _faulty_receipt(encoder=enc)
+        assert rc.encoder == enc and encode(rc)["outcome_contract"]["encoder"] == enc
+        assert schema_errors(encode(rc), f"receipt-{enc}") == []
+
+
+# ----------------------------------------------------------------------------------------------------
+# Inferred substitutes (issue 18): used only where none are declared, and flagged
+
+
+def test_inferred_substitutes_only_when_none_declared_and_flagged() -> None:
+    inferred = ContractSet(
+        params={"k": 1, "seed": 13},
+        corpus={},
+        tools={T: ToolContracts(rules=RULES, substitutes_inferred=("get_stock_by_sku",))},
+        folds=(FoldChecker(0, tuple(r.id for r in RULES)),),
+    )
+    assert recovery_plan(inferred, T, None) == ([T, "get_stock_by_sku"], True)
+    assert recovery_plan(inferred, T, [T]) == ([T], False)  # not visible: nothing inferred offered
+    both = ContractSet(
+        params=inferred.params,
+        corpus={},
+        tools={T: ToolContracts(rules=RULES, substitutes=("query_warehouse",), substitutes_inferred=("x",))},
+        folds=inferred.folds,
+    )
+    assert recovery_plan(both, T, None) == ([T, "query_warehouse"], False)  # declared wins
+    rc = check_call(inferred, T, {}, {"sku": "S", "available": -1, "warehouse": "e"})
+    assert rc is not None and rc.recovery_inferred
+    for enc in ("v1", "v2"):
+        oc = encode(rc, enc)["outcome_contract"]
+        assert oc["recovery_tools"] == [T, "get_stock_by_sku"] and oc["recovery_tools_inferred"] is True
+        assert schema_errors(encode(rc, enc), f"receipt-{enc}") == []
+    assert "recovery_tools_inferred" not in encode(_faulty_receipt())["outcome_contract"]
+    assert ContractSet.from_json(inferred.to_json()) == inferred
+    assert "substitutes_inferred" not in CS.to_json()["tools"][T]  # old sets keep their bytes
+    assert schema_errors(inferred.to_json(), "contract-set") == []

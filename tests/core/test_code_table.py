@@ -53,7 +53,7 @@ def test_every_code_has_a_miner_and_thresholds() -> None:
 
 
 def test_schema_enums_list_every_code() -> None:
-    for name in ("contract-set", "receipt-v1", "receipt-v2"):
+    for name in ("contract-set", "receipt-v1", "receipt-v2", "receipt-v2-no-recovery"):
         enums = _enums(json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
         assert enums, name
         for e in enums:

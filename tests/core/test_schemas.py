@@ -13,6 +13,8 @@ EXPECTED = {
     "corpus-manifest",
     "receipt-v1",
     "receipt-v2",
+    "receipt-v2-no-recovery",
+    "receipt-generic",
     "audit-report",
     "fire-event",
     "ledger-entry",
