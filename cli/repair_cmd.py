@@ -21,6 +21,7 @@ from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findi
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.progress import Progress
 from contracts.repair.policies import PolicyName
+from contracts.repair.state import FeedbackView
 
 
 def _emit(data: bytes) -> None:
@@ -196,6 +197,20 @@ def repair_replay_command(
             "--no-latency", help="Record no step latencies: the ledger entries become byte-reproducible."
         ),
     ] = False,
+    feedback: Annotated[
+        FeedbackView,
+        typer.Option("--feedback", help="What of the verifier report the policy is shown (an ablation)."),
+    ] = FeedbackView.full,
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            help="Also record G candidate patches per state with their verifiable rewards (group data).",
+        ),
+    ] = 0,
+    send_allowed: Annotated[
+        bool, typer.Option("--send-allowed", help="Send the mask's allowed-action set with the state.")
+    ] = False,
     seed: SeedOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
@@ -225,6 +240,7 @@ def repair_replay_command(
         inputs=inputs,
         record_latency=not no_latency,
         progress=progress,
+        protocol=loop.Protocol(feedback.value, send_allowed, samples),
     )
     if json_out:
         _emit(pretty_json(summary.as_json()))
@@ -271,6 +287,13 @@ def repair_score_command(
     bootstrap: Annotated[
         int | None, typer.Option("--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000).")
     ] = None,
+    coverage_risk: Annotated[
+        bool,
+        typer.Option(
+            "--coverage-risk",
+            help="Add the coverage-risk curve of this one run (confidence thresholds swept).",
+        ),
+    ] = False,
     seed: SeedOption = None,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
@@ -286,6 +309,7 @@ def repair_score_command(
             seed=int(cfg.get("repair.seed", seed)),
             bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
             compare=compare,
+            with_curve=coverage_risk,
         )
     except score.LedgerRefused as e:
         err.print(f"refused: {e.message}", markup=False, style="red")
@@ -314,17 +338,13 @@ def repair_score_command(
         table = Table(title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)")
         table.add_column("metric")
         table.add_column("value [95% CI]  n/d")
-        for m in (
-            "structural_validity",
-            "first_attempt_validity",
-            "m_patch",
-            "m_object",
-            "collateral",
-            "retries",
-        ):
-            table.add_row(m, _rate(report[m]))
+        table.add_column("counts / denominator")
+        defs = report["definitions"]
+        for m in score.RATE_METRICS:
+            table.add_row(m, _rate(report[m]), defs[m])
         for k, v in report["abstention"].items():
-            table.add_row(f"abstention {k}", _rate(v))
+            table.add_row(f"abstention {k}", _rate(v), defs[f"abstention_{k}"])
+        table.add_row("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
         table.add_row("p95 step latency ms", _rate(report["latency_p95_ms"]))
         table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
         for fam, f in report["by_family"].items():
@@ -332,11 +352,25 @@ def repair_score_command(
         if report.get("compare"):
             for m, d in report["compare"]["metrics"].items():
                 if d["difference"] is not None:
+                    t, eff_ = d["test"], d["effect"]
+                    eff = "" if eff_["value"] is None else f", {eff_['name']} {eff_['value']:+.3f}"
                     table.add_row(
                         f"Δ {m} vs {report['compare']['policy'].get('name', '?')}",
                         f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+                        f"{t['name']} {t['this_only']}:{t['other_only']} of {t['pairs']}, p={t['p']:.4g}{eff}",
                     )
         out.print(table)
+        curve = report.get("coverage_risk")
+        if curve:
+            ct = Table(title=f"coverage-risk, one run ({curve['cases']} cases)")
+            for c in ("threshold", "answered", "wrong", "coverage", "risk"):
+                ct.add_column(c)
+            for p in curve["points"]:
+                risk = "–" if p["risk"] is None else f"{p['risk']:.3f}"
+                ct.add_row(
+                    f"{p['threshold']:.3f}", str(p["answered"]), str(p["wrong"]), f"{p['coverage']:.3f}", risk
+                )
+            out.print(ct)
     led = report["ledger"]
     err.print(
         f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}", markup=False
