@@ -37,7 +37,9 @@ def _kinds(values: list[str] | None) -> list[str]:
         for k in v.split(","):
             k = k.strip()
             if k == "all":
-                kinds.extend(cases.FAMILIES)
+                kinds.extend(cases.ALL_FAMILIES)
+            elif k == "stress":
+                kinds.extend(cases.STRESS)
             elif k == "hard":
                 kinds.extend(cases.HARD)
             elif k:
@@ -69,8 +71,9 @@ def repair_cases_command(
         list[str] | None,
         typer.Option(
             "--kinds",
-            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'all' = every one "
-            "(default: missing_required,wrong_type).",
+            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'stress' = the five "
+            "stress families (ambiguous_pointer, stale_schema, injected_text, unavailable_tool, long_horizon), "
+            "'all' = every one (default: missing_required,wrong_type).",
         ),
     ] = None,
     per_kind: Annotated[int, typer.Option("--per-kind", help="Cases per family, drawn with the seed.")] = 32,
@@ -345,6 +348,10 @@ def repair_score_command(
         for k, v in report["abstention"].items():
             table.add_row(f"abstention {k}", _rate(v), defs[f"abstention_{k}"])
         table.add_row("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
+        if report["trajectory_success"] is not None:
+            table.add_row(
+                "trajectory_success", _rate(report["trajectory_success"]), defs["trajectory_success"]
+            )
         table.add_row("p95 step latency ms", _rate(report["latency_p95_ms"]))
         table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
         for fam, f in report["by_family"].items():

@@ -99,6 +99,7 @@ DEFINITIONS = {
     "/ cases with applied ops",
     "retries_attempts": "sum of (attempts - 1), abstentions counted (before issue 19) / cases",
     "input_tokens": "sum of policy-reported input tokens / cases with usage",
+    "trajectory_success": "long_horizon chains whose every step is correct / chains",
     "abstention_rate": "abstained / cases",
     "abstention_coverage": "answered (not abstained) / cases",
     "abstention_risk": "answered with m_object wrong / answered",
@@ -413,6 +414,7 @@ def score(
         by_family[fam] = {"cases": len(sub), **_shape(t)}
     report: dict[str, Any] = {
         "version": VERSION,
+        "trajectory_success": trajectory_success(scores, targets, bootstrap, seed),
         "ledger": anchors,
         "policy": run.get("policy"),
         "seed": seed,
@@ -492,6 +494,33 @@ def paired_test(
     }
 
 
+def trajectory_success(
+    scores: Sequence[CaseScore], targets: Mapping[str, Target], bootstrap: int, seed: int
+) -> dict[str, Any] | None:
+    """Chains (`long_horizon` targets) whose every step is correct / chains; None when no case has a
+    chain. A step is correct as for `m_object` (and not an unsafe dispatch); a missing step fails its
+    chain. The interval resamples chains."""
+    by_chain: dict[str, list[bool]] = {}
+    lengths: dict[str, int] = {}
+    for s in scores:
+        ch = targets[s.case_id].chain
+        if ch is None:
+            continue
+        ok = s.m_object and not s.values["unsafe_dispatch"][0]
+        by_chain.setdefault(ch["id"], []).append(ok)
+        lengths[ch["id"]] = int(ch["length"])
+    if not by_chain:
+        return None
+    ids = sorted(by_chain)
+    rows = [
+        CaseScore(
+            c, "chain", {"t": (float(all(by_chain[c]) and len(by_chain[c]) == lengths[c]), 1.0)}, (), ()
+        )
+        for c in ids
+    ]
+    return metric_table(rows, _resamples(len(rows), bootstrap, seed))["t"]
+
+
 def coverage_risk(scores: Sequence[CaseScore], gate: float | None = None) -> dict[str, Any]:
     """The coverage–risk curve of one run: for each threshold t among the recorded confidences, the
     episodes that would have been answered with `--abstain-below t` and how many of those are wrong.
@@ -567,6 +596,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     defs = report.get("definitions") or {}
     rows = [(m, m, report.get(m)) for m in RATE_METRICS]
     rows += [(f"abstention {k}", f"abstention_{k}", v) for k, v in report["abstention"].items()]
+    rows.append(("trajectory_success", "trajectory_success", report.get("trajectory_success")))
     rows.append(("p95 step latency (ms)", "", report.get("latency_p95_ms")))
     lines += [f"| {m} | {cell(r)} | {defs.get(key, 'step latencies')} |" for m, key, r in rows]
     lines += ["", f"Unsafe dispatches U = {report.get('unsafe_dispatch_count', 0)}."]
