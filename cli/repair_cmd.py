@@ -356,6 +356,8 @@ def repair_score_command(
         table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
         for fam, f in report["by_family"].items():
             table.add_row(f"{fam} ({f['cases']}) M_object", _rate(f["m_object"]))
+        for fam, f in report["by_tool_family"].items():
+            table.add_row(f"tools {fam}.* ({f['cases']}) M_object", _rate(f["m_object"]))
         if report.get("compare"):
             for m, d in report["compare"]["metrics"].items():
                 if d["difference"] is not None:

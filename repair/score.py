@@ -127,6 +127,7 @@ class CaseScore:
     latencies: tuple[float, ...]
     confidence: float | None = None
     m_object: bool = False
+    tool: str = ""
 
 
 def ops_match(emitted: Sequence[Mapping[str, Any]], canonical: Sequence[Mapping[str, Any]]) -> bool:
@@ -283,7 +284,14 @@ def score_case(ep: Mapping[str, Any], target: Target) -> CaseScore:
     }
     lat = tuple(float(s["latency_ms"]) for s in steps if s.get("latency_ms") is not None)
     return CaseScore(
-        start["case_id"], target.family, v, tuple(o["op"] for o in ops), lat, _min_confidence(steps), m_obj
+        start["case_id"],
+        target.family,
+        v,
+        tuple(o["op"] for o in ops),
+        lat,
+        _min_confidence(steps),
+        m_obj,
+        str(start.get("tool", "")),
     )
 
 
@@ -412,8 +420,15 @@ def score(
         sub = [s for s in scores if s.family == fam]
         t = metric_table(sub, _resamples(len(sub), bootstrap, seed))
         by_family[fam] = {"cases": len(sub), **_shape(t)}
+    by_tool_family: dict[str, Any] = {}
+    tool_fams = sorted({f for s in scores for f in [tool_family(s.tool)] if f is not None})
+    for tf in tool_fams:
+        sub = [s for s in scores if tool_family(s.tool) == tf]
+        t = metric_table(sub, _resamples(len(sub), bootstrap, seed))
+        by_tool_family[tf] = {"cases": len(sub), **_shape(t)}
     report: dict[str, Any] = {
         "version": VERSION,
+        "by_tool_family": by_tool_family,
         "trajectory_success": trajectory_success(scores, targets, bootstrap, seed),
         "ledger": anchors,
         "policy": run.get("policy"),
@@ -492,6 +507,17 @@ def paired_test(
         "test": {"name": "sign_test_exact", "pairs": len(pairs), **t},
         "effect": {"name": "paired_d", "value": stats.paired_d(xs, ys)},
     }
+
+
+#: The tool families of cross-family transfer (issue 19): a tool belongs to one when its name's prefix
+#: before the first `.` is one of these (`file.write`, `http.request`; docs/examples/tool-families).
+TOOL_FAMILIES = ("calendar", "code", "database", "file", "http")
+
+
+def tool_family(tool: str) -> str | None:
+    """The tool family of a tool name, or None when its prefix names none of `TOOL_FAMILIES`."""
+    head = tool.split(".", 1)[0] if "." in tool else None
+    return head if head in TOOL_FAMILIES else None
 
 
 def trajectory_success(
@@ -606,7 +632,9 @@ def markdown(report: Mapping[str, Any]) -> str:
         "| family | cases | valid | M_patch | M_object | abstained |",
         "|---|---|---|---|---|---|",
     ]
-    for fam, f in report["by_family"].items():
+    rows_f = [(fam, f) for fam, f in report["by_family"].items()]
+    rows_f += [(f"tools `{fam}.*`", f) for fam, f in report.get("by_tool_family", {}).items()]
+    for fam, f in rows_f:
         lines.append(
             f"| {fam} | {f['cases']} | {cell(f['structural_validity'])} | {cell(f['m_patch'])} | "
             f"{cell(f['m_object'])} | {cell(f['abstention']['rate'])} |"

@@ -141,3 +141,35 @@ def test_stress_families_on_bfcl(shared_data: Path, tmp_path: Path) -> None:
     case = next(c for c, t in zip(rep.cases, rep.targets, strict=True) if t.family == "unavailable_tool")
     fix = [{"op": "replace", "path": "", "value": {}}]
     assert check(fix, case.candidate, ops_left=2).ok and verify({}, case.schema) != ()
+
+
+TOOL_FAMILIES = Path(__file__).resolve().parents[2] / "docs" / "examples" / "tool-families"
+
+
+def test_tool_families_example_is_correct_and_scored_per_family(tmp_path: Path) -> None:
+    import orjson
+
+    tools = {
+        t["name"]: t["parameters"] for t in orjson.loads((TOOL_FAMILIES / "tools.json").read_bytes())["tools"]
+    }
+    rows = [orjson.loads(x) for x in (TOOL_FAMILIES / "calls.jsonl").read_bytes().splitlines()]
+    assert len(rows) == 120 and {score.tool_family(t) for t in tools} == set(score.TOOL_FAMILIES)
+    for r in rows:
+        assert verify(r["arguments"], tools[r["tool"]]) == (), r
+    sources = [cases.SourceCall(r["trace_id"], r["tool"], tools[r["tool"]], r["arguments"]) for r in rows]
+    rep = cases.build_cases(sources, kinds=["wrong_type", "stale_schema"], per_kind=20, seed=13)
+    cases.write_targets(tmp_path / "t.jsonl", rep.targets)
+    replay(rep.cases, HeuristicPolicy(), tmp_path / "led", record_latency=False)
+    r = score.score(tmp_path / "led", tmp_path / "t.jsonl", bootstrap=10)
+    assert schema_errors(r, "repair-score") == []
+    fams = r["by_tool_family"]
+    assert sum(f["cases"] for f in fams.values()) == 40 and set(fams) <= set(score.TOOL_FAMILIES)
+    # the heuristic repairs every wrong type and no camelCase rename, in every tool family
+    for f in fams.values():
+        assert f["m_object"]["numerator"] == sum(
+            1
+            for c, t in zip(rep.cases, rep.targets, strict=True)
+            if t.family == "wrong_type"
+            and score.tool_family(c.tool) == next(k for k, v in fams.items() if v is f)
+        )
+    assert score.tool_family("geometry.area") is None and score.tool_family("file") is None
