@@ -83,7 +83,9 @@ def schema_shape(schema: Any) -> Any:
 
 def _types(node: Mapping[str, Any]) -> list[str]:
     t = node.get("type")
-    return sorted([t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if isinstance(t, list) else [])
+    return sorted(
+        [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
+    )
 
 
 def normalized_shape(schema: Any) -> Any:
@@ -91,7 +93,8 @@ def normalized_shape(schema: Any) -> Any:
     if not isinstance(schema, Mapping):
         return schema if isinstance(schema, bool) else None
     props = schema.get("properties")
-    req = schema.get("required") if isinstance(schema.get("required"), list) else []
+    req_raw = schema.get("required")
+    req: list[Any] = req_raw if isinstance(req_raw, list) else []
     out: dict[str, Any] = {"type": _types(schema)}
     if isinstance(props, Mapping):
         out["properties"] = sorted(
