@@ -20,6 +20,7 @@ import contracts.repair.score as score
 from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out, progress_bar
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.progress import Progress
+from contracts.repair.executor import Executor
 from contracts.repair.policies import PolicyName
 from contracts.repair.state import FeedbackView
 
@@ -297,6 +298,17 @@ def repair_score_command(
             help="Add the coverage-risk curve of this one run (confidence thresholds swept).",
         ),
     ] = False,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            help="After the freeze, run 'PROG ARGS' per dispatched case (final and target JSON on stdin, "
+            '{"success": bool} on stdout): semantic success.',
+        ),
+    ] = None,
+    executor_timeout: Annotated[
+        float, typer.Option("--executor-timeout", help="Seconds per executor run.")
+    ] = 10.0,
     seed: SeedOption = None,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
@@ -313,6 +325,7 @@ def repair_score_command(
             bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
             compare=compare,
             with_curve=coverage_risk,
+            executor=Executor.from_string(executor, executor_timeout) if executor else None,
         )
     except score.LedgerRefused as e:
         err.print(f"refused: {e.message}", markup=False, style="red")
@@ -348,6 +361,14 @@ def repair_score_command(
         for k, v in report["abstention"].items():
             table.add_row(f"abstention {k}", _rate(v), defs[f"abstention_{k}"])
         table.add_row("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
+        if report["semantic_success"] is not None:
+            ex = report["executor"]
+            errs = ", ".join(f"{k} {v}" for k, v in ex["errors"].items()) or "no errors"
+            table.add_row(
+                "semantic_success",
+                _rate(report["semantic_success"]),
+                f"{defs['semantic_success']} ({ex['calls']} executor runs, {errs})",
+            )
         if report["trajectory_success"] is not None:
             table.add_row(
                 "trajectory_success", _rate(report["trajectory_success"]), defs["trajectory_success"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ import contracts.repair.stats as stats
 from contracts.defaults import DEFAULT_SEED
 from contracts.errors import RepairError
 from contracts.repair.cases import Target, read_targets
+from contracts.repair.executor import Executor
 from contracts.repair.loop import KIND_END, KIND_RUN, KIND_START, KIND_STEP
 from contracts.repair.patch import changed_leaf_paths, is_prefix, json_equal, parse_pointer
 
@@ -100,6 +101,8 @@ DEFINITIONS = {
     "retries_attempts": "sum of (attempts - 1), abstentions counted (before issue 19) / cases",
     "input_tokens": "sum of policy-reported input tokens / cases with usage",
     "trajectory_success": "long_horizon chains whose every step is correct / chains",
+    "semantic_success": "cases the --executor judges to do what the target does (a correct abstention "
+    "counts; nothing else undispatched does) / cases",
     "abstention_rate": "abstained / cases",
     "abstention_coverage": "answered (not abstained) / cases",
     "abstention_risk": "answered with m_object wrong / answered",
@@ -375,7 +378,7 @@ def _p95(scores: Sequence[CaseScore], resamples: pl.DataFrame) -> dict[str, Any]
 
 
 def _shape(table: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {m: table[m] for m in RATE_METRICS if m in table}
+    out: dict[str, Any] = {m: table[m] for m in (*RATE_METRICS, "semantic_success") if m in table}
     out["abstention"] = {
         "rate": table.get("abstention_rate"),
         "coverage": table.get("abstention_coverage"),
@@ -393,6 +396,7 @@ def score(
     bootstrap: int = 1000,
     compare: str | Path | None = None,
     with_curve: bool = False,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """The score report (`repair-score` schema) of a verified, frozen ledger against its targets;
     `with_curve` adds the coverage–risk curve of this one run."""
@@ -409,6 +413,9 @@ def score(
         )
     ids = sorted(eps)
     scores = [score_case(eps[c], targets[c]) for c in ids]
+    executed = None
+    if executor is not None:
+        scores, executed = _execute(scores, eps, targets, executor)
     res = _resamples(len(scores), bootstrap, seed)
     table = metric_table(scores, res)
     ops_by_type: dict[str, int] = {}
@@ -442,6 +449,8 @@ def score(
         "by_family": by_family,
         "definitions": dict(DEFINITIONS),
         "coverage_risk": coverage_risk(scores, run.get("abstain_below")) if with_curve else None,
+        "semantic_success": table.get("semantic_success"),
+        "executor": executed,
         "compare": None,
     }
     if compare is not None:
@@ -518,6 +527,42 @@ def tool_family(tool: str) -> str | None:
     """The tool family of a tool name, or None when its prefix names none of `TOOL_FAMILIES`."""
     head = tool.split(".", 1)[0] if "." in tool else None
     return head if head in TOOL_FAMILIES else None
+
+
+def _execute(
+    scores: Sequence[CaseScore],
+    eps: Mapping[str, Mapping[str, Any]],
+    targets: Mapping[str, Target],
+    executor: Executor,
+) -> tuple[list[CaseScore], dict[str, Any]]:
+    """Semantic success per case: the executor's verdict on each dispatched case whose answer is a call;
+    a correct abstention succeeds, anything else not dispatched fails; executor errors fail and are
+    counted by reason."""
+    out: list[CaseScore] = []
+    calls, errors = 0, dict[str, int]()
+    for s in scores:
+        ep, t = eps[s.case_id], targets[s.case_id]
+        dispatched = bool(ep["end"]["accepted"])
+        if t.abstain:
+            ok = not dispatched and ep["end"]["outcome"] == "abstained"
+        elif not dispatched:
+            ok = False
+        else:
+            v = executor.run(
+                {
+                    "case_id": s.case_id,
+                    "tool": s.tool,
+                    "family": t.family,
+                    "final": ep["end"]["final"],
+                    "target": t.target,
+                }
+            )
+            calls += 1
+            if v.error:
+                errors[v.error] = errors.get(v.error, 0) + 1
+            ok = v.success
+        out.append(replace(s, values={**s.values, "semantic_success": (float(ok), 1.0)}))
+    return out, {**executor.describe(), "calls": calls, "errors": dict(sorted(errors.items()))}
 
 
 def trajectory_success(
@@ -623,6 +668,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     rows = [(m, m, report.get(m)) for m in RATE_METRICS]
     rows += [(f"abstention {k}", f"abstention_{k}", v) for k, v in report["abstention"].items()]
     rows.append(("trajectory_success", "trajectory_success", report.get("trajectory_success")))
+    rows.append(("semantic_success", "semantic_success", report.get("semantic_success")))
     rows.append(("p95 step latency (ms)", "", report.get("latency_p95_ms")))
     lines += [f"| {m} | {cell(r)} | {defs.get(key, 'step latencies')} |" for m, key, r in rows]
     lines += ["", f"Unsafe dispatches U = {report.get('unsafe_dispatch_count', 0)}."]

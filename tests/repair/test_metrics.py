@@ -227,3 +227,47 @@ def test_compare_carries_exact_tests_and_effect_sizes(tmp_path: Path) -> None:
     )
     md = score.markdown(r)
     assert "mcnemar_exact 0:1 of 4, p=1" in md
+
+
+EXECUTOR = Path(__file__).resolve().parents[2] / "docs" / "examples" / "repair-policy" / "executor.py"
+
+
+def test_semantic_executor_runs_after_the_freeze(tmp_path: Path) -> None:
+    import sys
+
+    from contracts.repair.executor import Executor
+
+    cs = [
+        make_case({**GOOD, "qty": "3"}, case_id="rc-a"),  # repaired exactly
+        make_case({"sku": "A-1", "qty": 3, "tags": ["x", "y"]}, case_id="rc-b"),  # fill "BOX " vs "box"
+        make_case({**GOOD, "qty": "3"}, immutable=("/qty",), case_id="rc-d"),  # abstain target
+    ]
+    tg = [HAND_T[0], HAND_T[1], HAND_T[3]]
+    cases.write_targets(tmp_path / "t.jsonl", tg)
+    pre = {
+        ("rc-a", 1): {"action": HAND_T[0].canonical_patch},
+        ("rc-b", 1): {
+            "action": [
+                {"op": "add", "path": "/unit", "value": "box"},
+                {"op": "replace", "path": "/sku", "value": "a-1 "},
+            ]
+        },
+        ("rc-d", 1): {"action": "abstain"},
+    }
+    replay(cs, PrecomputedPolicy(pre), tmp_path / "led", record_latency=False)
+    ex = Executor((sys.executable, str(EXECUTOR)))
+    r = score.score(tmp_path / "led", tmp_path / "t.jsonl", bootstrap=10, executor=ex)
+    assert schema_errors(r, "repair-score") == []
+    # M_object: rc-a and rc-d; semantically rc-b too ("a-1 " means "A-1"); two dispatched cases ran
+    assert r["m_object"]["numerator"] == 2
+    assert (r["semantic_success"]["numerator"], r["semantic_success"]["denominator"]) == (3, 3)
+    assert r["executor"]["calls"] == 2 and r["executor"]["errors"] == {}
+    broken = Executor((sys.executable, "-c", "import sys; sys.exit(3)"))
+    r = score.score(tmp_path / "led", tmp_path / "t.jsonl", bootstrap=10, executor=broken)
+    assert r["semantic_success"]["numerator"] == 1  # only the correct abstention
+    assert r["executor"]["errors"] == {"EXECUTOR_FAILED": 2}
+    junk = Executor((sys.executable, "-c", "print('yes')"))
+    assert score.score(tmp_path / "led", tmp_path / "t.jsonl", bootstrap=0, executor=junk)["executor"][
+        "errors"
+    ] == {"EXECUTOR_OUTPUT": 2}
+    assert score.score(tmp_path / "led", tmp_path / "t.jsonl", bootstrap=0)["semantic_success"] is None

@@ -266,3 +266,23 @@ def test_cli_replay_with_protocol_options_and_score_curve(tmp_path: Path) -> Non
     assert rep_json["coverage_risk"]["points"][0]["threshold"] == 0.0
     assert rep_json["generated_tokens"]["denominator"] == 6
     assert canonical_json(rep_json["definitions"]["collateral"]).startswith(b'"cases with a leaf outside')
+
+
+def test_cli_score_with_executor(tmp_path: Path) -> None:
+    cs = [make_case({**GOOD, "qty": "3"}, case_id="rc-a")]
+    cases.write_cases(tmp_path / "c.jsonl", cs)
+    cases.write_targets(
+        tmp_path / "t.jsonl",
+        [cases.Target("rc-a", "wrong_type", "s", GOOD, [{"op": "replace", "path": "/qty", "value": 3}])],
+    )
+    replay(cs, HeuristicPolicy(), tmp_path / "L", record_latency=False)
+    ex = f"{sys.executable} {REPO / 'docs' / 'examples' / 'repair-policy' / 'executor.py'}"
+    args = ["repair-score", str(tmp_path / "L"), "--targets", str(tmp_path / "t.jsonl")]
+    r = CliRunner().invoke(app, [*args, "--executor", ex, "--json", "-"])
+    assert r.exit_code == 0, r.output
+    rep = orjson.loads(r.stdout)
+    assert rep["semantic_success"]["value"] == 1.0 and rep["executor"]["calls"] == 1
+    r = CliRunner().invoke(app, [*args, "--executor", ex])
+    assert r.exit_code == 0 and "semantic_success" in r.stdout
+    r = CliRunner().invoke(app, [*args, "--executor", "  "])
+    assert r.exit_code == 2
