@@ -354,25 +354,23 @@ def repair_score_command(
         table = Table(title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)")
         table.add_column("metric")
         table.add_column("value [95% CI]  n/d")
-        table.add_column("counts / denominator")
         defs = report["definitions"]
+        shown = list(score.RATE_METRICS)
         for m in score.RATE_METRICS:
-            table.add_row(m, _rate(report[m]), defs[m])
+            table.add_row(m, _rate(report[m]))
         for k, v in report["abstention"].items():
-            table.add_row(f"abstention {k}", _rate(v), defs[f"abstention_{k}"])
+            table.add_row(f"abstention {k}", _rate(v))
+            shown.append(f"abstention_{k}")
         table.add_row("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
         if report["semantic_success"] is not None:
             ex = report["executor"]
             errs = ", ".join(f"{k} {v}" for k, v in ex["errors"].items()) or "no errors"
-            table.add_row(
-                "semantic_success",
-                _rate(report["semantic_success"]),
-                f"{defs['semantic_success']} ({ex['calls']} executor runs, {errs})",
-            )
+            table.add_row("semantic_success", _rate(report["semantic_success"]))
+            table.add_row("executor runs", f"{ex['calls']} ({errs})")
+            shown.append("semantic_success")
         if report["trajectory_success"] is not None:
-            table.add_row(
-                "trajectory_success", _rate(report["trajectory_success"]), defs["trajectory_success"]
-            )
+            table.add_row("trajectory_success", _rate(report["trajectory_success"]))
+            shown.append("trajectory_success")
         table.add_row("p95 step latency ms", _rate(report["latency_p95_ms"]))
         table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
         for fam, f in report["by_family"].items():
@@ -386,8 +384,9 @@ def repair_score_command(
                     eff = "" if eff_["value"] is None else f", {eff_['name']} {eff_['value']:+.3f}"
                     table.add_row(
                         f"Δ {m} vs {report['compare']['policy'].get('name', '?')}",
-                        f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
-                        f"{t['name']} {t['this_only']}:{t['other_only']} of {t['pairs']}, p={t['p']:.4g}{eff}",
+                        f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]; "
+                        f"{t['name']} {t['this_only']}:{t['other_only']} of {t['pairs']}, "
+                        f"p={t['p']:.4g}{eff}",
                     )
         out.print(table)
         curve = report.get("coverage_risk")
@@ -401,6 +400,8 @@ def repair_score_command(
                     f"{p['threshold']:.3f}", str(p["answered"]), str(p["wrong"]), f"{p['coverage']:.3f}", risk
                 )
             out.print(ct)
+        out.file.write("definitions (numerator / denominator):\n")
+        out.file.write("".join(f"  {m}: {defs[m]}\n" for m in shown))
     led = report["ledger"]
     err.print(
         f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}", markup=False
