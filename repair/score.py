@@ -667,8 +667,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     defs = report.get("definitions") or {}
     rows = [(m, m, report.get(m)) for m in RATE_METRICS]
     rows += [(f"abstention {k}", f"abstention_{k}", v) for k, v in report["abstention"].items()]
-    rows.append(("trajectory_success", "trajectory_success", report.get("trajectory_success")))
-    rows.append(("semantic_success", "semantic_success", report.get("semantic_success")))
+    rows += [(m, m, report[m]) for m in ("trajectory_success", "semantic_success") if report.get(m)]
     rows.append(("p95 step latency (ms)", "", report.get("latency_p95_ms")))
     lines += [f"| {m} | {cell(r)} | {defs.get(key, 'step latencies')} |" for m, key, r in rows]
     lines += ["", f"Unsafe dispatches U = {report.get('unsafe_dispatch_count', 0)}."]
