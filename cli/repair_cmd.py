@@ -20,7 +20,9 @@ import contracts.repair.score as score
 from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out, progress_bar
 from contracts.jsonutil import atomic_write_bytes, pretty_json
 from contracts.progress import Progress
+from contracts.repair.executor import Executor
 from contracts.repair.policies import PolicyName
+from contracts.repair.state import FeedbackView
 
 
 def _emit(data: bytes) -> None:
@@ -36,7 +38,9 @@ def _kinds(values: list[str] | None) -> list[str]:
         for k in v.split(","):
             k = k.strip()
             if k == "all":
-                kinds.extend(cases.FAMILIES)
+                kinds.extend(cases.ALL_FAMILIES)
+            elif k == "stress":
+                kinds.extend(cases.STRESS)
             elif k == "hard":
                 kinds.extend(cases.HARD)
             elif k:
@@ -68,8 +72,9 @@ def repair_cases_command(
         list[str] | None,
         typer.Option(
             "--kinds",
-            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'all' = every one "
-            "(default: missing_required,wrong_type).",
+            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'stress' = the five "
+            "stress families (ambiguous_pointer, stale_schema, injected_text, unavailable_tool, long_horizon), "
+            "'all' = every one (default: missing_required,wrong_type).",
         ),
     ] = None,
     per_kind: Annotated[int, typer.Option("--per-kind", help="Cases per family, drawn with the seed.")] = 32,
@@ -196,6 +201,20 @@ def repair_replay_command(
             "--no-latency", help="Record no step latencies: the ledger entries become byte-reproducible."
         ),
     ] = False,
+    feedback: Annotated[
+        FeedbackView,
+        typer.Option("--feedback", help="What of the verifier report the policy is shown (an ablation)."),
+    ] = FeedbackView.full,
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            help="Also record G candidate patches per state with their verifiable rewards (group data).",
+        ),
+    ] = 0,
+    send_allowed: Annotated[
+        bool, typer.Option("--send-allowed", help="Send the mask's allowed-action set with the state.")
+    ] = False,
     seed: SeedOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
@@ -225,6 +244,7 @@ def repair_replay_command(
         inputs=inputs,
         record_latency=not no_latency,
         progress=progress,
+        protocol=loop.Protocol(feedback.value, send_allowed, samples),
     )
     if json_out:
         _emit(pretty_json(summary.as_json()))
@@ -271,6 +291,24 @@ def repair_score_command(
     bootstrap: Annotated[
         int | None, typer.Option("--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000).")
     ] = None,
+    coverage_risk: Annotated[
+        bool,
+        typer.Option(
+            "--coverage-risk",
+            help="Add the coverage-risk curve of this one run (confidence thresholds swept).",
+        ),
+    ] = False,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            help="After the freeze, run 'PROG ARGS' per dispatched case (final and target JSON on stdin, "
+            '{"success": bool} on stdout): semantic success.',
+        ),
+    ] = None,
+    executor_timeout: Annotated[
+        float, typer.Option("--executor-timeout", help="Seconds per executor run.")
+    ] = 10.0,
     seed: SeedOption = None,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
@@ -286,6 +324,8 @@ def repair_score_command(
             seed=int(cfg.get("repair.seed", seed)),
             bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
             compare=compare,
+            with_curve=coverage_risk,
+            executor=Executor.from_string(executor, executor_timeout) if executor else None,
         )
     except score.LedgerRefused as e:
         err.print(f"refused: {e.message}", markup=False, style="red")
@@ -314,29 +354,54 @@ def repair_score_command(
         table = Table(title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)")
         table.add_column("metric")
         table.add_column("value [95% CI]  n/d")
-        for m in (
-            "structural_validity",
-            "first_attempt_validity",
-            "m_patch",
-            "m_object",
-            "collateral",
-            "retries",
-        ):
+        defs = report["definitions"]
+        shown = list(score.RATE_METRICS)
+        for m in score.RATE_METRICS:
             table.add_row(m, _rate(report[m]))
         for k, v in report["abstention"].items():
             table.add_row(f"abstention {k}", _rate(v))
+            shown.append(f"abstention_{k}")
+        table.add_row("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
+        if report["semantic_success"] is not None:
+            ex = report["executor"]
+            errs = ", ".join(f"{k} {v}" for k, v in ex["errors"].items()) or "no errors"
+            table.add_row("semantic_success", _rate(report["semantic_success"]))
+            table.add_row("executor runs", f"{ex['calls']} ({errs})")
+            shown.append("semantic_success")
+        if report["trajectory_success"] is not None:
+            table.add_row("trajectory_success", _rate(report["trajectory_success"]))
+            shown.append("trajectory_success")
         table.add_row("p95 step latency ms", _rate(report["latency_p95_ms"]))
         table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
         for fam, f in report["by_family"].items():
             table.add_row(f"{fam} ({f['cases']}) M_object", _rate(f["m_object"]))
+        for fam, f in report["by_tool_family"].items():
+            table.add_row(f"tools {fam}.* ({f['cases']}) M_object", _rate(f["m_object"]))
         if report.get("compare"):
             for m, d in report["compare"]["metrics"].items():
                 if d["difference"] is not None:
+                    t, eff_ = d["test"], d["effect"]
+                    eff = "" if eff_["value"] is None else f", {eff_['name']} {eff_['value']:+.3f}"
                     table.add_row(
                         f"Δ {m} vs {report['compare']['policy'].get('name', '?')}",
-                        f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+                        f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]; "
+                        f"{t['name']} {t['this_only']}:{t['other_only']} of {t['pairs']}, "
+                        f"p={t['p']:.4g}{eff}",
                     )
         out.print(table)
+        curve = report.get("coverage_risk")
+        if curve:
+            ct = Table(title=f"coverage-risk, one run ({curve['cases']} cases)")
+            for c in ("threshold", "answered", "wrong", "coverage", "risk"):
+                ct.add_column(c)
+            for p in curve["points"]:
+                risk = "–" if p["risk"] is None else f"{p['risk']:.3f}"
+                ct.add_row(
+                    f"{p['threshold']:.3f}", str(p["answered"]), str(p["wrong"]), f"{p['coverage']:.3f}", risk
+                )
+            out.print(ct)
+        out.file.write("definitions (numerator / denominator):\n")
+        out.file.write("".join(f"  {m}: {defs[m]}\n" for m in shown))
     led = report["ledger"]
     err.print(
         f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}", markup=False

@@ -13,6 +13,16 @@ Fingerprint kinds (`KINDS`), each a set of strings per case set; any string in b
 - `error_template` — the verifier report of the candidate as (code, pointer) pairs with array indexes
   replaced by `*`: pointer-aware, value-free.
 - `tool` — the tool name.
+- `normalized_shape` — sha256 of the schema's structure with every name left out: per object, the sorted
+  multiset of (required?, normalized shape of the property); per array, the shape of its items; per
+  scalar, its type, format and number of enum members. Two tools that differ only by their parameters'
+  names (or order, or descriptions) share it.
+- `semantic_cluster` — sha256 of (normalized shape, semantically normalized target): numbers by value
+  (`1` = `1.0`), strings case-folded with whitespace collapsed, object keys dropped for the same sorted
+  order as the shape, arrays of scalars sorted. Two calls that say the same thing to tools of the same
+  structure fall in one cluster (targets).
+- `candidate_pool` — sha256 of the sorted pool of values the schema itself offers for filling a value
+  (every `enum` member and `default`, at any depth); schemas offering none have no pool.
 
 Kinds that need targets are reported as skipped when a targets file is not given. The same functions
 serve `repair-cases --disjoint-from`, so a second case set can be drawn to share nothing with a first.
@@ -39,8 +49,11 @@ KINDS = (
     "op_sequence",
     "error_template",
     "tool",
+    "normalized_shape",
+    "semantic_cluster",
+    "candidate_pool",
 )
-TARGET_KINDS = ("target", "target_paths", "op_sequence")
+TARGET_KINDS = ("target", "target_paths", "op_sequence", "semantic_cluster")
 _ANNOTATIONS = frozenset(("description", "title", "examples", "default", "$comment"))
 _INDEX = re.compile(r"/(0|[1-9][0-9]*)(?=/|$)")
 
@@ -68,6 +81,81 @@ def schema_shape(schema: Any) -> Any:
     return schema
 
 
+def _types(node: Mapping[str, Any]) -> list[str]:
+    t = node.get("type")
+    return sorted(
+        [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
+    )
+
+
+def normalized_shape(schema: Any) -> Any:
+    """The schema's structure without names (see `normalized_shape` in the module docstring)."""
+    if not isinstance(schema, Mapping):
+        return schema if isinstance(schema, bool) else None
+    props = schema.get("properties")
+    req_raw = schema.get("required")
+    req: list[Any] = req_raw if isinstance(req_raw, list) else []
+    out: dict[str, Any] = {"type": _types(schema)}
+    if isinstance(props, Mapping):
+        out["properties"] = sorted(
+            ([name in req, normalized_shape(sub)] for name, sub in props.items()), key=lambda x: repr(x)
+        )
+        out["closed"] = schema.get("additionalProperties") is False
+    if isinstance(schema.get("items"), Mapping):
+        out["items"] = normalized_shape(schema["items"])
+    if "format" in schema:
+        out["format"] = schema["format"]
+    if isinstance(schema.get("enum"), list):
+        out["enum"] = len(schema["enum"])
+    for k in ("not", "anyOf", "oneOf", "allOf"):
+        if k in schema:
+            out[k] = True
+    return out
+
+
+def _semantic(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        return " ".join(value.casefold().split())
+    if isinstance(value, list):
+        items = [_semantic(v) for v in value]
+        if all(not isinstance(v, dict | list) for v in items):
+            return sorted(items, key=repr)
+        return items
+    if isinstance(value, Mapping):
+        return sorted((_semantic(v) for v in value.values()), key=repr)
+    return value
+
+
+def semantic_key(case: Case, target: Target) -> Any:
+    """The semantic-equivalence cluster of a case: normalized schema shape and normalized target."""
+    return [normalized_shape(case.schema), _semantic(target.target)]
+
+
+def candidate_pool(schema: Any) -> list[str]:
+    """The sorted pool of fill values a schema offers (`enum` members and `default`s at any depth)."""
+    pool: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            if isinstance(node.get("enum"), list):
+                pool.update(json_sha256(v) for v in node["enum"])
+            if "default" in node:
+                pool.add(json_sha256(node["default"]))
+            for k, v in node.items():
+                if k not in ("enum", "default", "const", "examples"):
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(schema)
+    return sorted(pool)
+
+
 def error_template(case: Case) -> list[list[str]]:
     """The candidate's verifier errors as (code, pointer with `*` for indexes), sorted and deduplicated."""
     errs = verify(case.candidate, case.schema, case.cross_field)
@@ -83,8 +171,13 @@ def fingerprints(case: Case, target: Target | None) -> dict[str, str]:
         "schema_shape": json_sha256(schema_shape(case.schema)),
         "error_template": json_sha256(error_template(case)),
         "tool": case.tool,
+        "normalized_shape": json_sha256(normalized_shape(case.schema)),
     }
+    pool = candidate_pool(case.schema)
+    if pool:
+        fp["candidate_pool"] = json_sha256(pool)
     if target is not None:
+        fp["semantic_cluster"] = json_sha256(semantic_key(case, target))
         patch = target.canonical_patch or []
         fp["target"] = json_sha256(target.target)
         fp["target_paths"] = json_sha256([o.get("path") for o in patch])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,16 @@ from contracts.errors import RepairError
 from contracts.jsonutil import canonical_json, file_sha256, json_sha256
 from contracts.progress import NULL_PROGRESS, Progress
 from contracts.repair.cases import Case
+from contracts.repair.metrics import verifiable_reward
 from contracts.repair.policies import Policy
-from contracts.repair.state import Action, State
+from contracts.repair.state import (
+    FEEDBACK_VIEWS,
+    Action,
+    State,
+    restrict_history,
+    restrict_report,
+    usage_problem,
+)
 from contracts.repair.validator import report_json, verify
 
 OUTCOMES = ("accepted", "abstained", "exhausted", "valid_at_start")
@@ -48,6 +56,29 @@ DEFAULT_MAX_ATTEMPTS = 2
 #: Entries buffered before one `append_many` (one write, one fsync). Whole episodes only: a crash can
 #: lose the episodes of the last batch, never leave half an episode, and the ledger is unfrozen then.
 FLUSH_ENTRIES = 512
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What the policy is shown and asked: the feedback view, whether the allowed-action set is sent with
+    the state, and how many extra candidate patches (`samples`) to record per state."""
+
+    feedback: str = "full"
+    send_allowed: bool = False
+    samples: int = 0
+
+    def __post_init__(self) -> None:
+        if self.feedback not in FEEDBACK_VIEWS:
+            raise RepairError(
+                f"unknown feedback view {self.feedback!r} (known: {', '.join(FEEDBACK_VIEWS)})",
+                code="E_USAGE",
+                field="feedback",
+            )
+        if self.samples < 0:
+            raise RepairError("samples must be >= 0", code="E_USAGE", field="samples")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"feedback": self.feedback, "send_allowed": self.send_allowed, "samples": self.samples}
 
 
 @dataclass(frozen=True)
@@ -90,6 +121,7 @@ def run_episode(
     *,
     seed: int = DEFAULT_SEED,
     clock: Clock | None = time.perf_counter,
+    protocol: Protocol = Protocol(),
 ) -> Episode:
     """Run one case to its end; pure except for the policy and the clock (None records no latency)."""
     candidate = case.candidate
@@ -102,6 +134,7 @@ def run_episode(
         "schema_sha256": json_sha256(case.schema),
         "candidate": candidate,
         "candidate_sha256": json_sha256(candidate),
+        "schema": case.schema,
         "immutable": list(case.immutable),
         "report": report_json(report),
         "max_ops": budgets.max_ops,
@@ -113,12 +146,26 @@ def run_episode(
     attempt = 0
     while report and attempts_left > 0:
         attempt += 1
-        state = State(case, candidate, report, tuple(history), attempt, attempts_left, ops_left, seed)
+        view = protocol.feedback
+        allowed = (
+            mask.allowed_actions(candidate, immutable=case.immutable, ops_left=ops_left)
+            if protocol.send_allowed
+            else None
+        )
+        state = State(
+            case,
+            candidate,
+            restrict_report(report, view),
+            restrict_history(history, view),
+            attempt,
+            attempts_left,
+            ops_left,
+            seed,
+            view,
+            allowed,
+        )
         t0 = clock() if clock else 0.0
-        try:
-            action = _checked(policy.act(state))
-        except Exception as e:  # a crashing policy is a failed step, never a crashed replay
-            action = Action(error="POLICY_FAILED", detail=f"{type(e).__name__}: {e}"[:300])
+        action = _act(policy, state)
         gated = (
             budgets.abstain_below is not None
             and action.error is None
@@ -138,6 +185,10 @@ def run_episode(
             "mask": None,
             "report": None,
             "accepted": False,
+            "usage": dict(action.usage) if action.usage is not None else None,
+            "samples": _samples(policy, state, candidate, case, ops_left, protocol.samples)
+            if protocol.samples
+            else None,
         }
         if action.abstains or gated:
             body["action"] = "abstain"
@@ -191,6 +242,54 @@ def run_episode(
     )
 
 
+def _act(policy: Policy, state: State) -> Action:
+    try:
+        return _checked(policy.act(state))
+    except Exception as e:  # a crashing policy is a failed step, never a crashed replay
+        return Action(error="POLICY_FAILED", detail=f"{type(e).__name__}: {e}"[:300])
+
+
+def _samples(
+    policy: Policy, state: State, candidate: Any, case: Case, ops_left: int, g: int
+) -> list[dict[str, Any]]:
+    """A group of `g` candidate patches for one state, each with its target-free verifiable reward and
+    group-relative advantage ((r − mean) / sd, sd the population sd; 0 when every reward is equal).
+
+    Each sample is the policy's answer to the same state with `sample = {index, of}` set; a sample is
+    only simulated (mask, then validator on a copy): it never changes the episode.
+    """
+    out: list[dict[str, Any]] = []
+    for k in range(g):
+        a = _act(policy, replace(state, sample={"index": k, "of": g}))
+        rec: dict[str, Any] = {
+            "index": k,
+            "action": "abstain" if a.abstains else a.patch,
+            "confidence": a.confidence,
+            "usage": dict(a.usage) if a.usage is not None else None,
+            "policy_error": a.error,
+            "mask_reason": None,
+            "accepted": False,
+        }
+        if a.abstains:
+            rec["reward"] = verifiable_reward(True, False, False, 0)
+        elif a.error is not None:
+            rec["mask_reason"] = a.error
+            rec["reward"] = verifiable_reward(False, False, False, 0)
+        else:
+            v = mask.check(a.patch, candidate, immutable=case.immutable, ops_left=ops_left)
+            ok = v.ok and not verify(v.result, case.schema, case.cross_field)
+            rec["mask_reason"] = v.reason
+            rec["accepted"] = ok
+            rec["reward"] = verifiable_reward(False, v.ok, ok, v.mutating_ops)
+        out.append(rec)
+    rewards = [r["reward"] for r in out]
+    mean = sum(rewards) / len(rewards)
+    sd = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
+    for r in out:
+        r["advantage"] = round((r["reward"] - mean) / sd, 6) if sd > 0 else 0.0
+    return out
+
+
 def _checked(action: Any) -> Action:
     """The policy's answer if it is a well-formed `Action` of JSON values, else a `POLICY_OUTPUT` failure.
 
@@ -206,6 +305,9 @@ def _checked(action: Any) -> Action:
         canonical_json(action.patch)
     except (TypeError, ValueError) as e:
         return Action(error="POLICY_OUTPUT", detail=f"action is not JSON: {e}"[:300])
+    bad = usage_problem(action.usage)
+    if bad:
+        return Action(error="POLICY_OUTPUT", detail=bad)
     return action
 
 
@@ -251,6 +353,7 @@ def replay(
     record_latency: bool = True,
     progress: Progress = NULL_PROGRESS,
     source_revision: str | None = None,
+    protocol: Protocol = Protocol(),
 ) -> ReplaySummary:
     """Run every case with `policy`, write each step to a new ledger at `ledger_dir`, and freeze it.
 
@@ -270,6 +373,7 @@ def replay(
         "max_attempts": budgets.max_attempts,
         "abstain_below": budgets.abstain_below,
         "record_latency": record_latency,
+        "protocol": protocol.as_json(),
     }
     inputs_digest = {Path(p).name: file_sha256(p) for p in inputs}
     led = Ledger.create(ledger_dir, config, seed, source_revision=source_revision, inputs=list(inputs))
@@ -292,7 +396,7 @@ def replay(
         clock: Clock | None = time.perf_counter if record_latency else None
         pending: list[tuple[str, dict[str, Any]]] = []
         for case in cases:
-            ep = run_episode(case, policy, budgets, seed=seed, clock=clock)
+            ep = run_episode(case, policy, budgets, seed=seed, clock=clock, protocol=protocol)
             pending += [(KIND_START, ep.start), *((KIND_STEP, s) for s in ep.steps), (KIND_END, ep.end)]
             if len(pending) >= FLUSH_ENTRIES:
                 led.append_many(pending)

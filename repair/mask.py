@@ -145,3 +145,49 @@ def check(
         except PatchFault as e:
             return _refuse(e.reason, f"op {i}: {e.detail}", i)
     return MaskVerdict(True, ops=tuple(ops), result=cur, mutating_ops=mutating)
+
+
+def _nodes(doc: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = [prefix]
+    if isinstance(doc, dict):
+        for k in sorted(doc):
+            out += _nodes(doc[k], (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _nodes(v, (*prefix, str(i)))
+    return out
+
+
+def allowed_actions(doc: Any, *, immutable: Sequence[str] = (), ops_left: int) -> dict[str, Any]:
+    """The action set the mask accepts from `doc`, sent with the state (`--send-allowed`).
+
+    `writable`: existing pointers (`""`, the whole document, included) a replace may target (remove refuses `""`) (no immutable pointer at, above or below
+    them); `add_parents`: objects and arrays an `add` may write into (not at or under an immutable
+    pointer; an array whose index shift would move an immutable element is left out; adding an
+    immutable member itself is still refused);
+    `immutable`: the case's immutable pointers; `ops`: the op names; `ops_left`: the mutating op budget.
+    It is a summary: the mask still checks each patch, op by op, on the document the earlier ops leave.
+    """
+    imm = [parse_pointer(p) for p in immutable]
+    writable, parents = [], []
+    for node in _nodes(doc):
+        blocked = any(is_prefix(node, i) or is_prefix(i, node) for i in imm)
+        if not blocked:
+            writable.append(format_pointer(node))
+        try:
+            container = resolve(doc, node)
+        except PatchFault:  # pragma: no cover - every listed node exists
+            continue
+        shifts = isinstance(container, list) and any(
+            len(i) > len(node) and i[: len(node)] == node for i in imm
+        )
+        inside = any(is_prefix(i, node) for i in imm)
+        if isinstance(container, dict | list) and not inside and not shifts:
+            parents.append(format_pointer(node))
+    return {
+        "ops": ["add", "remove", "replace", "move", "copy", "test"],
+        "ops_left": ops_left,
+        "immutable": list(immutable),
+        "writable": writable,
+        "add_parents": parents,
+    }

@@ -20,7 +20,7 @@ import re
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,8 +31,8 @@ from contracts.errors import RepairError
 from contracts.jsonutil import canonical_json
 from contracts.repair.cases import near_miss, read_actions
 from contracts.repair.patch import PatchFault, format_pointer, parse_pointer, resolve
-from contracts.repair.state import Action, State
-from contracts.repair.validator import verify
+from contracts.repair.state import Action, State, usage_problem
+from contracts.repair.validator import VerifierError, verify
 
 
 class PolicyName(StrEnum):
@@ -180,9 +180,17 @@ class HeuristicPolicy:
     name: str = "heuristic"
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "version": 1}
+        return {"name": self.name, "version": 2}
 
     def act(self, state: State) -> Action:
+        """The action, with `usage` counted as JSON lexical tokens of the state read and the answer
+        written (a deterministic stand-in for a model's token counts; see `json_tokens`)."""
+        a = self._act(state)
+        answer = "abstain" if a.patch is None else a.patch
+        usage = {"input_tokens": json_tokens(state.as_json()), "output_tokens": json_tokens(answer)}
+        return replace(a, usage=usage)
+
+    def _act(self, state: State) -> Action:
         last_step = next((h for h in reversed(state.history) if "mask" in h), None)
         if last_step is not None and (last_step.get("mask") or {}).get("reason") == "IMMUTABLE_PATH":
             return Action.abstain("the fault is at an immutable path", 1.0)
@@ -197,7 +205,8 @@ class HeuristicPolicy:
 
     def _propose(self, state: State) -> tuple[list[dict[str, Any]] | None, float, str]:
         schema, doc = state.case.schema, state.candidate
-        errors = list(state.report)
+        errors = [_infer_code(e, schema, doc) for e in state.report]
+        pick = state.sample["index"] if state.sample else 0
         if not errors:
             return None, 0.0, "nothing to repair"
         if any(e.code == "E_VALIDATOR" for e in errors):
@@ -238,18 +247,23 @@ class HeuristicPolicy:
                     and _is_near(parse_pointer(p)[-1], tokens[-1], near)
                     and not verify(resolve(doc, parse_pointer(p)), sub)
                 ]
+                # The fills in order of preference; sample k of a `--samples` group takes the k-th.
+                fills: list[tuple[dict[str, Any], float]] = []
                 if len(moves) == 1:
-                    consumed.add(moves[0])
-                    ops.append({"op": "move", "from": moves[0], "path": e.pointer})
-                    conf = min(conf, 0.8)
-                elif "default" in sub and not verify(sub["default"], sub):
-                    ops.append({"op": "add", "path": e.pointer, "value": sub["default"]})
-                    conf = min(conf, 0.6)
-                elif isinstance(sub.get("enum"), list) and sub["enum"] and not verify(sub["enum"][0], sub):
-                    ops.append({"op": "add", "path": e.pointer, "value": sub["enum"][0]})
-                    conf = min(conf, 0.3)
-                else:
+                    fills.append(({"op": "move", "from": moves[0], "path": e.pointer}, 0.8))
+                if "default" in sub and not verify(sub["default"], sub):
+                    fills.append(({"op": "add", "path": e.pointer, "value": sub["default"]}, 0.6))
+                enum = sub.get("enum")
+                for v in enum if isinstance(enum, list) else []:
+                    if not verify(v, sub):
+                        fills.append(({"op": "add", "path": e.pointer, "value": v}, 0.3))
+                if not fills:
                     return None, 0.0, f"no default or enum value for missing {e.pointer}"
+                op, c = fills[pick % len(fills)]
+                if op["op"] == "move":
+                    consumed.add(op["from"])
+                ops.append(op)
+                conf = min(conf, c)
             elif e.code == "E_TYPE":
                 try:
                     value = resolve(doc, tokens)
@@ -265,6 +279,39 @@ class HeuristicPolicy:
         if extras - consumed:
             return None, 0.0, f"unexpected {', '.join(sorted(extras - consumed))}"
         return ops, conf, ""
+
+
+_JSON_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|[{}\[\]:,]'
+)
+
+
+def json_tokens(value: Any) -> int:
+    """The number of JSON lexical tokens (strings, numbers, literals, punctuation) of `value`'s canonical
+    JSON: the heuristic's stand-in for token usage, deterministic and model-free."""
+    return len(_JSON_TOKEN.findall(canonical_json(value).decode()))
+
+
+def _infer_code(e: VerifierError, schema: Any, doc: Any) -> VerifierError:
+    """Under the `pointer-only` view an error has a pointer but no code: read the code off the schema and
+    the candidate (missing → E_REQUIRED, present but not of the schema's type → E_TYPE, no schema for a
+    present member of a closed object → E_EXTRA). Other errors are returned unchanged."""
+    if e.code or not e.pointer:
+        return e
+    try:
+        tokens = parse_pointer(e.pointer)
+        value = resolve(doc, tokens)
+    except PatchFault:
+        return VerifierError(e.pointer, "E_REQUIRED", e.detail)
+    sub = subschema_at(schema, tokens)
+    if sub is None:
+        parent = subschema_at(schema, tokens[:-1])
+        if parent is not None and parent.get("additionalProperties") is False:
+            return VerifierError(e.pointer, "E_EXTRA", e.detail)
+        return e
+    if _types(sub) and verify(value, {"type": sub["type"]}):
+        return VerifierError(e.pointer, "E_TYPE", e.detail)
+    return e
 
 
 def _siblings(doc: Any, parent: Sequence[str]) -> list[str]:
@@ -335,20 +382,25 @@ def parse_action(raw: bytes) -> Action:
     except orjson.JSONDecodeError as e:
         return Action(error="POLICY_OUTPUT", detail=f"stdout is not one JSON value: {e}")
     conf: Any = None
+    usage: Any = None
     if isinstance(data, dict):
         if "action" not in data:
             return Action(error="POLICY_OUTPUT", detail="JSON object without 'action'")
         conf = data.get("confidence")
+        usage = data.get("usage")
         data = data["action"]
+    bad = usage_problem(usage)
+    if bad:
+        return Action(error="POLICY_OUTPUT", detail=bad)
     if conf is not None and (
         isinstance(conf, bool) or not isinstance(conf, int | float) or not 0 <= conf <= 1
     ):
         return Action(error="POLICY_OUTPUT", detail=f"confidence must be a number in [0, 1], got {conf!r}")
     if data == "abstain":
-        return Action.abstain("policy abstained", conf)
+        return Action.abstain("policy abstained", conf, usage)
     if not isinstance(data, list):
         return Action(error="POLICY_OUTPUT", detail='action must be "abstain" or a JSON array of ops')
-    return Action(data, None if conf is None else float(conf))
+    return Action(data, None if conf is None else float(conf), usage=usage)
 
 
 def make_policy(

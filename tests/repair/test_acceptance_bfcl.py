@@ -105,6 +105,18 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
     assert rep["by_family"]["wrong_type"]["m_object"]["numerator"] == 32
     assert rep["collateral"]["numerator"] == 0 and rep["retries"]["numerator"] == 0
     assert rep["ledger"]["head"] == v.head and rep["ledger"]["root"] == v.root
+    # the ContractRL metric set (issue 19), each with its definition
+    from contracts.repair.score import PAPER_METRICS
+
+    assert set(PAPER_METRICS) <= set(rep["definitions"]) and all(m in rep for m in PAPER_METRICS)
+    assert (rep["collateral"]["numerator"], rep["collateral"]["denominator"]) == (0, 64)
+    assert (rep["retries"]["numerator"], rep["retries"]["denominator"]) == (0, 64)
+    assert rep["unsafe_dispatch_count"] == 0 and rep["reward"]["value"] == 1.0
+    assert (rep["leakage"]["numerator"], rep["leakage"]["denominator"]) == (0, 15)
+    assert rep["fail_closed"]["denominator"] == 0 and rep["generated_tokens"]["denominator"] == 0
+    r = cli("repair-score", str(tmp_path / "ledger"), "--targets", str(targets))
+    assert r.returncode == 0 and "definitions (numerator / denominator):" in r.stdout
+    assert "  collateral: cases with a leaf outside every repaired pointer" in r.stdout
 
 
 @pytest.mark.parametrize("kinds", ["missing_required,wrong_type", "hard"])

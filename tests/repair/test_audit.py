@@ -73,7 +73,49 @@ def _plant(
         )
     elif kind == "tool":
         test_cases[0] = dataclasses.replace(dst, tool=src.tool)
+    elif kind in ("normalized_shape", "semantic_cluster"):
+        # the train schema with every parameter renamed: same structure, no shared name
+        renamed = _renamed(src.schema)
+        test_cases[0] = dataclasses.replace(dst, schema=renamed)
+        if kind == "semantic_cluster":  # and the same call said differently: 3 -> 3.0, "box" -> " BOX"
+            said = {
+                f"p_{k}": (float(v) if isinstance(v, int) else f" {v.upper()}") for k, v in st.target.items()
+            }
+            targets[dst.case_id] = dataclasses.replace(dt, target=said)
+    elif kind == "candidate_pool":
+        pool = {"type": "string", "enum": ["box", "each"], "default": "each"}  # the same values, reordered
+        props = {**OTHER_SCHEMA["properties"], "size": pool}
+        test_cases[0] = dataclasses.replace(dst, schema={**OTHER_SCHEMA, "properties": props})
     return test_cases, targets
+
+
+def _renamed(schema: dict[str, Any]) -> dict[str, Any]:
+    props = {f"p_{k}": v for k, v in reversed(list(schema["properties"].items()))}
+    return {**schema, "properties": props, "required": [f"p_{k}" for k in schema["required"]]}
+
+
+def test_new_units_by_hand() -> None:
+    a = {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "y": {"type": "string"}},
+        "required": ["x"],
+    }
+    b = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["n"],
+    }
+    c = {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "y": {"type": "string"}},
+        "required": ["y"],
+    }
+    assert audit.normalized_shape(a) == audit.normalized_shape(b) != audit.normalized_shape(c)
+    assert audit.candidate_pool(a) == []
+    assert len(audit.candidate_pool({"properties": {"u": {"enum": [1, 2], "default": 1}}})) == 2
+    assert audit._semantic({"a": "Hello  World", "b": [3, 1.0]}) == sorted(
+        ["hello world", [1.0, 3.0]], key=repr
+    )
 
 
 @pytest.mark.parametrize("kind", audit.KINDS)

@@ -157,7 +157,9 @@ def test_score_metrics_by_hand(tmp_path: Path) -> None:
     assert (r["structural_validity"]["numerator"], r["structural_validity"]["denominator"]) == (2, 4)
     assert r["m_object"]["numerator"] == 2  # rc-a right, rc-d right by abstaining
     assert r["m_patch"]["numerator"] == 2
-    assert r["retries"]["numerator"] == 1  # rc-d used two attempts
+    # rc-d used two attempts but proposed once (then abstained): r = a - 1 = 0 over the 3 cases that proposed
+    assert (r["retries"]["numerator"], r["retries"]["denominator"]) == (0, 3)
+    assert (r["retries_attempts"]["numerator"], r["retries_attempts"]["denominator"]) == (1, 4)
     assert r["abstention"]["rate"]["numerator"] == 2
     # only rc-d's abstention was the right answer; rc-c abstained on a fixable case
     assert (r["abstention"]["correct"]["numerator"], r["abstention"]["correct"]["denominator"]) == (1, 1)
