@@ -334,3 +334,11 @@ def test_audit_writes_valid_sarif_and_junit(repo: Path, tmp_path: Path) -> None:
 
 def test_render_options_default_level_is_warning() -> None:
     assert RenderOptions().level("r-unknown") == "warning"
+
+
+def test_docs_url_is_pyprojects_documentation_url(repo: Path) -> None:
+    import tomllib
+
+    urls = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["urls"]
+    assert urls["Documentation"] == DOCS_URL
+    assert DOCS_URL.startswith("https://") and DOCS_URL.endswith("/docs/")
