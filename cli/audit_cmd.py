@@ -17,7 +17,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from contracts import __version__
 from contracts.audit.artifacts import Kind, artifact_of
+from contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
 from contracts.audit.html import render_html
 from contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
 from contracts.audit.model import AuditReport, Interval, num, pct
@@ -34,7 +36,9 @@ from contracts.audit.report import (
     rate_text,
     to_markdown,
 )
+from contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
 from contracts.checks.receipts import EncoderName
+from contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
 from contracts.config import MAX_BOOTSTRAP
 from contracts.errors import UsageError
@@ -90,6 +94,24 @@ MinDetOpt = Annotated[
     float | None,
     typer.Option(
         "--min-detection", help="Gate: exit 1 when detection on labelled calls is below this share."
+    ),
+]
+
+SarifOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sarif",
+        help="Write SARIF 2.1.0 here: the organic calls that fired (relative paths, file lines), gates as "
+        "run notifications.",
+        metavar="FILE",
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit",
+        help="Write JUnit XML here: a testcase per gate (failing when it failed) and one per tool.",
+        metavar="FILE",
     ),
 ]
 
@@ -267,6 +289,35 @@ def _emit(
         raise typer.Exit(EXIT_FINDINGS)
 
 
+def _ci_outputs(
+    report: AuditReport,
+    ledger_dir: Path,
+    corpus: Corpus,
+    sarif_path: Path | None,
+    junit_path: Path | None,
+    opts: RenderOptions,
+    quiet: bool,
+    original: Corpus | None = None,
+) -> None:
+    """Write the SARIF and JUnit files asked for (before the gates decide the exit code)."""
+    if sarif_path is not None:
+        receipts, labelled = fired_receipts(ledger_dir, corpus, original)
+        log = audit_sarif(report, receipts, labelled, version=__version__, options=opts)
+        atomic_write_bytes(sarif_path, pretty_json(log))
+        if not quiet:
+            props = log["runs"][0]["properties"]
+            err.print(
+                f"wrote SARIF {sarif_path}: {len(log['runs'][0]['results'])} results "
+                f"({props['omitted_results']} left out by --max-results, {labelled} labelled fired calls "
+                "not reported)",
+                markup=False,
+            )
+    if junit_path is not None:
+        atomic_write_bytes(junit_path, audit_junit(report))
+        if not quiet:
+            err.print(f"wrote JUnit {junit_path}", markup=False)
+
+
 def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None, Path]:
     """Report files and the base folder for the ledger: `paths.reports` when configured, else beside
     the report files given, else the working directory."""
@@ -337,6 +388,10 @@ def audit_cmd(
     no_in_sample: Annotated[
         bool, typer.Option("--no-in-sample", help="Skip the in-sample (non-split) comparison replay.")
     ] = False,
+    sarif_path: SarifOpt = None,
+    junit_path: JunitOpt = None,
+    uri_base: BaseOpt = None,
+    max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     rule_source: Annotated[
         RuleSource | None,
         typer.Option(
@@ -369,6 +424,7 @@ def audit_cmd(
     if not 0.0 <= rate <= 1.0:
         raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="--rate")
     kinds = parse_kinds(inject) if inject else None
+    render_options(uri_base, max_results, 0, None)  # a bad --base fails before the replay, not after
     json_path, md_path, base = _default_reports(json_path, md_path)
     # an explicit --ledger must be new or empty (Ledger.create refuses otherwise); a default one is
     # never reused: audit-ledger-2, -3, ... are taken instead
@@ -397,7 +453,7 @@ def audit_cmd(
             f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
             markup=False,
         )
-    report, _ = audit_report(
+    report, cs_used = audit_report(
         source.corpus,
         ledger_dir,
         k=k,
@@ -433,6 +489,8 @@ def audit_cmd(
             f"`contracts audit-score {ledger_dir} --corpus {source.corpus.path}`",
             markup=False,
         )
+    opts = render_options(uri_base, max_results, 0, cs_used)
+    _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
     _emit(report, json_path, md_path, output_format, quiet, html_path)
 
 
@@ -456,19 +514,26 @@ def audit_score_cmd(
     max_spurious_per_100: MaxSpurOpt = None,
     min_detection: MinDetOpt = None,
     min_coverage: MinCovOpt = None,
+    sarif_path: SarifOpt = None,
+    junit_path: JunitOpt = None,
+    uri_base: BaseOpt = None,
+    max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     quiet: QuietFlag = False,
 ) -> None:
     """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
     cfg = config()
     c = cfg.require_path("paths.corpus", corpus, "corpus (--corpus)")
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
+    opts = render_options(uri_base, max_results, 0, None)
+    opened = Corpus.open(c)
     report = audit_score_report(
         ledger,
-        Corpus.open(c),
+        opened,
         bootstrap=n_boot,
         gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
         labels_file=labels,
     )
+    _ci_outputs(report, ledger, opened, sarif_path, junit_path, opts, quiet)
     _emit(report, json_path, md_path, output_format, quiet, html_path)
 
 

@@ -25,9 +25,11 @@ from contracts.checks.checker import (
     load_contracts,
     receipts_from_frame,
 )
-from contracts.checks.formats import FORMATS
+from contracts.checks.formats import FORMATS, github
+from contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
 from contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
 from contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS, EncoderName, encode
+from contracts.cli.ci_options import BaseOpt, MaxAnnotationsOpt, MaxResultsOpt, render_options, step_summary
 from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
 from contracts.errors import TraceError, UsageError
 from contracts.jsonutil import atomic_write_bytes, canonical_json
@@ -203,6 +205,9 @@ def check(
             help="Exit 1 when calls of a tool the contract set has no rules for were seen (not checked).",
         ),
     ] = False,
+    base: BaseOpt = None,
+    max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
+    max_annotations: MaxAnnotationsOpt = MAX_ANNOTATIONS,
     quiet: QuietFlag = False,
 ) -> None:
     """Check tool calls against a contract set; print receipts (violations) and a summary.
@@ -247,13 +252,15 @@ def check(
     )
 
     fmt = FORMATS[output_format.value]
+    opts = render_options(base, max_results, max_annotations, contracts)
+    kept: list[dict[str, Any]] = []
 
     def chunks() -> Iterator[bytes]:
         if fmt.streaming:
             yield from (fmt.render_one(r) for r in stream)
         else:
-            receipts = list(stream)
-            yield fmt.render_all(receipts, summary.build(), version=__version__)
+            kept.extend(stream)
+            yield fmt.render_all(kept, summary.build(), version=__version__, options=opts)
 
     if output is not None and output.exists() and not output.is_file():
         with open(output, "wb") as sink_file:  # a device or pipe (/dev/stdout, a fifo): no temp+rename
@@ -267,6 +274,8 @@ def check(
             if chunk:
                 sink.write(chunk)
                 sink.flush()
+    if output_format is CheckOutput.github:
+        step_summary(github.receipt_annotations(kept, opts), opts, "contracts check")
     built = summary.build()
     if not quiet:
         _print_summary(built)

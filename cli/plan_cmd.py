@@ -14,6 +14,14 @@ from typing import Annotated, Any
 
 import typer
 
+from contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
+from contracts.cli.ci_options import (
+    BaseOpt,
+    MaxAnnotationsOpt,
+    MaxResultsOpt,
+    append_step_summary,
+    render_options,
+)
 from contracts.cli.common import QuietFlag, config, err, findings_exit
 from contracts.errors import UsageError
 from contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -22,7 +30,13 @@ from contracts.registry.export import Target, export_tools
 from contracts.registry.infer import infer_registry
 from contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
 from contracts.registry.plan_check import check_plan
-from contracts.registry.plan_report import reports_github, reports_json, reports_sarif, reports_text
+from contracts.registry.plan_report import (
+    reports_github,
+    reports_json,
+    reports_sarif,
+    reports_step_summary,
+    reports_text,
+)
 from contracts.registry.substitutes import infer_substitutes, with_substitutes
 from contracts.traces.corpus import Corpus
 from contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
@@ -78,6 +92,9 @@ def plan_check(
         typer.Option("--output-format", help="text, json, sarif (2.1.0) or github (Actions annotations)."),
     ] = PlanFormat.text,
     output: OutOption = None,
+    base: BaseOpt = None,
+    max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
+    max_annotations: MaxAnnotationsOpt = MAX_ANNOTATIONS,
     quiet: QuietFlag = False,
 ) -> None:
     """Verify plans before they run: every ${step.field} reference, argument and tool against the registry.
@@ -93,14 +110,16 @@ def plan_check(
     for p in plans:
         plan = parse_plan(sys.stdin.buffer.read(), source="<stdin>") if p == "-" else load_plan(p)
         reports.append(check_plan(plan, reg))
+    opts = render_options(base, max_results, max_annotations, None)
     if output_format is PlanFormat.text:
         data = _lines(reports_text(reports))
     elif output_format is PlanFormat.json:
         data = pretty_json(reports_json(reports, reg))
     elif output_format is PlanFormat.sarif:
-        data = pretty_json(reports_sarif(reports))
+        data = pretty_json(reports_sarif(reports, opts))
     elif output_format is PlanFormat.github:
-        data = _lines(reports_github(reports))
+        data = _lines(reports_github(reports, opts))
+        append_step_summary(reports_step_summary(reports, opts))
     else:  # pragma: no cover - exhaustive enum
         raise AssertionError(output_format)
     _emit(data, output)

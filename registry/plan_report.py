@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-import urllib.parse
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contracts import __version__
-from contracts.traces.registry import (
-    Registry,
-)
-
-if TYPE_CHECKING:
-    pass
-
+from contracts.checks.formats import github
+from contracts.checks.formats.base import RenderOptions
+from contracts.checks.formats.locations import Location, Locator
+from contracts.checks.formats.sarif import Result, sarif_log
+from contracts.defaults import docs_url
 from contracts.registry.plan import (
     CODE_HELP,
     CODES,
     PLAN_REPORT_VERSION,
     PlanReport,
 )
+from contracts.traces.registry import Registry
 
 # ---------------------------------------------------------------------------------------------------
 # Reports in the output formats (text, json, sarif, github)
@@ -58,41 +55,49 @@ def reports_text(reports: Sequence[PlanReport]) -> list[str]:
     return lines
 
 
-def _gh_escape(s: str, prop: bool = False) -> str:
-    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if prop:
-        s = s.replace(":", "%3A").replace(",", "%2C")
-    return s
-
-
-def reports_github(reports: Sequence[PlanReport]) -> list[str]:
-    """GitHub Actions workflow commands: `::error file=...,line=...,title=E_SCHEMA::message`."""
+def _annotations(reports: Sequence[PlanReport], locator: Locator) -> list[github.Annotation]:
+    """One annotation per error (plan-check errors are facts against declared schemas: all `error`)."""
     out = []
     for r in reports:
         for f in r.findings:
-            props = [f"file={_gh_escape(r.plan, True)}"]
-            if f.line is not None:
-                props.append(f"line={f.line}")
-            props.append(f"title={_gh_escape(f.code, True)}")
-            out.append(f"::error {','.join(props)}::{_gh_escape(f.text)}")
+            loc = _location(r.plan, f.line, locator)
+            out.append(github.Annotation("error", loc, f.code, f.text, loc.path or "stdin"))
     return out
 
 
-def _uri(path: str) -> str:
-    if path in ("-", "<stdin>"):
-        return "stdin"
-    return urllib.parse.quote(Path(path).as_posix())
+def reports_github(reports: Sequence[PlanReport], options: RenderOptions | None = None) -> list[str]:
+    """GitHub Actions workflow commands, grouped per plan and capped (`checks.formats.github`)."""
+    opts = options or RenderOptions()
+    text = github.render(
+        _annotations(reports, opts.locator), limit=opts.max_annotations, what="plan-check errors"
+    )
+    return text.splitlines()
 
 
-def reports_sarif(reports: Sequence[PlanReport]) -> dict[str, Any]:
-    """A SARIF 2.1.0 log: one run, one rule per code, one result per error with file and line."""
+def reports_step_summary(reports: Sequence[PlanReport], options: RenderOptions | None = None) -> str:
+    """The job-summary Markdown of the errors `reports_github` did not annotate ("" when none)."""
+    opts = options or RenderOptions()
+    return github.step_summary(
+        _annotations(reports, opts.locator), limit=opts.max_annotations, title="contracts plan-check"
+    )
+
+
+def _location(plan: str, line: int | None, locator: Locator) -> Location:
+    """A plan file's place: relative path and the file line (plan lines are file lines)."""
+    return Location(locator.relative(plan), line if locator.relative(plan) is not None else None)
+
+
+def reports_sarif(reports: Sequence[PlanReport], options: RenderOptions | None = None) -> dict[str, Any]:
+    """A SARIF 2.1.0 log: one run, one rule per code (absolute `helpUri`), one result per error with its
+    relative file, line and step (a logical location); every plan-check error is level `error`."""
+    opts = options or RenderOptions()
     rules = [
         {
             "id": c,
             "name": c.removeprefix("E_").lower(),
             "shortDescription": {"text": CODE_HELP[c]},
             "fullDescription": {"text": CODE_HELP[c]},
-            "helpUri": f"docs/plan-check.md#{c.lower()}",
+            "helpUri": docs_url(f"plan-check.md#{c.lower()}"),
             "defaultConfiguration": {"level": "error"},
         }
         for c in CODES
@@ -100,48 +105,18 @@ def reports_sarif(reports: Sequence[PlanReport]) -> dict[str, Any]:
     results = []
     for r in reports:
         for f in r.findings:
-            region: dict[str, Any] = {"startLine": f.line} if f.line is not None else {}
-            loc: dict[str, Any] = {"artifactLocation": {"uri": _uri(r.plan)}}
-            if region:
-                loc["region"] = region
             fp = hashlib.sha256(f"{f.code}\0{f.step}\0{f.pointer}\0{f.message}".encode()).hexdigest()[:32]
             results.append(
-                {
-                    "ruleId": f.code,
-                    "ruleIndex": CODES.index(f.code),
-                    "level": "error",
-                    "message": {"text": f.text},
-                    "locations": [
-                        {
-                            "physicalLocation": loc,
-                            "logicalLocations": [
-                                {"name": f"step {f.step}", "fullyQualifiedName": f"step {f.step}{f.pointer}"}
-                            ],
-                        }
-                    ],
-                    "partialFingerprints": {"planFinding/v1": fp},
-                    "properties": {
-                        "step": f.step,
-                        "tool": f.tool,
-                        "pointer": f.pointer,
-                        "suggestion": f.suggestion,
-                    },
-                }
+                Result(
+                    f.code,
+                    "error",
+                    f.text,
+                    _location(r.plan, f.line, opts.locator),
+                    ("planFinding/v1", fp),
+                    {"step": f.step, "tool": f.tool, "pointer": f.pointer, "suggestion": f.suggestion},
+                    ({"name": f"step {f.step}", "fullyQualifiedName": f"step {f.step}{f.pointer}"},),
+                )
             )
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "contracts plan-check",
-                        "version": __version__,
-                        "rules": rules,
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
-    }
+    return sarif_log(
+        results, tool="contracts plan-check", version=__version__, rules=rules, max_results=opts.max_results
+    )

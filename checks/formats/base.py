@@ -9,10 +9,53 @@ with the summary (`render_all`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from contracts.checks.formats.locations import Locator
 from contracts.checks.outputs import Summary
 from contracts.jsonutil import canonical_str
+from contracts.rules.model import ContractSet, Rule
+
+#: GitHub code scanning accepts at most 25,000 results per SARIF run; more are refused, not truncated.
+MAX_SARIF_RESULTS = 25_000
+#: GitHub shows at most 10 error and 10 warning annotations per step; the rest of a step's are dropped.
+MAX_ANNOTATIONS = 10
+#: A mined rule whose clean support spans at least this many tasks is reported as a `warning`, below it
+#: as a `note` (30 is the per-group task bar of CONDITIONAL and the default min support of most classes).
+WARNING_MIN_TASKS = 30
+#: SARIF levels, most severe first (the order results are kept in when a cap applies).
+LEVELS = ("error", "warning", "note")
+
+
+def rule_level(rule: Rule) -> str:
+    """A rule's SARIF level from its confidence: `error` when the tool's declared output schema states
+    it (source `schema`: the tool broke its own contract), `warning` for a mined rule with support over
+    at least `WARNING_MIN_TASKS` tasks, `note` for one with less."""
+    if "schema" in rule.source:
+        return "error"
+    return "warning" if rule.support.tasks >= WARNING_MIN_TASKS else "note"
+
+
+def rule_levels(contracts: ContractSet) -> dict[str, str]:
+    """The level of every rule of a contract set, by rule id."""
+    return {r.id: rule_level(r) for tc in contracts.tools.values() for r in tc.rules}
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What a document format needs besides receipts: where paths are relative to and which lines
+    records start at (`locator`), the caps, and each rule's level (`levels`; a rule not in it is a
+    `warning`)."""
+
+    locator: Locator = field(default_factory=Locator)
+    max_results: int = MAX_SARIF_RESULTS
+    max_annotations: int = MAX_ANNOTATIONS
+    levels: Mapping[str, str] = field(default_factory=dict)
+
+    def level(self, rule_id: str) -> str:
+        """The SARIF level of a violation of rule `rule_id`."""
+        return self.levels.get(rule_id, "warning")
 
 
 class OutputFormat(Protocol):
@@ -25,7 +68,14 @@ class OutputFormat(Protocol):
         """One receipt (streaming formats)."""
         ...
 
-    def render_all(self, receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: str) -> bytes:
+    def render_all(
+        self,
+        receipts: Iterable[Mapping[str, Any]],
+        summary: Summary,
+        *,
+        version: str,
+        options: RenderOptions | None = None,
+    ) -> bytes:
         """Every receipt and the summary (document formats)."""
         ...
 
@@ -38,7 +88,14 @@ class Streaming:
     def render_one(self, receipt: Mapping[str, Any]) -> bytes:
         raise NotImplementedError
 
-    def render_all(self, receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: str) -> bytes:
+    def render_all(
+        self,
+        receipts: Iterable[Mapping[str, Any]],
+        summary: Summary,
+        *,
+        version: str,
+        options: RenderOptions | None = None,
+    ) -> bytes:
         return b"".join(self.render_one(r) for r in receipts)
 
 
@@ -49,6 +106,12 @@ class Document:
 
     def render_one(self, receipt: Mapping[str, Any]) -> bytes:
         raise TypeError(f"{type(self).__name__} renders whole documents, not one receipt")
+
+
+def capped(levels: list[str], limit: int) -> set[int]:
+    """The indexes of the `limit` items kept: the most severe first, then in order (deterministic)."""
+    order = sorted(range(len(levels)), key=lambda i: (LEVELS.index(levels[i]), i))
+    return set(order[: max(0, limit)])
 
 
 def violations(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contracts.checks.formats.base import Document
+from contracts.checks.formats.base import Document, RenderOptions
 from contracts.checks.outputs import Summary
 from contracts.jsonutil import pretty_json
 
@@ -13,7 +13,14 @@ from contracts.jsonutil import pretty_json
 class JsonDocument(Document):
     name = "json"
 
-    def render_all(self, receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: str) -> bytes:
+    def render_all(
+        self,
+        receipts: Iterable[Mapping[str, Any]],
+        summary: Summary,
+        *,
+        version: str,
+        options: RenderOptions | None = None,
+    ) -> bytes:
         return pretty_json({"summary": summary.to_json(), "receipts": list(receipts)})
 
 

@@ -7,15 +7,19 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contracts.checks.formats.base import Document, message, violations
+from contracts.checks.formats.base import Document, RenderOptions, message, violations
 from contracts.checks.outputs import Summary
 
 
-def junit(receipts: Iterable[Mapping[str, Any]], summary: Summary) -> bytes:
-    """JUnit XML: one testcase per tool checked (sorted by name), failing with its violations."""
+def junit(
+    receipts: Iterable[Mapping[str, Any]], summary: Summary, options: RenderOptions | None = None
+) -> bytes:
+    """JUnit XML: one testcase per tool checked (sorted by name), failing with its violations (each at
+    its relative path and file line, as SARIF places it)."""
+    locator = (options or RenderOptions()).locator
     per_tool: dict[str, list[str]] = {}
     for r, v in violations(receipts):
-        where = f"{r.get('source')}:{r.get('line')}"
+        where = locator.locate(r.get("source"), r.get("line")).text()
         per_tool.setdefault(r["outcome_contract"]["tool"], []).append(f"{where}: {message(v)}")
     tools = sorted(set(summary.calls_by_tool) | set(per_tool))
     failures = sum(1 for t in tools if per_tool.get(t))
@@ -53,8 +57,15 @@ def junit(receipts: Iterable[Mapping[str, Any]], summary: Summary) -> bytes:
 class Junit(Document):
     name = "junit"
 
-    def render_all(self, receipts: Iterable[Mapping[str, Any]], summary: Summary, *, version: str) -> bytes:
-        return junit(receipts, summary)
+    def render_all(
+        self,
+        receipts: Iterable[Mapping[str, Any]],
+        summary: Summary,
+        *,
+        version: str,
+        options: RenderOptions | None = None,
+    ) -> bytes:
+        return junit(receipts, summary, options)
 
 
 FORMAT = Junit()

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import orjson
 import pytest
 from typer.testing import CliRunner
 
 from contracts.cli.app import app
 from contracts.schemas import schema_errors
+from tests import vendored
 
 REPO = Path(__file__).resolve().parents[2]
 Write = Callable[[str, Any], Path]
-
-
-def _sarif_schema() -> dict[str, Any]:
-    """The OASIS SARIF 2.1.0 schema vendored by the check tests (shared, not copied)."""
-    p = REPO / "tests" / "checks" / "data" / "sarif-2.1.0.json"
-    data: dict[str, Any] = orjson.loads(p.read_bytes())
-    return data
 
 
 def _run(*args: str | Path, input: bytes | None = None) -> Any:
@@ -92,8 +86,7 @@ def test_sarif_validates_against_sarif_2_1_0(world: Path) -> None:
     r = _run("plan-check", *plans, "-r", world / "tools.json", "--output-format", "sarif")
     assert r.exit_code == 1
     doc = orjson.loads(r.stdout)
-    schema = _sarif_schema()
-    validator = jsonschema.validators.validator_for(schema)(schema)
+    validator = vendored.validator("sarif-schema-2.1.0.json")  # official OASIS schema, formats checked
     assert sorted(e.message for e in validator.iter_errors(doc)) == []
     broken = orjson.loads(r.stdout)
     broken["runs"][0]["results"][0]["level"] = "fatal"  # the validator does bite
@@ -111,11 +104,12 @@ def test_github_annotations(world: Path) -> None:
     r = _run("plan-check", world / "fail-tool.json", "-r", world / "tools.json", "--output-format", "github")
     assert r.exit_code == 1
     lines = r.stdout.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith(
-        f"::error file={world / 'fail-tool.json'},line=2,title=E_TOOL::E_TOOL: step s1: "
-    )
-    assert lines[0].endswith("did you mean 'search_nodes'?")
+    rel = os.path.relpath(world / "fail-tool.json").replace(os.sep, "/")  # never the absolute path
+    assert len(lines) == 4
+    assert lines[0] == f"::group::{rel}: 2 of 2 plan-check errors annotated"
+    assert lines[1].startswith(f"::error file={rel},line=2,title=E_TOOL::E_TOOL: step s1: ")
+    assert lines[1].endswith("did you mean 'search_nodes'?")
+    assert lines[3] == "::endgroup::"
 
 
 def test_output_file_is_written(world: Path, tmp_path: Path) -> None:

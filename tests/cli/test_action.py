@@ -1,0 +1,164 @@
+"""The composite GitHub Action (`action.yml`) and the example workflow (`docs/examples/github-workflow.yml`):
+both valid against SchemaStore's schemas, the workflow's inputs are the action's, and the action's shell
+steps run here, as a runner would run them (`bash -eo pipefail`, inputs and step outputs substituted,
+`GITHUB_OUTPUT` / `GITHUB_STEP_SUMMARY` files), so the commands in it cannot rot."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+
+from tests.vendored import errors, sarif_errors
+
+_EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """YAML as GitHub reads it: `on` is a key, not YAML 1.1's boolean true."""
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    if True in data:
+        data["on"] = data.pop(True)
+    return data
+
+
+@pytest.fixture(scope="module")
+def action(repo: Path) -> dict[str, Any]:
+    return _load(repo / "action.yml")
+
+
+@pytest.fixture(scope="module")
+def workflow(repo: Path) -> dict[str, Any]:
+    return _load(repo / "docs" / "examples" / "github-workflow.yml")
+
+
+def test_action_validates_against_schemastore(action: dict[str, Any]) -> None:
+    assert errors("github-action.json", action) == []
+    broken = {**action, "runs": {**action["runs"], "using": "docker-compose"}}
+    assert errors("github-action.json", broken) != []  # the schema really constrains
+
+
+def test_workflow_validates_and_uses_the_action(workflow: dict[str, Any], action: dict[str, Any]) -> None:
+    assert errors("github-workflow.json", workflow) == []
+    assert workflow["permissions"] == {"contents": "read", "security-events": "write"}
+    steps = workflow["jobs"]["audit"]["steps"]
+    (uses,) = [s for s in steps if s.get("id") == "contracts"]
+    assert re.fullmatch(r"[\w-]+/contracts@v\d+\.\d+\.\d+", uses["uses"])  # a pinned release
+    inputs = action["inputs"]
+    assert set(uses["with"]) <= set(inputs)
+    assert {k for k, v in inputs.items() if v.get("required")} <= set(uses["with"])
+
+
+def test_action_installs_its_own_checkout_and_uploads_sarif(action: dict[str, Any]) -> None:
+    steps = action["runs"]["steps"]
+    install = next(s for s in steps if s.get("id") == "install")
+    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+    assert 'pip install --disable-pip-version-check -q "$ACTION_PATH"' in install["run"]
+    upload = next(s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@"))
+    assert upload["with"]["sarif_file"] == "${{ steps.audit.outputs.sarif }}"
+    assert "always()" in upload["if"]
+
+
+def _evaluate(text: str, inputs: dict[str, str], outputs: dict[str, dict[str, str]], repo: Path) -> str:
+    def one(m: re.Match[str]) -> str:
+        expr = m.group(1)
+        if expr.startswith("inputs."):
+            return inputs[expr.removeprefix("inputs.")]
+        if expr == "github.action_path":
+            return str(repo)
+        step, _, name = expr.removeprefix("steps.").partition(".outputs.")
+        return outputs.get(step, {}).get(name, "")
+
+    return _EXPR.sub(one, text)
+
+
+def _run_action(
+    action: dict[str, Any], with_: dict[str, str], work: Path, repo: Path
+) -> tuple[dict[str, dict[str, str]], list[int]]:
+    """Run the action's `run:` steps (not `install`: the venv is the install) in `work`."""
+    inputs = {k: str(v.get("default", "")) for k, v in action["inputs"].items()} | with_
+    outputs: dict[str, dict[str, str]] = {}
+    codes = []
+    bindir = str(Path(sys.executable).parent)
+    for i, step in enumerate(action["runs"]["steps"]):
+        if "run" not in step or step.get("id") == "install":
+            continue
+        assert step["shell"] == "bash"
+        env = {k: _evaluate(str(v), inputs, outputs, repo) for k, v in step.get("env", {}).items()}
+        out_file = work / f".output-{i}"
+        out_file.write_text("")
+        script = work / f".step-{i}.sh"
+        script.write_text(_evaluate(step["run"], inputs, outputs, repo))
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=work,
+            env={
+                **os.environ,
+                **env,
+                "PATH": bindir + os.pathsep + os.environ["PATH"],
+                "GITHUB_OUTPUT": str(out_file),
+                "GITHUB_STEP_SUMMARY": str(work / "summary.md"),
+            },
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        codes.append(proc.returncode)
+        if step.get("id"):
+            outputs[step["id"]] = dict(
+                line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line
+            )
+        if proc.returncode != 0:
+            (work / f".step-{i}.stderr").write_text(proc.stdout + proc.stderr)
+            break
+    return outputs, codes
+
+
+@pytest.mark.slow
+def test_action_steps_run_on_the_sample_world(
+    action: dict[str, Any], workflow: dict[str, Any], repo: Path, tmp_path: Path
+) -> None:
+    """The workflow's inputs, on a 5,000-line slice of the sample world with k = 2 and no bootstrap (the
+    full run is measured in docs/ci.md): mine from a reference slice, audit, SARIF, gate."""
+    with_ = {
+        k: str(v)
+        for k, v in next(s for s in workflow["jobs"]["audit"]["steps"] if s.get("id") == "contracts")[
+            "with"
+        ].items()
+    }
+    (tmp_path / "traces").mkdir()
+    with gzip.open(repo / "sample_traces" / "clean" / "part-1.jsonl.gz", "rt") as fh:
+        lines = [next(fh) for _ in range(5000)]
+    (tmp_path / "traces" / "part-1.jsonl").write_text("".join(lines))
+    shutil.copy(repo / "sample_traces" / "tools.json", tmp_path / "tools.json")
+    with_ |= {
+        "traces": "traces",
+        "registry": "tools.json",
+        "mine-from": "traces",
+        "folds": "2",
+        "bootstrap": "0",
+        "max-spurious-per-100": "",  # too few episodes in a slice for this gate to mean anything
+    }
+    outputs, codes = _run_action(action, with_, tmp_path, repo)
+    assert codes[:2] == [0, 0], (tmp_path / ".step-2.stderr").read_text() if codes[-1] else codes
+    assert outputs["contracts"]["path"] == "contracts-audit/contracts.json"
+    audit = outputs["audit"]
+    assert audit["exit-code"] in {"0", "1"}
+    assert codes[2] == (0 if audit["exit-code"] == "0" else 1)  # the gate step follows the audit
+    log = orjson.loads((tmp_path / audit["sarif"]).read_bytes())
+    assert sarif_errors(log) == []
+    report = orjson.loads((tmp_path / audit["report"]).read_bytes())
+    gates = {g["metric"]: g["passed"] for g in report["gates"]}
+    assert set(gates) == {"fire_rate", "detection", "coverage"}
+    assert (audit["exit-code"] == "0") == all(gates.values())
+    assert (tmp_path / "contracts-audit" / "audit.junit.xml").is_file()
+    assert "Contract audit" in (tmp_path / "summary.md").read_text()  # the step summary got the report
