@@ -220,6 +220,13 @@ def test_audit_writes_html_beside_its_json(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert (tmp_path / "b.html").read_text() == html
     assert data["ledger"]["root"] in html and "PASS" in html
+    # the audit's ledger anchor as `ledger head --json` prints it: valid, recognised, drawn
+    r = CliRunner().invoke(app, ["ledger", "head", str(tmp_path / "L"), "--json"])
+    assert r.exit_code == 0, r.output
+    head = json.loads(r.stdout)
+    assert schema_errors(head, "ledger-head") == [] and head["root"] == data["ledger"]["root"]
+    (tmp_path / "head.json").write_text(r.stdout)
+    assert head["head"] in render_html(load_artifacts([tmp_path / "head.json"]))
 
 
 def test_an_audit_names_the_tools_no_rule_checks() -> None:
