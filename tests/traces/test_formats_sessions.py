@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -716,3 +717,6 @@ def test_tau2_simulation_without_calls_is_a_reject(tmp_path: Path) -> None:
         assert rep.calls == 1 and rep.sources[0].format == "tau-bench"
         ((code, _, reason),) = _rejects(out)
         assert (code, reason) == ("R_NO_CALLS", "simulation 's0' has assistant messages but no tool call")
+        # both layouts keep the silent simulation's episode: its reward is an outcome
+        eps = pl.read_parquet(out / "episodes.parquet").sort("trace_id")
+        assert eps["trace_id"].to_list() == ["s0", "s1"] and eps["reward"].to_list() == [0.0, 1.0]

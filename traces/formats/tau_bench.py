@@ -12,8 +12,8 @@ by `id`. Calls requested by the user are kept: `requestor` goes to the call's `m
 makes a `status: "error"` call. `trace_id` = the simulation `id`, `task_id` its `task_id`, `reward` =
 `reward_info.reward`, and the visible tools are `info.environment_info.tool_defs` when recorded.
 
-A τ² simulation with assistant messages but no tool call is rejected (`R_NO_CALLS`), never read as an
-ok episode with 0 calls. τ²-bench's directory layout (`results.json` + `simulations/<id>.json`): the
+A τ² simulation with assistant messages but no tool call gives an `R_NO_CALLS` reject line, never a
+silent ok; its episode (and reward) is kept with 0 calls. τ²-bench's directory layout (`results.json` + `simulations/<id>.json`): the
 results index holds no simulation and is skipped with a note (`skip_note`); each simulation file is one
 record. Streaming (voice) simulations hold `ticks[]` instead of `messages` (`_tau2_ticks`).
 Run facts kept on the episode: `trial` (both), the user simulator's cost `info.user_cost` (τ-bench) and
@@ -87,11 +87,12 @@ def _silent_agent(sim: dict[str, Any], parsed: Parsed) -> bool:
 
 
 def _acted(sim: dict[str, Any], parsed: Parsed) -> Parsed:
-    """`parsed`, or `R_NO_CALLS` for a simulation with agent activity and no call (never a silent ok)."""
+    """`parsed`, with an `R_NO_CALLS` reject for a simulation with agent activity and no call (never a
+    silent ok). The episode itself is kept: its reward is an outcome (`contracts compare` pairs episodes
+    by task, and an agent that never called a tool is still a run that completed or failed)."""
     if _silent_agent(sim, parsed):
-        raise RecordError(
-            f"simulation '{sim.get('id')}' has assistant messages but no tool call", code=R_NO_CALLS
-        )
+        why = f"simulation '{sim.get('id')}' has assistant messages but no tool call"
+        return Parsed((), parsed.episodes, [DroppedCall(0, why, {"id": sim.get("id")}, R_NO_CALLS)])
     return parsed
 
 
