@@ -539,6 +539,7 @@ def test_round_trip_otel_chat_openinference_openllmetry(
     for adapter, doc in (
         (OtelAdapter(), _as_otel(turns)),
         (OpenInferenceAdapter(), _as_openinference(turns)),
+        (OtelAdapter(), _as_openllmetry(turns)),
     ):
         parsed = adapter.parse(orjson.loads(orjson.dumps(doc)), CTX)
         assert [(c.tool, c.arguments, c.result, c.status) for c in parsed.calls] == expected
