@@ -292,10 +292,18 @@ class Proxy:
         self._stop_server_later()
 
     def _stop_server_later(self) -> None:
-        """MCP's stdio shutdown: stdin closed; SIGTERM after the grace period; SIGKILL after as long again."""
+        """MCP's stdio shutdown: stdin closed; SIGTERM after the grace period; SIGKILL after as long again.
+
+        The grace period starts once every pending request is answered (by the server, or by `timeout`):
+        a client that sends its requests and closes at once (a replayed session) still gets its answers."""
         server = self._server
         if server is None:
             return
+        while server.poll() is None and not self._done.is_set():
+            with self._lock:
+                if not self._pending:
+                    break
+            time.sleep(0.05)
         for signal_ in (server.terminate, server.kill):
             try:
                 server.wait(self.options.grace)

@@ -454,3 +454,12 @@ def test_a_tracked_call_changes_only_by_the_receipt(available: int, extra: dict[
     assert json.loads(block["text"]) == {"outcome_contract": oc}
     assert "NONNEG" in [v["code"] for v in oc["violations"]]
     assert got == msg
+
+
+def test_a_client_that_closes_at_once_still_gets_its_answers() -> None:
+    """A replayed session closes stdin right after its last request: the shutdown grace period starts
+    only once every pending request is answered, so a slow answer is not cut off."""
+    slow = [sys.executable, str(PLAIN), "--delay", "query_warehouse=1.5"]
+    got = _run([CLEAN], ProxyOptions(grace=0.2), server=slow)
+    assert len(got) == 1
+    assert orjson.loads(got[0])["result"]["content"][0]["type"] == "text"
