@@ -66,8 +66,10 @@ class ContractsGroup(TyperGroup):
             inner = os_error_of(e)  # e.g. polars' ComputeError around a failed write
             if inner is not None:
                 self._render(io_failure(inner))
-            if type(e).__module__.startswith(("polars", "pyarrow")):  # a Parquet file that does not decode
-                self._explain_decode_error(e)
+            # a Parquet file that does not decode (polars, pyarrow), or one whose damaged page still
+            # decodes into bytes a reader then chokes on (orjson on a JSON column): if a corpus this
+            # process opened fails its digests, that file is the error; else it is a bug, raised as is
+            self._explain_decode_error(e)
             raise
         except BaseException as e:
             # polars' Rust code can panic on damaged Parquet pages: pyo3's PanicException is no Exception

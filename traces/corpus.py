@@ -255,9 +255,10 @@ def _remember(p: Path) -> None:
 
 
 def explain_decode_error(e: BaseException) -> TraceError | None:
-    """The damaged file behind a Parquet decode error (polars says what broke, not where): the first
-    problem `verify_corpus` finds in the corpora this process opened, most recent first. Run only on
-    that error path, so its full read costs nothing otherwise. None when every corpus verifies."""
+    """The damaged file behind an error escaping a command (polars says what broke, not where; a page
+    that decodes into garbage fails later, in whatever reads it): the first problem `verify_corpus`
+    finds in the corpora this process opened, most recent first. Run only on that error path, so its
+    full read costs nothing otherwise. None when every corpus verifies."""
     for p in reversed(list(_OPENED)):
         try:
             problems = verify_corpus(p)
