@@ -53,8 +53,26 @@ def decoded(result: Any) -> Any:
     return result
 
 
+class _WrapsTools:
+    """`wrap_tool`, shared by `Checker` (calls judged alone) and `Session` (within one episode)."""
+
+    @overload
+    def wrap_tool(self, fn: F, *, deliver: Deliver = "text", tool: str | None = None) -> F: ...
+    @overload
+    def wrap_tool(
+        self, fn: None = None, *, deliver: Deliver = "text", tool: str | None = None
+    ) -> Callable[[F], F]: ...
+    def wrap_tool(
+        self, fn: F | None = None, *, deliver: Deliver = "text", tool: str | None = None
+    ) -> F | Callable[[F], F]:
+        """`checked(self, deliver=..., tool=...)` applied to `fn` (a decorator when `fn` is omitted)."""
+        # `self` is a Checker or a Session, the two things `checked` takes
+        deco: Callable[[F], F] = checked(self, deliver=deliver, tool=tool)  # type: ignore[arg-type]
+        return deco if fn is None else deco(fn)
+
+
 @dataclass(frozen=True)
-class Checker:
+class Checker(_WrapsTools):
     """A contract set ready to check calls: which fold checker (None = the full one), which receipt
     encoder, and the registry whose substitutes are offered as recovery tools (else the contract set's)."""
 
@@ -141,19 +159,6 @@ class Checker:
         """A new episode: judges cross-call rules too. One per episode; not shared between episodes."""
         return Session(self, visible_tools)
 
-    @overload
-    def wrap_tool(self, fn: F, *, deliver: Deliver = "text", tool: str | None = None) -> F: ...
-    @overload
-    def wrap_tool(
-        self, fn: None = None, *, deliver: Deliver = "text", tool: str | None = None
-    ) -> Callable[[F], F]: ...
-    def wrap_tool(
-        self, fn: F | None = None, *, deliver: Deliver = "text", tool: str | None = None
-    ) -> F | Callable[[F], F]:
-        """`checked(self, deliver=..., tool=...)` applied to `fn` (a decorator when `fn` is omitted)."""
-        deco: Callable[[F], F] = checked(self, deliver=deliver, tool=tool)
-        return deco if fn is None else deco(fn)
-
     def _check(
         self,
         tool: str,
@@ -186,7 +191,7 @@ def wrapped(result: Any, receipt: Receipt | None, encoder: str) -> dict[str, Any
     return pair
 
 
-class Session:
+class Session(_WrapsTools):
     """One episode of calls: what cross-call rules compare a call with, and the episode's tool set.
 
     Feed it every call of the episode in order: `check` for a call that returned, `failed` for one that
@@ -228,16 +233,3 @@ class Session:
     def wrap(self, tool: str, arguments: Mapping[str, Any] | None, result: Any) -> dict[str, Any]:
         """As `Checker.wrap`, within the episode."""
         return wrapped(result, self.check(tool, arguments, result), self.encoder)
-
-    @overload
-    def wrap_tool(self, fn: F, *, deliver: Deliver = "text", tool: str | None = None) -> F: ...
-    @overload
-    def wrap_tool(
-        self, fn: None = None, *, deliver: Deliver = "text", tool: str | None = None
-    ) -> Callable[[F], F]: ...
-    def wrap_tool(
-        self, fn: F | None = None, *, deliver: Deliver = "text", tool: str | None = None
-    ) -> F | Callable[[F], F]:
-        """As `Checker.wrap_tool`, within the episode."""
-        deco: Callable[[F], F] = checked(self, deliver=deliver, tool=tool)
-        return deco if fn is None else deco(fn)
