@@ -11,6 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -55,8 +56,15 @@ class ContractsGroup(TyperGroup):
             return super().invoke(ctx)
         except ContractsError as e:
             self._render(as_flags(e))
-        except BrokenPipeError:
-            # the reader of stdout went away (`contracts ... | head`): Click's main stops quietly
+        except (
+            BrokenPipeError,
+            typer.Exit,
+            click.exceptions.Exit,
+            click.exceptions.ClickException,
+            click.exceptions.Abort,
+        ):
+            # the reader of stdout went away (`contracts ... | head`): Click's main stops quietly; Click's
+            # own exits (`typer.Exit(1)` for findings) and usage errors are answers, not failures
             raise
         except IO_ERRORS as e:
             # an OS or decompression error no reader wrapped: still one line naming the file, never a
