@@ -862,14 +862,16 @@ REPAIR_SERIES = (("structural_validity", "valid after repair"), ("m_object", "M_
 
 
 def coverage_risk_points(score: Mapping[str, Any]) -> tuple[list[CurvePoint], bool]:
-    """The repair's coverage–risk points, and whether they are a sweep: a `coverage_risk` list of
-    `{"coverage": x, "risk": y}` (numbers or rates) when the score has one, else its single operating
-    point (the `abstention` block)."""
+    """The repair's coverage–risk points, and whether they are a sweep: the points of `repair-score
+    --coverage-risk` (`coverage_risk.points`, or a bare list of `{"coverage": x, "risk": y}`, numbers
+    or rates) when the score has them, else its single operating point (the `abstention` block)."""
 
     def val(x: Any) -> float | None:
         return x.get("value") if isinstance(x, Mapping) else x
 
     sweep = score.get("coverage_risk")
+    if isinstance(sweep, Mapping):  # `repair-score --coverage-risk`: {cases, gate, mean_risk, points}
+        sweep = sweep.get("points")
     if isinstance(sweep, list) and sweep:
         pts = [
             CurvePoint(

@@ -100,7 +100,8 @@ def test_the_page_shows_the_artifacts_numbers(page: str) -> None:
     assert f"{det['numerator']:,}/{det['denominator']:,}" in page
     assert repair["ledger"]["root"] in page and repair["ledger"]["head"] in page
     assert audit["ledger"]["root"] in page
-    assert "M_object" in page and "83.3%" in page  # 40/48
+    m = repair["m_object"]
+    assert "M_object" in page and f"{m['numerator']}/{m['denominator']}" in page
     # example receipts: the top rule of the receipts links to a row with its call id and recovery tools
     assert 'id="call-e430a1bc2ed11b7f"' in page
     assert '<a href="#rule-r-067ec67e773a"' in page or 'href="#call-e430a1bc2ed11b7f"' in page
@@ -129,7 +130,22 @@ def test_same_inputs_same_bytes_and_one_named_time(tmp_path: Path) -> None:
 def test_repair_curve_takes_a_list_of_points() -> None:
     score = json.loads(REPAIR.read_text())
     pts, sweep = coverage_risk_points(score)
-    assert not sweep and [(p.x, p.y) for p in pts] == [(0.770833, 0.135135)]
+    ab = score["abstention"]
+    assert not sweep and [(p.x, p.y) for p in pts] == [(ab["coverage"]["value"], ab["risk"]["value"])]
+    # the shape `repair-score --coverage-risk` writes: points with null risk (nothing answered) left out
+    score["coverage_risk"] = {
+        "cases": 10,
+        "gate": None,
+        "mean_risk": 0.1,
+        "points": [
+            {"threshold": 0.0, "answered": 8, "wrong": 2, "coverage": 0.8, "risk": 0.25},
+            {"threshold": 0.9, "answered": 4, "wrong": 0, "coverage": 0.4, "risk": 0.0},
+            {"threshold": 1.0, "answered": 0, "wrong": 0, "coverage": 0.0, "risk": None},
+        ],
+    }
+    assert schema_errors(score, "repair-score") == []
+    pts, sweep = coverage_risk_points(score)
+    assert sweep and [(p.x, p.y) for p in pts] == [(0.8, 0.25), (0.4, 0.0)]
     score["coverage_risk"] = [
         {"coverage": 0.5, "risk": {"value": 0.05, "low": 0.01, "high": 0.1}},
         {"coverage": 0.9, "risk": 0.2},
