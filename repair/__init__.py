@@ -1,5 +1,7 @@
 """contracts.repair: contract-constrained repair of malformed tool calls — cases (`cases`), the action mask
-and fail-closed validator, policies, the repair loop (`loop.replay`) and its scoring (`score`)."""
+and fail-closed validator, policies, the repair loop (`loop.replay`), its scoring (`score`, with the
+metric definitions in `metrics`, exact paired tests in `stats` and the semantic `executor` hook) and the
+split audit (`audit`)."""
 
 from __future__ import annotations
 

@@ -27,6 +27,12 @@ Families (`FAMILIES`), each a corruption of a correct call `target` (see docs/re
 - `rollback`: the case history records an earlier patch that added a wrongly typed optional argument;
   the right repair undoes it (`remove`).
 
+Stress families (`STRESS`, issue 19): `ambiguous_pointer` (two near-miss keys with different valid values
+for one missing argument: abstain), `stale_schema` (an argument in an older schema's camelCase: `move`),
+`injected_text` (a number sent as text with an injected instruction the verifier's message quotes:
+`replace`), `unavailable_tool` (a schema that admits nothing: abstain), `long_horizon` (chains of 1 to
+`MAX_CHAIN` single-field steps; the target carries `chain`, `--per-kind` counts chains).
+
 Every candidate is checked to fail the verifier and every target to pass it; a call that cannot take a
 family's corruption is skipped for that family. Identical calls (same tool, schema, arguments) count
 once. Draws are seeded per family (`random.Random(f"{seed}:{family}")`) over the calls ordered by their

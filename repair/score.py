@@ -3,23 +3,19 @@
 Scoring runs only on a ledger that verifies and is frozen (`contracts.ledger.verify(require_frozen=True)`):
 the steps were fixed before anyone looked at the answers. Then the targets file is joined by case id.
 
-Per case (definitions in docs/repair.md):
-
-- structurally valid: the episode ended with a candidate the verifier accepts;
-- first-attempt valid: the first step's patch was accepted;
-- M_patch: the applied ops equal the canonical patch, in any order when the ops commute (no op's path is
-  a prefix of another's, no array-index paths in one array, no move/copy); for a case whose right answer
-  is to abstain, M_patch and M_object mean "abstained";
-- M_object: the final object equals the target (RFC 6902 JSON equality);
-- collateral edits: changed leaf paths (candidate → final) not under any applied op's `path` or `from`;
-- retries: attempts − 1;
-- abstention: rate, coverage (1 − rate), risk (wrong among answered), and correct abstentions among cases
-  whose answer is to abstain;
-- p95 step latency (ms), when the ledger recorded latencies.
+The per-case definitions are in `contracts.repair.metrics` and `DEFINITIONS` (each with its denominator;
+docs/repair.md says where each comes from): the ContractRL set of issue 19 (`PAPER_METRICS`: structural
+and first-attempt validity, ordered M_patch, M_object, pointer-relative collateral, retries r = a − 1
+over proposals, fail-closed rate, unsafe dispatches U, generated tokens, reward R, leakage), the earlier
+definitions under new names (`m_patch_commutative`, `collateral_ops`, `retries_attempts`), abstention
+rate / coverage / risk / correct, p95 step latency, `trajectory_success` over `long_horizon` chains,
+`by_family` and `by_tool_family`, and with an executor `semantic_success`.
 
 Each rate is `{value, low, high, numerator, denominator}`: a 95% percentile interval from `bootstrap`
 resamples of cases drawn with `random.Random(seed)`; `--compare` reuses the same resamples on the cases
-both ledgers share, so differences are paired.
+both ledgers share, so differences are paired, and adds an exact paired test (McNemar / sign test) and a
+standardized effect size (Cohen's h / paired d) per metric. `coverage_risk` sweeps the recorded
+confidences of one run.
 """
 
 from __future__ import annotations
