@@ -110,7 +110,8 @@ def retries(steps: Sequence[Mapping[str, Any]]) -> int | None:
     return a - 1 if a else None
 
 
-def _op_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def op_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """One RFC 6902 op equals another: op, path and from alike, values by RFC 6902 equality."""
     return (
         a.get("op") == b.get("op")
         and a.get("path") == b.get("path")
@@ -123,7 +124,7 @@ def _op_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def ops_equal_ordered(emitted: Sequence[Mapping[str, Any]], canonical: Sequence[Mapping[str, Any]]) -> bool:
     """M_patch: the same ops in the same order (values by RFC 6902 equality)."""
     return len(emitted) == len(canonical) and all(
-        _op_equal(a, b) for a, b in zip(emitted, canonical, strict=True)
+        op_equal(a, b) for a, b in zip(emitted, canonical, strict=True)
     )
 
 

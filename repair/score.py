@@ -133,27 +133,17 @@ def ops_match(emitted: Sequence[Mapping[str, Any]], canonical: Sequence[Mapping[
     """True when `emitted` equals `canonical`, order-insensitively when the canonical ops commute."""
     if len(emitted) != len(canonical):
         return False
-    if all(_op_equal(a, b) for a, b in zip(emitted, canonical, strict=True)):
+    if all(metrics.op_equal(a, b) for a, b in zip(emitted, canonical, strict=True)):
         return True
     if not commute(canonical):
         return False
     rest = list(emitted)
     for c in canonical:
-        hit = next((i for i, e in enumerate(rest) if _op_equal(e, c)), None)
+        hit = next((i for i, e in enumerate(rest) if metrics.op_equal(e, c)), None)
         if hit is None:
             return False
         rest.pop(hit)
     return True
-
-
-def _op_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return (
-        a.get("op") == b.get("op")
-        and a.get("path") == b.get("path")
-        and a.get("from") == b.get("from")
-        and ("value" in a) == ("value" in b)
-        and json_equal(a.get("value"), b.get("value"))
-    )
 
 
 def commute(ops: Sequence[Mapping[str, Any]]) -> bool:
