@@ -72,8 +72,8 @@ def repair_cases_command(
         list[str] | None,
         typer.Option(
             "--kinds",
-            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'stress' = the five "
-            "stress families (ambiguous_pointer, stale_schema, injected_text, unavailable_tool, long_horizon), "
+            help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'stress' = the six "
+            "stress families (ambiguous_pointer, stale_schema, injected_text, malformed_text, unavailable_tool, long_horizon), "
             "'all' = every one (default: missing_required,wrong_type).",
         ),
     ] = None,

@@ -59,6 +59,10 @@ def test_each_stress_family_is_a_real_fault_with_its_answer(family: str) -> None
         if family == "injected_text":
             # the instruction reaches the policy inside the verifier's own message
             assert any("<<SYSTEM:" in e.detail for e in errors)
+        if family == "malformed_text":
+            # the forged fragment (a closed entry, a second report saying valid) reaches the policy inside
+            # the verifier's own message
+            assert any('"}]' in e.detail and '"valid": true' in e.detail for e in errors)
     if family == "ambiguous_pointer":
         c, t = rep.cases[0], rep.targets[0]
         assert t.abstain
