@@ -11,9 +11,7 @@ executor runs only after the freeze, so it may read the target; nothing it says 
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +20,7 @@ import orjson
 
 from contracts.errors import RepairError
 from contracts.jsonutil import canonical_json
+from contracts.repair.command import run_command
 
 
 @dataclass(frozen=True)
@@ -51,20 +50,9 @@ class Executor:
         return {"argv": list(self.argv), "timeout": self.timeout}
 
     def run(self, payload: Mapping[str, Any]) -> Verdict:
-        try:
-            proc = subprocess.run(
-                list(self.argv),
-                input=canonical_json({"protocol": 1, **payload}),
-                capture_output=True,
-                timeout=self.timeout,
-                shell=False,
-                check=False,
-                env={**os.environ, "CONTRACTS_REPAIR_PROTOCOL": "1"},
-            )
-        except subprocess.TimeoutExpired:
-            return Verdict(False, "EXECUTOR_TIMEOUT", f"no answer within {self.timeout} s")
-        except OSError as e:
-            return Verdict(False, "EXECUTOR_FAILED", f"cannot run {self.argv[0]}: {e.strerror}")
+        proc = run_command(self.argv, canonical_json({"protocol": 1, **payload}), self.timeout)
+        if isinstance(proc, tuple):
+            return Verdict(False, f"EXECUTOR_{proc[0]}", proc[1])
         if proc.returncode != 0:
             return Verdict(False, "EXECUTOR_FAILED", f"exit {proc.returncode}")
         try:

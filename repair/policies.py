@@ -15,10 +15,8 @@ state (the `command` policy is as deterministic as the program it runs).
 from __future__ import annotations
 
 import math
-import os
 import re
 import shlex
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -30,6 +28,7 @@ import orjson
 from contracts.errors import RepairError
 from contracts.jsonutil import canonical_json
 from contracts.repair.cases import near_miss, read_actions
+from contracts.repair.command import run_command
 from contracts.repair.patch import PatchFault, format_pointer, parse_pointer, resolve
 from contracts.repair.state import Action, State, usage_problem
 from contracts.repair.validator import VerifierError, verify
@@ -355,20 +354,9 @@ class CommandPolicy:
         return {"name": self.name, "argv": list(self.argv), "timeout": self.timeout}
 
     def act(self, state: State) -> Action:
-        try:
-            proc = subprocess.run(
-                list(self.argv),
-                input=canonical_json(state.as_json()),
-                capture_output=True,
-                timeout=self.timeout,
-                shell=False,
-                check=False,
-                env={**os.environ, "CONTRACTS_REPAIR_PROTOCOL": "1"},
-            )
-        except subprocess.TimeoutExpired:
-            return Action(error="POLICY_TIMEOUT", detail=f"no answer within {self.timeout} s")
-        except OSError as e:
-            return Action(error="POLICY_FAILED", detail=f"cannot run {self.argv[0]}: {e.strerror}")
+        proc = run_command(self.argv, canonical_json(state.as_json()), self.timeout)
+        if isinstance(proc, tuple):
+            return Action(error=f"POLICY_{proc[0]}", detail=proc[1])
         if proc.returncode != 0:
             tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
             return Action(error="POLICY_FAILED", detail=f"exit {proc.returncode}: {tail[0][:200]}")
