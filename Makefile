@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODLIST := $(VENV)/.modules
-PKGDIRS := contracts cli traces rules mining checks audit registry repair ledger
+PKGDIRS := output_contracts cli traces rules mining checks audit registry repair ledger
 DEMO   := .demo
 CONTRACTS := $(BIN)/contracts
 
@@ -23,6 +23,8 @@ $(MODLIST): FORCE
 $(STAMP): pyproject.toml $(MODLIST)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@# the distribution was called `contracts` before 0.2 (it clashed with PyPI's and PyContracts' `contracts`)
+	@$(BIN)/python -m pip uninstall -q -y contracts >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install -q -e '.[dev]' --config-settings editable_mode=strict
 	@touch $@
 
@@ -31,14 +33,14 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
-# mypy reads the strict editable link tree, where the folders are mapped into one `contracts` package.
+# mypy reads the strict editable link tree, where the folders are mapped into one `output_contracts` package.
 VULTURE_DIRS := $(PKGDIRS) tests bench sample_traces vulture_allowlist.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/vulture $(VULTURE_DIRS) --min-confidence 60
-	cd build/__editable__.contracts-*/ && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p contracts
+	cd build/__editable__.output_contracts-*/ && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p output_contracts
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -1,10 +1,10 @@
-"""contracts.audit: cross-fitted replay of a corpus through its own fold checkers, with fire events frozen
+"""output_contracts.audit: cross-fitted replay of a corpus through its own fold checkers, with fire events frozen
 in a ledger before labels are joined (`pipeline`), the truth joined after the freeze (`truth`), the report
 computed section by section (`scoring`) as a tree of typed values (`model`), the statistics and
 intervals (`stats`), the renderings (`report`), fault injection to measure detection (`inject`), and
 what each rule rests on (`heldout`).
 
-    from contracts.audit import audit_report, open_source
+    from output_contracts.audit import audit_report, open_source
     source = open_source("traces/", "work")
     report, contracts = audit_report(source.corpus, "work/ledger", k=5)
     print(report.fire_rate.value, report.to_json()["spurious"]["per_100_episodes"])
@@ -16,22 +16,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from contracts.audit.inject import inject_records as inject_records
-    from contracts.audit.model import AuditReport as AuditReport
-    from contracts.audit.pipeline import audit as audit
-    from contracts.audit.pipeline import audit_report as audit_report
-    from contracts.audit.pipeline import audit_score as audit_score
-    from contracts.audit.pipeline import open_source as open_source
+    from output_contracts.audit.inject import inject_records as inject_records
+    from output_contracts.audit.model import AuditReport as AuditReport
+    from output_contracts.audit.pipeline import audit as audit
+    from output_contracts.audit.pipeline import audit_report as audit_report
+    from output_contracts.audit.pipeline import audit_score as audit_score
+    from output_contracts.audit.pipeline import open_source as open_source
 
-#: The public entry points, imported when first used: `contracts.audit.stats` or `.heldout` alone (as
+#: The public entry points, imported when first used: `output_contracts.audit.stats` or `.heldout` alone (as
 #: `contracts mine` needs) must not load the whole pipeline.
 _EXPORTS = {
-    "AuditReport": "contracts.audit.model",
-    "audit": "contracts.audit.pipeline",
-    "audit_report": "contracts.audit.pipeline",
-    "audit_score": "contracts.audit.pipeline",
-    "inject_records": "contracts.audit.inject",
-    "open_source": "contracts.audit.pipeline",
+    "AuditReport": "output_contracts.audit.model",
+    "audit": "output_contracts.audit.pipeline",
+    "audit_report": "output_contracts.audit.pipeline",
+    "audit_score": "output_contracts.audit.pipeline",
+    "inject_records": "output_contracts.audit.inject",
+    "open_source": "output_contracts.audit.pipeline",
 }
 __all__ = sorted(_EXPORTS)
 

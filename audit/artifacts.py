@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import ReportError, reading
-from contracts.schemas import validate
+from output_contracts.errors import ReportError, reading
+from output_contracts.schemas import validate
 
 
 class Kind(StrEnum):

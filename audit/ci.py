@@ -20,13 +20,13 @@ from typing import Any
 
 import polars as pl
 
-from contracts.audit.model import AuditReport, pct
-from contracts.audit.pipeline import load_replay
-from contracts.audit.report import per100_text, rate_text
-from contracts.checks.formats.base import RenderOptions
-from contracts.checks.formats.sarif import receipt_results, sarif_log
-from contracts.jsonutil import canonical_str
-from contracts.traces.corpus import Corpus
+from output_contracts.audit.model import AuditReport, pct
+from output_contracts.audit.pipeline import load_replay
+from output_contracts.audit.report import per100_text, rate_text
+from output_contracts.checks.formats.base import RenderOptions
+from output_contracts.checks.formats.sarif import receipt_results, sarif_log
+from output_contracts.jsonutil import canonical_str
+from output_contracts.traces.corpus import Corpus
 
 
 def _text(v: Any) -> str:

@@ -36,11 +36,11 @@ from typing import Any
 
 import polars as pl
 
-from contracts.audit import stats
-from contracts.audit.model import Record, round_figure
-from contracts.errors import UsageError
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
+from output_contracts.audit import stats
+from output_contracts.audit.model import Record, round_figure
+from output_contracts.errors import UsageError
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
 
 REPORT_VERSION = 1
 DEFAULT_STRATA = (0.16, 0.65)
@@ -547,7 +547,7 @@ def delivered_receipts(corpus: Corpus) -> tuple[Receipts, pl.Series]:
 def checked_receipts(contracts: ContractSet, corpus: Corpus) -> tuple[Receipts, pl.Series]:
     """Receipts the checker gives the monitor arm's calls under `contracts` (the full checker, as
     `contracts check` runs it): calls checked, calls with a receipt, episodes with one; and their trace ids."""
-    from contracts.checks.checker import check_corpus, corpus_counts
+    from output_contracts.checks.checker import check_corpus, corpus_counts
 
     found = check_corpus(contracts, corpus)
     counts = corpus_counts(contracts, corpus)

@@ -1,11 +1,11 @@
 """The compare report's renderings that need no terminal: the number formats, the sentences the text
 output and the Markdown share, and the Markdown itself. The rich table lives in
-`contracts.cli.compare_cmd`; every figure printed is the JSON figure (`CompareReport.to_json()`)."""
+`output_contracts.cli.compare_cmd`; every figure printed is the JSON figure (`CompareReport.to_json()`)."""
 
 from __future__ import annotations
 
-from contracts.audit.compare import Arm, CompareReport, Cost, Difference, Points, Receipts
-from contracts.audit.model import pct
+from output_contracts.audit.compare import Arm, CompareReport, Cost, Difference, Points, Receipts
+from output_contracts.audit.model import pct
 
 
 def signed(x: float | None, digits: int = 1) -> str:

@@ -1,4 +1,4 @@
-"""Where a fault can go: what fault injection (`contracts.audit.inject`) learns from the input records and
+"""Where a fault can go: what fault injection (`output_contracts.audit.inject`) learns from the input records and
 the targets it finds per kind.
 
 Without a contract set, structural heuristics computed over the input itself (`learn`: a field present in
@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts.rules.dates import classify
-from contracts.rules.model import Rule, split_side
-from contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
+from output_contracts.rules.dates import classify
+from output_contracts.rules.model import Rule, split_side
+from output_contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
 
 #: The fault taxonomy, in the order reports list it (docs/faults.md).
 KINDS: tuple[str, ...] = (

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from contracts.checks.checker import check_corpus
-from contracts.rules.folds import fold_table
-from contracts.rules.model import ContractSet, Rule
-from contracts.traces.corpus import Corpus
+from output_contracts.checks.checker import check_corpus
+from output_contracts.rules.folds import fold_table
+from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.traces.corpus import Corpus
 
 #: Below this many distinct tasks a rule's 95% task-level violation bound exceeds 10% (1 − 0.05^(1/29)).
 THIN_TASKS = 29

@@ -1,8 +1,8 @@
 """One self-contained static HTML page of every artifact given: what `contracts report` writes.
 
-The page draws the figures other commands computed (`contracts.audit.artifacts` reads and validates
+The page draws the figures other commands computed (`output_contracts.audit.artifacts` reads and validates
 them); it recomputes only a diff between two contract sets. Everything is inline: CSS, SVG charts
-(`contracts.audit.svg`), and one line of script that opens the data tables before printing (the page is
+(`output_contracts.audit.svg`), and one line of script that opens the data tables before printing (the page is
 complete without it). A Content-Security-Policy forbids every fetch, so the file reads the same offline.
 
 Accessibility: each chart is an `<svg role="img">` with a `<title>` and `<desc>`, followed by a table of
@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from contracts import __version__
-from contracts.audit.artifacts import Artifact, Kind
-from contracts.audit.model import Gate
-from contracts.audit.svg import Bar, Curve, CurvePoint, Row, curve_chart, interval_chart
-from contracts.jsonutil import canonical_str
-from contracts.mining.diff import diff_sets
-from contracts.rules.codes import describe
-from contracts.rules.model import ContractSet, Rule
+from output_contracts import __version__
+from output_contracts.audit.artifacts import Artifact, Kind
+from output_contracts.audit.model import Gate
+from output_contracts.audit.svg import Bar, Curve, CurvePoint, Row, curve_chart, interval_chart
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining.diff import diff_sets
+from output_contracts.rules.codes import describe
+from output_contracts.rules.model import ContractSet, Rule
 
 #: Rows shown in the charts and tables that rank things (the full lists are in the input files).
 TOP_RULES = 15

@@ -1,7 +1,7 @@
 """Incident faults: silent failures transcribed from published production incidents and documented API
 behaviour (docs/faults.md lists each with its source), planted by value shape.
 
-Unlike the basic kinds (`contracts.audit.fault_targets`), an incident never looks at a contract set or
+Unlike the basic kinds (`output_contracts.audit.fault_targets`), an incident never looks at a contract set or
 at statistics of the input: its targets are chosen by the *shape of a value alone* (an id-like string,
 an ISO date-time, a money-like float, a non-empty list), never by tool or field name, so a detection
 rate on them measures the contracts against faults nobody tuned them to. Each kind is one `Incident`:
@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.audit.fault_targets import walk
-from contracts.rules.dates import classify
-from contracts.traces.leaves import escape_token
+from output_contracts.audit.fault_targets import walk
+from output_contracts.rules.dates import classify
+from output_contracts.traces.leaves import escape_token
 
 #: What an HTTP proxy or CDN serves in place of the API's JSON (cached error page, status 200).
 HTML_ERROR_PAGE = (

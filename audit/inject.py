@@ -48,7 +48,7 @@ from typing import Any
 
 import orjson
 
-from contracts.audit.fault_targets import (
+from output_contracts.audit.fault_targets import (
     KINDS,
     Context,
     Target,
@@ -62,11 +62,11 @@ from contracts.audit.fault_targets import (
     set_at,
     walk,
 )
-from contracts.audit.incidents import BY_KIND, INCIDENT_KINDS
-from contracts.defaults import DEFAULT_SEED
-from contracts.errors import TraceError, UsageError, reading
-from contracts.jsonutil import atomic_write_bytes, canonical_json
-from contracts.rules.model import ContractSet, Rule
+from output_contracts.audit.incidents import BY_KIND, INCIDENT_KINDS
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.errors import TraceError, UsageError, reading
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json
+from output_contracts.rules.model import ContractSet, Rule
 
 #: Kinds the structural contracts are designed to catch (the acceptance target is >= 90% on these).
 DETECTABLE: tuple[str, ...] = (
@@ -433,10 +433,10 @@ def inject_file(
 ) -> InjectReport:
     """`contracts inject`: read flat JSONL (or a corpus folder), plant faults, write flat JSONL to `out`.
 
-    Trace files are read as flat records, not ingested (`contracts.traces.sources.open_corpus` is for
+    Trace files are read as flat records, not ingested (`output_contracts.traces.sources.open_corpus` is for
     commands that need a corpus): injection works on the records it writes back."""
-    from contracts.traces.corpus import Corpus
-    from contracts.traces.sources import is_corpus
+    from output_contracts.traces.corpus import Corpus
+    from output_contracts.traces.sources import is_corpus
 
     records: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []

@@ -1,7 +1,7 @@
 """The audit report as a tree of frozen values (schema `audit-report`), and the rounding they share.
 
-`contracts.audit.pipeline.score` builds an `AuditReport`; the renderers (`contracts.audit.report`, the
-terminal tables of `contracts.cli.audit_cmd`) read its attributes; `AuditReport.to_json()` is the JSON
+`output_contracts.audit.pipeline.score` builds an `AuditReport`; the renderers (`output_contracts.audit.report`, the
+terminal tables of `output_contracts.cli.audit_cmd`) read its attributes; `AuditReport.to_json()` is the JSON
 report, the one written to `--json` and validated against the schema.
 
 Every number is held as the JSON shows it: rates, intervals and derived shares are rounded to twelve
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from contracts.audit import stats
+from output_contracts.audit import stats
 
 REPORT_VERSION = 1
 
@@ -96,7 +96,7 @@ class FireRate(Estimate):
 
     `cross_call_explained`: organic calls whose only receipts are cross-call disagreements (CONSISTENT)
     with an earlier call that carries a fault label, left out of the numerator: the receipt is right,
-    and the fault is the earlier call's (`contracts.audit.scoring.explained`)."""
+    and the fault is the earlier call's (`output_contracts.audit.scoring.explained`)."""
 
     by_tool: Mapping[str, Estimate]
     by_code: Mapping[str, Estimate]
@@ -156,7 +156,7 @@ class PropagationGroup(Record):
 
 @dataclass(frozen=True)
 class Propagation(Record):
-    """Propagation of receipted values (`contracts.audit.propagation`), for organic fire events (what an
+    """Propagation of receipted values (`output_contracts.audit.propagation`), for organic fire events (what an
     agent really met) and labelled ones (injected faults were planted after the run: a placebo)."""
 
     organic: PropagationGroup

@@ -10,11 +10,11 @@ Two phases, in this order, and the order is the point:
    and the ledger is **frozen**. Nothing in this phase reads `labels`, `fault` or `reward`.
 2. **Scoring** (`score`). Only now are labels and rewards joined, to the frozen events, giving the fire
    rate (organic calls), spurious receipts (clean episodes), detection (labelled calls), recovery
-   retention and receipt cost, each with a task-clustered bootstrap interval (`contracts.audit.stats`).
+   retention and receipt cost, each with a task-clustered bootstrap interval (`output_contracts.audit.stats`).
    `audit-score` runs this phase alone from a frozen ledger and a corpus, optionally with other labels,
-   and gets the same report when nothing changed. The truth is read by `contracts.audit.truth`, the
-   sections are computed by `contracts.audit.scoring`, and the report is an `AuditReport`
-   (`contracts.audit.model`): `audit_report`, `rescore_report` and `audit_score_report` return it;
+   and gets the same report when nothing changed. The truth is read by `output_contracts.audit.truth`, the
+   sections are computed by `output_contracts.audit.scoring`, and the report is an `AuditReport`
+   (`output_contracts.audit.model`): `audit_report`, `rescore_report` and `audit_score_report` return it;
    `audit`, `rescore` and `audit_score` return its JSON (`AuditReport.to_json()`, a dict).
 
 Definitions (where the issue is silent, decided here):
@@ -25,7 +25,7 @@ Definitions (where the issue is silent, decided here):
 * *organic*: no `fault` label. *labelled*: a `fault` label (from the traces or from `--inject`). An
   organic call whose every violation is a cross-call disagreement (CONSISTENT) naming a labelled earlier
   call is no false alarm: it is left out of the fire rate's numerator and counted apart
-  (`contracts.audit.scoring.explained`).
+  (`output_contracts.audit.scoring.explained`).
 * *clean episode*: no call of it labelled, no episode-level `fault` label, and reward null (no rewards
   in the format) or reward >= 1 (full reward). *Spurious receipts* are fired calls in clean episodes,
   counted per 100 clean episodes.
@@ -60,21 +60,21 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.audit.model import AuditReport, LedgerAnchor
-from contracts.audit.propagation import propagation_episodes
-from contracts.audit.report import evaluate_gates
-from contracts.audit.scoring import assemble
-from contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
-from contracts.checks.receipts import Receipt, Violation, encode, recovery_plan
-from contracts.defaults import DEFAULT_SEED
-from contracts.errors import CheckError, TraceError
-from contracts.jsonutil import canonical_str, json_sha256, sha256_hex
-from contracts.mining.params import MineParams
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.rules.folds import fold_table
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
-from contracts.traces.sources import is_corpus, open_corpus
+from output_contracts.audit.model import AuditReport, LedgerAnchor
+from output_contracts.audit.propagation import propagation_episodes
+from output_contracts.audit.report import evaluate_gates
+from output_contracts.audit.scoring import assemble
+from output_contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
+from output_contracts.checks.receipts import Receipt, Violation, encode, recovery_plan
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.errors import CheckError, TraceError
+from output_contracts.jsonutil import canonical_str, json_sha256, sha256_hex
+from output_contracts.mining.params import MineParams
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.rules.folds import fold_table
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.sources import is_corpus, open_corpus
 
 LEDGER_FORMAT = "contracts-audit/1"
 EVENTS_PER_ENTRY = 1000
@@ -114,7 +114,7 @@ def open_source(
     progress: Progress = NULL_PROGRESS,
 ) -> Source:
     """A corpus folder as is, or trace files ingested into `work/corpus`; with `inject_kinds`, faults are
-    planted (see `contracts.audit.inject`) and the result ingested into `work/injected`.
+    planted (see `output_contracts.audit.inject`) and the result ingested into `work/injected`.
 
     `registry` (tools.json) is copied into the ingested corpus, so mining sees substitutes and receipts
     offer recovery tools; when SRC is a trace folder with a `tools.json` at its top, that one is used.
@@ -141,7 +141,7 @@ def _open_source(
     registry: str | Path | None,
     progress: Progress,
 ) -> Source:
-    from contracts.traces.ingest import ingest
+    from output_contracts.traces.ingest import ingest
 
     p = Path(src)
     if not p.exists():
@@ -153,7 +153,7 @@ def _open_source(
         pass  # kept in `work/corpus` (audit-score reads it later); a corpus folder is used as it is
     if not inject_kinds:
         return Source(corpus, p.name or str(p))
-    from contracts.audit.inject import inject_records, records_from_corpus, write_flat
+    from output_contracts.audit.inject import inject_records, records_from_corpus, write_flat
 
     records, rep = inject_records(
         records_from_corpus(corpus),
@@ -184,7 +184,7 @@ class Replay:
     start: Mapping[str, Any]
     events: tuple[Mapping[str, Any], ...]
     #: the full checker's fired calls -> the earlier calls they refer to when all their violations are
-    #: cross-call (CONSISTENT), else () (`contracts.audit.scoring.InSampleIds`)
+    #: cross-call (CONSISTENT), else () (`output_contracts.audit.scoring.InSampleIds`)
     in_sample: Mapping[str, tuple[str, ...]] | None
 
 
@@ -369,8 +369,8 @@ def replay(
     `mine` would), with one flat checker pass that also gives the in-sample replay (`_verified_in_sample`)
     instead of a second full-checker pass.
     """
-    from contracts.checks.checker import check_corpus
-    from contracts.ledger import Ledger
+    from output_contracts.checks.checker import check_corpus
+    from output_contracts.ledger import Ledger
 
     if cs.k != k or cs.seed != seed:
         raise CheckError(
@@ -463,8 +463,8 @@ def _in_sample_refers(
     cids: pl.Series, found: pl.DataFrame, entries: Sequence[Any], corpus: Corpus
 ) -> dict[str, tuple[str, ...]]:
     """Fired call id -> the earlier calls its violations refer to when every one is CONSISTENT, else ()."""
-    from contracts.mining.data import call_ids
-    from contracts.rules.episodes import episode_witnesses
+    from output_contracts.mining.data import call_ids
+    from output_contracts.rules.episodes import episode_witnesses
 
     hits = found.filter(pl.col("cid").is_in(cids.implode()))
     witnessed = episode_witnesses(entries, corpus, hits)
@@ -484,16 +484,16 @@ def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str,
     """Mine's verification and the in-sample replay from one checker pass; the sorted call ids on which
     the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives).
 
-    The pass is `contracts.mining.verify`'s: every rule of every checker (`flat_rules`) over every checked
+    The pass is `output_contracts.mining.verify`'s: every rule of every checker (`flat_rules`) over every checked
     call. Its violations on the clean mining calls (recomputed from the corpus with the contract set's own
     `clean`, `tools`, k and seed, exactly as `mine` selects them) must not come from a checker that
     covers the call's fold (AssertionError, as in `mine`); its violations of the full checker's rules on
     any call are the in-sample fire events (a rule's violations do not depend on the other rules checked
     beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
     """
-    from contracts.checks.checker import find_violations
-    from contracts.mining.data import clean_calls
-    from contracts.mining.verify import flat_rules, misfires_from, raise_misfires
+    from output_contracts.checks.checker import find_violations
+    from output_contracts.mining.data import clean_calls
+    from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
     tools = cs.params.get("tools")
@@ -514,7 +514,7 @@ def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str,
 
 def load_replay(ledger_dir: str | Path) -> Replay:
     """Read a frozen audit ledger back (refusing one that does not verify or is not frozen)."""
-    from contracts.ledger import read_entries, verify
+    from output_contracts.ledger import read_entries, verify
 
     rep = verify(ledger_dir, require_frozen=True)
     if not rep.ok:
@@ -549,7 +549,7 @@ def load_replay(ledger_dir: str | Path) -> Replay:
 
 
 # ------------------------------------------------------------------------------------------------------
-# Phase 2: join labels and rewards, score (`contracts.audit.scoring`, section by section)
+# Phase 2: join labels and rewards, score (`output_contracts.audit.scoring`, section by section)
 
 
 def _verify_population(start: Mapping[str, Any], pop: pl.LazyFrame) -> None:
@@ -576,7 +576,7 @@ def score(
     """Phase 2: the audit report from frozen events, the population (`population`, a lazy scan of the
     checked calls) and the truth, with the verdict of each gate given (`max_fire_rate`,
     `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set). `prop`: the
-    trackable episodes of `contracts.audit.propagation.propagation_episodes` (None: not measured)."""
+    trackable episodes of `output_contracts.audit.propagation.propagation_episodes` (None: not measured)."""
     _verify_population(replay_.start, pop)
     anchor = LedgerAnchor(str(replay_.ledger), replay_.head, replay_.root, replay_.entries)
     report = assemble(
@@ -637,8 +637,8 @@ def audit_report(
         raise CheckError(f"k must be >= 1, got {k}", code="E_USAGE", field="k")
     reuse = False
     if contracts is None:
-        from contracts.mining import mine
-        from contracts.mining.data import PART_ROWS
+        from output_contracts.mining import mine
+        from output_contracts.mining.data import PART_ROWS
 
         params = replace(mine_params or MineParams(), k=k, seed=seed)
         # Mined on the corpus it replays: mine's verification pass is the in-sample replay's pass, so

@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.traces.corpus import Corpus
+from output_contracts.traces.corpus import Corpus
 
 MIN_CHARS = 4
 MIN_MAGNITUDE = 100

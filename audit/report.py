@@ -1,9 +1,9 @@
 """The audit report's renderings that need no terminal (Markdown, GitHub annotations), and the gates.
 
-The report is an `AuditReport` (`contracts.audit.model`), whose figures are held exactly as its JSON
+The report is an `AuditReport` (`output_contracts.audit.model`), whose figures are held exactly as its JSON
 (schema `audit-report`) shows them: the Markdown, the annotations and the gate verdicts all read those
 attributes, so a figure printed anywhere equals the JSON figure (a test parses the Markdown back and
-compares). The rich terminal table lives in `contracts.cli.audit_cmd`.
+compares). The rich terminal table lives in `output_contracts.cli.audit_cmd`.
 
 Gates compare the point estimate with the threshold (`fire_rate.value > max_fire_rate` fails) and
 print the interval beside it, so a reviewer sees how close the call was. A `--min-detection` gate with
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from contracts.audit.model import AuditReport, Estimate, Gate, Interval, Spurious, num, pct
+from output_contracts.audit.model import AuditReport, Estimate, Gate, Interval, Spurious, num, pct
 
 
 def num1(x: float | None) -> str:

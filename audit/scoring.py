@@ -1,7 +1,7 @@
 """Phase 2 of the audit, section by section: the frozen fire events joined with the population and the
 truth (`join`), every rate of the report bootstrapped at once (`bootstrap_rates`), then one function per
-section of the report (`contracts.audit.model`), put together by `assemble`.
-`contracts.audit.pipeline.score` calls `assemble` once it has checked that the population is the one the
+section of the report (`output_contracts.audit.model`), put together by `assemble`.
+`output_contracts.audit.pipeline.score` calls `assemble` once it has checked that the population is the one the
 ledger froze, and adds the gates.
 
 Memory: nothing here is per call in Python, and no frame is one row per call. The per-call work is one
@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
-import contracts.audit.stats as stats
-from contracts.audit.model import (
+import output_contracts.audit.stats as stats
+from output_contracts.audit.model import (
     AbstentionRow,
     AuditReport,
     ContractsFacts,
@@ -47,9 +47,9 @@ from contracts.audit.model import (
     round_figure,
     scaled,
 )
-from contracts.audit.propagation import EPISODE_SCHEMA as PROP_EPISODES
-from contracts.audit.truth import EPISODE_SCHEMA as TRUTH_EPISODES
-from contracts.audit.truth import Truth
+from output_contracts.audit.propagation import EPISODE_SCHEMA as PROP_EPISODES
+from output_contracts.audit.truth import EPISODE_SCHEMA as TRUTH_EPISODES
+from output_contracts.audit.truth import Truth
 
 MAX_SPURIOUS_LISTED = 200
 LEVEL = 0.95
@@ -720,7 +720,7 @@ def assemble(
 ) -> AuditReport:
     """The report (gates not yet evaluated) from the ledger's `audit.start` body, its fire events and
     in-sample ids, the population scan and the truth; `prop`: the trackable episodes
-    (`contracts.audit.propagation.propagation_episodes`), None when not measured."""
+    (`output_contracts.audit.propagation.propagation_episodes`), None when not measured."""
     j = join(events, pop, truth, in_sample_ids)
     rates = bootstrap_rates(j, bootstrap=bootstrap, seed=seed, prop=prop)
     facts = population_facts(j, start)

@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import sha256_hex
+from output_contracts.jsonutil import sha256_hex
 
 Z95 = 1.959963984540054
 _M64 = 2**64

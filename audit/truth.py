@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.errors import TraceError
-from contracts.traces.corpus import Corpus
+from output_contracts.errors import TraceError
+from output_contracts.traces.corpus import Corpus
 
 
 @dataclass(frozen=True)

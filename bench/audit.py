@@ -37,8 +37,8 @@ import generate  # noqa: E402
 
 CHILD_MINE = """
 import resource, sys, time
-from contracts.mining import mine
-from contracts.traces.corpus import Corpus
+from output_contracts.mining import mine
+from output_contracts.traces.corpus import Corpus
 t = time.perf_counter()
 cs = mine(Corpus.open(sys.argv[1]), folds=5, seed=13)
 secs = time.perf_counter() - t
@@ -47,9 +47,9 @@ print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(cs.all_rules
 
 CHILD_AUDIT = """
 import resource, sys, time
-from contracts.audit import pipeline as A
-from contracts.mining import mine
-from contracts.traces.corpus import Corpus
+from output_contracts.audit import pipeline as A
+from output_contracts.mining import mine
+from output_contracts.traces.corpus import Corpus
 corpus = Corpus.open(sys.argv[1])
 in_sample = sys.argv[3] == "1"
 t0 = time.perf_counter()

@@ -39,8 +39,8 @@ import generate  # noqa: E402
 
 CHILD_PREPARE = """
 import sys
-from contracts.traces.corpus import Corpus
-from contracts.mining import mine
+from output_contracts.traces.corpus import Corpus
+from output_contracts.mining import mine
 mine(Corpus.open(sys.argv[1]), folds=1, seed=int(sys.argv[3])).save(sys.argv[2])
 print(0, 0)
 """
@@ -48,7 +48,7 @@ print(0, 0)
 CHILD_SCAN = """
 import sys, time
 import polars as pl
-from contracts.traces.corpus import Corpus
+from output_contracts.traces.corpus import Corpus
 c = Corpus.open(sys.argv[1])
 def scan():
     leaves = c.scan_leaves().select("cid", "tool", "side", "path", "pattern", "kind", "num", "str").collect()
@@ -62,9 +62,9 @@ print(time.perf_counter() - t, n)
 
 CHILD_CORPUS = """
 import sys, time
-from contracts.traces.corpus import Corpus
-from contracts.checks.checker import check_corpus, load_contracts, receipts_from_frame
-from contracts.checks.receipts import encode_line
+from output_contracts.traces.corpus import Corpus
+from output_contracts.checks.checker import check_corpus, load_contracts, receipts_from_frame
+from output_contracts.checks.receipts import encode_line
 c = Corpus.open(sys.argv[1]); cs = load_contracts(sys.argv[2])
 n = c.scan_calls().select("cid").collect().height
 t = time.perf_counter()
@@ -78,7 +78,7 @@ CHILD_STREAM = """
 import atexit, resource, sys
 atexit.register(lambda: sys.stderr.write(f"__RSS_KIB__ {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n"))
 sys.argv = ["contracts", *sys.argv[1:]]
-from contracts.cli.app import main
+from output_contracts.cli.app import main
 main()
 """
 

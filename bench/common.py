@@ -49,7 +49,7 @@ atexit.register(_bench_write)
 #: Runs the CLI in-process with the given argv, timing only `main()` (imports excluded).
 CLI_CHILD = """
 sys.argv = ["contracts", *sys.argv[1:]]
-from contracts.cli.app import main
+from output_contracts.cli.app import main
 t = time.perf_counter(); c0 = time.process_time()
 try:
     main()

@@ -29,8 +29,8 @@ from typing import Any
 
 import orjson
 
-from contracts.audit.pipeline import audit, open_source
-from contracts.traces.ingest import ingest
+from output_contracts.audit.pipeline import audit, open_source
+from output_contracts.traces.ingest import ingest
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"

@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
 import generate  # noqa: E402
 
-from contracts.traces.ingest import DEFAULT_CHUNK_ROWS  # noqa: E402
+from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS  # noqa: E402
 
 CHILD_OURS = """
 import sys, time
-from contracts.traces.ingest import ingest
+from output_contracts.traces.ingest import ingest
 t = time.perf_counter()
 r = ingest([sys.argv[1]], sys.argv[2], chunk_rows=int(sys.argv[3]))
 print(time.perf_counter() - t, r.calls, r.leaves)

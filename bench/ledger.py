@@ -37,9 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's package, not whatever was installed last
 
-from contracts.ledger import Ledger, verify  # noqa: E402
-from contracts.ledger.proof import check_proof, prove  # noqa: E402
-from contracts.ledger.scan import scan_entries  # noqa: E402
+from output_contracts.ledger import Ledger, verify  # noqa: E402
+from output_contracts.ledger.proof import check_proof, prove  # noqa: E402
+from output_contracts.ledger.scan import scan_entries  # noqa: E402
 
 TOOLS = ["lookup_inventory", "query_warehouse", "get_stock_by_sku", "create_order", "refund"]
 CODES = ["NONNEG", "REQUIRED", "TYPE", "DOMAIN", "RELATION"]

@@ -68,8 +68,8 @@ _report(wall=time.perf_counter() - w, cpu=time.process_time() - c, rows=df.heigh
 def measure_mine(folder: Path, folds: int, verify: bool) -> dict[str, float]:
     return _child(
         f"""
-from contracts.mining import mine
-from contracts.traces.corpus import Corpus
+from output_contracts.mining import mine
+from output_contracts.traces.corpus import Corpus
 c = Corpus.open({str(folder)!r})
 pl.scan_parquet(c.path / "leaves.parquet").collect()  # same warm cache as the scan
 w, t = time.perf_counter(), time.process_time()

@@ -127,7 +127,7 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def run(calls: int, contracts: Path, warmup: int = 200) -> dict[str, Any]:
-    from contracts.checks.api import Checker
+    from output_contracts.checks.api import Checker
 
     recs = recorded_calls(calls + warmup)
     with tempfile.TemporaryDirectory(prefix="proxy-bench-") as tmp:
@@ -141,7 +141,7 @@ def run(calls: int, contracts: Path, warmup: int = 200) -> dict[str, Any]:
             [
                 sys.executable,
                 "-m",
-                "contracts.cli.app",
+                "output_contracts.cli.app",
                 "proxy",
                 "--contracts",
                 str(contracts),

@@ -34,7 +34,7 @@ the input's sha256 and size, the same call count; the folder is only read) inste
 ingest stage is then not run nor measured, and every stage row of that run says so in its notes
 (`corpus_reused`).
 
-Outputs: `results.json` (JSON Schema `contracts/schemas/bench-results.schema.json`; sorted keys; one
+Outputs: `results.json` (JSON Schema `output_contracts/schemas/bench-results.schema.json`; sorted keys; one
 entry per corpus size under `runs`, so the 1M and 10M figures live side by side) and `results.md` (the
 table of that size's entry, then peak RSS by size). A run replaces the stages it measured in the entry
 of its own size; stages it did not measure (the ingest of a `--corpus` run, stages left out of
@@ -60,14 +60,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 import generate
 
-from contracts.jsonutil import atomic_write_bytes, write_json
+from output_contracts.jsonutil import atomic_write_bytes, write_json
 
 ROOT = common.ROOT
 DATA = common.DATA
 RESULTS_VERSION = 1
 
 #: Columns each stage reads (the baseline scans exactly these). Kept in step with
-#: `contracts.mining.data.load`/`clean_calls` and `contracts.checks.checker.check_corpus`.
+#: `output_contracts.mining.data.load`/`clean_calls` and `output_contracts.checks.checker.check_corpus`.
 MINE_COLUMNS = {
     "leaves": ["cid", "task_id", "tool", "side", "pattern", "kind", "num", "str", "len"],
     "calls": ["cid", "call_id", "trace_id", "task_id", "tool", "status", "fault"],
@@ -80,7 +80,7 @@ CHECK_COLUMNS = {
 
 SCAN_CHILD = """
 import polars as pl
-from contracts.traces.corpus import Corpus
+from output_contracts.traces.corpus import Corpus
 cols = json.loads(sys.argv[2])
 c = Corpus.open(sys.argv[1])
 scans = {"leaves": c.scan_leaves, "calls": c.scan_calls, "episodes": c.scan_episodes}
@@ -111,7 +111,7 @@ RESULT["rules"] = peer_genson.rule_counts(schemas)
 """
 
 LEDGER_CHILD = """
-from contracts.ledger import Ledger
+from output_contracts.ledger import Ledger
 n, batch, where = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 TOOLS = ["lookup_inventory", "query_warehouse", "get_stock_by_sku", "get_order", "create_invoice"]
 CODES = ["NONNEG", "REQUIRED", "TYPE", "DOMAIN", "RELATION"]

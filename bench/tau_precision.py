@@ -34,12 +34,12 @@ from typing import Any
 
 import orjson
 
-from contracts.audit.pipeline import audit, open_source
-from contracts.mining.params import MineParams
-from contracts.rules.model import ContractSet, split_side
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
-from contracts.traces.leaves import WILD_TOKENS, unescape_token
+from output_contracts.audit.pipeline import audit, open_source
+from output_contracts.mining.params import MineParams
+from output_contracts.rules.model import ContractSet, split_side
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
+from output_contracts.traces.leaves import WILD_TOKENS, unescape_token
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"

@@ -1,6 +1,6 @@
 """The stable public API for checking tool calls inside an agent loop (re-exported at the package root).
 
-    from contracts import Checker
+    from output_contracts import Checker
     checker = Checker.load("contracts.json", registry="tools.json")
     receipt = checker.check("lookup_inventory", {"sku": "SKU-1042"}, result)   # a Receipt, or None
     reply = checker.wrap("lookup_inventory", {"sku": "SKU-1042"}, result)      # DESIGN §4's shape
@@ -28,17 +28,17 @@ from typing import Any, TypeVar, overload
 
 import orjson
 
-from contracts.checks.checker import load_contracts
-from contracts.checks.receipts import ENCODERS, Receipt, recovery_tools
-from contracts.checks.wrapper import checked, deliver_receipt
-from contracts.errors import CheckError
-from contracts.rules.consistent import EpisodeMemory
-from contracts.rules.evaluate import call_violations, episode_memory
-from contracts.rules.model import ContractSet
-from contracts.traces.registry import Registry, load_registry
+from output_contracts.checks.checker import load_contracts
+from output_contracts.checks.receipts import ENCODERS, Receipt, recovery_tools
+from output_contracts.checks.wrapper import checked, deliver_receipt
+from output_contracts.errors import CheckError
+from output_contracts.rules.consistent import EpisodeMemory
+from output_contracts.rules.evaluate import call_violations, episode_memory
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.registry import Registry, load_registry
 
 F = TypeVar("F", bound=Callable[..., Any])
-#: What a wrapped tool does with a receipt: `"text"`, `"field"`, or a callback (see `contracts.checks.wrapper`).
+#: What a wrapped tool does with a receipt: `"text"`, `"field"`, or a callback (see `output_contracts.checks.wrapper`).
 Deliver = str | Callable[[Receipt], object]
 
 
@@ -112,7 +112,7 @@ class Checker(_WrapsTools):
         fold: int | None = None,
         encoder: str = "v2",
     ) -> Checker:
-        """A checker over a contract set already in memory (for instance one `contracts.mining` returned)."""
+        """A checker over a contract set already in memory (for instance one `output_contracts.mining` returned)."""
         reg = load_registry(registry) if isinstance(registry, str | Path) else registry
         return cls(contracts, fold=fold, encoder=encoder, registry=reg)
 

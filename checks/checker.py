@@ -1,7 +1,7 @@
 """The checker: check tool calls against a contract set, and turn what breaks into receipts.
 
-The evaluation itself is the engine of `contracts.rules.evaluate`, a driver over one module per property
-code (`contracts.rules`); this module is what a user of the checker calls:
+The evaluation itself is the engine of `output_contracts.rules.evaluate`, a driver over one module per property
+code (`output_contracts.rules`); this module is what a user of the checker calls:
 
 * `check_call` — one call in plain Python, for use inside an agent loop: a `Receipt`, or None.
 * `check_corpus` — every call of a Parquet corpus, vectorised: one row per violation with its witness
@@ -25,14 +25,14 @@ from typing import Any, Literal
 import orjson
 import polars as pl
 
-from contracts.checks.receipts import Receipt, recovery_plan
-from contracts.errors import CheckError, ContractsError
-from contracts.jsonutil import canonical_str, sha256_hex
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.rules.base import Violation
-from contracts.rules.consistent import EpisodeMemory
-from contracts.rules.episodes import episode_witnesses
-from contracts.rules.evaluate import (
+from output_contracts.checks.receipts import Receipt, recovery_plan
+from output_contracts.errors import CheckError, ContractsError
+from output_contracts.jsonutil import canonical_str, sha256_hex
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.rules.base import Violation
+from output_contracts.rules.consistent import EpisodeMemory
+from output_contracts.rules.episodes import episode_witnesses
+from output_contracts.rules.evaluate import (
     BATCH_CALLS,
     Fold,
     call_violations,
@@ -42,9 +42,9 @@ from contracts.rules.evaluate import (
     find_violations,
     witness,
 )
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
-from contracts.traces.model import ToolCall, make_call_id
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.model import ToolCall, make_call_id
 
 #: Columns and types of the frame `check_corpus` returns (one row per violation).
 VIOLATION_SCHEMA: dict[str, pl.DataType] = {
@@ -371,7 +371,7 @@ class _LineParser:
     """Parse one line of any supported trace format into calls and visible tool sets.
 
     The format is fixed by `format`, or detected from the first line that some adapter claims; the
-    ingest adapters (`contracts.traces.formats`) do the mapping, so `check -` reads what `ingest` reads.
+    ingest adapters (`output_contracts.traces.formats`) do the mapping, so `check -` reads what `ingest` reads.
     """
 
     def __init__(self, source: str, format: str) -> None:
@@ -381,7 +381,7 @@ class _LineParser:
         self.adapter: Any = None
         self.dropped: list[str] = []  # calls the adapter left out of a kept episode (since last read)
         try:
-            self.detect: Any = importlib.import_module("contracts.traces.formats.detect")
+            self.detect: Any = importlib.import_module("output_contracts.traces.formats.detect")
         except ImportError:  # pragma: no cover - adapters are part of the package
             self.detect = None
         if format != "auto" and self.detect is not None:
@@ -390,7 +390,7 @@ class _LineParser:
     def parse(self, rec: Any, line: int) -> tuple[list[ToolCall], dict[str, tuple[str, ...] | None]]:
         if self.detect is None:
             return _flat_parse(rec, self.source, line)
-        from contracts.traces.formats.base import RecordContext
+        from output_contracts.traces.formats.base import RecordContext
 
         if self.adapter is None:
             name, score = self.detect.best_match(rec)

@@ -1,6 +1,6 @@
 """What `contracts check` says besides receipts: the stable codes (`CODE_INFO`, which `contracts codes`
 lists and SARIF names its rules from) and the run's `Summary`. The output formats are one module each
-in `contracts.checks.formats`."""
+in `output_contracts.checks.formats`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts.rules.codes import TABLE
+from output_contracts.rules.codes import TABLE
 
 DOCS_PAGE = "docs/codes.md"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -48,9 +48,9 @@ from typing import IO, Any
 
 import orjson
 
-from contracts.checks.api import Checker, Session
-from contracts.errors import CheckError, UsageError
-from contracts.traces.registry import schema_types
+from output_contracts.checks.api import Checker, Session
+from output_contracts.errors import CheckError, UsageError
+from output_contracts.traces.registry import schema_types
 
 RECEIPT_PLACES = ("text", "meta")
 META_KEY = "contracts/outcome_contract"

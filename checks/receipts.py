@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from contracts.errors import CheckError
-from contracts.jsonutil import canonical_json
-from contracts.rules.base import Violation
-from contracts.rules.model import ContractSet
+from output_contracts.errors import CheckError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.rules.base import Violation
+from output_contracts.rules.model import ContractSet
 
 
 class EncoderName(StrEnum):

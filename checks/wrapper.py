@@ -20,7 +20,7 @@ the call's arguments by parameter name (`**kwargs` flattened), as a model sends 
 Never raising because of contracts: a violation is data (the receipt), never an exception. An exception
 raised by the tool itself propagates unchanged (and is recorded in a `Session` as a failed call). An
 exception inside the checker (a bug, or a result it cannot read) must not break the tool call either: it
-is logged as a warning on the `contracts.checks.wrapper` logger, with its traceback, and the result
+is logged as a warning on the `output_contracts.checks.wrapper` logger, with its traceback, and the result
 passes through unchecked (as when it holds).
 """
 
@@ -34,11 +34,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from contracts.checks.receipts import Receipt
-from contracts.errors import CheckError
+from output_contracts.checks.receipts import Receipt
+from output_contracts.errors import CheckError
 
 if TYPE_CHECKING:
-    from contracts.checks.api import Checker, Deliver, Session
+    from output_contracts.checks.api import Checker, Deliver, Session
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])

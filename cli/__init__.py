@@ -1,1 +1,1 @@
-"""contracts.cli: the Typer app. Parses, calls the library, renders with rich. No logic lives here."""
+"""output_contracts.cli: the Typer app. Parses, calls the library, renders with rich. No logic lives here."""

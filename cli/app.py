@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from contracts import __version__
-from contracts.cli import (
+from output_contracts import __version__
+from output_contracts.cli import (
     audit_cmd,
     check_cmd,
     compare_cmd,
@@ -21,7 +21,7 @@ from contracts.cli import (
     repair_cmd,
     report_cmd,
 )
-from contracts.cli.common import ContractsGroup, State, reset_state
+from output_contracts.cli.common import ContractsGroup, State, reset_state
 
 app = typer.Typer(
     cls=ContractsGroup,

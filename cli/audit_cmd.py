@@ -1,7 +1,7 @@
 """`contracts audit`, `contracts audit-score` and `contracts inject` (docs/audit.md, docs/faults.md).
 
-Thin layer: resolve options against the project config, call `contracts.audit.pipeline` /
-`contracts.audit.inject`, render the report (rich tables on stdout for `text`; workflow commands for
+Thin layer: resolve options against the project config, call `output_contracts.audit.pipeline` /
+`output_contracts.audit.inject`, render the report (rich tables on stdout for `text`; workflow commands for
 `github`), write `--json` / `--markdown`, and exit 1 when a gate fails.
 """
 
@@ -17,14 +17,14 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from contracts import __version__
-from contracts.audit.artifacts import Kind, artifact_of
-from contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
-from contracts.audit.html import render_html
-from contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
-from contracts.audit.model import AuditReport, Interval, num, pct
-from contracts.audit.pipeline import audit_report, audit_score_report, open_source
-from contracts.audit.report import (
+from output_contracts import __version__
+from output_contracts.audit.artifacts import Kind, artifact_of
+from output_contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
+from output_contracts.audit.html import render_html
+from output_contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
+from output_contracts.audit.model import AuditReport, Interval, num, pct
+from output_contracts.audit.pipeline import audit_report, audit_score_report, open_source
+from output_contracts.audit.report import (
     counts_text,
     coverage_sentence,
     cross_fit_sentence,
@@ -36,16 +36,16 @@ from contracts.audit.report import (
     rate_text,
     to_markdown,
 )
-from contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
-from contracts.checks.receipts import EncoderName
-from contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
-from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
-from contracts.config import MAX_BOOTSTRAP
-from contracts.errors import UsageError
-from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.mining.params import MineParams, RuleSource
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
+from output_contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
+from output_contracts.checks.receipts import EncoderName
+from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
+from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from output_contracts.config import MAX_BOOTSTRAP
+from output_contracts.errors import UsageError
+from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.mining.params import MineParams, RuleSource
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
 
 
 class AuditOutput(StrEnum):

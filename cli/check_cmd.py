@@ -1,6 +1,6 @@
 """`contracts check` (receipts for trace dumps, for CI) and `contracts codes` (the property codes).
 
-Thin layer: parse options, call `contracts.checks.checker`, render with `contracts.checks.outputs`.
+Thin layer: parse options, call `output_contracts.checks.checker`, render with `output_contracts.checks.outputs`.
 Exit 0 when no violation, 1 when any, 2 on usage or input errors (rendered by the root group).
 """
 
@@ -16,8 +16,8 @@ from typing import Annotated, Any, BinaryIO
 import typer
 from rich.table import Table
 
-from contracts import __version__
-from contracts.checks.checker import (
+from output_contracts import __version__
+from output_contracts.checks.checker import (
     Fold,
     check_corpus,
     check_lines,
@@ -25,17 +25,23 @@ from contracts.checks.checker import (
     load_contracts,
     receipts_from_frame,
 )
-from contracts.checks.formats import FORMATS, github
-from contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
-from contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
-from contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS, EncoderName, encode
-from contracts.cli.ci_options import BaseOpt, MaxAnnotationsOpt, MaxResultsOpt, render_options, step_summary
-from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
-from contracts.errors import TraceError, UsageError
-from contracts.jsonutil import atomic_write_bytes, canonical_json
-from contracts.rules.model import CODES, ContractSet
-from contracts.traces.corpus import Corpus
-from contracts.traces.sources import is_corpus, open_corpus
+from output_contracts.checks.formats import FORMATS, github
+from output_contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
+from output_contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
+from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS, EncoderName, encode
+from output_contracts.cli.ci_options import (
+    BaseOpt,
+    MaxAnnotationsOpt,
+    MaxResultsOpt,
+    render_options,
+    step_summary,
+)
+from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
+from output_contracts.errors import TraceError, UsageError
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json
+from output_contracts.rules.model import CODES, ContractSet
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.sources import is_corpus, open_corpus
 
 
 class CheckOutput(StrEnum):

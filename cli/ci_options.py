@@ -10,11 +10,11 @@ from typing import Annotated
 
 import typer
 
-from contracts.checks.formats import github
-from contracts.checks.formats.base import RenderOptions, rule_levels
-from contracts.checks.formats.locations import Locator
-from contracts.errors import UsageError
-from contracts.rules.model import ContractSet
+from output_contracts.checks.formats import github
+from output_contracts.checks.formats.base import RenderOptions, rule_levels
+from output_contracts.checks.formats.locations import Locator
+from output_contracts.errors import UsageError
+from output_contracts.rules.model import ContractSet
 
 BaseOpt = Annotated[
     Path | None,

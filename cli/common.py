@@ -1,6 +1,6 @@
 """Shared CLI pieces: consoles, error rendering, exit codes, shared options, config access.
 
-Only `contracts.cli` imports typer and rich. stdout carries data; stderr carries text for people.
+Only `output_contracts.cli` imports typer and rich. stdout carries data; stderr carries text for people.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from contracts.config import Config, load_config
-from contracts.errors import IO_ERRORS, ContractsError, io_failure, os_error_of
+from output_contracts.config import Config, load_config
+from output_contracts.errors import IO_ERRORS, ContractsError, io_failure, os_error_of
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -87,7 +87,7 @@ class ContractsGroup(TyperGroup):
 
     def _explain_decode_error(self, e: BaseException) -> None:
         """Render the damaged corpus file behind a decode error, when one is found (else return)."""
-        from contracts.traces.corpus import explain_decode_error
+        from output_contracts.traces.corpus import explain_decode_error
 
         found = explain_decode_error(e)
         if found is not None:
@@ -145,7 +145,7 @@ SeedOption = Annotated[int | None, typer.Option("--seed", help="Random seed (def
 
 
 class RichBar:
-    """`contracts.progress.Progress` rendered as a transient rich bar on stderr.
+    """`output_contracts.progress.Progress` rendered as a transient rich bar on stderr.
 
     `unit="bytes"` shows bytes read (ingest, ledger verify); `unit="items"` shows n/total (calls, cases).
     """
@@ -185,7 +185,7 @@ class RichBar:
 
 def progress_bar(quiet: bool, unit: str = "items") -> Any:
     """A bar on an interactive stderr; the silent `NULL_PROGRESS` for pipes, files, CI logs or --quiet."""
-    from contracts.progress import NULL_PROGRESS
+    from output_contracts.progress import NULL_PROGRESS
 
     return RichBar(unit) if err.is_terminal and not quiet else NULL_PROGRESS
 

@@ -1,7 +1,7 @@
 """`contracts compare BASELINE MONITOR` (docs/compare.md): two runs of an agent on the same tasks.
 
 Thin layer: open each arm (a corpus folder, or trace files ingested into a temporary corpus), call
-`contracts.audit.compare.compare`, render the report (a rich table on stdout, or `--json`), write
+`output_contracts.audit.compare.compare`, render the report (a rich table on stdout, or `--json`), write
 `--markdown`, and exit 1 when a gate fails.
 """
 
@@ -15,8 +15,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from contracts.audit.compare import DEFAULT_STRATA, CompareReport, Difference, PairBy, compare
-from contracts.audit.compare_render import (
+from output_contracts.audit.compare import DEFAULT_STRATA, CompareReport, Difference, PairBy, compare
+from output_contracts.audit.compare_render import (
     arm_sentence,
     cost_sentence,
     p_text,
@@ -26,13 +26,13 @@ from contracts.audit.compare_render import (
     to_markdown,
     wl_text,
 )
-from contracts.audit.model import pct
-from contracts.checks.checker import load_contracts
-from contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
-from contracts.config import MAX_BOOTSTRAP
-from contracts.errors import UsageError
-from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.traces.sources import open_corpus
+from output_contracts.audit.model import pct
+from output_contracts.checks.checker import load_contracts
+from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from output_contracts.config import MAX_BOOTSTRAP
+from output_contracts.errors import UsageError
+from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.traces.sources import open_corpus
 
 _DEFAULT_CUTS = ",".join(f"{c:g}" for c in DEFAULT_STRATA)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from contracts.cli.common import JsonFlag, config, out
-from contracts.jsonutil import pretty_json
+from output_contracts.cli.common import JsonFlag, config, out
+from output_contracts.jsonutil import pretty_json
 
 
 def config_command(json_out: JsonFlag = False) -> None:

@@ -1,7 +1,7 @@
 """CLI of the ingest work item: `contracts ingest` and `contracts corpus info`.
 
-Thin: parse options, resolve defaults from the project config, call `contracts.traces.ingest.ingest` /
-`contracts.traces.corpus.corpus_info`, render. Data (`--json`) goes to stdout; the progress bar and
+Thin: parse options, resolve defaults from the project config, call `output_contracts.traces.ingest.ingest` /
+`output_contracts.traces.corpus.corpus_info`, render. Data (`--json`) goes to stdout; the progress bar and
 summary tables go to stderr, so `contracts ingest ... --json | jq` composes.
 """
 
@@ -17,11 +17,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from contracts.cli.common import JsonFlag, QuietFlag, config, err, findings_exit, out, progress_bar, wide
-from contracts.errors import ConfigError
-from contracts.traces.corpus import corpus_info, verify_corpus
-from contracts.traces.formats.detect import FormatName as Format
-from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
+from output_contracts.cli.common import (
+    JsonFlag,
+    QuietFlag,
+    config,
+    err,
+    findings_exit,
+    out,
+    progress_bar,
+    wide,
+)
+from output_contracts.errors import ConfigError
+from output_contracts.traces.corpus import corpus_info, verify_corpus
+from output_contracts.traces.formats.detect import FormatName as Format
+from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
 
 corpus_app = typer.Typer(
     name="corpus",

@@ -1,4 +1,4 @@
-"""`contracts ledger …`: verify, inspect, anchor and prove ledgers (library: contracts.ledger).
+"""`contracts ledger …`: verify, inspect, anchor and prove ledgers (library: output_contracts.ledger).
 
 Exit codes: 0 all holds; 1 a finding (the ledger or proof does not verify, naming the first failure);
 2 the command cannot run (no such folder, not a ledger, malformed proof file).
@@ -13,14 +13,14 @@ from typing import Annotated
 
 import typer
 
-from contracts.cli.common import JsonFlag, QuietFlag, err, fail, findings_exit, out, progress_bar
-from contracts.errors import LedgerError
-from contracts.jsonutil import canonical_str, loads, pretty_json
-from contracts.ledger import Ledger, read_entries, verify
-from contracts.ledger.proof import check_proof, prove
-from contracts.ledger.scan import scan_entries
-from contracts.ledger.verify import head_info
-from contracts.progress import Progress as ProgressProtocol
+from output_contracts.cli.common import JsonFlag, QuietFlag, err, fail, findings_exit, out, progress_bar
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import canonical_str, loads, pretty_json
+from output_contracts.ledger import Ledger, read_entries, verify
+from output_contracts.ledger.proof import check_proof, prove
+from output_contracts.ledger.scan import scan_entries
+from output_contracts.ledger.verify import head_info
+from output_contracts.progress import Progress as ProgressProtocol
 
 ledger_app = typer.Typer(
     name="ledger",

@@ -1,11 +1,11 @@
 """`contracts mine`, `contracts rules` and `contracts diff`: mine a contract set, show it, compare two.
 
-Thin layer over `contracts.mining` (mine, explain, diff). Defaults come from the project config
+Thin layer over `output_contracts.mining` (mine, explain, diff). Defaults come from the project config
 (`paths.corpus`, `paths.contracts`, `paths.registry`, `mine.*`). The contract set goes to the `-o` file
 (or stdout with `-o -`); `--json` prints machine-readable data on stdout; summaries and tables for people
 go to stderr for `mine`, and to stdout for `rules` and `diff`, whose table *is* their output.
 `mine --engine dask` runs the same mining on Dask workers, one task per tool, and writes the same bytes
-(`contracts.mining.distributed`, docs/distributed.md); Dask is imported only then.
+(`output_contracts.mining.distributed`, docs/distributed.md); Dask is imported only then.
 Exit codes: 0 ok, 1 findings (`diff --fail-on-removed` with removed rules), 2 usage or input errors.
 """
 
@@ -22,19 +22,19 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from contracts.audit.heldout import THIN_TASKS, fold_report
-from contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
-from contracts.errors import UsageError
-from contracts.jsonutil import pretty_json
-from contracts.mining.coverage import uncovered
-from contracts.mining.diff import SetDiff, diff_sets
-from contracts.mining.miner import mine
-from contracts.mining.params import Clean, MineParams, RuleSource
-from contracts.rules.codes import TABLE, describe, describe_params
-from contracts.rules.model import CODES, ContractSet, Rule
-from contracts.traces.corpus import Corpus
-from contracts.traces.registry import load_registry
-from contracts.traces.sources import is_corpus, open_corpus
+from output_contracts.audit.heldout import THIN_TASKS, fold_report
+from output_contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
+from output_contracts.errors import UsageError
+from output_contracts.jsonutil import pretty_json
+from output_contracts.mining.coverage import uncovered
+from output_contracts.mining.diff import SetDiff, diff_sets
+from output_contracts.mining.miner import mine
+from output_contracts.mining.params import Clean, MineParams, RuleSource
+from output_contracts.rules.codes import TABLE, describe, describe_params
+from output_contracts.rules.model import CODES, ContractSet, Rule
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.registry import load_registry
+from output_contracts.traces.sources import is_corpus, open_corpus
 
 
 class Engine(StrEnum):
@@ -163,7 +163,7 @@ def mine_command(
         Engine,
         typer.Option(
             "--engine",
-            help="local, or dask: one task per tool on Dask workers (needs contracts[dask]); the "
+            help="local, or dask: one task per tool on Dask workers (needs output-contracts[dask]); the "
             "contract set is byte-identical.",
         ),
     ] = Engine.local,
@@ -233,7 +233,7 @@ def mine_command(
             raise UsageError("--part-rows applies to --engine local", field="--part-rows")
         kwargs["part_rows"] = rows
     if engine is Engine.dask:
-        from contracts.mining.distributed import mine_dask
+        from output_contracts.mining.distributed import mine_dask
 
         run = partial(mine_dask, scheduler=scheduler, workers=workers)
     if scheduler is not None and not (len(srcs) == 1 and is_corpus(srcs[0])):

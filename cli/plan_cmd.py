@@ -1,7 +1,7 @@
 """CLI of the registry and plan work item: `plan-check`, `registry infer|check`, `tools export`.
 
-Thin layer: parse options, call `contracts.registry.plan`, `contracts.registry.infer`, `contracts.registry.check` and
-`contracts.registry.export`, render. Data goes to stdout (or `-o FILE`, written atomically); the
+Thin layer: parse options, call `output_contracts.registry.plan`, `output_contracts.registry.infer`, `output_contracts.registry.check` and
+`output_contracts.registry.export`, render. Data goes to stdout (or `-o FILE`, written atomically); the
 summary for people goes to stderr. Exit 0 clean, 1 findings, 2 usage or input errors.
 """
 
@@ -14,32 +14,32 @@ from typing import Annotated, Any
 
 import typer
 
-from contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
-from contracts.cli.ci_options import (
+from output_contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
+from output_contracts.cli.ci_options import (
     BaseOpt,
     MaxAnnotationsOpt,
     MaxResultsOpt,
     append_step_summary,
     render_options,
 )
-from contracts.cli.common import QuietFlag, config, err, findings_exit
-from contracts.errors import UsageError
-from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.registry.check import RegistryCheck, check_registry
-from contracts.registry.export import Target, export_tools
-from contracts.registry.infer import infer_registry
-from contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
-from contracts.registry.plan_check import check_plan
-from contracts.registry.plan_report import (
+from output_contracts.cli.common import QuietFlag, config, err, findings_exit
+from output_contracts.errors import UsageError
+from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.registry.check import RegistryCheck, check_registry
+from output_contracts.registry.export import Target, export_tools
+from output_contracts.registry.infer import infer_registry
+from output_contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
+from output_contracts.registry.plan_check import check_plan
+from output_contracts.registry.plan_report import (
     reports_github,
     reports_json,
     reports_sarif,
     reports_step_summary,
     reports_text,
 )
-from contracts.registry.substitutes import infer_substitutes, with_substitutes
-from contracts.traces.corpus import Corpus
-from contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
+from output_contracts.registry.substitutes import infer_substitutes, with_substitutes
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
 
 
 class PlanFormat(StrEnum):
@@ -179,14 +179,14 @@ def registry_infer(
     nested as deep as the rule paths go; every field seen in clean results is declared. With
     --substitutes, each tool also gets `substitutes_inferred` (docs/registry.md).
     """
-    from contracts.rules.model import ContractSet
+    from output_contracts.rules.model import ContractSet
 
     cpath = config().require_path("paths.corpus", corpus, "corpus folder")
     c = Corpus.open(cpath)
     if contracts_file is not None:
         cs = ContractSet.load(contracts_file)
     else:
-        from contracts.mining import mine
+        from output_contracts.mining import mine
 
         cfg = config()
         supports = cfg.get("mine.min_support")

@@ -1,6 +1,6 @@
 """`contracts proxy`: an MCP stdio proxy that appends receipts to tool results (docs/proxy.md).
 
-Thin layer: parse options, load the checker, hand stdin/stdout to `contracts.checks.proxy`. stdout is
+Thin layer: parse options, load the checker, hand stdin/stdout to `output_contracts.checks.proxy`. stdout is
 the MCP channel and carries nothing else; warnings and the closing summary go to stderr, beside the
 server's own stderr. Exit 0 when the client closed the connection and the server exited cleanly; 2 when
 the server cannot start or dies while the client is connected (one `error[E_SERVER]` line).
@@ -14,11 +14,11 @@ from typing import Annotated
 
 import typer
 
-from contracts.checks.api import Checker
-from contracts.checks.proxy import RECEIPT_PLACES, Proxy, ProxyOptions, parse_places
-from contracts.checks.receipts import EncoderName
-from contracts.cli.common import QuietFlag, config, err
-from contracts.errors import UsageError
+from output_contracts.checks.api import Checker
+from output_contracts.checks.proxy import RECEIPT_PLACES, Proxy, ProxyOptions, parse_places
+from output_contracts.checks.receipts import EncoderName
+from output_contracts.cli.common import QuietFlag, config, err
+from output_contracts.errors import UsageError
 
 
 def proxy(

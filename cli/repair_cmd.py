@@ -1,4 +1,4 @@
-"""`contracts repair-cases | repair-replay | repair-score | split-audit` (library: contracts.repair).
+"""`contracts repair-cases | repair-replay | repair-score | split-audit` (library: output_contracts.repair).
 
 Exit codes: 0 done; 1 a finding (`repair-score` on a ledger that does not verify or is not frozen,
 `split-audit` with any overlap); 2 the command cannot run (bad input, missing option).
@@ -12,17 +12,26 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-import contracts.repair.audit as audit
-import contracts.repair.cases as cases
-import contracts.repair.loop as loop
-import contracts.repair.policies as policies
-import contracts.repair.score as score
-from contracts.cli.common import QuietFlag, SeedOption, config, err, fail, findings_exit, out, progress_bar
-from contracts.jsonutil import atomic_write_bytes, pretty_json
-from contracts.progress import Progress
-from contracts.repair.executor import Executor
-from contracts.repair.policies import PolicyName
-from contracts.repair.state import FeedbackView
+import output_contracts.repair.audit as audit
+import output_contracts.repair.cases as cases
+import output_contracts.repair.loop as loop
+import output_contracts.repair.policies as policies
+import output_contracts.repair.score as score
+from output_contracts.cli.common import (
+    QuietFlag,
+    SeedOption,
+    config,
+    err,
+    fail,
+    findings_exit,
+    out,
+    progress_bar,
+)
+from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.progress import Progress
+from output_contracts.repair.executor import Executor
+from output_contracts.repair.policies import PolicyName
+from output_contracts.repair.state import FeedbackView
 
 
 def _emit(data: bytes) -> None:
@@ -108,7 +117,7 @@ def repair_cases_command(
     src = cfg.require_path("paths.corpus", src, "source (SRC: a BFCL file or a corpus folder)")
     if cases_path.resolve() == targets_path.resolve():
         fail("the cases and targets files must differ: targets are hidden from replay", field="targets")
-    from contracts.traces.sources import is_corpus
+    from output_contracts.traces.sources import is_corpus
 
     if is_corpus(src):
         if answers is not None:
@@ -332,7 +341,7 @@ def repair_score_command(
         for p in e.problems[:5]:
             err.print(f"  {p.get('code')}: {p.get('detail')}", markup=False)
         raise typer.Exit(1) from None
-    from contracts.schemas import validate
+    from output_contracts.schemas import validate
 
     validate(report, "repair-score", source="repair-score report")
     to_stdout = False

@@ -1,6 +1,6 @@
 """`contracts report`: one static HTML page of audits, contract sets, repair scores, diffs and receipts.
 
-Thin layer over `contracts.audit.artifacts` (read and recognise each input) and `contracts.audit.html`
+Thin layer over `output_contracts.audit.artifacts` (read and recognise each input) and `output_contracts.audit.html`
 (draw the page). The page is written atomically; a bad input is one `error[...]` line and exit 2.
 """
 
@@ -11,10 +11,10 @@ from typing import Annotated
 
 import typer
 
-from contracts.audit.artifacts import load_artifacts
-from contracts.audit.html import render_html
-from contracts.cli.common import QuietFlag, err, out
-from contracts.jsonutil import atomic_write_bytes
+from output_contracts.audit.artifacts import load_artifacts
+from output_contracts.audit.html import render_html
+from output_contracts.cli.common import QuietFlag, err, out
+from output_contracts.jsonutil import atomic_write_bytes
 
 
 def report_command(

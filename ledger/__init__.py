@@ -1,4 +1,4 @@
-"""contracts.ledger — append-only, hash-chained, Merkle-anchored, SHA-256-manifested run records.
+"""output_contracts.ledger — append-only, hash-chained, Merkle-anchored, SHA-256-manifested run records.
 
 Every audit and repair run writes its events here; every reported number can be traced back to a
 verified, frozen ledger. The promise is tamper-evidence relative to a recorded head hash or Merkle root,
@@ -11,13 +11,13 @@ See docs/ledger.md.
     report = verify(dir, require_frozen=True, head=info.head)
 """
 
-from contracts.ledger.entry import GENESIS, Entry
-from contracts.ledger.header import source_revision
-from contracts.ledger.merkle import inclusion_proof, merkle_root, verify_inclusion
-from contracts.ledger.proof import ProofCheck, check_proof, prove
-from contracts.ledger.scan import Problem
-from contracts.ledger.verify import CODES, VerifyReport, head_info, read_entries, verify
-from contracts.ledger.writer import REPAIR_KIND, FreezeInfo, Ledger
+from output_contracts.ledger.entry import GENESIS, Entry
+from output_contracts.ledger.header import source_revision
+from output_contracts.ledger.merkle import inclusion_proof, merkle_root, verify_inclusion
+from output_contracts.ledger.proof import ProofCheck, check_proof, prove
+from output_contracts.ledger.scan import Problem
+from output_contracts.ledger.verify import CODES, VerifyReport, head_info, read_entries, verify
+from output_contracts.ledger.writer import REPAIR_KIND, FreezeInfo, Ledger
 
 __all__ = [
     "CODES",

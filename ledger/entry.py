@@ -1,7 +1,7 @@
 """One ledger entry: its canonical line, its hash, and the strict parser `verify` and `open` share.
 
 An entry is the JSON object `{"body", "hash", "kind", "prev", "seq"}` written as one line of canonical
-JSON (`contracts.jsonutil.canonical_json`: sorted keys, no whitespace, UTF-8, shortest round-trip floats)
+JSON (`output_contracts.jsonutil.canonical_json`: sorted keys, no whitespace, UTF-8, shortest round-trip floats)
 followed by LF. `hash` is the SHA-256 of the canonical JSON of the same object without `hash`; `prev` is
 the previous entry's hash, or 64 zeros (`GENESIS`) for entry 0. Because canonical JSON escapes control
 characters inside strings, an LF byte can only end a line, so a line is exactly one entry.
@@ -20,8 +20,8 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from contracts.errors import LedgerError
-from contracts.jsonutil import canonical_json
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import canonical_json
 
 GENESIS = "0" * 64
 """`prev` of entry 0, and the head of a ledger with no entries."""

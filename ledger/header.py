@@ -1,6 +1,6 @@
 """`ledger.json`: what a ledger is bound to (config, code revision, inputs, seed) and, once frozen, its end.
 
-Fields (JSON Schema `contracts/schemas/ledger-header.schema.json`):
+Fields (JSON Schema `output_contracts/schemas/ledger-header.schema.json`):
 `format` ("contracts.ledger"), `version` (2), `created_at` (UTC, seconds, the one timestamp in a ledger),
 `config` and `config_sha256` (SHA-256 of the config's canonical JSON), `source_revision`, `inputs`
 (`[{path, sha256, bytes}]` sorted by path), `seed`, `genesis`, `hash` (how entry hashes are made),
@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contracts import __version__
-from contracts.errors import LedgerError
-from contracts.jsonutil import canonical_json, file_sha256, json_sha256, loads, write_json
-from contracts.ledger.entry import GENESIS, is_hash
+from output_contracts import __version__
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import canonical_json, file_sha256, json_sha256, loads, write_json
+from output_contracts.ledger.entry import GENESIS, is_hash
 
 HEADER_NAME = "ledger.json"
 ENTRIES_NAME = "ledger.jsonl"

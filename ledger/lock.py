@@ -20,7 +20,7 @@ import os
 import socket
 from pathlib import Path
 
-from contracts.errors import LedgerError
+from output_contracts.errors import LedgerError
 
 LOCK_NAME = "ledger.lock"
 

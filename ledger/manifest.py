@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from contracts.errors import LedgerError
-from contracts.jsonutil import atomic_write_bytes, file_sha256
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import atomic_write_bytes, file_sha256
 
 MANIFEST_NAME = "manifest-sha256.txt"
 _LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")

@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import overload
 
-from contracts.errors import LedgerError
+from output_contracts.errors import LedgerError
 
 EMPTY_ROOT = hashlib.sha256(b"").hexdigest()
 

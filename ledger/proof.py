@@ -14,18 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import LedgerError
-from contracts.jsonutil import canonical_json
-from contracts.ledger.entry import Entry, parse_line
-from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, read_header
-from contracts.ledger.merkle import inclusion_proof, merkle_root, root_from_inclusion
-from contracts.ledger.scan import scan_entries
-from contracts.schemas import jsonschema_module, load_schema
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.ledger.entry import Entry, parse_line
+from output_contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, read_header
+from output_contracts.ledger.merkle import inclusion_proof, merkle_root, root_from_inclusion
+from output_contracts.ledger.scan import scan_entries
+from output_contracts.schemas import jsonschema_module, load_schema
 
 PROOF_FORMAT = "contracts.ledger.proof"
 
-PROOF_SCHEMA: dict[str, Any] = load_schema("ledger-proof")  # contracts/schemas/ledger-proof.schema.json
-"""JSON Schema of a proof document (kept here until it moves to contracts/schemas/)."""
+PROOF_SCHEMA: dict[str, Any] = load_schema(
+    "ledger-proof"
+)  # output_contracts/schemas/ledger-proof.schema.json
+"""JSON Schema of a proof document (kept here until it moves to output_contracts/schemas/)."""
 
 
 def prove(dir: str | os.PathLike[str], seq: int) -> dict[str, Any]:
@@ -114,7 +116,7 @@ def check_proof(
     Raises LedgerError when `doc` is not a proof document at all; a proof that does not hold is a
     `ProofCheck` with `ok=False` and the reasons.
     """
-    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+    jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
 
     errors = sorted(
         jsonschema.Draft202012Validator(PROOF_SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path)

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contracts.ledger.entry import GENESIS, Entry, parse_line
-from contracts.ledger.header import ENTRIES_NAME, genesis_of
-from contracts.ledger.merkle import Digests
-from contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.ledger.entry import GENESIS, Entry, parse_line
+from output_contracts.ledger.header import ENTRIES_NAME, genesis_of
+from output_contracts.ledger.merkle import Digests
+from output_contracts.progress import NULL_PROGRESS, Progress
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def scan_entries(
 ) -> Scan:
     """Parse and check every line of `path` (which must exist). `keep` retains the Entry values.
     Entry 0's `prev` must be `genesis` (default: the `genesis` of the header beside `path`, which binds
-    the header to the chain; `contracts.ledger.header`); `UNKNOWN_GENESIS` skips that one check (a
+    the header to the chain; `output_contracts.ledger.header`); `UNKNOWN_GENESIS` skips that one check (a
     header too damaged to name it is reported on its own).
 
     Streams the file; memory is the entry hashes (for the Merkle root) plus one integer per entry.

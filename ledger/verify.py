@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import LedgerError
-from contracts.jsonutil import file_sha256, json_sha256, loads
-from contracts.ledger.entry import GENESIS, Entry
-from contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, binding
-from contracts.ledger.lock import LOCK_NAME
-from contracts.ledger.manifest import MANIFEST_NAME, ledger_files, parse_manifest
-from contracts.ledger.merkle import merkle_root_bytes
-from contracts.ledger.scan import UNKNOWN_GENESIS, Problem, scan_entries
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.schemas import load_schema, schema_errors
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import file_sha256, json_sha256, loads
+from output_contracts.ledger.entry import GENESIS, Entry
+from output_contracts.ledger.header import ENTRIES_NAME, HEADER_NAME, binding
+from output_contracts.ledger.lock import LOCK_NAME
+from output_contracts.ledger.manifest import MANIFEST_NAME, ledger_files, parse_manifest
+from output_contracts.ledger.merkle import merkle_root_bytes
+from output_contracts.ledger.scan import UNKNOWN_GENESIS, Problem, scan_entries
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.schemas import load_schema, schema_errors
 
 _RANK = {
     "MISSING_FILE": 0,
@@ -47,8 +47,8 @@ CODES = tuple(_RANK)
 
 REPORT_SCHEMA: dict[str, Any] = load_schema(
     "ledger-verify-report"
-)  # contracts/schemas/ledger-verify-report.schema.json
-"""JSON Schema of `VerifyReport.to_dict()` (kept here until it moves to contracts/schemas/)."""
+)  # output_contracts/schemas/ledger-verify-report.schema.json
+"""JSON Schema of `VerifyReport.to_dict()` (kept here until it moves to output_contracts/schemas/)."""
 
 
 @dataclass(frozen=True)

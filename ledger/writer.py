@@ -18,20 +18,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from contracts.errors import LedgerError
-from contracts.jsonutil import sha256_hex
-from contracts.ledger.entry import Entry, check_kind, encode_body, encode_entry, loads_exact
-from contracts.ledger.header import (
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import sha256_hex
+from output_contracts.ledger.entry import Entry, check_kind, encode_body, encode_entry, loads_exact
+from output_contracts.ledger.header import (
     ENTRIES_NAME,
     HEADER_NAME,
     new_header,
     read_header,
     write_header,
 )
-from contracts.ledger.lock import LOCK_NAME, WriterLock
-from contracts.ledger.manifest import MANIFEST_NAME, write_manifest
-from contracts.ledger.merkle import Digests, merkle_root_bytes
-from contracts.ledger.scan import scan_entries
+from output_contracts.ledger.lock import LOCK_NAME, WriterLock
+from output_contracts.ledger.manifest import MANIFEST_NAME, write_manifest
+from output_contracts.ledger.merkle import Digests, merkle_root_bytes
+from output_contracts.ledger.scan import scan_entries
 
 REPAIR_KIND = "ledger.repair"
 _DROPPED_TEXT_MAX = 4096

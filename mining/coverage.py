@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from contracts.mining.data import clean_calls
-from contracts.mining.params import MineParams
-from contracts.rules.codes import CODES
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
+from output_contracts.mining.data import clean_calls
+from output_contracts.mining.params import MineParams
+from output_contracts.rules.codes import CODES
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
 
 
 @dataclass(frozen=True)

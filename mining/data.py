@@ -36,9 +36,9 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from contracts.errors import MiningError, reading
-from contracts.rules.folds import fold_table
-from contracts.traces.corpus import LEAVES_FILE, Corpus
+from output_contracts.errors import MiningError, reading
+from output_contracts.rules.folds import fold_table
+from output_contracts.traces.corpus import LEAVES_FILE, Corpus
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
@@ -115,9 +115,9 @@ class MiningData:
     whole: Leaves | None
     spill: Path | None = None  # the parts' leaves, written once by `load` when there are several
     #: literal (tool, side, pattern) of leaves.parquet -> pid, wild: where map keys are generalized
-    #: (`contracts.mining.maps`) several literal patterns share one pid. None: same as `patterns`.
+    #: (`output_contracts.mining.maps`) several literal patterns share one pid. None: same as `patterns`.
     literal: pl.DataFrame | None = None
-    #: map parents per tool, in rule-path notation (`contracts.mining.maps.map_paths`)
+    #: map parents per tool, in rule-path notation (`output_contracts.mining.maps.map_paths`)
     maps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def pids(self, sel: pl.DataFrame) -> list[int]:
@@ -233,7 +233,7 @@ def load(
 
     Categorical codes are never compared across two reads (they are not stable between queries): tasks
     and patterns get their own dense ids here, and each read maps its codes to them by value.
-    `declared_maps`: per tool, result patterns a registry declares as maps (`contracts.mining.maps`)."""
+    `declared_maps`: per tool, result patterns a registry declares as maps (`output_contracts.mining.maps`)."""
     calls, unclean = clean_calls(corpus, clean, tools, ids=False)
     if calls.height == 0:
         raise MiningError(
@@ -254,7 +254,7 @@ def load(
         .sort("cid")
     )
     dropped = unclean if unclean.height else None
-    from contracts.mining.patterns import patterns_of  # the pattern table reads through this module
+    from output_contracts.mining.patterns import patterns_of  # the pattern table reads through this module
 
     patterns, literal, maps = patterns_of(corpus, tools, dropped, declared_maps)
     data = MiningData(
@@ -556,7 +556,7 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
 def low_octave_aggs(prefix: str = "") -> list[pl.Expr]:
     """Merge (lowbin, n_low1, n_low2) rows — per group: the lowest octave b of its whole numbers >= 1,
     and the distinct tasks with one in [2^b, 2^(b+1)) and in [2^b, 2^(b+2)) — into one group's (the sign
-    rule's evidence about 0, `contracts.mining.rules.sign`). Rows at a higher b have no value in the
+    rule's evidence about 0, `output_contracts.mining.rules.sign`). Rows at a higher b have no value in the
     merged lowest octave, and those one octave up have their lowest octave as the merged second one;
     each task belongs to one row (one part and fold), so the counts add up."""
     b = pl.col("lowbin").min()

@@ -3,7 +3,7 @@
 Why per tool. Every rule is about one tool, and every statistic a rule class computes is grouped by
 (tool, pattern, fold): the candidates, the per-fold sampling windows (RELATION's and ECHO's are per
 (tool, fold), first by call key), the example calls (the smallest global call keys) and the schema rules
-(per declared tool). Fold assignment hashes each task id on its own (`contracts.rules.folds.fold_of`),
+(per declared tool). Fold assignment hashes each task id on its own (`output_contracts.rules.folds.fold_of`),
 so a task lands in the same fold whichever tools are mined with it. Mining `tools=[t]` therefore yields
 exactly tool t's part of the all-tools contract set, and the merge is a union: tools are disjoint, each
 fold checker's rule list is re-sorted in the full set's rule order, and the corpus summary (clean calls,
@@ -13,10 +13,10 @@ per-tool cut keeps the rule classes untouched and makes byte-identity a property
 which `tests/mining/test_distributed.py` checks against the local engine.
 
 Partitions. One per tool that has clean calls, biggest first so the long tasks start early, except that
-tools whose outputs share an object shape (`contracts.mining.shapes.linked_tools`) form one partition:
+tools whose outputs share an object shape (`output_contracts.mining.shapes.linked_tools`) form one partition:
 their DOMAIN, TYPE and sign rules are judged over the pooled evidence, so mining `tools=[t]` alone
 would not give t's part of the whole set; likewise a tool with a CONSISTENT candidate and the tools whose
-results are its earlier sightings (`contracts.mining.rules.consistent.episode_links`). The driver reads the clean pattern table once to find them. Registry
+results are its earlier sightings (`output_contracts.mining.rules.consistent.episode_links`). The driver reads the clean pattern table once to find them. Registry
 tools without clean calls (their rules are schema declarations only) ride along with the smallest
 partition, because mining needs at least one clean call. Each worker reads only its tools' rows: the
 tool filter is pushed down into the Parquet scans.
@@ -26,7 +26,7 @@ cores divided among them) unless a scheduler address is given, in which case the
 are used. Every worker must import the same `contracts` version and read the corpus at the same path;
 a worker that cannot, or that sees a different corpus (another manifest digest) at that path, fails
 the run with an error saying so instead of mining something else. Dask is imported only here and only
-when this engine runs: it is the optional `contracts[dask]` extra.
+when this engine runs: it is the optional `output-contracts[dask]` extra.
 """
 
 from __future__ import annotations
@@ -39,23 +39,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import MiningError
-from contracts.mining.data import clean_calls
-from contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
-from contracts.mining.params import MineParams
-from contracts.mining.patterns import pattern_table
-from contracts.mining.rules.consistent import episode_links
-from contracts.mining.shapes import linked_tools
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
-from contracts.traces.corpus import Corpus
-from contracts.traces.registry import Registry, load_registry
+from output_contracts.errors import MiningError
+from output_contracts.mining.data import clean_calls
+from output_contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
+from output_contracts.mining.params import MineParams
+from output_contracts.mining.patterns import pattern_table
+from output_contracts.mining.rules.consistent import episode_links
+from output_contracts.mining.shapes import linked_tools
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.registry import Registry, load_registry
 
 #: How long to wait for a remote scheduler to answer before giving up (seconds).
 CONNECT_TIMEOUT = 10
 
 DASK_MISSING = (
-    "--engine dask needs Dask, which is not installed: pip install 'contracts[dask]' "
+    "--engine dask needs Dask, which is not installed: pip install 'output-contracts[dask]' "
     "(or pip install 'dask[distributed]')"
 )
 
@@ -119,7 +119,7 @@ def plan(
     calls, _ = clean_calls(corpus, params.clean, params.tools)
     if calls.height == 0:
         return None
-    # Tools whose outputs share an object shape are judged together (pools, contracts.mining.shapes):
+    # Tools whose outputs share an object shape are judged together (pools, output_contracts.mining.shapes):
     # they go to one partition, so each partition sees every pool it takes part in, whole.
     table = pattern_table(corpus, params.clean, params.tools, registry_maps(registry))
     # ... and so do the tools whose results are the earlier sightings of a CONSISTENT candidate
@@ -220,7 +220,7 @@ def mine_dask(
     verify: bool = True,
     **settings: Any,
 ) -> ContractSet:
-    """`contracts.mining.miner.mine` on Dask workers, byte-identical in its result (same `params`, or
+    """`output_contracts.mining.miner.mine` on Dask workers, byte-identical in its result (same `params`, or
     the same settings by name).
 
     `scheduler`: address of a running Dask scheduler (`tcp://host:8786`); without it a LocalCluster of

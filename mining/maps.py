@@ -5,7 +5,7 @@
 Read literally, every key is its own path and every rule about it is a fact about one record
 (`/variants/7583936705/price > 0`), which fires when that one record changes and says nothing about the
 next one. A *map parent* is an object pattern whose keys are data: below it the key is written `~*`
-(`contracts.traces.leaves.MAP_TOKEN`), so rules speak of every entry (`/variants/~*/price > 0`).
+(`output_contracts.traces.leaves.MAP_TOKEN`), so rules speak of every entry (`/variants/~*/price > 0`).
 
 The decision is made per (tool, side, parent pattern), top-down (a map's entries may hold maps), from the
 clean calls' pattern table alone: how often each key occurs, in which JSON kinds, and the keys' spelling.
@@ -50,7 +50,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from contracts.traces.leaves import WILD_TOKENS, generalize, unescape_token
+from output_contracts.traces.leaves import WILD_TOKENS, generalize, unescape_token
 
 ID_SHARE = 0.9
 ID_KEY = re.compile(r"\d{3}|@")
@@ -104,7 +104,7 @@ def decide(
     `stats`: one row per literal (tool, side, pattern) of the clean calls with `n` (nodes), `n_obj`
     (object nodes) and `kinds` (OR of `1 << kind code`). `evidence`, where given, holds the task counts
     of each open-key-set candidate (see `open_candidates`); without it that test is not applied.
-    `declared`: map parents a registry declares (`contracts.traces.registry.declared_maps`): maps
+    `declared`: map parents a registry declares (`output_contracts.traces.registry.declared_maps`): maps
     whatever the data says, and the starting point of the decisions below them.
     """
     per: dict[tuple[str, str], dict[str, tuple[int, int, int]]] = defaultdict(dict)

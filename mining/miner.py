@@ -1,6 +1,6 @@
 """`mine`: clean traces -> a contract set with a full checker and k fold checkers (DESIGN §3).
 
-Pipeline (`contracts.mining.data` explains the parts):
+Pipeline (`output_contracts.mining.data` explains the parts):
 1. `load`: the clean calls, their folds, the pattern table and the task parts;
 2. pass one over the parts: per-fold path statistics, the patterns holding numbers, the candidate
    sample; merged into corpus-wide statistics;
@@ -9,7 +9,7 @@ Pipeline (`contracts.mining.data` explains the parts):
 5. every class merges its counts per checker and keeps what meets its keep-only-if (`finish`); schema
    rules are added; rules that are the same property (same tool, code, paths, params) merge into one,
    sources united; then every checker's rules are verified against that checker's own clean data
-   (`contracts.mining.verify`) — a rule that fires on the data it was mined from is a bug, so `mine`
+   (`output_contracts.mining.verify`) — a rule that fires on the data it was mined from is a bug, so `mine`
    raises instead of shipping it.
 A corpus of one part is read once and both passes use it; memory otherwise follows the largest part.
 
@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.frames import detach
-from contracts.mining.data import (
+from output_contracts.frames import detach
+from output_contracts.mining.data import (
     CLS_NUM,
     FULL,
     PART_ROWS,
@@ -40,15 +40,23 @@ from contracts.mining.data import (
     path_stats_part,
     sample_filter,
 )
-from contracts.mining.params import MineParams, RuleSource, violation_bound
-from contracts.mining.rules import RULE_CLASSES, drop_subsumed
-from contracts.mining.rules.base import MiningContext, RuleClass
-from contracts.mining.schema_rules import SchemaRules
-from contracts.mining.shapes import pools
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.rules.model import CODES, ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.traces.corpus import Corpus
-from contracts.traces.registry import Registry, declared_maps, load_registry
+from output_contracts.mining.params import MineParams, RuleSource, violation_bound
+from output_contracts.mining.rules import RULE_CLASSES, drop_subsumed
+from output_contracts.mining.rules.base import MiningContext, RuleClass
+from output_contracts.mining.schema_rules import SchemaRules
+from output_contracts.mining.shapes import pools
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.rules.model import (
+    CODES,
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.registry import Registry, declared_maps, load_registry
 
 REGISTRY_FILE = "tools.json"
 
@@ -93,7 +101,7 @@ def mine(
         num_pids: list[pl.Series] = []
         samples: list[pl.DataFrame] = []
         in_sample = sample_filter(data.calls)
-        # What is kept from a part is detached from it (contracts.frames): a filtered or grouped frame can
+        # What is kept from a part is detached from it (output_contracts.frames): a filtered or grouped frame can
         # still hold the part's arrays and string buffers, and memory would grow with the number of parts.
         for part in data.parts():
             per_fold.append(detach(path_stats_part(part)))
@@ -138,7 +146,7 @@ def mine(
     finally:
         data.close()
     if verify:
-        from contracts.mining.verify import assert_holds
+        from output_contracts.mining.verify import assert_holds
 
         assert_holds(cs, data)
     progress.advance()
@@ -156,7 +164,7 @@ def resolve_params(params: MineParams | None, settings: Mapping[str, Any]) -> Mi
 
 
 def registry_maps(registry: Registry | None) -> dict[str, list[str]]:
-    """Result maps each tool's declared output schema describes (`contracts.traces.registry.declared_maps`)."""
+    """Result maps each tool's declared output schema describes (`output_contracts.traces.registry.declared_maps`)."""
     if registry is None:
         return {}
     out = {}

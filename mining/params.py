@@ -12,8 +12,8 @@ The reasons for each value are in docs/rules.md; in short:
   order in 7 independent tasks has chance 0.5^7 < 0.01 (Daikon's ordering test);
 - DOMAIN counts tasks, not rows: >= 50 tasks, each value in >= 3 tasks, and a cross-validated
   Good–Turing unseen mass (pairs of values seen in one of 5 task splits only) <= 1%; judged per pool of
-  same-shaped objects across tools (`contracts.mining.shapes`);
-- FORMAT is DOMAIN's test applied to the strings' shapes (`contracts.rules.format`), at the exact level
+  same-shaped objects across tools (`output_contracts.mining.shapes`);
+- FORMAT is DOMAIN's test applied to the strings' shapes (`output_contracts.rules.format`), at the exact level
   when its set of shapes is closed, else at the loose one, else (strings of one length) at the charset
   one, whose parts are judged per task;
 - LENGTH ("never empty") needs 300 distinct tasks with no empty array: after zero events in t tasks the
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from contracts.defaults import DEFAULT_SEED
-from contracts.errors import MiningError
-from contracts.rules.format import FORMAT_MAX_LEN
-from contracts.rules.model import CODES
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.errors import MiningError
+from output_contracts.rules.format import FORMAT_MAX_LEN
+from output_contracts.rules.model import CODES
 
 #: Minimum qualifying examples per code (calls; values for POSITIVE and NONNEG; tasks for DOMAIN and
 #: FORMAT; arrays for LENGTH).

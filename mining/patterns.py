@@ -1,10 +1,10 @@
 """The mining pattern table: every (tool, side, pattern) of the clean calls, with map keys generalized.
 
 One read of the clean leaves counts, per literal pattern, its nodes, object nodes and kinds;
-`contracts.mining.maps` decides from those which objects are maps (a narrow second read gives task
+`output_contracts.mining.maps` decides from those which objects are maps (a narrow second read gives task
 counts for the few parents only the open-key-set test can decide); the result is the table every rule
 class reads patterns from (`pid` -> tool, side, generalized pattern), the literal -> pid table the
-leaves are read through, and each tool's map parents. Split from `contracts.mining.data`, which reads
+leaves are read through, and each tool's map parents. Split from `output_contracts.mining.data`, which reads
 the leaves themselves.
 """
 
@@ -14,10 +14,18 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from contracts.mining import maps as map_keys
-from contracts.mining.data import _U64, KIND_CODE, READ_CHUNK_ROWS, _scan, _tp_expr, clean_calls, leaf_rows
-from contracts.traces.corpus import Corpus
-from contracts.traces.leaves import is_wild
+from output_contracts.mining import maps as map_keys
+from output_contracts.mining.data import (
+    _U64,
+    KIND_CODE,
+    READ_CHUNK_ROWS,
+    _scan,
+    _tp_expr,
+    clean_calls,
+    leaf_rows,
+)
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.leaves import is_wild
 
 
 def pattern_table(
@@ -41,7 +49,7 @@ def patterns_of(
     """(patterns, literal, maps): the pattern table, the literal-pattern table and the map parents.
 
     One read of the clean leaves, in chunks of file rows (memory stays bounded), counts per literal
-    (tool, side, pattern) its nodes, object nodes and kinds; `contracts.mining.maps` decides from those
+    (tool, side, pattern) its nodes, object nodes and kinds; `output_contracts.mining.maps` decides from those
     which objects are maps (a second, narrow read gives task counts for the few parents only the
     open-key-set test can decide). `patterns`: pid (dense, in tool/side/pattern order over generalized
     patterns), tool, side, pattern, wild. `literal`: tool, side, pattern (literal), pid, wild — the

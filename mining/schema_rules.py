@@ -5,7 +5,7 @@ The declaration is taken at its word where it can be checked against our rule co
 types -> nothing), `minimum: 0` -> NONNEG, `exclusiveMinimum: 0` or `minimum > 0` -> POSITIVE, a
 string `enum` -> DOMAIN, `format: date-time` / `date` -> TYPE string. `properties` descend into keys,
 `items` into `*`, and the `additionalProperties` schema of an object without `properties` (a map) into
-`~*`; such a map is also a map parent of the tool's contracts (`contracts.traces.registry.declared_maps`). Schema rules need no support. A declared rule that the clean data of a checker
+`~*`; such a map is also a map parent of the tool's contracts (`output_contracts.traces.registry.declared_maps`). Schema rules need no support. A declared rule that the clean data of a checker
 contradicts is left out of that checker: every emitted rule must hold on the data it ships with, and a
 declaration the tool itself does not honour is a finding about the declaration, not a contract.
 Support recorded for a schema rule is what the checker's data shows for it (0 when unobserved).
@@ -18,8 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.mining.data import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining.data import (
     CLS_NUM,
     CLS_OBJ,
     CLS_STR,
@@ -29,8 +29,8 @@ from contracts.mining.data import (
     checker_frame,
     parent_expr,
 )
-from contracts.mining.rules.base import MiningContext
-from contracts.mining.rules.domain import merge_string_values, string_values
+from output_contracts.mining.rules.base import MiningContext
+from output_contracts.mining.rules.domain import merge_string_values, string_values
 
 _TYPES = {
     "integer": "int",

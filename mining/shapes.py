@@ -34,7 +34,7 @@ from collections import defaultdict
 
 import polars as pl
 
-from contracts.traces.leaves import WILD_TOKENS
+from output_contracts.traces.leaves import WILD_TOKENS
 
 MIN_SHARED = 2
 MIN_OVERLAP = 0.8
@@ -133,7 +133,7 @@ def linked_tools(patterns: pl.DataFrame) -> list[tuple[str, ...]]:
     """Tools whose objects share a shape, as groups (each sorted; groups in order of their first tool).
 
     Mining a set of tools that is a union of these groups gives each of them the pools it would have in
-    the whole corpus; the Dask engine partitions by them (`contracts.mining.distributed`)."""
+    the whole corpus; the Dask engine partitions by them (`output_contracts.mining.distributed`)."""
     tools = sorted(set(patterns["tool"].to_list()))
     parent = {t: t for t in tools}
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import UsageError
-from contracts.traces.registry import (
+from output_contracts.errors import UsageError
+from output_contracts.traces.registry import (
     Registry,
     ToolSpec,
     field_schema,

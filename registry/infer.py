@@ -22,11 +22,11 @@ from typing import Any
 
 import polars as pl
 
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.rules.model import ContractSet, Rule, split_side
-from contracts.traces.corpus import Corpus
-from contracts.traces.leaves import MAP_TOKEN, generalize, unescape_token
-from contracts.traces.registry import (
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.rules.model import ContractSet, Rule, split_side
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.leaves import MAP_TOKEN, generalize, unescape_token
+from output_contracts.traces.registry import (
     KIND_TO_TYPE,
     MAX_TOOL_NAME,
     Registry,

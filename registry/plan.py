@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from contracts.errors import CheckError, SchemaError
-from contracts.schemas import jsonschema_module
-from contracts.traces.registry import (
+from output_contracts.errors import CheckError, SchemaError
+from output_contracts.schemas import jsonschema_module
+from output_contracts.traces.registry import (
     pointer_lines,
 )
 
@@ -99,7 +99,7 @@ def _escape(token: str) -> str:
 
 def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = None) -> Plan:
     """Validate a parsed JSON plan (a list of steps or `{"steps": [...]}`) and build a `Plan`."""
-    from contracts.schemas import load_schema
+    from output_contracts.schemas import load_schema
 
     if not isinstance(data, list | dict):
         raise SchemaError(
@@ -112,7 +112,7 @@ def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = No
     doc: dict[str, Any] = {"steps": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}
     prefix = "" if bare else "/steps"
-    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+    jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
 
     validator = jsonschema.Draft202012Validator(load_schema("plan"))
     errors = sorted(validator.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))

@@ -1,5 +1,5 @@
 """Plan check (`check_plan`): every step of a plan against the registry, every finding collected — the
-codes, the references and the declared outputs they read are described in `contracts.registry.plan`."""
+codes, the references and the declared outputs they read are described in `output_contracts.registry.plan`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from contracts.schemas import jsonschema_module
-from contracts.traces.registry import (
+from output_contracts.schemas import jsonschema_module
+from output_contracts.traces.registry import (
     Registry,
     ToolSpec,
     deref,
@@ -27,7 +27,7 @@ from contracts.traces.registry import (
 if TYPE_CHECKING:
     import jsonschema
 
-from contracts.registry.plan import (
+from output_contracts.registry.plan import (
     _REF,
     Plan,
     PlanFinding,
@@ -316,7 +316,7 @@ def _check_arguments(st: Step, spec: ToolSpec, sites: Sequence[_Site]) -> list[P
     params = spec.parameters
     if not params:
         return []
-    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+    jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
 
     try:
         validator = jsonschema.Draft202012Validator(params, format_checker=_formats())

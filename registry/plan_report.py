@@ -6,19 +6,19 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from contracts import __version__
-from contracts.checks.formats import github
-from contracts.checks.formats.base import RenderOptions
-from contracts.checks.formats.locations import Location, Locator
-from contracts.checks.formats.sarif import Result, sarif_log
-from contracts.defaults import docs_url
-from contracts.registry.plan import (
+from output_contracts import __version__
+from output_contracts.checks.formats import github
+from output_contracts.checks.formats.base import RenderOptions
+from output_contracts.checks.formats.locations import Location, Locator
+from output_contracts.checks.formats.sarif import Result, sarif_log
+from output_contracts.defaults import docs_url
+from output_contracts.registry.plan import (
     CODE_HELP,
     CODES,
     PLAN_REPORT_VERSION,
     PlanReport,
 )
-from contracts.traces.registry import Registry
+from output_contracts.traces.registry import Registry
 
 # ---------------------------------------------------------------------------------------------------
 # Reports in the output formats (text, json, sarif, github)

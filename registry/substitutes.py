@@ -42,8 +42,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.traces.corpus import Corpus
-from contracts.traces.registry import Registry
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.registry import Registry
 
 #: The tie-breaker's read verbs (only when the corpus has no re-read evidence about a tool either way).
 READ_VERBS = (

@@ -35,9 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.jsonutil import json_sha256
-from contracts.repair.cases import Case, Target
-from contracts.repair.validator import verify
+from output_contracts.jsonutil import json_sha256
+from output_contracts.repair.cases import Case, Target
+from output_contracts.repair.validator import verify
 
 KINDS = (
     "case_id",

@@ -52,12 +52,12 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.defaults import DEFAULT_SEED
-from contracts.errors import RepairError
-from contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, stable_id
-from contracts.repair.patch import PatchFault, format_pointer, is_prefix, parse_pointer
-from contracts.repair.validator import verify
-from contracts.schemas import schema_errors
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.errors import RepairError
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, stable_id
+from output_contracts.repair.patch import PatchFault, format_pointer, is_prefix, parse_pointer
+from output_contracts.repair.validator import verify
+from output_contracts.schemas import schema_errors
 
 FAMILIES = (
     "missing_required",
@@ -343,8 +343,8 @@ def load_corpus_calls(
     The `source_id` is the smallest `call_id` with those arguments (for tracing a case back to a call);
     draws and case ids use `SourceCall.key`, the content, so they do not depend on file bytes or paths.
     """
-    from contracts.traces.corpus import Corpus
-    from contracts.traces.registry import load_registry
+    from output_contracts.traces.corpus import Corpus
+    from output_contracts.traces.registry import load_registry
 
     corpus = Corpus.open(corpus_path)
     registry = load_registry(registry_path)

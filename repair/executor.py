@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import RepairError
-from contracts.jsonutil import canonical_json
-from contracts.repair.command import run_command
+from output_contracts.errors import RepairError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.repair.command import run_command
 
 
 @dataclass(frozen=True)

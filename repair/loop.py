@@ -6,9 +6,9 @@ history (the case's prior patches plus every step so far), and the budgets. Per 
 1. the policy proposes an RFC 6902 patch or abstains (`--abstain-below C` turns a patch whose reported
    confidence is below C into an abstention);
 2. a policy failure (timeout, crash, unreadable output) is refused with its typed reason;
-3. otherwise the action mask (`contracts.repair.mask`) simulates the patch and refuses it with a typed
+3. otherwise the action mask (`output_contracts.repair.mask`) simulates the patch and refuses it with a typed
    reason, or yields the patched document;
-4. only a masked-through patch is applied and validated (fail-closed `contracts.repair.validator`).
+4. only a masked-through patch is applied and validated (fail-closed `output_contracts.repair.validator`).
 
 Every attempt, refused or not, uses one attempt. The op budget is for the whole episode and counts
 mutating ops of applied patches (`test` ops are free). An applied patch that does not validate stays
@@ -28,15 +28,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import contracts.repair.mask as mask
-from contracts.defaults import DEFAULT_SEED
-from contracts.errors import RepairError
-from contracts.jsonutil import canonical_json, file_sha256, json_sha256
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.repair.cases import Case
-from contracts.repair.metrics import verifiable_reward
-from contracts.repair.policies import Policy
-from contracts.repair.state import (
+import output_contracts.repair.mask as mask
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.errors import RepairError
+from output_contracts.jsonutil import canonical_json, file_sha256, json_sha256
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.repair.cases import Case
+from output_contracts.repair.metrics import verifiable_reward
+from output_contracts.repair.policies import Policy
+from output_contracts.repair.state import (
     FEEDBACK_VIEWS,
     Action,
     State,
@@ -44,7 +44,7 @@ from contracts.repair.state import (
     restrict_report,
     usage_problem,
 )
-from contracts.repair.validator import report_json, verify
+from output_contracts.repair.validator import report_json, verify
 
 OUTCOMES = ("accepted", "abstained", "exhausted", "valid_at_start")
 KIND_RUN = "repair.run"
@@ -361,7 +361,7 @@ def replay(
     `precomputed`, the patches file — never targets) are hashed into its header. Entries: one
     `repair.run`, then per case `repair.start`, one `repair.step` per attempt, `repair.end`.
     """
-    from contracts.ledger import Ledger
+    from output_contracts.ledger import Ledger
 
     ids = [c.case_id for c in cases]
     if len(set(ids)) != len(ids):

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts.repair.patch import (
+from output_contracts.repair.patch import (
     MUTATING_OPS,
     Op,
     PatchFault,

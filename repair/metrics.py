@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from contracts.repair.patch import (
+from output_contracts.repair.patch import (
     PatchFault,
     changed_leaf_paths,
     format_pointer,

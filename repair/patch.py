@@ -22,7 +22,7 @@ _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
 class PatchFault(Exception):
-    """One op cannot be applied; `reason` is a mask refusal code (see `contracts.repair.mask`)."""
+    """One op cannot be applied; `reason` is a mask refusal code (see `output_contracts.repair.mask`)."""
 
     def __init__(self, reason: str, detail: str, pointer: str = "") -> None:
         super().__init__(detail)

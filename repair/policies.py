@@ -25,13 +25,13 @@ from typing import Any, Protocol
 
 import orjson
 
-from contracts.errors import RepairError
-from contracts.jsonutil import canonical_json
-from contracts.repair.cases import near_miss, read_actions
-from contracts.repair.command import run_command
-from contracts.repair.patch import PatchFault, format_pointer, parse_pointer, resolve
-from contracts.repair.state import Action, State, usage_problem
-from contracts.repair.validator import VerifierError, verify
+from output_contracts.errors import RepairError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.repair.cases import near_miss, read_actions
+from output_contracts.repair.command import run_command
+from output_contracts.repair.patch import PatchFault, format_pointer, parse_pointer, resolve
+from output_contracts.repair.state import Action, State, usage_problem
+from output_contracts.repair.validator import VerifierError, verify
 
 
 class PolicyName(StrEnum):

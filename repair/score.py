@@ -1,9 +1,9 @@
 """Scoring a repair ledger against hidden targets, with seeded paired bootstrap intervals.
 
-Scoring runs only on a ledger that verifies and is frozen (`contracts.ledger.verify(require_frozen=True)`):
+Scoring runs only on a ledger that verifies and is frozen (`output_contracts.ledger.verify(require_frozen=True)`):
 the steps were fixed before anyone looked at the answers. Then the targets file is joined by case id.
 
-The per-case definitions are in `contracts.repair.metrics` and `DEFINITIONS` (each with its denominator;
+The per-case definitions are in `output_contracts.repair.metrics` and `DEFINITIONS` (each with its denominator;
 docs/repair.md says where each comes from): the ContractRL set of issue 19 (`PAPER_METRICS`: structural
 and first-attempt validity, ordered M_patch, M_object, pointer-relative collateral, retries r = a − 1
 over proposals, fail-closed rate, unsafe dispatches U, generated tokens, reward R, leakage), the earlier
@@ -29,14 +29,14 @@ from typing import Any
 
 import polars as pl
 
-import contracts.repair.metrics as metrics
-import contracts.repair.stats as stats
-from contracts.defaults import DEFAULT_SEED
-from contracts.errors import RepairError
-from contracts.repair.cases import Target, read_targets
-from contracts.repair.executor import Executor
-from contracts.repair.loop import KIND_END, KIND_RUN, KIND_START, KIND_STEP
-from contracts.repair.patch import changed_leaf_paths, is_prefix, json_equal, parse_pointer
+import output_contracts.repair.metrics as metrics
+import output_contracts.repair.stats as stats
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.errors import RepairError
+from output_contracts.repair.cases import Target, read_targets
+from output_contracts.repair.executor import Executor
+from output_contracts.repair.loop import KIND_END, KIND_RUN, KIND_START, KIND_STEP
+from output_contracts.repair.patch import changed_leaf_paths, is_prefix, json_equal, parse_pointer
 
 VERSION = 2
 #: The metric set of ContractRL (§3.1, C.8, D.3–D.5) as issue 19 states it, in report order.
@@ -191,7 +191,7 @@ def _episodes(entries: Sequence[Any]) -> tuple[dict[str, Any], dict[str, dict[st
 
 def load_verified(ledger_dir: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
     """Verify (frozen required) and read a repair ledger; raise `LedgerRefused` when it does not verify."""
-    from contracts.ledger import read_entries, verify
+    from output_contracts.ledger import read_entries, verify
 
     rep = verify(ledger_dir, require_frozen=True)
     if not rep.ok:
@@ -222,7 +222,7 @@ def _usage(steps: Sequence[Mapping[str, Any]], key: str) -> float | None:
 
 
 def score_case(ep: Mapping[str, Any], target: Target) -> CaseScore:
-    """Indicators of one episode against its target (definitions: `contracts.repair.metrics`)."""
+    """Indicators of one episode against its target (definitions: `output_contracts.repair.metrics`)."""
     start, steps, end = ep["start"], ep["steps"], ep["end"]
     if end is None:
         raise RepairError(f"case {start['case_id']} has no repair.end entry", field="case_id")

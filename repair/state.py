@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from contracts.defaults import DEFAULT_SEED
-from contracts.repair.cases import Case
-from contracts.repair.validator import VerifierError, report_json
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.repair.cases import Case
+from output_contracts.repair.validator import VerifierError, report_json
 
 PROTOCOL_VERSION = 1
 #: Feedback views (`--feedback`): which parts of each verifier error a policy is shown.

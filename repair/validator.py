@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from contracts.jsonutil import canonical_str
-from contracts.repair.patch import PatchFault, format_pointer, json_equal, parse_pointer, resolve
-from contracts.schemas import jsonschema_module
+from output_contracts.jsonutil import canonical_str
+from output_contracts.repair.patch import PatchFault, format_pointer, json_equal, parse_pointer, resolve
+from output_contracts.schemas import jsonschema_module
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -181,7 +181,7 @@ def verify(
     instance: Any, schema: Mapping[str, Any], cross_field: Sequence[Mapping[str, Any]] = ()
 ) -> tuple[VerifierError, ...]:
     """Every error of `instance`; an empty tuple is the only "valid". Never raises."""
-    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+    jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
 
     try:
         if not _finite(instance):

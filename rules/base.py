@@ -2,10 +2,10 @@
 
 A property code (`REQUIRED`, `DOMAIN`, ...) is one module in this package with one `PropertyCode`
 subclass. It says everything about the code except how the miner finds it (that is
-`contracts.mining.rules`): its validation, its one-line description, its witness text, and its two
+`output_contracts.mining.rules`): its validation, its one-line description, its witness text, and its two
 evaluations — per call, in plain Python over the call's indexed nodes (`find`), and vectorised, in
 polars over the hits of a corpus's leaves joined to the rule operands (`vectorised`). The engine
-(`contracts.rules.evaluate`) is a driver over the table of codes (`contracts.rules.codes`); a property
+(`output_contracts.rules.evaluate`) is a driver over the table of codes (`output_contracts.rules.codes`); a property
 test holds the two evaluations to the same answers.
 
 Paths: a rule path is an RFC 6901 pattern into the result (`""` the whole result, `*` any array
@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from contracts.errors import CheckError
-from contracts.jsonutil import canonical_str
-from contracts.rules.model import Rule, split_side
-from contracts.traces.leaves import (
+from output_contracts.errors import CheckError
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.model import Rule, split_side
+from output_contracts.traces.leaves import (
     KINDS,
     MAP_TOKEN,
     WILD_TOKENS,

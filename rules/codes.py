@@ -1,13 +1,13 @@
 """The table of property codes: one `PropertyCode` per code, in the canonical order of `CODES`, and
 `describe` (a rule as people read it: `/total = /subtotal + /tax (cent)`, `/status in {paid, pending}`).
 
-Adding a code is adding its module here (and its rule class in `contracts.mining.rules`): see
+Adding a code is adding its module here (and its rule class in `output_contracts.mining.rules`): see
 docs/design.md, "Adding a property code".
 """
 
 from __future__ import annotations
 
-from contracts.rules import (
+from output_contracts.rules import (
     conditional,
     consistent,
     date_order,
@@ -23,8 +23,8 @@ from contracts.rules import (
     required,
     unique,
 )
-from contracts.rules.base import PropertyCode
-from contracts.rules.model import CODES, Rule
+from output_contracts.rules.base import PropertyCode
+from output_contracts.rules.model import CODES, Rule
 
 TABLE: dict[str, PropertyCode] = {
     c.name: c

@@ -34,8 +34,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.rules.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.base import (
     NUMERIC_KINDS,
     SCALAR_KINDS,
     At,
@@ -52,10 +52,10 @@ from contracts.rules.base import (
     name,
     op_hits,
 )
-from contracts.rules.echo import echo_equal
-from contracts.rules.model import Rule
-from contracts.rules.relation import TOLERANCES, array_of, tol_ok, within
-from contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN, WILD_TOKENS
+from output_contracts.rules.echo import echo_equal
+from output_contracts.rules.model import Rule
+from output_contracts.rules.relation import TOLERANCES, array_of, tol_ok, within
+from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN, WILD_TOKENS
 
 SIGNS = ("negative", "zero", "positive")
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.rules.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.base import (
     At,
     Nodes,
     Operand,
@@ -44,9 +44,9 @@ from contracts.rules.base import (
     name,
     resolve,
 )
-from contracts.rules.echo import echo_equal
-from contracts.rules.model import Rule
-from contracts.traces.leaves import WILD_TOKENS
+from output_contracts.rules.echo import echo_equal
+from output_contracts.rules.model import Rule
+from output_contracts.traces.leaves import WILD_TOKENS
 
 #: Integer keys at or beyond 2^53 are not judged: a corpus stores numbers as float64 (as UNIQUE).
 EXACT_LIMIT = 2.0**53
@@ -209,7 +209,7 @@ class Consistent(PropertyCode):
         raise NotImplementedError("CONSISTENT is rendered by episode_witness, with the earlier call")
 
     def op_rows(self, entries: Sequence[RuleEntry]) -> list[OpRow]:
-        return []  # not joined to the leaves: `contracts.rules.episodes` judges it over whole episodes
+        return []  # not joined to the leaves: `output_contracts.rules.episodes` judges it over whole episodes
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame

@@ -1,6 +1,6 @@
 """DATE_ORDER — `paths [A, B]`, params `{"tz": "date" | "naive" | "aware"}`: A <= B as ISO-8601 values.
 
-Semantics: A ≤ B compared in the rule's tz mode (`contracts.rules.dates`); a value that does not parse
+Semantics: A ≤ B compared in the rule's tz mode (`output_contracts.rules.dates`); a value that does not parse
 in that mode is a violation. Instances pair by wildcard keys (the same array element, the same map
 entry); paths without wildcards pair per call. Violation path = B's concrete path; expected
 `">= <A's path> (<A value>)"`; observed B's value.
@@ -14,8 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.rules.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.base import (
     At,
     Nodes,
     Operand,
@@ -32,13 +32,13 @@ from contracts.rules.base import (
     side_doc,
     with_key,
 )
-from contracts.rules.dates import TZ_MODES, parse_instant, with_instant
-from contracts.rules.model import Rule
+from output_contracts.rules.dates import TZ_MODES, parse_instant, with_instant
+from output_contracts.rules.model import Rule
 
 
 @dataclass(frozen=True)
 class DateOrderParams:
-    """`{"tz": mode}`: how the two values are read and compared (`contracts.rules.dates`)."""
+    """`{"tz": mode}`: how the two values are read and compared (`output_contracts.rules.dates`)."""
 
     tz: str
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.rules.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.base import (
     KIND_BIT,
     At,
     NodeCode,
@@ -25,7 +25,7 @@ from contracts.rules.base import (
     outside,
     returned,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 
 @dataclass(frozen=True)

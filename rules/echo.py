@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.rules.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.base import (
     NUMERIC_KINDS,
     SCALAR_KINDS,
     At,
@@ -29,7 +29,7 @@ from contracts.rules.base import (
     op_hits,
     resolve,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 
 def echo_equal(r: Any, a: Any) -> bool:

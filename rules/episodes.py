@@ -1,11 +1,11 @@
 """CONSISTENT over a corpus: the calls of each episode in input order, each compared with the latest
-earlier call that returned the same entity at the same (P, K) place (`contracts.rules.consistent`).
+earlier call that returned the same entity at the same (P, K) place (`output_contracts.rules.consistent`).
 
 The vectorised pass (`episode_violations`) does in polars what `EpisodeMemory` does call by call: every
 status-ok call of an episode that holds a judged key at K and a scalar at P becomes a row (episode,
 order, P, K, key, value); within (episode, P, K, key), ordered by input order, each row's *previous*
 value is the latest earlier sighting; a row whose value differs from it breaks the rule of its tool at
-(P, K), if its checker has one. `repeats` is that pairing, shared with mining (`contracts.mining.rules.
+(P, K), if its checker has one. `repeats` is that pairing, shared with mining (`output_contracts.mining.rules.
 consistent`), so the miner counts exactly the pairs the checker judges. The witness of each violation
 (the earlier value and call) is rendered by replaying `EpisodeMemory` over the few episodes that hold a
 violation (`episode_witnesses`): one implementation of the semantics, two evaluations of it.
@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.errors import CheckError
-from contracts.rules.base import RuleEntry, Violation, empty_hits
-from contracts.rules.consistent import EXACT_LIMIT, EpisodeMemory, episode_witness
-from contracts.traces.corpus import Corpus
+from output_contracts.errors import CheckError
+from output_contracts.rules.base import RuleEntry, Violation, empty_hits
+from output_contracts.rules.consistent import EXACT_LIMIT, EpisodeMemory, episode_witness
+from output_contracts.traces.corpus import Corpus
 
 CODE_NAME = "CONSISTENT"
 

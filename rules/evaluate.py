@@ -1,6 +1,6 @@
 """The engine: evaluate a contract set's rules on one call, or on every call of a Parquet corpus.
 
-A generic driver over the table of property codes (`contracts.rules.codes`); every code-specific step
+A generic driver over the table of property codes (`output_contracts.rules.codes`); every code-specific step
 is a method of the code's module. Two entry points with one meaning:
 
 * `find_violations` — vectorised over a corpus. The leaves of the checked calls are read in batches
@@ -13,7 +13,7 @@ is a method of the code's module. Two entry points with one meaning:
 
 A property test holds the two to the same violations on random corpora. Both render a violation's
 witness with `witness`, so the text is the same whichever found it. Mining's self-check uses this
-engine too (`contracts.mining.verify`): mining and the checker stand on the same semantics.
+engine too (`output_contracts.mining.verify`): mining and the checker stand on the same semantics.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Any, Literal, TypeVar
 
 import polars as pl
 
-from contracts.errors import CheckError
-from contracts.frames import detach
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.rules.base import (
+from output_contracts.errors import CheckError
+from output_contracts.frames import detach
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.rules.base import (
     HIT_COLS,
     KIND_BIT,
     Aliases,
@@ -48,16 +48,16 @@ from contracts.rules.base import (
     resolve,
     side_doc,
 )
-from contracts.rules.codes import TABLE
-from contracts.rules.consistent import EpisodeMemory, episode_witness
-from contracts.rules.episodes import episode_violations
-from contracts.rules.folds import fold_table
-from contracts.rules.model import CODES, ContractSet, Rule, split_side
-from contracts.traces.corpus import Corpus
-from contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize, unfix
+from output_contracts.rules.codes import TABLE
+from output_contracts.rules.consistent import EpisodeMemory, episode_witness
+from output_contracts.rules.episodes import episode_violations
+from output_contracts.rules.folds import fold_table
+from output_contracts.rules.model import CODES, ContractSet, Rule, split_side
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize, unfix
 
 Fold = int | None | Literal["cross"]
-#: The code judged per episode, not per call (`contracts.rules.consistent`).
+#: The code judged per episode, not per call (`output_contracts.rules.consistent`).
 EPISODE_CODE = "CONSISTENT"
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 #: Calls per batch of the corpus checker: bounds its memory (about 0.5 GiB for typical results).
@@ -128,7 +128,7 @@ class _Compiled:
     episode: dict[str, list[Rule]] = field(default_factory=dict)  # CONSISTENT rules, judged per episode
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
     maps: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
-    #: per tool and side, the fixed-index patterns its rules read (`contracts.rules.base.aliases_of`)
+    #: per tool and side, the fixed-index patterns its rules read (`output_contracts.rules.base.aliases_of`)
     fixed: dict[str, dict[str, Aliases]] = field(default_factory=dict)
 
 
@@ -535,7 +535,7 @@ def find_violations(
         in_batch = pl.col("cid") >= pl.lit(lo, pl.UInt64)
         if hi < 2**64:
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
-        # detach: a batch's few violations must not pin the arrays and strings of its leaves (contracts.frames).
+        # detach: a batch's few violations must not pin the arrays and strings of its leaves (output_contracts.frames).
         found_parts.append(
             detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, lean_ops, in_batch, maps))
         )

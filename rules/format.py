@@ -32,7 +32,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     KIND_BIT,
     At,
     NodeCode,
@@ -43,7 +43,7 @@ from contracts.rules.base import (
     outside,
     returned,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 LEVELS = ("exact", "loose", "charset")
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     KIND_BIT,
     KIND_OF_TYPE,
     NUMERIC_KINDS,
@@ -27,7 +27,7 @@ from contracts.rules.base import (
     kind_of,
     returned,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 KINDS = ("null", "bool", "int", "string", "array", "object", "number")
 

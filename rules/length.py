@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     KIND_BIT,
     At,
     NodeCode,
@@ -27,7 +27,7 @@ from contracts.rules.base import (
     broken,
     name,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 #: The largest minimum a rule may state (it is carried in an 8-bit column of the operand table).
 MAX_MIN = 255

@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import CheckError
-from contracts.jsonutil import stable_id, write_json
-from contracts.rules.folds import fold_of
+from output_contracts.errors import CheckError
+from output_contracts.jsonutil import stable_id, write_json
+from output_contracts.rules.folds import fold_of
 
 CONTRACT_SET_VERSION = 1
 CODES = (
@@ -118,7 +118,7 @@ class ToolContracts:
     and immutables.
 
     `maps`: object patterns (rule-path notation) whose keys are data, not field names (mined, see
-    `contracts.mining.maps`, or declared with `additionalProperties` in the tool's output schema). The
+    `output_contracts.mining.maps`, or declared with `additionalProperties` in the tool's output schema). The
     checker reads a key below one as `~*`, as the miner did, so `/variants/~*/price` applies to every
     variant, including ones never seen."""
 
@@ -246,7 +246,7 @@ class ContractSet:
     @classmethod
     def load(cls, path: str | Path) -> ContractSet:
         """Read and validate a contract set file; errors name the file and field."""
-        from contracts.schemas import schema_names, validate
+        from output_contracts.schemas import schema_names, validate
 
         p = Path(path)
         try:

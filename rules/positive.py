@@ -1,4 +1,4 @@
-"""POSITIVE — `paths [P]`, params `{}`: every number at a pattern is > 0 (see `contracts.rules.sign`)."""
+"""POSITIVE — `paths [P]`, params `{}`: every number at a pattern is > 0 (see `output_contracts.rules.sign`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from contracts.rules.base import Operand, PathFinder, is_num
-from contracts.rules.model import Rule
-from contracts.rules.sign import Bound
+from output_contracts.rules.base import Operand, PathFinder, is_num
+from output_contracts.rules.model import Rule
+from output_contracts.rules.sign import Bound
 
 
 class Positive(Bound):

@@ -3,7 +3,7 @@ number at a pattern (or the year of every ISO date there) lies within magnitude 
 
 `of: number`: a number v at P breaks the rule when v > max, or when min is set and 0 < v < min (zero
 and negative values are the sign codes' business, so a sentinel −1 gets one receipt, not two). The
-miner's bounds are powers of ten around the clean values (`contracts.mining.rules.range`): a unit
+miner's bounds are powers of ten around the clean values (`output_contracts.mining.rules.range`): a unit
 change (cents for dollars, grams for kilograms, ×1000), a saturated int32 (2³¹−1) or a 9999 sentinel
 leaves the decades the field lives in, while an ordinary new value does not.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     KIND_BIT,
     NUMERIC_BITS,
     NUMERIC_KINDS,
@@ -42,7 +42,7 @@ from contracts.rules.base import (
     broken,
     name,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 OF = ("number", "magnitude", "year")
 #: A string whose year RANGE reads: `YYYY-MM-DD` at its start.

@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.rules.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.base import (
     NUMERIC_KINDS,
     At,
     Nodes,
@@ -41,8 +41,8 @@ from contracts.rules.base import (
     side_doc,
     with_key,
 )
-from contracts.rules.model import Rule
-from contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN
+from output_contracts.rules.model import Rule
+from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN
 
 TOLERANCES = ("exact", "cent", "rel")
 FORMS = ("linear", "product", "sum_over", "count_of")

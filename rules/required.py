@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     At,
     GroupFinder,
     Nodes,
@@ -29,8 +29,8 @@ from contracts.rules.base import (
     Violation,
     empty_hits,
 )
-from contracts.rules.model import Rule, split_side
-from contracts.traces.leaves import escape_token, parent_pattern, unescape_token
+from output_contracts.rules.model import Rule, split_side
+from output_contracts.traces.leaves import escape_token, parent_pattern, unescape_token
 
 
 def _child_missing(parent: dict[Any, Any], key: str, tok: str, canonical: bool) -> bool:

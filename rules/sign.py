@@ -1,5 +1,5 @@
-"""What POSITIVE and NONNEG share: a bound on every number at a pattern (`contracts.rules.positive`,
-`contracts.rules.nonneg`).
+"""What POSITIVE and NONNEG share: a bound on every number at a pattern (`output_contracts.rules.positive`,
+`output_contracts.rules.nonneg`).
 
 Semantics: every int/float node at P is > 0 (POSITIVE) or >= 0 (NONNEG); other kinds are TYPE's
 business. Expected `"> 0"` / `">= 0"`; observed the number. Per-node codes: over a corpus, only the
@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     NUMERIC_BITS,
     NUMERIC_KINDS,
     At,
@@ -23,7 +23,7 @@ from contracts.rules.base import (
     broken,
     name,
 )
-from contracts.rules.model import Rule
+from output_contracts.rules.model import Rule
 
 
 class Bound(NodeCode):

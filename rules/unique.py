@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from contracts.rules.base import (
+from output_contracts.rules.base import (
     At,
     NodeCode,
     Nodes,
@@ -45,8 +45,8 @@ from contracts.rules.base import (
     name,
     resolve,
 )
-from contracts.rules.model import Rule
-from contracts.traces.leaves import unescape_token
+from output_contracts.rules.model import Rule
+from output_contracts.traces.leaves import unescape_token
 
 
 def item_split(pattern: str) -> int | None:

@@ -1,6 +1,6 @@
 """Golden files: the CLI's outputs on the bundled sample world, compared byte for byte.
 
-Every command runs in-process through `typer.testing.CliRunner` on `contracts.cli.app:app`, the way the
+Every command runs in-process through `typer.testing.CliRunner` on `output_contracts.cli.app:app`, the way the
 Makefile's `demo` target and sample_traces/README.md run it: from a scratch folder holding a copy of
 `sample_traces/{clean,faulty,tools.json}`, with relative paths, so no path of this machine reaches the
 outputs. The corpus is ingested and mined once per module (per xdist worker).
@@ -36,7 +36,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
+from output_contracts.cli.app import app
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_traces"
@@ -53,7 +53,7 @@ HEAD_LINES = 200  # lines kept of an output too large to store whole
 
 # Rich sizes tables that do not go to a terminal by COLUMNS, else by the terminal the test runner has (if
 # any), else 80: pin 80, what the real CLI prints into a pipe or file. (A COLUMNS or FORCE_COLOR already
-# set when contracts.cli is first imported is read once by its consoles and would still win.)
+# set when output_contracts.cli is first imported is read once by its consoles and would still win.)
 CLI_ENV = {"COLUMNS": "80", "LINES": "25"}
 
 # Every file tests/golden/ may hold: each is written by a test below (test_golden_folder checks both ways).

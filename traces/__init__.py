@@ -1,1 +1,1 @@
-"""contracts.traces: format adapters, ingest, the Parquet corpus, the tool registry."""
+"""output_contracts.traces: format adapters, ingest, the Parquet corpus, the tool registry."""

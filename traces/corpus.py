@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.errors import ContractsError, TraceError, reading
-from contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.errors import ContractsError, TraceError, reading
+from output_contracts.traces.leaves import LEAF_SCHEMA
 
 CORPUS_FORMAT_VERSION = 1
 CALLS_FILE = "calls.parquet"
@@ -101,7 +101,7 @@ class Corpus:
             )
         corpus = cls(p)
         man = corpus.manifest()
-        from contracts.schemas import schema_errors
+        from output_contracts.schemas import schema_errors
 
         # corpus.json has no digest of its own: its form is what can be checked (a key flipped by one
         # byte would otherwise surface as a KeyError deep inside a command)
@@ -138,7 +138,7 @@ class Corpus:
 
     def sha256(self) -> str:
         """A digest of the corpus content: the sha256 of its sources' digests, in sorted order."""
-        from contracts.jsonutil import json_sha256
+        from output_contracts.jsonutil import json_sha256
 
         return json_sha256(sorted(s["sha256"] for s in self.manifest().get("sources", [])))
 
@@ -278,7 +278,7 @@ def explain_decode_error(e: BaseException) -> TraceError | None:
 def verify_corpus(path: str | Path) -> list[str]:
     """Recompute every recorded digest and row count of a corpus: the problems found (empty when it is
     intact). Slower than `Corpus.open`'s size check: it reads every byte."""
-    from contracts.traces.ingest_commit import file_digest
+    from output_contracts.traces.ingest_commit import file_digest
 
     p = Path(path)
     corpus = Corpus.open(p)  # corpus.json: parsed and checked against its schema there

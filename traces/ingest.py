@@ -31,11 +31,11 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import TraceError
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.traces.corpus import MANIFEST_FILE, Corpus
-from contracts.traces.formats.detect import get_adapter
-from contracts.traces.ingest_commit import (
+from output_contracts.errors import TraceError
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.traces.corpus import MANIFEST_FILE, Corpus
+from output_contracts.traces.formats.detect import get_adapter
+from output_contracts.traces.ingest_commit import (
     IngestReport,
     RegistryCopy,
     clean_up,
@@ -47,9 +47,9 @@ from contracts.traces.ingest_commit import (
     registry_changed,
     unchanged,
 )
-from contracts.traces.ingest_read import MAX_LINE_BYTES, read_source
-from contracts.traces.ingest_run import Run
-from contracts.traces.ingest_sources import (
+from output_contracts.traces.ingest_read import MAX_LINE_BYTES, read_source
+from output_contracts.traces.ingest_run import Run
+from output_contracts.traces.ingest_sources import (
     Source,
     SourceReport,
     already_ingested,
@@ -58,7 +58,7 @@ from contracts.traces.ingest_sources import (
     known_sources,
     total_bytes,
 )
-from contracts.traces.registry import load_registry
+from output_contracts.traces.registry import load_registry
 
 DEFAULT_CHUNK_ROWS = 50_000
 

@@ -18,11 +18,11 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.jsonutil import canonical_json
-from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
-from contracts.traces.formats.base import Parsed, RecordError
-from contracts.traces.leaves import LEAF_SCHEMA
-from contracts.traces.model import Episode, ToolCall, make_call_id
+from output_contracts.jsonutil import canonical_json
+from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
+from output_contracts.traces.formats.base import Parsed, RecordError
+from output_contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.model import Episode, ToolCall, make_call_id
 
 
 def canon(value: Any) -> str:

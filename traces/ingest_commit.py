@@ -24,11 +24,11 @@ from typing import IO, Any
 import orjson
 import polars as pl
 
-from contracts import __version__
-from contracts.errors import TraceError, reading
-from contracts.jsonutil import sha256_hex, write_json
-from contracts.schemas import validate
-from contracts.traces.corpus import (
+from output_contracts import __version__
+from output_contracts.errors import TraceError, reading
+from output_contracts.jsonutil import sha256_hex, write_json
+from output_contracts.schemas import validate
+from output_contracts.traces.corpus import (
     CALL_SCHEMA,
     CALLS_FILE,
     CORPUS_FORMAT_VERSION,
@@ -38,10 +38,10 @@ from contracts.traces.corpus import (
     REJECTS_FILE,
     SCHEMAS,
 )
-from contracts.traces.ingest_columns import finalize_episodes
-from contracts.traces.ingest_run import Run
-from contracts.traces.ingest_sources import SourceReport
-from contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.ingest_columns import finalize_episodes
+from output_contracts.traces.ingest_run import Run
+from output_contracts.traces.ingest_sources import SourceReport
+from output_contracts.traces.leaves import LEAF_SCHEMA
 
 REGISTRY_FILE = "tools.json"
 STAGING_PREFIX = ".ingest-"

@@ -34,8 +34,8 @@ from typing import IO, Any, cast
 
 import orjson
 
-from contracts.errors import TraceError, reading
-from contracts.traces.formats.base import (
+from output_contracts.errors import TraceError, reading
+from output_contracts.traces.formats.base import (
     R_FORMAT,
     R_JSON,
     R_NOT_OBJECT,
@@ -46,17 +46,17 @@ from contracts.traces.formats.base import (
     RecordContext,
     RecordError,
 )
-from contracts.traces.formats.detect import (
+from output_contracts.traces.formats.detect import (
     SNIFF_RECORDS,
     best_match,
     detect_document,
     detect_records,
     get_adapter,
 )
-from contracts.traces.formats.inspect_ai import read_eval_zip
-from contracts.traces.ingest_columns import episode_row, stage_calls
-from contracts.traces.ingest_run import Run
-from contracts.traces.ingest_sources import Hashed, Source, SourceReport, skipped_source
+from output_contracts.traces.formats.inspect_ai import read_eval_zip
+from output_contracts.traces.ingest_columns import episode_row, stage_calls
+from output_contracts.traces.ingest_run import Run
+from output_contracts.traces.ingest_sources import Hashed, Source, SourceReport, skipped_source
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 RAW_LIMIT = 4096

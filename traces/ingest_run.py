@@ -15,10 +15,10 @@ from typing import IO, Any
 
 import orjson
 
-from contracts.errors import TraceError, reading
-from contracts.progress import Progress
-from contracts.traces.corpus import REJECTS_FILE
-from contracts.traces.ingest_columns import Columns, canon
+from output_contracts.errors import TraceError, reading
+from output_contracts.progress import Progress
+from output_contracts.traces.corpus import REJECTS_FILE
+from output_contracts.traces.ingest_columns import Columns, canon
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
 _FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))

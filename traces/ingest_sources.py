@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import TraceError
-from contracts.jsonutil import file_sha256
+from output_contracts.errors import TraceError
+from output_contracts.jsonutil import file_sha256
 
 SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".traj", ".eval")
 STDIN = "-"

@@ -7,7 +7,7 @@ pattern `/items/*/price`. An object key that is literally `*` is indistinguishab
 pattern; that is accepted and documented in docs/formats.md.
 
 Objects whose keys are data, not field names (`{"variants": {"<item id>": {...}}}`), are recognised
-later, from corpus evidence (`contracts.mining.maps`); their keys are then written `~*` in a pattern
+later, from corpus evidence (`output_contracts.mining.maps`); their keys are then written `~*` in a pattern
 (`/variants/~*/price`): `~` followed by anything but `0` or `1` is not a valid RFC 6901 token, so this
 spelling cannot clash with a real key. `generalize` applies such a decision to a pattern.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts.jsonutil import sha256_hex
+from output_contracts.jsonutil import sha256_hex
 
 
 def make_call_id(source_sha256: str, line: int, index: int) -> str:

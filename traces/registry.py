@@ -3,7 +3,7 @@
 `tools.json` (or a folder of them) lists tools with their argument schema (`parameters`), declared
 output contract (`output`, a JSON Schema of the result), `substitutes` (tools that can answer the same
 need, offered as recovery tools in receipts) and `immutable` argument pointers (never to be changed by a
-repair). The file is validated against `contracts/schemas/tool-registry.schema.json`, and every
+repair). The file is validated against `output_contracts/schemas/tool-registry.schema.json`, and every
 `parameters` / `output` against the JSON Schema 2020-12 meta-schema, so a typo surfaces at load time
 with the file, line and field, not later as a puzzling check result.
 
@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import SchemaError, TraceError
-from contracts.jsonutil import atomic_write_bytes
+from output_contracts.errors import SchemaError, TraceError
+from output_contracts.jsonutil import atomic_write_bytes
 
 REGISTRY_SCHEMA = "tool-registry"
 _KNOWN_KEYS = (
@@ -168,9 +168,9 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
     Accepts `{"tools": [...]}` or a bare list of tools. `text` (the file's bytes) lets errors carry the
     line of the offending field. Raises `SchemaError` naming the file, line and field.
     """
-    from contracts.schemas import jsonschema_module, load_schema
+    from output_contracts.schemas import jsonschema_module, load_schema
 
-    jsonschema = jsonschema_module()  # imported on first use (see contracts/schemas.py)
+    jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
 
     doc = {"tools": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}
@@ -457,7 +457,7 @@ def map_value_schema(schema: Any, root: Any) -> Any | None:
 
     A map is an object that declares no `properties` and gives `additionalProperties` as a schema: its
     keys are data (ids, names), and the entries all follow that one schema. In rule paths such a key is
-    `~*` (`contracts.traces.leaves.MAP_TOKEN`)."""
+    `~*` (`output_contracts.traces.leaves.MAP_TOKEN`)."""
     if object_fields(schema, root) is not None:
         return None
     for b in _branches(schema, root):

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from contracts.errors import UsageError
-from contracts.progress import NULL_PROGRESS, Progress
-from contracts.traces.corpus import Corpus
+from output_contracts.errors import UsageError
+from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.traces.corpus import Corpus
 
 
 def is_corpus(src: str | Path) -> bool:
@@ -53,7 +53,7 @@ def open_corpus(
     for s in sources:
         if str(s) != "-" and not Path(s).exists():
             raise UsageError("no such trace file or corpus folder", source=str(s), field="SRC")
-    from contracts.traces.ingest import ingest
+    from output_contracts.traces.ingest import ingest
 
     if keep is not None:
         ingest(

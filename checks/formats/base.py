@@ -12,10 +12,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from contracts.checks.formats.locations import Locator
-from contracts.checks.outputs import Summary
-from contracts.jsonutil import canonical_str
-from contracts.rules.model import ContractSet, Rule
+from output_contracts.checks.formats.locations import Locator
+from output_contracts.checks.outputs import Summary
+from output_contracts.jsonutil import canonical_str
+from output_contracts.rules.model import ContractSet, Rule
 
 #: GitHub code scanning accepts at most 25,000 results per SARIF run; more are refused, not truncated.
 MAX_SARIF_RESULTS = 25_000

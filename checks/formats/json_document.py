@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from contracts.checks.formats.base import Document, RenderOptions
-from contracts.checks.outputs import Summary
-from contracts.jsonutil import pretty_json
+from output_contracts.checks.formats.base import Document, RenderOptions
+from output_contracts.checks.outputs import Summary
+from output_contracts.jsonutil import pretty_json
 
 
 class JsonDocument(Document):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contracts.checks.formats.base import Streaming
-from contracts.jsonutil import canonical_json
+from output_contracts.checks.formats.base import Streaming
+from output_contracts.jsonutil import canonical_json
 
 
 class Jsonl(Streaming):

@@ -10,7 +10,7 @@ Two rules, shared by `check`, `audit` and `plan-check` output:
   checkout) supplies the root.
 - **File lines.** A call of a JSON Lines source is at its line. A call of a whole-file document (a
   τ-bench result file: one JSON array) carries its record number, which is no line of the file: the
-  record's start line is found by scanning the file (`contracts.traces.locate.record_lines`). When the
+  record's start line is found by scanning the file (`output_contracts.traces.locate.record_lines`). When the
   file cannot be read or its records cannot be found, the location names the record instead (a SARIF
   logical location `record N`; an annotation without `line=`).
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contracts.traces.locate import record_lines
+from output_contracts.traces.locate import record_lines
 
 #: The SARIF `uriBaseId` every relative `uri` is resolved against (GitHub code scanning: the checkout).
 SRCROOT = "%SRCROOT%"

@@ -4,7 +4,7 @@ One result per violation, `ruleId` = property code, the location from `Locator` 
 `--base` under `uriBaseId: %SRCROOT%`, the file line where the call's line or record starts, or a logical
 location `record N` when that line cannot be found), the witness (rule id, path, expected, observed) in
 `properties`. Each rule names its docs section with an absolute `helpUri` (built from
-`contracts.defaults.DOCS_URL`, pyproject's Documentation URL).
+`output_contracts.defaults.DOCS_URL`, pyproject's Documentation URL).
 
 Levels come from the rule's confidence (`base.rule_level`): `error` for a rule the tool's declared
 output schema states, `warning` for a mined rule with support over >= 30 tasks, `note` below; a rule's
@@ -20,11 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts.checks.formats.base import LEVELS, Document, RenderOptions, capped, message, violations
-from contracts.checks.formats.locations import Location
-from contracts.checks.outputs import CODE_INFO, DOCS_PAGE, SARIF_SCHEMA_URI, Summary
-from contracts.defaults import docs_url
-from contracts.jsonutil import canonical_str, pretty_json
+from output_contracts.checks.formats.base import LEVELS, Document, RenderOptions, capped, message, violations
+from output_contracts.checks.formats.locations import Location
+from output_contracts.checks.outputs import CODE_INFO, DOCS_PAGE, SARIF_SCHEMA_URI, Summary
+from output_contracts.defaults import docs_url
+from output_contracts.jsonutil import canonical_str, pretty_json
 
 
 @dataclass(frozen=True)

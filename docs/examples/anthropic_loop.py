@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contracts import Checker, Receipt, checked
-from contracts.registry.export import export_tools
-from contracts.traces.registry import load_registry
+from output_contracts import Checker, Receipt, checked
+from output_contracts.registry.export import export_tools
+from output_contracts.traces.registry import load_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from openai_loop import DEFAULT_CONTRACTS, DEFAULT_REGISTRY, lookup_inventory, query_warehouse, summary

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contracts import Checker
-from contracts.registry.export import export_tools
-from contracts.traces.registry import load_registry
+from output_contracts import Checker
+from output_contracts.registry.export import export_tools
+from output_contracts.traces.registry import load_registry
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CONTRACTS = HERE.parents[1] / "tests" / "golden" / "sample-contracts.json"

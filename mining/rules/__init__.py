@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import polars as pl
 
-from contracts.mining.rules.conditional import Conditional
-from contracts.mining.rules.consistent import Consistent
-from contracts.mining.rules.date_order import DateOrder
-from contracts.mining.rules.domain import Domain
-from contracts.mining.rules.echo import Echo
-from contracts.mining.rules.format import Format
-from contracts.mining.rules.kind import Kind
-from contracts.mining.rules.length import Length
-from contracts.mining.rules.range import Range
-from contracts.mining.rules.relation import Relation
-from contracts.mining.rules.required import Required
-from contracts.mining.rules.sign import FirstSign, Sign
-from contracts.mining.rules.unique import Unique
+from output_contracts.mining.rules.conditional import Conditional
+from output_contracts.mining.rules.consistent import Consistent
+from output_contracts.mining.rules.date_order import DateOrder
+from output_contracts.mining.rules.domain import Domain
+from output_contracts.mining.rules.echo import Echo
+from output_contracts.mining.rules.format import Format
+from output_contracts.mining.rules.kind import Kind
+from output_contracts.mining.rules.length import Length
+from output_contracts.mining.rules.range import Range
+from output_contracts.mining.rules.relation import Relation
+from output_contracts.mining.rules.required import Required
+from output_contracts.mining.rules.sign import FirstSign, Sign
+from output_contracts.mining.rules.unique import Unique
 
 RULE_CLASSES = (
     Required,

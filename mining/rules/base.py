@@ -1,15 +1,15 @@
 """The interface every rule class implements, and the context it mines from.
 
 A rule class turns the clean mining data into candidate rules for *every checker at once*: it returns a
-frame with one row per (checker, rule) (`contracts.mining.data.CAND_SCHEMA`), where checker -1 is the
+frame with one row per (checker, rule) (`output_contracts.mining.data.CAND_SCHEMA`), where checker -1 is the
 full checker and 0..k-1 the fold checkers. It works in three steps, so that the corpus can be read one
-task part at a time (`contracts.mining.data.MiningData.parts`):
+task part at a time (`output_contracts.mining.data.MiningData.parts`):
 
 - `plan(ctx)`: what to count, decided from corpus-wide facts only (the merged path statistics, the
   pattern table, the bounded candidate sample);
 - `scan(ctx, part, plan)`: per-fold monoid statistics of one task part (None when there is nothing to
   count);
-- `finish(ctx, plan, rows)`: merge the parts' rows per checker (`contracts.mining.data.by_checker`) and
+- `finish(ctx, plan, rows)`: merge the parts' rows per checker (`output_contracts.mining.data.by_checker`) and
   keep what meets the class's keep-only-if. The miner applies nothing else.
 
 Because every statistic is a monoid over task parts, the result does not depend on how many parts the
@@ -24,9 +24,9 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from contracts.mining.data import Leaves, MiningData, low_octave_aggs
-from contracts.mining.params import MineParams
-from contracts.traces.registry import Registry
+from output_contracts.mining.data import Leaves, MiningData, low_octave_aggs
+from output_contracts.mining.params import MineParams
+from output_contracts.traces.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -34,16 +34,18 @@ class MiningContext:
     """What a rule class may read: the clean data, merged path statistics, parameters and registry."""
 
     data: MiningData
-    stats: pl.DataFrame  # contracts.mining.data.merge_path_stats
+    stats: pl.DataFrame  # output_contracts.mining.data.merge_path_stats
     params: MineParams
     registry: Registry | None
-    sample: Leaves  # the candidate sample's leaves (`contracts.mining.data.sample_filter`)
+    sample: Leaves  # the candidate sample's leaves (`output_contracts.mining.data.sample_filter`)
     num_pids: pl.Series  # ids of the patterns holding a number in some clean call (either side)
-    pools: pl.DataFrame  # pid, tool, pattern, pool of result patterns (`contracts.mining.shapes.pools`)
+    pools: (
+        pl.DataFrame
+    )  # pid, tool, pattern, pool of result patterns (`output_contracts.mining.shapes.pools`)
 
 
 class RuleClass(Protocol):
-    """One rule class (a module under `contracts.mining.rules`)."""
+    """One rule class (a module under `output_contracts.mining.rules`)."""
 
     @property
     def codes(self) -> Sequence[str]:
@@ -85,10 +87,10 @@ def pooled_stats(ctx: MiningContext) -> pl.DataFrame:
     Added columns, per (pool, cls, checker): `p_n`, `p_calls`, `p_tasks` (the largest member's: a
     lower bound of the pool's distinct count, so a threshold met on them is met), `p_n_int_all` (every
     number of every member an int), `p_min`, `p_max`, `p_min_len`, `p_all_date` (every string of every member starts like an ISO date),
-    `p_min_year`, `p_max_year`, `p_lowbin`, `p_n_low1`, `p_n_low2` (`contracts.mining.data.low_octave_aggs` over the
+    `p_min_year`, `p_max_year`, `p_lowbin`, `p_n_low1`, `p_n_low2` (`output_contracts.mining.data.low_octave_aggs` over the
     members: task counts summed, an upper bound of the distinct count),
     `p_ncls` (value classes in the pool at this checker). A pattern alone in its pool gets its own
-    statistics back (`contracts.mining.shapes`)."""
+    statistics back (`output_contracts.mining.shapes`)."""
     s = ctx.stats.join(ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"], how="left")
     per = s.group_by("pool", "cls", "checker").agg(
         pl.col("n").max().alias("p_n"),

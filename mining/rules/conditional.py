@@ -1,5 +1,5 @@
 """CONDITIONAL: a fact about P that holds whenever the discriminator D has some value
-(`contracts.rules.conditional`).
+(`output_contracts.rules.conditional`).
 
 Candidates, per tool, among result fields without wildcards: discriminators D — a field holding
 strings (at most DISC_MAX distinct ones in some part and fold), booleans, or whole numbers that are
@@ -37,8 +37,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.mining.data import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining.data import (
     CLS_ARR,
     CLS_BOOL,
     CLS_NULL,
@@ -51,10 +51,10 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.params import RELATION_MIN_TUPLES
-from contracts.mining.rules.base import MiningContext, support_ok
-from contracts.rules.episodes import value_expr
-from contracts.rules.relation import CENT_TOL, REL_TOL
+from output_contracts.mining.params import RELATION_MIN_TUPLES
+from output_contracts.mining.rules.base import MiningContext, support_ok
+from output_contracts.rules.episodes import value_expr
+from output_contracts.rules.relation import CENT_TOL, REL_TOL
 
 #: At most this many distinct values for a string discriminator (or an *equals* consequent).
 DISC_MAX = 16
@@ -68,7 +68,7 @@ _U32 = pl.UInt32
 
 
 def _cond_expr() -> pl.Expr:
-    """`contracts.rules.conditional.cond_key` over mining leaves (kind class, code, num, str)."""
+    """`output_contracts.rules.conditional.cond_key` over mining leaves (kind class, code, num, str)."""
     cls, num = pl.col("cls"), pl.col("num")
     return (
         pl.when(cls == CLS_STR)

@@ -1,4 +1,4 @@
-"""CONSISTENT: within one episode, an entity keeps the value of a field (`contracts.rules.consistent`).
+"""CONSISTENT: within one episode, an entity keeps the value of a field (`output_contracts.rules.consistent`).
 
 Candidates: per tool, (P, K) pairs of result fields of one object (no wildcards, not the root), where K
 is a *key*: its name is the name of one of the tool's own arguments (the tool is called for the entity
@@ -8,7 +8,7 @@ same object that held a scalar. Qualifying example: a clean call of the tool hol
 at K and a scalar at P, after an earlier call of the same episode (any tool, input order) that returned
 the same key at K and a scalar at P, with no call in between whose arguments name the key (a touch);
 it holds when the two values are equal (ECHO's equality). The
-pairing is the checker's own (`contracts.rules.episodes.repeats`), so the miner counts exactly what the
+pairing is the checker's own (`output_contracts.rules.episodes.repeats`), so the miner counts exactly what the
 checker judges.
 
 Keep only if no qualifying pair changed, with at least 30 pairs from at least 200 distinct tasks, and
@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.mining.data import (
+from output_contracts.mining.data import (
     CLS_BOOL,
     CLS_NULL,
     CLS_NUM,
@@ -47,9 +47,9 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.rules.base import MiningContext, support_ok
-from contracts.rules.episodes import entity_expr, repeats, value_hash
-from contracts.traces.leaves import WILD_TOKENS
+from output_contracts.mining.rules.base import MiningContext, support_ok
+from output_contracts.rules.episodes import entity_expr, repeats, value_hash
+from output_contracts.traces.leaves import WILD_TOKENS
 
 #: A key is an identifier when its repeats show at least this many distinct values: a category (DOMAIN
 #: admits at most 8 values; a cabin class, a list of a few dozen airports) names no entity. Counted

@@ -1,6 +1,6 @@
 """DATE_ORDER: two ISO dates or date-times in a result are ordered, A <= B.
 
-Paths [A, B], params {"tz": "date" | "naive" | "aware"} (see `contracts.rules.dates`). Both paths lie in
+Paths [A, B], params {"tz": "date" | "naive" | "aware"} (see `output_contracts.rules.dates`). Both paths lie in
 the same array instance when they have wildcards: `/flights/*/depart` pairs with `/flights/*/arrive` of
 the same flight (same prefix up to the last `*`, equal indexes); paths without wildcards pair per call.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.mining.data import (
+from output_contracts.mining.data import (
     CLS_STR,
     FULL,
     Leaves,
@@ -31,8 +31,8 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.rules.base import MiningContext
-from contracts.rules.dates import MODES, le, lt, parse_iso
+from output_contracts.mining.rules.base import MiningContext
+from output_contracts.rules.dates import MODES, le, lt, parse_iso
 
 #: The pattern up to and including its last wildcard token (`*`, or `~*` for a map key).
 WILD_PREFIX = r"^(.*(?:^|/)~?\*)(?:/[^*]*)?$"

@@ -5,7 +5,7 @@ business). Values are counted in distinct tasks, not rows: the calls of one task
 records (a customer's order is read, modified and read again), so a row count says how busy a task
 was, not how often a value occurs in the world.
 
-Judged per pool (`contracts.mining.shapes`): where several tools return the same object shape (every
+Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape (every
 order-returning tool's `/items/*/options/connectivity`, and the catalogue's variant options), their
 observations are pooled before the value set is judged, and each member gets the pooled set — the set
 one tool alone would have cut short is what each tool gets.
@@ -35,14 +35,14 @@ from typing import Any
 
 import polars as pl
 
-from contracts.mining.data import CLS_STR, Leaves, by_checker, cand_frame
-from contracts.mining.params import (
+from output_contracts.mining.data import CLS_STR, Leaves, by_checker, cand_frame
+from output_contracts.mining.params import (
     DOMAIN_MAX_SHARE,
     DOMAIN_MAX_UNSEEN,
     DOMAIN_MIN_TASKS,
     DOMAIN_SPLITS,
 )
-from contracts.mining.rules.base import MiningContext, paths_one, support_ok
+from output_contracts.mining.rules.base import MiningContext, paths_one, support_ok
 
 
 def string_values(part: Leaves, pids: list[int]) -> pl.DataFrame:
@@ -195,6 +195,6 @@ def closed_sets(
 
 
 def _json_list(values: pl.Series) -> str:
-    from contracts.jsonutil import canonical_str
+    from output_contracts.jsonutil import canonical_str
 
     return canonical_str(values.to_list())

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.mining.data import (
+from output_contracts.mining.data import (
     CLS_STR,
     ECHO_SAMPLE_CALLS,
     SCALAR_CLASSES,
@@ -31,9 +31,9 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.params import ECHO_MIN_DISTINCT
-from contracts.mining.rules.base import MiningContext
-from contracts.rules.model import ARGS_PREFIX
+from output_contracts.mining.params import ECHO_MIN_DISTINCT
+from output_contracts.mining.rules.base import MiningContext
+from output_contracts.rules.model import ARGS_PREFIX
 
 
 def declared_arg_patterns(schema: Any, prefix: str = "") -> list[str]:

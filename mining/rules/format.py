@@ -1,10 +1,10 @@
-"""FORMAT: every string at a pattern has one of a small set of shapes (`contracts.rules.format`).
+"""FORMAT: every string at a pattern has one of a small set of shapes (`output_contracts.rules.format`).
 
 Qualifying example: a *task* with a string node at P in a clean result, as for DOMAIN. The values judged
 are the strings' shapes, not the strings: `#W0174651` and `#W4817420` are one shape, `#A9999999`.
 
-Keep only if, in the checker's data of the pool (`contracts.mining.shapes`), the set of shapes passes
-DOMAIN's whole test (`contracts.mining.rules.domain.closed_sets`) with FORMAT's own support: at least
+Keep only if, in the checker's data of the pool (`output_contracts.mining.shapes`), the set of shapes passes
+DOMAIN's whole test (`output_contracts.mining.rules.domain.closed_sets`) with FORMAT's own support: at least
 `min_support` FORMAT (50) distinct tasks, at most FORMAT_MAX_SHAPES (8) shapes and one per 10
 (shape, task) pairs, every shape seen in at least 3 tasks, and the cross-validated unseen mass (the
 (shape, task) pairs of shapes seen in one task split only) at most 1%. The exact level is tried first;
@@ -19,7 +19,7 @@ measures, before the audit does, the share of held-out tasks whose shape a set l
 would reject. Free text fails at once: its shapes are as many as its values.
 
 Not emitted where a DOMAIN rule holds on the same place and checker (every value in the set has an
-allowed shape, so FORMAT could never fire first): `contracts.mining.rules.drop_subsumed`.
+allowed shape, so FORMAT could never fire first): `output_contracts.mining.rules.drop_subsumed`.
 
 Statistics: DOMAIN's monoids, over the shapes, per level: (pool, shape, fold, split) task counts and
 (pool, fold) calls and tasks. Shapes are computed once per distinct string of a part.
@@ -32,12 +32,18 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.mining.data import CLS_STR, Leaves, cand_frame
-from contracts.mining.params import FORMAT_MAX_SHAPES
-from contracts.mining.rules.base import MiningContext, paths_one
-from contracts.mining.rules.domain import closed_sets, pool_members, pool_strings, value_tasks, value_totals
-from contracts.rules.format import LEVELS, charset_keys, key_parts, loosen_expr, shape_expr
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining.data import CLS_STR, Leaves, cand_frame
+from output_contracts.mining.params import FORMAT_MAX_SHAPES
+from output_contracts.mining.rules.base import MiningContext, paths_one
+from output_contracts.mining.rules.domain import (
+    closed_sets,
+    pool_members,
+    pool_strings,
+    value_tasks,
+    value_totals,
+)
+from output_contracts.rules.format import LEVELS, charset_keys, key_parts, loosen_expr, shape_expr
 
 
 class Format:

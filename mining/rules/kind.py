@@ -7,7 +7,7 @@ object). A pattern holding two kinds (say string and null) gets no TYPE rule. Al
 none either: a field that never carried a value says nothing about the value it will carry.
 Support = calls with a node at P (>= 20).
 
-Judged per pool (`contracts.mining.shapes`): where several tools return the same object shape, the
+Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape, the
 kind is decided over all of them, so a gift card balance that is whole in one tool's mining data and
 fractional after a refund in another's is `number` for both. A pooled member gets the rule when the
 pool's largest member meets the support. (A "money-like field with many distinct whole values is a
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from contracts.mining.data import CLS_NAME, CLS_NULL, CLS_NUM, cand_frame
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats, support_ok
+from output_contracts.mining.data import CLS_NAME, CLS_NULL, CLS_NUM, cand_frame
+from output_contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats, support_ok
 
 
 class Kind(FromStats):

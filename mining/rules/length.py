@@ -2,7 +2,7 @@
 
 Qualifying example: every array node at P in a clean result; support = arrays (>= 30) and distinct
 tasks (>= 300). Keep only if no clean array at P is empty (the `min_len` of the path statistics).
-Judged per pool (`contracts.mining.shapes`): the `/items` of an order is the same list whichever tool
+Judged per pool (`output_contracts.mining.shapes`): the `/items` of an order is the same list whichever tool
 returns the order, so the tasks of every member count and an empty list in any member refutes it for
 all (the pool's task count is its largest member's, a lower bound).
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from contracts.mining.data import CLS_ARR, cand_frame
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
+from output_contracts.mining.data import CLS_ARR, cand_frame
+from output_contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
 
 
 class Length(FromStats):

@@ -1,7 +1,7 @@
 """RANGE: every number at a pattern (or the year of every ISO date there) lies within the decades the
-clean values live in (`contracts.rules.range`).
+clean values live in (`output_contracts.rules.range`).
 
-Numbers (judged per pool, `contracts.mining.shapes`, like the sign rules): a field whose clean values
+Numbers (judged per pool, `output_contracts.mining.shapes`, like the sign rules): a field whose clean values
 are all >= 0 and not constant gets `max` = the power of ten strictly above three times its largest value
 and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values from
 12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). A field that also
@@ -32,9 +32,9 @@ import math
 
 import polars as pl
 
-from contracts.mining.data import CLS_NUM, CLS_STR, cand_frame
-from contracts.mining.params import RANGE_MARGIN, YEAR_MARGIN
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
+from output_contracts.mining.data import CLS_NUM, CLS_STR, cand_frame
+from output_contracts.mining.params import RANGE_MARGIN, YEAR_MARGIN
+from output_contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
 
 #: No RANGE above this (a bound of 10^300 says nothing, and 10^309 is not a float).
 MAX_BOUND = 1e300

@@ -44,8 +44,8 @@ from typing import Any
 
 import polars as pl
 
-from contracts.jsonutil import canonical_str
-from contracts.mining.data import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining.data import (
     CAND_SCHEMA,
     CLS_ARR,
     CLS_NUM,
@@ -56,13 +56,13 @@ from contracts.mining.data import (
     cand_frame,
     merged_examples,
 )
-from contracts.mining.params import COUNT_OF_MAX_SHARE, COUNT_OF_MIN_TASKS, RELATION_MIN_TUPLES
-from contracts.mining.rules.base import MiningContext
-from contracts.mining.rules.date_order import WILD_PREFIX
-from contracts.rules.model import ARGS_PREFIX
-from contracts.traces.leaves import MAP_TOKEN
+from output_contracts.mining.params import COUNT_OF_MAX_SHARE, COUNT_OF_MIN_TASKS, RELATION_MIN_TUPLES
+from output_contracts.mining.rules.base import MiningContext
+from output_contracts.mining.rules.date_order import WILD_PREFIX
+from output_contracts.rules.model import ARGS_PREFIX
+from output_contracts.traces.leaves import MAP_TOKEN
 
-#: The rule-path token of the first member of an array (`contracts.traces.leaves.fixed_index`).
+#: The rule-path token of the first member of an array (`output_contracts.traces.leaves.fixed_index`).
 FIRST_TOKEN = "*0"
 
 WINDOW = 4000  # rows of each fold (first by call key) of the sample's wide frame that samples are drawn from

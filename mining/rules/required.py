@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from contracts.mining.data import CLS_OBJ, cand_frame, last_token_expr, parent_expr
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, support_ok
-from contracts.traces.leaves import WILD_TOKENS
+from output_contracts.mining.data import CLS_OBJ, cand_frame, last_token_expr, parent_expr
+from output_contracts.mining.rules.base import FromStats, MiningContext, paths_one, support_ok
+from output_contracts.traces.leaves import WILD_TOKENS
 
 
 class Required(FromStats):

@@ -23,7 +23,7 @@ Otherwise (a cabin with 2 or 3 seats left, in the search results of four tasks: 
 legal, frequent) the rule is NONNEG, which the data does support. Floats are not counts and keep
 POSITIVE on their minimum.
 
-Judged per pool (`contracts.mining.shapes`): minimum, maximum, int-ness and support over every place of
+Judged per pool (`output_contracts.mining.shapes`): minimum, maximum, int-ness and support over every place of
 the same object shape, so a refund's negative amount in one tool's output keeps every tool returning
 that payment history from claiming POSITIVE.
 """
@@ -36,7 +36,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.mining.data import (
+from output_contracts.mining.data import (
     CLS_NUM,
     KIND_CODE,
     Leaves,
@@ -46,7 +46,7 @@ from contracts.mining.data import (
     low_octave_aggs,
     merged_examples,
 )
-from contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
+from output_contracts.mining.rules.base import FromStats, MiningContext, paths_one, pooled_stats
 
 #: POSITIVE on an all-int field: chance of an empty stretch below the values by luck alone ...
 COUNT_ZERO_CHANCE = 0.01

@@ -1,4 +1,4 @@
-"""UNIQUE: within one list, no two items hold the same value at P (`contracts.rules.unique`).
+"""UNIQUE: within one list, no two items hold the same value at P (`output_contracts.rules.unique`).
 
 Candidates: result patterns `A/*` (lists of scalars) and `A/*/f` (a scalar field of object items)
 holding strings or numbers. Qualifying example: a list instance (one list in one call) with at least
@@ -26,7 +26,7 @@ from typing import Any
 
 import polars as pl
 
-from contracts.mining.data import (
+from output_contracts.mining.data import (
     CLS_NUM,
     CLS_OBJ,
     CLS_STR,
@@ -36,8 +36,8 @@ from contracts.mining.data import (
     fold_examples,
     merged_examples,
 )
-from contracts.mining.rules.base import MiningContext, paths_one, support_ok
-from contracts.rules.unique import EXACT_LIMIT, MAX_FIELDS, item_split
+from output_contracts.mining.rules.base import MiningContext, paths_one, support_ok
+from output_contracts.rules.unique import EXACT_LIMIT, MAX_FIELDS, item_split
 
 
 class Unique:
@@ -187,7 +187,7 @@ class Unique:
             ],
             ctx.data.k,
         )
-        # judged per pool (`contracts.mining.shapes`): the flights of a reservation are one list whichever
+        # judged per pool (`output_contracts.mining.shapes`): the flights of a reservation are one list whichever
         # tool returns the reservation, so a repeat in any member refutes all, and the largest member's
         # lists and tasks are the support (a lower bound of the pool's)
         pools = ctx.pools.select(pl.col("pid").cast(pl.UInt32), "pool")

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from contracts.schemas import schema_errors
+from output_contracts.schemas import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = [

@@ -18,8 +18,8 @@ import orjson
 import polars as pl
 import pytest
 
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
 
 REPO = Path(__file__).resolve().parents[2]
 FLAT_KEYS = {"trace_id", "task_id", "step", "tool", "arguments", "result", "status", "error"}

@@ -9,10 +9,10 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.checks.checker import call_violations, check_corpus
-from contracts.rules.evaluate import episode_memory
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
+from output_contracts.checks.checker import call_violations, check_corpus
+from output_contracts.rules.evaluate import episode_memory
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
 
 
 def frame_rows(df: pl.DataFrame) -> list[tuple[Any, ...]]:

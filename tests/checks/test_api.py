@@ -1,4 +1,4 @@
-"""The public checking API (`from contracts import Checker, Receipt, checked`): docs/api.md's doctests,
+"""The public checking API (`from output_contracts import Checker, Receipt, checked`): docs/api.md's doctests,
 its agreement with the stream checker on the sample world, receipts valid against their schemas, and
 the tool wrapper's promises (result unchanged, never raising because of contracts)."""
 
@@ -17,11 +17,11 @@ from typing import Any
 import orjson
 import pytest
 
-import contracts
-from contracts import Checker, Receipt, Session, checked
-from contracts.checks.checker import check_lines, load_contracts
-from contracts.errors import CheckError, ContractsError
-from contracts.schemas import schema_errors
+import output_contracts
+from output_contracts import Checker, Receipt, Session, checked
+from output_contracts.checks.checker import check_lines, load_contracts
+from output_contracts.errors import CheckError, ContractsError
+from output_contracts.schemas import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "sample-contracts.json"
@@ -54,20 +54,20 @@ def test_docs_api_md_doctests_pass(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_root_package_exports_are_lazy() -> None:
-    """`import contracts` imports no subpackage; the API names load on first use."""
+    """`import output_contracts` imports no subpackage; the API names load on first use."""
     code = (
-        "import sys, json, contracts\n"
-        "before = sorted(m for m in sys.modules if m.startswith('contracts.') and m.count('.') == 1)\n"
-        "from contracts import Checker, checked\n"
+        "import sys, json, output_contracts\n"
+        "before = sorted(m for m in sys.modules if m.startswith('output_contracts.') and m.count('.') == 1)\n"
+        "from output_contracts import Checker, checked\n"
         "print(json.dumps([before, Checker.__module__, checked.__module__]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, checker_mod, checked_mod = json.loads(out.stdout)
-    assert [m for m in before if m not in ("contracts.errors", "contracts.jsonutil")] == []
-    assert (checker_mod, checked_mod) == ("contracts.checks.api", "contracts.checks.wrapper")
-    assert set(contracts.__all__) >= {"Checker", "Receipt", "Session", "checked"}
+    assert [m for m in before if m not in ("output_contracts.errors", "output_contracts.jsonutil")] == []
+    assert (checker_mod, checked_mod) == ("output_contracts.checks.api", "output_contracts.checks.wrapper")
+    assert set(output_contracts.__all__) >= {"Checker", "Receipt", "Session", "checked"}
     with pytest.raises(AttributeError):
-        _ = contracts.NoSuchName  # type: ignore[attr-defined]
+        _ = output_contracts.NoSuchName  # type: ignore[attr-defined]
 
 
 def test_check_gives_a_receipt_with_recovery_tools(checker: Checker) -> None:
@@ -252,7 +252,7 @@ def test_wrapper_never_breaks_the_call_when_the_checker_fails(
     def lookup_inventory(sku: str) -> dict[str, Any]:
         return BAD
 
-    with caplog.at_level(logging.WARNING, logger="contracts.checks.wrapper"):
+    with caplog.at_level(logging.WARNING, logger="output_contracts.checks.wrapper"):
         out = lookup_inventory("x")
     assert out == {"tool_result": BAD, "outcome_contract": None}
     assert "checking lookup_inventory failed (checker bug)" in caplog.text
@@ -264,7 +264,7 @@ def test_wrapper_never_breaks_the_call_when_the_checker_fails(
     def inventory(sku: str) -> dict[str, Any]:
         return BAD
 
-    with caplog.at_level(logging.WARNING, logger="contracts.checks.wrapper"):
+    with caplog.at_level(logging.WARNING, logger="output_contracts.checks.wrapper"):
         assert inventory("SKU-11456") is BAD
     assert "callback bug" in caplog.text
 

@@ -13,16 +13,16 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.audit.inject import DETECTABLE, inject_records
-from contracts.audit.model import AuditReport
-from contracts.audit.pipeline import audit, audit_report, audit_score, canonical_report, load_replay
-from contracts.audit.report import pct, to_markdown
-from contracts.cli.app import app
-from contracts.errors import CheckError
-from contracts.mining import mine
-from contracts.schemas import schema_errors, validate
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.audit.inject import DETECTABLE, inject_records
+from output_contracts.audit.model import AuditReport
+from output_contracts.audit.pipeline import audit, audit_report, audit_score, canonical_report, load_replay
+from output_contracts.audit.report import pct, to_markdown
+from output_contracts.cli.app import app
+from output_contracts.errors import CheckError
+from output_contracts.mining import mine
+from output_contracts.schemas import schema_errors, validate
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 
 NAMES = [
     "Ann Lee",
@@ -174,7 +174,7 @@ def test_labels_changed_after_freeze_change_scores_not_ledger(
     assert changed["population"]["clean_episodes"] != report["population"]["clean_episodes"]
     assert changed["ledger"] == report["ledger"]
     assert _ledger_bytes(ledger) == before
-    from contracts.ledger import verify
+    from output_contracts.ledger import verify
 
     assert verify(ledger, require_frozen=True, head=report["ledger"]["head"]).ok
 
@@ -323,7 +323,7 @@ def test_cli_audit_subprocess(tmp_path: Path, repo: Path) -> None:
     args = [
         sys.executable,
         "-m",
-        "contracts.cli.app",
+        "output_contracts.cli.app",
         "audit",
         str(src),
         "--fold",
@@ -356,7 +356,7 @@ def test_cli_audit_subprocess(tmp_path: Path, repo: Path) -> None:
         [
             sys.executable,
             "-m",
-            "contracts.cli.app",
+            "output_contracts.cli.app",
             "audit-score",
             str(tmp_path / "led"),
             "--corpus",
@@ -378,7 +378,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces"
     not (SAMPLE / "clean").is_dir(), reason="sample world not generated (sample_traces/clean)"
 )
 def test_sample_world_acceptance(tmp_path: Path) -> None:
-    from contracts.audit.pipeline import open_source
+    from output_contracts.audit.pipeline import open_source
 
     src = open_source(SAMPLE / "clean", tmp_path / "w")
     r5, _ = audit(src.corpus, tmp_path / "l5", k=5, seed=13, bootstrap=200)
@@ -394,7 +394,7 @@ def test_sample_world_acceptance(tmp_path: Path) -> None:
 
 
 def test_tau_bench_real_traces(shared_data: Path, tmp_path: Path) -> None:
-    from contracts.audit.pipeline import open_source
+    from output_contracts.audit.pipeline import open_source
 
     src = open_source(shared_data / "tau_bench" / "trajectories" / "gpt-4o-airline.json", tmp_path / "w")
     r, _ = audit(src.corpus, tmp_path / "l", k=5, seed=13, bootstrap=200)
@@ -407,7 +407,7 @@ def test_tau_bench_real_traces(shared_data: Path, tmp_path: Path) -> None:
 
 
 def test_labels_file_errors_name_line(audited: tuple[AuditReport, Corpus, Path], tmp_path: Path) -> None:
-    from contracts.errors import TraceError
+    from output_contracts.errors import TraceError
 
     _report, corpus, ledger = audited
     f = tmp_path / "labels.jsonl"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import contracts.audit.pipeline as A
-from contracts.audit import stats
-from contracts.jsonutil import sha256_hex
+import output_contracts.audit.pipeline as A
+from output_contracts.audit import stats
+from output_contracts.jsonutil import sha256_hex
 
 # polars strings are UTF-8: any code point but the surrogates
 IDS = st.lists(st.text(st.characters(codec="utf-8"), max_size=12), max_size=40)
@@ -66,12 +66,12 @@ def test_integer_task_index_same_intervals(rows: list[tuple[str, int, int, int]]
 
 
 def test_checker_batches_are_detached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every batch's violations are kept detached (`contracts.frames.detach`: one chunk a column, own
+    """Every batch's violations are kept detached (`output_contracts.frames.detach`: one chunk a column, own
     string data): kept as returned, a batch's few rows held that batch's leaves, and a 10M-call audit
     grew ~85 MiB a batch."""
-    from contracts.frames import detach
-    from contracts.mining import mine
-    from contracts.rules import evaluate as checker
+    from output_contracts.frames import detach
+    from output_contracts.mining import mine
+    from output_contracts.rules import evaluate as checker
     from tests.core.test_frames import held_bytes
     from tests.mining.helpers import call, corpus
 

@@ -1,4 +1,4 @@
-"""The audit report as typed values (`contracts.audit.model`): its JSON is the dict API's, renderers and
+"""The audit report as typed values (`output_contracts.audit.model`): its JSON is the dict API's, renderers and
 gates read its attributes, and the package's entry points load lazily."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from contracts.audit import stats
-from contracts.audit.inject import inject_records
-from contracts.audit.model import (
+from output_contracts.audit import stats
+from output_contracts.audit.inject import inject_records
+from output_contracts.audit.model import (
     AuditReport,
     Detection,
     Estimate,
@@ -23,7 +23,7 @@ from contracts.audit.model import (
     RuleRow,
     round_figure,
 )
-from contracts.audit.pipeline import (
+from output_contracts.audit.pipeline import (
     audit_report,
     audit_score,
     audit_score_report,
@@ -32,10 +32,10 @@ from contracts.audit.pipeline import (
     rescore,
     rescore_report,
 )
-from contracts.audit.report import evaluate_gates, github_annotations, to_markdown
-from contracts.schemas import validate
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.audit.report import evaluate_gates, github_annotations, to_markdown
+from output_contracts.schemas import validate
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.test_audit import world
 
 REPO = Path(__file__).resolve().parents[2]
@@ -164,9 +164,9 @@ def test_a_gate_that_cannot_be_measured_fails(audited: tuple[AuditReport, Corpus
 def test_package_entry_points_load_lazily() -> None:
     code = (
         "import json, sys\n"
-        "import contracts.audit.stats, contracts.audit.heldout\n"
-        "before = sorted(m for m in sys.modules if m.startswith('contracts.audit.'))\n"
-        "import contracts.audit as A\n"
+        "import output_contracts.audit.stats, output_contracts.audit.heldout\n"
+        "before = sorted(m for m in sys.modules if m.startswith('output_contracts.audit.'))\n"
+        "import output_contracts.audit as A\n"
         "names = [A.audit.__module__, A.audit_report.__module__, A.audit_score.__module__,\n"
         "         A.open_source.__module__, A.AuditReport.__module__, A.inject_records.__module__]\n"
         "print(json.dumps([before, names, sorted(A.__all__)]))\n"
@@ -175,8 +175,11 @@ def test_package_entry_points_load_lazily() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     before, names, exported = json.loads(out.stdout.strip().splitlines()[-1])
-    assert "contracts.audit.pipeline" not in before and "contracts.audit.model" not in before
-    assert names == ["contracts.audit.pipeline"] * 4 + ["contracts.audit.model", "contracts.audit.inject"]
+    assert "output_contracts.audit.pipeline" not in before and "output_contracts.audit.model" not in before
+    assert names == ["output_contracts.audit.pipeline"] * 4 + [
+        "output_contracts.audit.model",
+        "output_contracts.audit.inject",
+    ]
     assert exported == [
         "AuditReport",
         "audit",
@@ -185,7 +188,7 @@ def test_package_entry_points_load_lazily() -> None:
         "inject_records",
         "open_source",
     ]
-    import contracts.audit as package
+    import output_contracts.audit as package
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = package.nope

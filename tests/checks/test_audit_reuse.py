@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-import contracts.checks.checker as checker
-import contracts.mining as mining
-from contracts.audit.inject import inject_records
-from contracts.audit.pipeline import _verified_in_sample, audit, canonical_report
-from contracts.checks.checker import check_corpus, find_violations
-from contracts.mining import mine
-from contracts.mining.data import call_ids, load
-from contracts.mining.verify import flat_rules, misfires, misfires_from
-from contracts.rules.model import ContractSet, FoldChecker, Rule, ToolContracts
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+import output_contracts.checks.checker as checker
+import output_contracts.mining as mining
+from output_contracts.audit.inject import inject_records
+from output_contracts.audit.pipeline import _verified_in_sample, audit, canonical_report
+from output_contracts.checks.checker import check_corpus, find_violations
+from output_contracts.mining import mine
+from output_contracts.mining.data import call_ids, load
+from output_contracts.mining.verify import flat_rules, misfires, misfires_from
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, ToolContracts
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.test_audit import world
 
 WRONG = "r-000000000000"

@@ -12,11 +12,11 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.mining import mine
-from contracts.schemas import schema_errors
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.registry import load_registry
+from output_contracts.cli.app import app
+from output_contracts.mining import mine
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.registry import load_registry
 
 T = "lookup_inventory"
 REPO = Path(__file__).resolve().parents[2]
@@ -234,7 +234,15 @@ def test_codes_lists_every_code(tmp_path: Path) -> None:
 
 def test_subprocess_stdin_stream(world: dict[str, Path]) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "check", "--contracts", str(world["contracts"]), "-"],
+        [
+            sys.executable,
+            "-m",
+            "output_contracts.cli.app",
+            "check",
+            "--contracts",
+            str(world["contracts"]),
+            "-",
+        ],
         input=world["faulty"].read_bytes(),
         capture_output=True,
         cwd=REPO,

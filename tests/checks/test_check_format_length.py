@@ -16,22 +16,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.checks.checker import (
+from output_contracts.checks.checker import (
     call_violations,
     check_call,
     check_corpus,
     load_contracts,
     receipts_from_frame,
 )
-from contracts.checks.receipts import encode
-from contracts.cli.app import app
-from contracts.mining import mine
-from contracts.rules.base import Violation
-from contracts.rules.format import LONG, NON_ASCII
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.checks.receipts import encode
+from output_contracts.cli.app import app
+from output_contracts.mining import mine
+from output_contracts.rules.base import Violation
+from output_contracts.rules.format import LONG, NON_ASCII
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 
 T = "get_order"
@@ -366,7 +366,16 @@ def test_cli_file_and_stdin(cs_file: Path, tmp_path: Path) -> None:
 def test_cli_subprocess(cs_file: Path, tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "f.jsonl", [record(0, faulty(order_id="ORD-123456  ", items=[]))])
     proc = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "check", "--contracts", str(cs_file), "-q", str(src)],
+        [
+            sys.executable,
+            "-m",
+            "output_contracts.cli.app",
+            "check",
+            "--contracts",
+            str(cs_file),
+            "-q",
+            str(src),
+        ],
         capture_output=True,
         cwd=REPO,
         timeout=120,

@@ -19,16 +19,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.checks.checker import call_violations, check_call, check_corpus
-from contracts.checks.receipts import encode
-from contracts.cli.app import app
-from contracts.jsonutil import canonical_str
-from contracts.mining import mine
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.leaves import MAP_TOKEN, escape_token
+from output_contracts.checks.checker import call_violations, check_call, check_corpus
+from output_contracts.checks.receipts import encode
+from output_contracts.cli.app import app
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import mine
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.leaves import MAP_TOKEN, escape_token
 
 T = "get_product_details"
 LAYOUTS = ("flat", "in_array", "root", "nested")
@@ -306,7 +306,7 @@ def test_cli_mine_then_check_catches_a_new_key(tmp_path: Path) -> None:
 
 def test_inject_targets_map_entries_named_by_rules(tmp_path: Path) -> None:
     """Fault injection that targets a contract set's rules finds `~*` rules' nodes in every entry."""
-    from contracts.audit.inject import inject_records
+    from output_contracts.audit.inject import inject_records
 
     rng = random.Random(11)
     recs = _clean(rng, "flat", "digits", 60, 12)

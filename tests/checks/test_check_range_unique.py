@@ -19,23 +19,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.checks.checker import (
+from output_contracts.checks.checker import (
     call_violations,
     check_call,
     check_corpus,
     load_contracts,
     receipts_from_frame,
 )
-from contracts.checks.receipts import encode
-from contracts.cli.app import app
-from contracts.errors import CheckError, ContractsError
-from contracts.mining import mine
-from contracts.rules.base import Violation
-from contracts.rules.codes import describe
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.checks.receipts import encode
+from output_contracts.cli.app import app
+from output_contracts.errors import CheckError, ContractsError
+from output_contracts.mining import mine
+from output_contracts.rules.base import Violation
+from output_contracts.rules.codes import describe
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 
 T = "get_order"

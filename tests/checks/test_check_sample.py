@@ -16,13 +16,13 @@ import orjson
 import polars as pl
 import pytest
 
-from contracts.checks.checker import call_violations, check_corpus
-from contracts.jsonutil import canonical_str
-from contracts.mining import mine
-from contracts.rules.evaluate import episode_memory
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
-from contracts.traces.registry import load_registry
+from output_contracts.checks.checker import call_violations, check_corpus
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import mine
+from output_contracts.rules.evaluate import episode_memory
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
+from output_contracts.traces.registry import load_registry
 
 INVISIBLE_BY_DESIGN = {"plausible_string"}
 

@@ -11,16 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.checks.checker import (
+from output_contracts.checks.checker import (
     call_violations,
     check_call,
     check_corpus,
     receipts_from_frame,
 )
-from contracts.errors import CheckError
-from contracts.rules.dates import parse_instant, with_instant
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.errors import CheckError
+from output_contracts.rules.dates import parse_instant, with_instant
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 
 T = "lookup_inventory"

@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import polars as pl
 
-from contracts.checks.checker import call_violations, check_corpus
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.checks.checker import call_violations, check_corpus
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.traces.ingest import corpus_from_records
 
 T = "get_order"
 

@@ -14,13 +14,13 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.checks.formats.base import RenderOptions, rule_level
-from contracts.checks.formats.github import MAX_SUMMARY_ROWS
-from contracts.checks.formats.locations import Locator
-from contracts.cli.app import app
-from contracts.defaults import DOCS_URL
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.traces.locate import record_lines
+from output_contracts.checks.formats.base import RenderOptions, rule_level
+from output_contracts.checks.formats.github import MAX_SUMMARY_ROWS
+from output_contracts.checks.formats.locations import Locator
+from output_contracts.cli.app import app
+from output_contracts.defaults import DOCS_URL
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.traces.locate import record_lines
 from tests.vendored import sarif_errors
 
 TAU = "tau_bench/trajectories/gpt-4o-airline.json"

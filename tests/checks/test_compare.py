@@ -1,4 +1,4 @@
-"""`contracts compare` (contracts.audit.compare): pairing, the paired difference and its interval, the
+"""`contracts compare` (output_contracts.audit.compare): pairing, the paired difference and its interval, the
 exact McNemar p-value, strata, cost and receipts; on synthetic arms with known effects, on a split of a
 real τ-bench run (effect ≈ 0), on the τ²-bench telecom run's costs, and through the CLI."""
 
@@ -18,18 +18,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.audit import stats
-from contracts.audit.compare import (
+from output_contracts.audit import stats
+from output_contracts.audit.compare import (
     PairBy,
     arm_episodes,
     compare,
     compare_frames,
     stratum_expr,
 )
-from contracts.cli.app import app
-from contracts.errors import UsageError
-from contracts.schemas import validate
-from contracts.traces.sources import open_corpus
+from output_contracts.cli.app import app
+from output_contracts.errors import UsageError
+from output_contracts.schemas import validate
+from output_contracts.traces.sources import open_corpus
 
 AIRLINE = "tau_bench/trajectories/gpt-4o-airline.json"
 TELECOM = (

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.checks.checker import check_call
-from contracts.checks.receipts import encode
-from contracts.errors import CheckError
-from contracts.rules.codes import describe
-from contracts.rules.conditional import cond_key
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.schemas import schema_errors
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.checks.checker import check_call
+from output_contracts.checks.receipts import encode
+from output_contracts.errors import CheckError
+from output_contracts.rules.codes import describe
+from output_contracts.rules.conditional import cond_key
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 
 T = "get_order"

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.checks.checker import check_call, check_corpus, check_lines
-from contracts.errors import CheckError
-from contracts.rules.evaluate import episode_memory
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.checks.checker import check_call, check_corpus, check_lines
+from output_contracts.errors import CheckError
+from output_contracts.rules.evaluate import episode_memory
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 
 GET, UPDATE = "get_booking", "update_booking"
@@ -218,7 +218,7 @@ def test_audit_counts_an_echo_of_a_labelled_call_apart(tmp_path: Path) -> None:
     """An unlabelled read that disagrees with an earlier, labelled (faulty) read is no false alarm: the
     audit leaves it out of the fire rate and counts it as `cross_call_explained`; one that disagrees
     with an unlabelled call stays a fire."""
-    from contracts.audit.pipeline import audit
+    from output_contracts.audit.pipeline import audit
 
     faulty = {"fault": "local_time_as_utc", "fault_path": "/created_at"}
     recs = [

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.checks.checker import check_call
-from contracts.rules.base import Operand
-from contracts.rules.codes import describe
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.schemas import schema_errors
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.leaves import fixed_index, unfix
+from output_contracts.checks.checker import check_call
+from output_contracts.rules.base import Operand
+from output_contracts.rules.codes import describe
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.leaves import fixed_index, unfix
 from tests.checks.equivalence import assert_paths_agree
 
 T = "get_order_details"

@@ -1,4 +1,4 @@
-"""Incident faults (contracts.audit.incidents) planted by `inject_records` / `contracts inject`.
+"""Incident faults (output_contracts.audit.incidents) planted by `inject_records` / `contracts inject`.
 
 Incidents are chosen by the shape of a value alone, never by a tool or field name: each kind's new value
 is checked against what the kind says, renaming tools and fields must not move the targets, and a
@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.audit.fault_targets import get_at, set_at, walk
-from contracts.audit.incidents import (
+from output_contracts.audit.fault_targets import get_at, set_at, walk
+from output_contracts.audit.incidents import (
     BY_KIND,
     CURRENCIES,
     ERROR_ENVELOPE,
@@ -32,12 +32,19 @@ from contracts.audit.incidents import (
     INCIDENTS,
     INT32_MAX,
 )
-from contracts.audit.inject import ALL_KINDS, KIND_GROUPS, KINDS, inject_records, parse_kinds, read_flat
-from contracts.cli.app import app
-from contracts.errors import UsageError
-from contracts.jsonutil import canonical_json
-from contracts.rules.dates import classify
-from contracts.traces.leaves import escape_token, unescape_token
+from output_contracts.audit.inject import (
+    ALL_KINDS,
+    KIND_GROUPS,
+    KINDS,
+    inject_records,
+    parse_kinds,
+    read_flat,
+)
+from output_contracts.cli.app import app
+from output_contracts.errors import UsageError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.rules.dates import classify
+from output_contracts.traces.leaves import escape_token, unescape_token
 
 EXPECTED_KINDS = (
     "html_error_page",
@@ -695,7 +702,17 @@ def test_cli_inject_bogus_kind(tmp_path: Path, repo: Path) -> None:
     _write(corpus(1), src)
     out = tmp_path / "faulty.jsonl"
     p = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "inject", str(src), "-o", str(out), "--kinds", "bogus"],
+        [
+            sys.executable,
+            "-m",
+            "output_contracts.cli.app",
+            "inject",
+            str(src),
+            "-o",
+            str(out),
+            "--kinds",
+            "bogus",
+        ],
         cwd=repo,
         capture_output=True,
         text=True,

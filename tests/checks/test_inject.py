@@ -1,4 +1,4 @@
-"""Fault injection (contracts.audit.inject) and `contracts inject`."""
+"""Fault injection (output_contracts.audit.inject) and `contracts inject`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.audit.incidents import INCIDENT_KINDS
-from contracts.audit.inject import ALL_KINDS, KINDS, get_at, inject_records, parse_kinds, read_flat
-from contracts.cli.app import app
-from contracts.errors import UsageError
+from output_contracts.audit.incidents import INCIDENT_KINDS
+from output_contracts.audit.inject import ALL_KINDS, KINDS, get_at, inject_records, parse_kinds, read_flat
+from output_contracts.cli.app import app
+from output_contracts.errors import UsageError
 
 
 def world(n_tasks: int = 30, seed: int = 1) -> list[dict[str, Any]]:
@@ -193,7 +193,7 @@ def test_cli_inject_subprocess(tmp_path: Path, repo: Path) -> None:
     args = [
         sys.executable,
         "-m",
-        "contracts.cli.app",
+        "output_contracts.cli.app",
         "inject",
         str(src),
         "-o",
@@ -231,7 +231,7 @@ def test_read_flat_gzip_folder_and_bad_line(tmp_path: Path) -> None:
     got = read_flat([folder])
     assert got == recs
     (folder / "c.jsonl").write_bytes(b'{"tool": "x"}\n{not json\n')
-    from contracts.errors import TraceError
+    from output_contracts.errors import TraceError
 
     with pytest.raises(TraceError) as e:
         read_flat([folder])

@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.audit.propagation import propagation_episodes, trackable
-from contracts.cli.app import app
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.audit.propagation import propagation_episodes, trackable
+from output_contracts.cli.app import app
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 
 
 def _call(

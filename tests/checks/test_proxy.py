@@ -25,10 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.checks.api import Checker
-from contracts.checks.proxy import META_KEY, Proxy, ProxyOptions, call_payload, parse_places, run_proxy
-from contracts.cli.app import app
-from contracts.errors import CheckError, UsageError
+from output_contracts.checks.api import Checker
+from output_contracts.checks.proxy import META_KEY, Proxy, ProxyOptions, call_payload, parse_places, run_proxy
+from output_contracts.cli.app import app
+from output_contracts.errors import CheckError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "sample-contracts.json"
@@ -111,7 +111,7 @@ def proxy_argv(*opts: str, server: list[str]) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "contracts.cli.app",
+        "output_contracts.cli.app",
         "proxy",
         "--contracts",
         str(GOLDEN),

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from contracts.checks.checker import check_call
-from contracts.checks.receipts import (
+from output_contracts.checks.checker import check_call
+from output_contracts.checks.receipts import (
     GENERIC_WARNING,
     Receipt,
     Violation,
@@ -17,10 +17,10 @@ from contracts.checks.receipts import (
     recovery_plan,
     recovery_tools,
 )
-from contracts.errors import CheckError
-from contracts.jsonutil import canonical_json, loads
-from contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from contracts.schemas import schema_errors
+from output_contracts.errors import CheckError
+from output_contracts.jsonutil import canonical_json, loads
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.schemas import schema_errors
 
 T = "lookup_inventory"
 

@@ -1,4 +1,4 @@
-"""Task-clustered bootstrap, Wilson intervals and the Rate type (contracts.audit.stats)."""
+"""Task-clustered bootstrap, Wilson intervals and the Rate type (output_contracts.audit.stats)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.audit import stats
+from output_contracts.audit import stats
 
 
 def test_splitmix_expression_equals_reference() -> None:

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
+from output_contracts.cli.app import app
 
 REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"

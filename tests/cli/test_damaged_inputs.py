@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import IOFailure, io_failure, reading
+from output_contracts.cli.app import app
+from output_contracts.errors import IOFailure, io_failure, reading
 
 REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"
@@ -147,7 +147,7 @@ def test_truncated_gz_through_the_real_entry_point(tmp_path: Path) -> None:
     """Click's own main turns an EOFError into `Aborted!` exit 1; the group catches it first."""
     bad = _truncated(tmp_path)
     p = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "ingest", str(bad), "-o", str(tmp_path / "out")],
+        [sys.executable, "-m", "output_contracts.cli.app", "ingest", str(bad), "-o", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         check=False,

@@ -20,7 +20,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"
-CLI = [sys.executable, "-m", "contracts.cli.app"]
+CLI = [sys.executable, "-m", "output_contracts.cli.app"]
 
 resource = pytest.importorskip("resource")
 signal = pytest.importorskip("signal")

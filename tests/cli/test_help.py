@@ -10,7 +10,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
+from output_contracts.cli.app import app
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ def test_readme_shows_every_command() -> None:
 
 def test_console_entry_point_lists_subcommands() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "--help"],
+        [sys.executable, "-m", "output_contracts.cli.app", "--help"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -70,8 +70,8 @@ def test_unknown_command_is_usage_error() -> None:
 
 def test_library_errors_name_settings_and_the_cli_names_flags(tmp_path: Path) -> None:
     """The library says `chunk_rows must be >= 1`; the command line says `--chunk-rows must be >= 1`."""
-    from contracts.errors import TraceError
-    from contracts.traces.ingest import ingest
+    from output_contracts.errors import TraceError
+    from output_contracts.traces.ingest import ingest
 
     src = tmp_path / "t.jsonl"
     src.write_text('{"trace_id": "t", "tool": "x", "arguments": {}, "result": 1}\n')

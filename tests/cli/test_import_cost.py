@@ -1,7 +1,7 @@
 """Start-up cost: the CLI does not import jsonschema until something is validated.
 
 Importing jsonschema registers its format checkers, and `rfc3987_syntax` (the `iri` checker) compiles a
-grammar at import: about a second on every start. `contracts/schemas.py` imports jsonschema lazily and
+grammar at import: about a second on every start. `output_contracts/schemas.py` imports jsonschema lazily and
 defers that grammar until an `iri` format is checked; these tests hold both, in fresh interpreters.
 """
 
@@ -24,7 +24,7 @@ def _run(code: str) -> object:
 def test_importing_the_cli_does_not_import_jsonschema() -> None:
     loaded = _run(
         "import json, sys\n"
-        "import contracts.cli.app\n"
+        "import output_contracts.cli.app\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))\n"
     )
     assert loaded == []
@@ -33,7 +33,7 @@ def test_importing_the_cli_does_not_import_jsonschema() -> None:
 def test_help_does_not_import_jsonschema() -> None:
     loaded = _run(
         "import contextlib, io, json, sys\n"
-        "from contracts.cli.app import app\n"
+        "from output_contracts.cli.app import app\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    app(['--help'])\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))\n"
@@ -44,7 +44,7 @@ def test_help_does_not_import_jsonschema() -> None:
 def test_validation_defers_the_iri_grammar_and_still_checks_formats() -> None:
     result = _run(
         "import json, sys\n"
-        "from contracts.schemas import jsonschema_module, schema_errors\n"
+        "from output_contracts.schemas import jsonschema_module, schema_errors\n"
         "js = jsonschema_module()\n"
         "after_import = 'rfc3987_syntax' in sys.modules\n"
         "V = js.Draft202012Validator\n"

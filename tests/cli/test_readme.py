@@ -201,7 +201,7 @@ def test_readme_blocks_parse() -> None:
     assert len(cmds) >= 30
     import typer.main
 
-    from contracts.cli.app import app
+    from output_contracts.cli.app import app
 
     click_app = typer.main.get_command(app)
     names = set(click_app.commands)  # type: ignore[attr-defined]

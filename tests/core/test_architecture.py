@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LIBRARY = ["contracts", "traces", "rules", "mining", "checks", "audit", "registry", "repair", "ledger"]
+LIBRARY = ["output_contracts", "traces", "rules", "mining", "checks", "audit", "registry", "repair", "ledger"]
 FORBIDDEN_IN_LIBRARY = {"typer", "rich", "click"}
 
 
@@ -44,7 +44,7 @@ def test_library_does_not_import_cli_typer_or_rich() -> None:
         for f in _modules(folder):
             for name in _imports(f):
                 top = name.split(".")[0]
-                if top in FORBIDDEN_IN_LIBRARY or name.startswith("contracts.cli"):
+                if top in FORBIDDEN_IN_LIBRARY or name.startswith("output_contracts.cli"):
                     bad.append(f"{f.relative_to(REPO)} imports {name}")
     assert bad == []
 
@@ -74,22 +74,32 @@ def test_no_bare_imports_of_top_level_folders() -> None:
 #: -> rules -> traces -> contracts (the root); ledger on the root only. Every import counts, including
 #: those made inside functions (`ast.walk` sees them); the one exception is the root package's TYPE_CHECKING block (below).
 ALLOWED: dict[str, set[str]] = {
-    "contracts": set(),
-    "traces": {"contracts"},
-    "rules": {"traces", "contracts"},
-    "mining": {"rules", "traces", "contracts"},
-    "checks": {"rules", "traces", "contracts"},
-    "ledger": {"contracts"},
-    "audit": {"checks", "mining", "rules", "traces", "ledger", "contracts"},
-    "registry": {"checks", "mining", "rules", "traces", "contracts"},
-    "repair": {"checks", "mining", "rules", "traces", "ledger", "contracts"},
-    "cli": {"audit", "repair", "registry", "checks", "mining", "rules", "traces", "ledger", "contracts"},
+    "output_contracts": set(),
+    "traces": {"output_contracts"},
+    "rules": {"traces", "output_contracts"},
+    "mining": {"rules", "traces", "output_contracts"},
+    "checks": {"rules", "traces", "output_contracts"},
+    "ledger": {"output_contracts"},
+    "audit": {"checks", "mining", "rules", "traces", "ledger", "output_contracts"},
+    "registry": {"checks", "mining", "rules", "traces", "output_contracts"},
+    "repair": {"checks", "mining", "rules", "traces", "ledger", "output_contracts"},
+    "cli": {
+        "audit",
+        "repair",
+        "registry",
+        "checks",
+        "mining",
+        "rules",
+        "traces",
+        "ledger",
+        "output_contracts",
+    },
 }
 
 
 def _package_of(module: str) -> str:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else "contracts"
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else "output_contracts"
 
 
 def test_imports_point_one_way() -> None:
@@ -98,8 +108,8 @@ def test_imports_point_one_way() -> None:
     bad = []
     for folder, allowed in ALLOWED.items():
         for f in _modules(folder):
-            for name in _imports(f, run_time_only=f == REPO / "contracts" / "__init__.py"):
-                if name != "contracts" and not name.startswith("contracts."):
+            for name in _imports(f, run_time_only=f == REPO / "output_contracts" / "__init__.py"):
+                if name != "output_contracts" and not name.startswith("output_contracts."):
                     continue
                 target = _package_of(name)
                 if target != folder and target not in allowed:
@@ -120,18 +130,22 @@ def test_every_package_folder_is_mapped_in_pyproject() -> None:
         rel = init.parent.relative_to(REPO)
         if rel.parts[0] in {"tests", "bench", "sample_traces", "build", ".venv", "docs"}:
             continue
-        pkg = "contracts" if rel.parts[0] == "contracts" else "contracts." + ".".join(rel.parts)
+        pkg = (
+            "output_contracts"
+            if rel.parts[0] == "output_contracts"
+            else "output_contracts." + ".".join(rel.parts)
+        )
         assert f'"{pkg}"' in text, f"{rel} is not listed as package {pkg} in pyproject.toml"
 
 
 def test_each_subpackage_re_exports_its_entry_points() -> None:
-    """Docs teach short imports (`from contracts.checks import check_call`): every name a subpackage lists
+    """Docs teach short imports (`from output_contracts.checks import check_call`): every name a subpackage lists
     in `__all__` resolves, and each lists a few (the ledger, a model room of its own, lists its whole API)."""
     import importlib
 
     for name in ("checks", "rules", "mining", "registry", "repair"):
-        mod = importlib.import_module(f"contracts.{name}")
+        mod = importlib.import_module(f"output_contracts.{name}")
         exported = list(mod.__all__)
         assert 2 <= len(exported) <= 16, name
         for attr in exported:
-            assert getattr(mod, attr) is not None, f"contracts.{name}.{attr}"
+            assert getattr(mod, attr) is not None, f"output_contracts.{name}.{attr}"

@@ -1,4 +1,4 @@
-"""Every place that lists the property codes agrees with the one table (`contracts.rules.codes.TABLE`).
+"""Every place that lists the property codes agrees with the one table (`output_contracts.rules.codes.TABLE`).
 
 Adding a code is a `rules/` module, a `mining/rules/` class and their table rows (docs/design.md,
 "Adding a property code"); the JSON Schemas, thresholds and docs that enumerate codes are checked here,
@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from contracts.mining.rules import RULE_CLASSES
-from contracts.rules.codes import TABLE
-from contracts.rules.model import CODES
+from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from output_contracts.mining.rules import RULE_CLASSES
+from output_contracts.rules.codes import TABLE
+from output_contracts.rules.model import CODES
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMAS = REPO / "contracts" / "schemas"
+SCHEMAS = REPO / "output_contracts" / "schemas"
 
 
 def _enums(node: object) -> list[list[str]]:

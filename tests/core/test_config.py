@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.config import load_config
-from contracts.errors import ConfigError
+from output_contracts.cli.app import app
+from output_contracts.config import load_config
+from output_contracts.errors import ConfigError
 
 
 def test_defaults_without_file(tmp_path: Path) -> None:

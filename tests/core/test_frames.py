@@ -1,4 +1,4 @@
-"""`contracts.frames.detach`: small results kept across batch/part loops own their memory."""
+"""`output_contracts.frames.detach`: small results kept across batch/part loops own their memory."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.frames import detach
+from output_contracts.frames import detach
 
 
 def held_bytes(s: pl.Series) -> int:

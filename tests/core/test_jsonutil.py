@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, loads, stable_id
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json, json_sha256, loads, stable_id
 
 json_values = st.recursive(
     st.none()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from contracts.errors import SchemaError
-from contracts.schemas import load_schema, schema_names, validate
+from output_contracts.errors import SchemaError
+from output_contracts.schemas import load_schema, schema_names, validate
 
 EXPECTED = {
     "contract-set",

@@ -1,1 +1,1 @@
-"""Tests of contracts.ledger and `contracts ledger`."""
+"""Tests of output_contracts.ledger and `contracts ledger`."""

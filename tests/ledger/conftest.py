@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from contracts.ledger import FreezeInfo, Ledger
+from output_contracts.ledger import FreezeInfo, Ledger
 
 CONFIG: dict[str, Any] = {"audit": {"folds": 5, "bootstrap": 1000}, "encoder": "v2"}
 

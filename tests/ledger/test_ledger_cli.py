@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.ledger import read_entries
-from contracts.ledger.verify import REPORT_SCHEMA
+from output_contracts.cli.app import app
+from output_contracts.ledger import read_entries
+from output_contracts.ledger.verify import REPORT_SCHEMA
 
 from .conftest import build
 
@@ -112,7 +112,7 @@ def test_subprocess_exit_codes(copy_of: object) -> None:
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "contracts.cli.app", "ledger", *args],
+            [sys.executable, "-m", "output_contracts.cli.app", "ledger", *args],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -136,7 +136,7 @@ def test_quiet_and_progress(template: Path, copy_of: object) -> None:
 
 
 def test_progress_reports_every_byte(template: Path) -> None:
-    from contracts.ledger import verify
+    from output_contracts.ledger import verify
 
     class Count:
         def __init__(self) -> None:

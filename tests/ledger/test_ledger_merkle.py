@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import LedgerError
-from contracts.ledger import inclusion_proof, merkle_root, verify_inclusion
-from contracts.ledger.merkle import EMPTY_ROOT, Digests, merkle_root_bytes, root_from_inclusion
+from output_contracts.errors import LedgerError
+from output_contracts.ledger import inclusion_proof, merkle_root, verify_inclusion
+from output_contracts.ledger.merkle import EMPTY_ROOT, Digests, merkle_root_bytes, root_from_inclusion
 
 # The certificate-transparency reference leaves and tree heads (RFC 6962 test data used by CT's
 # merkle_tree_test and by Trillian): roots of the first n leaves, n = 1..8.

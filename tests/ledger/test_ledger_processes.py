@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import LedgerError
-from contracts.ledger import REPAIR_KIND, Ledger, read_entries, verify
+from output_contracts.cli.app import app
+from output_contracts.errors import LedgerError
+from output_contracts.ledger import REPAIR_KIND, Ledger, read_entries, verify
 
 from .conftest import build
 
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 HOLDER = """
 import sys
-from contracts.ledger import Ledger
+from output_contracts.ledger import Ledger
 led = Ledger.open(sys.argv[1])
 print("locked", flush=True)
 sys.stdin.readline()
@@ -33,8 +33,8 @@ led.close()
 
 RACER = """
 import os, sys, time
-from contracts.errors import LedgerError
-from contracts.ledger import Ledger
+from output_contracts.errors import LedgerError
+from output_contracts.ledger import Ledger
 d, me = sys.argv[1], sys.argv[2]
 try:
     led = Ledger.open(d)
@@ -56,7 +56,7 @@ print("wrote", n, flush=True)
 
 HALF_WRITE = """
 import os, signal, sys
-from contracts.ledger import Ledger
+from output_contracts.ledger import Ledger
 led = Ledger.open(sys.argv[1])
 real_write = os.write
 def torn(fd, data):
@@ -68,7 +68,7 @@ led.append("test.crash", {"payload": "x" * 200})
 
 FOREVER = """
 import sys
-from contracts.ledger import Ledger
+from output_contracts.ledger import Ledger
 led = Ledger.open(sys.argv[1])
 i = 0
 while True:

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import LedgerError
-from contracts.ledger import Ledger, verify
-from contracts.ledger.proof import PROOF_SCHEMA, check_proof, prove
+from output_contracts.cli.app import app
+from output_contracts.errors import LedgerError
+from output_contracts.ledger import Ledger, verify
+from output_contracts.ledger.proof import PROOF_SCHEMA, check_proof, prove
 
 BODIES = st.dictionaries(
     st.sampled_from(["call_id", "code", "value", "path"]),

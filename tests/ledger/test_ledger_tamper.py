@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.ledger import Ledger, verify
-from contracts.ledger.verify import REPORT_SCHEMA
+from output_contracts.cli.app import app
+from output_contracts.ledger import Ledger, verify
+from output_contracts.ledger.verify import REPORT_SCHEMA
 
 from .conftest import CONFIG, build
 
@@ -296,13 +296,13 @@ BOUND_EDITS: list[tuple[str, Callable[[dict], None]]] = [
 
 
 def _sha(value: object) -> str:
-    from contracts.jsonutil import json_sha256
+    from output_contracts.jsonutil import json_sha256
 
     return json_sha256(value)
 
 
 def _write_header(d: Path, header: dict) -> None:
-    from contracts.ledger.manifest import write_manifest
+    from output_contracts.ledger.manifest import write_manifest
 
     (d / "ledger.json").write_bytes(orjson.dumps(header, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     write_manifest(d)  # the manifest recomputed: only the binding can tell
@@ -312,9 +312,9 @@ def _write_header(d: Path, header: dict) -> None:
 def test_edited_header_fails_the_anchored_verify(
     copy_of: Copy, what: str, edit: Callable[[dict], None]
 ) -> None:
-    from contracts.ledger.entry import encode_entry
-    from contracts.ledger.header import binding
-    from contracts.ledger.merkle import merkle_root
+    from output_contracts.ledger.entry import encode_entry
+    from output_contracts.ledger.header import binding
+    from output_contracts.ledger.merkle import merkle_root
 
     d = copy_of()
     good = verify(d, require_frozen=True)
@@ -356,8 +356,8 @@ def test_edited_header_fails_the_anchored_verify(
 
 def test_version_1_ledgers_still_verify(copy_of: Copy) -> None:
     """A version-1 header (genesis 64 zeros, not bound) with its chain from zeros verifies as before."""
-    from contracts.ledger.entry import GENESIS, encode_entry
-    from contracts.ledger.merkle import merkle_root
+    from output_contracts.ledger.entry import GENESIS, encode_entry
+    from output_contracts.ledger.merkle import merkle_root
 
     d = copy_of()
     header = orjson.loads((d / "ledger.json").read_bytes())

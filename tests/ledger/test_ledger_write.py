@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import LedgerError
-from contracts.jsonutil import canonical_json, json_sha256
-from contracts.ledger import GENESIS, Entry, Ledger, merkle_root, read_entries, source_revision, verify
-from contracts.ledger.entry import encode_entry, parse_line
-from contracts.schemas import schema_errors, validate
+from output_contracts.errors import LedgerError
+from output_contracts.jsonutil import canonical_json, json_sha256
+from output_contracts.ledger import GENESIS, Entry, Ledger, merkle_root, read_entries, source_revision, verify
+from output_contracts.ledger.entry import encode_entry, parse_line
+from output_contracts.schemas import schema_errors, validate
 
 from .conftest import CONFIG, body, build
 

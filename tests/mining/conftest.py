@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from contracts.mining import mine
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
+from output_contracts.mining import mine
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
 from tests.conftest import SAMPLE
 
 
@@ -16,7 +16,7 @@ from tests.conftest import SAMPLE
 def sample_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     if not (SAMPLE / "planted.json").is_file():
         pytest.skip("sample_traces/planted.json is absent")
-    from contracts.traces.ingest import ingest
+    from output_contracts.traces.ingest import ingest
 
     out = tmp_path_factory.mktemp("sample") / "corpus"
     ingest([SAMPLE / "clean"], out, registry=SAMPLE / "tools.json")

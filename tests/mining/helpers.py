@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from contracts.mining import mine
-from contracts.rules.model import ContractSet, Rule
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.mining import mine
+from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 
 _counter = itertools.count()
 

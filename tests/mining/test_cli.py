@@ -11,10 +11,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
+from output_contracts.cli.app import app
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
 from tests.conftest import REPO, SAMPLE
 
 runner = CliRunner()
@@ -115,7 +115,7 @@ def test_subprocess_round_trip(tmp_path: Path) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "contracts.cli.app",
+        "output_contracts.cli.app",
         "mine",
         str(SAMPLE / "clean"),
         "-o",
@@ -128,7 +128,7 @@ def test_subprocess_round_trip(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert "get_customer" in p.stderr and p.stdout == ""
     p = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "rules", str(out), "--code", "DATE_ORDER"],
+        [sys.executable, "-m", "output_contracts.cli.app", "rules", str(out), "--code", "DATE_ORDER"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -137,7 +137,7 @@ def test_subprocess_round_trip(tmp_path: Path) -> None:
     )
     assert p.returncode == 0 and "/member_since" in p.stdout
     p = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "diff", str(out), str(tmp_path / "missing.json")],
+        [sys.executable, "-m", "output_contracts.cli.app", "diff", str(out), str(tmp_path / "missing.json")],
         cwd=REPO,
         capture_output=True,
         text=True,

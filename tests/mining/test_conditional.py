@@ -14,15 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.jsonutil import canonical_str
-from contracts.mining import mine
-from contracts.mining.data import leaf_rows
-from contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from contracts.mining.rules.conditional import CHANCE, DISC_MAX
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import mine
+from output_contracts.mining.data import leaf_rows
+from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from output_contracts.mining.rules.conditional import CHANCE, DISC_MAX
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.helpers import mine_records, rules
 
 TOOL = "get_order"

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from contracts.mining import mine
-from contracts.mining.params import DEFAULT_MIN_TASKS
-from contracts.mining.rules.consistent import ID_MIN_KEYS
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.mining import mine
+from output_contracts.mining.params import DEFAULT_MIN_TASKS
+from output_contracts.mining.rules.consistent import ID_MIN_KEYS
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.helpers import find, rules
 
 GET, CANCEL = "get_booking", "cancel_booking"
@@ -121,7 +121,7 @@ def test_fold_checkers_and_parts_give_the_same_rules(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("folds", [1, 5])
 def test_mined_rules_never_fire_on_their_own_data(tmp_path: Path, folds: int) -> None:
-    from contracts.checks.checker import check_corpus
+    from output_contracts.checks.checker import check_corpus
 
     recs = [r for t in range(250) for r in episode(t)]
     corpus = corpus_from_records(recs, tmp_path / "c")

@@ -7,11 +7,11 @@ from pathlib import Path
 import orjson
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.mining import mine
-from contracts.mining.coverage import uncovered
-from contracts.mining.params import MineParams
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.cli.app import app
+from output_contracts.mining import mine
+from output_contracts.mining.coverage import uncovered
+from output_contracts.mining.params import MineParams
+from output_contracts.traces.ingest import corpus_from_records
 
 
 def _records() -> list[dict]:
@@ -107,8 +107,8 @@ def test_check_can_fail_on_calls_nothing_checks(tmp_path: Path) -> None:
 
 
 def test_audit_reports_coverage_and_gates_on_it(tmp_path: Path) -> None:
-    from contracts.audit.model import round_figure
-    from contracts.schemas import schema_errors
+    from output_contracts.audit.model import round_figure
+    from output_contracts.schemas import schema_errors
 
     corpus_from_records(_records(), tmp_path / "c")
     args = ["audit", str(tmp_path / "c"), "--ledger", str(tmp_path / "L"), "--json", str(tmp_path / "a.json")]

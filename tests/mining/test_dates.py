@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.rules.dates import MODES, parse_instant, parse_iso
+from output_contracts.rules.dates import MODES, parse_instant, parse_iso
 
 _d2 = st.integers(0, 99).map(lambda n: f"{n:02d}")
 _date = st.builds(lambda y, m, d: f"{y:04d}-{m}-{d}", st.integers(1900, 2100), _d2, _d2)

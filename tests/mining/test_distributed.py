@@ -22,17 +22,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import MiningError
-from contracts.jsonutil import pretty_json
-from contracts.mining import mine
-from contracts.mining.distributed import DASK_MISSING, merge, mine_dask, mine_part, plan
-from contracts.mining.params import MineParams
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.registry import load_registry
+from output_contracts.cli.app import app
+from output_contracts.errors import MiningError
+from output_contracts.jsonutil import pretty_json
+from output_contracts.mining import mine
+from output_contracts.mining.distributed import DASK_MISSING, merge, mine_dask, mine_part, plan
+from output_contracts.mining.params import MineParams
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.registry import load_registry
 from tests.conftest import REPO
 from tests.mining.helpers import call, tasks
 from tests.mining.worlds import world
@@ -152,7 +152,7 @@ def test_engine_dask_subprocess_is_byte_identical(
 ) -> None:
     pytest.importorskip("dask.distributed")
     out = tmp_path / "dask.json"
-    cmd = [sys.executable, "-m", "contracts.cli.app", "mine", str(sample_corpus.path)]
+    cmd = [sys.executable, "-m", "output_contracts.cli.app", "mine", str(sample_corpus.path)]
     cmd += ["--folds", "5", "--engine", "dask", "--workers", "2", "-o", str(out), "-q"]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr
@@ -189,7 +189,7 @@ def test_progress_counts_partitions(
 
 def test_unreachable_scheduler(sample_corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("dask.distributed")
-    import contracts.mining.distributed as dist
+    import output_contracts.mining.distributed as dist
 
     monkeypatch.setattr(dist, "CONNECT_TIMEOUT", 1)
     with pytest.raises(MiningError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9") as e:
@@ -238,14 +238,14 @@ def test_missing_dask_names_the_extra(
     out = tmp_path / "x.json"
     r = runner.invoke(app, ["mine", str(sample_corpus.path), "--engine", "dask", "-o", str(out)])
     assert r.exit_code == 2, r.output
-    assert "contracts[dask]" in r.stderr and r.stderr.startswith("error[E_MINE]")
+    assert "output-contracts[dask]" in r.stderr and r.stderr.startswith("error[E_MINE]")
     assert DASK_MISSING.split(":")[0] in r.stderr
     assert not out.exists()
 
 
 def test_dask_is_imported_lazily() -> None:
     code = (
-        "import sys, contracts.cli.app, contracts.mining.distributed; "
+        "import sys, output_contracts.cli.app, output_contracts.mining.distributed; "
         "print(sorted(m for m in sys.modules if m == 'dask' or m.startswith('dask.')))"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import MiningError
-from contracts.mining import mine
-from contracts.rules.folds import fold_of
-from contracts.rules.model import CODES, ContractSet
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.errors import MiningError
+from output_contracts.mining import mine
+from output_contracts.rules.folds import fold_of
+from output_contracts.rules.model import CODES, ContractSet
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 
 LOW = {c: 5 for c in CODES}  # small corpora: low thresholds so that every class has rules to compare

@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.jsonutil import canonical_str
-from contracts.mining import MineParams, mine
-from contracts.mining.data import leaf_rows
-from contracts.mining.params import DEFAULT_MIN_TASKS, FORMAT_MAX_SHAPES
-from contracts.rules.folds import fold_of
-from contracts.rules.format import CODE as FORMAT_CODE
-from contracts.rules.format import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import MineParams, mine
+from output_contracts.mining.data import leaf_rows
+from output_contracts.mining.params import DEFAULT_MIN_TASKS, FORMAT_MAX_SHAPES
+from output_contracts.rules.folds import fold_of
+from output_contracts.rules.format import CODE as FORMAT_CODE
+from output_contracts.rules.format import (
     FORMAT_MAX_LEN,
     LONG,
     NON_ASCII,
@@ -38,10 +38,10 @@ from contracts.rules.format import (
     shown,
     with_parts,
 )
-from contracts.rules.model import ContractSet, Rule
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.helpers import find, mine_records, rules
 
 TOOL = "get_order"

@@ -1,4 +1,4 @@
-"""Map keys (`contracts.mining.maps`): objects whose keys are data are mined with `~*` below them.
+"""Map keys (`output_contracts.mining.maps`): objects whose keys are data are mined with `~*` below them.
 
 Every decision is taken through real mining (`mine`) of small hand-made worlds: which parents become maps
 (`ToolContracts.maps`), which rules then exist at `~*` paths, and that no rule path keeps a literal id.
@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.checks.checker import check_corpus
-from contracts.jsonutil import pretty_json
-from contracts.mining import maps as map_keys
-from contracts.mining import mine
-from contracts.mining.data import leaf_rows, load
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors, validate
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.leaves import MAP_TOKEN, escape_token, generalize
+from output_contracts.checks.checker import check_corpus
+from output_contracts.jsonutil import pretty_json
+from output_contracts.mining import maps as map_keys
+from output_contracts.mining import mine
+from output_contracts.mining.data import leaf_rows, load
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors, validate
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.leaves import MAP_TOKEN, escape_token, generalize
 from tests.mining.helpers import call, corpus, find, mine_records
 
 T = "get_product_details"
@@ -502,8 +502,8 @@ def test_contract_set_with_maps_validates(tmp_path: Path) -> None:
 def test_tool_partitions_merge_to_the_same_bytes(tmp_path: Path) -> None:
     """The Dask engine mines one tool partition at a time (`mine(tools=[...])`): map decisions are per
     tool, so the merged partitions are the local engine's bytes (run here in-process, no cluster)."""
-    from contracts.mining.distributed import merge, mine_part, plan
-    from contracts.mining.params import MineParams
+    from output_contracts.mining.distributed import merge, mine_part, plan
+    from output_contracts.mining.params import MineParams
 
     c = corpus(tmp_path, _determinism_world())
     local = pretty_json(mine(c, folds=3).to_json())

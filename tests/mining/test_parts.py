@@ -1,5 +1,5 @@
 """Bounded memory: mining reads the corpus in task parts, and the contract set must not depend on how
-many parts (every statistic is a monoid over parts; see contracts.mining.data)."""
+many parts (every statistic is a monoid over parts; see output_contracts.mining.data)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.jsonutil import canonical_str
-from contracts.mining import mine
-from contracts.mining.data import leaf_rows, load
-from contracts.rules.model import CODES
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import mine
+from output_contracts.mining.data import leaf_rows, load
+from output_contracts.rules.model import CODES
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 
 LOW = {c: 5 for c in CODES}
@@ -64,7 +64,7 @@ def test_random_corpora_in_parts_mine_the_same_bytes(
 def test_cli_part_rows_gives_the_same_file(sample_corpus: Corpus, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from contracts.cli.app import app
+    from output_contracts.cli.app import app
 
     runner = CliRunner()
     a, b = tmp_path / "a.json", tmp_path / "b.json"

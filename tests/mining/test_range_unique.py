@@ -18,18 +18,18 @@ from typing import Any
 
 import pytest
 
-from contracts.defaults import DEFAULT_SEED
-from contracts.jsonutil import canonical_str
-from contracts.mining import MineParams, mine
-from contracts.mining.data import leaf_rows
-from contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from contracts.rules.folds import fold_of
-from contracts.rules.model import ContractSet, Rule
-from contracts.rules.range import CODE as RANGE_CODE
-from contracts.rules.unique import CODE as UNIQUE_CODE
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.defaults import DEFAULT_SEED
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import MineParams, mine
+from output_contracts.mining.data import leaf_rows
+from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from output_contracts.rules.folds import fold_of
+from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.rules.range import CODE as RANGE_CODE
+from output_contracts.rules.unique import CODE as UNIQUE_CODE
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.helpers import find, mine_records, rules
 
 TOOL = "get_order"
@@ -644,7 +644,7 @@ def test_composite_identity_where_no_field_is_unique(tmp_path: Path) -> None:
 
 def test_unique_is_judged_per_pool(tmp_path: Path) -> None:
     """The reservation reader holds 320 tasks of round trips; a write tool returning the same shape (the
-    same keys: one pool, `contracts.mining.shapes`) has 40. Pooled, the write tool gets the reader's rule;
+    same keys: one pool, `output_contracts.mining.shapes`) has 40. Pooled, the write tool gets the reader's rule;
     a duplicate in the write tool's data refutes both."""
     reader = _flights(320, tool="get_booking")
     writer = [

@@ -9,11 +9,11 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.mining import mine
-from contracts.mining.diff import diff_sets
-from contracts.rules.model import ContractSet
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
+from output_contracts.mining import mine
+from output_contracts.mining.diff import diff_sets
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
 from tests.mining import taudb
 from tests.mining.helpers import find
 

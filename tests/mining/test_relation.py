@@ -144,7 +144,7 @@ def test_count_of_array_length(tmp_path: Path) -> None:
     r = find(cs, "RELATION", "/count", "/shipments")
     assert r is not None and dict(r.params) == {"form": "count_of", "tol": "exact"}
     assert r.support.tasks == 40
-    from contracts.checks.checker import check_call
+    from output_contracts.checks.checker import check_call
 
     rc = check_call(cs, "list_shipments", {}, {"count": 2, "shipments": []})
     assert rc is not None

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.rules.model import ContractSet, Rule
-from contracts.schemas import schema_errors
+from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.schemas import schema_errors
 from tests.conftest import SAMPLE
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import orjson
 
-from contracts.mining import mine
-from contracts.mining.schema_rules import declared
-from contracts.traces.registry import load_registry
+from output_contracts.mining import mine
+from output_contracts.mining.schema_rules import declared
+from output_contracts.traces.registry import load_registry
 from tests.mining.helpers import call, corpus, find
 
 OUTPUT = {
@@ -81,13 +81,13 @@ def test_schema_rules_need_no_support_and_merge(tmp_path: Path) -> None:
 
 
 def test_corpus_registry_is_used_by_default(tmp_path: Path) -> None:
-    from contracts.traces.ingest import ingest
+    from output_contracts.traces.ingest import ingest
 
     src = tmp_path / "t.jsonl"
     recs = [call(f"t{i % 3}", "inv", {"sku": f"S{i}", "available": i}, {"sku": f"S{i}"}) for i in range(25)]
     src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
     ingest([src], tmp_path / "c", registry=_registry(tmp_path))
-    from contracts.traces.corpus import Corpus
+    from output_contracts.traces.corpus import Corpus
 
     cs = mine(Corpus.open(tmp_path / "c"))
     assert find(cs, "NONNEG", "/available") is not None

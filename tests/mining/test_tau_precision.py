@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from contracts.audit.pipeline import audit, open_source
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
+from output_contracts.audit.pipeline import audit, open_source
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from contracts.checks.checker import check_corpus
-from contracts.mining import mine
-from contracts.mining.data import load
-from contracts.mining.verify import assert_holds, misfires
-from contracts.rules.model import CODES, ContractSet, ToolContracts
-from contracts.traces.ingest import corpus_from_records
+from output_contracts.checks.checker import check_corpus
+from output_contracts.mining import mine
+from output_contracts.mining.data import load
+from output_contracts.mining.verify import assert_holds, misfires
+from output_contracts.rules.model import CODES, ContractSet, ToolContracts
+from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 
 LOW = {c: 5 for c in CODES}
@@ -54,7 +54,7 @@ def test_cli_verify_is_opt_in_and_changes_no_byte(tmp_path: Path) -> None:
     the same contract set is written: each class holds on its mining data by construction."""
     from typer.testing import CliRunner
 
-    from contracts.cli.app import app
+    from output_contracts.cli.app import app
 
     c = corpus_from_records(world(5, 150, 12, 0.03), tmp_path / "c")
     runner = CliRunner()

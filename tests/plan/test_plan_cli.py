@@ -13,8 +13,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.schemas import schema_errors
+from output_contracts.cli.app import app
+from output_contracts.schemas import schema_errors
 from tests import vendored
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,7 +165,7 @@ def test_subprocess_end_to_end(world: Path) -> None:
         [
             sys.executable,
             "-m",
-            "contracts.cli.app",
+            "output_contracts.cli.app",
             "plan-check",
             str(rel / "fail-many.json"),
             str(rel / "pass-basic.json"),

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from contracts.checks.checker import call_violations
-from contracts.mining import mine
-from contracts.registry.check import check_registry, declared_patterns
-from contracts.registry.infer import infer_registry
-from contracts.rules.model import ContractSet
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.registry import declared_maps, map_value_schema, registry_from_json
+from output_contracts.checks.checker import call_violations
+from output_contracts.mining import mine
+from output_contracts.registry.check import check_registry, declared_patterns
+from output_contracts.registry.infer import infer_registry
+from output_contracts.rules.model import ContractSet
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.registry import declared_maps, map_value_schema, registry_from_json
 
 T = "get_product_details"
 U = "get_user_details"

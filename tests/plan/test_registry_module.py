@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import SchemaError, TraceError
-from contracts.schemas import schema_errors
-from contracts.traces.leaves import flatten
-from contracts.traces.registry import (
+from output_contracts.errors import SchemaError, TraceError
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.leaves import flatten
+from output_contracts.traces.registry import (
     field_schema,
     item_schema,
     load_registry,

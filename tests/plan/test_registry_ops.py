@@ -13,14 +13,14 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.registry.check import check_registry
-from contracts.registry.infer import infer_registry
-from contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.registry import load_registry, registry_from_json
+from output_contracts.cli.app import app
+from output_contracts.registry.check import check_registry
+from output_contracts.registry.infer import infer_registry
+from output_contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.registry import load_registry, registry_from_json
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_traces"
@@ -269,7 +269,7 @@ def files(tmp_path: Path, corpus: Corpus) -> Iterator[tuple[Path, Path, Path]]:
 
 def _report_schema_errors(doc: Any) -> list[str]:
     """Validate a `registry check --json` report against its schema (shipped, or the draft in docs)."""
-    shipped = REPO / "contracts" / "schemas" / "registry-check.schema.json"
+    shipped = REPO / "output_contracts" / "schemas" / "registry-check.schema.json"
     path = shipped if shipped.is_file() else REPO / "docs" / "examples" / "registry-check.schema.json"
     schema = orjson.loads(path.read_bytes())
     validator = jsonschema.Draft202012Validator(schema)
@@ -335,8 +335,8 @@ def test_cli_registry_errors(files: tuple[Path, Path, Path], tmp_path: Path) -> 
 def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, ContractSet]:
     if not (SAMPLE / "clean").is_dir() or not (SAMPLE / "planted.json").is_file():
         pytest.skip("sample_traces/ has not been generated (make sample)")
-    from contracts.mining import mine
-    from contracts.traces.ingest import ingest
+    from output_contracts.mining import mine
+    from output_contracts.traces.ingest import ingest
 
     out = tmp_path_factory.mktemp("sample") / "corpus"
     ingest(sorted((SAMPLE / "clean").glob("*.jsonl.gz")), out)
@@ -466,8 +466,8 @@ def test_check_every_bound_keyword(tmp_path: Path) -> None:
 def test_infer_leaves_out_a_tool_name_the_registry_cannot_hold(tmp_path: Path) -> None:
     """Issue 17, row 15: a 5,000-character tool name in the corpus. `registry infer` writes a registry
     its own loader accepts (the tool left out, with a warning naming it), and `tools export` reads it."""
-    from contracts.schemas import load_schema
-    from contracts.traces.registry import MAX_TOOL_NAME
+    from output_contracts.schemas import load_schema
+    from output_contracts.traces.registry import MAX_TOOL_NAME
 
     assert load_schema("tool-registry")["$defs"]["tool"]["properties"]["name"]["maxLength"] == MAX_TOOL_NAME
     long = "t" * 5000

@@ -10,15 +10,15 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.checks.checker import check_call
-from contracts.checks.receipts import encode
-from contracts.cli.app import app
-from contracts.mining import mine
-from contracts.registry.substitutes import infer_substitutes, with_substitutes
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.registry import Registry, ToolSpec, load_registry
+from output_contracts.checks.checker import check_call
+from output_contracts.checks.receipts import encode
+from output_contracts.cli.app import app
+from output_contracts.mining import mine
+from output_contracts.registry.substitutes import infer_substitutes, with_substitutes
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.registry import Registry, ToolSpec, load_registry
 
 
 def _shop(n: int = 12) -> list[dict[str, Any]]:
@@ -130,8 +130,8 @@ def test_cli_writes_substitutes_inferred(shop: Corpus, tmp_path: Path) -> None:
 
 
 def test_audit_fire_events_count_and_flag_inferred_recovery_tools(shop: Corpus, tmp_path: Path) -> None:
-    from contracts.audit.pipeline import fire_events
-    from contracts.checks.checker import check_corpus
+    from output_contracts.audit.pipeline import fire_events
+    from output_contracts.checks.checker import check_corpus
 
     names = ["get_order", "get_customer", "cancel_order", "search_a", "search_b"]
     reg = with_substitutes(Registry({n: ToolSpec(n) for n in names}), infer_substitutes(shop))

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.errors import UsageError
-from contracts.registry.export import Target, export_tools, parameters_of, parse_export
-from contracts.traces.registry import Registry, load_registry, registry_from_json
+from output_contracts.errors import UsageError
+from output_contracts.registry.export import Target, export_tools, parameters_of, parse_export
+from output_contracts.traces.registry import Registry, load_registry, registry_from_json
 
 EDGE_CASES: dict[str, Any] = {
     "tools": [
@@ -102,7 +102,7 @@ def test_unknown_target() -> None:
 def test_cli_export(world: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from contracts.cli.app import app
+    from output_contracts.cli.app import app
 
     runner = CliRunner()
     r = runner.invoke(app, ["tools", "export", "--registry", str(world / "tools.json"), "--target", "mcp"])

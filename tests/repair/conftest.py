@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.repair.cases import Case
+from output_contracts.repair.cases import Case
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -15,8 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from contracts.ledger import verify
-from contracts.schemas import schema_errors
+from output_contracts.ledger import verify
+from output_contracts.schemas import schema_errors
 
 
 def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo: Path) -> None:
@@ -24,7 +24,7 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "contracts.cli.app", *args],
+            [sys.executable, "-m", "output_contracts.cli.app", *args],
             cwd=repo,
             capture_output=True,
             text=True,
@@ -106,7 +106,7 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
     assert rep["collateral"]["numerator"] == 0 and rep["retries"]["numerator"] == 0
     assert rep["ledger"]["head"] == v.head and rep["ledger"]["root"] == v.root
     # the ContractRL metric set (issue 19), each with its definition
-    from contracts.repair.score import PAPER_METRICS
+    from output_contracts.repair.score import PAPER_METRICS
 
     assert set(PAPER_METRICS) <= set(rep["definitions"]) and all(m in rep for m in PAPER_METRICS)
     assert (rep["collateral"]["numerator"], rep["collateral"]["denominator"]) == (0, 64)
@@ -122,10 +122,10 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
 @pytest.mark.parametrize("kinds", ["missing_required,wrong_type", "hard"])
 def test_heuristic_on_bfcl_is_scored_with_intervals(shared_data: Path, tmp_path: Path, kinds: str) -> None:
     """The heuristic's figures (recorded in docs/repair.md) come with intervals; immutable faults are refused."""
-    from contracts.repair import cases as rc
-    from contracts.repair import score
-    from contracts.repair.loop import replay
-    from contracts.repair.policies import HeuristicPolicy
+    from output_contracts.repair import cases as rc
+    from output_contracts.repair import score
+    from output_contracts.repair.loop import replay
+    from output_contracts.repair.policies import HeuristicPolicy
 
     bfcl = shared_data / "bfcl"
     sources, _ = rc.load_bfcl(bfcl / "BFCL_v3_simple.json", bfcl / "possible_answer" / "BFCL_v3_simple.json")

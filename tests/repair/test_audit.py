@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from contracts.repair import audit, cases
+from output_contracts.repair import audit, cases
 from tests.repair.conftest import SCHEMA
 
 OTHER_SCHEMA: dict[str, Any] = {

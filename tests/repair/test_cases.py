@@ -8,12 +8,12 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.errors import RepairError
-from contracts.repair import cases
-from contracts.repair.mask import check
-from contracts.repair.patch import apply_patch, json_equal, parse_op
-from contracts.repair.validator import verify
-from contracts.schemas import schema_errors
+from output_contracts.errors import RepairError
+from output_contracts.repair import cases
+from output_contracts.repair.mask import check
+from output_contracts.repair.patch import apply_patch, json_equal, parse_op
+from output_contracts.repair.validator import verify
+from output_contracts.schemas import schema_errors
 from tests.repair.conftest import SCHEMA
 
 
@@ -169,7 +169,7 @@ def test_wrong_type_values_are_other_json_types() -> None:
 
 
 def test_corpus_and_registry_source(tmp_path: Path) -> None:
-    from contracts.traces.ingest import corpus_from_records
+    from output_contracts.traces.ingest import corpus_from_records
 
     records = [
         {"trace_id": f"t{i}", "tool": "order", "arguments": args, "result": {"ok": True}}
@@ -199,7 +199,7 @@ def test_corpus_and_registry_source(tmp_path: Path) -> None:
 
 def test_cases_depend_on_call_content_not_on_file_bytes(tmp_path: Path) -> None:
     """Re-ingesting the same calls in another order (new call ids) draws the same cases."""
-    from contracts.traces.ingest import corpus_from_records
+    from output_contracts.traces.ingest import corpus_from_records
 
     rows = [{"sku": f"S{i}", "qty": i + 1, "unit": "box", "tags": ["a"]} for i in range(8)]
     recs = [{"trace_id": f"t{i}", "tool": "order", "arguments": r, "result": {}} for i, r in enumerate(rows)]

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.schemas import schema_errors
+from output_contracts.cli.app import app
+from output_contracts.schemas import schema_errors
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -132,7 +132,7 @@ def test_subprocess_replay_and_disjoint_split_audit(
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "contracts.cli.app", *args],
+            [sys.executable, "-m", "output_contracts.cli.app", *args],
             cwd=repo,
             capture_output=True,
             text=True,
@@ -198,7 +198,7 @@ def test_subprocess_replay_and_disjoint_split_audit(
 
 
 def test_cases_from_a_corpus_and_registry(tmp_path: Path) -> None:
-    from contracts.traces.ingest import corpus_from_records
+    from output_contracts.traces.ingest import corpus_from_records
     from tests.repair.conftest import SCHEMA
 
     rows = [{"sku": f"S{i}", "qty": i + 1, "unit": "box"} for i in range(6)]

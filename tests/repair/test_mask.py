@@ -10,9 +10,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from contracts.repair import mask
-from contracts.repair.patch import exists, parse_pointer, resolve
-from contracts.repair.validator import verify
+from output_contracts.repair import mask
+from output_contracts.repair.patch import exists, parse_pointer, resolve
+from output_contracts.repair.validator import verify
 from tests.repair.conftest import GOOD, SCHEMA
 
 DOC: dict[str, Any] = {"a": 1, "b": {"c": [10, 20, 30]}, "s": "x"}
@@ -166,8 +166,8 @@ _PATCH = st.lists(_OP, min_size=1, max_size=3) | st.lists(_NEAR, min_size=1, max
 @given(patches=st.lists(_PATCH, min_size=1, max_size=3))
 def test_random_patches_never_accept_invalid_or_touch_immutable(patches: list[list[dict[str, Any]]]) -> None:
     """No sequence of random patches yields an accepted object failing the schema or a changed immutable path."""
-    from contracts.repair.loop import Budgets, run_episode
-    from contracts.repair.state import Action
+    from output_contracts.repair.loop import Budgets, run_episode
+    from output_contracts.repair.state import Action
     from tests.repair.conftest import make_case
 
     immutable = ("/sku", "/tags/0")

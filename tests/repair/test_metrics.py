@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from contracts.repair import cases, metrics, score, stats
-from contracts.repair.loop import Budgets, replay
-from contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
-from contracts.schemas import schema_errors
+from output_contracts.repair import cases, metrics, score, stats
+from output_contracts.repair.loop import Budgets, replay
+from output_contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
+from output_contracts.schemas import schema_errors
 from tests.repair.conftest import GOOD, SCHEMA, make_case
 
 # ------------------------------------------------------------------------------------ pure definitions
@@ -235,7 +235,7 @@ EXECUTOR = Path(__file__).resolve().parents[2] / "docs" / "examples" / "repair-p
 def test_semantic_executor_runs_after_the_freeze(tmp_path: Path) -> None:
     import sys
 
-    from contracts.repair.executor import Executor
+    from output_contracts.repair.executor import Executor
 
     cs = [
         make_case({**GOOD, "qty": "3"}, case_id="rc-a"),  # repaired exactly

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from contracts.errors import RepairError
-from contracts.repair.loop import Budgets, run_episode
-from contracts.repair.policies import (
+from output_contracts.errors import RepairError
+from output_contracts.repair.loop import Budgets, run_episode
+from output_contracts.repair.policies import (
     CommandPolicy,
     HeuristicPolicy,
     PrecomputedPolicy,
@@ -18,8 +18,8 @@ from contracts.repair.policies import (
     make_policy,
     parse_action,
 )
-from contracts.repair.state import State
-from contracts.repair.validator import verify
+from output_contracts.repair.state import State
+from output_contracts.repair.validator import verify
 from tests.repair.conftest import GOOD, SCHEMA, make_case
 
 

@@ -11,17 +11,17 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import RepairError
-from contracts.jsonutil import canonical_json
-from contracts.ledger import read_entries
-from contracts.repair import cases, score
-from contracts.repair.loop import Protocol, replay, run_episode
-from contracts.repair.mask import allowed_actions
-from contracts.repair.policies import CommandPolicy, HeuristicPolicy, json_tokens, parse_action
-from contracts.repair.state import Action, State, restrict_report
-from contracts.repair.validator import verify
-from contracts.schemas import schema_errors
+from output_contracts.cli.app import app
+from output_contracts.errors import RepairError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.ledger import read_entries
+from output_contracts.repair import cases, score
+from output_contracts.repair.loop import Protocol, replay, run_episode
+from output_contracts.repair.mask import allowed_actions
+from output_contracts.repair.policies import CommandPolicy, HeuristicPolicy, json_tokens, parse_action
+from output_contracts.repair.state import Action, State, restrict_report
+from output_contracts.repair.validator import verify
+from output_contracts.schemas import schema_errors
 from tests.repair.conftest import GOOD, SCHEMA, make_case
 
 REPO = Path(__file__).resolve().parents[2]

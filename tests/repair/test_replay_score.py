@@ -9,13 +9,13 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.errors import RepairError
-from contracts.ledger import Ledger, read_entries, verify
-from contracts.repair import cases, score
-from contracts.repair.loop import Budgets, replay, run_episode
-from contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
-from contracts.repair.state import Action
-from contracts.schemas import schema_errors
+from output_contracts.errors import RepairError
+from output_contracts.ledger import Ledger, read_entries, verify
+from output_contracts.repair import cases, score
+from output_contracts.repair.loop import Budgets, replay, run_episode
+from output_contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
+from output_contracts.repair.state import Action
+from output_contracts.schemas import schema_errors
 from tests.repair.conftest import GOOD, SCHEMA, make_case
 
 
@@ -51,7 +51,7 @@ def test_episode_keeps_an_applied_failing_patch_and_counts_budgets() -> None:
             return {"name": self.name}
 
         def act(self, state: Any) -> Any:
-            from contracts.repair.state import Action
+            from output_contracts.repair.state import Action
 
             return Action(script[state.attempt - 1])
 
@@ -212,7 +212,7 @@ def test_score_needs_a_target_for_every_case(tmp_path: Path, built: tuple[Path, 
 def test_batched_ledger_writes_give_the_same_entries(
     tmp_path: Path, built: tuple[Path, Path, Path, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import contracts.repair.loop as loop_mod
+    import output_contracts.repair.loop as loop_mod
 
     c = built[0]
     replay(

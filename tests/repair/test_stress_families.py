@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from contracts.repair import cases, score
-from contracts.repair.loop import replay
-from contracts.repair.mask import check
-from contracts.repair.patch import apply_patch, json_equal, parse_op
-from contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
-from contracts.repair.validator import verify
-from contracts.schemas import schema_errors
+from output_contracts.repair import cases, score
+from output_contracts.repair.loop import replay
+from output_contracts.repair.mask import check
+from output_contracts.repair.patch import apply_patch, json_equal, parse_op
+from output_contracts.repair.policies import HeuristicPolicy, PrecomputedPolicy
+from output_contracts.repair.validator import verify
+from output_contracts.schemas import schema_errors
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

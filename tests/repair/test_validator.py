@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from contracts.repair.validator import CODES, cross_field_errors, verify
+from output_contracts.repair.validator import CODES, cross_field_errors, verify
 from tests.repair.conftest import GOOD, SCHEMA
 
 
@@ -81,7 +81,7 @@ def test_every_code_is_documented() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "repair.md").read_text(encoding="utf-8")
     assert [c for c in CODES if f"`{c}`" not in doc] == []
-    from contracts.repair.mask import REASONS
-    from contracts.repair.policies import POLICY_ERRORS
+    from output_contracts.repair.mask import REASONS
+    from output_contracts.repair.policies import POLICY_ERRORS
 
     assert [r for r in (*REASONS, *POLICY_ERRORS) if f"`{r}`" not in doc] == []

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
+from output_contracts.cli.app import app
 from tests.report.browser import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from contracts.audit.artifacts import Kind, load_artifact, load_artifacts, parse_artifact
-from contracts.audit.html import coverage_risk_points, render_html
-from contracts.cli.app import app
-from contracts.errors import ReportError, SchemaError
-from contracts.schemas import schema_errors
+from output_contracts.audit.artifacts import Kind, load_artifact, load_artifacts, parse_artifact
+from output_contracts.audit.html import coverage_risk_points, render_html
+from output_contracts.cli.app import app
+from output_contracts.errors import ReportError, SchemaError
+from output_contracts.schemas import schema_errors
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"

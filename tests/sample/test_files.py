@@ -93,7 +93,7 @@ def test_committed_size_is_small(gen: ModuleType) -> None:
 
 def test_shipped_config_resolves_to_the_world() -> None:
     """sample_traces/contracts.toml lets `contracts ingest|mine|audit` run there with no path arguments."""
-    from contracts.config import load_config
+    from output_contracts.config import load_config
 
     cfg = load_config(SAMPLE)
     assert cfg.file == SAMPLE / "contracts.toml"

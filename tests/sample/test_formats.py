@@ -178,8 +178,8 @@ def test_otel_mixes_text_and_structured_values() -> None:
 def test_project_ingest_agrees_with_the_truth(
     tmp_path: Path, truth: dict[str, list[tuple[str, list[Call]]]]
 ) -> None:
-    ingest = pytest.importorskip("contracts.traces.ingest").ingest
-    from contracts.traces.corpus import Corpus
+    ingest = pytest.importorskip("output_contracts.traces.ingest").ingest
+    from output_contracts.traces.corpus import Corpus
 
     for name, episodes in truth.items():
         out = tmp_path / name.replace(".", "_")

@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import TraceError
-from contracts.traces.corpus import Corpus
-from contracts.traces.formats.base import INT64_MAX, RecordContext, RecordError
-from contracts.traces.formats.flat import FlatAdapter
-from contracts.traces.ingest import ingest
+from output_contracts.cli.app import app
+from output_contracts.errors import TraceError
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.formats.base import INT64_MAX, RecordContext, RecordError
+from output_contracts.traces.formats.flat import FlatAdapter
+from output_contracts.traces.ingest import ingest
 
 #: Every integer orjson reads as an int (beyond these it yields a float or fails).
 JSON_INTS = st.integers(min_value=-(2**63), max_value=2**64 - 1)

@@ -11,12 +11,12 @@ import orjson
 import polars as pl
 import pytest
 
-from contracts.errors import TraceError
-from contracts.traces.corpus import Corpus
-from contracts.traces.formats.base import Answers, decode_result, text_of_blocks
-from contracts.traces.formats.detect import FORMAT_NAMES, detect_records
-from contracts.traces.formats.otlp import any_value
-from contracts.traces.ingest import ingest
+from output_contracts.errors import TraceError
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.formats.base import Answers, decode_result, text_of_blocks
+from output_contracts.traces.formats.detect import FORMAT_NAMES, detect_records
+from output_contracts.traces.formats.otlp import any_value
+from output_contracts.traces.ingest import ingest
 
 DATA = Path(__file__).parent / "data"
 

@@ -22,17 +22,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.formats.base import RecordContext
-from contracts.traces.formats.detect import FORMAT_NAMES
-from contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
-from contracts.traces.formats.openinference import OpenInferenceAdapter
-from contracts.traces.formats.otel import OtelAdapter
-from contracts.traces.formats.otlp import otlp_id
-from contracts.traces.formats.pyliteral import decode_literal
-from contracts.traces.ingest import ingest
+from output_contracts.cli.app import app
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.formats.base import RecordContext
+from output_contracts.traces.formats.detect import FORMAT_NAMES
+from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
+from output_contracts.traces.formats.openinference import OpenInferenceAdapter
+from output_contracts.traces.formats.otel import OtelAdapter
+from output_contracts.traces.formats.otlp import otlp_id
+from output_contracts.traces.formats.pyliteral import decode_literal
+from output_contracts.traces.ingest import ingest
 
 CTX = RecordContext("t.jsonl", "0" * 64, 1)
 
@@ -603,7 +603,16 @@ def test_cli_subprocess(shared_data: Path, tmp_path: Path) -> None:
     """The installed entry point on the base64-id file: one process, exit 0, ids decoded."""
     f = shared_data / "formats/otel-genai/openai-v2-chat-tools.base64ids.otlp.jsonl"
     p = subprocess.run(
-        [sys.executable, "-m", "contracts.cli.app", "ingest", str(f), "-o", str(tmp_path / "c"), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "output_contracts.cli.app",
+            "ingest",
+            str(f),
+            "-o",
+            str(tmp_path / "c"),
+            "--json",
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.errors import TraceError
-from contracts.traces.corpus import Corpus, corpus_info
-from contracts.traces.formats.detect import FormatName
-from contracts.traces.ingest import ingest
+from output_contracts.cli.app import app
+from output_contracts.errors import TraceError
+from output_contracts.traces.corpus import Corpus, corpus_info
+from output_contracts.traces.formats.detect import FormatName
+from output_contracts.traces.ingest import ingest
 
 Call = tuple[str, dict[str, Any], Any, str, str | None]  # tool, arguments, result, status, error
 
@@ -676,13 +676,13 @@ def test_forced_format_through_cli(
 
 def test_reject_codes_documented_and_in_schema() -> None:
     """Every stable reject code of `formats.base` is in docs/formats.md's table and the manifest schema."""
-    from contracts.traces.formats import base
+    from output_contracts.traces.formats import base
 
     codes = {v for k, v in vars(base).items() if k.startswith("R_") and isinstance(v, str)}
     assert "R_NO_CALLS" in codes
     repo = Path(__file__).resolve().parents[2]
     docs = (repo / "docs/formats.md").read_text()
-    schema = orjson.loads((repo / "contracts/schemas/corpus-manifest.schema.json").read_bytes())
+    schema = orjson.loads((repo / "output_contracts/schemas/corpus-manifest.schema.json").read_bytes())
     enum = set(schema["$defs"]["reject"]["properties"]["code"]["enum"])
     for code in sorted(codes):
         assert f"| `{code}` |" in docs, code

@@ -14,14 +14,14 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-import contracts.traces.ingest_commit as ingest_commit
-import contracts.traces.ingest_read as ingest_read
-from contracts.errors import ContractsError, TraceError
-from contracts.jsonutil import file_sha256, sha256_hex
-from contracts.schemas import load_schema, schema_errors
-from contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, Corpus, corpus_info
-from contracts.traces.ingest import corpus_from_records, expand_sources, ingest
-from contracts.traces.leaves import LEAF_SCHEMA
+import output_contracts.traces.ingest_commit as ingest_commit
+import output_contracts.traces.ingest_read as ingest_read
+from output_contracts.errors import ContractsError, TraceError
+from output_contracts.jsonutil import file_sha256, sha256_hex
+from output_contracts.schemas import load_schema, schema_errors
+from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, Corpus, corpus_info
+from output_contracts.traces.ingest import corpus_from_records, expand_sources, ingest
+from output_contracts.traces.leaves import LEAF_SCHEMA
 
 DATA = Path(__file__).parent / "data"
 

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.schemas import schema_errors
+from output_contracts.cli.app import app
+from output_contracts.schemas import schema_errors
 
 from .test_ingest import _rec, _write, corrupted
 
@@ -84,7 +84,7 @@ def test_defaults_from_config(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_subprocess_end_to_end(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "c"
-    cmd = [sys.executable, "-m", "contracts.cli.app"]
+    cmd = [sys.executable, "-m", "output_contracts.cli.app"]
     p = subprocess.run(
         [*cmd, "ingest", "tests/traces/data/flat.jsonl", "-o", str(out), "--json"],
         cwd=repo,

@@ -10,16 +10,16 @@ import orjson
 import polars as pl
 import pytest
 
-from contracts.progress import NULL_PROGRESS
-from contracts.traces.corpus import CALL_SCHEMA
-from contracts.traces.formats.base import RecordContext, RecordError, tool_names
-from contracts.traces.formats.flat import FlatAdapter
-from contracts.traces.ingest import DEFAULT_CHUNK_ROWS, ingest
-from contracts.traces.ingest_columns import Columns as _Columns
-from contracts.traces.ingest_columns import truncate as _truncate
-from contracts.traces.ingest_run import Run
-from contracts.traces.leaves import LEAF_SCHEMA, flatten
-from contracts.traces.model import ToolCall
+from output_contracts.progress import NULL_PROGRESS
+from output_contracts.traces.corpus import CALL_SCHEMA
+from output_contracts.traces.formats.base import RecordContext, RecordError, tool_names
+from output_contracts.traces.formats.flat import FlatAdapter
+from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS, ingest
+from output_contracts.traces.ingest_columns import Columns as _Columns
+from output_contracts.traces.ingest_columns import truncate as _truncate
+from output_contracts.traces.ingest_run import Run
+from output_contracts.traces.leaves import LEAF_SCHEMA, flatten
+from output_contracts.traces.model import ToolCall
 
 CTX = RecordContext("s.jsonl", "ab" * 32, 1)
 

@@ -1,4 +1,4 @@
-"""Leaf flattening: the ingest hot path must agree with `contracts.traces.leaves.flatten` row for row,
+"""Leaf flattening: the ingest hot path must agree with `output_contracts.traces.leaves.flatten` row for row,
 and flatten-then-rebuild must give back the original JSON (hypothesis)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.traces.ingest import corpus_from_records
-from contracts.traces.ingest_columns import Columns as _Columns
-from contracts.traces.leaves import flatten, rebuild
+from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.ingest_columns import Columns as _Columns
+from output_contracts.traces.leaves import flatten, rebuild
 
 scalars = (
     st.none()

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import polars as pl
 
-from contracts.schemas import schema_errors
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
+from output_contracts.schemas import schema_errors
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
 
 
 def test_tau_bench_airline(shared_data: Path, tmp_path: Path) -> None:

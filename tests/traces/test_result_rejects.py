@@ -14,14 +14,14 @@ from typing import Any
 import orjson
 import pytest
 
-from contracts.traces.corpus import Corpus
-from contracts.traces.formats.base import (
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.formats.base import (
     R_DUPLICATE_RESULT,
     R_ORPHAN_RESULT,
     R_UNKEYED_RESULT,
     R_UNMATCHED,
 )
-from contracts.traces.ingest import ingest
+from output_contracts.traces.ingest import ingest
 
 
 def _chat() -> dict[str, Any]:

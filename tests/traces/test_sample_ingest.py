@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from contracts.cli.app import app
-from contracts.traces.corpus import Corpus
-from contracts.traces.ingest import ingest
+from output_contracts.cli.app import app
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_traces"
 

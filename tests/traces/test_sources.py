@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from contracts.errors import UsageError
-from contracts.traces.ingest import ingest
-from contracts.traces.sources import is_corpus, open_corpus
+from output_contracts.errors import UsageError
+from output_contracts.traces.ingest import ingest
+from output_contracts.traces.sources import is_corpus, open_corpus
 
 LINE = '{"trace_id": "t", "tool": "x", "arguments": {}, "result": {"a": 1}}\n'
 

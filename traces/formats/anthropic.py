@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     Adapter,
     Answers,
     DroppedCall,
@@ -24,8 +24,8 @@ from contracts.traces.formats.base import (
     optional_str,
     record_episode,
 )
-from contracts.traces.formats.openai_chat import episode_id
-from contracts.traces.model import ToolCall
+from output_contracts.traces.formats.openai_chat import episode_id
+from output_contracts.traces.model import ToolCall
 
 
 def _blocks(messages: Any) -> list[tuple[int, int, dict[str, Any]]]:

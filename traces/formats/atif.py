@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     R_NO_CALLS,
     R_ORPHAN_RESULT,
     Adapter,
@@ -37,7 +37,7 @@ from contracts.traces.formats.base import (
     require_str,
     tool_names,
 )
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.model import Episode, ToolCall
 
 
 class AtifAdapter(Adapter):

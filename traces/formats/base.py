@@ -20,8 +20,8 @@ from typing import Any, ClassVar, NamedTuple
 
 import orjson
 
-from contracts.jsonutil import canonical_str
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.jsonutil import canonical_str
+from output_contracts.traces.model import Episode, ToolCall
 
 # Stable reject codes (the `code` field of rejects.jsonl), documented in docs/formats.md.
 R_JSON = "R_JSON"  # not valid JSON
@@ -93,7 +93,7 @@ class Adapter:
     """Base class of a format adapter.
 
     `sniff` scores a parsed record: 2 = certainly this format, 1 = plausibly, 0 = no. Detection uses the
-    first records of a file (see `contracts.traces.formats.detect`). `whole_file` adapters also accept a
+    first records of a file (see `output_contracts.traces.formats.detect`). `whole_file` adapters also accept a
     whole `.json` document and split it into records with `records`.
     """
 

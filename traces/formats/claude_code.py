@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     Adapter,
     DroppedCall,
     Parsed,
@@ -27,8 +27,8 @@ from contracts.traces.formats.base import (
     RecordError,
     require_str,
 )
-from contracts.traces.formats.session import SessionJoin
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.formats.session import SessionJoin
+from output_contracts.traces.model import Episode, ToolCall
 
 _ROLES = ("user", "assistant")
 

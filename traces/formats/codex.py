@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     Adapter,
     DroppedCall,
     Parsed,
@@ -30,8 +30,8 @@ from contracts.traces.formats.base import (
     RecordError,
     parse_arguments,
 )
-from contracts.traces.formats.session import SessionJoin
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.formats.session import SessionJoin
+from output_contracts.traces.model import Episode, ToolCall
 
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")

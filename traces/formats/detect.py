@@ -14,21 +14,21 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from contracts.errors import TraceError
-from contracts.traces.formats.anthropic import AnthropicAdapter
-from contracts.traces.formats.atif import AtifAdapter
-from contracts.traces.formats.base import Adapter
-from contracts.traces.formats.claude_code import ClaudeCodeAdapter
-from contracts.traces.formats.codex import CodexAdapter
-from contracts.traces.formats.flat import FlatAdapter
-from contracts.traces.formats.inspect_ai import InspectAIAdapter
-from contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
-from contracts.traces.formats.openai_chat import OpenAIChatAdapter
-from contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
-from contracts.traces.formats.openinference import OpenInferenceAdapter
-from contracts.traces.formats.otel import OtelAdapter
-from contracts.traces.formats.swe_agent import SweAgentAdapter
-from contracts.traces.formats.tau_bench import TauBenchAdapter
+from output_contracts.errors import TraceError
+from output_contracts.traces.formats.anthropic import AnthropicAdapter
+from output_contracts.traces.formats.atif import AtifAdapter
+from output_contracts.traces.formats.base import Adapter
+from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
+from output_contracts.traces.formats.codex import CodexAdapter
+from output_contracts.traces.formats.flat import FlatAdapter
+from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
+from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
+from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
+from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
+from output_contracts.traces.formats.openinference import OpenInferenceAdapter
+from output_contracts.traces.formats.otel import OtelAdapter
+from output_contracts.traces.formats.swe_agent import SweAgentAdapter
+from output_contracts.traces.formats.tau_bench import TauBenchAdapter
 
 #: Every adapter by name, in detection priority order (most specific first).
 ADAPTERS: dict[str, Adapter] = {

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     INT64_MAX,
     Adapter,
     Parsed,
@@ -28,7 +28,7 @@ from contracts.traces.formats.base import (
     run_facts,
     tool_names,
 )
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.model import Episode, ToolCall
 
 #: Episode-level keys besides `reward` and `tools` whose presence makes a line declare its episode.
 _RUN_FACTS = frozenset(("trial", "agent_cost", "user_cost"))

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     R_NO_CALLS,
     Adapter,
     Answers,
@@ -41,7 +41,7 @@ from contracts.traces.formats.base import (
     list_of_dicts,
     require_str,
 )
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.model import Episode, ToolCall
 
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 

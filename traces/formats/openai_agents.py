@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     R_FIELD,
     Adapter,
     Parsed,
@@ -36,9 +36,9 @@ from contracts.traces.formats.base import (
     RecordError,
     parse_arguments,
 )
-from contracts.traces.formats.pyliteral import decode_literal
-from contracts.traces.formats.span_join import Bad, Exec, join
-from contracts.traces.model import Episode
+from output_contracts.traces.formats.pyliteral import decode_literal
+from output_contracts.traces.formats.span_join import Bad, Exec, join
+from output_contracts.traces.model import Episode
 
 _OBJECTS = ("trace", "trace.span")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     Adapter,
     Answers,
     DroppedCall,
@@ -25,8 +25,8 @@ from contracts.traces.formats.base import (
     parse_arguments,
     record_episode,
 )
-from contracts.traces.formats.openai_chat import episode_id
-from contracts.traces.model import ToolCall
+from output_contracts.traces.formats.openai_chat import episode_id
+from output_contracts.traces.model import ToolCall
 
 _TYPES = ("function_call", "function_call_output")
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     R_FIELD,
     R_NO_CONTENT,
     RecordError,
@@ -38,10 +38,10 @@ from contracts.traces.formats.base import (
     parse_arguments,
     text_of_blocks,
 )
-from contracts.traces.formats.otel import CONV, OtelAdapter
-from contracts.traces.formats.otel_chat import asks_for_tools
-from contracts.traces.formats.otlp import Span, error_message, is_error_status
-from contracts.traces.formats.span_join import Bad, Exec, Mention, Reply
+from output_contracts.traces.formats.otel import CONV, OtelAdapter
+from output_contracts.traces.formats.otel_chat import asks_for_tools
+from output_contracts.traces.formats.otlp import Span, error_message, is_error_status
+from output_contracts.traces.formats.span_join import Bad, Exec, Mention, Reply
 
 KIND = "openinference.span.kind"
 SESSION = "session.id"

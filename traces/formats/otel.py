@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     Adapter,
     Parsed,
     RecordContext,
@@ -40,16 +40,16 @@ from contracts.traces.formats.base import (
     error_text,
     parse_arguments,
 )
-from contracts.traces.formats.otel_chat import chat_items
-from contracts.traces.formats.otlp import (
+from output_contracts.traces.formats.otel_chat import chat_items
+from output_contracts.traces.formats.otlp import (
     Span,
     ancestor_attr,
     decoded_spans,
     error_message,
     is_error_status,
 )
-from contracts.traces.formats.span_join import Bad, Exec, Mention, Reply, join
-from contracts.traces.model import Episode
+from output_contracts.traces.formats.span_join import Bad, Exec, Mention, Reply, join
+from output_contracts.traces.model import Episode
 
 OP = "gen_ai.operation.name"
 CONV = "gen_ai.conversation.id"

@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
-from contracts.traces.formats.base import R_FIELD, R_NO_CONTENT, RecordError, parse_arguments
-from contracts.traces.formats.otlp import Span
-from contracts.traces.formats.span_join import Bad, Mention, Reply
+from output_contracts.traces.formats.base import R_FIELD, R_NO_CONTENT, RecordError, parse_arguments
+from output_contracts.traces.formats.otlp import Span
+from output_contracts.traces.formats.span_join import Bad, Mention, Reply
 
 INPUT = "gen_ai.input.messages"
 OUTPUT = "gen_ai.output.messages"

@@ -29,8 +29,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from contracts.jsonutil import canonical_str
-from contracts.traces.formats.base import (
+from output_contracts.jsonutil import canonical_str
+from output_contracts.traces.formats.base import (
     R_UNMATCHED,
     Answers,
     DroppedCall,
@@ -38,7 +38,7 @@ from contracts.traces.formats.base import (
     decode_result,
     outcome,
 )
-from contracts.traces.model import ToolCall
+from output_contracts.traces.model import ToolCall
 
 Sort = tuple[int, int, int]
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     R_NO_CALLS,
     Adapter,
     Parsed,
@@ -31,8 +31,8 @@ from contracts.traces.formats.base import (
     RecordError,
     list_of_dicts,
 )
-from contracts.traces.formats.openai_chat import chat_calls
-from contracts.traces.model import Episode
+from output_contracts.traces.formats.openai_chat import chat_calls
+from output_contracts.traces.model import Episode
 
 
 def _instance(record: dict[str, Any], source: str) -> str:

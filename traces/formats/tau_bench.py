@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.traces.formats.base import (
+from output_contracts.traces.formats.base import (
     R_NO_CALLS,
     Adapter,
     Answers,
@@ -45,8 +45,8 @@ from contracts.traces.formats.base import (
     run_facts,
     tool_names,
 )
-from contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
-from contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
+from output_contracts.traces.model import Episode, ToolCall
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The JSON Schemas of every artifact, shipped in `contracts/schemas/`, and one way to validate.
+"""The JSON Schemas of every artifact, shipped in `output_contracts/schemas/`, and one way to validate.
 
 Validation collects every problem (like bagit's validator) and reports the first few in one error, naming
 the file and the JSON Pointer of the offending field.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from contracts.errors import SchemaError
+from output_contracts.errors import SchemaError
 
 if TYPE_CHECKING:
     import jsonschema
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def schema_names() -> list[str]:
     """Names (without `.schema.json`) of every shipped schema."""
-    root = importlib.resources.files("contracts") / "schemas"
+    root = importlib.resources.files("output_contracts") / "schemas"
     return sorted(
         p.name.removesuffix(".schema.json") for p in root.iterdir() if p.name.endswith(".schema.json")
     )
@@ -40,8 +40,8 @@ def schema_names() -> list[str]:
 
 @functools.cache
 def load_schema(name: str) -> dict[str, Any]:
-    """Load `contracts/schemas/<name>.schema.json`."""
-    ref = importlib.resources.files("contracts") / "schemas" / f"{name}.schema.json"
+    """Load `output_contracts/schemas/<name>.schema.json`."""
+    ref = importlib.resources.files("output_contracts") / "schemas" / f"{name}.schema.json"
     data: dict[str, Any] = orjson.loads(ref.read_bytes())
     return data
 

@@ -121,7 +121,7 @@ def io_failure(
     """The one-line error for an OS or decompression failure on `path` (or the path the error names).
 
     The one place such errors are worded: readers wrap their file access with `reading`, the CLI turns
-    any that escape into this (`contracts.cli.common`), so no command ends in a traceback on them."""
+    any that escape into this (`output_contracts.cli.common`), so no command ends in a traceback on them."""
     name = path if path is not None else getattr(e, "filename", None)
     src = os.fspath(name) if name is not None else None
     verb = "write" if writing else "read"

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from contracts.errors import io_failure, reading
+from output_contracts.errors import io_failure, reading
 
 _OPTS = orjson.OPT_SORT_KEYS
 _INT64_MIN = -(2**63)

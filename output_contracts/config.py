@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contracts.errors import ConfigError
+from output_contracts.errors import ConfigError
 
 CONFIG_NAMES = ("contracts.toml", "pyproject.toml")
 

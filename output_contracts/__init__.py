@@ -1,4 +1,4 @@
-"""contracts: offline contract mining and trace auditing for tool-using AI agents.
+"""output_contracts: offline contract mining and trace auditing for tool-using AI agents.
 
 The library is plain functions over polars frames, paths and frozen dataclasses; the CLI (`contracts`)
 is a thin layer over it. Subpackages: `traces` (formats, ingest, corpus, registry), `mining`, `checks`,
@@ -9,7 +9,7 @@ import os as _os
 
 # In a source checkout the subpackages are sibling folders of this one (DESIGN §1); setuptools maps them
 # for installs. When the checkout itself is first on sys.path (`python -m pytest`, `python -c` from the
-# repository root), let `contracts.mining` & co. resolve to those folders too.
+# repository root), let `output_contracts.mining` & co. resolve to those folders too.
 _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if _os.path.isfile(_os.path.join(_root, "mining", "__init__.py")) and _root not in __path__:
     __path__.append(_root)
@@ -17,24 +17,24 @@ if _os.path.isfile(_os.path.join(_root, "mining", "__init__.py")) and _root not 
 import importlib as _importlib  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
-from contracts.errors import ContractsError  # noqa: E402
-from contracts.jsonutil import canonical_json  # noqa: E402
+from output_contracts.errors import ContractsError  # noqa: E402
+from output_contracts.jsonutil import canonical_json  # noqa: E402
 
 if TYPE_CHECKING:  # for type checkers only: at run time the names below load on first use
-    from contracts.checks.api import Checker as Checker
-    from contracts.checks.api import Session as Session
-    from contracts.checks.receipts import Receipt as Receipt
-    from contracts.checks.wrapper import checked as checked
+    from output_contracts.checks.api import Checker as Checker
+    from output_contracts.checks.api import Session as Session
+    from output_contracts.checks.receipts import Receipt as Receipt
+    from output_contracts.checks.wrapper import checked as checked
 
 __version__ = "0.1.0"
 
-#: The stable checking API (docs/api.md), imported when first used: importing `contracts` stays cheap
+#: The stable checking API (docs/api.md), imported when first used: importing `output_contracts` stays cheap
 #: and the root package imports no subpackage at import time (DESIGN §1).
 _EXPORTS = {
-    "Checker": "contracts.checks.api",
-    "Session": "contracts.checks.api",
-    "Receipt": "contracts.checks.receipts",
-    "checked": "contracts.checks.wrapper",
+    "Checker": "output_contracts.checks.api",
+    "Session": "output_contracts.checks.api",
+    "Receipt": "output_contracts.checks.receipts",
+    "checked": "output_contracts.checks.wrapper",
 }
 __all__ = ["Checker", "ContractsError", "Receipt", "Session", "__version__", "canonical_json", "checked"]
 
