@@ -20,17 +20,16 @@ a trajectory with agent steps but no tool call and no result is rejected whole a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from output_contracts.traces.formats.base import (
     R_NO_CALLS,
     R_ORPHAN_RESULT,
-    Adapter,
     DroppedCall,
     Parsed,
     RecordContext,
     RecordError,
+    WholeDocument,
     answered_call,
     list_of_dicts,
     parse_arguments,
@@ -40,11 +39,10 @@ from output_contracts.traces.formats.base import (
 from output_contracts.traces.model import Episode, ToolCall
 
 
-class AtifAdapter(Adapter):
+class AtifAdapter(WholeDocument):
     """ATIF trajectories: one record a file."""
 
     name = "atif"
-    whole_file = True
 
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
@@ -53,12 +51,6 @@ class AtifAdapter(Adapter):
         if isinstance(version, str) and version.upper().startswith("ATIF"):
             return 2
         return 1 if "session_id" in record else 0
-
-    def sniff_document(self, doc: Any) -> int:
-        return self.sniff(doc)
-
-    def records(self, doc: Any) -> Iterator[Any]:
-        yield doc
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if not isinstance(record, dict):

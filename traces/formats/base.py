@@ -330,6 +330,19 @@ def list_of_dicts(rec: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return v
 
 
+class WholeDocument(Adapter):
+    """An adapter for formats whose unit is one whole JSON document a file (a trajectory file): the
+    document is scored as a record and is the file's only record."""
+
+    whole_file: ClassVar[bool] = True
+
+    def sniff_document(self, doc: Any) -> int:
+        return self.sniff(doc)
+
+    def records(self, doc: Any) -> Iterator[Any]:
+        yield doc
+
+
 class Answers:
     """Results by call id, consumed in order: each call takes the first unused answer after it.
 

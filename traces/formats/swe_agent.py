@@ -17,7 +17,6 @@ from the model's text) is rejected whole as `R_NO_CALLS`: there is no call struc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any
 
@@ -25,10 +24,10 @@ import orjson
 
 from output_contracts.traces.formats.base import (
     R_NO_CALLS,
-    Adapter,
     Parsed,
     RecordContext,
     RecordError,
+    WholeDocument,
     list_of_dicts,
 )
 from output_contracts.traces.formats.openai_chat import chat_calls
@@ -64,11 +63,10 @@ def _split_answers(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-class SweAgentAdapter(Adapter):
+class SweAgentAdapter(WholeDocument):
     """SWE-agent `.traj` files: one record a file."""
 
     name = "swe-agent"
-    whole_file = True
 
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict):
@@ -76,12 +74,6 @@ class SweAgentAdapter(Adapter):
         return (
             2 if isinstance(record.get("trajectory"), list) and isinstance(record.get("history"), list) else 0
         )
-
-    def sniff_document(self, doc: Any) -> int:
-        return self.sniff(doc)
-
-    def records(self, doc: Any) -> Iterator[Any]:
-        yield doc
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if not isinstance(record, dict):
