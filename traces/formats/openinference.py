@@ -31,7 +31,6 @@ import re
 from typing import Any
 
 from output_contracts.traces.formats.base import (
-    R_FIELD,
     R_NO_CONTENT,
     RecordError,
     decode_result,
@@ -41,7 +40,7 @@ from output_contracts.traces.formats.base import (
 from output_contracts.traces.formats.otel import CONV, OtelAdapter
 from output_contracts.traces.formats.otel_chat import asks_for_tools
 from output_contracts.traces.formats.otlp import Span, error_message, is_error_status
-from output_contracts.traces.formats.span_join import Bad, Exec, Mention, Reply
+from output_contracts.traces.formats.span_join import Bad, Exec, Mention, Reply, mention
 
 KIND = "openinference.span.kind"
 SESSION = "session.id"
@@ -149,39 +148,26 @@ def llm_items(
                 for _, call in sorted(calls.items()):
                     position += 1
                     sort = (s.start, s.order, position)
-                    name, cid = call.get("function.name"), call.get("id")
+                    cid = call.get("id")
                     where = f"{s.where}.llm.{side}_messages.{n}"
-                    if not isinstance(name, str) or not name:
-                        bad.append(
-                            Bad(sort, R_FIELD, f"'{where}' has a tool call without function.name", call)
-                        )
-                        continue
-                    try:
-                        raw = call.get("function.arguments")
-                        args = (
-                            {} if raw is None else parse_arguments(raw, field=f"{where}.function.arguments")
-                        )
-                    except RecordError as e:
-                        bad.append(Bad(sort, e.code, e.reason, call))
-                        continue
-                    call_id = None if cid is None else str(cid)
-                    meta: dict[str, Any] = {"span_id": s.span_id}
-                    if call_id is not None:
-                        meta["tool_call_id"] = call_id
-                    mentions.append(
-                        Mention(
-                            s.trace_id,
-                            call_id,
-                            name,
-                            args,
-                            position,
-                            task_of[s.order],
-                            s.started_at,
-                            sort,
-                            meta,
-                            call,
-                        )
+                    got = mention(
+                        trace_id=s.trace_id,
+                        span_id=s.span_id,
+                        call_id=None if cid is None else str(cid),
+                        name=call.get("function.name"),
+                        raw_args=call.get("function.arguments"),
+                        name_field=f"{where}.function.name",
+                        args_field=f"{where}.function.arguments",
+                        position=position,
+                        task_id=task_of[s.order],
+                        started_at=s.started_at,
+                        sort=sort,
+                        raw=call,
                     )
+                    if isinstance(got, Bad):
+                        bad.append(got)
+                    else:
+                        mentions.append(got)
                 if fields.get("role") == "tool":
                     position += 1
                     tcid = fields.get("tool_call_id")

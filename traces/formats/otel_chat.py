@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
-from output_contracts.traces.formats.base import R_FIELD, R_NO_CONTENT, RecordError, parse_arguments
+from output_contracts.traces.formats.base import R_FIELD, R_NO_CONTENT, RecordError
 from output_contracts.traces.formats.otlp import Span
-from output_contracts.traces.formats.span_join import Bad, Mention, Reply
+from output_contracts.traces.formats.span_join import Bad, Mention, Reply, mention
 
 INPUT = "gen_ai.input.messages"
 OUTPUT = "gen_ai.output.messages"
@@ -153,42 +153,25 @@ def chat_items(
                     cid = part.get("id")
                     call_id = str(cid) if isinstance(cid, str | int) and not isinstance(cid, bool) else None
                     if kind == "tool_call":
-                        name = part.get("name")
                         pwhere = f"{where}[{mi}].parts[{pi}]"
-                        if not isinstance(name, str) or not name:
-                            bad.append(
-                                Bad(
-                                    (s.start, s.order, position), R_FIELD, f"'{pwhere}.name' is missing", part
-                                )
-                            )
-                            continue
-                        try:
-                            raw_args = part.get("arguments")
-                            args = (
-                                {}
-                                if raw_args is None
-                                else parse_arguments(raw_args, field=f"{pwhere}.arguments")
-                            )
-                        except RecordError as e:
-                            bad.append(Bad((s.start, s.order, position), e.code, e.reason, part))
-                            continue
-                        meta: dict[str, Any] = {"span_id": s.span_id}
-                        if call_id is not None:
-                            meta["tool_call_id"] = call_id
-                        mentions.append(
-                            Mention(
-                                s.trace_id,
-                                call_id,
-                                name,
-                                args,
-                                position,
-                                task_of[s.order],
-                                s.started_at,
-                                (s.start, s.order, position),
-                                meta,
-                                part,
-                            )
+                        got = mention(
+                            trace_id=s.trace_id,
+                            span_id=s.span_id,
+                            call_id=call_id,
+                            name=part.get("name"),
+                            raw_args=part.get("arguments"),
+                            name_field=f"{pwhere}.name",
+                            args_field=f"{pwhere}.arguments",
+                            position=position,
+                            task_id=task_of[s.order],
+                            started_at=s.started_at,
+                            sort=(s.start, s.order, position),
+                            raw=part,
                         )
+                        if isinstance(got, Bad):
+                            bad.append(got)
+                        else:
+                            mentions.append(got)
                     elif kind == "tool_call_response":
                         content = part["response"] if "response" in part else part.get("result")
                         replies.append(Reply(s.trace_id, call_id, content, position, part))

@@ -31,12 +31,15 @@ from typing import Any, NamedTuple
 
 from output_contracts.jsonutil import canonical_str
 from output_contracts.traces.formats.base import (
+    R_FIELD,
     R_UNMATCHED,
     Answers,
     DroppedCall,
     RecordContext,
+    RecordError,
     decode_result,
     outcome,
+    parse_arguments,
 )
 from output_contracts.traces.model import ToolCall
 
@@ -95,6 +98,37 @@ class Bad(NamedTuple):
     code: str
     reason: str
     raw: Any
+
+
+def mention(
+    *,
+    trace_id: str,
+    span_id: str,
+    call_id: str | None,
+    name: Any,
+    raw_args: Any,
+    name_field: str,
+    args_field: str,
+    position: int,
+    task_id: str,
+    started_at: str | None,
+    sort: Sort,
+    raw: Any,
+) -> Mention | Bad:
+    """A call requested in a span's message, or why it cannot be one: a missing name is `R_FIELD`
+    naming `name_field`, and arguments that are not a JSON object carry `parse_arguments`' reason naming
+    `args_field`. Chat-message formats over OTLP (GenAI chat, OpenInference)
+    share it so that a call reads the same whichever exporter wrote it."""
+    if not isinstance(name, str) or not name:
+        return Bad(sort, R_FIELD, f"'{name_field}' is missing", raw)
+    try:
+        args = {} if raw_args is None else parse_arguments(raw_args, field=args_field)
+    except RecordError as e:
+        return Bad(sort, e.code, e.reason, raw)
+    meta: dict[str, Any] = {"span_id": span_id}
+    if call_id is not None:
+        meta["tool_call_id"] = call_id
+    return Mention(trace_id, call_id, name, args, position, task_id, started_at, sort, meta, raw)
 
 
 def _args_key(args: dict[str, Any] | None) -> str:
