@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from output_contracts.audit.heldout import THIN_TASKS, fold_report
-from output_contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
+from output_contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOpt, config, err, out
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining.coverage import uncovered
@@ -106,7 +106,7 @@ def mine_command(
         int | None,
         typer.Option("--folds", min=1, help="k task folds: k fold checkers (default: mine.folds, 1)."),
     ] = None,
-    seed: SeedOption = None,
+    seed: SeedOpt = None,
     min_support: Annotated[
         list[str] | None,
         typer.Option(

@@ -19,7 +19,7 @@ import output_contracts.repair.policies as policies
 import output_contracts.repair.score as score
 from output_contracts.cli.common import (
     QuietFlag,
-    SeedOption,
+    SeedOpt,
     config,
     err,
     fail,
@@ -103,7 +103,7 @@ def repair_cases_command(
         Path | None,
         typer.Option("--disjoint-targets", help="Targets of --disjoint-from (adds target kinds)."),
     ] = None,
-    seed: SeedOption = None,
+    seed: SeedOpt = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the build summary as JSON on stdout.")
     ] = False,
@@ -224,7 +224,7 @@ def repair_replay_command(
     send_allowed: Annotated[
         bool, typer.Option("--send-allowed", help="Send the mask's allowed-action set with the state.")
     ] = False,
-    seed: SeedOption = None,
+    seed: SeedOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
@@ -318,7 +318,7 @@ def repair_score_command(
     executor_timeout: Annotated[
         float, typer.Option("--executor-timeout", help="Seconds per executor run.")
     ] = 10.0,
-    seed: SeedOption = None,
+    seed: SeedOpt = None,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
     if str(json_file) == "-" and str(markdown_file) == "-":
