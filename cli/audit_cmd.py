@@ -355,7 +355,7 @@ def audit_cmd(
     sources: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="[SRC]...",
+            metavar="SRC",
             help="A corpus folder, or trace files and folders (ingested together). Default: paths.corpus "
             "or paths.traces.",
             show_default=False,
@@ -566,7 +566,7 @@ def audit_score_cmd(
 def inject_cmd(
     src: Annotated[
         list[Path],
-        typer.Argument(metavar="SRC...", help="Flat JSONL trace files or folders, or a corpus folder."),
+        typer.Argument(metavar="SRC", help="Flat JSONL trace files or folders, or a corpus folder."),
     ],
     output: Annotated[Path, output_option("Write the faulted flat JSONL to FILE.")],
     kinds: Annotated[

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from output_contracts.config import Config, load_config
 from output_contracts.errors import IO_ERRORS, ContractsError, UsageError, io_failure, os_error_of
@@ -50,8 +50,39 @@ def reset_state() -> None:
     State._config = None
 
 
+class PlainArgument(TyperArgument):
+    """A positional argument shown by its metavar alone: `SRC...`, `[CORPUS]` in the usage line and
+    `SRC` in the list, never Typer's `{SRC}` or a Python type (`<path>`, `<list[str]>`)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw
+        if "[" in name or name.startswith("-"):  # spelled out already: `-- SERVER_CMD [ARGS]...`
+            return name
+        name += "..." if self.nargs != 1 else ""
+        return name if self.required else f"[{name}]"
+
+    def _rich_display_name(self) -> str:
+        return self.display_name_raw
+
+
+def _plain_arguments(cmd: Any) -> None:
+    """Every positional argument below `cmd` shown as a `PlainArgument` (the classes differ only in help)."""
+    for p in getattr(cmd, "params", ()):
+        if type(p) is TyperArgument:
+            p.__class__ = PlainArgument
+    for sub in (getattr(cmd, "commands", None) or {}).values():
+        _plain_arguments(sub)
+
+
 class ContractsGroup(TyperGroup):
     """Root group: renders every `ContractsError` as one line on stderr and exits 2."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        _plain_arguments(self)
 
     def make_context(self, *args: Any, **kw: Any) -> Any:
         try:
