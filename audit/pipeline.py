@@ -381,7 +381,7 @@ def replay(
         raise CheckError(
             f"contract set was mined with k = {cs.k}, seed = {cs.seed}, but the audit asks for "
             f"k = {k}, seed = {seed}: re-mine with `contracts mine --folds {k} --seed {seed}` or audit with "
-            f"--fold {cs.k} --seed {cs.seed}",
+            f"--folds {cs.k} --seed {cs.seed}",
             code="E_FOLD",
             field="params.k" if cs.k != k else "params.seed",
         )
