@@ -96,7 +96,7 @@ def show_command(
         typer.Option("--kind", "-k", metavar="KIND", help="Only entries of this kind (repeatable)."),
     ] = None,
     json_out: Annotated[
-        bool, json_flag("Print the entries as JSON Lines (their exact ledger lines).")
+        bool, json_flag("Print the entries on stdout as JSON Lines (their exact ledger lines).")
     ] = False,
     width: Annotated[
         int,
