@@ -157,14 +157,15 @@ def test_output_formats_are_the_shared_names() -> None:
 
 def test_path_options_say_file_or_folder() -> None:
     """A Path-typed option shows FILE or DIR (never `<path>` nor a bare PATH)."""
-    bad = []
+    bad, seen = [], 0
     for name, cmd, ctx in COMMANDS:
         for p in _options(cmd):
-            ann = p.type_descriptor.annotation
-            if ann is Path and not p.is_flag:
+            if p.type_descriptor.annotation is Path and not p.is_flag:
+                seen += 1
                 if p.display_type_rich(ctx) not in PATHLIKE:
                     bad.append((name, p.opts, p.display_type_rich(ctx)))
     assert bad == []
+    assert seen >= 40  # the walk saw the path options (a type test that matched none would pass)
 
 
 @pytest.mark.parametrize(
@@ -173,7 +174,10 @@ def test_path_options_say_file_or_folder() -> None:
         (["audit", "sample_traces/clean", "--fold", "5"], "--fold is now --folds (the number of folds)"),
         (["audit", "-k", "5"], "-k is now --folds (the number of folds)"),
         (["audit", "--fold=5"], "--fold is now --folds"),
-        (["audit", "--json", "out.json"], "--json is now a flag (the JSON report on stdout): write it to a file"),
+        (
+            ["audit", "--json", "out.json"],
+            "--json is now a flag (the JSON report on stdout): write it to a file",
+        ),
         (["audit-score", "L", "--json", "-"], "--json is now a flag"),
         (["repair-score", "--json=r.json"], "--json is now a flag"),
         (["rules", "c.json", "--folds"], "--folds is now --by-fold"),
@@ -195,7 +199,10 @@ def test_old_spellings_name_the_new_one(argv: list[str], message: str) -> None:
         (["no-such-command"], "error[E_USAGE]: No such command 'no-such-command'"),
         (["--bogus"], "error[E_USAGE]: No such option: --bogus; see 'contracts --help'"),
         (["ledger", "show"], "error[E_USAGE]: Missing argument 'DIR'; see 'contracts ledger show --help'"),
-        (["mine", "--folds", "0"], "error[E_USAGE]: Invalid value for '--folds': Input should be greater than"),
+        (
+            ["mine", "--folds", "0"],
+            "error[E_USAGE]: Invalid value for '--folds': Input should be greater than",
+        ),
         (["check", "--fold"], "error[E_USAGE]: Option '--fold' requires an argument"),
     ],
 )

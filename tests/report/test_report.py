@@ -219,7 +219,7 @@ def test_audit_writes_html_beside_its_json(tmp_path: Path) -> None:
         *args,
         "--ledger",
         str(tmp_path / "L"),
-        "--json",
+        "-o",
         str(tmp_path / "a.json"),
         "--html",
         str(tmp_path / "a.html"),
