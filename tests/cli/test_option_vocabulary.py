@@ -220,3 +220,57 @@ def test_check_fold_index_still_means_an_index(tmp_path: Path, repo: Path) -> No
         pytest.skip("no golden contract set")
     r = CliRunner().invoke(app, ["check", "-c", str(cs), "--fold", "x", str(tmp_path)])
     assert r.exit_code == 2 and "--fold must be a fold number or 'cross', got 'x'" in r.output
+
+
+def _episodes(repo: Path, n_lines: int) -> list[bytes]:
+    """The first `n_lines` records of the sample world's clean traces (whole episodes are not needed)."""
+    import gzip
+
+    with gzip.open(repo / "sample_traces" / "clean" / "part-1.jsonl.gz", "rb") as fh:
+        return [line for _, line in zip(range(n_lines), fh, strict=False)]
+
+
+def test_audit_takes_several_sources_and_quiet_silences_stderr_only(tmp_path: Path, repo: Path) -> None:
+    """`audit A B` audits the two files ingested together: the same calls as one file holding both;
+    `-q` leaves stderr empty while the report still goes where it was asked."""
+    import orjson
+
+    lines = _episodes(repo, 1200)
+    a, b, both = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "both.jsonl"
+    a.write_bytes(b"".join(lines[:600]))
+    b.write_bytes(b"".join(lines[600:]))
+    both.write_bytes(b"".join(lines))
+    common = [
+        "--folds",
+        "2",
+        "--bootstrap",
+        "0",
+        "--no-in-sample",
+        "-r",
+        str(repo / "sample_traces" / "tools.json"),
+    ]
+    r2 = CliRunner().invoke(
+        app, ["audit", str(a), str(b), *common, "--ledger", str(tmp_path / "L2"), "--json", "-q"]
+    )
+    assert r2.exit_code == 0, r2.output
+    assert r2.stderr == ""
+    two = orjson.loads(r2.stdout)  # --json: the report on stdout, no tables
+    r1 = CliRunner().invoke(
+        app, ["audit", str(both), *common, "--ledger", str(tmp_path / "L1"), "-o", str(tmp_path / "r.json")]
+    )
+    assert r1.exit_code == 0, r1.output
+    assert "wrote JSON report" in r1.stderr and "fire rate (organic)" in r1.stdout
+    one = orjson.loads((tmp_path / "r.json").read_bytes())
+    assert two["population"]["checked"] == one["population"]["checked"] > 1100  # of 1200 calls
+    assert two["population"]["tasks"] == one["population"]["tasks"]
+    assert two["corpus"]["name"] == "a.jsonl (+1 more)"
+
+
+def test_rules_quiet_drops_the_notes_not_the_table(tmp_path: Path, repo: Path) -> None:
+    cs = repo / "tests" / "golden" / "sample-contracts.json"
+    loud = CliRunner().invoke(app, ["rules", str(cs), "--tool", "get_order"])
+    quiet = CliRunner().invoke(app, ["rules", str(cs), "--tool", "get_order", "-q"])
+    assert loud.exit_code == quiet.exit_code == 0
+    assert "rules (support = clean calls / distinct tasks" in loud.stdout
+    assert "rules (support" not in quiet.stdout
+    assert quiet.stdout.strip() and quiet.stdout in loud.stdout
