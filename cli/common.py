@@ -261,7 +261,9 @@ def contracts_option(help: str = "Contract set (contracts.json). Default: paths.
     return typer.Option("--contracts", "-c", metavar="FILE", help=help, show_default=False)
 
 
-def registry_option(help: str = "Tool registry (tools.json). Default: paths.registry.") -> Any:
+def registry_option(
+    help: str = "Tool registry (tools.json or a folder of them). Default: paths.registry.",
+) -> Any:
     """`--registry/-r FILE`: a tools.json (or, where said, a folder of them)."""
     return typer.Option("--registry", "-r", metavar="FILE", help=help, show_default=False)
 
@@ -330,12 +332,10 @@ def code_option(help: str = "Only rules with this property code (repeatable).") 
 
 ContractsOpt = Annotated[Path | None, contracts_option()]
 RegistryOpt = Annotated[Path | None, registry_option()]
-FoldsOpt = Annotated[int | None, folds_option()]
 FoldOpt = Annotated[str | None, fold_option()]
 OutputOpt = Annotated[Path | None, output_option()]
 SeedOpt = Annotated[int | None, seed_option()]
 BootstrapOpt = Annotated[int | None, bootstrap_option()]
-CorpusOpt = Annotated[Path | None, corpus_option()]
 MarkdownOpt = Annotated[Path | None, markdown_option()]
 FormatOpt = Annotated[str, format_option()]
 ToolOpt = Annotated[list[str] | None, tool_option()]

@@ -25,12 +25,12 @@ from output_contracts.cli.ci_options import (
 from output_contracts.cli.common import (
     OutputOpt,
     QuietFlag,
+    RegistryOpt,
     config,
     contracts_option,
     err,
     findings_exit,
     json_flag,
-    registry_option,
 )
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -60,14 +60,6 @@ class PlanFormat(StrEnum):
     github = "github"
 
 
-RegistryOption = Annotated[
-    Path | None,
-    registry_option(
-        "Tool registry (tools.json or a folder of them). Default: paths.registry from contracts.toml."
-    ),
-]
-
-
 def _registry(path: Path | None) -> Registry:
     return load_registry(config().require_path("paths.registry", path, "tool registry (--registry)"))
 
@@ -89,7 +81,7 @@ def plan_check(
         list[str],
         typer.Argument(metavar="PLAN", help="Plan files (JSON or JSONL); '-' reads one plan from stdin."),
     ],
-    registry: RegistryOption = None,
+    registry: RegistryOpt = None,
     output_format: Annotated[
         PlanFormat,
         typer.Option("--output-format", help="text, json, sarif (2.1.0) or github (Actions annotations)."),
@@ -312,7 +304,7 @@ def tools_export(
     target: Annotated[
         Target, typer.Option("--target", "-t", help="openai, openai-responses, anthropic or mcp.")
     ],
-    registry: RegistryOption = None,
+    registry: RegistryOpt = None,
     output: OutputOpt = None,
     quiet: QuietFlag = False,
 ) -> None:
