@@ -19,7 +19,6 @@ import output_contracts.repair.policies as policies
 import output_contracts.repair.score as score
 from output_contracts.cli.common import (
     QuietFlag,
-    SeedOpt,
     bootstrap_option,
     config,
     err,
@@ -32,6 +31,7 @@ from output_contracts.cli.common import (
     output_option,
     progress_bar,
     registry_option,
+    seed_option,
     timeout_option,
 )
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -39,6 +39,8 @@ from output_contracts.progress import Progress
 from output_contracts.repair.executor import Executor
 from output_contracts.repair.policies import PolicyName
 from output_contracts.repair.state import FeedbackView
+
+RepairSeedOpt = Annotated[int | None, seed_option("Random seed (default: repair.seed, 13).")]
 
 
 def _emit(data: bytes) -> None:
@@ -123,7 +125,7 @@ def repair_cases_command(
             "--disjoint-targets", metavar="FILE", help="Targets of --disjoint-from (adds target kinds)."
         ),
     ] = None,
-    seed: SeedOpt = None,
+    seed: RepairSeedOpt = None,
     json_out: Annotated[bool, json_flag("Print the build summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
@@ -250,7 +252,7 @@ def repair_replay_command(
     send_allowed: Annotated[
         bool, typer.Option("--send-allowed", help="Send the mask's allowed-action set with the state.")
     ] = False,
-    seed: SeedOpt = None,
+    seed: RepairSeedOpt = None,
     json_out: Annotated[bool, json_flag("Print the summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
@@ -352,7 +354,7 @@ def repair_score_command(
         float,
         typer.Option("--executor-timeout", metavar="SECONDS", help="Seconds per executor run."),
     ] = 10.0,
-    seed: SeedOpt = None,
+    seed: RepairSeedOpt = None,
     quiet: QuietFlag = False,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
