@@ -274,3 +274,14 @@ def test_rules_quiet_drops_the_notes_not_the_table(tmp_path: Path, repo: Path) -
     assert "rules (support = clean calls / distinct tasks" in loud.stdout
     assert "rules (support" not in quiet.stdout
     assert quiet.stdout.strip() and quiet.stdout in loud.stdout
+
+
+def test_proxy_fold_is_an_index_too(repo: Path) -> None:
+    cs = str(repo / "tests" / "golden" / "sample-contracts.json")
+    r = CliRunner().invoke(app, ["proxy", "-c", cs, "--fold", "cross", "--", "true"])
+    assert (
+        r.exit_code == 2
+        and "error[E_USAGE]: --fold must be a fold number (0, 1, ...), got 'cross'" in r.output
+    )
+    r = CliRunner().invoke(app, ["proxy", "-c", cs, "--fold", "9", "--", "true"])
+    assert r.exit_code == 2 and "error[E_FOLD]: contract set has no fold 9 (k = 5)" in r.output
