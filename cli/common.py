@@ -92,7 +92,7 @@ class ContractsGroup(TyperGroup):
 
     def invoke(self, ctx: Any) -> Any:
         try:
-            renamed_spelling(self, ctx, [*ctx._protected_args, *ctx.args])
+            renamed_spelling(self, [*ctx._protected_args, *ctx.args])
             return super().invoke(ctx)
         except ClickUsageError as e:
             # Click's three lines (usage, hint, `Error: ...`) as our one `error[E_USAGE]: ...` line
@@ -191,7 +191,7 @@ RENAMED: dict[str, dict[str, str]] = {
 JSON_WAS_A_PATH = frozenset({"audit", "audit-score", "repair-score"})
 
 
-def _command_path(group: Any, ctx: Any, args: list[str]) -> tuple[str, list[str]]:
+def _command_path(group: Any, args: list[str]) -> tuple[str, list[str]]:
     """The subcommand path (`audit`, `ledger show`) at the head of `args`, and the tokens after it."""
     names: list[str] = []
     cmd = group
@@ -202,9 +202,11 @@ def _command_path(group: Any, ctx: Any, args: list[str]) -> tuple[str, list[str]
     return " ".join(names), rest
 
 
-def renamed_spelling(group: Any, ctx: Any, args: list[str]) -> None:
-    """Refuse an old option spelling with a usage error naming its replacement (before Click parses)."""
-    name, rest = _command_path(group, ctx, args)
+def renamed_spelling(group: Any, args: list[str]) -> None:
+    """Refuse an old option spelling with a usage error naming its replacement (before Click parses).
+    `--json FILE` is told apart from `--json SRC` by the file: an old report path ends in .json (or is
+    `-`) and does not exist yet; an existing file after `--json` is a source."""
+    name, rest = _command_path(group, args)
     renamed = RENAMED.get(name, {})
     for i, tok in enumerate(rest):
         if tok == "--":
