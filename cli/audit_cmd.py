@@ -65,9 +65,10 @@ from output_contracts.traces.corpus import Corpus
 
 
 class AuditOutput(StrEnum):
-    """`--output-format` of `audit` / `audit-score`."""
+    """`--output-format` of `audit` / `audit-score` (`json` is the same as `--json`)."""
 
     text = "text"
+    json = "json"
     github = "github"
 
 
@@ -86,7 +87,11 @@ HtmlOpt = Annotated[
     ),
 ]
 FmtOpt = Annotated[
-    AuditOutput, typer.Option("--output-format", help="text (tables) or github (annotations + step summary).")
+    AuditOutput,
+    typer.Option(
+        "--output-format",
+        help="text (tables), json (the report, as --json) or github (annotations + step summary).",
+    ),
 ]
 MaxFireOpt = Annotated[
     float | None,
@@ -281,7 +286,7 @@ def _emit(
         name = str(json_path) if json_path is not None else "audit"
         art = artifact_of(Kind.AUDIT, name, pretty_json(data), data)
         atomic_write_bytes(html_path, render_html([art], title="contracts audit").encode("utf-8"))
-    if json_stdout:
+    if json_stdout or fmt == AuditOutput.json:
         out.file.write(pretty_json(data).decode("utf-8"))
     elif fmt == AuditOutput.github:
         for line in github_annotations(report):

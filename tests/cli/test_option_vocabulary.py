@@ -254,7 +254,7 @@ def test_audit_takes_several_sources_and_quiet_silences_stderr_only(tmp_path: Pa
     )
     assert r2.exit_code == 0, r2.output
     assert r2.stderr == ""
-    two = orjson.loads(r2.stdout)  # --json: the report on stdout, no tables
+    two = orjson.loads(r2.stdout)  # --output-format json (as --json): the report on stdout, no tables
     r1 = CliRunner().invoke(
         app, ["audit", str(both), *common, "--ledger", str(tmp_path / "L1"), "-o", str(tmp_path / "r.json")]
     )
