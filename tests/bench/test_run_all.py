@@ -265,7 +265,9 @@ def test_corpus_reuse_skips_ingest_and_keeps_its_figure(smoke: tuple[dict, str, 
     # audit's baseline is our own mine --folds 5 of this run, even without baselines
     assert by["audit --folds 5"]["baseline"]["seconds"] == by["mine --folds 5"]["ours"]["seconds"]
     assert by["audit --folds 5"]["ratio"]["wall"] == pytest.approx(
-        by["audit --folds 5"]["ours"]["seconds"] / by["mine --folds 5"]["ours"]["seconds"], rel=0.01, abs=0.002
+        by["audit --folds 5"]["ours"]["seconds"] / by["mine --folds 5"]["ours"]["seconds"],
+        rel=0.01,
+        abs=0.002,
     )
     # the same corpus mined and audited again: the same rules and the same detection rate
     assert by["mine --folds 5"]["notes"]["rules"] == before["mine --folds 5"]["notes"]["rules"]
