@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
@@ -233,8 +234,6 @@ def _episodes(repo: Path, n_lines: int) -> list[bytes]:
 def test_audit_takes_several_sources_and_quiet_silences_stderr_only(tmp_path: Path, repo: Path) -> None:
     """`audit A B` audits the two files ingested together: the same calls as one file holding both;
     `-q` leaves stderr empty while the report still goes where it was asked."""
-    import orjson
-
     lines = _episodes(repo, 1200)
     a, b, both = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "both.jsonl"
     a.write_bytes(b"".join(lines[:600]))
@@ -285,3 +284,21 @@ def test_proxy_fold_is_an_index_too(repo: Path) -> None:
     )
     r = CliRunner().invoke(app, ["proxy", "-c", cs, "--fold", "9", "--", "true"])
     assert r.exit_code == 2 and "error[E_FOLD]: contract set has no fold 9 (k = 5)" in r.output
+
+
+def test_inject_kinds_repeated_or_comma_separated_alike(tmp_path: Path, repo: Path) -> None:
+    """`--kinds` means the same in `inject` and `repair-cases`: comma-separated or repeated."""
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(_episodes(repo, 300)))
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    common = ["--rate", "0.5", "-q"]
+    ra = CliRunner().invoke(
+        app, ["inject", str(src), "-o", str(a), "--kinds", "sign_flip", "--kinds", "drop_field", *common]
+    )
+    rb = CliRunner().invoke(
+        app, ["inject", str(src), "-o", str(b), "--kinds", "sign_flip,drop_field", *common]
+    )
+    assert ra.exit_code == rb.exit_code == 0, ra.output + rb.output
+    assert a.read_bytes() == b.read_bytes()
+    kinds = {orjson.loads(line)["labels"].get("fault") for line in a.read_bytes().splitlines()}
+    assert kinds - {None} == {"sign_flip", "drop_field"}
