@@ -73,7 +73,7 @@ demo: $(STAMP)
 	$(CONTRACTS) check --contracts $(DEMO)/contracts.json sample_traces/faulty -o $(DEMO)/receipts.jsonl; test $$? -eq 1
 	head -n 2 $(DEMO)/receipts.jsonl
 	@echo "== audit: cross-fitted replay, fire events frozen in a ledger before labels are joined"
-	$(CONTRACTS) audit sample_traces/ --fold 5 --registry sample_traces/tools.json --ledger $(DEMO)/audit-ledger --json $(DEMO)/audit.json --markdown $(DEMO)/audit.md --max-fire-rate 0.02 --min-detection 0.8
+	$(CONTRACTS) audit sample_traces/ --folds 5 --registry sample_traces/tools.json --ledger $(DEMO)/audit-ledger -o $(DEMO)/audit.json --markdown $(DEMO)/audit.md --max-fire-rate 0.02 --min-detection 0.8
 	$(CONTRACTS) inject sample_traces/clean -o $(DEMO)/injected.jsonl --kinds all --rate 0.1 --seed 13
 	$(CONTRACTS) audit-score $(DEMO)/audit-ledger --corpus $(DEMO)/audit-ledger.corpus/corpus --max-fire-rate 0.02 --max-spurious-per-100 5 -q
 	@echo "== ledger: verify, anchor, prove one entry"
@@ -86,7 +86,7 @@ demo: $(STAMP)
 	$(CONTRACTS) repair-replay $(DEMO)/repair-cases.jsonl --policy heuristic --ledger $(DEMO)/repair-ledger --seed 13
 	$(CONTRACTS) ledger verify $(DEMO)/repair-ledger --require-frozen
 	cd $(DEMO)/repair-ledger && sha256sum -c --quiet manifest-sha256.txt && echo "sha256sum -c: OK"
-	$(CONTRACTS) repair-score $(DEMO)/repair-ledger --targets $(DEMO)/repair-targets.jsonl --markdown $(DEMO)/repair-score.md --json $(DEMO)/repair-score.json
+	$(CONTRACTS) repair-score $(DEMO)/repair-ledger --targets $(DEMO)/repair-targets.jsonl --markdown $(DEMO)/repair-score.md -o $(DEMO)/repair-score.json
 	@echo "== report: one static HTML page of the audit, the contract set, the repair score, the receipts and a drift"
 	$(CONTRACTS) mine sample_traces/clean/part-1.jsonl.gz --registry sample_traces/tools.json --folds 1 -o $(DEMO)/contracts-part-1.json -q
 	$(CONTRACTS) diff $(DEMO)/contracts-part-1.json $(DEMO)/contracts.json --json > $(DEMO)/diff.json

@@ -55,3 +55,7 @@ pytestmark  # pytest reads a module-level mark by this name (tests/cli/test_full
 handle_starttag  # html.parser.HTMLParser hook (tests/report/test_report.py)
 handle_endtag  # html.parser.HTMLParser hook (tests/report/test_report.py)
 handle_data  # html.parser.HTMLParser hook (tests/report/test_report.py)
+_._usage_display_name  # Typer hook overridden by PlainArgument (cli/common.py)
+_._rich_display_name  # Typer hook overridden by PlainArgument (cli/common.py)
+_.__class__  # the class swap to PlainArgument (cli/common.py)
+_.show  # Click calls ClickException.show (OneLineUsageError, cli/common.py)

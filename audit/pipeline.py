@@ -103,7 +103,7 @@ class Source:
 
 
 def open_source(
-    src: str | Path,
+    src: str | Path | Sequence[str | Path],
     work: str | Path,
     *,
     inject_kinds: Sequence[str] | None = None,
@@ -113,8 +113,8 @@ def open_source(
     registry: str | Path | None = None,
     progress: Progress = NULL_PROGRESS,
 ) -> Source:
-    """A corpus folder as is, or trace files ingested into `work/corpus`; with `inject_kinds`, faults are
-    planted (see `output_contracts.audit.inject`) and the result ingested into `work/injected`.
+    """A corpus folder as is, or trace files (one or several, ingested together) into `work/corpus`; with
+    `inject_kinds`, faults are planted (see `output_contracts.audit.inject`) and the result ingested into `work/injected`.
 
     `registry` (tools.json) is copied into the ingested corpus, so mining sees substitutes and receipts
     offer recovery tools; when SRC is a trace folder with a `tools.json` at its top, that one is used.
@@ -132,7 +132,7 @@ def open_source(
 
 
 def _open_source(
-    src: str | Path,
+    src: str | Path | Sequence[str | Path],
     work: Path,
     inject_kinds: Sequence[str] | None,
     inject_rate: float,
@@ -143,16 +143,21 @@ def _open_source(
 ) -> Source:
     from output_contracts.traces.ingest import ingest
 
-    p = Path(src)
-    if not p.exists():
-        raise TraceError("no such corpus or trace file", source=str(p))
+    paths = [Path(src)] if isinstance(src, (str, Path)) else [Path(s) for s in src]
+    if not paths:
+        raise TraceError("no corpus or trace file given")
+    for p in paths:
+        if not p.exists():
+            raise TraceError("no such corpus or trace file", source=str(p))
+    p = paths[0]
     if registry is None and p.is_dir() and not is_corpus(p) and (p / "tools.json").is_file():
         registry = p / "tools.json"
     reg = Path(registry) if registry is not None else None
-    with open_corpus([p], registry=reg, progress=progress, keep=Path(work) / "corpus") as corpus:
+    with open_corpus(paths, registry=reg, progress=progress, keep=Path(work) / "corpus") as corpus:
         pass  # kept in `work/corpus` (audit-score reads it later); a corpus folder is used as it is
+    name = (p.name or str(p)) + (f" (+{len(paths) - 1} more)" if len(paths) > 1 else "")
     if not inject_kinds:
-        return Source(corpus, p.name or str(p))
+        return Source(corpus, name)
     from output_contracts.audit.inject import inject_records, records_from_corpus, write_flat
 
     records, rep = inject_records(
@@ -166,7 +171,7 @@ def _open_source(
     write_flat(records, flat)
     ingest([flat], Path(work) / "injected", format="flat", registry=reg, progress=progress)
     info = {"kinds": list(inject_kinds), "rate": inject_rate, "seed": inject_seed, **rep.to_json()}
-    return Source(Corpus.open(Path(work) / "injected"), f"{p.name or p} (+inject)", info, corpus)
+    return Source(Corpus.open(Path(work) / "injected"), f"{name} (+inject)", info, corpus)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -376,7 +381,7 @@ def replay(
         raise CheckError(
             f"contract set was mined with k = {cs.k}, seed = {cs.seed}, but the audit asks for "
             f"k = {k}, seed = {seed}: re-mine with `contracts mine --folds {k} --seed {seed}` or audit with "
-            f"--fold {cs.k} --seed {cs.seed}",
+            f"--folds {cs.k} --seed {cs.seed}",
             code="E_FOLD",
             field="params.k" if cs.k != k else "params.seed",
         )

@@ -114,7 +114,7 @@ def cross_fit_sentence(report: AuditReport) -> str:
     if k <= 1:
         return (
             f"Not cross-fitted (k = 1): the checker was mined on the audited traces themselves, so the fire "
-            f"rate {pct(v)} understates what unseen traces would show; audit with --fold 5."
+            f"rate {pct(v)} understates what unseen traces would show; audit with --folds 5."
         )
     iv = None if report.in_sample is None else report.in_sample.fire_rate.value
     if v is None or iv is None:

@@ -1,4 +1,4 @@
-"""Benchmark `contracts audit --fold 5` against `contracts mine --folds 5` on the same corpus.
+"""Benchmark `contracts audit --folds 5` against `contracts mine --folds 5` on the same corpus.
 
     python bench/audit.py                    # 1,000,000 calls (inputs cached in bench/data/)
     python bench/audit.py --calls 100000
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'mine --folds 5':29s}: {float(secs_mine):7.2f} s  peak RSS {int(rss_mine) / 1024:,.0f} MiB  ({n_rules} rules)"
     )
     results = {}
-    for label, flag in (("audit --fold 5", "1"), ("audit --fold 5 --no-in-sample", "0")):
+    for label, flag in (("audit --folds 5", "1"), ("audit --folds 5 --no-in-sample", "0")):
         with tempfile.TemporaryDirectory() as tmp:
             out = run_child(CHILD_AUDIT, str(corpus), str(Path(tmp) / "ledger"), flag)
         secs, rss, m, r, s, fired, fire, det = out

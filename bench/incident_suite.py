@@ -7,7 +7,7 @@
 Worlds: the sample world (`sample_traces/clean`, ingested with its registry; injection seeds 1 and 2 on
 the one corpus) and τ-bench retail and airline (`bench/tau_tools.py`: the unmodified τ-bench tool code
 on its public databases, 600 tasks × 2 trials; corpus seed s injected with seed s). Each run is
-`audit --fold 5` with `--inject incidents` at rate 0.1, the contracts mined on the corpus before
+`audit --folds 5` with `--inject incidents` at rate 0.1, the contracts mined on the corpus before
 injection, as `bench/tau_precision.py` does. Reported per world, summed over its runs: faults detected
 / planted per kind, the clean fire rate on organic calls and spurious receipts per clean episode.
 

@@ -20,7 +20,7 @@ measurement runs in its own child process (`bench/common.py`: its own peak RSS a
 | mine --folds 1 / 5 | `contracts mine CORPUS --folds K` | one warm `scan_parquet(...).select(<columns mining reads>).collect()` of leaves, calls, episodes (target <= 3 for k = 5); also folds5/folds1 (target <= 2) |
 | check (corpus) | `contracts check -c C CORPUS` | warm scan of the columns the checker reads; and genson (peer time / our time, target >= 10) |
 | check (stream) | `contracts check -c C -` fed the JSONL on stdin | the same two; peak RSS target < 1 GiB |
-| audit --fold 5 | `contracts audit CORPUS --fold 5` (mines, replays, freezes a ledger, bootstraps) | our `mine --folds 5` (target <= 2) |
+| audit --folds 5 | `contracts audit CORPUS --folds 5` (mines, replays, freezes a ledger, bootstraps) | our `mine --folds 5` (target <= 2) |
 | ledger append | `Ledger.append_many` of N audit-like entries, batches of 1,000 | writing the same bytes in the same batches with one fsync each |
 | ledger verify | `contracts ledger verify DIR` | one SHA-256 per line of the same `ledger.jsonl` |
 
@@ -248,7 +248,7 @@ STAGE_NAMES = (
     "mine --folds 5",
     "check (corpus)",
     "check - (stream)",
-    "audit --fold 5",
+    "audit --folds 5",
     "ledger append",
     "ledger verify",
 )
@@ -411,15 +411,15 @@ def run(
     if "audit" in want:
         report = work / "audit.json"
         ours = common.run_cli(
-            "audit", str(corpus), "--fold", "5", "--seed", str(seed), "--ledger", str(work / "audit-ledger"),
-            "--json", str(report), "-q", ok_exits=(0, 1), rss_limit_mib=rss_limit,
+            "audit", str(corpus), "--folds", "5", "--seed", str(seed), "--ledger", str(work / "audit-ledger"),
+            "-o", str(report), "-q", ok_exits=(0, 1), rss_limit_mib=rss_limit,
         )  # fmt: skip
         killed = ours.killed_at_mib is not None
         rep = {} if killed else json.loads(report.read_text())
         m5 = mined.get(5)
         stages.append(
             _stage(
-                "audit --fold 5",
+                "audit --folds 5",
                 ours,
                 "our mine --folds 5",
                 None if killed or m5 is None or m5.killed_at_mib is not None else m5,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Contract precision on real tool output: `audit --fold 5` on τ-bench's own tools, several seeds.
+"""Contract precision on real tool output: `audit --folds 5` on τ-bench's own tools, several seeds.
 
     python bench/tau_precision.py --seeds 1,2,3 [--tasks 600] [--json out.json] [--markdown out.md]
 

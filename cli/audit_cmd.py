@@ -39,7 +39,23 @@ from output_contracts.audit.report import (
 from output_contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
 from output_contracts.checks.receipts import EncoderName
 from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
-from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from output_contracts.cli.common import (
+    EXIT_FINDINGS,
+    BootstrapOpt,
+    MarkdownOpt,
+    QuietFlag,
+    config,
+    contracts_option,
+    corpus_option,
+    err,
+    folds_option,
+    json_flag,
+    ledger_option,
+    out,
+    output_option,
+    registry_option,
+    seed_option,
+)
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -49,51 +65,56 @@ from output_contracts.traces.corpus import Corpus
 
 
 class AuditOutput(StrEnum):
-    """`--output-format` of `audit` / `audit-score`."""
+    """`--output-format` of `audit` / `audit-score` (`json` is the same as `--json`)."""
 
     text = "text"
+    json = "json"
     github = "github"
 
 
-FoldOpt = Annotated[
-    int | None,
-    typer.Option("--fold", "-k", help="Number of task folds k (default: audit.folds, 5). 1 = no splitting."),
+FoldsAuditOpt = Annotated[
+    int | None, folds_option("Number of task folds K (default: audit.folds, 5). 1 = no splitting.")
 ]
-SeedOpt = Annotated[
-    int | None, typer.Option("--seed", help="Fold and bootstrap seed (default: mine.seed, 13).")
-]
-BootOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000; 0 = Wilson only)."
-    ),
-]
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here ('-' = stdout).")]
-MdOpt = Annotated[Path | None, typer.Option("--markdown", help="Write the Markdown report here.")]
+SeedAuditOpt = Annotated[int | None, seed_option("Fold and bootstrap seed (default: mine.seed, 13).")]
+JsonReportFlag = Annotated[bool, json_flag("Print the JSON report on stdout (instead of the tables).")]
+ReportOutOpt = Annotated[Path | None, output_option("Write the JSON report to FILE (atomically).")]
 HtmlOpt = Annotated[
     Path | None,
     typer.Option(
-        "--html", help="Write a static HTML page of the report here (as `contracts report` draws it)."
+        "--html",
+        metavar="FILE",
+        help="Write a static HTML page of the report to FILE (as `contracts report` draws it).",
     ),
 ]
 FmtOpt = Annotated[
-    AuditOutput, typer.Option("--output-format", help="text (tables) or github (annotations + step summary).")
+    AuditOutput,
+    typer.Option(
+        "--output-format",
+        help="text (tables), json (the report, as --json) or github (annotations + step summary).",
+    ),
 ]
 MaxFireOpt = Annotated[
     float | None,
-    typer.Option("--max-fire-rate", help="Gate: exit 1 when the fire rate exceeds this share (0.02 = 2%)."),
+    typer.Option(
+        "--max-fire-rate",
+        metavar="SHARE",
+        help="Gate: exit 1 when the fire rate exceeds this share (0.02 = 2%).",
+    ),
 ]
 MaxSpurOpt = Annotated[
     float | None,
     typer.Option(
         "--max-spurious-per-100",
-        help="Gate: exit 1 when spurious receipts per 100 clean episodes exceed this.",
+        metavar="X",
+        help="Gate: exit 1 when spurious receipts per 100 clean episodes exceed X.",
     ),
 ]
 MinDetOpt = Annotated[
     float | None,
     typer.Option(
-        "--min-detection", help="Gate: exit 1 when detection on labelled calls is below this share."
+        "--min-detection",
+        metavar="SHARE",
+        help="Gate: exit 1 when detection on labelled calls is below this share.",
     ),
 ]
 
@@ -119,6 +140,7 @@ MinCovOpt = Annotated[
     float | None,
     typer.Option(
         "--min-coverage",
+        metavar="SHARE",
         help="Gate: exit 1 when the share of checked calls whose tool has at least one rule is below this.",
     ),
 ]
@@ -250,19 +272,21 @@ def _emit(
     fmt: AuditOutput,
     quiet: bool,
     html_path: Path | None = None,
+    json_stdout: bool = False,
 ) -> None:
-    """Write the report files, render it, append the step summary, and exit 1 on a failed gate."""
+    """Write the report files, render it (`--json`: the JSON report on stdout instead of the tables),
+    append the step summary, and exit 1 on a failed gate (`-q` silences stderr only)."""
     md = to_markdown(report)
     data = report.to_json()
-    if json_path is not None and str(json_path) != "-":
+    if json_path is not None:
         atomic_write_bytes(json_path, pretty_json(data))
     if md_path is not None:
         atomic_write_bytes(md_path, md.encode("utf-8"))
     if html_path is not None:
-        name = str(json_path) if json_path is not None and str(json_path) != "-" else "audit"
+        name = str(json_path) if json_path is not None else "audit"
         art = artifact_of(Kind.AUDIT, name, pretty_json(data), data)
         atomic_write_bytes(html_path, render_html([art], title="contracts audit").encode("utf-8"))
-    if json_path is not None and str(json_path) == "-":
+    if json_stdout or fmt == AuditOutput.json:
         out.file.write(pretty_json(data).decode("utf-8"))
     elif fmt == AuditOutput.github:
         for line in github_annotations(report):
@@ -280,11 +304,11 @@ def _emit(
             markup=False,
         )
         for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (html_path, "HTML")):
-            if p is not None and str(p) != "-":
+            if p is not None:
                 err.print(f"wrote {what} report {p}", markup=False)
     failed = [g for g in report.gates if not g.passed]
     if failed:
-        for g in failed:
+        for g in failed if not quiet else ():
             err.print(f"gate failed: {g.message()}", style="red", markup=False)
         raise typer.Exit(EXIT_FINDINGS)
 
@@ -327,48 +351,50 @@ def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path
     if reports is not None:
         base = reports
     else:
-        given = next((p for p in (json_path, md_path) if p is not None and str(p) != "-"), None)
+        given = next((p for p in (json_path, md_path) if p is not None), None)
         base = given.parent if given is not None else Path(".")
     return json_path, md_path, base
 
 
 def audit_cmd(
-    src: Annotated[
-        Path | None,
+    sources: Annotated[
+        list[Path] | None,
         typer.Argument(
-            help="Corpus folder or trace files (default: paths.corpus or paths.traces).", show_default=False
+            metavar="SRC",
+            help="A corpus folder, or trace files and folders (ingested together). Default: paths.corpus "
+            "or paths.traces.",
+            show_default=False,
         ),
     ] = None,
-    fold: FoldOpt = None,
+    folds: FoldsAuditOpt = None,
     contracts_file: Annotated[
         Path | None,
-        typer.Option(
-            "--contracts",
-            help="Use this contract set (must be mined with the same k and seed) instead of mining.",
-        ),
+        contracts_option("Use this contract set (must be mined with the same K and seed) instead of mining."),
     ] = None,
-    seed: SeedOpt = None,
+    seed: SeedAuditOpt = None,
     inject: Annotated[
         str | None,
         typer.Option(
             "--inject",
+            metavar="KIND,...",
             help=f"Plant faults first: comma-separated kinds or groups ({', '.join(KIND_GROUPS)}); "
             "docs/faults.md lists the kinds.",
         ),
     ] = None,
     rate: Annotated[
-        float, typer.Option("--rate", help="Share of eligible calls to fault with --inject.")
+        float, typer.Option("--rate", metavar="SHARE", help="Share of eligible calls to fault with --inject.")
     ] = 0.1,
-    bootstrap: BootOpt = None,
+    bootstrap: BootstrapOpt = None,
     ledger: Annotated[
         Path | None,
-        typer.Option(
-            "--ledger",
-            help="Ledger folder for the frozen fire events (new or empty; default: paths.ledger, else audit-ledger beside the report).",
+        ledger_option(
+            "Ledger folder for the frozen fire events (new or empty; default: paths.ledger, else "
+            "audit-ledger beside the report)."
         ),
     ] = None,
-    json_path: JsonOpt = None,
-    md_path: MdOpt = None,
+    as_json: JsonReportFlag = False,
+    json_path: ReportOutOpt = None,
+    md_path: MarkdownOpt = None,
     html_path: HtmlOpt = None,
     output_format: FmtOpt = AuditOutput.text,
     max_fire_rate: MaxFireOpt = None,
@@ -380,9 +406,8 @@ def audit_cmd(
     ] = EncoderName.v2,
     registry: Annotated[
         Path | None,
-        typer.Option(
-            "--registry",
-            help="tools.json for substitutes/recovery tools (default: paths.registry, or SRC/tools.json).",
+        registry_option(
+            "tools.json for substitutes/recovery tools (default: paths.registry, or SRC/tools.json)."
         ),
     ] = None,
     no_in_sample: Annotated[
@@ -404,17 +429,20 @@ def audit_cmd(
 ) -> None:
     """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
     cfg = config()
+    src: list[Path] | None = list(sources) if sources else None
     if src is None:
-        src = cfg.path("paths.corpus")
-        if src is None:
+        corpus = cfg.path("paths.corpus")
+        if corpus is not None:
+            src = [corpus]
+        else:
             traces = cfg.get("paths.traces")
-            src = Path(traces[0]) if traces else None
+            src = [Path(t) for t in traces] if traces else None
         if src is None:
             raise UsageError(
                 "no corpus or traces given: pass SRC or set 'corpus' (or 'traces') under [paths] in contracts.toml",
                 field="SRC",
             )
-    k = int(cfg.get("audit.folds", fold))
+    k = int(cfg.get("audit.folds", folds))
     s = int(cfg.get("mine.seed", seed))
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
     if not 0 <= n_boot <= MAX_BOOTSTRAP:
@@ -491,23 +519,26 @@ def audit_cmd(
         )
     opts = render_options(uri_base, max_results, 0, cs_used)
     _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
-    _emit(report, json_path, md_path, output_format, quiet, html_path)
+    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json)
 
 
 def audit_score_cmd(
-    ledger: Annotated[Path, typer.Argument(help="A frozen audit ledger folder.")],
+    ledger: Annotated[Path, typer.Argument(metavar="LEDGER", help="A frozen audit ledger folder.")],
     corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="The corpus the audit ran on (default: paths.corpus).")
+        Path | None, corpus_option("The corpus the audit ran on (default: paths.corpus).")
     ] = None,
     labels: Annotated[
         Path | None,
         typer.Option(
-            "--labels", help="JSONL overriding labels ({call_id, labels}) and rewards ({trace_id, reward})."
+            "--labels",
+            metavar="FILE",
+            help="JSONL overriding labels ({call_id, labels}) and rewards ({trace_id, reward}).",
         ),
     ] = None,
-    bootstrap: BootOpt = None,
-    json_path: JsonOpt = None,
-    md_path: MdOpt = None,
+    bootstrap: BootstrapOpt = None,
+    as_json: JsonReportFlag = False,
+    json_path: ReportOutOpt = None,
+    md_path: MarkdownOpt = None,
     html_path: HtmlOpt = None,
     output_format: FmtOpt = AuditOutput.text,
     max_fire_rate: MaxFireOpt = None,
@@ -534,35 +565,41 @@ def audit_score_cmd(
         labels_file=labels,
     )
     _ci_outputs(report, ledger, opened, sarif_path, junit_path, opts, quiet)
-    _emit(report, json_path, md_path, output_format, quiet, html_path)
+    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json)
 
 
 def inject_cmd(
-    src: Annotated[list[Path], typer.Argument(help="Flat JSONL trace files or folders, or a corpus folder.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Write the faulted flat JSONL here.")],
+    src: Annotated[
+        list[Path],
+        typer.Argument(metavar="SRC", help="Flat JSONL trace files or folders, or a corpus folder."),
+    ],
+    output: Annotated[Path, output_option("Write the faulted flat JSONL to FILE.")],
     kinds: Annotated[
-        str,
+        list[str] | None,
         typer.Option(
             "--kinds",
-            help=f"Comma-separated fault kinds or groups ({', '.join(KIND_GROUPS)}); docs/faults.md lists them.",
+            metavar="KIND,...",
+            help=f"Fault kinds or groups ({', '.join(KIND_GROUPS)}), comma-separated or repeated "
+            "(default: all); docs/faults.md lists them.",
+            show_default=False,
         ),
-    ] = "all",
-    rate: Annotated[float, typer.Option("--rate", help="Share of eligible calls to fault (0..1).")] = 0.1,
-    seed: SeedOpt = None,
-    contracts_file: Annotated[
-        Path | None,
-        typer.Option("--contracts", help="Aim faults at the paths this contract set's rules cover."),
     ] = None,
-    json_flag: Annotated[
-        bool, typer.Option("--json", help="Print the injection summary as JSON on stdout.")
-    ] = False,
+    rate: Annotated[
+        float, typer.Option("--rate", metavar="SHARE", help="Share of eligible calls to fault (0..1).")
+    ] = 0.1,
+    seed: Annotated[int | None, seed_option("Seed of the fault draw (default: mine.seed, 13).")] = None,
+    contracts_file: Annotated[
+        Path | None, contracts_option("Aim faults at the paths this contract set's rules cover.")
+    ] = None,
+    as_json: Annotated[bool, json_flag("Print the injection summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Plant labelled faults (labels.fault, fault_path, original) in clean traces, for measuring detection."""
     s = int(config().get("mine.seed", seed))
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
-    rep = inject_file(src, output, kinds=parse_kinds(kinds), rate=rate, seed=s, contracts=cs)
-    if json_flag:
+    kinds_text = ",".join(kinds) if kinds else "all"
+    rep = inject_file(src, output, kinds=parse_kinds(kinds_text), rate=rate, seed=s, contracts=cs)
+    if as_json:
         out.file.write(pretty_json(rep.to_json()).decode("utf-8"))
     if not quiet:
         per = ", ".join(f"{k}={v}" for k, v in sorted(rep.injected.items()))

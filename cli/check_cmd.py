@@ -36,7 +36,22 @@ from output_contracts.cli.ci_options import (
     render_options,
     step_summary,
 )
-from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
+from output_contracts.cli.common import (
+    EXIT_FINDINGS,
+    CodeOpt,
+    ContractsOpt,
+    FormatOpt,
+    JsonFlag,
+    OutputOpt,
+    QuietFlag,
+    ToolOpt,
+    config,
+    err,
+    fold_option,
+    out,
+    progress_bar,
+    wide,
+)
 from output_contracts.errors import TraceError, UsageError
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json
 from output_contracts.rules.model import CODES, ContractSet
@@ -157,43 +172,32 @@ def check(
     sources: Annotated[
         list[str] | None,
         typer.Argument(
+            metavar="SRC",
             help="Trace files (any supported format), corpus folders, or - for stdin. "
             "Default: paths.corpus from the config.",
             show_default=False,
         ),
     ] = None,
-    contracts_path: Annotated[
-        Path | None,
-        typer.Option("--contracts", "-c", help="Contract set (contracts.json). Default: paths.contracts."),
-    ] = None,
+    contracts_path: ContractsOpt = None,
     fold: Annotated[
         str | None,
-        typer.Option(
-            "--fold",
-            help="Use fold F's checker, or 'cross' (each call by its own task's fold). Default: full set.",
+        fold_option(
+            "Use fold F's checker, or 'cross' (each call by its own task's fold). Default: full set."
         ),
     ] = None,
     encoder: Annotated[
         EncoderName | None, typer.Option("--encoder", help="Receipt encoder (default: check.encoder, v2).")
     ] = None,
-    code: Annotated[
-        list[str] | None, typer.Option("--code", help="Only rules with this property code (repeatable).")
-    ] = None,
-    tool: Annotated[
-        list[str] | None, typer.Option("--tool", help="Only calls of this tool (repeatable).")
-    ] = None,
-    input_format: Annotated[
-        str, typer.Option("--format", help="Trace format of SRC files and stdin (default: auto-detect).")
-    ] = "auto",
+    code: CodeOpt = None,
+    tool: ToolOpt = None,
+    input_format: FormatOpt = "auto",
     output_format: Annotated[
         CheckOutput, typer.Option("--output-format", help="Receipts as jsonl, json, sarif, junit or github.")
     ] = CheckOutput.jsonl,
     include_all: Annotated[
         bool, typer.Option("--all", help="A receipt for every checked call, not only those with violations.")
     ] = False,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to FILE (atomically) instead of stdout.")
-    ] = None,
+    output: OutputOpt = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -296,10 +300,9 @@ def check(
         raise typer.Exit(EXIT_FINDINGS)
 
 
-def codes(
-    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
-) -> None:
+def codes(as_json: JsonFlag = False, quiet: QuietFlag = False) -> None:
     """List every property code with a one-line description and its docs page."""
+    del quiet  # accepted everywhere (issue 22); codes writes nothing to stderr
     infos = list(CODE_INFO.values())
     if as_json:
         data = [{"code": i.code, "family": i.family, "summary": i.summary, "docs": i.docs} for i in infos]

@@ -28,7 +28,19 @@ from output_contracts.audit.compare_render import (
 )
 from output_contracts.audit.model import pct
 from output_contracts.checks.checker import load_contracts
-from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from output_contracts.cli.common import (
+    EXIT_FINDINGS,
+    MarkdownOpt,
+    QuietFlag,
+    bootstrap_option,
+    config,
+    contracts_option,
+    err,
+    format_option,
+    out,
+    seed_option,
+)
+from output_contracts.cli.common import json_flag as json_flag_option
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -80,18 +92,25 @@ def _render_text(r: CompareReport) -> None:
 
 def compare_cmd(
     baseline: Annotated[
-        Path, typer.Argument(help="Baseline arm: a corpus folder, or a trace file or folder of them.")
+        Path,
+        typer.Argument(
+            metavar="BASELINE", help="Baseline arm: a corpus folder, or a trace file or folder of them."
+        ),
     ],
     monitor: Annotated[
-        Path, typer.Argument(help="Monitor arm: a corpus folder, or a trace file or folder of them.")
+        Path,
+        typer.Argument(
+            metavar="MONITOR", help="Monitor arm: a corpus folder, or a trace file or folder of them."
+        ),
     ],
     threshold: Annotated[
-        float, typer.Option("--threshold", help="An episode completes when its reward >= this.")
+        float, typer.Option("--threshold", metavar="R", help="An episode completes when its reward >= R.")
     ] = 1.0,
     strata: Annotated[
         str,
         typer.Option(
             "--strata",
+            metavar="CUTS",
             help="Cut points of the baseline's per-task completion, comma-separated ('none' = no strata).",
         ),
     ] = _DEFAULT_CUTS,
@@ -100,34 +119,30 @@ def compare_cmd(
         typer.Option("--pair-by", help="auto: by (task, trial) when both arms record trials, else by task."),
     ] = PairBy.auto,
     bootstrap: Annotated[
-        int | None,
-        typer.Option("--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000)."),
+        int | None, bootstrap_option("Bootstrap resamples (default: audit.bootstrap, 1000).")
     ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Bootstrap seed (default: mine.seed, 13).")
-    ] = None,
+    seed: Annotated[int | None, seed_option("Bootstrap seed (default: mine.seed, 13).")] = None,
     contracts_file: Annotated[
         Path | None,
-        typer.Option(
-            "--contracts",
-            help="Check the monitor arm's calls with this contract set and count the receipts "
-            "(default: count receipts the traces carry).",
+        contracts_option(
+            "Check the monitor arm's calls with this contract set and count the receipts "
+            "(default: count receipts the traces carry)."
         ),
     ] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", help="Trace format of files given (default: auto-detect).")
-    ] = "auto",
-    json_flag: Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout.")] = False,
-    md_path: Annotated[
-        Path | None, typer.Option("--markdown", help="Write the Markdown report here.")
-    ] = None,
+    fmt: Annotated[str, format_option("Trace format of files given (default: auto-detect).")] = "auto",
+    json_flag: Annotated[bool, json_flag_option("Print the JSON report on stdout.")] = False,
+    md_path: MarkdownOpt = None,
     min_gain: Annotated[
         float | None,
-        typer.Option("--min-gain", help="Gate: exit 1 when the paired difference is below this (points)."),
+        typer.Option(
+            "--min-gain", metavar="X", help="Gate: exit 1 when the paired difference is below X (points)."
+        ),
     ] = None,
     max_p: Annotated[
         float | None,
-        typer.Option("--max-p", help="Gate: exit 1 when the exact McNemar p-value exceeds this."),
+        typer.Option(
+            "--max-p", metavar="P", help="Gate: exit 1 when the exact McNemar p-value exceeds this."
+        ),
     ] = None,
     quiet: QuietFlag = False,
 ) -> None:

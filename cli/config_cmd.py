@@ -7,12 +7,13 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from output_contracts.cli.common import JsonFlag, config, out
+from output_contracts.cli.common import JsonFlag, QuietFlag, config, out
 from output_contracts.jsonutil import pretty_json
 
 
-def config_command(json_out: JsonFlag = False) -> None:
+def config_command(json_out: JsonFlag = False, quiet: QuietFlag = False) -> None:
     """Print the resolved project settings (command line > contracts.toml > defaults) and their origin."""
+    del quiet  # accepted everywhere (issue 22); config writes nothing to stderr
     cfg = config()
     data = cfg.as_dict()
     if json_out:

@@ -23,8 +23,10 @@ from output_contracts.cli.common import (
     config,
     err,
     findings_exit,
+    format_option,
     out,
     progress_bar,
+    registry_option,
     wide,
 )
 from output_contracts.errors import ConfigError
@@ -110,18 +112,25 @@ def ingest_command(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Corpus folder (default: paths.corpus from contracts.toml)."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="DIR",
+            help="Corpus folder (default: paths.corpus from contracts.toml).",
+            show_default=False,
+        ),
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Input format.")] = Format.auto,
+    fmt: Annotated[
+        Format,
+        format_option(f"Input trace format: {', '.join(f.value for f in Format)}."),
+    ] = Format.auto,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad line (exit 2).")] = False,
     registry: Annotated[
         Path | None,
-        typer.Option(
-            "--registry", help="tools.json to validate and copy into the corpus (default: paths.registry)."
-        ),
+        registry_option("tools.json to validate and copy into the corpus (default: paths.registry)."),
     ] = None,
     chunk_rows: Annotated[
-        int, typer.Option("--chunk-rows", min=1, help="Calls per Parquet part (bounds memory).")
+        int, typer.Option("--chunk-rows", min=1, metavar="N", help="Calls per Parquet part (bounds memory).")
     ] = DEFAULT_CHUNK_ROWS,
     allow_empty: Annotated[
         bool,
@@ -179,8 +188,10 @@ def info_command(
         ),
     ] = None,
     as_json: JsonFlag = False,
+    quiet: QuietFlag = False,
 ) -> None:
     """Show a corpus: sources, calls, episodes, tools with call counts, rejects."""
+    del quiet  # accepted everywhere (issue 22); info writes nothing to stderr
     path = config().require_path("paths.corpus", corpus, "corpus folder")
     info = corpus_info(path)
     if as_json:
@@ -242,11 +253,13 @@ def verify_command(
             metavar="CORPUS",
         ),
     ] = None,
+    quiet: QuietFlag = False,
 ) -> None:
     """Recompute every file digest and row count `corpus.json` records; exit 1 when the corpus was
     changed or damaged."""
     path = config().require_path("paths.corpus", corpus, "corpus folder")
     problems = verify_corpus(path)
+    del quiet  # accepted everywhere (issue 22): findings are printed with -q too
     for p in problems:
         err.print(f"FAILED: {path}: {p}", markup=False)
     if not problems:

@@ -13,7 +13,16 @@ from typing import Annotated
 
 import typer
 
-from output_contracts.cli.common import JsonFlag, QuietFlag, err, fail, findings_exit, out, progress_bar
+from output_contracts.cli.common import (
+    JsonFlag,
+    QuietFlag,
+    err,
+    fail,
+    findings_exit,
+    json_flag,
+    out,
+    progress_bar,
+)
 from output_contracts.errors import LedgerError
 from output_contracts.jsonutil import canonical_str, loads, pretty_json
 from output_contracts.ledger import Ledger, read_entries, verify
@@ -29,7 +38,9 @@ ledger_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-DirArg = Annotated[Path, typer.Argument(help="The ledger folder (holds ledger.json, ledger.jsonl).")]
+DirArg = Annotated[
+    Path, typer.Argument(metavar="DIR", help="The ledger folder (holds ledger.json, ledger.jsonl).")
+]
 
 
 def _write(text: str) -> None:
@@ -81,15 +92,17 @@ def verify_command(
 def show_command(
     directory: DirArg,
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", "-k", help="Only entries of this kind (repeatable).")
+        list[str] | None,
+        typer.Option("--kind", "-k", metavar="KIND", help="Only entries of this kind (repeatable)."),
     ] = None,
     json_out: Annotated[
-        bool, typer.Option("--json", help="Print the entries as JSON Lines (their exact ledger lines).")
+        bool, json_flag("Print the entries on stdout as JSON Lines (their exact ledger lines).")
     ] = False,
     width: Annotated[
         int,
-        typer.Option("--width", min=0, help="Cut text-mode bodies to this many characters (0: never)."),
+        typer.Option("--width", min=0, metavar="N", help="Cut text-mode bodies to N characters (0: never)."),
     ] = 200,
+    quiet: QuietFlag = False,
 ) -> None:
     """Print the entries (each checked against its hash and the chain) in order."""
     _require_verified(directory)
@@ -106,7 +119,8 @@ def show_command(
             if width and len(text) > width:
                 text = text[: max(width - 1, 0)] + "…"
             _write(f"{e.seq:>6}  {e.hash[:12]}  {e.kind}  {text}\n")
-    err.print(f"{shown} entr{'y' if shown == 1 else 'ies'} shown", markup=False)
+    if not quiet:
+        err.print(f"{shown} entr{'y' if shown == 1 else 'ies'} shown", markup=False)
 
 
 def _require_verified(directory: Path) -> None:
@@ -128,8 +142,9 @@ def _anchor(value: str | None, flag: str) -> None:
 
 
 @ledger_app.command("head")
-def head_command(directory: DirArg, json_out: JsonFlag = False) -> None:
+def head_command(directory: DirArg, json_out: JsonFlag = False, quiet: QuietFlag = False) -> None:
     """Print the head hash (the last entry's hash), recomputed from the entries."""
+    del quiet  # accepted everywhere (issue 22); head writes nothing to stderr but a failure
     _require_verified(directory)
     entries, head, root = head_info(directory)
     if json_out:
@@ -141,9 +156,11 @@ def head_command(directory: DirArg, json_out: JsonFlag = False) -> None:
 @ledger_app.command("prove")
 def prove_command(
     directory: DirArg,
-    seq: Annotated[int, typer.Argument(help="The entry to prove (its seq).")],
+    seq: Annotated[int, typer.Argument(metavar="SEQ", help="The entry to prove (its seq).")],
+    quiet: QuietFlag = False,
 ) -> None:
     """Print the RFC 6962 inclusion proof of entry SEQ as JSON (check it with `verify-proof --root`)."""
+    del quiet  # accepted everywhere (issue 22); prove writes nothing to stderr but a failure
     _require_verified(directory)
     _write(pretty_json(prove(directory, seq)).decode())
 
@@ -151,7 +168,8 @@ def prove_command(
 @ledger_app.command("verify-proof")
 def verify_proof_command(
     proof: Annotated[
-        Path, typer.Argument(help="A proof file from `contracts ledger prove` ('-' for stdin).")
+        Path,
+        typer.Argument(metavar="PROOF", help="A proof file from `contracts ledger prove` ('-' for stdin)."),
     ],
     root: Annotated[
         str | None,
@@ -164,6 +182,7 @@ def verify_proof_command(
         typer.Option("--size", metavar="N", help="The anchored entry count (checked against tree_size)."),
     ] = None,
     json_out: JsonFlag = False,
+    quiet: QuietFlag = False,
 ) -> None:
     """Check that the proof's entry belongs to the ledger whose Merkle root is --root."""
     _anchor(root, "--root")
@@ -182,33 +201,36 @@ def verify_proof_command(
     else:
         for p in result.problems:
             _write(p + "\n")
-    if root is None:
+    if root is None and not quiet:
         err.print(
             "warning: no --root given: checked only against the root the proof itself states", markup=False
         )
-    if result.ok:
+    if result.ok and not quiet:
         err.print(
             f"ok: entry {doc['seq']} ({doc['entry']['kind']}) is leaf {doc['seq']} of {doc['tree_size']} "
             f"under root {result.computed_root}",
             markup=False,
         )
-    else:
+    elif not result.ok:
         err.print(f"FAILED: {result.problems[0]}", markup=False, style="red")
     findings_exit(not result.ok)
 
 
 @ledger_app.command("repair")
-def repair_command(directory: DirArg) -> None:
+def repair_command(directory: DirArg, quiet: QuietFlag = False) -> None:
     """Drop a partial last line left by a crash and record what was dropped as a `ledger.repair` entry."""
     path = directory / "ledger.jsonl"
     if not directory.is_dir() or not path.is_file():
         raise LedgerError("not a ledger folder (no ledger.jsonl)", source=str(directory))
     scan = scan_entries(path)
     if scan.intact:
-        err.print("nothing to repair: ledger.jsonl ends with a complete entry", markup=False)
+        if not quiet:
+            err.print("nothing to repair: ledger.jsonl ends with a complete entry", markup=False)
         return
     led = Ledger.open(directory, repair_tail=True)  # refuses anything but a bad tail, or a frozen ledger
     led.close()
+    if quiet:
+        return
     err.print(
         f"dropped {len(scan.tail)} byte(s) at offset {scan.good_size}; recorded as entry {led.count - 1} "
         f"(ledger.repair); head {led.head}",

@@ -23,7 +23,22 @@ from rich.markup import escape
 from rich.table import Table
 
 from output_contracts.audit.heldout import THIN_TASKS, fold_report
-from output_contracts.cli.common import EXIT_FINDINGS, JsonFlag, QuietFlag, SeedOption, config, err, out
+from output_contracts.cli.common import (
+    EXIT_FINDINGS,
+    JsonFlag,
+    QuietFlag,
+    SeedOpt,
+    code_option,
+    config,
+    corpus_option,
+    err,
+    folds_option,
+    format_option,
+    out,
+    output_option,
+    registry_option,
+    tool_option,
+)
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining.coverage import uncovered
@@ -93,29 +108,32 @@ def mine_command(
     sources: Annotated[
         list[Path] | None,
         typer.Argument(
+            metavar="SRC",
             help="A corpus folder, or trace files/folders to ingest on the fly into a temporary corpus "
             "(default: paths.corpus from contracts.toml).",
             show_default=False,
         ),
     ] = None,
     output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Contract set file, - for stdout (default: paths.contracts)."),
+        Path | None, output_option("Contract set file, - for stdout (default: paths.contracts).")
     ] = None,
     folds: Annotated[
-        int | None,
-        typer.Option("--folds", min=1, help="k task folds: k fold checkers (default: mine.folds, 1)."),
+        int | None, folds_option("Number of task folds K: K fold checkers (default: mine.folds, 1).")
     ] = None,
-    seed: SeedOption = None,
+    seed: SeedOpt = None,
     min_support: Annotated[
         list[str] | None,
         typer.Option(
-            "--min-support", help="Per-class example threshold CLASS=N (repeatable), e.g. DOMAIN=100."
+            "--min-support",
+            metavar="CLASS=N",
+            help="Per-class example threshold CLASS=N (repeatable), e.g. DOMAIN=100.",
         ),
     ] = None,
     max_domain: Annotated[
         int | None,
-        typer.Option("--max-domain", min=1, help="Largest DOMAIN to emit (default: mine.max_domain, 8)."),
+        typer.Option(
+            "--max-domain", min=1, metavar="N", help="Largest DOMAIN to emit (default: mine.max_domain, 8)."
+        ),
     ] = None,
     clean: Annotated[
         Clean | None, typer.Option("--clean", help="Clean calls: ok, or reward (also full-reward episodes).")
@@ -130,19 +148,17 @@ def mine_command(
     ] = None,
     registry: Annotated[
         Path | None,
-        typer.Option(
-            "--registry",
-            help="tools.json: substitutes, immutables and schema rules (default: paths.registry, "
-            "else the corpus's own tools.json).",
+        registry_option(
+            "tools.json: substitutes, immutables and schema rules (default: paths.registry, "
+            "else the corpus's own tools.json)."
         ),
     ] = None,
-    tool: Annotated[
-        list[str] | None, typer.Option("--tool", help="Mine only this tool (repeatable).")
-    ] = None,
+    tool: Annotated[list[str] | None, tool_option("Mine only this tool (repeatable).")] = None,
     max_violation_rate: Annotated[
         float | None,
         typer.Option(
             "--max-violation-rate",
+            metavar="X",
             help="Keep a rule when its 95% violation bound 1-0.05^(1/n) is at most X, instead of the "
             "per-class support thresholds.",
         ),
@@ -152,12 +168,13 @@ def mine_command(
         typer.Option(
             "--part-rows",
             min=1,
+            metavar="N",
             help="Leaf rows read at once: a bigger corpus is mined in task parts, one at a time "
             "(bounded memory; the output does not depend on it). Default: mine.part_rows, 12,000,000.",
         ),
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="Trace format when ingesting on the fly.")
+        str, format_option("Trace format when ingesting on the fly (default: auto-detect).")
     ] = "auto",
     engine: Annotated[
         Engine,
@@ -181,6 +198,7 @@ def mine_command(
         typer.Option(
             "--workers",
             min=1,
+            metavar="N",
             help="With --engine dask: worker processes of the local cluster (default: one per core).",
         ),
     ] = None,
@@ -279,26 +297,26 @@ def rules_command(
     contracts: Annotated[
         Path | None,
         typer.Argument(
-            help="Contract set (default: paths.contracts from contracts.toml).", show_default=False
+            metavar="CONTRACTS",
+            help="Contract set (default: paths.contracts from contracts.toml).",
+            show_default=False,
         ),
     ] = None,
-    tool: Annotated[list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")] = None,
-    code: Annotated[
-        list[str] | None, typer.Option("--code", help="Only this property code (repeatable).")
-    ] = None,
-    folds: Annotated[
+    tool: Annotated[list[str] | None, tool_option("Only this tool (repeatable).")] = None,
+    code: Annotated[list[str] | None, code_option("Only this property code (repeatable).")] = None,
+    by_fold: Annotated[
         bool,
         typer.Option(
-            "--folds",
+            "--by-fold",
             help="Show each rule's fold checkers, the fewest tasks behind it, whether that is thin (and "
             "the held-out rate with --corpus).",
         ),
     ] = False,
     corpus: Annotated[
-        Path | None,
-        typer.Option("--corpus", help="Corpus to measure held-out violation rates on (with --folds)."),
+        Path | None, corpus_option("Corpus to measure held-out violation rates on (with --by-fold).")
     ] = None,
     as_json: JsonFlag = False,
+    quiet: QuietFlag = False,
 ) -> None:
     """List the rules of a contract set: tool, code, path, params, support, source."""
     path = config().require_path("paths.contracts", contracts, "contract set")
@@ -315,10 +333,10 @@ def rules_command(
     rules = [
         r
         for r in cs.all_rules()
-        if (tool is None or r.tool in tool) and (codes is None or r.code in codes) and (r.in_full or folds)
+        if (tool is None or r.tool in tool) and (codes is None or r.code in codes) and (r.in_full or by_fold)
     ]
     report = None
-    if folds:
+    if by_fold:
         report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
     if as_json:
         items = []
@@ -377,6 +395,8 @@ def rules_command(
                 row.append("-" if rate is None else f"{fp.heldout_violations}/{fp.heldout_calls} {rate:.1%}")
         table.add_row(*row)
     out.print(table)
+    if quiet:  # the notes under the table are for people; the table is the data
+        return
     shown = len(rules)
     out.print(
         f"{shown} rules (support = clean calls / distinct tasks; source both = mined and schema)",
@@ -416,14 +436,16 @@ def _diff_table(d: SetDiff) -> None:
 
 
 def diff_command(
-    old: Annotated[Path, typer.Argument(help="The old contract set.")],
-    new: Annotated[Path, typer.Argument(help="The new contract set.")],
+    old: Annotated[Path, typer.Argument(metavar="OLD", help="The old contract set.")],
+    new: Annotated[Path, typer.Argument(metavar="NEW", help="The new contract set.")],
     fail_on_removed: Annotated[
         bool, typer.Option("--fail-on-removed", help="Exit 1 when any rule of OLD is gone from NEW.")
     ] = False,
     as_json: JsonFlag = False,
+    quiet: QuietFlag = False,
 ) -> None:
     """Compare two contract sets: rules added, removed and changed (same tool/code/paths, new params)."""
+    del quiet  # accepted everywhere (issue 22); diff writes nothing to stderr
     d = diff_sets(ContractSet.load(old), ContractSet.load(new))
     if as_json:
         _dump(d.to_json())

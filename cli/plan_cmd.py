@@ -22,7 +22,16 @@ from output_contracts.cli.ci_options import (
     append_step_summary,
     render_options,
 )
-from output_contracts.cli.common import QuietFlag, config, err, findings_exit
+from output_contracts.cli.common import (
+    OutputOpt,
+    QuietFlag,
+    RegistryOpt,
+    config,
+    contracts_option,
+    err,
+    findings_exit,
+    json_flag,
+)
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 from output_contracts.registry.check import RegistryCheck, check_registry
@@ -51,20 +60,6 @@ class PlanFormat(StrEnum):
     github = "github"
 
 
-RegistryOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--registry",
-        "-r",
-        help="Tool registry (tools.json or a folder of them). Default: paths.registry from contracts.toml.",
-    ),
-]
-OutOption = Annotated[
-    Path | None,
-    typer.Option("--output", "-o", help="Write the output to this file (atomically) instead of stdout."),
-]
-
-
 def _registry(path: Path | None) -> Registry:
     return load_registry(config().require_path("paths.registry", path, "tool registry (--registry)"))
 
@@ -86,12 +81,12 @@ def plan_check(
         list[str],
         typer.Argument(metavar="PLAN", help="Plan files (JSON or JSONL); '-' reads one plan from stdin."),
     ],
-    registry: RegistryOption = None,
+    registry: RegistryOpt = None,
     output_format: Annotated[
         PlanFormat,
         typer.Option("--output-format", help="text, json, sarif (2.1.0) or github (Actions annotations)."),
     ] = PlanFormat.text,
-    output: OutOption = None,
+    output: OutputOpt = None,
     base: BaseOpt = None,
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     max_annotations: MaxAnnotationsOpt = MAX_ANNOTATIONS,
@@ -148,19 +143,22 @@ registry_app = typer.Typer(
 @registry_app.command("infer")
 def registry_infer(
     corpus: Annotated[
-        Path | None, typer.Argument(help="Corpus folder (from `contracts ingest`). Default: paths.corpus.")
+        Path | None,
+        typer.Argument(
+            metavar="CORPUS", help="Corpus folder (from `contracts ingest`). Default: paths.corpus."
+        ),
     ] = None,
-    output: OutOption = None,
+    output: OutputOpt = None,
     contracts_file: Annotated[
         Path | None,
-        typer.Option(
-            "--contracts", help="Contract set to infer from. Default: mine the corpus now with defaults."
-        ),
+        contracts_option("Contract set to infer from. Default: mine the corpus now with defaults."),
     ] = None,
     base: Annotated[
         Path | None,
         typer.Option(
-            "--base", help="Existing registry to extend: its declarations win, inferred ones fill gaps."
+            "--extend",
+            metavar="FILE",
+            help="Existing registry to extend: its declarations win, inferred ones fill gaps.",
         ),
     ] = None,
     substitutes: Annotated[
@@ -253,11 +251,11 @@ def registry_check(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="REGISTRY CORPUS",
+            metavar="[REGISTRY] [CORPUS]",
             help="REGISTRY CORPUS, or just CORPUS (registry from paths.registry), or nothing (both from config).",
         ),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    json_out: Annotated[bool, json_flag("Print the report as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """List where observed results (calls with status ok) disagree with declared outputs; exit 1 if any.
@@ -306,14 +304,16 @@ def tools_export(
     target: Annotated[
         Target, typer.Option("--target", "-t", help="openai, openai-responses, anthropic or mcp.")
     ],
-    registry: RegistryOption = None,
-    output: OutOption = None,
+    registry: RegistryOpt = None,
+    output: OutputOpt = None,
+    quiet: QuietFlag = False,
 ) -> None:
     """Emit tool definitions for a model API from the registry, declared outputs included.
 
     openai/anthropic: the declared output fields and exact output schema are appended to each
     description; mcp: `outputSchema` (object outputs) plus the field list in the description.
     """
+    del quiet  # accepted everywhere (issue 22); export writes nothing to stderr
     reg = _registry(registry)
     data: Any = export_tools(reg, target)
     _emit(ordered_json(data), output)

@@ -17,8 +17,25 @@ import typer
 from output_contracts.checks.api import Checker
 from output_contracts.checks.proxy import RECEIPT_PLACES, Proxy, ProxyOptions, parse_places
 from output_contracts.checks.receipts import EncoderName
-from output_contracts.cli.common import QuietFlag, config, err
+from output_contracts.cli.common import (
+    ContractsOpt,
+    FoldOpt,
+    QuietFlag,
+    config,
+    err,
+    registry_option,
+    timeout_option,
+)
 from output_contracts.errors import UsageError
+
+
+def _fold_index(value: str | None) -> int | None:
+    """`--fold F` as a fold index (the proxy checks one call at a time: no 'cross')."""
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise UsageError(f"--fold must be a fold number (0, 1, ...), got {value!r}", field="--fold")
+    return int(value)
 
 
 def proxy(
@@ -30,31 +47,27 @@ def proxy(
             show_default=False,
         ),
     ] = None,
-    contracts_path: Annotated[
-        Path | None,
-        typer.Option("--contracts", "-c", help="Contract set (contracts.json). Default: paths.contracts."),
-    ] = None,
+    contracts_path: ContractsOpt = None,
     registry: Annotated[
-        Path | None,
-        typer.Option(
-            "--registry", "-r", help="tools.json: substitutes offered as recovery tools, outputSchema."
-        ),
+        Path | None, registry_option("tools.json: substitutes offered as recovery tools, outputSchema.")
     ] = None,
     log: Annotated[
         Path | None,
         typer.Option(
-            "--log", help="Append every tool call to FILE as flat trace records (for `contracts ingest`)."
+            "--log",
+            metavar="FILE",
+            help="Append every tool call to FILE as flat trace records (for `contracts ingest`).",
         ),
     ] = None,
     receipt_in: Annotated[
         str,
-        typer.Option("--receipt-in", help="Where receipts go: text, meta, text,meta or none."),
+        typer.Option(
+            "--receipt-in", metavar="PLACES", help="Where receipts go: text, meta, text,meta or none."
+        ),
     ] = ",".join(RECEIPT_PLACES),
     timeout: Annotated[
         float | None,
-        typer.Option(
-            "--timeout", help="Answer a request the server has not answered in SECONDS with an error."
-        ),
+        timeout_option("Answer a request the server has not answered in SECONDS with an error."),
     ] = None,
     enrich_tools: Annotated[
         bool,
@@ -62,13 +75,13 @@ def proxy(
             "--enrich-tools", help="Add the registry's declared output as outputSchema to tools/list."
         ),
     ] = False,
-    fold: Annotated[
-        int | None, typer.Option("--fold", help="Use fold F's checker (default: the full set).")
-    ] = None,
+    fold: FoldOpt = None,
     encoder: Annotated[EncoderName, typer.Option("--encoder", help="Receipt encoder.")] = EncoderName.v2,
     trace_id: Annotated[
         str | None,
-        typer.Option("--trace-id", help="trace_id of the logged calls (default: mcp-<time>-<pid>)."),
+        typer.Option(
+            "--trace-id", metavar="ID", help="trace_id of the logged calls (default: mcp-<time>-<pid>)."
+        ),
     ] = None,
     quiet: QuietFlag = False,
 ) -> None:
@@ -92,7 +105,7 @@ def proxy(
         enrich_tools=enrich_tools,
         trace_id=trace_id,
     )
-    checker = Checker.load(cpath, registry=registry, fold=fold, encoder=encoder.value)
+    checker = Checker.load(cpath, registry=registry, fold=_fold_index(fold), encoder=encoder.value)
     p = Proxy(
         checker,
         command,

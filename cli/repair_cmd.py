@@ -19,19 +19,28 @@ import output_contracts.repair.policies as policies
 import output_contracts.repair.score as score
 from output_contracts.cli.common import (
     QuietFlag,
-    SeedOption,
+    bootstrap_option,
     config,
     err,
     fail,
     findings_exit,
+    json_flag,
+    ledger_option,
+    markdown_option,
     out,
+    output_option,
     progress_bar,
+    registry_option,
+    seed_option,
+    timeout_option,
 )
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 from output_contracts.progress import Progress
 from output_contracts.repair.executor import Executor
 from output_contracts.repair.policies import PolicyName
 from output_contracts.repair.state import FeedbackView
+
+RepairSeedOpt = Annotated[int | None, seed_option("Random seed (default: repair.seed, 13).")]
 
 
 def _emit(data: bytes) -> None:
@@ -61,52 +70,63 @@ def repair_cases_command(
     src: Annotated[
         Path | None,
         typer.Argument(
+            metavar="SRC",
             help="A BFCL question file (JSON Lines; give --answers) or an ingested corpus folder "
-            "(default: paths.corpus)."
+            "(default: paths.corpus).",
         ),
     ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Cases file to write (JSONL).")
-    ] = None,
+    output: Annotated[Path | None, output_option("Cases file to write (JSONL).")] = None,
     targets: Annotated[
-        Path | None, typer.Option("--targets", help="Hidden targets file to write (kept apart from cases).")
+        Path | None,
+        typer.Option(
+            "--targets", metavar="FILE", help="Hidden targets file to write (kept apart from cases)."
+        ),
     ] = None,
     answers: Annotated[
-        Path | None, typer.Option("--answers", help="BFCL possible-answer file for a BFCL SRC.")
+        Path | None,
+        typer.Option("--answers", metavar="FILE", help="BFCL possible-answer file for a BFCL SRC."),
     ] = None,
     registry: Annotated[
-        Path | None, typer.Option("--registry", help="tools.json for a corpus SRC (default: paths.registry).")
+        Path | None, registry_option("tools.json for a corpus SRC (default: paths.registry).")
     ] = None,
     kinds: Annotated[
         list[str] | None,
         typer.Option(
             "--kinds",
+            metavar="KIND,...",
+            show_default=False,
             help="Families, comma-separated or repeated; 'hard' = the five harder ones, 'stress' = the six "
             "stress families (ambiguous_pointer, stale_schema, injected_text, malformed_text, unavailable_tool, long_horizon), "
             "'all' = every one (default: missing_required,wrong_type).",
         ),
     ] = None,
-    per_kind: Annotated[int, typer.Option("--per-kind", help="Cases per family, drawn with the seed.")] = 32,
+    per_kind: Annotated[
+        int, typer.Option("--per-kind", metavar="N", help="Cases per family, drawn with the seed.")
+    ] = 32,
     patches: Annotated[
         Path | None,
         typer.Option(
-            "--patches", help="Also write each case's canonical patch as a precomputed policy file."
+            "--patches",
+            metavar="FILE",
+            help="Also write each case's canonical patch as a precomputed policy file.",
         ),
     ] = None,
     disjoint_from: Annotated[
         Path | None,
         typer.Option(
-            "--disjoint-from", help="Skip any case sharing a split-audit fingerprint with this case set."
+            "--disjoint-from",
+            metavar="FILE",
+            help="Skip any case sharing a split-audit fingerprint with this case set.",
         ),
     ] = None,
     disjoint_targets: Annotated[
         Path | None,
-        typer.Option("--disjoint-targets", help="Targets of --disjoint-from (adds target kinds)."),
+        typer.Option(
+            "--disjoint-targets", metavar="FILE", help="Targets of --disjoint-from (adds target kinds)."
+        ),
     ] = None,
-    seed: SeedOption = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print the build summary as JSON on stdout.")
-    ] = False,
+    seed: RepairSeedOpt = None,
+    json_out: Annotated[bool, json_flag("Print the build summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Build repair cases by corrupting correct calls; targets go to a separate file."""
@@ -174,34 +194,41 @@ def repair_cases_command(
 
 
 def repair_replay_command(
-    cases_file: Annotated[Path | None, typer.Argument(help="Cases file (default: paths.cases).")] = None,
+    cases_file: Annotated[
+        Path | None, typer.Argument(metavar="CASES", help="Cases file (default: paths.cases).")
+    ] = None,
     policy: Annotated[
         PolicyName | None,
         typer.Option("--policy", help="precomputed | heuristic | command (default: repair.policy)."),
     ] = None,
     patches: Annotated[
-        Path | None, typer.Option("--patches", help="Precomputed policy file (for --policy precomputed).")
+        Path | None,
+        typer.Option("--patches", metavar="FILE", help="Precomputed policy file (for --policy precomputed)."),
     ] = None,
     command: Annotated[
         str | None,
         typer.Option(
             "--command",
+            metavar="'PROG ARGS'",
             help="Program and arguments for --policy command (split like a shell, run without one).",
         ),
     ] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per command-policy step.")] = 10.0,
+    timeout: Annotated[float, timeout_option("Seconds per command-policy step.")] = 10.0,
     ledger: Annotated[
-        Path | None,
-        typer.Option("--ledger", help="New ledger folder to write (default: paths.repair_ledger)."),
+        Path | None, ledger_option("New ledger folder to write (default: paths.repair_ledger).")
     ] = None,
-    max_ops: Annotated[int | None, typer.Option("--max-ops", help="Op budget per case (default 2).")] = None,
+    max_ops: Annotated[
+        int | None, typer.Option("--max-ops", metavar="N", help="Op budget per case (default 2).")
+    ] = None,
     max_attempts: Annotated[
-        int | None, typer.Option("--max-attempts", help="Attempts per case (default 2).")
+        int | None, typer.Option("--max-attempts", metavar="N", help="Attempts per case (default 2).")
     ] = None,
     abstain_below: Annotated[
         float | None,
         typer.Option(
-            "--abstain-below", help="Abstain instead of applying a patch whose confidence is below C."
+            "--abstain-below",
+            metavar="C",
+            help="Abstain instead of applying a patch whose confidence is below C.",
         ),
     ] = None,
     no_latency: Annotated[
@@ -218,14 +245,15 @@ def repair_replay_command(
         int,
         typer.Option(
             "--samples",
+            metavar="G",
             help="Also record G candidate patches per state with their verifiable rewards (group data).",
         ),
     ] = 0,
     send_allowed: Annotated[
         bool, typer.Option("--send-allowed", help="Send the mask's allowed-action set with the state.")
     ] = False,
-    seed: SeedOption = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    seed: RepairSeedOpt = None,
+    json_out: Annotated[bool, json_flag("Print the summary as JSON on stdout.")] = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Run every case through a policy, the action mask and the validator; log each step; freeze the ledger."""
@@ -283,22 +311,28 @@ def _rate(r: dict[str, Any] | None) -> str:
 
 def repair_score_command(
     ledger: Annotated[
-        Path | None, typer.Argument(help="A frozen repair ledger folder (default: paths.repair_ledger).")
+        Path | None,
+        typer.Argument(
+            metavar="LEDGER", help="A frozen repair ledger folder (default: paths.repair_ledger)."
+        ),
     ] = None,
     targets: Annotated[
-        Path | None, typer.Option("--targets", help="The hidden targets file (default: paths.targets).")
+        Path | None,
+        typer.Option("--targets", metavar="FILE", help="The hidden targets file (default: paths.targets)."),
     ] = None,
     compare: Annotated[
-        Path | None, typer.Option("--compare", help="Another ledger on the same cases: paired differences.")
+        Path | None,
+        typer.Option(
+            "--compare", metavar="DIR", help="Another ledger on the same cases: paired differences."
+        ),
     ] = None,
-    json_file: Annotated[
-        Path | None, typer.Option("--json", help="Write the JSON report to FILE ('-' for stdout).")
-    ] = None,
+    as_json: Annotated[bool, json_flag("Print the JSON report on stdout (instead of the tables).")] = False,
+    json_file: Annotated[Path | None, output_option("Write the JSON report to FILE (atomically).")] = None,
     markdown_file: Annotated[
-        Path | None, typer.Option("--markdown", help="Write a Markdown report to FILE ('-' for stdout).")
+        Path | None, markdown_option("Write a Markdown report to FILE ('-' for stdout).")
     ] = None,
     bootstrap: Annotated[
-        int | None, typer.Option("--bootstrap", help="Bootstrap resamples (default: audit.bootstrap, 1000).")
+        int | None, bootstrap_option("Bootstrap resamples (default: audit.bootstrap, 1000).")
     ] = None,
     coverage_risk: Annotated[
         bool,
@@ -311,18 +345,21 @@ def repair_score_command(
         str | None,
         typer.Option(
             "--executor",
+            metavar="'PROG ARGS'",
             help="After the freeze, run 'PROG ARGS' per dispatched case (final and target JSON on stdin, "
             '{"success": bool} on stdout): semantic success.',
         ),
     ] = None,
     executor_timeout: Annotated[
-        float, typer.Option("--executor-timeout", help="Seconds per executor run.")
+        float,
+        typer.Option("--executor-timeout", metavar="SECONDS", help="Seconds per executor run."),
     ] = 10.0,
-    seed: SeedOption = None,
+    seed: RepairSeedOpt = None,
+    quiet: QuietFlag = False,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
-    if str(json_file) == "-" and str(markdown_file) == "-":
-        fail("only one of --json and --markdown can go to stdout ('-')", field="markdown")
+    if as_json and str(markdown_file) == "-":
+        fail("only one of --json and --markdown - can go to stdout", field="markdown")
     cfg = config()
     ledger_dir = cfg.require_path("paths.repair_ledger", ledger, "ledger folder (LEDGER)")
     targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
@@ -346,11 +383,10 @@ def repair_score_command(
     validate(report, "repair-score", source="repair-score report")
     to_stdout = False
     if json_file is not None:
-        if str(json_file) == "-":
-            _emit(pretty_json(report))
-            to_stdout = True
-        else:
-            atomic_write_bytes(json_file, pretty_json(report))
+        atomic_write_bytes(json_file, pretty_json(report))
+    if as_json:
+        _emit(pretty_json(report))
+        to_stdout = True
     if markdown_file is not None:
         text = score.markdown(report)
         if str(markdown_file) == "-":
@@ -412,21 +448,28 @@ def repair_score_command(
         out.file.write("definitions (numerator / denominator):\n")
         out.file.write("".join(f"  {m}: {defs[m]}\n" for m in shown))
     led = report["ledger"]
+    if quiet:
+        return
     err.print(
         f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}", markup=False
     )
 
 
 def split_audit_command(
-    train: Annotated[Path, typer.Argument(help="The first (training) cases file.")],
-    test: Annotated[Path, typer.Argument(help="The second (test) cases file.")],
+    train: Annotated[Path, typer.Argument(metavar="TRAIN", help="The first (training) cases file.")],
+    test: Annotated[Path, typer.Argument(metavar="TEST", help="The second (test) cases file.")],
     train_targets: Annotated[
-        Path | None, typer.Option("--train-targets", help="Targets of TRAIN (enables target fingerprints).")
+        Path | None,
+        typer.Option(
+            "--train-targets", metavar="FILE", help="Targets of TRAIN (enables target fingerprints)."
+        ),
     ] = None,
     test_targets: Annotated[
-        Path | None, typer.Option("--test-targets", help="Targets of TEST (enables target fingerprints).")
+        Path | None,
+        typer.Option("--test-targets", metavar="FILE", help="Targets of TEST (enables target fingerprints)."),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the audit as JSON on stdout.")] = False,
+    json_out: Annotated[bool, json_flag("Print the audit as JSON on stdout.")] = False,
+    quiet: QuietFlag = False,
 ) -> None:
     """Check that two case sets share no fingerprint of any kind; exit 1 listing every overlap."""
     if (train_targets is None) != (test_targets is None):
@@ -442,7 +485,9 @@ def split_audit_command(
             out.file.write(f"{o.kind}\t{o.value}\ttrain={','.join(o.train)}\ttest={','.join(o.test)}\n")
     counts = ", ".join(f"{k} {v}" for k, v in rep.counts().items() if v)
     skipped = f"; skipped (no targets): {', '.join(rep.skipped)}" if rep.skipped else ""
-    if rep.clean:
+    if quiet:
+        pass
+    elif rep.clean:
         err.print(
             f"no overlap between {rep.train_cases} and {rep.test_cases} cases over {len(rep.checked)} kinds{skipped}",
             markup=False,

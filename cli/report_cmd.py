@@ -13,7 +13,7 @@ import typer
 
 from output_contracts.audit.artifacts import load_artifacts
 from output_contracts.audit.html import render_html
-from output_contracts.cli.common import QuietFlag, err, out
+from output_contracts.cli.common import QuietFlag, err, out, output_option
 from output_contracts.jsonutil import atomic_write_bytes
 
 
@@ -21,20 +21,21 @@ def report_command(
     artifacts: Annotated[
         list[Path],
         typer.Argument(
-            help="Artifact files: audit --json, a contract set, mine --json, repair-score --json, diff --json, "
+            metavar="ARTIFACT",
+            help="Artifact files: audit -o, a contract set, mine --json, repair-score -o, diff --json, "
             "ledger head --json, receipts of check -o (any order; two contract sets are also diffed).",
             show_default=False,
         ),
     ],
-    output: Annotated[
-        Path,
-        typer.Option("--output", "-o", help="The HTML file to write (`-` for stdout).", show_default=False),
-    ],
-    title: Annotated[str, typer.Option("--title", help="The page's title.")] = "contracts report",
+    output: Annotated[Path, output_option("The HTML file to write (`-` for stdout).")],
+    title: Annotated[
+        str, typer.Option("--title", metavar="TEXT", help="The page's title.")
+    ] = "contracts report",
     generated_at: Annotated[
         str | None,
         typer.Option(
             "--generated-at",
+            metavar="TEXT",
             help="A time (or any text) to print as the page's one timestamp; without it the page has none, "
             "so the same inputs give the same bytes.",
         ),

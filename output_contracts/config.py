@@ -1,6 +1,6 @@
 """Project configuration: `contracts.toml` (or `[tool.contracts]` in `pyproject.toml`), found upwards.
 
-A configured repository can run `contracts mine`, `contracts audit --fold 5` or `contracts repair-replay`
+A configured repository can run `contracts mine`, `contracts audit --folds 5` or `contracts repair-replay`
 with no path arguments, as a CI job calls them. Precedence: command line > config file > built-in
 defaults. Every resolved value remembers where it came from, which `contracts config` prints. Relative
 paths in a config file are resolved against that file's folder, so the file means the same thing from any

@@ -245,7 +245,7 @@ def test_rules(golden: Golden, world: World, mined: str) -> None:
         {
             "rules-get_order.txt": world.run_transcript("rules", "contracts.json", "--tool", "get_order"),
             "rules-lookup_inventory-folds.txt": world.run_transcript(
-                "rules", "contracts.json", "--tool", "lookup_inventory", "--folds"
+                "rules", "contracts.json", "--tool", "lookup_inventory", "--by-fold"
             ),
             "rules-get_order.json": world.scrub(as_json.stdout_bytes),
         }
@@ -282,7 +282,7 @@ def test_check(golden: Golden, world: World, mined: str) -> None:
 AUDIT = (
     "audit",
     "sample_traces/clean",
-    "--fold",
+    "--folds",
     "5",
     "--seed",
     "13",
@@ -293,7 +293,7 @@ AUDIT = (
 
 def test_audit(golden: Golden, world: World) -> None:
     # The default 1,000 bootstrap resamples: the audit takes ~3 s.
-    text = world.run_transcript(*AUDIT, "--ledger", "L", "--json", "audit.json", "--markdown", "audit.md")
+    text = world.run_transcript(*AUDIT, "--ledger", "L", "-o", "audit.json", "--markdown", "audit.md")
     golden.verify(
         {
             "audit-clean.txt": text,
@@ -304,7 +304,7 @@ def test_audit(golden: Golden, world: World) -> None:
 
 
 def test_audit_inject(golden: Golden, world: World) -> None:
-    args = ("--ledger", "L-inject", "--json", "audit-inject.json", "--markdown", "audit-inject.md")
+    args = ("--ledger", "L-inject", "-o", "audit-inject.json", "--markdown", "audit-inject.md")
     text = world.run_transcript(*AUDIT, *args, "--inject", "all", "--rate", "0.1")
     golden.verify(
         {
@@ -348,7 +348,7 @@ def test_repair(golden: Golden, world: World, mined: str) -> None:
     )
     score = world.run_transcript(
         *("repair-score", "RL", "--targets", "repair-targets.jsonl"),
-        *("--json", "repair-score.json", "--markdown", "repair-score.md"),
+        *("-o", "repair-score.json", "--markdown", "repair-score.md"),
     )
     header = world.read("RL/ledger.json")
     # The header's one timestamp and the git commit of this checkout vary; head, root, inputs do not.

@@ -26,7 +26,7 @@ STAGES = [
     "mine --folds 5",
     "check (corpus)",
     "check - (stream)",
-    "audit --fold 5",
+    "audit --folds 5",
     "ledger append",
     "ledger verify",
 ]
@@ -257,21 +257,23 @@ def test_corpus_reuse_skips_ingest_and_keeps_its_figure(smoke: tuple[dict, str, 
     before = {s["stage"]: s for s in first["stages"]}
     by = {s["stage"]: s for s in run["stages"]}
     # measured now: figures of this run, without baselines, marked as run on a reused corpus
-    for name in ("mine --folds 5", "audit --fold 5"):
+    for name in ("mine --folds 5", "audit --folds 5"):
         row = by[name]
         assert row["notes"]["corpus_reused"] is True and "from_earlier_run" not in row["notes"]
         assert row["ours"]["seconds"] > 0 and row["ours"]["peak_rss_mib"] > 0
     assert by["mine --folds 5"]["baseline"] is None and by["mine --folds 5"]["ratio"] is None
     # audit's baseline is our own mine --folds 5 of this run, even without baselines
-    assert by["audit --fold 5"]["baseline"]["seconds"] == by["mine --folds 5"]["ours"]["seconds"]
-    assert by["audit --fold 5"]["ratio"]["wall"] == pytest.approx(
-        by["audit --fold 5"]["ours"]["seconds"] / by["mine --folds 5"]["ours"]["seconds"], rel=0.01, abs=0.002
+    assert by["audit --folds 5"]["baseline"]["seconds"] == by["mine --folds 5"]["ours"]["seconds"]
+    assert by["audit --folds 5"]["ratio"]["wall"] == pytest.approx(
+        by["audit --folds 5"]["ours"]["seconds"] / by["mine --folds 5"]["ours"]["seconds"],
+        rel=0.01,
+        abs=0.002,
     )
     # the same corpus mined and audited again: the same rules and the same detection rate
     assert by["mine --folds 5"]["notes"]["rules"] == before["mine --folds 5"]["notes"]["rules"]
-    assert by["audit --fold 5"]["notes"]["detection"] == before["audit --fold 5"]["notes"]["detection"]
+    assert by["audit --folds 5"]["notes"]["detection"] == before["audit --folds 5"]["notes"]["detection"]
     # not measured now: the earlier rows, figures unchanged, marked
-    for name in set(STAGES) - {"mine --folds 5", "audit --fold 5"}:
+    for name in set(STAGES) - {"mine --folds 5", "audit --folds 5"}:
         assert by[name]["ours"] == before[name]["ours"]
         assert by[name]["notes"] == {**before[name]["notes"], "from_earlier_run": True}
     # run-level figures: the folds ratio mixed runs (mine --folds 5 re-measured), the rule classes did not

@@ -226,7 +226,7 @@ def test_contract_set_mismatch_refused(tmp_path: Path) -> None:
         [
             "audit",
             str(corpus.path),
-            "--fold",
+            "--folds",
             "5",
             "--contracts",
             str(tmp_path / "contracts.json"),
@@ -241,7 +241,7 @@ def test_contract_set_mismatch_refused(tmp_path: Path) -> None:
         [
             "audit",
             str(corpus.path),
-            "--fold",
+            "--folds",
             "3",
             "--contracts",
             str(tmp_path / "contracts.json"),
@@ -265,11 +265,11 @@ def test_cli_gates_and_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         [
             "audit",
             str(src),
-            "--fold",
+            "--folds",
             "5",
             "--bootstrap",
             "100",
-            "--json",
+            "-o",
             str(tmp_path / "r.json"),
             "--markdown",
             str(tmp_path / "r.md"),
@@ -293,7 +293,7 @@ def test_cli_gates_and_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert (tmp_path / "audit-ledger" / "ledger.jsonl").is_file()
     # a second run picks a fresh ledger folder beside the report
     res2 = CliRunner().invoke(
-        app, ["audit", str(src), "--fold", "5", "--bootstrap", "0", "--json", str(tmp_path / "r2.json")]
+        app, ["audit", str(src), "--folds", "5", "--bootstrap", "0", "-o", str(tmp_path / "r2.json")]
     )
     assert res2.exit_code == 0, res2.output
     assert orjson.loads((tmp_path / "r2.json").read_bytes())["ledger"]["path"].endswith("audit-ledger-2")
@@ -309,7 +309,6 @@ def test_cli_gates_and_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
             "--bootstrap",
             "100",
             "--json",
-            "-",
         ],
     )
     assert res3.exit_code == 0, res3.output
@@ -326,7 +325,7 @@ def test_cli_audit_subprocess(tmp_path: Path, repo: Path) -> None:
         "output_contracts.cli.app",
         "audit",
         str(src),
-        "--fold",
+        "--folds",
         "5",
         "--bootstrap",
         "50",
@@ -336,7 +335,7 @@ def test_cli_audit_subprocess(tmp_path: Path, repo: Path) -> None:
         "0.2",
         "--ledger",
         str(tmp_path / "led"),
-        "--json",
+        "-o",
         str(tmp_path / "r.json"),
     ]
     p = subprocess.run(args, cwd=repo, capture_output=True, text=True, timeout=300)

@@ -283,7 +283,7 @@ def test_audit_writes_valid_sarif_and_junit(repo: Path, tmp_path: Path) -> None:
         r = _run(
             "audit",
             "small.jsonl",
-            "--fold",
+            "--folds",
             "2",
             "--registry",
             repo / "sample_traces" / "tools.json",

@@ -131,9 +131,9 @@ def test_audit_report_section_schema_and_renderers(tmp_path: Path) -> None:
     res = CliRunner().invoke(
         app,
         [
-            "audit", str(src), "--fold", "5", "--registry", str(repo / "sample_traces" / "tools.json"),
+            "audit", str(src), "--folds", "5", "--registry", str(repo / "sample_traces" / "tools.json"),
             "--inject", "all", "--rate", "0.1", "--bootstrap", "50", "--ledger", str(tmp_path / "L"),
-            "--json", str(tmp_path / "a.json"), "--markdown", str(tmp_path / "a.md"),
+            "-o", str(tmp_path / "a.json"), "--markdown", str(tmp_path / "a.md"),
         ],
     )  # fmt: skip
     assert res.exit_code == 0, res.output

@@ -334,7 +334,7 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real frozen audit ledger of the sample world's clean traces (no injection: quick)."""
     d = tmp_path_factory.mktemp("ledger")
     r = CliRunner().invoke(
-        app, ["audit", str(CLEAN), "--fold", "2", "--bootstrap", "0", "--ledger", str(d / "L"), "-q"]
+        app, ["audit", str(CLEAN), "--folds", "2", "--bootstrap", "0", "--ledger", str(d / "L"), "-q"]
     )
     assert r.exit_code in (0, 1), r.output
     return d / "L"

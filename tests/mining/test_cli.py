@@ -79,7 +79,7 @@ def test_rules_table_filters_and_json(sample_contracts_file: Path, sample_corpus
         "lookup_inventory",
         "--code",
         "REQUIRED",
-        "--folds",
+        "--by-fold",
         "--corpus",
         str(sample_corpus.path),
         "--json",

@@ -111,7 +111,7 @@ def test_audit_reports_coverage_and_gates_on_it(tmp_path: Path) -> None:
     from output_contracts.schemas import schema_errors
 
     corpus_from_records(_records(), tmp_path / "c")
-    args = ["audit", str(tmp_path / "c"), "--ledger", str(tmp_path / "L"), "--json", str(tmp_path / "a.json")]
+    args = ["audit", str(tmp_path / "c"), "--ledger", str(tmp_path / "L"), "-o", str(tmp_path / "a.json")]
     r = CliRunner().invoke(app, [*args, "--min-coverage", "0.3", "--bootstrap", "0"])
     assert r.exit_code == 0, r.output
     doc = orjson.loads((tmp_path / "a.json").read_bytes())

@@ -93,7 +93,7 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
         )
         assert s.returncode == 0, s.stdout + s.stderr
 
-    r = cli("repair-score", str(tmp_path / "ledger"), "--targets", str(targets), "--json", "-")
+    r = cli("repair-score", str(tmp_path / "ledger"), "--targets", str(targets), "--json")
     assert r.returncode == 0, r.stderr
     rep = orjson.loads(r.stdout)
     assert schema_errors(rep, "repair-score") == []

@@ -64,7 +64,7 @@ def test_full_flow_on_a_small_bfcl_pair(tmp_path: Path, bfcl_files: tuple[Path, 
     assert schema_errors(rs, "repair-replay") == []
     assert rs["outcomes"]["accepted"] == 4 and rs["ops_by_type"] == {"add": 2, "replace": 2}
     code, out, err = run(
-        "repair-score", str(tmp_path / "led"), "--targets", str(t), "--json", "-", "--bootstrap", "50"
+        "repair-score", str(tmp_path / "led"), "--targets", str(t), "--json", "--bootstrap", "50"
     )
     assert code == 0, err
     report = orjson.loads(out)
@@ -119,7 +119,7 @@ def test_usage_errors_exit_2(tmp_path: Path, bfcl_files: tuple[Path, Path]) -> N
     assert code == 2 and "--patches" in err
     code, _, err = run("split-audit", str(bad), str(bad), "--train-targets", str(bad))
     assert code == 2
-    code, _, err = run("repair-score", str(tmp_path), "--targets", str(bad), "--json", "-", "--markdown", "-")
+    code, _, err = run("repair-score", str(tmp_path), "--targets", str(bad), "--json", "--markdown", "-")
     assert code == 2 and "stdout" in err
     code, _, err = run("repair-score", str(tmp_path / "nope"), "--targets", str(bad))
     assert code == 2 and "no such ledger folder" in err
@@ -248,7 +248,7 @@ def test_cases_from_a_corpus_and_registry(tmp_path: Path) -> None:
         "--no-latency",
     )
     assert code == 0, err
-    code, out, _ = run("repair-score", str(tmp_path / "led"), "--targets", str(t), "--json", "-")
+    code, out, _ = run("repair-score", str(tmp_path / "led"), "--targets", str(t), "--json")
     report = orjson.loads(out)
     assert code == 0 and report["latency_p95_ms"] is None and report["cases"] == 8
     assert report["by_family"]["immutable"]["abstention"]["correct"]["numerator"] == 2
@@ -267,7 +267,7 @@ def test_defaults_come_from_the_config_file(tmp_path: Path, bfcl_files: tuple[Pa
     code, out, err = run("--config", str(cfg), "repair-replay", "--json", "-q")
     assert code == 0, err
     assert orjson.loads(out)["steps"] == 2  # one attempt per case
-    code, out, err = run("--config", str(cfg), "repair-score", "--json", "-")
+    code, out, err = run("--config", str(cfg), "repair-score", "--json")
     assert code == 0, err
     report = orjson.loads(out)
     assert report["seed"] == 7 and report["policy"]["name"] == "heuristic"

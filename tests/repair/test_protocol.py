@@ -257,7 +257,6 @@ def test_cli_replay_with_protocol_options_and_score_curve(tmp_path: Path) -> Non
             str(tmp_path / "t.jsonl"),
             "--coverage-risk",
             "--json",
-            "-",
         ],
     )
     assert r.exit_code == 0, r.output
@@ -278,7 +277,7 @@ def test_cli_score_with_executor(tmp_path: Path) -> None:
     replay(cs, HeuristicPolicy(), tmp_path / "L", record_latency=False)
     ex = f"{sys.executable} {REPO / 'docs' / 'examples' / 'repair-policy' / 'executor.py'}"
     args = ["repair-score", str(tmp_path / "L"), "--targets", str(tmp_path / "t.jsonl")]
-    r = CliRunner().invoke(app, [*args, "--executor", ex, "--json", "-"])
+    r = CliRunner().invoke(app, [*args, "--executor", ex, "--json"])
     assert r.exit_code == 0, r.output
     rep = orjson.loads(r.stdout)
     assert rep["semantic_success"]["value"] == 1.0 and rep["executor"]["calls"] == 1

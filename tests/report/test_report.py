@@ -214,12 +214,12 @@ def test_bad_inputs_are_one_error(tmp_path: Path) -> None:
 
 def test_audit_writes_html_beside_its_json(tmp_path: Path) -> None:
     clean = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"
-    args = ["audit", str(clean), "--fold", "2", "--bootstrap", "0", "--no-in-sample", "-q"]
+    args = ["audit", str(clean), "--folds", "2", "--bootstrap", "0", "--no-in-sample", "-q"]
     out = [
         *args,
         "--ledger",
         str(tmp_path / "L"),
-        "--json",
+        "-o",
         str(tmp_path / "a.json"),
         "--html",
         str(tmp_path / "a.html"),
