@@ -13,7 +13,8 @@ sides, so the ratio compares work with work) and writes a small JSON result to t
 it, because on a shared machine wall time also measures the neighbours.
 
 Page cache: `warm(path)` reads files once before anything is timed, so neither side pays the first
-cold read from disk; baselines that scan Parquet also run their scan once untimed before the timed run.
+cold read from disk; the peers that scan Parquet also run their scan once untimed before the timed run.
+Repeated measurements are reduced with `median_of` (median wall and CPU, highest peak RSS).
 """
 
 from __future__ import annotations
@@ -198,20 +199,6 @@ def warm(*paths: Path) -> int:
                 while chunk := fh.read(16 * MIB):
                     total += len(chunk)
     return total
-
-
-def best_of(n: int, fn: Any) -> Measure:
-    """The fastest of `n` runs of `fn()` (a `Measure`), with the highest peak RSS seen: a baseline is a
-    floor, so its best time is the fair comparison; memory is reported at its worst."""
-    runs = [fn() for _ in range(max(1, n))]
-    fastest = min(runs, key=lambda m: m.seconds)
-    return Measure(
-        seconds=fastest.seconds,
-        cpu_seconds=fastest.cpu_seconds,
-        peak_rss_mib=max(m.peak_rss_mib for m in runs),
-        exit=fastest.exit,
-        extra=fastest.extra,
-    )
 
 
 def median_of(runs: list[Measure]) -> Measure:

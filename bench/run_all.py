@@ -464,6 +464,7 @@ def run(
         )
 
     genson: common.Measure | None = None
+    mine_rules: dict[str, int] = {}
     if want & {"mine", "audit"}:
         fns = {"ours": mine_once}
         if "mine" in want:
@@ -483,8 +484,7 @@ def run(
         got = measured(fns, ("scan", "genson"))
         mine5 = got["ours"]
         mine_ok = mine5.killed_at_mib is None
-        if mine_ok:
-            result["rules"] = rule_codes(contracts)
+        mine_rules = rule_codes(contracts) if mine_ok else {}
         if "mine" in want or "audit" in want:
             peers = []
             if "scan" in got:
@@ -494,7 +494,7 @@ def run(
                 peers.append(
                     ("genson (schema inference, 2 classes)", f"genson {versions['genson']}", "time", genson)
                 )
-            stages.append(_row("mine --folds 5", mine5, peers, {"rules": result.get("rules", {})}))
+            stages.append(_row("mine --folds 5", mine5, peers, {"rules": mine_rules}))
             common.log(
                 f"{clock()} mine --folds 5 {mine5.cpu_seconds:.1f} CPU s, peak RSS {mine5.peak_rss_mib:,.0f} MiB"
             )
@@ -515,8 +515,8 @@ def run(
             )
             stages.append(_row("audit, 5 folds", am, peers, notes))
             common.log(f"{clock()} audit {am.cpu_seconds:.1f} CPU s, peak RSS {am.peak_rss_mib:,.0f} MiB")
-    if genson is not None and "rules" in result:
-        ours_rules = result["rules"]
+    if genson is not None and mine_rules:
+        ours_rules = mine_rules
         result["rule_classes"] = {
             "ours": {"classes": sorted(ours_rules), "count": len(ours_rules), "rules": ours_rules},
             "genson": {
@@ -785,10 +785,7 @@ def targets(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 #: Run-level figures and the stage rows they are computed from: an earlier run's figure is kept only
 #: when the new run measured none of those stages (otherwise it would mix two runs).
-DERIVED = {
-    "rules": ("mine --folds 5",),
-    "rule_classes": ("mine --folds 5",),
-}
+DERIVED = {"rule_classes": ("mine --folds 5",)}
 
 
 def _stage_order(row: dict[str, Any]) -> int:
@@ -948,14 +945,14 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
         for what, label in (("ingest", "ingest"), ("mine", "mine --folds 5")):
             for n, m in sorted(_sized(run, what).items()):
                 rows.append(
-                    f"| {label} | {n:,} | {_fmt_s(m['cpu_seconds'])} | {m['cpu_seconds'] / n * 1e6:,.1f} | "
+                    f"| {n:,} | {label} | {_fmt_s(m['cpu_seconds'])} | {m['cpu_seconds'] / n * 1e6:,.1f} | "
                     f"{m['peak_rss_mib']:,.0f} |"
                 )
         lines += [
             "",
             f"## Scale (the second size ingested and mined once{'; earlier run' if sc.get('from_earlier_run') else ''})",
             "",
-            "| stage | calls | CPU (s) | CPU µs per call | peak RSS (MiB) |",
+            "| calls | stage | CPU (s) | CPU µs per call | peak RSS (MiB) |",
             "|---|---:|---:|---:|---:|",
             *rows,
         ]
