@@ -953,7 +953,7 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
             f"## Scale (the second size ingested and mined once{'; earlier run' if sc.get('from_earlier_run') else ''})",
             "",
             "| calls | stage | CPU (s) | CPU µs per call | peak RSS (MiB) |",
-            "|---|---:|---:|---:|---:|",
+            "|---:|---|---:|---:|---:|",
             *rows,
         ]
     rc = run.get("rule_classes")
