@@ -49,8 +49,10 @@ format: $(STAMP)
 sample: $(STAMP)
 	$(BIN)/python sample_traces/generate.py --out sample_traces
 
+# 100,000 calls, each stage beside its peer (a few minutes on 2 cores); the issue-21 size:
+# make bench BENCH_ARGS='--calls 1000000'
 bench: $(STAMP)
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 # The whole pipeline on the bundled sample world: ingest -> mine -> check -> audit -> ledger ->
 # repair-replay -> plan-check. Commands that report findings on purpose (exit 1) are marked `; test $$? -eq 1`.

@@ -6,14 +6,15 @@ flatter whichever runs second. Each child here is waited for with `os.wait4`, wh
 resource usage of *that* child alone (its peak RSS and CPU seconds, including any helpers it waited
 for), so nothing depends on the order measurements run in.
 
-Timing: the child times its own work with `time.perf_counter()` and `time.process_time()` (CPU of all
-its threads) around the call (interpreter start-up, imports and untimed warm-up runs excluded on both
+Timing: the child times its own work with `time.perf_counter()` and `_cpu()` (`time.process_time()`,
+the CPU of all its threads, plus the CPU of any child process it waited for) around the call (interpreter start-up, imports and untimed warm-up runs excluded on both
 sides, so the ratio compares work with work) and writes a small JSON result to the file named by
 `$BENCH_RESULT`. Wall time is the headline; CPU seconds are recorded beside
 it, because on a shared machine wall time also measures the neighbours.
 
 Page cache: `warm(path)` reads files once before anything is timed, so neither side pays the first
-cold read from disk; baselines that scan Parquet also run their scan once untimed before the timed run.
+cold read from disk; the peers that scan Parquet also run their scan once untimed before the timed run.
+Repeated measurements are reduced with `median_of` (median wall and CPU, highest peak RSS).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,8 +40,12 @@ MIB = 2**20
 #: Prepended to every child: `RESULT` is filled by the child's code and written at exit (also on
 #: SystemExit, which the CLI raises), so a child's figures survive its own exit code.
 PRELUDE = """
-import atexit, json, os, sys, time
+import atexit, json, os, resource, sys, time
 RESULT = {}
+def _cpu():
+    # CPU seconds of this process (all threads: polars' pool counts) and of the children it waited for
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + c.ru_utime + c.ru_stime
 def _bench_write():
     with open(os.environ["BENCH_RESULT"], "w") as fh:
         json.dump(RESULT, fh)
@@ -50,13 +56,13 @@ atexit.register(_bench_write)
 CLI_CHILD = """
 sys.argv = ["contracts", *sys.argv[1:]]
 from output_contracts.cli.app import main
-t = time.perf_counter(); c0 = time.process_time()
+t = time.perf_counter(); c0 = _cpu()
 try:
     main()
     RESULT["exit"] = 0
 except SystemExit as e:
     RESULT["exit"] = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-RESULT["seconds"] = time.perf_counter() - t; RESULT["cpu"] = time.process_time() - c0
+RESULT["seconds"] = time.perf_counter() - t; RESULT["cpu"] = _cpu() - c0
 """
 
 
@@ -71,6 +77,7 @@ class Measure:
     extra: dict[str, Any] = field(default_factory=dict)
     stderr: str = ""
     killed_at_mib: float | None = None  # set when the RSS watchdog stopped the child
+    cpu_runs: tuple[float, ...] = ()  # CPU seconds of each repetition (`median_of`)
 
 
 class ChildFailed(RuntimeError):
@@ -194,17 +201,20 @@ def warm(*paths: Path) -> int:
     return total
 
 
-def best_of(n: int, fn: Any) -> Measure:
-    """The fastest of `n` runs of `fn()` (a `Measure`), with the highest peak RSS seen: a baseline is a
-    floor, so its best time is the fair comparison; memory is reported at its worst."""
-    runs = [fn() for _ in range(max(1, n))]
-    fastest = min(runs, key=lambda m: m.seconds)
+def median_of(runs: list[Measure]) -> Measure:
+    """The median wall and the median CPU seconds of repeated runs of one measurement (each median
+    taken on its own), the highest peak RSS, and every run's CPU seconds: on a shared machine one
+    run can be slowed by a neighbour, the median of three is not."""
+    if not runs:
+        raise ValueError("median_of: no runs")
     return Measure(
-        seconds=fastest.seconds,
-        cpu_seconds=fastest.cpu_seconds,
+        seconds=statistics.median(m.seconds for m in runs),
+        cpu_seconds=statistics.median(m.cpu_seconds for m in runs),
         peak_rss_mib=max(m.peak_rss_mib for m in runs),
-        exit=fastest.exit,
-        extra=fastest.extra,
+        exit=runs[-1].exit,
+        extra=runs[-1].extra,
+        killed_at_mib=next((m.killed_at_mib for m in runs if m.killed_at_mib is not None), None),
+        cpu_runs=tuple(m.cpu_seconds for m in runs),
     )
 
 
