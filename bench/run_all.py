@@ -14,7 +14,7 @@ child-process measuring (`bench/common.py`) and the report writers below them.
 |---|---|---|
 | ingest | `contracts ingest SRC -o CORPUS` | `polars.read_ndjson(SRC)` with its default inference (if that fails on the data, the setting that works, and the failure is recorded): throughput ratio = peer / ours |
 | mine --folds 5 | `contracts mine CORPUS --folds 5` | the raw scan of the columns mining reads; genson's schema inference on the same results (`peer_genson.py`, 2 classes) |
-| audit, 5 folds | `contracts audit CORPUS --fold(s) 5` | our `mine --folds 5` of the same rounds |
+| audit, 5 folds | `contracts audit CORPUS --folds 5` | our `mine --folds 5` of the same rounds |
 | check (corpus) | `contracts check -c C CORPUS` | fastjsonschema parsing and validating the same JSONL against the schemas `contracts registry infer` writes from C (`peer_fastjsonschema.py`); the raw scan of the columns the checker reads |
 | check - (stream) | `contracts check -c C -` fed the JSONL | fastjsonschema as above |
 | check_call (all / schema classes) | `check_call` per call on the same parsed calls, the full checker / its REQUIRED, TYPE, DOMAIN, NONNEG, POSITIVE rules | fastjsonschema's validator per call |
@@ -299,19 +299,6 @@ def rule_codes(contracts_file: Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def audit_folds_option() -> str:
-    """`audit`'s k-folds option as the installed CLI spells it (`--fold`, or `--folds` after issue 21's
-    vocabulary change), read from the command itself rather than assumed."""
-    import typer
-
-    from output_contracts.cli.app import app
-
-    cmd = typer.main.get_command(app)
-    audit = cmd.commands["audit"]  # type: ignore[attr-defined]
-    opts = {o for p in audit.params for o in getattr(p, "opts", [])}
-    return "--folds" if "--folds" in opts else "--fold"
-
-
 class CorpusMismatch(ValueError):
     """`--corpus` cannot stand in for this run's ingest (another input, or ingest selected)."""
 
@@ -471,13 +458,13 @@ def run(
             fns["scan"] = lambda: common.run_child(SCAN_CHILD, str(corpus), json.dumps(MINE_COLUMNS))
             fns["genson"] = lambda: common.run_child(GENSON_CHILD, str(src))
         if "audit" in want:
-            fold_opt = audit_folds_option()
+            fold_opt = "--folds"
 
             def audit_once() -> common.Measure:
                 shutil.rmtree(work / "audit-ledger", ignore_errors=True)
                 return common.run_cli(
                     "audit", str(corpus), fold_opt, "5", "--seed", str(seed), "--ledger", str(work / "audit-ledger"),
-                    "--json", str(work / "audit.json"), "-q", ok_exits=(0, 1), rss_limit_mib=rss_limit,
+                    "-o", str(work / "audit.json"), "-q", ok_exits=(0, 1), rss_limit_mib=rss_limit,
                 )  # fmt: skip
 
             fns["audit"] = audit_once
