@@ -82,27 +82,94 @@ class World:
     rewards: bool  # episodes carry a reward (some below 1)
 
 
-def records(w: World) -> list[dict[str, Any]]:
-    """Flat call records of `w`: every tool gets a random subset of the features below."""
-    r = random.Random(w.seed)
-    features = (
-        "id",
-        "num",
-        "amount",
-        "state",
-        "dates",
-        "sum",
-        "items",
-        "tags",
-        "map",
-        "name",
-        "opt",
-        "kinds",
-    )
+FEATURES = ("id", "num", "amount", "state", "dates", "sum", "items", "tags", "map", "name", "opt", "kinds")
+
+
+def tool_table(r: random.Random, w: World) -> list[tuple[str, str, set[str]]]:
+    """(name, result shape, features) of every tool of `w`, drawn first from the world's generator."""
     tools = []
     for t in range(w.tools):
         shape = r.choice(("object", "object", "object", "list", "scalar"))
-        tools.append((f"tool_{t}", shape, {f for f in features if r.random() < 0.45} | {"id"}))
+        tools.append((f"tool_{t}", shape, {f for f in FEATURES if r.random() < 0.45} | {"id"}))
+    return tools
+
+
+#: Declarable fields per feature: (field, the declaration its data honours, one it may not honour).
+DECLARED: dict[str, list[tuple[str, dict[str, Any], dict[str, Any]]]] = {
+    "id": [
+        ("id", {"type": "string"}, {"type": "integer"}),
+        ("qty", {"type": "integer", "minimum": 1}, {"type": "integer", "minimum": 2}),
+        ("code", {"type": "string"}, {"type": "string", "enum": ["AB-001"]}),
+    ],
+    "num": [("n", {"type": "integer", "minimum": 0}, {"type": "integer", "exclusiveMinimum": 0})],
+    "amount": [("amount", {"type": "number", "exclusiveMinimum": 0}, {"type": "integer"})],
+    "state": [
+        ("state", {"type": "string", "enum": list(STATES)}, {"type": "string", "enum": list(STATES[:3])}),
+        ("refunded", {"type": "boolean"}, {"type": "string"}),
+    ],
+    "dates": [("start", {"type": "string", "format": "date-time"}, {"type": "number"})],
+    "items": [
+        (
+            "items",
+            {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"p": {"type": "number", "minimum": 0}},
+                    "required": ["p"],
+                },
+            },
+            {"type": "array", "items": {"type": "object", "required": ["p", "discount"]}},
+        )
+    ],
+    "map": [
+        (
+            "stock",
+            {
+                "type": "object",
+                "additionalProperties": {"type": "object", "properties": {"qty": {"type": "integer"}}},
+            },
+            {
+                "type": "object",
+                "additionalProperties": {"type": "object", "properties": {"qty": {"type": "string"}}},
+            },
+        )
+    ],
+    "name": [("name", {"type": "string"}, {"type": "boolean"})],
+    "opt": [("opt", {"type": "integer", "minimum": 1}, {"type": "integer", "minimum": 1})],
+    "kinds": [("maybe", {"type": "string"}, {"type": "string", "enum": list(WORDS)})],
+}
+
+
+def registry(w: World) -> dict[str, Any]:
+    """A `tools.json` declaring output schemas for some tools of `w`: mostly what the data honours, some
+    declarations it contradicts (a wrong type, a narrower enum, a stricter bound, an optional field
+    declared required), which mining must leave out of every checker whose data contradicts them."""
+    tools = tool_table(random.Random(w.seed), w)
+    r = random.Random(w.seed + 1)
+    specs = []
+    for name, shape, feats in tools:
+        if r.random() < 0.4:
+            continue
+        props: dict[str, Any] = {}
+        for f in sorted(feats):
+            for field, right, wrong in DECLARED.get(f, []):
+                if r.random() < 0.7:
+                    props[field] = wrong if r.random() < 0.2 else right
+        required = [f for f in props if f not in ("opt", "stock") or r.random() < 0.2]
+        obj = {"type": "object", "properties": props, "required": required}
+        output = {"object": obj, "list": {"type": "array", "items": obj}, "scalar": {"type": "string"}}[shape]
+        spec: dict[str, Any] = {"name": name, "output": output}
+        if r.random() < 0.5:
+            spec["parameters"] = {"type": "object", "properties": {"id": {"type": "string"}}}
+        specs.append(spec)
+    return {"tools": specs}
+
+
+def records(w: World) -> list[dict[str, Any]]:
+    """Flat call records of `w`: every tool gets a random subset of the features below."""
+    r = random.Random(w.seed)
+    tools = tool_table(r, w)
     names: dict[tuple[str, str], str] = {}
     out: list[dict[str, Any]] = []
     for ti in range(w.tasks):
@@ -275,20 +342,29 @@ def per_call_fires(cs: ContractSet, corpus: Corpus, clean: pl.DataFrame) -> list
 
 
 def mine_and_check(
-    w: World, k: int, mine_seed: int, clean: str, min_tasks: int, few_keys: bool = False
+    w: World,
+    k: int,
+    mine_seed: int,
+    clean: str,
+    min_tasks: int,
+    few_keys: bool = False,
+    declare: bool = False,
 ) -> ContractSet:
     """Mine `w` without the verification pass; assert that no rule of any checker fires on its data.
 
     `few_keys`: CONSISTENT's fixed identity thresholds lowered too (a key with 3 distinct values is an
-    identity, no key place is a category), so that small worlds admit its rules."""
+    identity, no key place is a category), so that small worlds admit its rules. `declare`: the corpus
+    folder holds a registry (`registry`) whose output schemas give schema rules, some contradicted."""
     params = low_params(k, mine_seed, clean, min_tasks)
     if few_keys:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(consistent, "ID_MIN_KEYS", 3)
             mp.setattr(consistent, "SAMPLE_CATEGORY", 0)
-            return mine_and_check(w, k, mine_seed, clean, min_tasks)
+            return mine_and_check(w, k, mine_seed, clean, min_tasks, declare=declare)
     with tempfile.TemporaryDirectory() as tmp:
         corpus = corpus_from_records(records(w), Path(tmp) / "c")
+        if declare:
+            (corpus.path / "tools.json").write_bytes(orjson.dumps(registry(w)))
         if not load(corpus, clean=clean, k=k, seed=mine_seed, tools=None).calls.height:
             return ContractSet(params.to_json(), {}, {})
         cs = mine(corpus, params, verify=False)
@@ -324,11 +400,12 @@ worlds = st.builds(
     mine_seed=st.integers(0, 99),
     min_tasks=st.sampled_from([1, 2]),
     few_keys=st.booleans(),
+    declare=st.booleans(),
 )
 def test_no_rule_fires_on_its_own_mining_data(
-    w: World, k: int, mine_seed: int, min_tasks: int, few_keys: bool
+    w: World, k: int, mine_seed: int, min_tasks: int, few_keys: bool, declare: bool
 ) -> None:
-    mine_and_check(w, k, mine_seed, "ok", min_tasks, few_keys)
+    mine_and_check(w, k, mine_seed, "ok", min_tasks, few_keys, declare)
 
 
 @settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -338,12 +415,16 @@ def test_no_rule_fires_on_its_own_mining_data_with_reward_clean(w: World, k: int
 
 
 def test_the_worlds_reach_every_rule_class() -> None:
-    """The property is not vacuous: two worlds of this generator (three tools; one tool called again and
-    again for one entity per episode, where CONSISTENT has its repeats) admit rules of every class the
-    miner has, at the library's own CONSISTENT thresholds, under noise, errors and faulty episodes."""
+    """The property is not vacuous: two worlds of this generator (three tools with a registry declaring
+    some of their outputs; one tool called again and again for one entity per episode, where
+    CONSISTENT has its repeats) admit rules of every class the miner has, and declared rules, at the
+    library's own CONSISTENT thresholds, under noise, errors and faulty episodes."""
     seen: Counter[str] = Counter()
+    declared = 0
     for seed, tools in ((1, 3), (3, 1)):
         w = World(seed, 60, 3, 5, tools, ids=1, noise=0.01, faulty=0.1, errors=0.05, rewards=True)
-        cs = mine_and_check(w, 3, seed, "ok", 1)
+        cs = mine_and_check(w, 3, seed, "ok", 1, declare=tools > 1)
         seen.update(r.code for r in cs.all_rules())
+        declared += sum("schema" in r.source for r in cs.all_rules())
     assert set(seen) == set(CODES), sorted(set(CODES) - set(seen))
+    assert declared > 0
