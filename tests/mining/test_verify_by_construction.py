@@ -376,7 +376,7 @@ def mine_and_check(
 
 
 #: Examples per property test; CONTRACTS_VERIFY_EXAMPLES=500 for a long hunt for counterexamples.
-EXAMPLES = int(os.environ.get("CONTRACTS_VERIFY_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("CONTRACTS_VERIFY_EXAMPLES", "8"))
 
 worlds = st.builds(
     World,
@@ -408,7 +408,7 @@ def test_no_rule_fires_on_its_own_mining_data(
     mine_and_check(w, k, mine_seed, "ok", min_tasks, few_keys, declare)
 
 
-@settings(max_examples=max(1, EXAMPLES // 3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(2, EXAMPLES // 4), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=worlds, k=st.sampled_from([1, 3]), mine_seed=st.integers(0, 99))
 def test_no_rule_fires_on_its_own_mining_data_with_reward_clean(w: World, k: int, mine_seed: int) -> None:
     mine_and_check(w, k, mine_seed, "reward", 1)
