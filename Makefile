@@ -66,7 +66,7 @@ demo: $(STAMP)
 	$(CONTRACTS) corpus info $(DEMO)/corpus
 	@echo "== mine 5 fold checkers from the clean traces"
 	$(CONTRACTS) ingest sample_traces/clean -o $(DEMO)/clean --registry sample_traces/tools.json -q
-	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 -o $(DEMO)/contracts.json --json > $(DEMO)/mine.json
+	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 --verify -o $(DEMO)/contracts.json --json > $(DEMO)/mine.json
 	$(CONTRACTS) rules $(DEMO)/contracts.json --tool get_order --code RELATION --code DATE_ORDER
 	@echo "== the same mining on Dask workers: the same bytes"
 	$(CONTRACTS) mine $(DEMO)/clean --folds 5 --seed 13 --engine dask --workers 2 -o $(DEMO)/contracts-dask.json -q

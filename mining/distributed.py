@@ -106,7 +106,7 @@ def plan(
     corpus: Corpus,
     params: MineParams,
     *,
-    verify: bool = True,
+    verify: bool = False,
     registry: Registry | None = None,
 ) -> MinePlan | None:
     """Partition the mining of `corpus` by tool; None when there is nothing to mine (no clean calls).
@@ -217,7 +217,7 @@ def mine_dask(
     workers: int | None = None,
     registry: Registry | None = None,
     progress: Progress = NULL_PROGRESS,
-    verify: bool = True,
+    verify: bool = False,
     **settings: Any,
 ) -> ContractSet:
     """`output_contracts.mining.miner.mine` on Dask workers, byte-identical in its result (same `params`, or

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _mine_verifies() -> Iterator[None]:
+    """Every `mine()` / `mine_dask()` in the tests runs the full checker pass unless it says
+    `verify=False`: the library's default is the cheap path (each rule class holds on its mining data by
+    construction, docs/design.md "Verification"), and the whole suite re-proves that on every corpus it
+    mines, beside the property tests of tests/mining/test_verify_by_construction.py."""
+    from output_contracts.mining.distributed import mine_dask
+    from output_contracts.mining.miner import mine
+
+    saved = [(f, dict(f.__kwdefaults__ or {})) for f in (mine, mine_dask)]
+    for f, kw in saved:
+        f.__kwdefaults__ = {**kw, "verify": True}
+    yield
+    for f, kw in saved:
+        f.__kwdefaults__ = kw
 
 
 #: Set to 1 to make a test that needs ../shared/data fail, not skip, when the folder is absent.

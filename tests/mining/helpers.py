@@ -36,6 +36,8 @@ def corpus(tmp_path: Path, records: Iterable[Mapping[str, Any]], name: str = "c"
 
 
 def mine_records(tmp_path: Path, records: Iterable[Mapping[str, Any]], **kw: Any) -> ContractSet:
+    """Mine the records with the verification pass on (unless `verify=False` is given)."""
+    kw.setdefault("verify", True)
     return mine(corpus(tmp_path, records, name=f"c{next(_counter)}"), **kw)
 
 
