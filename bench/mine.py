@@ -12,7 +12,7 @@ Each measurement runs in a child process so its peak RSS is its own. Reported, w
   scan     the second of two `pl.scan_parquet(leaves).collect()` (all columns: the "raw scan")
   mine k=1 `mine(corpus, folds=1, verify=False)`
   mine k=5 `mine(corpus, folds=5, verify=False)`
-  mine k=5 + verify  the default: every checker re-checked by the shipped checker on its mining data
+  mine k=5 + verify  `--verify`, opt-in: every checker re-checked by the shipped checker on its mining data
 and the ratios mine/scan and (k=5)/(k=1). The machine this runs on may be shared: the CPU column is the
 steadier one.
 """
