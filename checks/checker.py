@@ -32,7 +32,7 @@ from output_contracts.errors import CheckError, ContractsError
 from output_contracts.jsonutil import canonical_str, sha256_hex
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.base import Violation
-from output_contracts.rules.compiled import compiled_violations
+from output_contracts.rules.compiled import compiled_memory, compiled_violations
 from output_contracts.rules.consistent import EpisodeMemory
 from output_contracts.rules.episodes import episode_witnesses
 from output_contracts.rules.evaluate import (
@@ -40,7 +40,6 @@ from output_contracts.rules.evaluate import (
     Fold,
     checked_calls,
     code,
-    episode_memory,
     find_violations,
     witness,
 )
@@ -456,7 +455,7 @@ def check_lines(
             f = contracts.fold_of(call.task) if fold == "cross" else fold
             memory = memories.get(call.trace_id)
             if memory is None:
-                memory = memories[call.trace_id] = episode_memory(contracts, f)
+                memory = memories[call.trace_id] = compiled_memory(contracts, f)
             call_id = make_call_id(parser.sha, call.line or n, call.index)
             if tools is not None and call.tool not in tools:
                 # not checked, but an earlier call (or a touch) for those that are

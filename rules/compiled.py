@@ -40,12 +40,15 @@ from output_contracts.rules.base import (
     is_num,
     kind_of,
 )
+from output_contracts.rules.conditional import ConditionalParams
 from output_contracts.rules.consistent import EpisodeMemory, episode_witness
+from output_contracts.rules.dates import parse_instant
 from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, witness
 from output_contracts.rules.format import FORMAT_MAX_LEN, LONG, NON_ASCII
 from output_contracts.rules.model import ContractSet, Rule
 from output_contracts.rules.range import _year
+from output_contracts.rules.relation import RelationParams, rhs_of, within
 from output_contracts.rules.required import _child_missing
 from output_contracts.traces.leaves import (
     INDEX_TOKEN,
@@ -86,6 +89,63 @@ def _year_out(v: str, lo: float, hi: float) -> bool:
 
 def _echo_bad(r: Any, a: Any) -> bool:
     return kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a)
+
+
+def _relation_flat(rp: RelationParams) -> Callable[..., bool]:
+    """RELATION between places without wildcards (one node each at most), as `Relation._paths` judges
+    them: whether the first value (or `_MISS`) breaks the relation with the others."""
+    count = rp.form == "count_of"
+    tol = rp.tol
+
+    def breaks(a: Any, *others: Any) -> bool:
+        if a is _MISS or not is_num(a):
+            return False
+        vals = []
+        for v in others:
+            if v is _MISS:
+                return False
+            if count:
+                v = len(v) if type(v) is list else None
+            if not is_num(v):
+                return False
+            vals.append(v)
+        return not within(a, rhs_of(rp, vals), tol)
+
+    return breaks
+
+
+def _conditional_flat(prm: ConditionalParams) -> Callable[[Any, Any], bool]:
+    """CONDITIONAL (all but `sum`) as `Conditional.paths` judges it, on the discriminator's and the
+    place's values (or `_MISS`)."""
+    then = prm.then
+    holds = prm.holds
+
+    def breaks(d: Any, v: Any) -> bool:
+        if d is _MISS or not holds(d):
+            return False
+        if then == "present":
+            return v is _MISS
+        if v is _MISS:
+            return False
+        if then == "absent":
+            return True
+        if then in ("nonempty", "empty"):
+            return type(v) is list and (len(v) > 0) != (then == "nonempty")
+        return kind_of(v) in SCALAR_KINDS and not echo_equal(v, prm.value)
+
+    return breaks
+
+
+def _date_order_flat(tz: str) -> Callable[[Any, Any], bool]:
+    """DATE_ORDER between places without wildcards, as `DateOrder._paths` judges it."""
+
+    def breaks(a: Any, b: Any) -> bool:
+        if a is _MISS or b is _MISS:
+            return False
+        ia, ib = parse_instant(a, tz), parse_instant(b, tz)
+        return ia is None or ib is None or ia > ib
+
+    return breaks
 
 
 #: The characters a shape holds for a class of characters (`output_contracts.rules.format.shape`), as
@@ -389,6 +449,21 @@ def _store(var_name: str, collect: bool) -> Callable[[str, str, str], list[str]]
     return lambda v, t, path: [f"{var_name} = {v}"]
 
 
+def _flat_test(rule: Rule, ops: Sequence[Operand]) -> tuple[Callable[..., bool], str] | None:
+    """For RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER whose places have no wildcard:
+    the test of the places' values after the walk, and the path a violation is reported at."""
+    if any(op.wpos for op in ops):
+        return None
+    p = code(rule).params(rule)
+    if rule.code == "RELATION" and p.form != "sum_over":
+        return _relation_flat(p), ops[0].display(ops[0].concrete(()))
+    if rule.code == "CONDITIONAL" and p.then != "sum_of":
+        return _conditional_flat(p), ops[1].display(ops[1].concrete(()))
+    if rule.code == "DATE_ORDER":
+        return _date_order_flat(p.tz), ops[1].display(ops[1].concrete(()))
+    return None
+
+
 @dataclass(frozen=True)
 class ToolProgram:
     """One tool's compiled checker: `run(arguments, result)` gives (rule index, concrete path) pairs;
@@ -437,6 +512,11 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             )
             tail.append(f"        if _echo_bad({a}, {b}):")
             tail.append(f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
+        elif (flat := _flat_test(rule, ops)) is not None:
+            test, shown = flat
+            k = w.const(test)
+            tail.append(f"    if {k}({', '.join(slot(op, False) for op in ops)}):")
+            tail.append(f"        out.append(({ri}, {shown!r}))")
         else:
             fallbacks.append((ri, c.find(rule, ops), [((op.side, op.pattern), slot(op, True)) for op in ops]))
     body: list[str] = []
@@ -475,6 +555,8 @@ class Program:
     sha: str
     tools: dict[str, ToolProgram]
     episode: dict[str, list[Rule]]
+    #: the (P, K) places of the checker's CONSISTENT rules: what an episode's memory tracks
+    places: tuple[tuple[str, str], ...] = ()
 
 
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
@@ -520,12 +602,19 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
         tc = contracts.tools.get(tool)
         maps = (tc.map_parents("arg"), tc.map_parents("result")) if tc is not None and tc.maps else none
         tools[tool] = compile_tool(rules, maps)
-    prog = Program(sha, tools, episode)
+    places = tuple((r.paths[0], r.paths[1]) for rules in episode.values() for r in rules)
+    prog = Program(sha, tools, episode, places)
     if len(_PROGRAMS) >= CACHE_SIZE:
         _PROGRAMS.clear()
     _PROGRAMS[key] = prog
     STATS["built"] += 1
     return prog
+
+
+def compiled_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeMemory:
+    """`evaluate.episode_memory` from the cached program: an empty memory of one episode, without
+    listing the contract set's rules again (a stream starts one per episode)."""
+    return EpisodeMemory(program(contracts, fold).places)
 
 
 def compiled_violations(
