@@ -561,6 +561,7 @@ class Program:
 
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
 _SHAS: dict[int, tuple[ContractSet, str]] = {}
+_BY_ID: dict[tuple[int, int | None, tuple[str, ...] | None], tuple[ContractSet, Program]] = {}
 #: How many programs were built (not found in the cache): what the cache tests read.
 STATS = {"built": 0}
 
@@ -629,7 +630,16 @@ def compiled_violations(
     call_id: str = "",
 ) -> list[Violation]:
     """`evaluate.call_violations` through the compiled checker: the same violations, in the same order."""
-    prog = program(contracts, fold, codes)
+    # the per-call path: one lookup by the contract set's identity (the digest is computed once)
+    key = (id(contracts), fold, codes if codes is None or type(codes) is tuple else tuple(codes))
+    hit = _BY_ID.get(key)
+    if hit is not None and hit[0] is contracts:
+        prog = hit[1]
+    else:
+        prog = program(contracts, fold, codes)
+        if len(_BY_ID) >= CACHE_SIZE:
+            _BY_ID.clear()
+        _BY_ID[key] = (contracts, prog)
     tp = prog.tools.get(tool)
     if tp is None:
         if memory is not None:
