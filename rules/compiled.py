@@ -464,6 +464,83 @@ def _flat_test(rule: Rule, ops: Sequence[Operand]) -> tuple[Callable[..., bool],
     return None
 
 
+def _steps(descent: str, suffix: Sequence[str], maps: frozenset[str]) -> list[tuple[str, Any, str]]:
+    """How the walk goes from a node (pattern `descent`) down `suffix` (tokens without wildcards): per
+    token ("k", key, tok) a key of an object that is no map, ("i", index, tok) a fixed index (an object
+    that is no map holding the key `tok` is the engine's case), ("im", ...) the same below a map, or
+    ("never", ...) a token that names no node there."""
+    out: list[tuple[str, Any, str]] = []
+    for t in suffix:
+        n = fixed_index(t)
+        if n is not None:
+            out.append(("im" if descent in maps else "i", int(n), t))
+            descent += "/" + INDEX_TOKEN
+        else:
+            canonical = escape_token(unescape_token(t)) == t
+            out.append(
+                ("never", None, t) if descent in maps or not canonical else ("k", unescape_token(t), t)
+            )
+            descent += "/" + t
+    return out
+
+
+def _follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
+    """The one node `_steps` lead to from `v`, or `_MISS`."""
+    for kind, key, tok in steps:
+        t = type(v)
+        if kind == "k":
+            if t is not dict:
+                return _MISS
+            v = v.get(key, _MISS)
+            if v is _MISS:
+                return _MISS
+        elif kind == "never":
+            return _MISS
+        elif t is list:
+            if len(v) <= key:
+                return _MISS
+            v = v[key]
+        else:
+            if kind == "i" and t is dict and tok in v:
+                raise _BAIL
+            return _MISS
+    return v
+
+
+def _instance_relation(
+    rule: Rule, ops: Sequence[Operand], maps: tuple[frozenset[str], frozenset[str]]
+) -> tuple[str, Callable[[Any], bool], str] | None:
+    """RELATION (not sum_over) whose places are members of one array element (or map entry): the same
+    wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at each node of P
+    on the places below it (one node each at most), as `Relation._paths` pairs them by their indexes.
+    Returns (P, the test of a node of P, the first place's path below P)."""
+    if rule.code != "RELATION":
+        return None
+    p = code(rule).params(rule)
+    side = ops[0].side
+    if (
+        p.form == "sum_over"
+        or not ops[0].wpos
+        or any(op.side != side or op.wpos != ops[0].wpos for op in ops)
+    ):
+        return None
+    last = ops[0].wpos[-1]
+    toks = [op.pattern.split("/") for op in ops]
+    if any(t[: last + 1] != toks[0][: last + 1] for t in toks):
+        return None
+    prefix = "/".join(toks[0][: last + 1])
+    descent = "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in toks[0][: last + 1])
+    side_maps = maps[0] if side == "arg" else maps[1]
+    steps = [_steps(descent, t[last + 1 :], side_maps) for t in toks]
+    flat = _relation_flat(p)
+
+    def breaks(v: Any) -> bool:
+        return flat(*(_follow(v, s) for s in steps))
+
+    below = "".join("/" + (fixed_index(t) or t) for t in toks[0][last + 1 :])
+    return prefix, breaks, below
+
+
 @dataclass(frozen=True)
 class ToolProgram:
     """One tool's compiled checker: `run(arguments, result)` gives (rule index, concrete path) pairs;
@@ -512,6 +589,16 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             )
             tail.append(f"        if _echo_bad({a}, {b}):")
             tail.append(f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
+        elif (inst := _instance_relation(rule, ops, maps)) is not None:
+            at, test, below = inst
+            k = w.const(test)
+            pre = "'$args' + " if ops[0].side == "arg" else ""
+            _place(roots[ops[0].side], at).acts.append(
+                lambda v, t, path, k=k, ri=ri, pre=pre, below=below: [
+                    f"if {k}({v}):",
+                    f"    out.append(({ri}, {pre}{path} + {below!r}))",
+                ]
+            )
         elif (flat := _flat_test(rule, ops)) is not None:
             test, shown = flat
             k = w.const(test)

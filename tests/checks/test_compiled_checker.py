@@ -87,10 +87,16 @@ RULES = (
     rule("RELATION", ["/a", "/items"], {"form": "count_of", "tol": "exact"}),
     rule("RELATION", ["/items/*/p", "/items/*/q", "/items/*/r"], {"form": "product", "tol": "exact"}),
     rule("RELATION", ["/a", "/b", "/c"], {"form": "linear", "coef": [1, 1], "tol": "cent"}),
+    rule("RELATION", ["/m/~*/p", "/m/~*/q"], {"form": "linear", "coef": [1], "tol": "exact"}),
+    rule("RELATION", ["/items/*/q", "/items/*/r/*0"], {"form": "linear", "coef": [-1], "tol": "cent"}),
+    rule("RELATION", ["/items/*/r", "/items/*/x"], {"form": "count_of", "tol": "exact"}),
     rule("UNIQUE", ["/items/*/s"]),
     rule("CONDITIONAL", ["/d", "/s"], {"then": "absent", "when": {"in": ["x"]}}),
     rule("CONDITIONAL", ["/e", "/s"], {"then": "present", "when": {"in": ["y"]}}),
     rule("CONDITIONAL", ["/items", "/a"], {"then": "nonempty", "when": {"sign": ["positive"]}}),
+    rule("CONDITIONAL", ["/c", "/s"], {"then": {"equals": 3}, "when": {"in": ["a", None]}}),
+    rule("CONDITIONAL", ["/items", "/b"], {"then": "empty", "when": {"sign": ["zero", "negative"]}}),
+    rule("CONDITIONAL", ["/a", "/s", "/items/*/p"], {"then": {"sum": "cent"}, "when": {"in": ["x"]}}),
     rule("CONSISTENT", ["/s", "/id"]),
 )
 SYNTH = ContractSet(
