@@ -9,14 +9,17 @@ loop per array wildcard or map, an index per fixed index) and tests each rule's 
 place; the witness of what breaks is rendered by `evaluate.witness`, as the engine renders it, so receipts
 are byte-identical (a hypothesis test holds the two to the same violations).
 
-Covered inline: REQUIRED, TYPE, POSITIVE, NONNEG, DOMAIN, RANGE, LENGTH, FORMAT, and ECHO between two
-places without wildcards. Per-rule fallback to the code's own finder (`PropertyCode.find`), run on the
-nodes the walk collected for that rule's operands only (still no full index): ECHO with wildcards,
-DATE_ORDER, RELATION, UNIQUE, CONDITIONAL. CONSISTENT is judged against the episode memory exactly as
-the engine does. Whole-call fallback to the generic engine: an object that is not a map holding a key
-`*` or `*N` on a walked place (the key and an array index then share a pattern token), and a tool
-whose generated source does not compile. Object keys are taken to be strings (JSON): a result dict
-with non-string keys is a Python value JSON cannot hold.
+Covered inline: REQUIRED, TYPE, POSITIVE, NONNEG, DOMAIN, RANGE, LENGTH and FORMAT at their place (FORMAT
+as regular expressions of the allowed shapes, `format_breaks`); after the walk, on the one node of each
+place, ECHO, RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER between places without
+wildcards; at each array element (or map entry), RELATION (not sum_over) and DATE_ORDER between members
+of that element. Per-rule fallback to the code's own finder (`PropertyCode.find`), run on the nodes the
+walk collected for that rule's operands only (still no full index): ECHO with wildcards, RELATION
+sum_over and across elements, CONDITIONAL sum, DATE_ORDER across elements, UNIQUE. CONSISTENT is judged
+against the episode memory exactly as the engine does. Whole-call fallback to the generic engine: an
+object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
+share a pattern token), and a tool whose generated source does not compile. Object keys are taken to be
+strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold.
 
 Cache: programs are kept per (sha256 of the contract set's canonical JSON, checker, codes); the digest
 itself is kept per contract set object, so a call pays one dict lookup.
@@ -507,13 +510,14 @@ def _follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
     return v
 
 
-def _instance_relation(
+def _instance_test(
     rule: Rule, ops: Sequence[Operand], maps: tuple[frozenset[str], frozenset[str]]
 ) -> tuple[str, Callable[[Any], bool], str] | None:
-    """RELATION (not sum_over) whose places are members of one array element (or map entry): the same
-    wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at each node of P
-    on the places below it (one node each at most), as `Relation._paths` pairs them by their indexes.
-    Returns (P, the test of a node of P, the first place's path below P)."""
+    """RELATION (not sum_over) and DATE_ORDER whose places are members of one array element (or map
+    entry): the same wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at
+    each node of P on the places below it (one node each at most), as `Relation._paths` and
+    `DateOrder._paths` pair them by their indexes. Returns (P, the test of a node of P, the judged
+    place's path below P)."""
     if rule.code != "RELATION":
         return None
     p = code(rule).params(rule)
@@ -532,12 +536,13 @@ def _instance_relation(
     descent = "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in toks[0][: last + 1])
     side_maps = maps[0] if side == "arg" else maps[1]
     steps = [_steps(descent, t[last + 1 :], side_maps) for t in toks]
-    flat = _relation_flat(p)
+    flat = _relation_flat(p) if rule.code == "RELATION" else _date_order_flat(p.tz)
+    judged = 0 if rule.code == "RELATION" else 1  # the place a violation is reported at
 
     def breaks(v: Any) -> bool:
         return flat(*(_follow(v, s) for s in steps))
 
-    below = "".join("/" + (fixed_index(t) or t) for t in toks[0][last + 1 :])
+    below = "".join("/" + (fixed_index(t) or t) for t in toks[judged][last + 1 :])
     return prefix, breaks, below
 
 
@@ -589,7 +594,7 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             )
             tail.append(f"        if _echo_bad({a}, {b}):")
             tail.append(f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
-        elif (inst := _instance_relation(rule, ops, maps)) is not None:
+        elif (inst := _instance_test(rule, ops, maps)) is not None:
             at, test, below = inst
             k = w.const(test)
             pre = "'$args' + " if ops[0].side == "arg" else ""
