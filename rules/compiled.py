@@ -546,6 +546,15 @@ def _instance_test(
     return prefix, breaks, below
 
 
+def _element_act(k: str, ri: int, pre: str, below: str) -> Callable[[str, str, str], list[str]]:
+    """The lines judging one element (`_instance_test`'s test, constant `k`) at its node."""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        return [f"if {k}({v}):", f"    out.append(({ri}, {pre}{path} + {below!r}))"]
+
+    return act
+
+
 @dataclass(frozen=True)
 class ToolProgram:
     """One tool's compiled checker: `run(arguments, result)` gives (rule index, concrete path) pairs;
@@ -598,12 +607,7 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             at, test, below = inst
             k = w.const(test)
             pre = "'$args' + " if ops[0].side == "arg" else ""
-            _place(roots[ops[0].side], at).acts.append(
-                lambda v, t, path, k=k, ri=ri, pre=pre, below=below: [
-                    f"if {k}({v}):",
-                    f"    out.append(({ri}, {pre}{path} + {below!r}))",
-                ]
-            )
+            _place(roots[ops[0].side], at).acts.append(_element_act(k, ri, pre, below))
         elif (flat := _flat_test(rule, ops)) is not None:
             test, shown = flat
             k = w.const(test)
