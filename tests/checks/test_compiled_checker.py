@@ -314,6 +314,12 @@ def _check_stdin(data: bytes, contracts: Path, *more: str) -> bytes:
     return res.stdout_bytes
 
 
+def _generic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check -` through the generic engine, as before the compiled checker."""
+    monkeypatch.setattr(checker_mod, "compiled_violations", call_violations)
+    monkeypatch.setattr(checker_mod, "compiled_memory", episode_memory)
+
+
 def test_sample_world_receipts_match_golden_and_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     data = gzip.decompress(FAULTY.read_bytes())
     fast = _check_stdin(data, SAMPLE)
@@ -331,8 +337,7 @@ def test_sample_world_receipts_match_golden_and_engine(monkeypatch: pytest.Monke
     assert b'"code":"CONDITIONAL"' in fast and b'"code":"RELATION"' in fast and b'"code":"CONSISTENT"' in fast
     # and through the generic engine, every byte (call ids and all, every call with --all)
     fast_all = _check_stdin(data, SAMPLE, "--all")
-    monkeypatch.setattr(checker_mod, "compiled_violations", call_violations)
-    assert _check_stdin(data, SAMPLE) == fast
+    _generic(monkeypatch)
     assert _check_stdin(data, SAMPLE, "--all") == fast_all
 
 
@@ -396,7 +401,7 @@ def test_tau_bench_receipts_byte_identical(
             r["result"] = _damage(rng, copy.deepcopy(r["result"]))
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     fast = _check_stdin(data, cs_path, "--all")
-    monkeypatch.setattr(checker_mod, "compiled_violations", call_violations)
+    _generic(monkeypatch)
     assert _check_stdin(data, cs_path, "--all") == fast
     lines = fast.splitlines()
     assert len(lines) > 1000 and len(cs.all_rules()) > 50
