@@ -32,8 +32,9 @@ from output_contracts.checks.checker import load_contracts
 from output_contracts.checks.receipts import ENCODERS, Receipt, recovery_tools
 from output_contracts.checks.wrapper import checked, deliver_receipt
 from output_contracts.errors import CheckError
+from output_contracts.rules.compiled import compiled_violations
 from output_contracts.rules.consistent import EpisodeMemory
-from output_contracts.rules.evaluate import call_violations, episode_memory
+from output_contracts.rules.evaluate import episode_memory
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.registry import Registry, load_registry
 
@@ -170,7 +171,7 @@ class Checker(_WrapsTools):
     ) -> Receipt | None:
         args = dict(arguments) if arguments is not None else {}
         doc = decoded(result)
-        vs = call_violations(
+        vs = compiled_violations(
             self.contracts, tool, args, doc, fold=self.fold, memory=memory, call_id=call_id or ""
         )
         if not vs:

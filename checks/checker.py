@@ -3,7 +3,9 @@
 The evaluation itself is the engine of `output_contracts.rules.evaluate`, a driver over one module per property
 code (`output_contracts.rules`); this module is what a user of the checker calls:
 
-* `check_call` — one call in plain Python, for use inside an agent loop: a `Receipt`, or None.
+* `check_call` — one call in plain Python, for use inside an agent loop: a `Receipt`, or None. It runs the
+  compiled checker (`output_contracts.rules.compiled`: one generated function per tool, cached per
+  contract set), which finds what `call_violations` finds, rendered the same way.
 * `check_corpus` — every call of a Parquet corpus, vectorised: one row per violation with its witness
   (expected, observed, detail) rendered exactly as `check_call` renders it (a test compares them over
   the sample world and on random corpora).
@@ -30,17 +32,19 @@ from output_contracts.errors import CheckError, ContractsError
 from output_contracts.jsonutil import canonical_str, sha256_hex
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.base import Violation
+from output_contracts.rules.compiled import compiled_memory, compiled_violations
 from output_contracts.rules.consistent import EpisodeMemory
 from output_contracts.rules.episodes import episode_witnesses
 from output_contracts.rules.evaluate import (
     BATCH_CALLS,
     Fold,
-    call_violations,
     checked_calls,
     code,
-    episode_memory,
     find_violations,
     witness,
+)
+from output_contracts.rules.evaluate import (
+    call_violations as call_violations,  # re-exported: the generic engine, which tests hold the compiled one to
 )
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
@@ -88,7 +92,7 @@ def check_call(
     compare the call with the episode's earlier calls (named by their `call_id`); without it they are
     not judged.
     """
-    vs = call_violations(contracts, tool, arguments, result, fold=fold, memory=memory, call_id=call_id)
+    vs = compiled_violations(contracts, tool, arguments, result, fold=fold, memory=memory, call_id=call_id)
     if not vs:
         return None
     rec, inferred = recovery_plan(contracts, tool, visible_tools)
@@ -423,7 +427,7 @@ def check_lines(
 ) -> Iterator[StreamItem]:
     """Check trace lines as they arrive (`contracts check -`): one `StreamItem` per call or bad line.
 
-    Memory stays flat: each line is parsed, checked with `call_violations` and forgotten; only the
+    Memory stays flat: each line is parsed, checked with `compiled_violations` and forgotten; only the
     visible tool sets of episodes seen so far are kept (one small tuple per trace), and, for contract sets
     with CONSISTENT rules, each episode's `EpisodeMemory` (the latest value per entity and tracked place). Call ids hash the
     source *name* (the stream has no file digest), the line and the call's index within the line.
@@ -451,7 +455,7 @@ def check_lines(
             f = contracts.fold_of(call.task) if fold == "cross" else fold
             memory = memories.get(call.trace_id)
             if memory is None:
-                memory = memories[call.trace_id] = episode_memory(contracts, f)
+                memory = memories[call.trace_id] = compiled_memory(contracts, f)
             call_id = make_call_id(parser.sha, call.line or n, call.index)
             if tools is not None and call.tool not in tools:
                 # not checked, but an earlier call (or a touch) for those that are
@@ -461,7 +465,7 @@ def check_lines(
                 memory.record(call.tool, call.arguments, None, call_id, ok=False)
                 yield StreamItem("skipped", tool=call.tool, line=n)
                 continue
-            vs = call_violations(
+            vs = compiled_violations(
                 contracts,
                 call.tool,
                 call.arguments,

@@ -1,0 +1,776 @@
+"""The compiled per-call checker: each tool's rules turned into one generated Python function.
+
+`check_call`, `Checker.check` / `Session` and `contracts check -` judge one call at a time. The generic
+engine (`output_contracts.rules.evaluate.call_violations`) first indexes every node of the call
+(`index_nodes`) and then runs one finder per rule over that index. Here, as fastjsonschema does for a
+JSON Schema, the Python source of one function per tool is written once per contract set and checker
+(`compile()`, `exec`): it walks only the places the tool's rules read (a key lookup per literal token, a
+loop per array wildcard or map, an index per fixed index) and tests each rule's predicate inline at its
+place; the witness of what breaks is rendered by `evaluate.witness`, as the engine renders it, so receipts
+are byte-identical (a hypothesis test holds the two to the same violations).
+
+Covered inline: REQUIRED, TYPE, POSITIVE, NONNEG, DOMAIN, RANGE, LENGTH and FORMAT at their place (FORMAT
+as regular expressions of the allowed shapes, `format_breaks`); after the walk, on the one node of each
+place, ECHO, RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER between places without
+wildcards; at each array element (or map entry), RELATION (not sum_over) and DATE_ORDER between members
+of that element. Per-rule fallback to the code's own finder (`PropertyCode.find`), run on the nodes the
+walk collected for that rule's operands only (still no full index): ECHO with wildcards, RELATION
+sum_over and across elements, CONDITIONAL sum, DATE_ORDER across elements, UNIQUE. CONSISTENT is judged
+against the episode memory exactly as the engine does. Whole-call fallback to the generic engine: an
+object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
+share a pattern token), and a tool whose generated source does not compile. Object keys are taken to be
+strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold.
+
+Cache: programs are kept per (sha256 of the contract set's canonical JSON, checker, codes); the digest
+itself is kept per contract set object, so a call pays one dict lookup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from output_contracts.jsonutil import canonical_json, sha256_hex
+from output_contracts.rules.base import (
+    KIND_OF_TYPE,
+    NUMERIC_KINDS,
+    SCALAR_KINDS,
+    Operand,
+    PathFinder,
+    Violation,
+    is_num,
+    kind_of,
+)
+from output_contracts.rules.conditional import ConditionalParams
+from output_contracts.rules.consistent import EpisodeMemory, episode_witness
+from output_contracts.rules.dates import parse_instant
+from output_contracts.rules.echo import echo_equal
+from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, witness
+from output_contracts.rules.format import FORMAT_MAX_LEN, LONG, NON_ASCII
+from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.rules.range import _year
+from output_contracts.rules.relation import RelationParams, rhs_of, within
+from output_contracts.rules.required import _child_missing
+from output_contracts.traces.leaves import (
+    INDEX_TOKEN,
+    MAP_TOKEN,
+    escape_token,
+    fixed_index,
+    unescape_token,
+)
+
+#: Codes whose rules the generated code tests inline at their one place.
+INLINE_NODE_CODES = frozenset(("TYPE", "POSITIVE", "NONNEG", "DOMAIN", "RANGE", "LENGTH", "FORMAT"))
+#: Programs kept at once (contract set x checker x codes).
+CACHE_SIZE = 32
+
+
+class Bail(Exception):
+    """Raised by generated code on a call its walk does not cover: the generic engine judges it."""
+
+
+_BAIL = Bail()
+_MISS = object()
+
+
+def _tok(k: Any) -> str:
+    """A key's pointer token, as `index_nodes` writes it."""
+    return k if type(k) is str and "~" not in k and "/" not in k else escape_token(str(k))
+
+
+def _type_ok(v: Any, want: str) -> bool:
+    k = kind_of(v)
+    return k in NUMERIC_KINDS if want == "number" else k == want
+
+
+def _year_out(v: str, lo: float, hi: float) -> bool:
+    y = _year(v)
+    return y is not None and (y < lo or y > hi)
+
+
+def _echo_bad(r: Any, a: Any) -> bool:
+    return kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a)
+
+
+def _relation_flat(rp: RelationParams) -> Callable[..., bool]:
+    """RELATION between places without wildcards (one node each at most), as `Relation._paths` judges
+    them: whether the first value (or `_MISS`) breaks the relation with the others."""
+    count = rp.form == "count_of"
+    tol = rp.tol
+
+    def breaks(a: Any, *others: Any) -> bool:
+        if a is _MISS or not is_num(a):
+            return False
+        vals = []
+        for v in others:
+            if v is _MISS:
+                return False
+            if count:
+                v = len(v) if type(v) is list else None
+            if not is_num(v):
+                return False
+            vals.append(v)
+        return not within(a, rhs_of(rp, vals), tol)
+
+    return breaks
+
+
+def _conditional_flat(prm: ConditionalParams) -> Callable[[Any, Any], bool]:
+    """CONDITIONAL (all but `sum`) as `Conditional.paths` judges it, on the discriminator's and the
+    place's values (or `_MISS`)."""
+    then = prm.then
+    holds = prm.holds
+
+    def breaks(d: Any, v: Any) -> bool:
+        if d is _MISS or not holds(d):
+            return False
+        if then == "present":
+            return v is _MISS
+        if v is _MISS:
+            return False
+        if then == "absent":
+            return True
+        if then in ("nonempty", "empty"):
+            return type(v) is list and (len(v) > 0) != (then == "nonempty")
+        return kind_of(v) in SCALAR_KINDS and not echo_equal(v, prm.value)
+
+    return breaks
+
+
+def _date_order_flat(tz: str) -> Callable[[Any, Any], bool]:
+    """DATE_ORDER between places without wildcards, as `DateOrder._paths` judges it."""
+
+    def breaks(a: Any, b: Any) -> bool:
+        if a is _MISS or b is _MISS:
+            return False
+        ia, ib = parse_instant(a, tz), parse_instant(b, tz)
+        return ia is None or ib is None or ia > ib
+
+    return breaks
+
+
+#: The characters a shape holds for a class of characters (`output_contracts.rules.format.shape`), as
+#: regular-expression classes (bodies, without brackets).
+_CLASS_RE = {"A": "A-Z", "a": "a-z", "9": "0-9", NON_ASCII: "\\x80-\\U0010ffff"}
+
+
+def _shape_re(sh: str, loose: bool) -> str | None:
+    """A regular expression matching exactly the strings (of at most FORMAT_MAX_LEN characters) whose
+    shape is `sh`, or None when no string has that shape (a letter, digit or non-ASCII character other
+    than the class characters, or, loose, a run of one class that the shape would have collapsed)."""
+    out = []
+    prev = ""
+    for ch in sh:
+        if ch in _CLASS_RE:
+            if loose and ch == prev:
+                return None
+            out.append(f"[{_CLASS_RE[ch]}]" + ("+" if loose else ""))
+        elif ch.isascii() and not ch.isalnum():
+            out.append(re.escape(ch))
+        else:
+            return None
+        prev = ch
+    return "".join(out)
+
+
+def format_breaks(level: str, shapes: Sequence[str]) -> Callable[[str], bool]:
+    """FORMAT's test of one string (`shape(s, level) not in shapes`, or for `charset` `not parts(s) <=
+    shapes`) without computing the shape: the allowed shapes as one regular expression (per length for
+    `charset`). A hypothesis test holds it to `shape` and `parts`."""
+    long_ok = LONG in shapes
+    if level == "charset":
+        by_len: dict[int, set[str]] = {}
+        for p in shapes:
+            n, sep, c = p.partition(":")
+            if sep and n.isdigit() and len(c) <= 1:
+                chars = by_len.setdefault(int(n), set())
+                if c in _CLASS_RE:
+                    chars.add(_CLASS_RE[c])
+                elif c and c.isascii() and not c.isalnum():
+                    chars.add(re.escape(c))
+        rx = {
+            n: re.compile(f"[{''.join(sorted(cs))}]+" if n else "")
+            for n, cs in by_len.items()
+            if cs or n == 0
+        }
+
+        def charset(v: str) -> bool:
+            n = len(v)
+            if n > FORMAT_MAX_LEN:
+                return not long_ok
+            r = rx.get(n)
+            return r is None or r.fullmatch(v) is None
+
+        return charset
+    alts = [a for sh in shapes if sh != LONG and (a := _shape_re(sh, level == "loose")) is not None]
+    one = re.compile("|".join(f"(?:{a})" for a in alts)) if alts else None
+
+    def shaped(v: str) -> bool:
+        if len(v) > FORMAT_MAX_LEN:
+            return not long_ok
+        return one is None or one.fullmatch(v) is None
+
+    return shaped
+
+
+#: What generated code reads besides its own constants.
+_GLOBALS: dict[str, Any] = {
+    "_BAIL": _BAIL,
+    "_MISS": _MISS,
+    "_KOT": KIND_OF_TYPE,
+    "_tok": _tok,
+    "_type_ok": _type_ok,
+    "_is_num": is_num,
+    "_year_out": _year_out,
+    "_echo_bad": _echo_bad,
+    "_cm": _child_missing,
+}
+
+
+# ----------------------------------------------------------------------------------------------------
+# The walk: a trie of the places a tool's rules read
+
+
+@dataclass
+class _Node:
+    """One place of the walk: `descent` is the pattern `index_nodes` gives the nodes found here (fixed
+    indexes written `*`); `acts` emit the node's tests, given (value var, type var, path expression)."""
+
+    descent: str
+    children: dict[str, _Node] = field(default_factory=dict)
+    acts: list[Callable[[str, str, str], list[str]]] = field(default_factory=list)
+
+
+def _place(root: _Node, pattern: str) -> _Node:
+    node = root
+    if pattern == "":
+        return node
+    for tok in pattern.split("/")[1:]:
+        child = node.children.get(tok)
+        if child is None:
+            step = INDEX_TOKEN if fixed_index(tok) is not None else tok
+            child = node.children[tok] = _Node(node.descent + "/" + step)
+        node = child
+    return node
+
+
+def _path_expr(pieces: Sequence[tuple[bool, str]]) -> str:
+    """A Python expression for a concrete path: constant pieces merged, expressions concatenated."""
+    parts_: list[str] = []
+    const = ""
+    for is_const, text in pieces:
+        if is_const:
+            const += text
+        else:
+            if const:
+                parts_.append(repr(const))
+                const = ""
+            parts_.append(text)
+    if const or not parts_:
+        parts_.append(repr(const))
+    return " + ".join(parts_)
+
+
+class _Writer:
+    """Writes one tool's function: lines, fresh names, and the constants it needs."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.consts: dict[str, Any] = {}
+        self.n = 0
+
+    def name(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def const(self, value: Any) -> str:
+        k = self.name("K")
+        self.consts[k] = value
+        return k
+
+    def node(
+        self, node: _Node, var: str, pieces: list[tuple[bool, str]], ind: str, maps: frozenset[str]
+    ) -> None:
+        tvar = self.name("t")
+        self.lines.append(f"{ind}{tvar} = type({var})")
+        path = _path_expr(pieces)
+        for act in node.acts:
+            self.lines.extend(ind + line for line in act(var, tvar, path))
+        if not node.children:
+            return
+        stars = {t: c for t, c in node.children.items() if t == INDEX_TOKEN or fixed_index(t) is not None}
+        dict_lines: list[str] = []
+        if node.descent in maps:
+            mapc = node.children.get(MAP_TOKEN)
+            if mapc is not None:
+                k, c = self.name("k"), self.name("v")
+                dict_lines.append(f"{ind}    for {k}, {c} in {var}.items():")
+                self._sub(
+                    dict_lines, mapc, c, [*pieces, (True, "/"), (False, f"_tok({k})")], ind + "        ", maps
+                )
+        else:
+            for t in stars:  # the key `*` / `*N` would share the index's pattern token: the engine decides
+                dict_lines.append(f"{ind}    if {t!r} in {var}:")
+                dict_lines.append(f"{ind}        raise _BAIL")
+            for t, child in node.children.items():
+                if t in stars or t == MAP_TOKEN or escape_token(unescape_token(t)) != t:
+                    continue  # `~*` below a non-map and non-canonical tokens name no node of a JSON value
+                c = self.name("v")
+                dict_lines.append(f"{ind}    {c} = {var}.get({unescape_token(t)!r}, _MISS)")
+                dict_lines.append(f"{ind}    if {c} is not _MISS:")
+                self._sub(dict_lines, child, c, [*pieces, (True, "/" + t)], ind + "        ", maps)
+        list_lines: list[str] = []
+        for t, child in stars.items():
+            c = self.name("v")
+            n = fixed_index(t)
+            if n is None:
+                i = self.name("i")
+                list_lines.append(f"{ind}    for {i}, {c} in enumerate({var}):")
+                self._sub(
+                    list_lines, child, c, [*pieces, (True, "/"), (False, f"str({i})")], ind + "        ", maps
+                )
+            else:
+                list_lines.append(f"{ind}    if len({var}) > {int(n)}:")
+                list_lines.append(f"{ind}        {c} = {var}[{int(n)}]")
+                self._sub(list_lines, child, c, [*pieces, (True, "/" + n)], ind + "        ", maps)
+        if dict_lines:
+            self.lines.append(f"{ind}if {tvar} is dict:")
+            self.lines.extend(dict_lines)
+        if list_lines:
+            self.lines.append(f"{ind}{'elif' if dict_lines else 'if'} {tvar} is list:")
+            self.lines.extend(list_lines)
+
+    def _sub(
+        self,
+        into: list[str],
+        node: _Node,
+        var: str,
+        pieces: list[tuple[bool, str]],
+        ind: str,
+        maps: frozenset[str],
+    ) -> None:
+        saved, self.lines = self.lines, into
+        try:
+            self.node(node, var, pieces, ind, maps)
+        finally:
+            self.lines = saved
+
+
+# ----------------------------------------------------------------------------------------------------
+# Inline tests per code
+
+
+def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], list[str]]:
+    """The inline test of a one-place code at its place: lines appending (ri, path) when it breaks."""
+    c = code(rule)
+    prefix = "$args" if Operand.of(rule.paths[0]).side == "arg" else ""
+    name = rule.code
+    p = c.params(rule)
+    if name == "TYPE":
+        want = p.kind
+        ok = w.const(
+            frozenset(
+                t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
+            )
+        )
+        wk = w.const(want)
+
+        def cond(v: str, t: str) -> str:
+            return f"{t} not in {ok} and ({t} in _KOT or not _type_ok({v}, {wk}))"
+    elif name in ("POSITIVE", "NONNEG"):
+        op = "<=" if name == "POSITIVE" else "<"
+
+        def cond(v: str, t: str) -> str:
+            return f"(({t} is int or {t} is float) or ({t} not in _KOT and _is_num({v}))) and {v} {op} 0"
+    elif name == "DOMAIN":
+        allowed = w.const(frozenset(p.values))
+
+        def cond(v: str, t: str) -> str:
+            return f"isinstance({v}, str) and {v} not in {allowed}"
+    elif name == "LENGTH":
+        m = w.const(p.min)
+
+        def cond(v: str, t: str) -> str:
+            return f"{t} is list and len({v}) < {m}"
+    elif name == "RANGE":
+        hi = w.const(p.max)
+        if p.of == "year":
+            lo = w.const(-float("inf") if p.min is None else p.min)
+
+            def cond(v: str, t: str) -> str:
+                return f"{t} is str and _year_out({v}, {lo}, {hi})"
+        elif p.of == "magnitude":
+
+            def cond(v: str, t: str) -> str:
+                return f"({t} is int or {t} is float) and abs(float({v})) > {hi}"
+        else:
+            lo = w.const(0.0 if p.min is None else p.min)
+
+            def cond(v: str, t: str) -> str:
+                return f"({t} is int or {t} is float) and (float({v}) > {hi} or 0 < float({v}) < {lo})"
+    elif name == "FORMAT":
+        breaks = w.const(format_breaks(p.level, p.shapes))
+
+        def cond(v: str, t: str) -> str:
+            return f"isinstance({v}, str) and {breaks}({v})"
+    else:  # pragma: no cover - guarded by INLINE_NODE_CODES
+        raise ValueError(name)
+    pre = repr(prefix) + " + " if prefix else ""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        return [f"if {cond(v, t)}:", f"    out.append(({ri}, {pre}{path}))"]
+
+    return act
+
+
+def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str, str, str], list[str]]:
+    """REQUIRED rules sharing one parent: each key tested in the parent object (as `Required.group`)."""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        lines = [f"if isinstance({v}, dict):"]
+        for ri, rule in members:
+            op = Operand.of(rule.paths[0])
+            tok = op.pattern.rpartition("/")[2]
+            key = unescape_token(tok)
+            canonical = escape_token(key) == tok
+            kc, tc = w.const(key), w.const(tok)
+            pre = "'$args' + " if op.side == "arg" else ""
+            test = f"{kc} not in {v} and " if canonical else ""
+            lines.append(f"    if {test}_cm({v}, {kc}, {tc}, {canonical}):")
+            lines.append(f"        out.append(({ri}, {pre}{path} + {('/' + tok)!r}))")
+        return lines
+
+    return act
+
+
+def _store(var_name: str, collect: bool) -> Callable[[str, str, str], list[str]]:
+    """Keep a node for a rule judged after the walk: appended to a list, or stored (one node at most)."""
+    if collect:
+        return lambda v, t, path: [f"{var_name}.append(({path}, {v}))"]
+    return lambda v, t, path: [f"{var_name} = {v}"]
+
+
+def _flat_test(rule: Rule, ops: Sequence[Operand]) -> tuple[Callable[..., bool], str] | None:
+    """For RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER whose places have no wildcard:
+    the test of the places' values after the walk, and the path a violation is reported at."""
+    if any(op.wpos for op in ops):
+        return None
+    p = code(rule).params(rule)
+    if rule.code == "RELATION" and p.form != "sum_over":
+        return _relation_flat(p), ops[0].display(ops[0].concrete(()))
+    if rule.code == "CONDITIONAL" and p.then != "sum_of":
+        return _conditional_flat(p), ops[1].display(ops[1].concrete(()))
+    if rule.code == "DATE_ORDER":
+        return _date_order_flat(p.tz), ops[1].display(ops[1].concrete(()))
+    return None
+
+
+def _steps(descent: str, suffix: Sequence[str], maps: frozenset[str]) -> list[tuple[str, Any, str]]:
+    """How the walk goes from a node (pattern `descent`) down `suffix` (tokens without wildcards): per
+    token ("k", key, tok) a key of an object that is no map, ("i", index, tok) a fixed index (an object
+    that is no map holding the key `tok` is the engine's case), ("im", ...) the same below a map, or
+    ("never", ...) a token that names no node there."""
+    out: list[tuple[str, Any, str]] = []
+    for t in suffix:
+        n = fixed_index(t)
+        if n is not None:
+            out.append(("im" if descent in maps else "i", int(n), t))
+            descent += "/" + INDEX_TOKEN
+        else:
+            canonical = escape_token(unescape_token(t)) == t
+            out.append(
+                ("never", None, t) if descent in maps or not canonical else ("k", unescape_token(t), t)
+            )
+            descent += "/" + t
+    return out
+
+
+def _follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
+    """The one node `_steps` lead to from `v`, or `_MISS`."""
+    for kind, key, tok in steps:
+        t = type(v)
+        if kind == "k":
+            if t is not dict:
+                return _MISS
+            v = v.get(key, _MISS)
+            if v is _MISS:
+                return _MISS
+        elif kind == "never":
+            return _MISS
+        elif t is list:
+            if len(v) <= key:
+                return _MISS
+            v = v[key]
+        else:
+            if kind == "i" and t is dict and tok in v:
+                raise _BAIL
+            return _MISS
+    return v
+
+
+def _instance_test(
+    rule: Rule, ops: Sequence[Operand], maps: tuple[frozenset[str], frozenset[str]]
+) -> tuple[str, Callable[[Any], bool], str] | None:
+    """RELATION (not sum_over) and DATE_ORDER whose places are members of one array element (or map
+    entry): the same wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at
+    each node of P on the places below it (one node each at most), as `Relation._paths` and
+    `DateOrder._paths` pair them by their indexes. Returns (P, the test of a node of P, the judged
+    place's path below P)."""
+    if rule.code != "RELATION":
+        return None
+    p = code(rule).params(rule)
+    side = ops[0].side
+    if (
+        p.form == "sum_over"
+        or not ops[0].wpos
+        or any(op.side != side or op.wpos != ops[0].wpos for op in ops)
+    ):
+        return None
+    last = ops[0].wpos[-1]
+    toks = [op.pattern.split("/") for op in ops]
+    if any(t[: last + 1] != toks[0][: last + 1] for t in toks):
+        return None
+    prefix = "/".join(toks[0][: last + 1])
+    descent = "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in toks[0][: last + 1])
+    side_maps = maps[0] if side == "arg" else maps[1]
+    steps = [_steps(descent, t[last + 1 :], side_maps) for t in toks]
+    flat = _relation_flat(p) if rule.code == "RELATION" else _date_order_flat(p.tz)
+    judged = 0 if rule.code == "RELATION" else 1  # the place a violation is reported at
+
+    def breaks(v: Any) -> bool:
+        return flat(*(_follow(v, s) for s in steps))
+
+    below = "".join("/" + (fixed_index(t) or t) for t in toks[judged][last + 1 :])
+    return prefix, breaks, below
+
+
+def _element_act(k: str, ri: int, pre: str, below: str) -> Callable[[str, str, str], list[str]]:
+    """The lines judging one element (`_instance_test`'s test, constant `k`) at its node."""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        return [f"if {k}({v}):", f"    out.append(({ri}, {pre}{path} + {below!r}))"]
+
+    return act
+
+
+@dataclass(frozen=True)
+class ToolProgram:
+    """One tool's compiled checker: `run(arguments, result)` gives (rule index, concrete path) pairs;
+    `rules` are the tool's rules that index into; `source` is the generated code (None: generic)."""
+
+    rules: tuple[Rule, ...]
+    run: Callable[[Any, Any], list[tuple[int, str]]] | None
+    source: str | None
+
+
+def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[str]]) -> ToolProgram:
+    """Generate, compile and load one tool's checker (its rules but CONSISTENT)."""
+    w = _Writer()
+    roots = {"arg": _Node(""), "result": _Node("")}
+    tail: list[str] = []  # judged after the walk
+    init: list[str] = []
+    slots: dict[tuple[str, str, bool], str] = {}
+    fallbacks: list[tuple[int, PathFinder, list[tuple[tuple[str, str], str]]]] = []
+    required: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+
+    def slot(op: Operand, collect: bool) -> str:
+        key = (op.side, op.pattern, collect)
+        if key not in slots:
+            name = slots[key] = w.name("N" if collect else "E")
+            init.append(f"    {name} = []" if collect else f"    {name} = _MISS")
+            _place(roots[op.side], op.pattern).acts.append(_store(name, collect))
+        return slots[key]
+
+    for ri, rule in enumerate(rules):
+        c = code(rule)
+        ops = c.operands(rule)
+        if rule.code in INLINE_NODE_CODES:
+            _place(roots[ops[0].side], ops[0].pattern).acts.append(_node_test(w, rule, ri))
+        elif rule.code == "REQUIRED":
+            parent = ops[0]
+            key = (parent.side, parent.pattern)
+            if key not in required:
+                required[key] = []
+                members = required[key]
+                _place(roots[parent.side], parent.pattern).acts.append(_required_act(w, members))
+            required[key].append((ri, rule))
+        elif rule.code == "ECHO" and not ops[0].wpos and not ops[1].wpos:
+            a, b = slot(ops[0], False), slot(ops[1], False)
+            tail.append(
+                f"    if {a} is not _MISS and {b} is not _MISS and not (type({a}) is type({b}) and {a} == {b}):"
+            )
+            tail.append(f"        if _echo_bad({a}, {b}):")
+            tail.append(f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
+        elif (inst := _instance_test(rule, ops, maps)) is not None:
+            at, test, below = inst
+            k = w.const(test)
+            pre = "'$args' + " if ops[0].side == "arg" else ""
+            _place(roots[ops[0].side], at).acts.append(_element_act(k, ri, pre, below))
+        elif (flat := _flat_test(rule, ops)) is not None:
+            test, shown = flat
+            k = w.const(test)
+            tail.append(f"    if {k}({', '.join(slot(op, False) for op in ops)}):")
+            tail.append(f"        out.append(({ri}, {shown!r}))")
+        else:
+            fallbacks.append((ri, c.find(rule, ops), [((op.side, op.pattern), slot(op, True)) for op in ops]))
+    body: list[str] = []
+    for side, var in (("arg", "A"), ("result", "R")):
+        root = roots[side]
+        if root.acts or root.children:
+            w.lines = []
+            w.node(root, var, [], "    ", maps[0] if side == "arg" else maps[1])
+            body.extend(w.lines)
+    if fallbacks:
+        keys = {k: s for _ri, _f, ks in fallbacks for k, s in ks}
+        nk = w.const(None)
+        w.consts[nk] = list(keys)
+        tail.append("    _n = {" + ", ".join(f"{nk}[{i}]: {s}" for i, s in enumerate(keys.values())) + "}")
+        for ri, finder, _ks in fallbacks:
+            f = w.const(finder)
+            tail.append(f"    for _p in {f}(_n):")
+            tail.append(f"        out.append(({ri}, _p))")
+    src = "\n".join(["def check(A, R):", "    out = []", *init, *body, *tail, "    return out", ""])
+    namespace: dict[str, Any] = {**_GLOBALS, **w.consts}
+    try:
+        exec(compile(src, "<contracts compiled checker>", "exec"), namespace)
+    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly deep patterns
+        return ToolProgram(tuple(rules), None, None)
+    return ToolProgram(tuple(rules), namespace["check"], src)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Programs per contract set, and the per-call entry point
+
+
+@dataclass(frozen=True)
+class Program:
+    """The compiled checker of one contract set, checker (`fold`) and `codes` filter."""
+
+    sha: str
+    tools: dict[str, ToolProgram]
+    episode: dict[str, list[Rule]]
+    #: the (P, K) places of the checker's CONSISTENT rules: what an episode's memory tracks
+    places: tuple[tuple[str, str], ...] = ()
+
+
+_PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
+_SHAS: dict[int, tuple[ContractSet, str]] = {}
+_BY_ID: dict[tuple[int, int | None, tuple[str, ...] | None], tuple[ContractSet, Program]] = {}
+#: How many programs were built (not found in the cache): what the cache tests read.
+STATS = {"built": 0}
+
+
+def contracts_sha(contracts: ContractSet) -> str:
+    """sha256 of the contract set's canonical JSON, kept per object (a contract set is frozen)."""
+    hit = _SHAS.get(id(contracts))
+    if hit is not None and hit[0] is contracts:
+        return hit[1]
+    sha = sha256_hex(canonical_json(contracts.to_json()))
+    if len(_SHAS) >= CACHE_SIZE:
+        _SHAS.clear()
+    _SHAS[id(contracts)] = (contracts, sha)
+    return sha
+
+
+def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str] | None = None) -> Program:
+    """The compiled checker of `contracts` (checker `fold`, rules of `codes` only), from the cache when a
+    contract set with the same digest was compiled before."""
+    sha = contracts_sha(contracts)
+    key = (sha, fold, None if codes is None else tuple(sorted(set(codes))))
+    hit = _PROGRAMS.get(key)
+    if hit is not None:
+        return hit
+    per_tool: dict[str, list[Rule]] = {}
+    episode: dict[str, list[Rule]] = {}
+    for r in contracts.rules_for(fold):
+        code(r)  # validate, as the engine does
+        if r.code == EPISODE_CODE:
+            episode.setdefault(r.tool, []).append(r)
+            per_tool.setdefault(r.tool, [])
+        elif codes is None or r.code in codes:
+            per_tool.setdefault(r.tool, []).append(r)
+        else:
+            per_tool.setdefault(r.tool, [])
+    none: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    tools = {}
+    for tool, rules in per_tool.items():
+        tc = contracts.tools.get(tool)
+        maps = (tc.map_parents("arg"), tc.map_parents("result")) if tc is not None and tc.maps else none
+        tools[tool] = compile_tool(rules, maps)
+    places = tuple((r.paths[0], r.paths[1]) for rules in episode.values() for r in rules)
+    prog = Program(sha, tools, episode, places)
+    if len(_PROGRAMS) >= CACHE_SIZE:
+        _PROGRAMS.clear()
+    _PROGRAMS[key] = prog
+    STATS["built"] += 1
+    return prog
+
+
+def compiled_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeMemory:
+    """`evaluate.episode_memory` from the cached program: an empty memory of one episode, without
+    listing the contract set's rules again (a stream starts one per episode)."""
+    return EpisodeMemory(program(contracts, fold).places)
+
+
+def compiled_violations(
+    contracts: ContractSet,
+    tool: str,
+    arguments: Any,
+    result: Any,
+    *,
+    fold: int | None = None,
+    codes: Sequence[str] | None = None,
+    memory: EpisodeMemory | None = None,
+    call_id: str = "",
+) -> list[Violation]:
+    """`evaluate.call_violations` through the compiled checker: the same violations, in the same order."""
+    # the per-call path: one lookup by the contract set's identity (the digest is computed once)
+    key = (id(contracts), fold, codes if codes is None or type(codes) is tuple else tuple(codes))
+    hit = _BY_ID.get(key)
+    if hit is not None and hit[0] is contracts:
+        prog = hit[1]
+    else:
+        prog = program(contracts, fold, codes)
+        if len(_BY_ID) >= CACHE_SIZE:
+            _BY_ID.clear()
+        _BY_ID[key] = (contracts, prog)
+    tp = prog.tools.get(tool)
+    if tp is None:
+        if memory is not None:
+            memory.record(tool, arguments, result, call_id)
+        return []
+    out: list[Violation]
+    if tp.run is None:
+        out = call_violations(contracts, tool, arguments, result, fold=fold, codes=codes)
+    else:
+        try:
+            found = tp.run(arguments, result)
+        except Bail:
+            out = call_violations(contracts, tool, arguments, result, fold=fold, codes=codes)
+        else:
+            rules = tp.rules
+            out = [witness(rules[i], p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
+    if memory is not None:
+        if codes is None or EPISODE_CODE in codes:
+            for rule in prog.episode.get(tool, ()):
+                seen = memory.breaks(rule, result)
+                if seen is not None:
+                    out.append(episode_witness(rule, result, seen))
+        memory.record(tool, arguments, result, call_id)
+    if len(out) > 1:
+        out.sort(key=Violation.sort_key)
+    return out
+
+
+__all__ = [
+    "STATS",
+    "Bail",
+    "Program",
+    "ToolProgram",
+    "compile_tool",
+    "compiled_violations",
+    "contracts_sha",
+    "program",
+]
