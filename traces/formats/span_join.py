@@ -103,7 +103,7 @@ class Bad(NamedTuple):
 def mention(
     *,
     trace_id: str,
-    span_id: str,
+    span_id: str | None,
     call_id: str | None,
     name: Any,
     raw_args: Any,
