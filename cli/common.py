@@ -142,6 +142,10 @@ class OutputFormat(StrEnum):
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 QuietFlag = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")]
 SeedOption = Annotated[int | None, typer.Option("--seed", help="Random seed (default from config: 13).")]
+OverwriteFlag = Annotated[
+    bool,
+    typer.Option("--overwrite", help="Replace an existing ledger in the ledger folder (else it is refused)."),
+]
 
 
 class RichBar:

@@ -18,6 +18,7 @@ import output_contracts.repair.loop as loop
 import output_contracts.repair.policies as policies
 import output_contracts.repair.score as score
 from output_contracts.cli.common import (
+    OverwriteFlag,
     QuietFlag,
     SeedOption,
     config,
@@ -28,6 +29,7 @@ from output_contracts.cli.common import (
     progress_bar,
 )
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.ledger import claim_folder
 from output_contracts.progress import Progress
 from output_contracts.repair.executor import Executor
 from output_contracts.repair.policies import PolicyName
@@ -194,6 +196,7 @@ def repair_replay_command(
         Path | None,
         typer.Option("--ledger", help="New ledger folder to write (default: paths.repair_ledger)."),
     ] = None,
+    overwrite: OverwriteFlag = False,
     max_ops: Annotated[int | None, typer.Option("--max-ops", help="Op budget per case (default 2).")] = None,
     max_attempts: Annotated[
         int | None, typer.Option("--max-attempts", help="Attempts per case (default 2).")
@@ -242,6 +245,9 @@ def repair_replay_command(
     pol = policies.make_policy(name, patches=patches, command=command, timeout=timeout)
     all_cases = cases.read_cases(cases_path)
     inputs = [cases_path] + ([patches] if name == "precomputed" and patches else [])
+    # After the inputs are read (a bad case file replaces nothing). Every ledger writer treats an
+    # existing folder alike: refused unless --overwrite (docs/repair.md).
+    claim_folder(ledger_dir, overwrite=overwrite)
     # A bar only on a terminal: in CI logs and pipes it is noise; the summary line still follows.
     progress: Progress = progress_bar(quiet)
     summary = loop.replay(
