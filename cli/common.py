@@ -11,7 +11,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -25,6 +24,9 @@ EXIT_USAGE = 2
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Click's base exception as typer raises it: older typer used the `click` distribution, newer ones vendor
+# it as `typer._click` and no longer install `click`, so neither import is right for both
+_ClickException: type[Exception] = sys.modules[typer.BadParameter.__module__].ClickException
 
 
 class State:
@@ -59,9 +61,8 @@ class ContractsGroup(TyperGroup):
         except (
             BrokenPipeError,
             typer.Exit,
-            click.exceptions.Exit,
-            click.exceptions.ClickException,
-            click.exceptions.Abort,
+            typer.Abort,
+            _ClickException,
         ):
             # the reader of stdout went away (`contracts ... | head`): Click's main stops quietly; Click's
             # own exits (`typer.Exit(1)` for findings) and usage errors are answers, not failures
