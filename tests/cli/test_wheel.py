@@ -20,11 +20,13 @@ decorator and six (PyContracts 1.8.12's declared ones), so they are installed wi
 top-level `contracts` package, so no release of either can clash with it file by file (asserted below).
 
 Needs the network (PyPI) for PyContracts3, and the build backend unless pip's cache has them: skipped
-with the reason when pip cannot fetch them. Slow (about two minutes: one build, one venv per session).
+with the reason when pip cannot fetch them. Slow (a few minutes on a loaded machine: one build and one
+venv per test run, shared by the xdist workers).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tomllib
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,15 +91,33 @@ def _skip_if_offline(work: Path, failed: subprocess.CompletedProcess[str]) -> No
     raise AssertionError(failed.stdout + failed.stderr)
 
 
-@pytest.fixture(scope="session")
-def wheel(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`pip wheel --no-deps` of a copy of the source tree (the build never writes into the repository), or
-    the wheel `CONTRACTS_WHEEL` names (the CI job's wheel job builds and uploads one, then tests that one)."""
-    if os.environ.get(PREBUILT):
-        given = Path(os.environ[PREBUILT]).resolve()
-        assert given.is_file() and given.suffix == ".whl", given
-        return given
-    work = tmp_path_factory.mktemp("wheel")
+def _once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Path]) -> Path:
+    """`make(folder)` once per test run, even under pytest-xdist (`make test` runs two workers, each with
+    its own session): the workers share the folder above their base temporary folders and take turns
+    under a lock; a result, or a skip and its reason, is recorded for the other worker."""
+    base = factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "wheel-test"
+    shared.mkdir(exist_ok=True)
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done, skipped = shared / f"{name}.done", shared / f"{name}.skipped"
+        if done.exists():
+            return Path(done.read_text())
+        if skipped.exists():
+            pytest.skip(skipped.read_text())
+        folder = shared / name
+        shutil.rmtree(folder, ignore_errors=True)  # what a failed attempt left
+        folder.mkdir()
+        try:
+            result = make(folder)
+        except pytest.skip.Exception as e:
+            skipped.write_text(str(e.msg))
+            raise
+        done.write_text(str(result))
+        return result
+
+
+def _build(work: Path, repo: Path) -> Path:
     src = work / "src"
     shutil.copytree(repo, src, ignore=shutil.ignore_patterns(*SKIP_COPY))
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", src, "-w", work / "dist"], work)
@@ -106,17 +127,30 @@ def wheel(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return whl
 
 
-@pytest.fixture(scope="session")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel (and its declared dependencies) and PyContracts installed."""
-    work = tmp_path_factory.mktemp("venv")
+def _make_venv(work: Path, wheel: Path) -> Path:
     made = _run([sys.executable, "-m", "venv", work / "v"], work)
     assert made.returncode == 0, made.stderr
-    python = work / "v" / "bin" / "python"
-    installed = _run([python, "-m", "pip", "install", "-q", wheel, *PYCONTRACTS], work)
+    installed = _run([work / "v" / "bin" / "python", "-m", "pip", "install", "-q", wheel, *PYCONTRACTS], work)
     if installed.returncode != 0:
         _skip_if_offline(work, installed)
     return work / "v"
+
+
+@pytest.fixture(scope="session")
+def wheel(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pip wheel --no-deps` of a copy of the source tree (the build never writes into the repository), or
+    the wheel `CONTRACTS_WHEEL` names (the CI job's wheel job builds and uploads one, then tests that one)."""
+    if os.environ.get(PREBUILT):
+        given = Path(os.environ[PREBUILT]).resolve()
+        assert given.is_file() and given.suffix == ".whl", given
+        return given
+    return _once(tmp_path_factory, "wheel", lambda work: _build(work, repo))
+
+
+@pytest.fixture(scope="session")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel (and its declared dependencies) and PyContracts installed."""
+    return _once(tmp_path_factory, "venv", lambda work: _make_venv(work, wheel))
 
 
 def test_the_wheel_carries_the_package_and_nothing_else(wheel: Path, repo: Path) -> None:
