@@ -477,35 +477,35 @@ def audit_cmd(
             contracts=cs,
             registry=registry_path,
         )
+        if source.inject and not quiet:
+            inj = source.inject
+            err.print(
+                f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
+                f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
+                markup=False,
+            )
+        report, cs_used = audit_report(
+            source.corpus,
+            ledger_dir,
+            k=k,
+            seed=s,
+            contracts=cs,
+            origin=str(contracts_file) if contracts_file is not None else "mined",
+            bootstrap=n_boot,
+            encoder=encoder.value,
+            in_sample=not no_in_sample,
+            corpus_name=source.name,
+            inject=source.inject,
+            mine_from=source.original,
+            gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
+            mine_params=mine_params,
+            # leaf rows read at once (bounded memory; the contract set does not depend on it)
+            part_rows=cfg.get("mine.part_rows"),
+        )
     except BaseException:
         if temporary:  # nothing left behind in the temporary folder of a run that failed
             shutil.rmtree(ledger_dir.parent, ignore_errors=True)
         raise
-    if source.inject and not quiet:
-        inj = source.inject
-        err.print(
-            f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
-            f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
-            markup=False,
-        )
-    report, cs_used = audit_report(
-        source.corpus,
-        ledger_dir,
-        k=k,
-        seed=s,
-        contracts=cs,
-        origin=str(contracts_file) if contracts_file is not None else "mined",
-        bootstrap=n_boot,
-        encoder=encoder.value,
-        in_sample=not no_in_sample,
-        corpus_name=source.name,
-        inject=source.inject,
-        mine_from=source.original,
-        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
-        mine_params=mine_params,
-        # leaf rows read at once (bounded memory; the contract set does not depend on it)
-        part_rows=cfg.get("mine.part_rows"),
-    )
     if not quiet:
         err.print(
             f"fire events frozen in {ledger_dir} before labels were joined; re-score with "

@@ -159,3 +159,13 @@ def test_overwrite_never_removes_a_ledger_another_process_writes(tmp_path: Path)
         lock.release()
     claim_folder(ledger, overwrite=True)
     assert list(ledger.iterdir()) == []
+
+
+def test_a_failed_audit_leaves_no_temporary_folder(cwd: Path) -> None:
+    bad = cwd.parent / "bad.jsonl"
+    bad.write_text('{"tool": "get_order", "arguments": [1]}\n')
+    code, _, err = run("audit", bad, *AUDIT_ARGS)
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error[")
+    assert _named(err).parent.parent == Path(tempfile.gettempdir())  # it was named, then removed
+    assert list(Path(tempfile.gettempdir()).iterdir()) == []
+    assert list(cwd.iterdir()) == []
