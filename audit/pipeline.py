@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -129,6 +130,63 @@ def open_source(
         if created:  # nothing half-written: a work folder this call made goes with its failure
             shutil.rmtree(work_dir, ignore_errors=True)
         raise
+
+
+AUDITS_FOLDER = "audits"
+_WORK_PARTS = frozenset({"corpus", "injected", "injected.jsonl"})
+
+
+def audited_corpus(src: str | Path | Sequence[str | Path]) -> Path | None:
+    """The corpus folder an audit reads in place: SRC when it is one ingested corpus folder, else None
+    (trace files, or several sources, are ingested into the audit's work folder)."""
+    paths = [src] if isinstance(src, str | Path) else list(src)
+    if len(paths) == 1 and is_corpus(Path(paths[0])):
+        return Path(paths[0])
+    return None
+
+
+def default_ledger_dir(src: str | Path | Sequence[str | Path], params: Mapping[str, Any]) -> Path:
+    """Where an audit given no ledger folder writes: never the working directory, which nobody asked for.
+
+    For an ingested corpus folder, `<corpus>/audits/k<K>-seed<S>-<digest>` (`params` must hold `k` and
+    `seed`; the digest covers every parameter, so the name is stable: the same audit again names the same
+    folder, which is then refused like any existing ledger, and a different audit gets its own). For trace
+    files (or several sources), `ledger` in a new temporary folder (the ingested corpus goes beside it).
+    """
+    p = audited_corpus(src)
+    if p is not None:
+        return p / AUDITS_FOLDER / f"k{params['k']}-seed{params['seed']}-{json_sha256(dict(params))[:8]}"
+    return Path(tempfile.mkdtemp(prefix="contracts-audit-")) / "ledger"
+
+
+def work_dir(ledger_dir: str | Path) -> Path:
+    """The audit's work folder beside its ledger (`<ledger>.corpus`): the ingested or injected corpus
+    that `audit-score` reads later."""
+    d = Path(ledger_dir)
+    return d.with_name(d.name + ".corpus")
+
+
+def claim_audit_dirs(ledger_dir: str | Path, *, overwrite: bool = False) -> None:
+    """Refuse (or, with `overwrite`, empty) an audit's existing outputs before the run, as every ledger
+    writer does (`output_contracts.ledger.claim_folder`); the work folder beside the ledger too, since an
+    ingest into an old one would mix two runs' traces. `overwrite` removes a work folder only when it
+    holds nothing but what an audit writes there."""
+    from output_contracts.errors import UsageError
+    from output_contracts.ledger import claim_folder
+    from output_contracts.ledger.writer import OVERWRITE_FLAG
+
+    work = work_dir(ledger_dir)
+    if work.exists() and (not work.is_dir() or any(work.iterdir())):
+        names = {c.name for c in work.iterdir()} if work.is_dir() else set()
+        if not overwrite or not names or not names <= _WORK_PARTS:
+            hint = f"pass {OVERWRITE_FLAG} to replace it, or " if not overwrite and names else ""
+            raise UsageError(
+                f"the audit's work folder beside the ledger is not empty: {hint}give a new folder with --ledger",
+                source=str(work),
+            )
+    claim_folder(ledger_dir, overwrite=overwrite)
+    if work.exists():
+        shutil.rmtree(work)
 
 
 def _open_source(

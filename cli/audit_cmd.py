@@ -8,6 +8,7 @@ Thin layer: resolve options against the project config, call `output_contracts.a
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -23,7 +24,16 @@ from output_contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
 from output_contracts.audit.html import render_html
 from output_contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
 from output_contracts.audit.model import AuditReport, Interval, num, pct
-from output_contracts.audit.pipeline import audit_report, audit_score_report, open_source
+from output_contracts.audit.pipeline import (
+    audit_report,
+    audit_score_report,
+    audited_corpus,
+    claim_audit_dirs,
+    contracts_sha256,
+    default_ledger_dir,
+    open_source,
+    work_dir,
+)
 from output_contracts.audit.report import (
     counts_text,
     coverage_sentence,
@@ -43,6 +53,7 @@ from output_contracts.cli.common import (
     EXIT_FINDINGS,
     BootstrapOpt,
     MarkdownOpt,
+    OverwriteFlag,
     QuietFlag,
     config,
     contracts_option,
@@ -156,15 +167,6 @@ def _gates(
         "min_detection": cfg.get("audit.min_detection", min_det),
         "min_coverage": cfg.get("audit.min_coverage", min_cov),
     }
-
-
-def _free_dir(base: Path) -> Path:
-    """`base`, or `base-2`, `base-3`, ... : the first that does not exist or is empty."""
-    cand, n = base, 1
-    while cand.exists() and (not cand.is_dir() or any(cand.iterdir())):
-        n += 1
-        cand = base.with_name(f"{base.name}-{n}")
-    return cand
 
 
 def _add(table: Table, *cells: str) -> None:
@@ -342,18 +344,27 @@ def _ci_outputs(
             err.print(f"wrote JUnit {junit_path}", markup=False)
 
 
-def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None, Path]:
-    """Report files and the base folder for the ledger: `paths.reports` when configured, else beside
-    the report files given, else the working directory."""
+def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None]:
+    """Report files: the ones given, else `paths.reports/audit.{json,md}` when configured."""
     reports = config().path("paths.reports")
     if json_path is None and md_path is None and reports is not None:
         json_path, md_path = reports / "audit.json", reports / "audit.md"
-    if reports is not None:
-        base = reports
-    else:
-        given = next((p for p in (json_path, md_path) if p is not None), None)
-        base = given.parent if given is not None else Path(".")
-    return json_path, md_path, base
+    return json_path, md_path
+
+
+def _ledger_dir(
+    given: Path | None, src: list[Path], params: dict[str, object], quiet: bool
+) -> tuple[Path, bool]:
+    """The ledger folder (`--ledger`, else `paths.ledger`, else a default that is never the working
+    directory; one stderr line names a default) and whether it lies in a temporary folder of its own."""
+    if given is not None:
+        return given, False
+    ledger_dir = default_ledger_dir(src, params)
+    temporary = audited_corpus(src) is None
+    if not quiet:
+        where = "a temporary folder" if temporary else "under the audited corpus"
+        err.print(f"no --ledger given: the audit ledger goes to {ledger_dir} ({where})", markup=False)
+    return ledger_dir, temporary
 
 
 def audit_cmd(
@@ -389,9 +400,10 @@ def audit_cmd(
         Path | None,
         ledger_option(
             "Ledger folder for the frozen fire events (new or empty; default: paths.ledger, else "
-            "audit-ledger beside the report)."
+            "CORPUS/audits/NAME for a corpus folder, else a temporary folder; stderr names it)."
         ),
     ] = None,
+    overwrite: OverwriteFlag = False,
     as_json: JsonReportFlag = False,
     json_path: ReportOutOpt = None,
     md_path: MarkdownOpt = None,
@@ -453,64 +465,77 @@ def audit_cmd(
         raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="--rate")
     kinds = parse_kinds(inject) if inject else None
     render_options(uri_base, max_results, 0, None)  # a bad --base fails before the replay, not after
-    json_path, md_path, base = _default_reports(json_path, md_path)
-    # an explicit --ledger must be new or empty (Ledger.create refuses otherwise); a default one is
-    # never reused: audit-ledger-2, -3, ... are taken instead
-    configured = cfg.path("paths.ledger")
-    if ledger is not None:
-        ledger_dir = ledger
-    elif configured is not None:
-        ledger_dir = _free_dir(configured)
-    else:
-        ledger_dir = _free_dir(base / "audit-ledger")
+    json_path, md_path = _default_reports(json_path, md_path)
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
-    work = ledger_dir.with_name(ledger_dir.name + ".corpus")
-    source = open_source(
+    registry_path = cfg.path("paths.registry", registry)
+    mine_params = MineParams.of(
+        **{
+            name: value
+            for name, value in (
+                ("clean", cfg.get("mine.clean")),
+                ("max_domain", cfg.get("mine.max_domain")),
+                ("min_support", cfg.get("mine.min_support") or None),
+                ("max_violation_rate", cfg.get("mine.max_violation_rate")),
+                ("rule_source", cfg.get("mine.source", rule_source.value if rule_source else None)),
+            )
+            if value is not None
+        }
+    )
+    ledger_dir, temporary = _ledger_dir(
+        ledger or cfg.path("paths.ledger"),
         src,
-        work,
-        inject_kinds=kinds,
-        inject_rate=rate,
-        inject_seed=s,
-        contracts=cs,
-        registry=cfg.path("paths.registry", registry),
+        {
+            "k": k,
+            "seed": s,
+            "contracts": contracts_sha256(cs) if cs is not None else None,
+            "inject": [kinds, rate] if kinds else None,
+            "encoder": encoder.value,
+            "registry": str(registry_path) if registry_path is not None else None,
+            "mine": repr(mine_params),
+        },
+        quiet,
     )
-    if source.inject and not quiet:
-        inj = source.inject
-        err.print(
-            f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
-            f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
-            markup=False,
+    # every ledger writer treats an existing folder alike: refused unless --overwrite (docs/audit.md)
+    claim_audit_dirs(ledger_dir, overwrite=overwrite)
+    try:
+        source = open_source(
+            src,
+            work_dir(ledger_dir),
+            inject_kinds=kinds,
+            inject_rate=rate,
+            inject_seed=s,
+            contracts=cs,
+            registry=registry_path,
         )
-    report, cs_used = audit_report(
-        source.corpus,
-        ledger_dir,
-        k=k,
-        seed=s,
-        contracts=cs,
-        origin=str(contracts_file) if contracts_file is not None else "mined",
-        bootstrap=n_boot,
-        encoder=encoder.value,
-        in_sample=not no_in_sample,
-        corpus_name=source.name,
-        inject=source.inject,
-        mine_from=source.original,
-        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
-        mine_params=MineParams.of(
-            **{
-                name: value
-                for name, value in (
-                    ("clean", cfg.get("mine.clean")),
-                    ("max_domain", cfg.get("mine.max_domain")),
-                    ("min_support", cfg.get("mine.min_support") or None),
-                    ("max_violation_rate", cfg.get("mine.max_violation_rate")),
-                    ("rule_source", cfg.get("mine.source", rule_source.value if rule_source else None)),
-                )
-                if value is not None
-            }
-        ),
-        # leaf rows read at once (bounded memory; the contract set does not depend on it)
-        part_rows=cfg.get("mine.part_rows"),
-    )
+        if source.inject and not quiet:
+            inj = source.inject
+            err.print(
+                f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
+                f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
+                markup=False,
+            )
+        report, cs_used = audit_report(
+            source.corpus,
+            ledger_dir,
+            k=k,
+            seed=s,
+            contracts=cs,
+            origin=str(contracts_file) if contracts_file is not None else "mined",
+            bootstrap=n_boot,
+            encoder=encoder.value,
+            in_sample=not no_in_sample,
+            corpus_name=source.name,
+            inject=source.inject,
+            mine_from=source.original,
+            gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
+            mine_params=mine_params,
+            # leaf rows read at once (bounded memory; the contract set does not depend on it)
+            part_rows=cfg.get("mine.part_rows"),
+        )
+    except BaseException:
+        if temporary:  # nothing left behind in the temporary folder of a run that failed
+            shutil.rmtree(ledger_dir.parent, ignore_errors=True)
+        raise
     if not quiet:
         err.print(
             f"fire events frozen in {ledger_dir} before labels were joined; re-score with "

@@ -11,9 +11,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
+
+# typer >= 0.29 vendors Click as `typer._click` and no longer installs `click` (pyproject pins it)
+from typer._click.exceptions import ClickException as _ClickException
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer.core import TyperArgument, TyperGroup
@@ -102,9 +104,8 @@ class ContractsGroup(TyperGroup):
         except (
             BrokenPipeError,
             typer.Exit,
-            click.exceptions.Exit,
-            click.exceptions.ClickException,
-            click.exceptions.Abort,
+            typer.Abort,
+            _ClickException,
         ):
             # the reader of stdout went away (`contracts ... | head`): Click's main stops quietly; Click's
             # own exits (`typer.Exit(1)` for findings) and usage errors are answers, not failures
@@ -351,6 +352,12 @@ QuietFlag = Annotated[
 def json_flag(help: str) -> Any:
     """`--json`: always a flag, "JSON on stdout" (a file is `-o/--output FILE`)."""
     return typer.Option("--json", help=help)
+
+
+OverwriteFlag = Annotated[
+    bool,
+    typer.Option("--overwrite", help="Replace an existing ledger in the ledger folder (else it is refused)."),
+]
 
 
 class RichBar:

@@ -18,6 +18,7 @@ import output_contracts.repair.loop as loop
 import output_contracts.repair.policies as policies
 import output_contracts.repair.score as score
 from output_contracts.cli.common import (
+    OverwriteFlag,
     QuietFlag,
     bootstrap_option,
     config,
@@ -35,6 +36,7 @@ from output_contracts.cli.common import (
     timeout_option,
 )
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.ledger import claim_folder
 from output_contracts.progress import Progress
 from output_contracts.repair.executor import Executor
 from output_contracts.repair.policies import PolicyName
@@ -217,6 +219,7 @@ def repair_replay_command(
     ledger: Annotated[
         Path | None, ledger_option("New ledger folder to write (default: paths.repair_ledger).")
     ] = None,
+    overwrite: OverwriteFlag = False,
     max_ops: Annotated[
         int | None, typer.Option("--max-ops", metavar="N", help="Op budget per case (default 2).")
     ] = None,
@@ -270,6 +273,9 @@ def repair_replay_command(
     pol = policies.make_policy(name, patches=patches, command=command, timeout=timeout)
     all_cases = cases.read_cases(cases_path)
     inputs = [cases_path] + ([patches] if name == "precomputed" and patches else [])
+    # After the inputs are read (a bad case file replaces nothing). Every ledger writer treats an
+    # existing folder alike: refused unless --overwrite (docs/repair.md).
+    claim_folder(ledger_dir, overwrite=overwrite)
     # A bar only on a terminal: in CI logs and pipes it is noise; the summary line still follows.
     progress: Progress = progress_bar(quiet)
     summary = loop.replay(

@@ -17,7 +17,7 @@ from output_contracts.ledger.merkle import inclusion_proof, merkle_root, verify_
 from output_contracts.ledger.proof import ProofCheck, check_proof, prove
 from output_contracts.ledger.scan import Problem
 from output_contracts.ledger.verify import CODES, VerifyReport, head_info, read_entries, verify
-from output_contracts.ledger.writer import REPAIR_KIND, FreezeInfo, Ledger
+from output_contracts.ledger.writer import REPAIR_KIND, FreezeInfo, Ledger, claim_folder
 
 __all__ = [
     "CODES",
@@ -30,6 +30,7 @@ __all__ = [
     "ProofCheck",
     "VerifyReport",
     "check_proof",
+    "claim_folder",
     "head_info",
     "inclusion_proof",
     "merkle_root",

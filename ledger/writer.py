@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from output_contracts.errors import LedgerError
+from output_contracts.errors import LedgerError, UsageError
 from output_contracts.jsonutil import sha256_hex
 from output_contracts.ledger.entry import Entry, check_kind, encode_body, encode_entry, loads_exact
 from output_contracts.ledger.header import (
@@ -44,6 +45,51 @@ class FreezeInfo:
     entries: int
     head: str
     root: str
+
+
+OVERWRITE_FLAG = "--overwrite"
+
+
+def claim_folder(dir: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+    """Make `dir` ready for `Ledger.create` before a long run starts, the same way for every writer.
+
+    A missing or empty folder is fine. A non-empty one is refused (a ledger is evidence: nothing is
+    reused, suffixed or replaced silently) with a usage error naming `--overwrite`; with `overwrite`, a
+    folder that holds a ledger (`ledger.json` or `ledger.jsonl`) is emptied under the writer lock (so a
+    ledger another process is writing is never removed). A non-empty folder that is not a ledger is
+    refused even then: `--overwrite` replaces ledgers, never other files.
+    """
+    directory = Path(dir)
+    if not directory.exists():
+        return
+    if not directory.is_dir():
+        raise UsageError("the ledger folder is a file: give a new or empty folder", source=str(directory))
+    if not any(directory.iterdir()):
+        return
+    is_ledger = (directory / HEADER_NAME).exists() or (directory / ENTRIES_NAME).exists()
+    if not overwrite:
+        what = "holds a ledger (from an earlier run?)" if is_ledger else "is not empty"
+        raise UsageError(
+            f"the ledger folder {what}: pass {OVERWRITE_FLAG} to replace it, or give a new folder with --ledger",
+            source=str(directory),
+        )
+    if not is_ledger:
+        raise UsageError(
+            f"the ledger folder is not empty and holds no ledger; {OVERWRITE_FLAG} replaces only a ledger: "
+            "give a new folder with --ledger",
+            source=str(directory),
+        )
+    lock = WriterLock(directory)  # a LedgerError naming the holder when another process writes it
+    try:
+        for child in directory.iterdir():
+            if child.name == LOCK_NAME:
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    finally:
+        lock.release()
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -6,6 +6,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +261,7 @@ def test_cli_gates_and_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the default ledger's temporary folder
     res = CliRunner().invoke(
         app,
         [
@@ -290,20 +292,24 @@ def test_cli_gates_and_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert "gate failed: detection" in res.stderr
     assert [g["passed"] for g in report["gates"]] == [True, False]
     assert summary.read_text() == (tmp_path / "r.md").read_text() + "\n"
-    assert (tmp_path / "audit-ledger" / "ledger.jsonl").is_file()
-    # a second run picks a fresh ledger folder beside the report
+    # no --ledger: not beside the report, but in a temporary folder the stderr names
+    ledger = Path(report["ledger"]["path"])
+    assert not (tmp_path / "audit-ledger").exists() and ledger.parent.parent == tmp_path
+    assert (ledger / "ledger.jsonl").is_file() and f"the audit ledger goes to {ledger}" in res.stderr
+    # a second run takes another temporary folder
     res2 = CliRunner().invoke(
         app, ["audit", str(src), "--folds", "5", "--bootstrap", "0", "-o", str(tmp_path / "r2.json")]
     )
     assert res2.exit_code == 0, res2.output
-    assert orjson.loads((tmp_path / "r2.json").read_bytes())["ledger"]["path"].endswith("audit-ledger-2")
+    second = Path(orjson.loads((tmp_path / "r2.json").read_bytes())["ledger"]["path"])
+    assert second != ledger and second.parent.parent == tmp_path
     # audit-score re-derives the same figures from the frozen ledger
-    corpus_dir = tmp_path / "audit-ledger.corpus" / "corpus"
+    corpus_dir = ledger.parent / "ledger.corpus" / "corpus"
     res3 = CliRunner().invoke(
         app,
         [
             "audit-score",
-            str(tmp_path / "audit-ledger"),
+            str(ledger),
             "--corpus",
             str(corpus_dir),
             "--bootstrap",
