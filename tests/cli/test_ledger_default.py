@@ -18,7 +18,7 @@ from output_contracts.ledger import claim_folder, verify
 from output_contracts.ledger.lock import WriterLock
 
 PART = "sample_traces/clean/part-1.jsonl.gz"
-AUDIT_ARGS = ("--fold", "2", "--bootstrap", "0", "--no-in-sample")
+AUDIT_ARGS = ("--folds", "2", "--bootstrap", "0", "--no-in-sample")
 REFUSED = "pass --overwrite to replace it, or give a new folder with --ledger"
 
 
