@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
+import polars as pl
 
 from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import REJECTS_FILE
 from output_contracts.traces.ingest_columns import Columns, canon
+from output_contracts.traces.ingest_order import sort_chunk
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
 _FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))
@@ -35,6 +37,8 @@ class Run:
     progress: Progress
     cols: Columns = field(default_factory=Columns)
     parts: list[tuple[Path, Path]] = field(default_factory=list)
+    #: rows per task of each part's leaves (sorted by task: `ingest_order.SortedRun`), as `parts`
+    leaf_counts: list[pl.DataFrame] = field(default_factory=list)
     rejects_fh: IO[bytes] | None = None
     n_rejects: int = 0
     episodes: list[tuple[Any, ...]] = field(default_factory=list)
@@ -98,6 +102,7 @@ class Run:
         if self.cols.n == 0:
             return
         calls, leaves = self.cols.frames()
+        leaves, counts = sort_chunk(leaves)  # sorted runs, merged by task at commit
         k = len(self.parts)
         cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
         # staging parts are read once, at commit: a cheap codec, the final files get zstd
@@ -105,5 +110,6 @@ class Run:
             calls.write_parquet(cp, compression="lz4")
             leaves.write_parquet(lp, compression="lz4")
         self.parts.append((cp, lp))
+        self.leaf_counts.append(counts)
         self.cols.release()
         self.cols = Columns()

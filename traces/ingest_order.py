@@ -1,0 +1,195 @@
+"""Ingest step 4, the leaves: `leaves.parquet` ordered by task, with each row group's task range.
+
+Why: mining splits a corpus into task parts (every call of a task in one part) when it is too large to
+hold at once. With leaves in ingest order a part's rows lie all over the file, so mining had to write
+every leaf to a scratch folder, part by part, and read each part back. Ordered by task, a part is a
+contiguous run of row groups read straight from the corpus (`output_contracts.mining.data`), and
+`corpus.json` records each row group's first and last task so the parts can be planned from the
+manifest alone (corpus format 2).
+
+How, with bounded memory and linear cost: each flushed chunk of leaves is sorted by task (stable: a
+call's leaves keep their order) and staged as a *sorted run* with its per-task row counts. At commit
+the runs' counts give the global task order cut into ranges of about `RANGE_ROWS` rows at task
+boundaries; every run is then read once, front to back, handing each range its next rows; a range's
+rows are sorted (stable, runs in order: old corpus first, then the new chunks in ingest order) and
+appended to the target as row groups. Within a task, leaves keep their ingest order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from output_contracts.errors import reading
+from output_contracts.traces.leaves import LEAF_SCHEMA
+
+#: Leaf rows sorted in memory at once while writing (a range; a single larger task is one range).
+RANGE_ROWS = 2_000_000
+#: Most rows per row group of `leaves.parquet`; groups end at task boundaries (`group_sizes`).
+ROW_GROUP_ROWS = 128 * 1024
+#: Rows decoded at a time from a sorted run.
+_BATCH_ROWS = 64 * 1024
+
+
+@dataclass(frozen=True)
+class SortedRun:
+    """A Parquet file of leaves sorted by task (stable), and its rows per task in that order
+    (`task`: String, `n`: UInt32)."""
+
+    path: Path
+    counts: pl.DataFrame
+
+
+def task_key() -> pl.Expr:
+    """The order of format-2 leaves: `task_id` as a string (never null: a call's task defaults to its
+    trace)."""
+    return pl.col("task_id").cast(pl.String)
+
+
+def sort_chunk(leaves: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A chunk of leaves sorted by task (stable), and its rows per task (`SortedRun.counts`)."""
+    keyed = leaves.with_columns(task_key().alias("_task")).sort("_task", maintain_order=True)
+    counts = keyed.group_by("_task", maintain_order=True).len("n").rename({"_task": "task"})
+    return keyed.drop("_task"), counts
+
+
+def file_counts(path: Path) -> pl.DataFrame:
+    """Rows per task of a leaves file already sorted by task (a corpus of format 2)."""
+    return pl.scan_parquet(path).group_by(task_key().alias("task")).len("n").sort("task").collect()
+
+
+def restage_unsorted(path: Path, stage: Path) -> list[SortedRun]:
+    """Sorted runs of a leaves file in ingest order (a corpus of format 1 being appended to), made
+    `RANGE_ROWS` rows at a time: it is converted to format 2 as it is rewritten."""
+    runs = []
+    pf = pq.ParquetFile(path)
+    try:
+        for i, batch in enumerate(pf.iter_batches(batch_size=RANGE_ROWS)):
+            chunk, counts = sort_chunk(_frame(pa.Table.from_batches([batch])))
+            out = stage / f"old-leaves-{i:05d}.parquet"
+            with reading(stage, writing=True):
+                chunk.write_parquet(out, compression="lz4")
+            runs.append(SortedRun(out, counts))
+    finally:
+        pf.close()
+    return runs
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    """A leaves frame from Arrow, with the corpus leaf schema (categories restored)."""
+    df = pl.from_arrow(table)
+    assert isinstance(df, pl.DataFrame)
+    return df.cast(LEAF_SCHEMA)  # type: ignore[arg-type]
+
+
+class _RunReader:
+    """Reads one sorted run front to back, `take(n)` rows at a time (one batch buffered)."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = pq.ParquetFile(path)
+        self._batches: Iterator[pa.RecordBatch] = self._file.iter_batches(batch_size=_BATCH_ROWS)
+        self._buf: list[pa.RecordBatch] = []
+
+    def take(self, n: int) -> list[pa.RecordBatch]:
+        out: list[pa.RecordBatch] = []
+        while n > 0:
+            if not self._buf:
+                self._buf.append(next(self._batches))
+            b = self._buf[0]
+            if b.num_rows <= n:
+                out.append(b)
+                self._buf.pop(0)
+                n -= b.num_rows
+            else:
+                out.append(b.slice(0, n))
+                self._buf[0] = b.slice(n)
+                n = 0
+        return out
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def group_sizes(task_rows: Sequence[int], limit: int | None = None) -> list[int]:
+    """Row-group sizes for consecutive tasks of `task_rows` rows each: whole tasks up to `limit` rows
+    (default ROW_GROUP_ROWS) a group, so that a group boundary is a task boundary and mining can cut
+    parts there; a task larger than `limit` fills groups of its own, its rest starting the next."""
+    limit = ROW_GROUP_ROWS if limit is None else limit
+    sizes: list[int] = []
+    cur = 0
+    for n in task_rows:
+        if cur and cur + n > limit:
+            sizes.append(cur)
+            cur = 0
+        cur += n
+        while cur > limit:
+            sizes.append(limit)
+            cur -= limit
+    if cur:
+        sizes.append(cur)
+    return sizes
+
+
+def _ranges(counts: pl.DataFrame) -> pl.DataFrame:
+    """task -> range (dense, in task order): a task goes to the range its first row falls in, so a
+    range holds at most RANGE_ROWS rows plus the rest of its last task."""
+    start = pl.col("n").cum_sum() - pl.col("n")
+    return counts.with_columns(((start // RANGE_ROWS).rank("dense") - 1).cast(pl.UInt32).alias("range"))
+
+
+def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dict[str, Any]]]:
+    """Merge sorted runs into one leaves file ordered by task at `target` (zstd); returns its rows and
+    its row groups (`rows`, `first_task`, `last_task`: the `row_groups` of corpus.json)."""
+    empty = pl.DataFrame(schema=LEAF_SCHEMA).to_arrow()
+    total = (
+        pl.concat([r.counts for r in runs]).group_by("task").agg(pl.col("n").sum()).sort("task")
+        if runs
+        else pl.DataFrame(schema={"task": pl.String, "n": pl.UInt32})
+    )
+    ranges = _ranges(total.with_columns(pl.col("n").cast(pl.Int64)))
+    n_ranges = int(ranges["range"].max() or 0) + 1 if ranges.height else 0
+    # rows of each run in each range: the run hands them over in range order
+    per_run = [
+        dict(
+            r.counts.join(ranges.select("task", "range"), on="task")
+            .group_by("range")
+            .agg(pl.col("n").cast(pl.Int64).sum())
+            .iter_rows()
+        )
+        for r in runs
+    ]
+    readers = [_RunReader(r.path) for r in runs]
+    rows = 0
+    groups: list[dict[str, Any]] = []
+    try:
+        with reading(target, writing=True):
+            writer = pq.ParquetWriter(target, empty.schema, compression="zstd")
+            try:
+                for rng in range(n_ranges):
+                    # one frame per run (their Arrow string types may differ: polars decides them)
+                    taken = [rd.take(per_run[j].get(rng, 0)) for j, rd in enumerate(readers)]
+                    frame = pl.concat([_frame(pa.Table.from_batches(b)) for b in taken if b])
+                    frame = frame.sort(task_key(), maintain_order=True)
+                    table = frame.to_arrow()
+                    if table.schema != empty.schema:
+                        table = table.cast(empty.schema)
+                    tasks = frame.get_column("task_id").cast(pl.String)
+                    s = 0
+                    for n in group_sizes(tasks.rle().struct.field("len").to_list()):
+                        writer.write_table(table.slice(s, n), row_group_size=n)
+                        groups.append({"rows": n, "first_task": tasks[s], "last_task": tasks[s + n - 1]})
+                        s += n
+                    rows += frame.height
+                    del frame, table, taken
+            finally:
+                writer.close()
+    finally:
+        for rd in readers:
+            rd.close()
+    return rows, groups
