@@ -153,7 +153,7 @@ def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dic
         else pl.DataFrame(schema={"task": pl.String, "n": pl.UInt32})
     )
     ranges = _ranges(total.with_columns(pl.col("n").cast(pl.Int64)))
-    n_ranges = int(ranges["range"].max() or 0) + 1 if ranges.height else 0
+    n_ranges = ranges["range"].n_unique() if ranges.height else 0  # dense: 0 .. n_ranges - 1
     # rows of each run in each range: the run hands them over in range order
     per_run = [
         dict(
