@@ -59,6 +59,12 @@ def sort_chunk(leaves: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return keyed.drop("_task"), counts
 
 
+def run_counts(leaves: pl.DataFrame) -> pl.DataFrame:
+    """Rows per task of leaves already ordered by task (`SortedRun.counts`)."""
+    counts = leaves.group_by("task_id", maintain_order=True).len("n")
+    return counts.select(task_key().alias("task"), "n")
+
+
 def file_counts(path: Path) -> pl.DataFrame:
     """Rows per task of a leaves file already sorted by task (a corpus of format 2)."""
     return pl.scan_parquet(path).group_by(task_key().alias("task")).len("n").sort("task").collect()
@@ -85,7 +91,8 @@ def _frame(table: pa.Table) -> pl.DataFrame:
     """A leaves frame from Arrow, with the corpus leaf schema (categories restored)."""
     df = pl.from_arrow(table)
     assert isinstance(df, pl.DataFrame)
-    return df.cast(LEAF_SCHEMA)  # type: ignore[arg-type]
+    # a corpus of format 1 also has `call_id`: dropped as it is rewritten
+    return df.select(list(LEAF_SCHEMA)).cast(LEAF_SCHEMA)  # type: ignore[arg-type]
 
 
 class _RunReader:

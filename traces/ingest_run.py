@@ -20,7 +20,7 @@ from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import REJECTS_FILE
 from output_contracts.traces.ingest_columns import Columns, canon
-from output_contracts.traces.ingest_order import sort_chunk
+from output_contracts.traces.ingest_order import run_counts
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
 _FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))
@@ -102,7 +102,7 @@ class Run:
         if self.cols.n == 0:
             return
         calls, leaves = self.cols.frames()
-        leaves, counts = sort_chunk(leaves)  # sorted runs, merged by task at commit
+        counts = run_counts(leaves)  # leaves come ordered by task: a sorted run, merged at commit
         k = len(self.parts)
         cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
         # staging parts are read once, at commit: a cheap codec, the final files get zstd

@@ -127,13 +127,16 @@ def test_appending_keeps_the_task_order(tmp_path: Path) -> None:
 
 def make_format_1(corpus: Corpus) -> Corpus:
     """Rewrite a corpus as format 1 wrote it: leaves in ingest order, no row-group index."""
+    ids = corpus.scan_calls().select("cid", "call_id").collect()
     leaves = _leaf_rows_in_call_order(corpus)
+    leaves = leaves.join(ids, on="cid", maintain_order="left").select("call_id", *leaves.columns)
     f = corpus.path / LEAVES_FILE
     leaves.write_parquet(f, row_group_size=128 * 1024)
     man = corpus.manifest()
     man["format_version"] = 1
     entry = man["files"][LEAVES_FILE]
     entry.pop("row_groups")
+    entry["columns"] = [{"name": k, "type": str(v)} for k, v in leaves.schema.items()]  # with call_id
     entry.update(file_digest(f))
     write_json(corpus.path / MANIFEST_FILE, man)
     return Corpus.open(corpus.path)
@@ -165,3 +168,40 @@ def test_a_row_group_index_that_does_not_fit_the_file_is_damage(tmp_path: Path) 
     write_json(c.path / MANIFEST_FILE, man)
     with pytest.raises(TraceError, match="row groups"):
         Corpus.open(c.path)
+
+
+def test_registry_readers_agree_on_both_formats(tmp_path: Path) -> None:
+    """`registry infer` (first appearance of a pattern) and `registry check` (example call ids) read
+    leaves in either order, with or without a per-leaf call id, to the same answer."""
+    from output_contracts.registry.check import check_registry
+    from output_contracts.registry.infer import observed_patterns
+    from output_contracts.traces.registry import registry_from_json
+
+    recs = _records(200, 15)
+    new = corpus_from_records(recs, tmp_path / "new")
+    old = make_format_1(corpus_from_records(recs, tmp_path / "old"))
+    assert observed_patterns(new).equals(observed_patterns(old))
+    # first appearance: the first call's nodes come first, in document order
+    first = observed_patterns(new).head(3).rows()
+    assert first == [
+        (recs[0]["tool"], "arg", ""),
+        (recs[0]["tool"], "arg", "/id"),
+        (recs[0]["tool"], "result", ""),
+    ]
+    declared = {
+        "tools": [
+            {
+                "name": "a",
+                "output": {
+                    "type": "object",
+                    "properties": {"n": {"type": "integer", "minimum": 5}, "s": {"enum": ["red"]}},
+                },
+            }
+        ]
+    }
+    reg = registry_from_json(declared, source="tools.json")
+    got_new = [d.to_json() for d in check_registry(reg, new).disagreements]
+    got_old = [d.to_json() for d in check_registry(reg, old).disagreements]
+    assert got_new == got_old
+    bound = [d for d in got_new if d["kind"] == "bound"]
+    assert bound and all(isinstance(d["example"], str) and len(d["example"]) == 16 for d in bound)
