@@ -207,15 +207,26 @@ class Columns:
             {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
             schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
         ).with_columns(pl.col("n").cum_sum().alias("end"))
-        seg = seg.with_columns(rank.gather(seg.get_column("ci")).alias("rank"))
-        seg = seg.sort("rank", maintain_order=True)  # a call's segments stay in order: arguments, result
+        leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
+        ordered = rank.is_sorted()  # calls already in task order (a file written task by task): no gather
+        if not ordered:
+            seg = seg.with_columns(rank.gather(seg.get_column("ci")).alias("rank"))
+            seg = seg.sort("rank", maintain_order=True)  # a call's segments stay in order: arguments, result
         rep = seg.select(
             pl.col("ci").repeat_by("n").explode(),
             pl.col("side").repeat_by("n").explode(),
-            pl.int_ranges(pl.col("end") - pl.col("n"), "end", dtype=pl.UInt32).explode().alias("row"),
-        ).drop_nulls("row")
+            *(
+                []
+                if ordered
+                else [
+                    pl.int_ranges(pl.col("end") - pl.col("n"), "end", dtype=pl.UInt32).explode().alias("row")
+                ]
+            ),
+        )
+        if not ordered:
+            rep = rep.drop_nulls("row")
+            leaves = leaves[rep["row"]]
         head = calls.select("cid", "tool", "task_id")[rep["ci"]]
-        leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)[rep["row"]]
         leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
             [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
         )

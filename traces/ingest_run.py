@@ -20,7 +20,7 @@ from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import REJECTS_FILE
 from output_contracts.traces.ingest_columns import Columns, canon
-from output_contracts.traces.ingest_order import run_counts
+from output_contracts.traces.ingest_order import run_counts, write_run
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
 _FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))
@@ -104,11 +104,11 @@ class Run:
         calls, leaves = self.cols.frames()
         counts = run_counts(leaves)  # leaves come ordered by task: a sorted run, merged at commit
         k = len(self.parts)
-        cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
+        cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.arrows"
         # staging parts are read once, at commit: a cheap codec, the final files get zstd
         with reading(self.out, writing=True):  # a full disk names the corpus being written
             calls.write_parquet(cp, compression="lz4")
-            leaves.write_parquet(lp, compression="lz4")
+            write_run(leaves, lp)
         self.parts.append((cp, lp))
         self.leaf_counts.append(counts)
         self.cols.release()

@@ -205,3 +205,15 @@ def test_registry_readers_agree_on_both_formats(tmp_path: Path) -> None:
     assert got_new == got_old
     bound = [d for d in got_new if d["kind"] == "bound"]
     assert bound and all(isinstance(d["example"], str) and len(d["example"]) == 16 for d in bound)
+
+
+def test_input_already_in_task_order_is_written_as_read(tmp_path: Path) -> None:
+    """A file written task by task (the common case) skips both sorts; the result is the same layout."""
+    recs = sorted(_records(150, 12), key=lambda r: str(r["task_id"]))
+    c = corpus_from_records(recs, tmp_path / "c")
+    leaves = c.scan_leaves().collect()
+    assert leaves.drop("task_id").equals(_leaf_rows_in_call_order(c).drop("task_id"))
+    shuffled = corpus_from_records(list(reversed(recs)), tmp_path / "r")
+    # the same tasks in the same order; within a task, calls in their (reversed) ingest order
+    assert shuffled.scan_leaves().collect()["task_id"].equals(leaves["task_id"])
+    assert verify_corpus(c.path) == []
