@@ -203,13 +203,10 @@ def commit(
     calls_t, leaves_t, eps_t = out / CALLS_FILE, out / LEAVES_FILE, out / EPISODES_FILE
     old = manifest is not None
     calls_frames = ([pl.scan_parquet(calls_t)] if old and calls_t.exists() else []) + [
-        pl.scan_parquet(cp) for cp, _ in run.parts
+        pl.scan_parquet(cp) for cp in run.parts
     ]
     n_calls = _sink(calls_frames, CALL_SCHEMA, calls_t)
-    runs = _old_leaf_runs(leaves_t, run.stage, manifest) + [
-        SortedRun(lp, counts) for (_, lp), counts in zip(run.parts, run.leaf_counts, strict=True)
-    ]
-    n_leaves, leaf_groups = write_sorted(runs, leaves_t.with_name(f".{LEAVES_FILE}.tmp"))
+    n_leaves, leaf_groups = _write_leaves(leaves_t, run, manifest)
     all_sources = list((manifest or {}).get("sources", [])) + [
         _source_entry(r) for r in reports if not r.skipped
     ]
@@ -247,6 +244,21 @@ def commit(
         changed=True,
         registry=REGISTRY_FILE if registry_entry else None,
     )
+
+
+def _write_leaves(
+    target: Path, run: Run, manifest: dict[str, Any] | None
+) -> tuple[int, list[dict[str, Any]]]:
+    """`.leaves.parquet.tmp` ordered by task: the file written directly when every chunk came in task
+    order into a new corpus, else the merge of the old leaves and this run's sorted runs, in that order
+    (within a task, leaves keep ingest order). Returns its rows and row groups."""
+    tmp = target.with_name(f".{LEAVES_FILE}.tmp")
+    direct = run.direct.finish() if run.direct is not None else None
+    old = _old_leaf_runs(target, run.stage, manifest)
+    if direct is not None and run.direct is not None and not old and not run.leaf_runs:
+        os.replace(direct.path, tmp)
+        return sum(g["rows"] for g in run.direct.groups), run.direct.groups
+    return write_sorted(old + ([direct] if direct is not None else []) + run.leaf_runs, tmp)
 
 
 def _old_leaf_runs(leaves: Path, stage: Path, manifest: dict[str, Any] | None) -> list[SortedRun]:

@@ -177,10 +177,75 @@ def _task_runs(frame: pl.DataFrame) -> tuple[list[int], list[str]]:
     return runs["len"].to_list(), runs["value"].cast(pl.String).to_list()
 
 
+def _leaf_arrow_schema() -> pa.Schema:
+    return pl.DataFrame(schema=LEAF_SCHEMA).to_arrow().schema
+
+
+def _writer(target: Path) -> pq.ParquetWriter:
+    return pq.ParquetWriter(target, _leaf_arrow_schema(), compression="zstd")
+
+
+def _write_groups(
+    writer: pq.ParquetWriter, frame: pl.DataFrame, lens: list[int], names: list[str]
+) -> list[dict[str, Any]]:
+    """Append task-ordered leaves (their task runs `lens`, `names`) as row groups that end at task
+    boundaries; returns the groups' `row_groups` entries."""
+    table = frame.to_arrow()
+    schema = _leaf_arrow_schema()
+    if table.schema != schema:
+        table = table.cast(schema)
+    ends = list(itertools.accumulate(lens))  # the row after each task's last
+    groups = []
+    s = 0
+    for n in group_sizes(lens):
+        writer.write_table(table.slice(s, n), row_group_size=n)
+        first, last = names[bisect_right(ends, s)], names[bisect_right(ends, s + n - 1)]
+        groups.append({"rows": n, "first_task": first, "last_task": last})
+        s += n
+    return groups
+
+
+class DirectLeaves:
+    """The leaves of chunks that arrive in task order (each starts at or after the last task written:
+    a file written task by task), written straight into the final file's row groups, with no staged
+    run and no merge. The first chunk out of order closes it for good; it is then one sorted run,
+    the first of this ingest."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.open = True
+        self.groups: list[dict[str, Any]] = []
+        self._counts: list[pl.DataFrame] = []
+        self._last: str | None = None
+        self._writer: pq.ParquetWriter | None = None
+
+    def take(self, leaves: pl.DataFrame, counts: pl.DataFrame) -> bool:
+        """Append a task-ordered chunk when it continues the file; False (and closed) otherwise."""
+        first = counts.get_column("task")[0]
+        if not self.open or (self._last is not None and first < self._last):
+            self.open = False
+            return False
+        if self._writer is None:
+            self._writer = _writer(self.path)
+        lens, names = _task_runs(leaves)
+        self.groups += _write_groups(self._writer, leaves, lens, names)
+        self._counts.append(counts)
+        self._last = names[-1]
+        return True
+
+    def finish(self) -> SortedRun | None:
+        """Close the file: the run it holds (None when no chunk went here)."""
+        self.open = False
+        if self._writer is None:
+            return None
+        self._writer.close()
+        self._writer = None
+        return SortedRun(self.path, pl.concat(self._counts))
+
+
 def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dict[str, Any]]]:
     """Merge sorted runs into one leaves file ordered by task at `target` (zstd); returns its rows and
     its row groups (`rows`, `first_task`, `last_task`: the `row_groups` of corpus.json)."""
-    empty = pl.DataFrame(schema=LEAF_SCHEMA).to_arrow()
     total = (
         pl.concat([r.counts for r in runs]).group_by("task").agg(pl.col("n").sum()).sort("task")
         if runs
@@ -203,7 +268,7 @@ def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dic
     groups: list[dict[str, Any]] = []
     try:
         with reading(target, writing=True):
-            writer = pq.ParquetWriter(target, empty.schema, compression="zstd")
+            writer = _writer(target)
             try:
                 for rng in range(n_ranges):
                     # one frame per run (their Arrow string types may differ: polars decides them)
@@ -213,18 +278,9 @@ def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dic
                     if any(a >= b for a, b in itertools.pairwise(names)):  # runs interleave: sort
                         frame = frame.sort(task_key(), maintain_order=True)
                         lens, names = _task_runs(frame)
-                    table = frame.to_arrow()
-                    if table.schema != empty.schema:
-                        table = table.cast(empty.schema)
-                    ends = list(itertools.accumulate(lens))  # the row after each task's last
-                    s = 0
-                    for n in group_sizes(lens):
-                        writer.write_table(table.slice(s, n), row_group_size=n)
-                        first, last = names[bisect_right(ends, s)], names[bisect_right(ends, s + n - 1)]
-                        groups.append({"rows": n, "first_task": first, "last_task": last})
-                        s += n
+                    groups += _write_groups(writer, frame, lens, names)
                     rows += frame.height
-                    del frame, table, taken
+                    del frame, taken
             finally:
                 writer.close()
     finally:

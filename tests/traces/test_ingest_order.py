@@ -70,12 +70,19 @@ def test_leaves_are_ordered_by_task_and_indexed(tmp_path: Path) -> None:
     assert c.manifest()["format_version"] == 2
 
 
+def _ingest_chunked(recs: list[dict[str, object]], out: Path, chunk_rows: int) -> Corpus:
+    src = out.with_suffix(".jsonl")
+    src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    ingest([src], out, format="flat", chunk_rows=chunk_rows)
+    return Corpus.open(out)
+
+
 def test_row_groups_end_at_task_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # small groups and ranges: many of each, and the merge still writes one sorted file
+    # small chunks (sorted runs), groups and ranges: many of each, one sorted file all the same
     monkeypatch.setattr(ingest_order, "ROW_GROUP_ROWS", 300)
     monkeypatch.setattr(ingest_order, "RANGE_ROWS", 1000)
     recs = _records(200, 40)
-    small = corpus_from_records(recs, tmp_path / "small")
+    small = _ingest_chunked(recs, tmp_path / "small", 17)
     monkeypatch.undo()
     big = corpus_from_records(recs, tmp_path / "big")
     a, b = small.scan_leaves().collect(), big.scan_leaves().collect()
@@ -210,10 +217,15 @@ def test_registry_readers_agree_on_both_formats(tmp_path: Path) -> None:
 def test_input_already_in_task_order_is_written_as_read(tmp_path: Path) -> None:
     """A file written task by task (the common case) skips both sorts; the result is the same layout."""
     recs = sorted(_records(150, 12), key=lambda r: str(r["task_id"]))
-    c = corpus_from_records(recs, tmp_path / "c")
+    c = _ingest_chunked(recs, tmp_path / "c", 11)  # every chunk continues the last: written directly
     leaves = c.scan_leaves().collect()
     assert leaves.drop("task_id").equals(_leaf_rows_in_call_order(c).drop("task_id"))
-    shuffled = corpus_from_records(list(reversed(recs)), tmp_path / "r")
+    shuffled = _ingest_chunked(list(reversed(recs)), tmp_path / "r", 11)  # chunks out of order: merged
     # the same tasks in the same order; within a task, calls in their (reversed) ingest order
     assert shuffled.scan_leaves().collect()["task_id"].equals(leaves["task_id"])
     assert verify_corpus(c.path) == []
+    # merged from several runs or written from one chunk: the same file rows
+    one_chunk = corpus_from_records(list(reversed(recs)), tmp_path / "one")
+    assert shuffled.scan_leaves().collect().equals(one_chunk.scan_leaves().collect())
+    groups = c.leaf_groups()
+    assert groups is not None and verify_corpus(shuffled.path) == []
