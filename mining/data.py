@@ -10,7 +10,10 @@ Bounded memory: the same argument splits the corpus further. Tasks are dealt int
 `PART_ROWS` rows; a statistic computed per (part, fold) and merged over parts is exactly the statistic
 per fold, distinct calls and tasks included. The miner reads the parts one at a time (`MiningData.parts`),
 so peak memory follows the largest part, not the corpus; a corpus that fits in one part is read once and
-kept. The one thing not read part by part is a bounded *sample* (`sample_calls`: the first calls of
+kept. A corpus of format 2 keeps its leaves ordered by task, with each row group's task range in
+`corpus.json`: a part is then a contiguous run of row groups (cut where no task straddles), read straight
+from `leaves.parquet`, each row once. A corpus of format 1 (leaves in ingest order) is dealt into parts
+round-robin and its clean leaves written once to a scratch folder, part by part. The one thing not read part by part is a bounded *sample* (`sample_calls`: the first calls of
 each tool and fold by call key), from which ECHO and RELATION propose candidates; every candidate is then
 counted on every part.
 
@@ -38,7 +41,7 @@ import pyarrow.parquet as pq
 
 from output_contracts.errors import MiningError, reading
 from output_contracts.rules.folds import fold_table
-from output_contracts.traces.corpus import LEAVES_FILE, Corpus
+from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
@@ -113,7 +116,9 @@ class MiningData:
     tasks: pl.DataFrame
     nparts: int
     whole: Leaves | None
-    spill: Path | None = None  # the parts' leaves, written once by `load` when there are several
+    spill: Path | None = None  # format 1: the parts' leaves, written once by `load` when there are several
+    #: format 2: each part's rows of `leaves.parquet` (start, rows), when there are several
+    ranges: tuple[tuple[int, int], ...] | None = None
     #: literal (tool, side, pattern) of leaves.parquet -> pid, wild: where map keys are generalized
     #: (`output_contracts.mining.maps`) several literal patterns share one pid. None: same as `patterns`.
     literal: pl.DataFrame | None = None
@@ -138,11 +143,15 @@ class MiningData:
             yield self.part(b)
 
     def part(self, b: int) -> Leaves:
-        """Read the clean leaves of task part `b` (from the spill folder)."""
+        """Read the clean leaves of task part `b` (its rows of the corpus, or from the spill folder)."""
         if self.whole is not None:
             return self.whole
-        assert self.spill is not None
         calls = self.calls.filter(pl.col("part") == b).drop("part")
+        if self.ranges is not None:
+            start, rows = self.ranges[b]
+            leaves, n_result = _read_leaves(self, None, start, start + rows)
+            return Leaves(leaves, calls, self.patterns, self.k, n_result)
+        assert self.spill is not None
         folder = self.spill / f"part-{b:05d}"
         results = [pl.read_parquet(f) for f in sorted(folder.glob("result-*.parquet"))]
         args = [pl.read_parquet(f) for f in sorted(folder.glob("arg-*.parquet"))]
@@ -245,9 +254,20 @@ def load(
         tasks = tasks.join(fold_table(tasks["task_id"], seed, k), on="task_id", how="left")
     else:
         tasks = tasks.with_columns(pl.lit(0, pl.Int32).alias("fold"))
-    nparts = max(1, math.ceil(leaf_rows(corpus) / max(1, part_rows)))
-    # Deal tasks into parts round-robin in task-id order: balanced, and independent of the seed.
-    tasks = tasks.with_columns((pl.col("tid") % nparts).cast(pl.UInt32).alias("part"))
+    total = leaf_rows(corpus)
+    groups = corpus.leaf_groups()
+    ranges: list[Unit] | None = None
+    if groups is not None and total > part_rows:
+        ranges = plan_parts(_units(corpus, groups, part_rows), part_rows)
+        nparts = len(ranges)
+        # a task's leaves lie in the one part whose task range holds it
+        firsts = pl.Series([r.first_task for r in ranges], dtype=pl.String)
+        at = firsts.search_sorted(tasks["task_id"], side="right").cast(pl.Int64) - 1
+        tasks = tasks.with_columns(at.clip(0).cast(pl.UInt32).alias("part"))
+    else:
+        nparts = 1 if groups is not None else max(1, math.ceil(total / max(1, part_rows)))
+        # Deal tasks into parts round-robin in task-id order: balanced, and independent of the seed.
+        tasks = tasks.with_columns((pl.col("tid") % nparts).cast(pl.UInt32).alias("part"))
     calls = (
         calls.join(tasks, on="task_id", how="left")
         .select("cid", pl.col("tid").alias("task"), pl.col("tool").cast(pl.Categorical), "fold", "part")
@@ -271,9 +291,12 @@ def load(
         maps=maps,
     )
     if nparts == 1:
-        leaves, n_result = _read_leaves(data, None)
+        leaves, n_result = _read_leaves(data, None, 0, total)
         whole = Leaves(leaves, calls.drop("part"), patterns, k, n_result)
         return replace(data, whole=whole)
+    if ranges is not None:
+        starts = [sum(r.rows for r in ranges[:i]) for i in range(len(ranges))]
+        return replace(data, ranges=tuple((st, r.rows) for st, r in zip(starts, ranges, strict=True)))
     spill = Path(tempfile.mkdtemp(prefix="contracts-mine-"))
     try:
         _spill(data, spill)
@@ -281,6 +304,42 @@ def load(
         shutil.rmtree(spill, ignore_errors=True)
         raise
     return replace(data, spill=spill)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Consecutive rows of a format-2 `leaves.parquet` (a row group, a task, or a part) and the first
+    and last task they hold."""
+
+    rows: int
+    first_task: str
+    last_task: str
+
+
+def plan_parts(units: Sequence[Unit], part_rows: int) -> list[Unit]:
+    """Cut consecutive units into parts of at most `part_rows` rows, only where no task straddles the
+    cut (the last task of one unit is not the first of the next); a part exceeds `part_rows` only when
+    a task (with the rest of its unit) does."""
+    parts: list[Unit] = []
+    cur: Unit | None = None
+    for i, u in enumerate(units):
+        if cur is not None and cur.rows + u.rows > part_rows and units[i - 1].last_task != u.first_task:
+            parts.append(cur)
+            cur = None
+        cur = u if cur is None else Unit(cur.rows + u.rows, cur.first_task, u.last_task)
+    if cur is not None:
+        parts.append(cur)
+    return parts
+
+
+def _units(corpus: Corpus, groups: Sequence[LeafGroup], part_rows: int) -> list[Unit]:
+    """What parts are made of: the row groups, as `corpus.json` records them (nothing is read), or,
+    when a part is to hold fewer rows than a row group, each task's run of rows (read from the task
+    column alone)."""
+    if all(g.rows <= part_rows for g in groups):
+        return [Unit(g.rows, g.first_task, g.last_task) for g in groups]
+    runs = corpus.scan_leaves().select(pl.col("task_id").cast(pl.String).rle()).collect().unnest("task_id")
+    return [Unit(n, t, t) for n, t in runs.iter_rows()]
 
 
 def _spill(data: MiningData, where: Path) -> None:
@@ -338,14 +397,13 @@ def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
 READ_CHUNK_ROWS = 4_000_000
 
 
-def _read_leaves(data: MiningData, part: int | None) -> tuple[pl.DataFrame, int]:
-    """The clean leaves of task part `part` (None: every task), with global task and pattern ids, read
-    in chunks of READ_CHUNK_ROWS file rows; result-side rows first (so `Leaves.result` is a slice),
-    and their count."""
-    total = leaf_rows(data.corpus)
+def _read_leaves(data: MiningData, part: int | None, begin: int, end: int) -> tuple[pl.DataFrame, int]:
+    """The clean leaves among file rows [begin, end) of task part `part` (None: every task there), with
+    global task and pattern ids, read in chunks of READ_CHUNK_ROWS file rows; result-side rows first
+    (so `Leaves.result` is a slice), and their count."""
     results, args = [], []
-    for start in range(0, max(total, 1), READ_CHUNK_ROWS):
-        chunk = _read_chunk(data, part, start, READ_CHUNK_ROWS)
+    for start in range(begin, max(end, begin + 1), READ_CHUNK_ROWS):
+        chunk = _read_chunk(data, part, start, max(1, min(READ_CHUNK_ROWS, end - start)))
         is_result = pl.col("side") == "result"
         results.append(chunk.filter(is_result))
         args.append(chunk.filter(~is_result))

@@ -173,8 +173,14 @@ def check_registry(
     registry: Registry, corpus: Corpus, *, progress: Progress = NULL_PROGRESS
 ) -> RegistryCheck:
     """Compare the corpus's results (status ok) with the registry's declared outputs (see module docstring)."""
-    ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid")
-    leaves = corpus.scan_leaves().filter(pl.col("side") == "result").join(ok, on="cid", how="semi")
+    ok = corpus.scan_calls().filter(pl.col("status") == "ok").select("cid", "call_id")
+    # leaves name their call by `cid` only (format 2): the example call ids come from calls.parquet
+    leaves = (
+        corpus.scan_leaves()
+        .select(pl.exclude("call_id"))
+        .filter(pl.col("side") == "result")
+        .join(ok, on="cid")
+    )
     # Keys below a declared map (additionalProperties, no properties) are data: compare them as `~*`.
     maps: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
     for name in registry.names():

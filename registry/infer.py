@@ -138,22 +138,27 @@ def observed_patterns(corpus: Corpus) -> pl.DataFrame:
     """(tool, side, pattern) of every node in clean calls, in order of first appearance.
 
     Clean as mining means it: status ok, no `fault` label, from an episode not labelled faulty.
+    "First" is by call in `calls.parquet` (ingest order), then by node within the call: leaves are
+    ordered by task, not by call, but a call's nodes stay together and in document order.
     """
     clean_traces = corpus.scan_episodes().filter(~pl.col("faulty").fill_null(False)).select("trace_id")
     ok = (
         corpus.scan_calls()
+        .with_row_index("crow")
         .filter((pl.col("status") == "ok") & pl.col("fault").is_null())
         .join(clean_traces, on="trace_id", how="semi")
-        .select("cid")
+        .select("cid", "crow")
     )
     return (
         corpus.scan_leaves()
         .select("cid", "tool", "side", "pattern")
         .with_row_index("row")  # before the join: a join need not keep row order
-        .join(ok, on="cid", how="semi")
+        .join(ok, on="cid")
         .group_by("tool", "side", "pattern")
-        .agg(pl.col("row").min())
-        .sort("row")
+        .agg(
+            (pl.col("crow").cast(pl.UInt64) * (1 << 32) + pl.col("row").cast(pl.UInt64)).min().alias("first")
+        )
+        .sort("first")
         .select(
             pl.col("tool").cast(pl.String),
             pl.col("side").cast(pl.String),

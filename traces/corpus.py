@@ -12,11 +12,15 @@ from typing import Any
 
 import orjson
 import polars as pl
+import pyarrow.parquet as pq
 
 from output_contracts.errors import ContractsError, TraceError, reading
 from output_contracts.traces.leaves import LEAF_SCHEMA
 
-CORPUS_FORMAT_VERSION = 1
+#: Format 2 orders `leaves.parquet` by task and records each row group's task range (`LeafGroup`);
+#: format 1 corpora (leaves in ingest order, no index) still open, and mining reads them the old way.
+CORPUS_FORMAT_VERSION = 2
+READABLE_FORMAT_VERSIONS = (1, 2)
 CALLS_FILE = "calls.parquet"
 LEAVES_FILE = "leaves.parquet"
 EPISODES_FILE = "episodes.parquet"
@@ -83,6 +87,17 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 
 
 @dataclass(frozen=True)
+class LeafGroup:
+    """One row group of a format-2 `leaves.parquet`: its rows and the first and last task it holds
+    (tasks compared as strings: the file is sorted by `task_id`, stable, so a task's leaves are
+    contiguous and keep their ingest order). A task may span several groups."""
+
+    rows: int
+    first_task: str
+    last_task: str
+
+
+@dataclass(frozen=True)
 class Corpus:
     """A corpus folder. Use `Corpus.open` to check it exists and is a corpus."""
 
@@ -128,13 +143,22 @@ class Corpus:
             raise TraceError(f"damaged corpus: not JSON ({e})", source=str(f)) from None
         if not isinstance(data, dict) or not isinstance(data.get("sources"), list):
             raise TraceError("damaged corpus: not a corpus manifest (no list of sources)", source=str(f))
-        if data.get("format_version") != CORPUS_FORMAT_VERSION:
+        if data.get("format_version") not in READABLE_FORMAT_VERSIONS:
             raise TraceError(
                 f"corpus format version {data.get('format_version')!r}, this contracts reads "
-                f"{CORPUS_FORMAT_VERSION}: re-ingest the sources with this version",
+                f"{' and '.join(map(str, READABLE_FORMAT_VERSIONS))}: re-ingest the sources with this version",
                 source=str(f),
             )
         return data
+
+    def leaf_groups(self) -> tuple[LeafGroup, ...] | None:
+        """The row groups of `leaves.parquet` with the task range each holds, in file order (the file
+        is ordered by task), or None for a corpus of format 1 (leaves in ingest order, no index)."""
+        entry = (self.manifest().get("files") or {}).get(LEAVES_FILE) or {}
+        groups = entry.get("row_groups")
+        if not isinstance(groups, list):
+            return None
+        return tuple(LeafGroup(int(g["rows"]), str(g["first_task"]), str(g["last_task"])) for g in groups)
 
     def sha256(self) -> str:
         """A digest of the corpus content: the sha256 of its sources' digests, in sorted order."""
@@ -230,6 +254,14 @@ def _check_footer(f: Path, entry: dict[str, Any]) -> None:
         raise TraceError(
             f"damaged corpus: {f.name} has other columns than corpus.json records", source=str(f)
         )
+    groups = entry.get("row_groups")
+    if isinstance(groups, list):  # the task index mining reads parts by: it must describe this file
+        meta = pq.ParquetFile(f).metadata
+        have = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        if have != [g.get("rows") for g in groups if isinstance(g, dict)]:
+            raise TraceError(
+                f"damaged corpus: {f.name} has other row groups than corpus.json records", source=str(f)
+            )
 
 
 def _count_lines(p: Path) -> int:

@@ -69,8 +69,9 @@ class Columns:
     short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
     which are most nodes, and reuses the path string as the pattern while no array is crossed (there they
     are equal). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
-    call rows are laid out the same way. The call-level columns of leaves (`call_id`, `tool`, ...) are not
-    repeated per node in Python but gathered by polars from one (call, side, count) segment per side.
+    call rows are laid out the same way. The call-level columns of leaves (`cid`, `tool`, `task_id`) are not
+    repeated per node in Python but gathered by polars from one (call, side, count) segment per side;
+    leaves join calls by `cid` (no per-leaf `call_id` string: nothing reads one).
     """
 
     def __init__(self) -> None:
@@ -190,15 +191,42 @@ class Columns:
             col.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The chunk as (calls, leaves) frames with the corpus schemas."""
+        """The chunk as (calls, leaves) frames with the corpus schemas; calls in ingest order, leaves
+        ordered by task (stable: a sorted run, `ingest_order`). The order is decided per call, on the
+        calls' tasks, and applied to the leaves as one gather: no per-leaf sort key."""
         calls = _strided_frame(self.call_flat, _CALL_ROW_SCHEMA).cast(CALL_SCHEMA)  # type: ignore[arg-type]
+        rank = (
+            calls.select(pl.col("task_id").cast(pl.String))
+            .with_row_index("ci")
+            .sort("task_id", maintain_order=True)
+            .with_row_index("rank")
+            .sort("ci")
+            .get_column("rank")
+        )
         seg = pl.DataFrame(
             {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
             schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
-        )
-        rep = seg.select(pl.col("ci").repeat_by("n").explode(), pl.col("side").repeat_by("n").explode())
-        head = calls.select("call_id", "cid", "tool", "task_id")[rep["ci"]]
+        ).with_columns(pl.col("n").cum_sum().alias("end"))
         leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
+        ordered = rank.is_sorted()  # calls already in task order (a file written task by task): no gather
+        if not ordered:
+            seg = seg.with_columns(rank.gather(seg.get_column("ci")).alias("rank"))
+            seg = seg.sort("rank", maintain_order=True)  # a call's segments stay in order: arguments, result
+        rep = seg.select(
+            pl.col("ci").repeat_by("n").explode(),
+            pl.col("side").repeat_by("n").explode(),
+            *(
+                []
+                if ordered
+                else [
+                    pl.int_ranges(pl.col("end") - pl.col("n"), "end", dtype=pl.UInt32).explode().alias("row")
+                ]
+            ),
+        )
+        if not ordered:
+            rep = rep.drop_nulls("row")
+            leaves = leaves[rep["row"]]
+        head = calls.select("cid", "tool", "task_id")[rep["ci"]]
         leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
             [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
         )

@@ -39,9 +39,9 @@ from output_contracts.traces.corpus import (
     SCHEMAS,
 )
 from output_contracts.traces.ingest_columns import finalize_episodes
+from output_contracts.traces.ingest_order import SortedRun, file_counts, restage_unsorted, write_sorted
 from output_contracts.traces.ingest_run import Run
 from output_contracts.traces.ingest_sources import SourceReport
-from output_contracts.traces.leaves import LEAF_SCHEMA
 
 REGISTRY_FILE = "tools.json"
 STAGING_PREFIX = ".ingest-"
@@ -203,13 +203,10 @@ def commit(
     calls_t, leaves_t, eps_t = out / CALLS_FILE, out / LEAVES_FILE, out / EPISODES_FILE
     old = manifest is not None
     calls_frames = ([pl.scan_parquet(calls_t)] if old and calls_t.exists() else []) + [
-        pl.scan_parquet(cp) for cp, _ in run.parts
-    ]
-    leaves_frames = ([pl.scan_parquet(leaves_t)] if old and leaves_t.exists() else []) + [
-        pl.scan_parquet(lp) for _, lp in run.parts
+        pl.scan_parquet(cp) for cp in run.parts
     ]
     n_calls = _sink(calls_frames, CALL_SCHEMA, calls_t)
-    n_leaves = _sink(leaves_frames, LEAF_SCHEMA, leaves_t)
+    n_leaves, leaf_groups = _write_leaves(leaves_t, run, manifest)
     all_sources = list((manifest or {}).get("sources", [])) + [
         _source_entry(r) for r in reports if not r.skipped
     ]
@@ -226,6 +223,7 @@ def commit(
         (out / f".{REGISTRY_FILE}.tmp").write_bytes(registry.data)
         registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(registry.data), "tools": registry.tools}
     new_manifest = _manifest(all_sources, n_calls, n_leaves, eps.height, n_rejects, registry_entry)
+    new_manifest["files"][LEAVES_FILE]["row_groups"] = leaf_groups
     for name, entry in new_manifest["files"].items():
         entry.update(file_digest(out / f".{name}.tmp"))
     validate(new_manifest, "corpus-manifest", source=str(out / MANIFEST_FILE))
@@ -246,6 +244,31 @@ def commit(
         changed=True,
         registry=REGISTRY_FILE if registry_entry else None,
     )
+
+
+def _write_leaves(
+    target: Path, run: Run, manifest: dict[str, Any] | None
+) -> tuple[int, list[dict[str, Any]]]:
+    """`.leaves.parquet.tmp` ordered by task: the file written directly when every chunk came in task
+    order into a new corpus, else the merge of the old leaves and this run's sorted runs, in that order
+    (within a task, leaves keep ingest order). Returns its rows and row groups."""
+    tmp = target.with_name(f".{LEAVES_FILE}.tmp")
+    direct = run.direct.finish() if run.direct is not None else None
+    old = _old_leaf_runs(target, run.stage, manifest)
+    if direct is not None and run.direct is not None and not old and not run.leaf_runs:
+        os.replace(direct.path, tmp)
+        return sum(g["rows"] for g in run.direct.groups), run.direct.groups
+    return write_sorted(old + ([direct] if direct is not None else []) + run.leaf_runs, tmp)
+
+
+def _old_leaf_runs(leaves: Path, stage: Path, manifest: dict[str, Any] | None) -> list[SortedRun]:
+    """The corpus's leaves as sorted runs when appending: the file itself when it is ordered by task
+    (format 2), else (format 1) re-sorted into the staging folder in bounded pieces."""
+    if manifest is None or not leaves.exists():
+        return []
+    if manifest.get("format_version") == CORPUS_FORMAT_VERSION:
+        return [SortedRun(leaves, file_counts(leaves))]
+    return restage_unsorted(leaves, stage)
 
 
 def _manifest(

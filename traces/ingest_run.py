@@ -19,6 +19,7 @@ from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import REJECTS_FILE
 from output_contracts.traces.ingest_columns import Columns, canon
+from output_contracts.traces.ingest_order import DirectLeaves, SortedRun, run_counts, write_run
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
 _FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))
@@ -34,7 +35,11 @@ class Run:
     chunk_rows: int
     progress: Progress
     cols: Columns = field(default_factory=Columns)
-    parts: list[tuple[Path, Path]] = field(default_factory=list)
+    parts: list[Path] = field(default_factory=list)  # the calls of each flushed chunk
+    #: the leaves of chunks that came in task order, straight into the final file's row groups ...
+    direct: DirectLeaves | None = None
+    #: ... and those of later chunks, staged as sorted runs merged at commit (`ingest_order`)
+    leaf_runs: list[SortedRun] = field(default_factory=list)
     rejects_fh: IO[bytes] | None = None
     n_rejects: int = 0
     episodes: list[tuple[Any, ...]] = field(default_factory=list)
@@ -98,12 +103,17 @@ class Run:
         if self.cols.n == 0:
             return
         calls, leaves = self.cols.frames()
+        counts = run_counts(leaves)  # leaves come ordered by task: a sorted run
         k = len(self.parts)
-        cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.parquet"
+        cp, lp = self.stage / f"calls-{k:05d}.parquet", self.stage / f"leaves-{k:05d}.arrows"
+        if self.direct is None:
+            self.direct = DirectLeaves(self.stage / "leaves-direct.parquet")
         # staging parts are read once, at commit: a cheap codec, the final files get zstd
         with reading(self.out, writing=True):  # a full disk names the corpus being written
             calls.write_parquet(cp, compression="lz4")
-            leaves.write_parquet(lp, compression="lz4")
-        self.parts.append((cp, lp))
+            if not self.direct.take(leaves, counts):
+                write_run(leaves, lp)
+                self.leaf_runs.append(SortedRun(lp, counts))
+        self.parts.append(cp)
         self.cols.release()
         self.cols = Columns()

@@ -25,9 +25,9 @@ SIDES = ("arg", "result")
 KIND_DTYPE = pl.Enum(list(KINDS))
 SIDE_DTYPE = pl.Enum(list(SIDES))
 
-#: Column order and types of `leaves.parquet`.
+#: Column order and types of `leaves.parquet`. A leaf names its call by `cid` alone (the call's
+#: `call_id` as an integer, `calls.parquet` has both); corpora of format 1 also carry `call_id`.
 LEAF_SCHEMA: dict[str, pl.DataType] = {
-    "call_id": pl.String(),
     "cid": pl.UInt64(),
     "tool": pl.Categorical(),
     "task_id": pl.Categorical(),

@@ -29,10 +29,11 @@ def test_sample_world_in_parts_is_byte_identical(sample_corpus: Corpus) -> None:
     one = _bytes(sample_corpus, folds=5, seed=13)
     for parts in (2, 7):
         data = load(sample_corpus, clean="ok", k=5, seed=13, tools=None, part_rows=rows // parts + 1)
-        assert data.nparts == parts
+        # parts are cut at task (and row-group) boundaries: at least as many as asked for
+        assert data.nparts >= parts
         assert data.whole is None
         # every clean call lies in exactly one part, and the parts' leaves add up to the whole corpus's
-        got = [data.part(b) for b in range(parts)]
+        got = [data.part(b) for b in range(data.nparts)]
         assert sum(p.calls.height for p in got) == data.calls.height
         whole = load(sample_corpus, clean="ok", k=5, seed=13, tools=None)
         assert whole.whole is not None

@@ -146,7 +146,7 @@ def test_idempotent_and_incremental(tmp_path: Path) -> None:
     calls = pl.read_parquet(out / "calls.parquet")
     assert calls.height == 38 and calls["call_id"].n_unique() == 38
     leaves = pl.read_parquet(out / "leaves.parquet")
-    assert leaves["call_id"].n_unique() == 38
+    assert leaves["cid"].n_unique() == 38 and set(leaves["cid"]) == set(calls["cid"])
     man = Corpus.open(out).manifest()
     assert [s["source"] for s in man["sources"]] == [
         str(src / "a.jsonl"),
@@ -198,7 +198,7 @@ def test_schemas_and_categoricals(tmp_path: Path) -> None:
     for col in ("tool", "task_id"):
         assert c.scan_calls().collect_schema()[col] == pl.Categorical()
     assert c.scan_leaves().collect_schema()["pattern"] == pl.Categorical()
-    leaves = c.scan_leaves().filter(pl.col("call_id") == c.scan_calls().collect()["call_id"][0]).collect()
+    leaves = c.scan_leaves().filter(pl.col("cid") == c.scan_calls().collect()["cid"][0]).collect()
     assert leaves.select("side", "path", "pattern", "kind").rows() == [
         ("arg", "", "", "object"),
         ("arg", "/sku", "/sku", "string"),
@@ -394,10 +394,7 @@ def test_record_failing_half_way_is_undone(tmp_path: Path) -> None:
     assert (s.lines, s.ok, s.rejects, s.calls) == (2, 1, 1, 1)
     c = Corpus.open(tmp_path / "c")
     assert c.scan_calls().collect()["trace_id"].to_list() == ["e2"]
-    assert (
-        c.scan_leaves().collect()["call_id"].unique().to_list()
-        == c.scan_calls().collect()["call_id"].to_list()
-    )
+    assert c.scan_leaves().collect()["cid"].unique().to_list() == c.scan_calls().collect()["cid"].to_list()
     assert c.rejects()[0]["error"] == "call 1 (g) is nested too deeply"
 
 
