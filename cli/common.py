@@ -148,9 +148,18 @@ class RichBar:
     """`output_contracts.progress.Progress` rendered as a transient rich bar on stderr.
 
     `unit="bytes"` shows bytes read (ingest, ledger verify); `unit="items"` shows n/total (calls, cases).
+    One bar may hear several tasks in turn (`mine SRC` ingests, then mines): each `start` opens a fresh
+    bar, in bytes for the tasks that count bytes whatever the command's unit.
     """
 
+    BYTE_TASKS = frozenset({"ingest"})
+
     def __init__(self, unit: str = "items") -> None:
+        self._unit = unit
+        self._bar: Any = None
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -160,7 +169,9 @@ class RichBar:
         )
         from rich.progress import Progress as _RichProgress
 
-        counter = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+        self.finish()
+        in_bytes = self._unit == "bytes" or task in self.BYTE_TASKS
+        counter = DownloadColumn() if in_bytes else MofNCompleteColumn()
         self._bar = _RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -169,18 +180,18 @@ class RichBar:
             console=err,
             transient=True,
         )
-        self._task: Any = None
-
-    def start(self, task: str, total: int | None) -> None:
         self._bar.start()
         self._task = self._bar.add_task(task, total=total)
 
     def advance(self, n: int = 1) -> None:
-        if self._task is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.advance(self._task, n)
 
     def finish(self) -> None:
-        self._bar.stop()
+        if self._bar is not None:
+            self._bar.stop()
+        self._bar = None
+        self._task = None
 
 
 def progress_bar(quiet: bool, unit: str = "items") -> Any:
@@ -196,3 +207,12 @@ def wide(console: Console) -> Console:
     if console.is_terminal:
         return console
     return Console(stderr=console.stderr, width=240, highlight=False, soft_wrap=True)
+
+
+PlainFlag = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="Print the table as tab-separated values: one header line, full values, no colour (for cut, awk).",
+    ),
+]
