@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from output_contracts import __version__
@@ -39,7 +38,8 @@ from output_contracts.audit.report import (
 from output_contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
 from output_contracts.checks.receipts import EncoderName
 from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
-from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out
+from output_contracts.cli.common import EXIT_FINDINGS, PlainFlag, QuietFlag, config, err, out, progress_bar
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -145,19 +145,20 @@ def _free_dir(base: Path) -> Path:
     return cand
 
 
-def _add(table: Table, *cells: str) -> None:
-    """A row of plain text: interval brackets like `[n/a, n/a]` must not be read as rich markup."""
-    table.add_row(*(Text(c) for c in cells))
-
-
-def _headline_table(report: AuditReport) -> Table:
+def _headline_table(report: AuditReport) -> Grid:
     """The headline figures with intervals and counts (detection per kind under the overall one)."""
-    t = Table(title="Audit (95% task-clustered bootstrap intervals)", title_justify="left")
-    for col in ("metric", "value", "interval", "counts"):
-        t.add_column(col, justify="left" if col == "metric" else "right")
+    t = Grid(
+        [
+            Column("metric", "text"),
+            Column("value", "num"),
+            Column("interval", "num"),
+            Column("counts", "text"),
+        ],
+        title="Audit (95% task-clustered bootstrap intervals)",
+    )
 
     def row(label: str, r: Interval, counts: str, fmt: Callable[[float | None], str] = pct) -> None:
-        _add(t, label, fmt(r.value), interval_text(r, fmt), counts)
+        t.add_row(label, fmt(r.value), interval_text(r, fmt), counts)
 
     fr, sp, det, cost = report.fire_rate, report.spurious, report.detection, report.receipt_cost
     row("fire rate (organic)", fr, counts_text(fr))
@@ -187,60 +188,74 @@ def _headline_table(report: AuditReport) -> Table:
     return t
 
 
-def _tools_table(report: AuditReport) -> Table:
-    """The 20 most firing tools."""
-    tt = Table(title="By tool (sorted by fires)", title_justify="left")
-    for col in ("tool", "fires", "organic", "fire rate", "labelled", "detected"):
-        tt.add_column(col, justify="left" if col == "tool" else "right")
-    for r in report.tools[:20]:
-        _add(
-            tt, r.tool, str(r.fires), str(r.organic), pct(r.fire_rate.value), str(r.labelled), str(r.detected)
-        )
+def _tools_table(report: AuditReport, limit: int | None = 20) -> Grid:
+    """The most firing tools (20 of them on a terminal, every one with --plain)."""
+    tt = Grid(
+        [
+            Column("tool", "name"),
+            Column("fires", "num"),
+            Column("organic", "num"),
+            Column("fire rate", "num"),
+            Column("labelled", "num"),
+            Column("detected", "num"),
+        ],
+        title="By tool (sorted by fires)",
+    )
+    for r in report.tools[:limit]:
+        tt.add_row(r.tool, r.fires, r.organic, pct(r.fire_rate.value), r.labelled, r.detected)
     return tt
 
 
-def _rules_table(report: AuditReport) -> Table | None:
+def _rules_table(report: AuditReport) -> Grid | None:
     """The 15 most firing rules (None when no rule fired)."""
     firing = [r for r in report.rules if r.fires]
     if not firing:
         return None
-    rt = Table(title="Rules by fires (rule ids in the JSON report)", title_justify="left")
-    rt.add_column("tool", no_wrap=True)
-    rt.add_column("code", no_wrap=True)
-    rt.add_column("paths", overflow="fold")
-    for col in ("support", "fires", "organic"):
-        rt.add_column(col, justify="right", no_wrap=True)
+    rt = Grid(
+        [
+            Column("tool", "name"),
+            Column("code", "key"),
+            Column("paths", "path"),
+            Column("support", "num"),
+            Column("fires", "num"),
+            Column("organic", "num"),
+        ],
+        title="Rules by fires (rule ids in the JSON report)",
+    )
     for r in firing[:15]:
-        paths = " ".join(r.paths) or "(root)"
-        _add(rt, r.tool, r.code, paths, str(r.support), str(r.fires), str(r.organic_fires))
+        paths = "\n".join(r.paths) or "(root)"
+        rt.add_row(r.tool, r.code, paths, r.support, r.fires, r.organic_fires)
     return rt
 
 
-def _render_text(report: AuditReport) -> None:
-    """The terminal rendering: summary line, cross-fitting sentence, tables, ledger anchor, gates."""
+def _render_text(report: AuditReport, plain: bool = False) -> None:
+    """The terminal rendering: summary line, cross-fitting sentence, tables, ledger anchor, gates.
+    `--plain`: the per-tool table alone, every tool, as TSV."""
+    if plain:
+        show(out, _tools_table(report, None), plain=True)
+        return
     pop, params = report.population, report.params
-    out.print(
+    say(
+        out,
         f"contract audit of {report.corpus.name}: {pop.checked} calls checked "
         f"({pop.organic} organic, {pop.labelled} labelled), {pop.episodes} episodes, {pop.tasks} tasks; "
-        f"k = {params.k}, {params.bootstrap} bootstrap resamples"
+        f"k = {params.k}, {params.bootstrap} bootstrap resamples",
     )
-    out.print(cross_fit_sentence(report))
-    out.print(_headline_table(report))
-    out.print(_tools_table(report))
-    out.print(coverage_sentence(report), markup=False)
+    say(out, Text.from_markup(cross_fit_sentence(report)).plain)
+    show(out, _headline_table(report))
+    show(out, _tools_table(report))
+    say(out, coverage_sentence(report))
     if explained_sentence(report):
-        out.print(explained_sentence(report), markup=False)
+        say(out, explained_sentence(report))
     rules = _rules_table(report)
     if rules is not None:
-        out.print(rules)
+        show(out, rules)
     led = report.ledger
-    out.print(f"ledger {led.path}: head {led.head} root {led.root} ({led.entries} entries, frozen)")
+    say(out, f"ledger {led.path}: {led.entries} entries, frozen")
+    say(out, f"  head {led.head}")
+    say(out, f"  root {led.root}")
     for g in report.gates:
-        out.print(
-            ("PASS " if g.passed else "FAIL ") + g.message(),
-            style=None if g.passed else "red",
-            markup=False,
-        )
+        say(out, ("PASS " if g.passed else "FAIL ") + g.message(), style=None if g.passed else "red")
 
 
 def _emit(
@@ -250,6 +265,7 @@ def _emit(
     fmt: AuditOutput,
     quiet: bool,
     html_path: Path | None = None,
+    plain: bool = False,
 ) -> None:
     """Write the report files, render it, append the step summary, and exit 1 on a failed gate."""
     md = to_markdown(report)
@@ -272,12 +288,12 @@ def _emit(
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(md + "\n")
     else:
-        _render_text(report)
+        _render_text(report, plain)
     if not quiet:
-        err.print(
+        say(
+            err,
             f"fire rate {rate_text(report.fire_rate)}; spurious per 100 episodes {per100_text(report.spurious)}; "
             f"detection {rate_text(report.detection.overall)}",
-            markup=False,
         )
         for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (html_path, "HTML")):
             if p is not None and str(p) != "-":
@@ -401,6 +417,7 @@ def audit_cmd(
         ),
     ] = None,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
     cfg = config()
@@ -437,6 +454,7 @@ def audit_cmd(
         ledger_dir = _free_dir(base / "audit-ledger")
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
     work = ledger_dir.with_name(ledger_dir.name + ".corpus")
+    bar = progress_bar(quiet)
     source = open_source(
         src,
         work,
@@ -445,6 +463,7 @@ def audit_cmd(
         inject_seed=s,
         contracts=cs,
         registry=cfg.path("paths.registry", registry),
+        progress=bar,
     )
     if source.inject and not quiet:
         inj = source.inject
@@ -482,6 +501,7 @@ def audit_cmd(
         ),
         # leaf rows read at once (bounded memory; the contract set does not depend on it)
         part_rows=cfg.get("mine.part_rows"),
+        progress=bar,
     )
     if not quiet:
         err.print(
@@ -491,7 +511,7 @@ def audit_cmd(
         )
     opts = render_options(uri_base, max_results, 0, cs_used)
     _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
-    _emit(report, json_path, md_path, output_format, quiet, html_path)
+    _emit(report, json_path, md_path, output_format, quiet, html_path, plain)
 
 
 def audit_score_cmd(
@@ -519,6 +539,7 @@ def audit_score_cmd(
     uri_base: BaseOpt = None,
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
     cfg = config()
@@ -534,7 +555,7 @@ def audit_score_cmd(
         labels_file=labels,
     )
     _ci_outputs(report, ledger, opened, sarif_path, junit_path, opts, quiet)
-    _emit(report, json_path, md_path, output_format, quiet, html_path)
+    _emit(report, json_path, md_path, output_format, quiet, html_path, plain)
 
 
 def inject_cmd(
