@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
 import typer
-from rich.table import Table
 
 from output_contracts import __version__
 from output_contracts.checks.checker import (
@@ -36,7 +35,8 @@ from output_contracts.cli.ci_options import (
     render_options,
     step_summary,
 )
-from output_contracts.cli.common import EXIT_FINDINGS, QuietFlag, config, err, out, progress_bar, wide
+from output_contracts.cli.common import EXIT_FINDINGS, PlainFlag, QuietFlag, config, err, out, progress_bar
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json
 from output_contracts.rules.model import CODES, ContractSet
@@ -144,13 +144,12 @@ def _receipt_stream(
                 yield enc
 
 
-def _print_summary(summary: Any) -> None:
-    table = Table(title="contracts check", show_header=False, title_justify="left")
-    table.add_column("what")
-    table.add_column("value", justify="right")
+def _print_summary(summary: Any, plain: bool = False, to: Any = err) -> None:
+    """The summary on stderr (stdout carries the receipts; `--plain` TSV goes to stdout with -o)."""
+    table = Grid([Column("what", "text"), Column("value", "text")], title="contracts check")
     for label, value in summary_lines(summary):
-        table.add_row(label, value)
-    wide(err).print(table)
+        table.add_row(label.strip() if plain else label, value)
+    show(to, table, plain=plain)
 
 
 def check(
@@ -215,6 +214,7 @@ def check(
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     max_annotations: MaxAnnotationsOpt = MAX_ANNOTATIONS,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Check tool calls against a contract set; print receipts (violations) and a summary.
 
@@ -284,20 +284,21 @@ def check(
         step_summary(github.receipt_annotations(kept, opts), opts, "contracts check")
     built = summary.build()
     if not quiet:
-        _print_summary(built)
+        _print_summary(built, plain, out if plain and output is not None else err)
     if built.calls_with_violations:
         raise typer.Exit(EXIT_FINDINGS)
     if fail_on_unknown_tool and built.unknown_tool_calls:
-        err.print(
+        say(
+            err,
             f"FAIL: {built.unknown_tool_calls:,} call(s) of {len(built.unknown_tools)} tool(s) without contracts "
             f"were not checked: {', '.join(built.unknown_tools)} (--fail-on-unknown-tool)",
-            markup=False,
         )
         raise typer.Exit(EXIT_FINDINGS)
 
 
 def codes(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+    plain: PlainFlag = False,
 ) -> None:
     """List every property code with a one-line description and its docs page."""
     infos = list(CODE_INFO.values())
@@ -305,14 +306,12 @@ def codes(
         data = [{"code": i.code, "family": i.family, "summary": i.summary, "docs": i.docs} for i in infos]
         sys.stdout.buffer.write(canonical_json(data) + b"\n")
         return
-    table = Table(show_header=True, header_style="bold")
-    table.add_column("code")
-    table.add_column("family")
-    table.add_column("meaning")
-    table.add_column("docs")
+    table = Grid(
+        [Column("code", "key"), Column("family", "key"), Column("meaning", "text"), Column("docs", "path")]
+    )
     for i in infos:
         table.add_row(i.code, i.family, i.summary, i.docs)
-    wide(out).print(table)
+    show(out, table, plain=plain)
 
 
 def register(app: typer.Typer) -> None:

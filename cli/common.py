@@ -201,14 +201,6 @@ def progress_bar(quiet: bool, unit: str = "items") -> Any:
     return RichBar(unit) if err.is_terminal and not quiet else NULL_PROGRESS
 
 
-def wide(console: Console) -> Console:
-    """The console itself on a terminal; for pipes and files a wide sibling on the same stream, so tables
-    are not folded at rich's default of 80 columns (the shared console is left unchanged)."""
-    if console.is_terminal:
-        return console
-    return Console(stderr=console.stderr, width=240, highlight=False, soft_wrap=True)
-
-
 PlainFlag = Annotated[
     bool,
     typer.Option(
