@@ -38,7 +38,16 @@ from output_contracts.audit.report import (
 from output_contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
 from output_contracts.checks.receipts import EncoderName
 from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
-from output_contracts.cli.common import EXIT_FINDINGS, PlainFlag, QuietFlag, config, err, out, progress_bar
+from output_contracts.cli.common import (
+    EXIT_FINDINGS,
+    PlainFlag,
+    QuietFlag,
+    config,
+    err,
+    out,
+    phase,
+    progress_bar,
+)
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
@@ -547,13 +556,14 @@ def audit_score_cmd(
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
     opts = render_options(uri_base, max_results, 0, None)
     opened = Corpus.open(c)
-    report = audit_score_report(
-        ledger,
-        opened,
-        bootstrap=n_boot,
-        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
-        labels_file=labels,
-    )
+    with phase(quiet, "audit-score"):
+        report = audit_score_report(
+            ledger,
+            opened,
+            bootstrap=n_boot,
+            gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
+            labels_file=labels,
+        )
     _ci_outputs(report, ledger, opened, sarif_path, junit_path, opts, quiet)
     _emit(report, json_path, md_path, output_format, quiet, html_path, plain)
 

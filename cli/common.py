@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -208,3 +210,14 @@ PlainFlag = Annotated[
         help="Print the table as tab-separated values: one header line, full values, no colour (for cut, awk).",
     ),
 ]
+
+
+@contextmanager
+def phase(quiet: bool, task: str) -> Iterator[None]:
+    """A transient bar (no total) around one library call that reports no progress of its own."""
+    bar = progress_bar(quiet)
+    bar.start(task, None)
+    try:
+        yield
+    finally:
+        bar.finish()

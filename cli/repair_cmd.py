@@ -25,6 +25,7 @@ from output_contracts.cli.common import (
     fail,
     findings_exit,
     out,
+    phase,
     progress_bar,
 )
 from output_contracts.cli.tables import Column, Grid, say, show
@@ -330,15 +331,16 @@ def repair_score_command(
     ledger_dir = cfg.require_path("paths.repair_ledger", ledger, "ledger folder (LEDGER)")
     targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
     try:
-        report = score.score(
-            ledger_dir,
-            targets_path,
-            seed=int(cfg.get("repair.seed", seed)),
-            bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
-            compare=compare,
-            with_curve=coverage_risk,
-            executor=Executor.from_string(executor, executor_timeout) if executor else None,
-        )
+        with phase(False, "repair-score"):  # no -q on repair-score yet
+            report = score.score(
+                ledger_dir,
+                targets_path,
+                seed=int(cfg.get("repair.seed", seed)),
+                bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
+                compare=compare,
+                with_curve=coverage_risk,
+                executor=Executor.from_string(executor, executor_timeout) if executor else None,
+            )
     except score.LedgerRefused as e:
         err.print(f"refused: {e.message}", markup=False, style="red")
         for p in e.problems[:5]:
