@@ -306,11 +306,11 @@ def _emit(
         )
         for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (html_path, "HTML")):
             if p is not None and str(p) != "-":
-                err.print(f"wrote {what} report {p}", markup=False)
+                say(err, f"wrote {what} report {p}")
     failed = [g for g in report.gates if not g.passed]
     if failed:
         for g in failed:
-            err.print(f"gate failed: {g.message()}", style="red", markup=False)
+            say(err, f"gate failed: {g.message()}", style="red")
         raise typer.Exit(EXIT_FINDINGS)
 
 
@@ -331,16 +331,16 @@ def _ci_outputs(
         atomic_write_bytes(sarif_path, pretty_json(log))
         if not quiet:
             props = log["runs"][0]["properties"]
-            err.print(
+            say(
+                err,
                 f"wrote SARIF {sarif_path}: {len(log['runs'][0]['results'])} results "
                 f"({props['omitted_results']} left out by --max-results, {labelled} labelled fired calls "
                 "not reported)",
-                markup=False,
             )
     if junit_path is not None:
         atomic_write_bytes(junit_path, audit_junit(report))
         if not quiet:
-            err.print(f"wrote JUnit {junit_path}", markup=False)
+            say(err, f"wrote JUnit {junit_path}")
 
 
 def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None, Path]:
@@ -476,10 +476,10 @@ def audit_cmd(
     )
     if source.inject and not quiet:
         inj = source.inject
-        err.print(
+        say(
+            err,
             f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
             f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
-            markup=False,
         )
     report, cs_used = audit_report(
         source.corpus,
@@ -513,10 +513,10 @@ def audit_cmd(
         progress=bar,
     )
     if not quiet:
-        err.print(
+        say(
+            err,
             f"fire events frozen in {ledger_dir} before labels were joined; re-score with "
             f"`contracts audit-score {ledger_dir} --corpus {source.corpus.path}`",
-            markup=False,
         )
     opts = render_options(uri_base, max_results, 0, cs_used)
     _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
@@ -597,17 +597,17 @@ def inject_cmd(
         out.file.write(pretty_json(rep.to_json()).decode("utf-8"))
     if not quiet:
         per = ", ".join(f"{k}={v}" for k, v in sorted(rep.injected.items()))
-        err.print(
+        say(
+            err,
             f"wrote {output}: {sum(rep.injected.values())} faults in {rep.eligible} eligible of {rep.records} calls "
             f"({per}; {rep.no_target} selected calls had no target; targets: {rep.targeting})",
-            markup=False,
         )
         if rep.rejected:
             first = rep.rejected[0]
-            err.print(
+            say(
+                err,
                 f"{len(rep.rejected)} input line(s) rejected and left out, as ingest would (first: "
                 f"{first['source']}:{first['line']}: {first['error']})",
-                markup=False,
                 style="red",
             )
 

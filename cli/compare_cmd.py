@@ -193,11 +193,11 @@ def compare_cmd(
             f"p = {p_text(o.p_value)}",
         )
         if md_path is not None:
-            err.print(f"wrote Markdown report {md_path}", markup=False)
+            say(err, f"wrote Markdown report {md_path}")
     failed = [g for g in report.gates if not g.passed]
     if failed:
         for g in failed:
-            err.print(f"gate failed: {g.message()}", style="red", markup=False)
+            say(err, f"gate failed: {g.message()}", style="red")
         raise typer.Exit(EXIT_FINDINGS)
 
 

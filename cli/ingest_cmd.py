@@ -243,7 +243,7 @@ def info_command(
     else:
         say(out, "rejects: 0")
     if info["registry"]:
-        out.print(f"registry: tools.json ({info['registry']['tools']} tools)", markup=False)
+        say(out, f"registry: tools.json ({info['registry']['tools']} tools)")
 
 
 def verify_command(
@@ -261,9 +261,9 @@ def verify_command(
     path = config().require_path("paths.corpus", corpus, "corpus folder")
     problems = verify_corpus(path)
     for p in problems:
-        err.print(f"FAILED: {path}: {p}", markup=False)
+        say(err, f"FAILED: {path}: {p}")
     if not problems:
-        out.print(f"ok: {path}: every recorded digest and row count matches", markup=False)
+        say(out, f"ok: {path}: every recorded digest and row count matches")
     findings_exit(bool(problems))
 
 

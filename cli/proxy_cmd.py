@@ -18,6 +18,7 @@ from output_contracts.checks.api import Checker
 from output_contracts.checks.proxy import RECEIPT_PLACES, Proxy, ProxyOptions, parse_places
 from output_contracts.checks.receipts import EncoderName
 from output_contracts.cli.common import QuietFlag, config, err
+from output_contracts.cli.tables import say
 from output_contracts.errors import UsageError
 
 
@@ -104,7 +105,7 @@ def proxy(
     p.run()
     if not quiet:
         where = f"; logged to {log} as trace {p.trace_id}" if log is not None else ""
-        err.print(f"proxy: {p.calls} tool calls, {p.receipts} with receipts{where}", markup=False)
+        say(err, f"proxy: {p.calls} tool calls, {p.receipts} with receipts{where}")
 
 
 def register(app: typer.Typer) -> None:

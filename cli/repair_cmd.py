@@ -170,9 +170,7 @@ def repair_cases_command(
         )
         short = {k: v for k, v in rep.per_family.items() if v < per_kind}
         if short:
-            err.print(
-                f"warning: fewer than {per_kind} cases for {', '.join(short)}", markup=False, style="yellow"
-            )
+            say(err, f"warning: fewer than {per_kind} cases for {', '.join(short)}", style="yellow")
 
 
 def repair_replay_command(
@@ -342,9 +340,9 @@ def repair_score_command(
                 executor=Executor.from_string(executor, executor_timeout) if executor else None,
             )
     except score.LedgerRefused as e:
-        err.print(f"refused: {e.message}", markup=False, style="red")
+        say(err, f"refused: {e.message}", style="red")
         for p in e.problems[:5]:
-            err.print(f"  {p.get('code')}: {p.get('detail')}", markup=False)
+            say(err, f"  {p.get('code')}: {p.get('detail')}")
         raise typer.Exit(1) from None
     from output_contracts.schemas import validate
 
@@ -458,16 +456,12 @@ def split_audit_command(
     counts = ", ".join(f"{k} {v}" for k, v in rep.counts().items() if v)
     skipped = f"; skipped (no targets): {', '.join(rep.skipped)}" if rep.skipped else ""
     if rep.clean:
-        err.print(
+        say(
+            err,
             f"no overlap between {rep.train_cases} and {rep.test_cases} cases over {len(rep.checked)} kinds{skipped}",
-            markup=False,
         )
     else:
-        err.print(
-            f"OVERLAP: {len(rep.overlaps)} shared fingerprint(s): {counts}{skipped}",
-            markup=False,
-            style="red",
-        )
+        say(err, f"OVERLAP: {len(rep.overlaps)} shared fingerprint(s): {counts}{skipped}", style="red")
     findings_exit(not rep.clean)
 
 
