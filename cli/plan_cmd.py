@@ -23,7 +23,7 @@ from output_contracts.cli.ci_options import (
     render_options,
 )
 from output_contracts.cli.common import QuietFlag, config, err, findings_exit, progress_bar
-from output_contracts.cli.tables import say
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 from output_contracts.registry.check import RegistryCheck, check_registry
@@ -236,6 +236,14 @@ def registry_infer(
                 f"{len(subs.proposals)} substitute(s) proposed for {n_tools} tool(s) "
                 f"({len(subs.refused)} candidate(s) refused); written as substitutes_inferred",
             )
+            grid = Grid(
+                [
+                    Column("tool", "name"),
+                    Column("substitute", "name"),
+                    Column("evidence", "text"),
+                    Column("read-only by", "key"),
+                ]
+            )
             for s in subs.proposals:
                 ev = s.evidence()
                 basis = (
@@ -243,7 +251,8 @@ def registry_infer(
                     if ev["episodes"]
                     else f"the same query in {ev['same_query_episodes']} episode(s)"
                 )
-                say(err, f"  {s.tool} -> {s.substitute}: {basis}; read-only by {s.read_only.by}")
+                grid.add_row(s.tool, s.substitute, basis, s.read_only.by)
+            show(err, grid)
         for name, why in result.skipped:
             shown = name if len(name) <= 60 else name[:57] + "..."
             say(err, f"warning: tool {shown!r} left out: {why}")
