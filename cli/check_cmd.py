@@ -148,7 +148,14 @@ def _print_summary(summary: Any, plain: bool = False, to: Any = err) -> None:
     """The summary on stderr (stdout carries the receipts; `--plain` TSV goes to stdout with -o)."""
     table = Grid([Column("what", "text"), Column("value", "text")], title="contracts check")
     for label, value in summary_lines(summary):
-        table.add_row(label.strip() if plain else label, value)
+        if plain:  # full values: every unknown tool, digits without separators
+            if label == "unknown tool":
+                value = f"{summary.unknown_tool_calls} calls not checked ({', '.join(summary.unknown_tools)})"
+            label, value = (
+                label.strip(),
+                value.replace(",", "") if value.replace(",", "").isdigit() else value,
+            )
+        table.add_row(label, value)
     show(to, table, plain=plain)
 
 
@@ -283,8 +290,10 @@ def check(
     if output_format is CheckOutput.github:
         step_summary(github.receipt_annotations(kept, opts), opts, "contracts check")
     built = summary.build()
-    if not quiet:
-        _print_summary(built, plain, out if plain and output is not None else err)
+    if plain:  # data, printed whatever -q says (on stdout when the receipts go to a file)
+        _print_summary(built, True, out if output is not None else err)
+    elif not quiet:
+        _print_summary(built)
     if built.calls_with_violations:
         raise typer.Exit(EXIT_FINDINGS)
     if fail_on_unknown_tool and built.unknown_tool_calls:

@@ -275,9 +275,11 @@ def mine_command(
                 "uncovered": [g.to_json() for g in gaps],
             }
         )
-    if not quiet:
-        _summary(cs, str(dest), plain, to=err if str(dest) == "-" or not plain else out)
-        for g in gaps if not plain else []:
+    if plain:  # data, printed whatever -q says (on stdout unless the contract set goes there)
+        _summary(cs, str(dest), True, to=err if str(dest) == "-" else out)
+    elif not quiet:
+        _summary(cs, str(dest), False, to=err)
+        for g in gaps:
             say(err, f"no rules for {g.tool}: {g.reason}")
 
 
