@@ -592,7 +592,8 @@ def inject_cmd(
     """Plant labelled faults (labels.fault, fault_path, original) in clean traces, for measuring detection."""
     s = int(config().get("mine.seed", seed))
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
-    rep = inject_file(src, output, kinds=parse_kinds(kinds), rate=rate, seed=s, contracts=cs)
+    with phase(quiet, "inject"):
+        rep = inject_file(src, output, kinds=parse_kinds(kinds), rate=rate, seed=s, contracts=cs)
     if json_flag:
         out.file.write(pretty_json(rep.to_json()).decode("utf-8"))
     if not quiet:

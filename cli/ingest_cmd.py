@@ -22,6 +22,7 @@ from output_contracts.cli.common import (
     err,
     findings_exit,
     out,
+    phase,
     progress_bar,
 )
 from output_contracts.cli.tables import Column, Grid, say, show
@@ -259,7 +260,8 @@ def verify_command(
     """Recompute every file digest and row count `corpus.json` records; exit 1 when the corpus was
     changed or damaged."""
     path = config().require_path("paths.corpus", corpus, "corpus folder")
-    problems = verify_corpus(path)
+    with phase(False, "verify"):
+        problems = verify_corpus(path)
     for p in problems:
         say(err, f"FAILED: {path}: {p}")
     if not problems:

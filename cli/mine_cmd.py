@@ -31,6 +31,7 @@ from output_contracts.cli.common import (
     config,
     err,
     out,
+    phase,
     progress_bar,
 )
 from output_contracts.cli.tables import Column, Grid, say, show
@@ -334,7 +335,8 @@ def rules_command(
     ]
     report = None
     if folds:
-        report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
+        with phase(plain or as_json, "fold report"):
+            report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
     if as_json:
         items = []
         for i, r in enumerate(rules):

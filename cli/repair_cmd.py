@@ -140,7 +140,8 @@ def repair_cases_command(
         other = cases.read_cases(disjoint_from)
         other_t = cases.read_targets(disjoint_targets) if disjoint_targets is not None else None
         exclude = audit.excluder(other, other_t)
-    rep = cases.build_cases(sources, kinds=_kinds(kinds), per_kind=per_kind, seed=seed_v, exclude=exclude)
+    with phase(quiet, "repair-cases"):
+        rep = cases.build_cases(sources, kinds=_kinds(kinds), per_kind=per_kind, seed=seed_v, exclude=exclude)
     cases.write_cases(cases_path, rep.cases)
     cases.write_targets(targets_path, rep.targets)
     if patches is not None:
