@@ -48,7 +48,7 @@ from output_contracts.cli.common import (
     phase,
     progress_bar,
 )
-from output_contracts.cli.tables import Column, Grid, say, show
+from output_contracts.cli.tables import Column, Grid, say, say_anchor, say_command, show
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -260,9 +260,7 @@ def _render_text(report: AuditReport, plain: bool = False) -> None:
     if rules is not None:
         show(out, rules)
     led = report.ledger
-    say(out, f"ledger {led.path}: {led.entries} entries, frozen")
-    say(out, f"  head {led.head}")
-    say(out, f"  root {led.root}")
+    say_anchor(out, f"ledger {led.path}: {led.entries} entries, frozen", led.head, led.root)
     for g in report.gates:
         say(out, ("PASS " if g.passed else "FAIL ") + g.message(), style=None if g.passed else "red")
 
@@ -513,11 +511,8 @@ def audit_cmd(
         progress=bar,
     )
     if not quiet:
-        say(
-            err,
-            f"fire events frozen in {ledger_dir} before labels were joined; re-score with "
-            f"`contracts audit-score {ledger_dir} --corpus {source.corpus.path}`",
-        )
+        say(err, f"fire events frozen in {ledger_dir} before labels were joined; re-score with:")
+        say_command(err, ["contracts", "audit-score", str(ledger_dir), ("--corpus", str(source.corpus.path))])
     opts = render_options(uri_base, max_results, 0, cs_used)
     _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
     _emit(report, json_path, md_path, output_format, quiet, html_path, plain)

@@ -28,7 +28,7 @@ from output_contracts.cli.common import (
     phase,
     progress_bar,
 )
-from output_contracts.cli.tables import Column, Grid, say, show
+from output_contracts.cli.tables import Column, Grid, say, say_anchor, show
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 from output_contracts.progress import Progress
 from output_contracts.repair.executor import Executor
@@ -268,10 +268,7 @@ def repair_replay_command(
             f"{o['exhausted']} exhausted, {o['valid_at_start']} valid at start; {summary.steps} steps; "
             f"ops {ops}; refused {refused}",
         )
-        say(
-            err,
-            f"ledger {ledger_dir}: {summary.entries} entries, frozen, head {summary.head}, root {summary.root}",
-        )
+        say_anchor(err, f"ledger {ledger_dir}: {summary.entries} entries, frozen", summary.head, summary.root)
 
 
 def _rate_cells(r: dict[str, Any] | None) -> tuple[str, str, str]:
@@ -428,7 +425,7 @@ def repair_score_command(
         for m in shown:
             say(out, f"  {m}: {defs[m]}")
     led = report["ledger"]
-    say(err, f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}")
+    say_anchor(err, f"ledger verified: {led['entries']} entries", led["head"], led["root"])
 
 
 def split_audit_command(

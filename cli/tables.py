@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -316,3 +317,29 @@ def say(console: Console, text: str, *, style: str | None = None) -> None:
             # a word longer than the width: a path breaks before a `/`, anything else stays whole
             for piece in wrap_path(line, w) if len(line) > w and "/" in line else [line]:
                 console.print(piece, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def say_command(console: Console, words: Sequence[str | tuple[str, ...]]) -> None:
+    """A shell command to copy, indented, continued with ` \\` where it would pass the width (never
+    broken inside a word, nor between an option and its value given as a tuple, so it still pastes
+    and runs as one command)."""
+    w = width_of(console) - 2
+    lines: list[str] = []
+    cur = "  "
+    for word in (" ".join(map(shlex.quote, (x,) if isinstance(x, str) else x)) for x in words):
+        if cur.strip() and len(cur) + 1 + len(word) > w:
+            lines.append(cur + " \\")
+            cur = "      " + word
+        else:
+            cur = cur + (" " if cur.strip() else "") + word
+    lines.append(cur)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def say_anchor(console: Console, text: str, head: str, root: str) -> None:
+    """A ledger's anchor: the sentence, then its head and Merkle root each on a line of its own (64 hex
+    digits each: whole, and easy to select)."""
+    say(console, text)
+    console.print(f"  head {head}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"  root {root}", markup=False, highlight=False, soft_wrap=True)
