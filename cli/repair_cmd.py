@@ -369,7 +369,7 @@ def repair_score_command(
         def rate(label: str, r: dict[str, Any] | None) -> None:
             table.add_row(label, *_rate_cells(r))
 
-        def text(label: str, value: str) -> None:
+        def note(label: str, value: str) -> None:
             table.add_row(label, value, "", "")
 
         defs = report["definitions"]
@@ -379,12 +379,12 @@ def repair_score_command(
         for k, v in report["abstention"].items():
             rate(f"abstention {k}", v)
             shown.append(f"abstention_{k}")
-        text("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
+        note("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
         if report["semantic_success"] is not None:
             ex = report["executor"]
             errs = ", ".join(f"{k} {v}" for k, v in ex["errors"].items()) or "no errors"
             rate("semantic_success", report["semantic_success"])
-            text("executor runs", f"{ex['calls']} ({errs})")
+            note("executor runs", f"{ex['calls']} ({errs})")
             shown.append("semantic_success")
         if report["trajectory_success"] is not None:
             rate("trajectory_success", report["trajectory_success"])
