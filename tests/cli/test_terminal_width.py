@@ -128,6 +128,7 @@ def test_tau_bench_airline_fits_80_columns(airline: Path) -> None:
         ("rules", ("rules", w / "airline.json"), 0),
         ("rules --folds", ("rules", w / "airline.json", "--folds"), 0),
         ("compare", ("compare", w / "trials-01.json", w / "trials-23.json"), 0),
+        ("audit", ("audit", w / "tau", "--fold", "5", "--bootstrap", "100", "--ledger", w / "L"), 0),
         ("registry infer", ("registry", "infer", w / "tau", "--substitutes", "-o", w / "t.json"), 0),
     ):
         out, err = run(*map(str, args), code=code)
