@@ -163,8 +163,10 @@ def ingest_command(
             progress.finish()
     if as_json:
         _dump(_report_json(rep))
-    if not quiet or plain:
-        _summary(rep, plain)
+    if plain and not as_json:  # data on stdout, whatever -q says
+        _summary(rep, True)
+    elif not quiet:
+        _summary(rep)
 
 
 def info_command(

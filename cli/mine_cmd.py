@@ -276,7 +276,7 @@ def mine_command(
                 "uncovered": [g.to_json() for g in gaps],
             }
         )
-    if plain:  # data, printed whatever -q says (on stdout unless the contract set goes there)
+    if plain and not as_json:  # data, printed whatever -q says (on stdout unless the set goes there)
         _summary(cs, str(dest), True, to=err if str(dest) == "-" else out)
     elif not quiet:
         _summary(cs, str(dest), False, to=err)
