@@ -25,6 +25,7 @@ Cell = str | int | None
 
 ELLIPSIS = "…"
 SEP = "  "
+INDENT = "  "
 RULE = "─"
 #: The narrowest a shrinkable column gets before the table is split into column groups.
 MIN_WIDTH = 10
@@ -99,7 +100,11 @@ class Column:
             if self.kind == "name":
                 out.append(abbreviate(line, width))
             elif self.kind == "path":
-                out.extend(wrap_path(line, width))
+                # continuation lines indented: a wrapped path is not read as a row of its own
+                first, *rest = wrap_path(line, width)
+                out.append(first)
+                if rest:
+                    out.extend(INDENT + x for x in wrap_path("".join(rest), max(width - len(INDENT), 1)))
             elif self.kind == "text":
                 out.extend(wrap_text(line, width))
             else:
