@@ -224,3 +224,21 @@ def test_a_wide_table_splits_into_groups_that_repeat_the_key() -> None:
     assert sum(x.startswith("update_reservation_passengers") for x in lines) >= 2
     assert g.tsv()[1].split("\t")[0] == "update_reservation_passengers"
     assert g.tsv()[1].split("\t")[1] == "1000"  # plain: digits, no thousands separator
+
+
+def test_compare_and_audit_plain_are_the_json(airline: Path) -> None:
+    """`--plain` of compare and audit-score (real τ-bench data): the rows of their JSON reports."""
+    w = airline
+    plain, _ = run("compare", w / "trials-01.json", w / "trials-23.json", "--plain", "-q")
+    data = json.loads(run("compare", w / "trials-01.json", w / "trials-23.json", "--json", "-q")[0])
+    lines = [x.split("\t") for x in plain.rstrip("\n").split("\n")]
+    assert lines[0][:2] == ["stratum", "units"] and len({len(x) for x in lines}) == 1
+    assert [r[1] for r in lines[1:]] == [str(data["overall"]["units"])] + [
+        str(s["units"]) for s in data["strata"]
+    ]
+    run("audit", w / "tau", "--fold", "2", "--bootstrap", "50", "--ledger", w / "LP", "-q")
+    plain, _ = run("audit-score", w / "LP", "--corpus", w / "tau", "--bootstrap", "50", "--plain", "-q")
+    rows = [x.split("\t") for x in plain.rstrip("\n").split("\n")]
+    assert rows[0] == ["tool", "fires", "organic", "fire rate", "labelled", "detected"]
+    assert {r[0] for r in rows[1:]} == tool_names(w / "airline.json")  # every tool, names whole
+    assert all(r[2].isdigit() for r in rows[1:])  # plain digits, no thousands separators
