@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from output_contracts import __version__
@@ -54,6 +53,7 @@ from output_contracts.cli.common import (
     BootstrapOpt,
     MarkdownOpt,
     OverwriteFlag,
+    PlainFlag,
     QuietFlag,
     config,
     contracts_option,
@@ -64,9 +64,12 @@ from output_contracts.cli.common import (
     ledger_option,
     out,
     output_option,
+    phase,
+    progress_bar,
     registry_option,
     seed_option,
 )
+from output_contracts.cli.tables import Column, Grid, say, say_anchor, say_command, show
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -169,19 +172,20 @@ def _gates(
     }
 
 
-def _add(table: Table, *cells: str) -> None:
-    """A row of plain text: interval brackets like `[n/a, n/a]` must not be read as rich markup."""
-    table.add_row(*(Text(c) for c in cells))
-
-
-def _headline_table(report: AuditReport) -> Table:
+def _headline_table(report: AuditReport) -> Grid:
     """The headline figures with intervals and counts (detection per kind under the overall one)."""
-    t = Table(title="Audit (95% task-clustered bootstrap intervals)", title_justify="left")
-    for col in ("metric", "value", "interval", "counts"):
-        t.add_column(col, justify="left" if col == "metric" else "right")
+    t = Grid(
+        [
+            Column("metric", "text"),
+            Column("value", "num"),
+            Column("interval", "num"),
+            Column("counts", "text"),
+        ],
+        title="Audit (95% task-clustered bootstrap intervals)",
+    )
 
     def row(label: str, r: Interval, counts: str, fmt: Callable[[float | None], str] = pct) -> None:
-        _add(t, label, fmt(r.value), interval_text(r, fmt), counts)
+        t.add_row(label, fmt(r.value), interval_text(r, fmt), counts)
 
     fr, sp, det, cost = report.fire_rate, report.spurious, report.detection, report.receipt_cost
     row("fire rate (organic)", fr, counts_text(fr))
@@ -211,60 +215,72 @@ def _headline_table(report: AuditReport) -> Table:
     return t
 
 
-def _tools_table(report: AuditReport) -> Table:
-    """The 20 most firing tools."""
-    tt = Table(title="By tool (sorted by fires)", title_justify="left")
-    for col in ("tool", "fires", "organic", "fire rate", "labelled", "detected"):
-        tt.add_column(col, justify="left" if col == "tool" else "right")
-    for r in report.tools[:20]:
-        _add(
-            tt, r.tool, str(r.fires), str(r.organic), pct(r.fire_rate.value), str(r.labelled), str(r.detected)
-        )
+def _tools_table(report: AuditReport, limit: int | None = 20) -> Grid:
+    """The most firing tools (20 of them on a terminal, every one with --plain)."""
+    tt = Grid(
+        [
+            Column("tool", "name"),
+            Column("fires", "num"),
+            Column("organic", "num"),
+            Column("fire rate", "num"),
+            Column("labelled", "num"),
+            Column("detected", "num"),
+        ],
+        title="By tool (sorted by fires)",
+    )
+    for r in report.tools[:limit]:
+        tt.add_row(r.tool, r.fires, r.organic, pct(r.fire_rate.value), r.labelled, r.detected)
     return tt
 
 
-def _rules_table(report: AuditReport) -> Table | None:
+def _rules_table(report: AuditReport) -> Grid | None:
     """The 15 most firing rules (None when no rule fired)."""
     firing = [r for r in report.rules if r.fires]
     if not firing:
         return None
-    rt = Table(title="Rules by fires (rule ids in the JSON report)", title_justify="left")
-    rt.add_column("tool", no_wrap=True)
-    rt.add_column("code", no_wrap=True)
-    rt.add_column("paths", overflow="fold")
-    for col in ("support", "fires", "organic"):
-        rt.add_column(col, justify="right", no_wrap=True)
+    rt = Grid(
+        [
+            Column("tool", "name"),
+            Column("code", "key"),
+            Column("paths", "path"),
+            Column("support", "num"),
+            Column("fires", "num"),
+            Column("organic", "num"),
+        ],
+        title="Rules by fires (rule ids in the JSON report)",
+    )
     for r in firing[:15]:
-        paths = " ".join(r.paths) or "(root)"
-        _add(rt, r.tool, r.code, paths, str(r.support), str(r.fires), str(r.organic_fires))
+        paths = "\n".join(r.paths) or "(root)"
+        rt.add_row(r.tool, r.code, paths, r.support, r.fires, r.organic_fires)
     return rt
 
 
-def _render_text(report: AuditReport) -> None:
-    """The terminal rendering: summary line, cross-fitting sentence, tables, ledger anchor, gates."""
+def _render_text(report: AuditReport, plain: bool = False) -> None:
+    """The terminal rendering: summary line, cross-fitting sentence, tables, ledger anchor, gates.
+    `--plain`: the per-tool table alone, every tool, as TSV."""
+    if plain:
+        show(out, _tools_table(report, None), plain=True)
+        return
     pop, params = report.population, report.params
-    out.print(
+    say(
+        out,
         f"contract audit of {report.corpus.name}: {pop.checked} calls checked "
         f"({pop.organic} organic, {pop.labelled} labelled), {pop.episodes} episodes, {pop.tasks} tasks; "
-        f"k = {params.k}, {params.bootstrap} bootstrap resamples"
+        f"k = {params.k}, {params.bootstrap} bootstrap resamples",
     )
-    out.print(cross_fit_sentence(report))
-    out.print(_headline_table(report))
-    out.print(_tools_table(report))
-    out.print(coverage_sentence(report), markup=False)
+    say(out, Text.from_markup(cross_fit_sentence(report)).plain)
+    show(out, _headline_table(report))
+    show(out, _tools_table(report))
+    say(out, coverage_sentence(report))
     if explained_sentence(report):
-        out.print(explained_sentence(report), markup=False)
+        say(out, explained_sentence(report))
     rules = _rules_table(report)
     if rules is not None:
-        out.print(rules)
+        show(out, rules)
     led = report.ledger
-    out.print(f"ledger {led.path}: head {led.head} root {led.root} ({led.entries} entries, frozen)")
+    say_anchor(out, f"ledger {led.path}: {led.entries} entries, frozen", led.head, led.root)
     for g in report.gates:
-        out.print(
-            ("PASS " if g.passed else "FAIL ") + g.message(),
-            style=None if g.passed else "red",
-            markup=False,
-        )
+        say(out, ("PASS " if g.passed else "FAIL ") + g.message(), style=None if g.passed else "red")
 
 
 def _emit(
@@ -275,6 +291,7 @@ def _emit(
     quiet: bool,
     html_path: Path | None = None,
     json_stdout: bool = False,
+    plain: bool = False,
 ) -> None:
     """Write the report files, render it (`--json`: the JSON report on stdout instead of the tables),
     append the step summary, and exit 1 on a failed gate (`-q` silences stderr only)."""
@@ -298,20 +315,20 @@ def _emit(
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(md + "\n")
     else:
-        _render_text(report)
+        _render_text(report, plain)
     if not quiet:
-        err.print(
+        say(
+            err,
             f"fire rate {rate_text(report.fire_rate)}; spurious per 100 episodes {per100_text(report.spurious)}; "
             f"detection {rate_text(report.detection.overall)}",
-            markup=False,
         )
         for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (html_path, "HTML")):
             if p is not None:
-                err.print(f"wrote {what} report {p}", markup=False)
+                say(err, f"wrote {what} report {p}")
     failed = [g for g in report.gates if not g.passed]
     if failed:
         for g in failed if not quiet else ():
-            err.print(f"gate failed: {g.message()}", style="red", markup=False)
+            say(err, f"gate failed: {g.message()}", style="red")
         raise typer.Exit(EXIT_FINDINGS)
 
 
@@ -332,16 +349,16 @@ def _ci_outputs(
         atomic_write_bytes(sarif_path, pretty_json(log))
         if not quiet:
             props = log["runs"][0]["properties"]
-            err.print(
+            say(
+                err,
                 f"wrote SARIF {sarif_path}: {len(log['runs'][0]['results'])} results "
                 f"({props['omitted_results']} left out by --max-results, {labelled} labelled fired calls "
                 "not reported)",
-                markup=False,
             )
     if junit_path is not None:
         atomic_write_bytes(junit_path, audit_junit(report))
         if not quiet:
-            err.print(f"wrote JUnit {junit_path}", markup=False)
+            say(err, f"wrote JUnit {junit_path}")
 
 
 def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None]:
@@ -438,6 +455,7 @@ def audit_cmd(
         ),
     ] = None,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
     cfg = config()
@@ -498,6 +516,7 @@ def audit_cmd(
     # every ledger writer treats an existing folder alike: refused unless --overwrite (docs/audit.md)
     claim_audit_dirs(ledger_dir, overwrite=overwrite)
     try:
+        bar = progress_bar(quiet)
         source = open_source(
             src,
             work_dir(ledger_dir),
@@ -506,13 +525,14 @@ def audit_cmd(
             inject_seed=s,
             contracts=cs,
             registry=registry_path,
+            progress=bar,
         )
         if source.inject and not quiet:
             inj = source.inject
-            err.print(
+            say(
+                err,
                 f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
                 f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
-                markup=False,
             )
         report, cs_used = audit_report(
             source.corpus,
@@ -531,20 +551,18 @@ def audit_cmd(
             mine_params=mine_params,
             # leaf rows read at once (bounded memory; the contract set does not depend on it)
             part_rows=cfg.get("mine.part_rows"),
+            progress=bar,
         )
     except BaseException:
         if temporary:  # nothing left behind in the temporary folder of a run that failed
             shutil.rmtree(ledger_dir.parent, ignore_errors=True)
         raise
     if not quiet:
-        err.print(
-            f"fire events frozen in {ledger_dir} before labels were joined; re-score with "
-            f"`contracts audit-score {ledger_dir} --corpus {source.corpus.path}`",
-            markup=False,
-        )
+        say(err, f"fire events frozen in {ledger_dir} before labels were joined; re-score with:")
+        say_command(err, ["contracts", "audit-score", str(ledger_dir), ("--corpus", str(source.corpus.path))])
     opts = render_options(uri_base, max_results, 0, cs_used)
     _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
-    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json)
+    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json, plain=plain)
 
 
 def audit_score_cmd(
@@ -575,6 +593,7 @@ def audit_score_cmd(
     uri_base: BaseOpt = None,
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
     cfg = config()
@@ -582,15 +601,16 @@ def audit_score_cmd(
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
     opts = render_options(uri_base, max_results, 0, None)
     opened = Corpus.open(c)
-    report = audit_score_report(
-        ledger,
-        opened,
-        bootstrap=n_boot,
-        gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
-        labels_file=labels,
-    )
+    with phase(quiet, "audit-score"):
+        report = audit_score_report(
+            ledger,
+            opened,
+            bootstrap=n_boot,
+            gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
+            labels_file=labels,
+        )
     _ci_outputs(report, ledger, opened, sarif_path, junit_path, opts, quiet)
-    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json)
+    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json, plain=plain)
 
 
 def inject_cmd(
@@ -623,22 +643,23 @@ def inject_cmd(
     s = int(config().get("mine.seed", seed))
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
     kinds_text = ",".join(kinds) if kinds else "all"
-    rep = inject_file(src, output, kinds=parse_kinds(kinds_text), rate=rate, seed=s, contracts=cs)
+    with phase(quiet, "inject"):
+        rep = inject_file(src, output, kinds=parse_kinds(kinds_text), rate=rate, seed=s, contracts=cs)
     if as_json:
         out.file.write(pretty_json(rep.to_json()).decode("utf-8"))
     if not quiet:
         per = ", ".join(f"{k}={v}" for k, v in sorted(rep.injected.items()))
-        err.print(
+        say(
+            err,
             f"wrote {output}: {sum(rep.injected.values())} faults in {rep.eligible} eligible of {rep.records} calls "
             f"({per}; {rep.no_target} selected calls had no target; targets: {rep.targeting})",
-            markup=False,
         )
         if rep.rejected:
             first = rep.rejected[0]
-            err.print(
+            say(
+                err,
                 f"{len(rep.rejected)} input line(s) rejected and left out, as ingest would (first: "
                 f"{first['source']}:{first['line']}: {first['error']})",
-                markup=False,
                 style="red",
             )
 

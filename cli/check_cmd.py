@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
 import typer
-from rich.table import Table
 
 from output_contracts import __version__
 from output_contracts.checks.checker import (
@@ -43,6 +42,7 @@ from output_contracts.cli.common import (
     FormatOpt,
     JsonFlag,
     OutputOpt,
+    PlainFlag,
     QuietFlag,
     ToolOpt,
     config,
@@ -50,8 +50,8 @@ from output_contracts.cli.common import (
     fold_option,
     out,
     progress_bar,
-    wide,
 )
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json
 from output_contracts.rules.model import CODES, ContractSet
@@ -159,13 +159,19 @@ def _receipt_stream(
                 yield enc
 
 
-def _print_summary(summary: Any) -> None:
-    table = Table(title="contracts check", show_header=False, title_justify="left")
-    table.add_column("what")
-    table.add_column("value", justify="right")
+def _print_summary(summary: Any, plain: bool = False, to: Any = err) -> None:
+    """The summary on stderr (stdout carries the receipts; `--plain` TSV goes to stdout with -o)."""
+    table = Grid([Column("what", "text"), Column("value", "text")], title="contracts check")
     for label, value in summary_lines(summary):
+        if plain:  # full values: every unknown tool, digits without separators
+            if label == "unknown tool":
+                value = f"{summary.unknown_tool_calls} calls not checked ({', '.join(summary.unknown_tools)})"
+            label, value = (
+                label.strip(),
+                value.replace(",", "") if value.replace(",", "").isdigit() else value,
+            )
         table.add_row(label, value)
-    wide(err).print(table)
+    show(to, table, plain=plain)
 
 
 def check(
@@ -219,6 +225,7 @@ def check(
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     max_annotations: MaxAnnotationsOpt = MAX_ANNOTATIONS,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Check tool calls against a contract set; print receipts (violations) and a summary.
 
@@ -287,20 +294,22 @@ def check(
     if output_format is CheckOutput.github:
         step_summary(github.receipt_annotations(kept, opts), opts, "contracts check")
     built = summary.build()
-    if not quiet:
+    if plain:  # data, printed whatever -q says (on stdout when the receipts go to a file)
+        _print_summary(built, True, out if output is not None else err)
+    elif not quiet:
         _print_summary(built)
     if built.calls_with_violations:
         raise typer.Exit(EXIT_FINDINGS)
     if fail_on_unknown_tool and built.unknown_tool_calls:
-        err.print(
+        say(
+            err,
             f"FAIL: {built.unknown_tool_calls:,} call(s) of {len(built.unknown_tools)} tool(s) without contracts "
             f"were not checked: {', '.join(built.unknown_tools)} (--fail-on-unknown-tool)",
-            markup=False,
         )
         raise typer.Exit(EXIT_FINDINGS)
 
 
-def codes(as_json: JsonFlag = False, quiet: QuietFlag = False) -> None:
+def codes(as_json: JsonFlag = False, quiet: QuietFlag = False, plain: PlainFlag = False) -> None:
     """List every property code with a one-line description and its docs page."""
     del quiet  # accepted everywhere (issue 22); codes writes nothing to stderr
     infos = list(CODE_INFO.values())
@@ -308,14 +317,12 @@ def codes(as_json: JsonFlag = False, quiet: QuietFlag = False) -> None:
         data = [{"code": i.code, "family": i.family, "summary": i.summary, "docs": i.docs} for i in infos]
         sys.stdout.buffer.write(canonical_json(data) + b"\n")
         return
-    table = Table(show_header=True, header_style="bold")
-    table.add_column("code")
-    table.add_column("family")
-    table.add_column("meaning")
-    table.add_column("docs")
+    table = Grid(
+        [Column("code", "key"), Column("family", "key"), Column("meaning", "text"), Column("docs", "path")]
+    )
     for i in infos:
         table.add_row(i.code, i.family, i.summary, i.docs)
-    wide(out).print(table)
+    show(out, table, plain=plain)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -364,9 +366,18 @@ class RichBar:
     """`output_contracts.progress.Progress` rendered as a transient rich bar on stderr.
 
     `unit="bytes"` shows bytes read (ingest, ledger verify); `unit="items"` shows n/total (calls, cases).
+    One bar may hear several tasks in turn (`mine SRC` ingests, then mines): each `start` opens a fresh
+    bar, in bytes for the tasks that count bytes whatever the command's unit.
     """
 
+    BYTE_TASKS = frozenset({"ingest"})
+
     def __init__(self, unit: str = "items") -> None:
+        self._unit = unit
+        self._bar: Any = None
+        self._task: Any = None
+
+    def start(self, task: str, total: int | None) -> None:
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -376,7 +387,9 @@ class RichBar:
         )
         from rich.progress import Progress as _RichProgress
 
-        counter = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+        self.finish()
+        in_bytes = self._unit == "bytes" or task in self.BYTE_TASKS
+        counter = DownloadColumn() if in_bytes else MofNCompleteColumn()
         self._bar = _RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -385,18 +398,18 @@ class RichBar:
             console=err,
             transient=True,
         )
-        self._task: Any = None
-
-    def start(self, task: str, total: int | None) -> None:
         self._bar.start()
         self._task = self._bar.add_task(task, total=total)
 
     def advance(self, n: int = 1) -> None:
-        if self._task is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.advance(self._task, n)
 
     def finish(self) -> None:
-        self._bar.stop()
+        if self._bar is not None:
+            self._bar.stop()
+        self._bar = None
+        self._task = None
 
 
 def progress_bar(quiet: bool, unit: str = "items") -> Any:
@@ -406,9 +419,21 @@ def progress_bar(quiet: bool, unit: str = "items") -> Any:
     return RichBar(unit) if err.is_terminal and not quiet else NULL_PROGRESS
 
 
-def wide(console: Console) -> Console:
-    """The console itself on a terminal; for pipes and files a wide sibling on the same stream, so tables
-    are not folded at rich's default of 80 columns (the shared console is left unchanged)."""
-    if console.is_terminal:
-        return console
-    return Console(stderr=console.stderr, width=240, highlight=False, soft_wrap=True)
+PlainFlag = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="Print the table as tab-separated values: one header line, full values, no colour (for cut, awk).",
+    ),
+]
+
+
+@contextmanager
+def phase(quiet: bool, task: str) -> Iterator[None]:
+    """A transient bar (no total) around one library call that reports no progress of its own."""
+    bar = progress_bar(quiet)
+    bar.start(task, None)
+    try:
+        yield
+    finally:
+        bar.finish()

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from output_contracts.audit.compare import DEFAULT_STRATA, CompareReport, Difference, PairBy, compare
 from output_contracts.audit.compare_render import (
@@ -31,6 +29,7 @@ from output_contracts.checks.checker import load_contracts
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
     MarkdownOpt,
+    PlainFlag,
     QuietFlag,
     bootstrap_option,
     config,
@@ -38,9 +37,11 @@ from output_contracts.cli.common import (
     err,
     format_option,
     out,
+    progress_bar,
     seed_option,
 )
 from output_contracts.cli.common import json_flag as json_flag_option
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
@@ -61,33 +62,46 @@ def parse_strata(text: str) -> tuple[float, ...]:
         ) from None
 
 
-def _row(t: Table, label: str, d: Difference) -> None:
-    cells = (label, str(d.units), pct(d.baseline, 1), pct(d.monitor, 1), points_text(d.difference))
-    t.add_row(*(Text(c) for c in (*cells, wl_text(d), p_text(d.p_value))))
+def _row(t: Grid, label: str, d: Difference) -> None:
+    t.add_row(
+        label,
+        d.units,
+        pct(d.baseline, 1),
+        pct(d.monitor, 1),
+        points_text(d.difference),
+        wl_text(d),
+        p_text(d.p_value),
+    )
 
 
-def _table(r: CompareReport) -> Table:
+def _table(r: CompareReport) -> Grid:
     """Completion per arm and the paired difference, overall and per stratum (fits 80 columns)."""
-    t = Table(title="Paired completion, by the baseline's per-task completion", title_justify="left")
-    t.add_column("stratum")
-    for col in ("units", "base", "monitor", "diff (points) [95%]", "W/L", "p"):
-        t.add_column(col, justify="right", no_wrap=True)
+    t = Grid(
+        [
+            Column("stratum", "text"),
+            *(Column(c, "num") for c in ("units", "base", "monitor", "diff (points) [95%]", "W/L", "p")),
+        ],
+        title="Paired completion, by the baseline's per-task completion",
+    )
     _row(t, "all", r.overall)
     for s in r.strata:
         _row(t, s.label, s)
     return t
 
 
-def _render_text(r: CompareReport) -> None:
-    out.print(f"compare {r.baseline.name} (baseline) vs {r.monitor.name} (monitor)", markup=False)
-    out.print(pairing_sentence(r), markup=False)
-    out.print(arm_sentence(r.baseline, "baseline"), markup=False)
-    out.print(arm_sentence(r.monitor, "monitor"), markup=False)
-    out.print(_table(r))
-    out.print(cost_sentence(r.cost), markup=False)
-    out.print(receipts_sentence(r.receipts), markup=False)
+def _render_text(r: CompareReport, plain: bool = False) -> None:
+    if plain:
+        show(out, _table(r), plain=True)
+        return
+    say(out, f"compare {r.baseline.name} (baseline) vs {r.monitor.name} (monitor)")
+    say(out, pairing_sentence(r))
+    say(out, arm_sentence(r.baseline, "baseline"))
+    say(out, arm_sentence(r.monitor, "monitor"))
+    show(out, _table(r))
+    say(out, cost_sentence(r.cost))
+    say(out, receipts_sentence(r.receipts))
     for g in r.gates:
-        out.print(("PASS " if g.passed else "FAIL ") + g.message(), markup=False)
+        say(out, ("PASS " if g.passed else "FAIL ") + g.message())
 
 
 def compare_cmd(
@@ -145,6 +159,7 @@ def compare_cmd(
         ),
     ] = None,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Paired completion of two runs on the same tasks: difference, McNemar, strata, cost, receipts."""
     cfg = config()
@@ -159,8 +174,15 @@ def compare_cmd(
     cuts = parse_strata(strata)
     cs = load_contracts(contracts_file) if contracts_file is not None else None
     with ExitStack() as stack:
-        base = stack.enter_context(open_corpus([baseline], format=fmt, prefix="contracts-compare-"))
-        mon = stack.enter_context(open_corpus([monitor], format=fmt, prefix="contracts-compare-"))
+        bar = progress_bar(quiet)
+        base = stack.enter_context(
+            open_corpus([baseline], format=fmt, prefix="contracts-compare-", progress=bar)
+        )
+        mon = stack.enter_context(
+            open_corpus([monitor], format=fmt, prefix="contracts-compare-", progress=bar)
+        )
+        bar.start("compare", None)
+        stack.callback(bar.finish)
         report = compare(
             base,
             mon,
@@ -179,20 +201,20 @@ def compare_cmd(
     if json_flag:
         out.file.write(pretty_json(report.to_json()).decode("utf-8"))
     else:
-        _render_text(report)
+        _render_text(report, plain)
     if not quiet:
         o = report.overall
-        err.print(
+        say(
+            err,
             f"difference {points_text(o.difference)} points over {o.units} units; W/L {wl_text(o)}; "
             f"p = {p_text(o.p_value)}",
-            markup=False,
         )
         if md_path is not None:
-            err.print(f"wrote Markdown report {md_path}", markup=False)
+            say(err, f"wrote Markdown report {md_path}")
     failed = [g for g in report.gates if not g.passed]
     if failed:
         for g in failed:
-            err.print(f"gate failed: {g.message()}", style="red", markup=False)
+            say(err, f"gate failed: {g.message()}", style="red")
         raise typer.Exit(EXIT_FINDINGS)
 
 

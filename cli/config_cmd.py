@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from output_contracts.cli.common import JsonFlag, QuietFlag, config, out
+from output_contracts.cli.common import JsonFlag, PlainFlag, QuietFlag, config, out
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.jsonutil import pretty_json
 
 
-def config_command(json_out: JsonFlag = False, quiet: QuietFlag = False) -> None:
+def config_command(json_out: JsonFlag = False, quiet: QuietFlag = False, plain: PlainFlag = False) -> None:
     """Print the resolved project settings (command line > contracts.toml > defaults) and their origin."""
     del quiet  # accepted everywhere (issue 22); config writes nothing to stderr
     cfg = config()
@@ -19,8 +19,9 @@ def config_command(json_out: JsonFlag = False, quiet: QuietFlag = False) -> None
     if json_out:
         out.file.write(pretty_json({"file": str(cfg.file) if cfg.file else None, "settings": data}).decode())
         return
-    out.print(f"config file: {_rel(str(cfg.file)) if cfg.file else '(none found; built-in defaults)'}")
-    table = Table("setting", "value", "origin")
+    if not plain:
+        say(out, f"config file: {_rel(str(cfg.file)) if cfg.file else '(none found; built-in defaults)'}")
+    table = Grid([Column("setting", "key"), Column("value", "path"), Column("origin", "path")])
     for key, s in data.items():
         value = s["value"]
         if isinstance(value, list):
@@ -28,7 +29,7 @@ def config_command(json_out: JsonFlag = False, quiet: QuietFlag = False) -> None
         elif isinstance(value, str):
             value = _rel(value)
         table.add_row(key, "" if value is None else str(value), _rel(s["origin"]))
-    out.print(table)
+    show(out, table, plain=plain)
 
 
 def _rel(text: str) -> str:

@@ -2,7 +2,7 @@
 
 Thin: parse options, resolve defaults from the project config, call `output_contracts.traces.ingest.ingest` /
 `output_contracts.traces.corpus.corpus_info`, render. Data (`--json`) goes to stdout; the progress bar and
-summary tables go to stderr, so `contracts ingest ... --json | jq` composes.
+summary tables go to stderr (`--plain` TSV to stdout), so `contracts ingest ... --json | jq` composes.
 """
 
 from __future__ import annotations
@@ -13,22 +13,21 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from output_contracts.cli.common import (
     JsonFlag,
+    PlainFlag,
     QuietFlag,
     config,
     err,
     findings_exit,
     format_option,
     out,
+    phase,
     progress_bar,
     registry_option,
-    wide,
 )
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import ConfigError
 from output_contracts.traces.corpus import corpus_info, verify_corpus
 from output_contracts.traces.formats.detect import FormatName as Format
@@ -40,12 +39,6 @@ corpus_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-
-
-def _print_table(console: Console, table: Table) -> None:
-    """Print on a terminal at its width; to pipes and files at a wide one, so paths are not folded at
-    rich's default of 80 columns (a sibling console on the same stream, not a change to the shared one)."""
-    wide(console).print(table)
 
 
 def _dump(value: Any) -> None:
@@ -66,37 +59,41 @@ def _report_json(rep: IngestReport) -> dict[str, Any]:
     }
 
 
-def _summary(rep: IngestReport) -> None:
-    table = Table(title=None, show_edge=False, header_style="bold")
-    for col, just in (
-        ("source", "left"),
-        ("format", "left"),
-        ("lines", "right"),
-        ("calls", "right"),
-        ("rejects", "right"),
-        ("blank", "right"),
-        ("skipped", "left"),
-    ):
-        table.add_column(col, justify=just, overflow="fold", min_width=40 if col == "source" else None)  # type: ignore[arg-type]
+def _summary(rep: IngestReport, plain: bool = False) -> None:
+    table = Grid(
+        [
+            Column("source", "path"),
+            Column("format", "key"),
+            Column("lines", "num"),
+            Column("calls", "num"),
+            Column("rejects", "num"),
+            Column("blank", "num"),
+            Column("skipped", "text"),
+        ]
+    )
     for s in rep.sources:
-        rej = f"[red]{s.rejects:,}[/red]" if s.rejects else "0"
+        rej = f"{s.rejects:,}" if not plain else str(s.rejects)
         if s.dropped_calls:
-            rej += f" [red](+{s.dropped_calls:,} calls)[/red]"
+            rej += f" (+{s.dropped_calls:,} calls)"
         table.add_row(
-            escape(s.source),
+            s.source,
             s.format,
-            f"{s.lines:,}",
-            f"{s.calls:,}",
+            s.lines,
+            s.calls,
             rej,
-            f"{s.blank:,}",
-            escape(s.note or "yes") if s.skipped else "",
+            s.blank,
+            (s.note or "yes") if s.skipped else "",
+            style="red" if s.rejects or s.dropped_calls else None,
         )
-    _print_table(err, table)
-    rejects = f"[red]{rep.rejects:,} rejects[/red]" if rep.rejects else "0 rejects"
+    show(out if plain else err, table, plain=plain)
+    if plain:
+        return
     verb = "wrote" if rep.changed else "unchanged:"
-    err.print(
-        f"{verb} {escape(str(rep.corpus))}: {rep.calls:,} calls, {rep.episodes:,} episodes, {rep.leaves:,} leaves, {rejects}"
-        + (f" (see {rep.corpus / 'rejects.jsonl'})" if rep.rejects else "")
+    say(
+        err,
+        f"{verb} {rep.corpus}: {rep.calls:,} calls, {rep.episodes:,} episodes, {rep.leaves:,} leaves, "
+        f"{rep.rejects:,} rejects" + (f" (see {rep.corpus / 'rejects.jsonl'})" if rep.rejects else ""),
+        style="red" if rep.rejects else None,
     )
 
 
@@ -138,6 +135,7 @@ def ingest_command(
     ] = False,
     quiet: QuietFlag = False,
     as_json: JsonFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Ingest traces into a Parquet corpus (calls, leaves, episodes, rejects, corpus.json).
 
@@ -174,7 +172,9 @@ def ingest_command(
             progress.finish()
     if as_json:
         _dump(_report_json(rep))
-    if not quiet:
+    if plain and not as_json:  # data on stdout, whatever -q says
+        _summary(rep, True)
+    elif not quiet:
         _summary(rep)
 
 
@@ -189,6 +189,7 @@ def info_command(
     ] = None,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Show a corpus: sources, calls, episodes, tools with call counts, rejects."""
     del quiet  # accepted everywhere (issue 22); info writes nothing to stderr
@@ -197,51 +198,66 @@ def info_command(
     if as_json:
         _dump(info)
         return
-    out.print(
+    tools = Grid(
+        [Column("tool", "name"), Column("calls", "num"), Column("errors", "num"), Column("episodes", "num")]
+    )
+    for t in info["tools"]:
+        tools.add_row(t["tool"], t["calls"], t["errors"], t["episodes"])
+    if plain:
+        show(out, tools, plain=True)
+        return
+    say(
+        out,
         f"corpus {info['corpus']}: {info['calls']:,} calls, {info['episodes']:,} episodes "
         f"({info['tasks']:,} tasks), {info['leaves']:,} leaves, sha256 {info['sha256'][:16]}…",
-        markup=False,
     )
     if info["episodes_with_reward"]:
-        out.print(
-            f"rewards: {info['episodes_with_reward']:,} episodes, mean {info['mean_reward']:.3f}",
-            markup=False,
-        )
+        say(out, f"rewards: {info['episodes_with_reward']:,} episodes, mean {info['mean_reward']:.3f}")
     if info["faulty_episodes"]:
-        out.print(f"labelled faulty episodes: {info['faulty_episodes']:,}", markup=False)
-    src = Table(show_edge=False, header_style="bold")
-    for col in ("source", "format", "lines", "calls", "rejects"):
-        src.add_column(col, justify="left" if col in ("source", "format") else "right", overflow="fold")
+        say(out, f"labelled faulty episodes: {info['faulty_episodes']:,}")
+    src = Grid(
+        [
+            Column("source", "path"),
+            Column("format", "key"),
+            Column("lines", "num"),
+            Column("calls", "num"),
+            Column("rejects", "num"),
+        ]
+    )
     for s in info["sources"]:
-        rej = f"[red]{s['rejects']:,}[/red]" if s["rejects"] else "0"
+        rej = f"{s['rejects']:,}"
         if s.get("dropped_calls"):
-            rej += f" [red](+{s['dropped_calls']:,} calls)[/red]"
-        src.add_row(escape(s["source"]), s["format"], f"{s['lines']:,}", f"{s['calls']:,}", rej)
-    _print_table(out, src)
+            rej += f" (+{s['dropped_calls']:,} calls)"
+        bad = s["rejects"] or s.get("dropped_calls")
+        src.add_row(s["source"], s["format"], s["lines"], s["calls"], rej, style="red" if bad else None)
+    show(out, src)
     if len(info["formats"]) > 1 or any(f["rejects"] for f in info["formats"]):
-        fmts = Table(show_edge=False, header_style="bold")
-        for col in ("format", "sources", "calls", "rejects"):
-            fmts.add_column(col, justify="left" if col == "format" else "right")
+        fmts = Grid(
+            [
+                Column("format", "key"),
+                Column("sources", "num"),
+                Column("calls", "num"),
+                Column("rejects", "num"),
+            ]
+        )
         for f in info["formats"]:
-            rej = f"[red]{f['rejects']:,}[/red]" if f["rejects"] else "0"
-            fmts.add_row(f["format"], f"{f['sources']:,}", f"{f['calls']:,}", rej)
-        _print_table(out, fmts)
-    tools = Table(show_edge=False, header_style="bold")
-    for col in ("tool", "calls", "errors", "episodes"):
-        tools.add_column(col, justify="left" if col == "tool" else "right")
-    for t in info["tools"]:
-        tools.add_row(escape(t["tool"]), f"{t['calls']:,}", f"{t['errors']:,}", f"{t['episodes']:,}")
-    _print_table(out, tools)
+            fmts.add_row(
+                f["format"], f["sources"], f["calls"], f["rejects"], style="red" if f["rejects"] else None
+            )
+        show(out, fmts)
+    show(out, tools)
     rej = info["rejects"]
     if rej["total"]:
         codes = ", ".join(f"{k} {v}" for k, v in rej["by_code"].items())
-        out.print(
-            f"[red]rejects: {rej['total']:,}[/red] ({codes}); see {Path(info['corpus']) / 'rejects.jsonl'}"
+        say(
+            out,
+            f"rejects: {rej['total']:,} ({codes}); see {Path(info['corpus']) / 'rejects.jsonl'}",
+            style="red",
         )
     else:
-        out.print("rejects: 0")
+        say(out, "rejects: 0")
     if info["registry"]:
-        out.print(f"registry: tools.json ({info['registry']['tools']} tools)", markup=False)
+        say(out, f"registry: tools.json ({info['registry']['tools']} tools)")
 
 
 def verify_command(
@@ -258,12 +274,12 @@ def verify_command(
     """Recompute every file digest and row count `corpus.json` records; exit 1 when the corpus was
     changed or damaged."""
     path = config().require_path("paths.corpus", corpus, "corpus folder")
-    problems = verify_corpus(path)
-    del quiet  # accepted everywhere (issue 22): findings are printed with -q too
+    with phase(quiet, "verify"):
+        problems = verify_corpus(path)
     for p in problems:
-        err.print(f"FAILED: {path}: {p}", markup=False)
+        say(err, f"FAILED: {path}: {p}")
     if not problems:
-        out.print(f"ok: {path}: every recorded digest and row count matches", markup=False)
+        say(out, f"ok: {path}: every recorded digest and row count matches")
     findings_exit(bool(problems))
 
 

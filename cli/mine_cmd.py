@@ -19,13 +19,13 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.markup import escape
-from rich.table import Table
+from rich.console import Console
 
 from output_contracts.audit.heldout import THIN_TASKS, fold_report
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
     JsonFlag,
+    PlainFlag,
     QuietFlag,
     SeedOpt,
     code_option,
@@ -36,9 +36,12 @@ from output_contracts.cli.common import (
     format_option,
     out,
     output_option,
+    phase,
+    progress_bar,
     registry_option,
     tool_option,
 )
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining.coverage import uncovered
@@ -81,26 +84,26 @@ def _parse_min_support(items: list[str] | None) -> dict[str, int] | None:
     return res
 
 
-def _summary(cs: ContractSet, dest: str) -> None:
-    table = Table(show_edge=False, header_style="bold")
-    table.add_column("tool", no_wrap=True)
-    for c in CODES:
-        table.add_column(SHORT[c], justify="right", no_wrap=True, min_width=len(SHORT[c]))
-    table.add_column("total", justify="right", no_wrap=True, min_width=5)
+def _summary(cs: ContractSet, dest: str, plain: bool, to: Console) -> None:
+    """The rules per tool and class (on stderr; `--plain` TSV on stdout unless the set goes there)."""
+    grid = Grid([Column("tool", "name"), *(Column(SHORT[c], "num") for c in CODES), Column("total", "num")])
     full = cs.rules_for(None)
     counts = Counter((r.tool, r.code) for r in full)
     for tool in sorted(cs.tools):
         row = [counts.get((tool, c), 0) for c in CODES]
-        table.add_row(escape(tool), *[str(n) if n else "·" for n in row], str(sum(row)))
+        grid.add_row(tool, *[(n if plain else str(n) if n else "·") for n in row], sum(row))
     totals = [sum(counts.get((t, c), 0) for t in cs.tools) for c in CODES]
-    table.add_row("[bold]all[/bold]", *[str(n) for n in totals], f"[bold]{sum(totals)}[/bold]")
-    err.print(table)
+    grid.add_footer("all", *totals, sum(totals))
+    show(to, grid, plain=plain)
+    if plain:
+        return
     folds = ", ".join(f"{fc.fold}: {len(fc.rules)}" for fc in cs.folds)
-    err.print(
+    say(
+        err,
         f"mined {len(full)} rules for {len(cs.tools)} tools from {cs.corpus.get('clean_calls', 0):,} clean calls "
         f"({cs.corpus.get('tasks', 0):,} tasks)"
         + (f"; fold checkers (k = {cs.k}, seed {cs.seed}) {folds}" if cs.folds else "")
-        + f" -> {escape(dest)}"
+        + f" -> {dest}",
     )
 
 
@@ -214,6 +217,7 @@ def mine_command(
     ] = None,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Mine per-tool contracts (rules with support) from clean traces, with k-fold checkers."""
     if engine is Engine.local and (scheduler is not None or workers is not None):
@@ -261,8 +265,9 @@ def mine_command(
             "run `contracts ingest` into shared storage first",
             field="SRC",
         )
-    with open_corpus(srcs, format=fmt, registry=reg_path, prefix="contracts-mine-") as corpus:
-        cs = run(corpus, params, **kwargs)
+    bar = progress_bar(quiet)
+    with open_corpus(srcs, format=fmt, registry=reg_path, prefix="contracts-mine-", progress=bar) as corpus:
+        cs = run(corpus, params, progress=bar, **kwargs)
         gaps = uncovered(corpus, cs, params)
     if str(dest) == "-":
         out.file.write(pretty_json(cs.to_json()).decode())
@@ -282,10 +287,12 @@ def mine_command(
                 "uncovered": [g.to_json() for g in gaps],
             }
         )
-    if not quiet:
-        _summary(cs, str(dest))
+    if plain and not as_json:  # data, printed whatever -q says (on stdout unless the set goes there)
+        _summary(cs, str(dest), True, to=err if str(dest) == "-" else out)
+    elif not quiet:
+        _summary(cs, str(dest), False, to=err)
         for g in gaps:
-            err.print(f"no rules for {g.tool}: {g.reason}", markup=False)
+            say(err, f"no rules for {g.tool}: {g.reason}")
 
 
 def _rule_json(r: Rule) -> dict[str, Any]:
@@ -318,6 +325,7 @@ def rules_command(
     ] = None,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """List the rules of a contract set: tool, code, path, params, support, source."""
     path = config().require_path("paths.contracts", contracts, "contract set")
@@ -338,7 +346,8 @@ def rules_command(
     ]
     report = None
     if by_fold:
-        report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
+        with phase(quiet or plain or as_json, "fold report"):
+            report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
     if as_json:
         items = []
         for i, r in enumerate(rules):
@@ -357,31 +366,30 @@ def rules_command(
             items.append(d)
         _dump(items)
         return
-    table = Table(show_edge=False, header_style="bold")
-    for col in ("tool", "code", "path", "params", "support", "source"):
-        wrap = col in ("path", "params")
-        table.add_column(
-            col,
-            overflow="fold",
-            no_wrap=not wrap,
-            ratio=1 if wrap else None,
-            min_width=12 if wrap else None,
-            justify="right" if col == "support" else "left",
-        )
+    cols = [
+        Column("tool", "name"),
+        Column("code", "key"),
+        Column("path", "path"),
+        Column("params", "text"),
+        Column("support", "num"),
+        Column("source", "key"),
+    ]
     if report is not None:
-        table.add_column("folds", justify="left", no_wrap=True)
-        table.add_column("tasks", justify="right", no_wrap=True)
+        cols += [Column("folds", "text"), Column("tasks", "num")]
         if corpus is not None:
-            table.add_column("held-out", justify="right", no_wrap=True)
+            cols.append(Column("held-out", "num"))
+    grid = Grid(cols, section=0)
     for i, r in enumerate(rules):
         params = describe_params(r)
         path_s = r.paths[0]
-        row = [
-            escape(r.tool),
+        row: list[str | int | None] = [
+            r.tool,
             r.code,
-            escape(path_s or '""'),
-            escape(params),
-            f"{r.support.calls:,} / {r.support.tasks:,}",
+            path_s or '""',
+            params,
+            f"{r.support.calls:,} / {r.support.tasks:,}"
+            if not plain
+            else f"{r.support.calls}/{r.support.tasks}",
             "both" if len(r.source) > 1 else r.source[0],
         ]
         if report is not None:
@@ -394,45 +402,42 @@ def rules_command(
             if corpus is not None:
                 rate = fp.heldout_rate
                 row.append("-" if rate is None else f"{fp.heldout_violations}/{fp.heldout_calls} {rate:.1%}")
-        table.add_row(*row)
-    out.print(table)
-    if quiet:  # the notes under the table are for people; the table is the data
+        grid.add_row(*row)
+    show(out, grid, plain=plain)
+    if quiet or plain:  # the notes under the table are for people; the table is the data
         return
     shown = len(rules)
-    out.print(
-        f"{shown} rules (support = clean calls / distinct tasks; source both = mined and schema)",
-        markup=False,
-    )
+    say(out, f"{shown} rules (support = clean calls / distinct tasks; source both = mined and schema)")
     if report is not None:
         n_thin = sum(fp.thin for fp in report)
-        out.print(
+        say(
+            out,
             f"tasks = fewest distinct tasks behind the rule in any checker holding it; {n_thin} thin "
             f"(fewer than {THIN_TASKS} tasks, or twice its class's task minimum: a 95% task-level "
             "violation bound above 10%)",
-            markup=False,
         )
 
 
-def _diff_table(d: SetDiff) -> None:
-    table = Table(show_edge=False, header_style="bold")
-    for col in ("change", "tool", "code", "rule"):
-        table.add_column(col, overflow="fold")
+def _diff_table(d: SetDiff, plain: bool) -> None:
+    grid = Grid(
+        [Column("change", "key"), Column("tool", "name"), Column("code", "key"), Column("rule", "text")]
+    )
     for r in d.removed:
-        table.add_row("[red]removed[/red]", escape(r.tool), r.code, escape(describe(r)))
+        grid.add_row("removed", r.tool, r.code, describe(r), style="red")
     for c in d.changed:
-        table.add_row(
-            "[yellow]changed[/yellow]",
-            escape(c.new.tool),
-            c.new.code,
-            escape(f"{describe(c.old)}  ->  {describe(c.new)}"),
+        grid.add_row(
+            "changed", c.new.tool, c.new.code, f"{describe(c.old)}  ->  {describe(c.new)}", style="yellow"
         )
     for r in d.added:
-        table.add_row("[green]added[/green]", escape(r.tool), r.code, escape(describe(r)))
+        grid.add_row("added", r.tool, r.code, describe(r), style="green")
+    if plain:
+        show(out, grid, plain=True)
+        return
     if not d.empty:
-        out.print(table)
-    out.print(
+        show(out, grid)
+    say(
+        out,
         f"{len(d.removed)} removed, {len(d.changed)} changed, {len(d.added)} added, {d.unchanged} unchanged",
-        markup=False,
     )
 
 
@@ -444,6 +449,7 @@ def diff_command(
     ] = False,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Compare two contract sets: rules added, removed and changed (same tool/code/paths, new params)."""
     del quiet  # accepted everywhere (issue 22); diff writes nothing to stderr
@@ -451,7 +457,7 @@ def diff_command(
     if as_json:
         _dump(d.to_json())
     else:
-        _diff_table(d)
+        _diff_table(d, plain)
     if fail_on_removed and d.removed:
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -31,7 +31,9 @@ from output_contracts.cli.common import (
     err,
     findings_exit,
     json_flag,
+    progress_bar,
 )
+from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 from output_contracts.registry.check import RegistryCheck, check_registry
@@ -126,9 +128,9 @@ def plan_check(
             unchecked = f", {r.unchecked} unchecked" if r.unchecked else ""
             head = f"{r.plan}: {r.steps} step(s), {r.references} reference(s){unchecked}: "
             if r.findings:
-                err.print(f"{head}{len(r.findings)} error(s) ({detail})", style="red", markup=False)
+                say(err, f"{head}{len(r.findings)} error(s) ({detail})", style="red")
             else:
-                err.print(f"{head}no errors", style="green", markup=False)
+                say(err, f"{head}no errors", style="green")
     findings_exit(n_errors > 0)
 
 
@@ -181,6 +183,7 @@ def registry_infer(
 
     cpath = config().require_path("paths.corpus", corpus, "corpus folder")
     c = Corpus.open(cpath)
+    bar = progress_bar(quiet)
     if contracts_file is not None:
         cs = ContractSet.load(contracts_file)
     else:
@@ -191,6 +194,7 @@ def registry_infer(
         # Only the full checker is needed, so one fold; the other [mine] settings apply as in `mine`.
         cs = mine(
             c,
+            progress=bar,
             folds=1,
             seed=cfg.get("mine.seed"),
             min_support={str(k): int(v) for k, v in supports.items()} if supports else None,
@@ -199,11 +203,15 @@ def registry_infer(
             max_violation_rate=cfg.get("mine.max_violation_rate"),
         )
     base_reg = load_registry(base) if base is not None else None
-    result = infer_registry(cs, c, base=base_reg)
+    result = infer_registry(cs, c, base=base_reg, progress=bar)
     proposed = result.registry
     subs = None
     if substitutes:
-        subs = infer_substitutes(c)
+        bar.start("substitutes", None)
+        try:
+            subs = infer_substitutes(c)
+        finally:
+            bar.finish()
         proposed = with_substitutes(proposed, subs)
     data = ordered_json(proposed.to_json())
     if output is None:
@@ -213,19 +221,27 @@ def registry_infer(
     if not quiet:
         total = len(result.stats)
         fields = sum(s.fields for s in result.stats)
-        err.print(
+        say(
+            err,
             f"{total} tool(s), {fields} output field(s) proposed: "
             f"{sum(s.required for s in result.stats)} required, {sum(s.typed for s in result.stats)} typed, "
             f"{sum(s.enums for s in result.stats)} enum(s), {sum(s.bounds for s in result.stats)} bound(s)"
             + (f" -> {output}" if output else ""),
-            markup=False,
         )
         if subs is not None:
             n_tools = len(subs.by_tool())
-            err.print(
+            say(
+                err,
                 f"{len(subs.proposals)} substitute(s) proposed for {n_tools} tool(s) "
                 f"({len(subs.refused)} candidate(s) refused); written as substitutes_inferred",
-                markup=False,
+            )
+            grid = Grid(
+                [
+                    Column("tool", "name"),
+                    Column("substitute", "name"),
+                    Column("evidence", "text"),
+                    Column("read-only by", "key"),
+                ]
             )
             for s in subs.proposals:
                 ev = s.evidence()
@@ -234,16 +250,12 @@ def registry_infer(
                     if ev["episodes"]
                     else f"the same query in {ev['same_query_episodes']} episode(s)"
                 )
-                err.print(
-                    f"  {s.tool} -> {s.substitute}: {basis}; read-only by {s.read_only.by}", markup=False
-                )
+                grid.add_row(s.tool, s.substitute, basis, s.read_only.by)
+            show(err, grid)
         for name, why in result.skipped:
             shown = name if len(name) <= 60 else name[:57] + "..."
-            err.print(f"warning: tool {shown!r} left out: {why}", markup=False)
-        err.print(
-            "Review before use: inferred declarations describe the corpus, not the tool's promise.",
-            markup=False,
-        )
+            say(err, f"warning: tool {shown!r} left out: {why}")
+        say(err, "Review before use: inferred declarations describe the corpus, not the tool's promise.")
 
 
 @registry_app.command("check")
@@ -270,7 +282,7 @@ def registry_check(
     corpus_path = args[-1] if args else None
     reg = _registry(reg_path)
     c = Corpus.open(config().require_path("paths.corpus", corpus_path, "corpus folder"))
-    report = check_registry(reg, c)
+    report = check_registry(reg, c, progress=progress_bar(quiet))
     if json_out:
         _emit(pretty_json(report.to_json()), None)
     else:
@@ -288,7 +300,7 @@ def _summary(report: RegistryCheck) -> None:
     if report.tools_unseen:
         parts.append(f"{len(report.tools_unseen)} declared but never called")
     style = "red" if n else "green"
-    err.print(f"{', '.join(parts)}: {n} disagreement(s)", style=style, markup=False)
+    say(err, f"{', '.join(parts)}: {n} disagreement(s)", style=style)
 
 
 tools_app = typer.Typer(

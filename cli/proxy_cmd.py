@@ -26,6 +26,7 @@ from output_contracts.cli.common import (
     registry_option,
     timeout_option,
 )
+from output_contracts.cli.tables import say
 from output_contracts.errors import UsageError
 
 
@@ -117,7 +118,7 @@ def proxy(
     p.run()
     if not quiet:
         where = f"; logged to {log} as trace {p.trace_id}" if log is not None else ""
-        err.print(f"proxy: {p.calls} tool calls, {p.receipts} with receipts{where}", markup=False)
+        say(err, f"proxy: {p.calls} tool calls, {p.receipts} with receipts{where}")
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 import output_contracts.repair.audit as audit
 import output_contracts.repair.cases as cases
@@ -19,6 +18,7 @@ import output_contracts.repair.policies as policies
 import output_contracts.repair.score as score
 from output_contracts.cli.common import (
     OverwriteFlag,
+    PlainFlag,
     QuietFlag,
     bootstrap_option,
     config,
@@ -30,11 +30,13 @@ from output_contracts.cli.common import (
     markdown_option,
     out,
     output_option,
+    phase,
     progress_bar,
     registry_option,
     seed_option,
     timeout_option,
 )
+from output_contracts.cli.tables import Column, Grid, say, say_anchor, show
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 from output_contracts.ledger import claim_folder
 from output_contracts.progress import Progress
@@ -160,7 +162,8 @@ def repair_cases_command(
         other = cases.read_cases(disjoint_from)
         other_t = cases.read_targets(disjoint_targets) if disjoint_targets is not None else None
         exclude = audit.excluder(other, other_t)
-    rep = cases.build_cases(sources, kinds=_kinds(kinds), per_kind=per_kind, seed=seed_v, exclude=exclude)
+    with phase(quiet, "repair-cases"):
+        rep = cases.build_cases(sources, kinds=_kinds(kinds), per_kind=per_kind, seed=seed_v, exclude=exclude)
     cases.write_cases(cases_path, rep.cases)
     cases.write_targets(targets_path, rep.targets)
     if patches is not None:
@@ -182,17 +185,15 @@ def repair_cases_command(
         _emit(pretty_json(summary))
     if not quiet:
         fams = ", ".join(f"{k} {v}" for k, v in rep.per_family.items())
-        err.print(
+        say(
+            err,
             f"{len(rep.cases)} cases from {rep.sources} correct calls (seed {seed_v}): {fams}; "
             f"cases -> {cases_path}, targets -> {targets_path}"
             + (f", patches -> {patches}" if patches else ""),
-            markup=False,
         )
         short = {k: v for k, v in rep.per_family.items() if v < per_kind}
         if short:
-            err.print(
-                f"warning: fewer than {per_kind} cases for {', '.join(short)}", markup=False, style="yellow"
-            )
+            say(err, f"warning: fewer than {per_kind} cases for {', '.join(short)}", style="yellow")
 
 
 def repair_replay_command(
@@ -295,24 +296,22 @@ def repair_replay_command(
         o = summary.outcomes
         ops = ", ".join(f"{k} {v}" for k, v in summary.ops_by_type.items()) or "none"
         refused = ", ".join(f"{k} {v}" for k, v in summary.refusals.items()) or "none"
-        err.print(
+        say(
+            err,
             f"{summary.cases} cases, policy {name}: {o['accepted']} accepted, {o['abstained']} abstained, "
             f"{o['exhausted']} exhausted, {o['valid_at_start']} valid at start; {summary.steps} steps; "
             f"ops {ops}; refused {refused}",
-            markup=False,
         )
-        err.print(
-            f"ledger {ledger_dir}: {summary.entries} entries, frozen, head {summary.head}, root {summary.root}",
-            markup=False,
-        )
+        say_anchor(err, f"ledger {ledger_dir}: {summary.entries} entries, frozen", summary.head, summary.root)
 
 
-def _rate(r: dict[str, Any] | None) -> str:
+def _rate_cells(r: dict[str, Any] | None) -> tuple[str, str, str]:
+    """A rate as (value, 95% interval, numerator/denominator) cells."""
     if not r or r.get("value") is None:
-        return "–"
-    iv = "" if r.get("low") is None else f" [{r['low']:.3f}, {r['high']:.3f}]"
-    nd = "" if r.get("numerator") is None else f"  {r['numerator']}/{r['denominator']}"
-    return f"{r['value']:.3f}{iv}{nd}"
+        return "–", "", ""
+    iv = "" if r.get("low") is None else f"[{r['low']:.3f}, {r['high']:.3f}]"
+    nd = "" if r.get("numerator") is None else f"{r['numerator']}/{r['denominator']}"
+    return f"{r['value']:.3f}", iv, nd
 
 
 def repair_score_command(
@@ -362,6 +361,7 @@ def repair_score_command(
     ] = 10.0,
     seed: RepairSeedOpt = None,
     quiet: QuietFlag = False,
+    plain: PlainFlag = False,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
     if as_json and str(markdown_file) == "-":
@@ -370,19 +370,20 @@ def repair_score_command(
     ledger_dir = cfg.require_path("paths.repair_ledger", ledger, "ledger folder (LEDGER)")
     targets_path = cfg.require_path("paths.targets", targets, "targets file (--targets)")
     try:
-        report = score.score(
-            ledger_dir,
-            targets_path,
-            seed=int(cfg.get("repair.seed", seed)),
-            bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
-            compare=compare,
-            with_curve=coverage_risk,
-            executor=Executor.from_string(executor, executor_timeout) if executor else None,
-        )
+        with phase(quiet, "repair-score"):
+            report = score.score(
+                ledger_dir,
+                targets_path,
+                seed=int(cfg.get("repair.seed", seed)),
+                bootstrap=int(cfg.get("audit.bootstrap", bootstrap)),
+                compare=compare,
+                with_curve=coverage_risk,
+                executor=Executor.from_string(executor, executor_timeout) if executor else None,
+            )
     except score.LedgerRefused as e:
-        err.print(f"refused: {e.message}", markup=False, style="red")
+        say(err, f"refused: {e.message}", style="red")
         for p in e.problems[:5]:
-            err.print(f"  {p.get('code')}: {p.get('detail')}", markup=False)
+            say(err, f"  {p.get('code')}: {p.get('detail')}")
         raise typer.Exit(1) from None
     from output_contracts.schemas import validate
 
@@ -402,63 +403,73 @@ def repair_score_command(
             atomic_write_bytes(markdown_file, text.encode())
     if not to_stdout:
         pol = (report.get("policy") or {}).get("name", "?")
-        table = Table(title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)")
-        table.add_column("metric")
-        table.add_column("value [95% CI]  n/d")
+        table = Grid(
+            [Column("metric", "text"), Column("value", "num"), Column("95% CI", "num"), Column("n/d", "num")],
+            title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)",
+        )
+
+        def rate(label: str, r: dict[str, Any] | None) -> None:
+            table.add_row(label, *_rate_cells(r))
+
+        def note(label: str, value: str) -> None:
+            table.add_row(label, value, "", "")
+
         defs = report["definitions"]
         shown = list(score.RATE_METRICS)
         for m in score.RATE_METRICS:
-            table.add_row(m, _rate(report[m]))
+            rate(m, report[m])
         for k, v in report["abstention"].items():
-            table.add_row(f"abstention {k}", _rate(v))
+            rate(f"abstention {k}", v)
             shown.append(f"abstention_{k}")
-        table.add_row("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
+        note("unsafe dispatches U", str(report["unsafe_dispatch_count"]))
         if report["semantic_success"] is not None:
             ex = report["executor"]
             errs = ", ".join(f"{k} {v}" for k, v in ex["errors"].items()) or "no errors"
-            table.add_row("semantic_success", _rate(report["semantic_success"]))
-            table.add_row("executor runs", f"{ex['calls']} ({errs})")
+            rate("semantic_success", report["semantic_success"])
+            note("executor runs", f"{ex['calls']} ({errs})")
             shown.append("semantic_success")
         if report["trajectory_success"] is not None:
-            table.add_row("trajectory_success", _rate(report["trajectory_success"]))
+            rate("trajectory_success", report["trajectory_success"])
             shown.append("trajectory_success")
-        table.add_row("p95 step latency ms", _rate(report["latency_p95_ms"]))
-        table.add_row("ops", ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none")
+        rate("p95 step latency ms", report["latency_p95_ms"])
         for fam, f in report["by_family"].items():
-            table.add_row(f"{fam} ({f['cases']}) M_object", _rate(f["m_object"]))
+            rate(f"{fam} ({f['cases']}) M_object", f["m_object"])
         for fam, f in report["by_tool_family"].items():
-            table.add_row(f"tools {fam}.* ({f['cases']}) M_object", _rate(f["m_object"]))
+            rate(f"tools {fam}.* ({f['cases']}) M_object", f["m_object"])
+        if plain:
+            show(out, table, plain=True)
+            return
+        show(out, table)
+        ops = ", ".join(f"{k} {v}" for k, v in report["ops_by_type"].items()) or "none"
+        say(out, f"ops: {ops}")
         if report.get("compare"):
+            other = report["compare"]["policy"].get("name", "?")
             for m, d in report["compare"]["metrics"].items():
                 if d["difference"] is not None:
                     t, eff_ = d["test"], d["effect"]
                     eff = "" if eff_["value"] is None else f", {eff_['name']} {eff_['value']:+.3f}"
-                    table.add_row(
-                        f"Δ {m} vs {report['compare']['policy'].get('name', '?')}",
-                        f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]; "
-                        f"{t['name']} {t['this_only']}:{t['other_only']} of {t['pairs']}, "
-                        f"p={t['p']:.4g}{eff}",
+                    say(
+                        out,
+                        f"Δ {m} vs {other}: {d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]; "
+                        f"{t['name']} {t['this_only']}:{t['other_only']} of {t['pairs']}, p={t['p']:.4g}{eff}",
                     )
-        out.print(table)
         curve = report.get("coverage_risk")
         if curve:
-            ct = Table(title=f"coverage-risk, one run ({curve['cases']} cases)")
-            for c in ("threshold", "answered", "wrong", "coverage", "risk"):
-                ct.add_column(c)
+            ct = Grid(
+                [Column(c, "num") for c in ("threshold", "answered", "wrong", "coverage", "risk")],
+                title=f"coverage-risk, one run ({curve['cases']} cases)",
+            )
             for p in curve["points"]:
                 risk = "–" if p["risk"] is None else f"{p['risk']:.3f}"
-                ct.add_row(
-                    f"{p['threshold']:.3f}", str(p["answered"]), str(p["wrong"]), f"{p['coverage']:.3f}", risk
-                )
-            out.print(ct)
-        out.file.write("definitions (numerator / denominator):\n")
-        out.file.write("".join(f"  {m}: {defs[m]}\n" for m in shown))
+                ct.add_row(f"{p['threshold']:.3f}", p["answered"], p["wrong"], f"{p['coverage']:.3f}", risk)
+            show(out, ct)
+        say(out, "definitions (numerator / denominator):")
+        for m in shown:
+            say(out, f"  {m}: {defs[m]}")
     led = report["ledger"]
     if quiet:
         return
-    err.print(
-        f"ledger verified: {led['entries']} entries, head {led['head']}, root {led['root']}", markup=False
-    )
+    say_anchor(err, f"ledger verified: {led['entries']} entries", led["head"], led["root"])
 
 
 def split_audit_command(
@@ -494,16 +505,12 @@ def split_audit_command(
     if quiet:
         pass
     elif rep.clean:
-        err.print(
+        say(
+            err,
             f"no overlap between {rep.train_cases} and {rep.test_cases} cases over {len(rep.checked)} kinds{skipped}",
-            markup=False,
         )
     else:
-        err.print(
-            f"OVERLAP: {len(rep.overlaps)} shared fingerprint(s): {counts}{skipped}",
-            markup=False,
-            style="red",
-        )
+        say(err, f"OVERLAP: {len(rep.overlaps)} shared fingerprint(s): {counts}{skipped}", style="red")
     findings_exit(not rep.clean)
 
 

@@ -13,7 +13,8 @@ import typer
 
 from output_contracts.audit.artifacts import load_artifacts
 from output_contracts.audit.html import render_html
-from output_contracts.cli.common import QuietFlag, err, out, output_option
+from output_contracts.cli.common import QuietFlag, err, out, output_option, phase
+from output_contracts.cli.tables import say
 from output_contracts.jsonutil import atomic_write_bytes
 
 
@@ -43,8 +44,9 @@ def report_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Write one self-contained HTML page (inline CSS and SVG charts, no network) of the given artifacts."""
-    arts = load_artifacts(artifacts)
-    page = render_html(arts, title=title, generated_at=generated_at).encode("utf-8")
+    with phase(quiet, "report"):
+        arts = load_artifacts(artifacts)
+        page = render_html(arts, title=title, generated_at=generated_at).encode("utf-8")
     if str(output) == "-":
         out.file.write(page.decode("utf-8"))
         out.file.flush()
@@ -52,9 +54,9 @@ def report_command(
         atomic_write_bytes(output, page)
     if not quiet:
         kinds = ", ".join(f"{a.kind.value} {a.name}" for a in arts)
-        err.print(f"read {len(arts)} artifacts: {kinds}", markup=False)
+        say(err, f"read {len(arts)} artifacts: {kinds}")
         if str(output) != "-":
-            err.print(f"wrote {output}: {len(page):,} bytes, {page.count(b'<svg ')} charts", markup=False)
+            say(err, f"wrote {output}: {len(page):,} bytes, {page.count(b'<svg ')} charts")
 
 
 def register(app: typer.Typer) -> None:

@@ -270,7 +270,7 @@ def test_error_calls_are_skipped_and_counted_alike(world: dict[str, Path], tmp_p
         res = run("check", "--contracts", str(world["contracts"]), *args, input=data)
         assert res.exit_code == 0, res.output
         assert "1 call with status error" in res.stderr
-        assert re.search(r"calls checked\s*\S\s*1\s", res.stderr), res.stderr
+        assert re.search(r"calls checked\s+1\s", res.stderr), res.stderr
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "openai-chat", "openai-responses", "otel"])
