@@ -71,7 +71,7 @@ def test_rules_plain_is_the_json(world: Path) -> None:
 
 
 def test_rules_folds_plain(world: Path) -> None:
-    out, _ = run("rules", world / "contracts.json", "--folds", "--corpus", world / "C", "--plain")
+    out, _ = run("rules", world / "contracts.json", "--by-fold", "--corpus", world / "C", "--plain")
     header, rows = tsv(out)
     assert header[-3:] == ["folds", "tasks", "held-out"] and rows
 

@@ -62,7 +62,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run("ingest", SAMPLE / "clean" / "part-1.jsonl.gz", "-o", w / "C", "--registry", tools, "-q")
     run("mine", w / "C", "-o", w / "contracts.json", "-q")
     run("mine", w / "C", "-o", w / "strict.json", "--min-support", "DOMAIN=1500", "-q")
-    run("audit", w / "C", "--fold", "2", "--bootstrap", "50", "--ledger", w / "L", "-q")
+    run("audit", w / "C", "--folds", "2", "--bootstrap", "50", "--ledger", w / "L", "-q")
     run("repair-cases", w / "C", "--registry", tools, "--kinds", "all", "--per-kind", "2", "-q",
         "-o", w / "cases.jsonl", "--targets", w / "targets.jsonl")  # fmt: skip
     run("repair-replay", w / "cases.jsonl", "--policy", "heuristic", "--ledger", w / "RL", "-q")
@@ -79,7 +79,7 @@ def test_sample_world_commands_fit_80_columns(world: Path) -> None:
         ("corpus info", ("corpus", "info", w / "C"), 0),
         ("mine", ("mine", w / "C", "-o", w / "again.json", "--folds", "2"), 0),
         ("rules", ("rules", w / "contracts.json"), 0),
-        ("rules --folds", ("rules", w / "contracts.json", "--folds", "--corpus", w / "C"), 0),
+        ("rules --by-fold", ("rules", w / "contracts.json", "--by-fold", "--corpus", w / "C"), 0),
         ("diff", ("diff", w / "contracts.json", w / "strict.json"), 0),
         ("check", ("check", "--contracts", w / "contracts.json", SAMPLE / "faulty", "-o", w / "r.jsonl"), 1),
         ("codes", ("codes",), 0),
@@ -100,7 +100,7 @@ def test_sample_world_commands_fit_80_columns(world: Path) -> None:
 
 
 def test_audit_fits_80_columns(world: Path) -> None:
-    out, err = run("audit", world / "C", "--fold", "2", "--bootstrap", "50", "--ledger", world / "L2")
+    out, err = run("audit", world / "C", "--folds", "2", "--bootstrap", "50", "--ledger", world / "L2")
     assert "By tool (sorted by fires)" in out and "head " in out
     assert_fits(out + err, tool_names(world / "contracts.json"), "audit")
 
@@ -126,9 +126,9 @@ def test_tau_bench_airline_fits_80_columns(airline: Path) -> None:
         ("corpus info", ("corpus", "info", w / "tau"), 0),
         ("mine", ("mine", w / "tau", "-o", w / "again.json"), 0),
         ("rules", ("rules", w / "airline.json"), 0),
-        ("rules --folds", ("rules", w / "airline.json", "--folds"), 0),
+        ("rules --by-fold", ("rules", w / "airline.json", "--by-fold"), 0),
         ("compare", ("compare", w / "trials-01.json", w / "trials-23.json"), 0),
-        ("audit", ("audit", w / "tau", "--fold", "5", "--bootstrap", "100", "--ledger", w / "L"), 0),
+        ("audit", ("audit", w / "tau", "--folds", "5", "--bootstrap", "100", "--ledger", w / "L"), 0),
         ("registry infer", ("registry", "infer", w / "tau", "--substitutes", "-o", w / "t.json"), 0),
     ):
         out, err = run(*map(str, args), code=code)
@@ -236,7 +236,7 @@ def test_compare_and_audit_plain_are_the_json(airline: Path) -> None:
     assert [r[1] for r in lines[1:]] == [str(data["overall"]["units"])] + [
         str(s["units"]) for s in data["strata"]
     ]
-    run("audit", w / "tau", "--fold", "2", "--bootstrap", "50", "--ledger", w / "LP", "-q")
+    run("audit", w / "tau", "--folds", "2", "--bootstrap", "50", "--ledger", w / "LP", "-q")
     plain, _ = run("audit-score", w / "LP", "--corpus", w / "tau", "--bootstrap", "50", "--plain", "-q")
     rows = [x.split("\t") for x in plain.rstrip("\n").split("\n")]
     assert rows[0] == ["tool", "fires", "organic", "fire rate", "labelled", "detected"]
