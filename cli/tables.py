@@ -310,9 +310,20 @@ def show(console: Console, grid: Grid, *, plain: bool = False) -> None:
         console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
+def wraps_sentences(console: Console) -> bool:
+    """Sentences wrap on a terminal, or where `COLUMNS` says how wide the reader is; into a pipe or a
+    log they stay one line each, so `grep` finds a whole message (tables fit 80 columns either way)."""
+    env = os.environ.get("COLUMNS", "")
+    return console.is_terminal or (env.isdigit() and int(env) > 0)
+
+
 def say(console: Console, text: str, *, style: str | None = None) -> None:
-    """Print a sentence for people, wrapped at spaces to the console's width (a long path or name
-    stays whole on its own line rather than being cut)."""
+    """Print a sentence for people, wrapped at spaces to the console's width when `wraps_sentences`
+    (a long path or name stays whole on its own line rather than being cut)."""
+    if not wraps_sentences(console):
+        for para in text.split("\n"):
+            console.print(para, style=style, markup=False, highlight=False, soft_wrap=True)
+        return
     w = width_of(console)
     for para in text.split("\n"):
         lines = textwrap.wrap(
@@ -327,8 +338,8 @@ def say(console: Console, text: str, *, style: str | None = None) -> None:
 def say_command(console: Console, words: Sequence[str | tuple[str, ...]]) -> None:
     """A shell command to copy, indented, continued with ` \\` where it would pass the width (never
     broken inside a word, nor between an option and its value given as a tuple, so it still pastes
-    and runs as one command)."""
-    w = width_of(console) - 2
+    and runs as one command); one line where sentences do not wrap (`wraps_sentences`)."""
+    w = width_of(console) - 2 if wraps_sentences(console) else 1 << 30
     lines: list[str] = []
     cur = "  "
     for word in (" ".join(map(shlex.quote, (x,) if isinstance(x, str) else x)) for x in words):

@@ -13,6 +13,15 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_traces"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+@pytest.fixture(autouse=True)
+def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist workers inherit `COLUMNS`/`LINES` (80x24) that a plain `pytest` run does not have;
+    the CLI wraps sentences where `COLUMNS` says how wide the reader is, so every test starts as a pipe
+    without them, and a test that wants a width passes it in its own environment."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

@@ -482,8 +482,8 @@ def test_folder_walk_and_per_format_info(shared_data: Path, tmp_path: Path) -> N
     r = CliRunner().invoke(app, ["corpus", "info", str(tmp_path / "c")])
     assert r.exit_code == 0, r.output
     rows = [line.split() for line in r.output.splitlines()]
-    assert ["inspect-ai", "│", "2", "│", "0", "│", "12"] in rows
-    assert ["atif", "│", "2", "│", "4", "│", "2"] in rows
+    assert ["inspect-ai", "2", "0", "12"] in rows
+    assert ["atif", "2", "4", "2"] in rows
     r = CliRunner().invoke(app, ["corpus", "info", str(tmp_path / "c"), "--json"])
     assert orjson.loads(r.stdout)["formats"] == info["formats"]
 
