@@ -18,6 +18,7 @@ contract). Calls of a tool the contract set does not know are never violations; 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from output_contracts.rules.evaluate import (
 )
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.model import ToolCall, make_call_id
+from output_contracts.traces.model import ToolCall
 
 #: Columns and types of the frame `check_corpus` returns (one row per violation).
 VIOLATION_SCHEMA: dict[str, pl.DataType] = {
@@ -376,6 +377,8 @@ class _LineParser:
 
     The format is fixed by `format`, or detected from the first line that some adapter claims; the
     ingest adapters (`output_contracts.traces.formats`) do the mapping, so `check -` reads what `ingest` reads.
+    `flat` is set once the adapter is the flat one: `check_lines` then calls its `parse` directly (one
+    call a line, no episode list to walk), the same adapter and so the same calls and errors.
     """
 
     def __init__(self, source: str, format: str) -> None:
@@ -383,34 +386,56 @@ class _LineParser:
         self.format = format
         self.sha = sha256_hex(source)
         self.adapter: Any = None
+        self.flat: Any = None  # the adapter's bound `parse` when it is the flat adapter
         self.dropped: list[str] = []  # calls the adapter left out of a kept episode (since last read)
         try:
             self.detect: Any = importlib.import_module("output_contracts.traces.formats.detect")
+            base = importlib.import_module("output_contracts.traces.formats.base")
+            flat = importlib.import_module("output_contracts.traces.formats.flat")
         except ImportError:  # pragma: no cover - adapters are part of the package
             self.detect = None
+        else:
+            self.context: Any = base.RecordContext
+            self.flat_type: Any = flat.FlatAdapter
         if format != "auto" and self.detect is not None:
-            self.adapter = self.detect.get_adapter(format)
+            self._use(self.detect.get_adapter(format))
+
+    def _use(self, adapter: Any) -> None:
+        self.adapter = adapter
+        if type(adapter) is self.flat_type:
+            self.flat = adapter.parse
 
     def parse(self, rec: Any, line: int) -> tuple[list[ToolCall], dict[str, tuple[str, ...] | None]]:
         if self.detect is None:
             return _flat_parse(rec, self.source, line)
-        from output_contracts.traces.formats.base import RecordContext
-
         if self.adapter is None:
             name, score = self.detect.best_match(rec)
             if name is None or score == 0:
                 raise ValueError("record does not look like any supported trace format")
-            self.adapter = self.detect.get_adapter(name)
+            self._use(self.detect.get_adapter(name))
         records = self.adapter.records(rec) if self.adapter.whole_file and isinstance(rec, list) else [rec]
         calls: list[ToolCall] = []
         visible: dict[str, tuple[str, ...] | None] = {}
         for r in records:
-            parsed = self.adapter.parse(r, RecordContext(self.source, self.sha, line))
+            parsed = self.adapter.parse(r, self.context(self.source, self.sha, line))
             calls.extend(parsed.calls)
             for ep in parsed.episodes:
                 visible[ep.trace_id] = ep.tools
             self.dropped.extend(d.reason for d in parsed.dropped)
         return calls, visible
+
+
+class _CallIds:
+    """`make_call_id(sha, line, index)` for one source, cheaper: the hash state of the constant
+    `"{sha}:"` prefix is computed once and copied per call (the same digest, one block less to hash)."""
+
+    def __init__(self, source_sha256: str) -> None:
+        self._prefix = hashlib.sha256(f"{source_sha256}:".encode())
+
+    def __call__(self, line: int, index: int) -> str:
+        h = self._prefix.copy()
+        h.update(f"{line}:{index}".encode())
+        return h.hexdigest()[:16]
 
 
 def check_lines(
@@ -433,31 +458,46 @@ def check_lines(
     source *name* (the stream has no file digest), the line and the call's index within the line.
     """
     parser = _LineParser(source, format)
+    call_ids = _CallIds(parser.sha)
     visible: dict[str, tuple[str, ...] | None] = {}
     memories: dict[str, EpisodeMemory] = {}  # per trace: what CONSISTENT compares later calls with
-    code_list = list(codes) if codes is not None else None
+    code_key = tuple(codes) if codes is not None else None  # a tuple: the compiled program's cache key as is
+    tool_set = frozenset(tools) if tools is not None else None
+    loads = orjson.loads
     for n, raw in enumerate(lines, start=1):
-        if not raw.strip():
+        if raw[:1] != b"{" and not raw.strip():
             continue
+        flat = parser.flat
         try:
-            rec = orjson.loads(raw)
-            calls, vis = parser.parse(rec, n)
+            rec = loads(raw)
+            if flat is not None:  # the flat adapter, called directly: one call a line
+                parsed = flat(rec, parser.context(source, parser.sha, n))
+            else:
+                calls, vis = parser.parse(rec, n)
         except ContractsError:
             raise
         except Exception as e:  # RecordError, JSON errors, shape errors: the line is rejected
             yield StreamItem("rejected", line=n, reason=str(getattr(e, "reason", e)))
             continue
-        visible.update(vis)
-        for reason in parser.dropped:  # as ingest does: a call left out of its episode is a reject
-            yield StreamItem("rejected", line=n, reason=reason)
-        parser.dropped.clear()
+        if flat is not None:
+            calls = parsed.calls
+            for ep in parsed.episodes:
+                visible[ep.trace_id] = ep.tools
+            if parsed.dropped:
+                parser.dropped.extend(d.reason for d in parsed.dropped)
+        else:
+            visible.update(vis)
+        if parser.dropped:
+            for reason in parser.dropped:  # as ingest does: a call left out of its episode is a reject
+                yield StreamItem("rejected", line=n, reason=reason)
+            parser.dropped.clear()
         for call in calls:
             f = contracts.fold_of(call.task) if fold == "cross" else fold
             memory = memories.get(call.trace_id)
             if memory is None:
                 memory = memories[call.trace_id] = compiled_memory(contracts, f)
-            call_id = make_call_id(parser.sha, call.line or n, call.index)
-            if tools is not None and call.tool not in tools:
+            call_id = call_ids(call.line or n, call.index)
+            if tool_set is not None and call.tool not in tool_set:
                 # not checked, but an earlier call (or a touch) for those that are
                 memory.record(call.tool, call.arguments, call.result, call_id, ok=call.status == "ok")
                 continue
@@ -471,7 +511,7 @@ def check_lines(
                 call.arguments,
                 call.result,
                 fold=f,
-                codes=code_list,
+                codes=code_key,
                 memory=memory,
                 call_id=call_id,
             )

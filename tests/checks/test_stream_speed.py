@@ -1,0 +1,143 @@
+"""`check_lines`'s fast path for flat records gives the general path's bytes; its call ids are `make_call_id`'s.
+
+Once the format is known to be flat (detected from the first line, or `--format flat`), `check_lines` calls
+the flat adapter's `parse` directly instead of going through `_LineParser.parse`, and hashes call ids from
+a copied prefix state. These tests hold both to the general path on the sample world's faulty traces
+(every receipt encoded, with `--all`, folds, filters) and on damaged lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from output_contracts.checks import checker as checker_mod
+from output_contracts.checks.checker import StreamItem, _CallIds, check_lines
+from output_contracts.checks.receipts import encode
+from output_contracts.rules.model import ContractSet
+from output_contracts.traces.model import make_call_id
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_CS = ContractSet.load(REPO / "tests" / "golden" / "sample-contracts.json")
+FAULTY = sorted((REPO / "sample_traces" / "faulty").glob("*.jsonl.gz"))
+
+
+def faulty_lines() -> list[bytes]:
+    out: list[bytes] = []
+    for p in FAULTY:
+        with gzip.open(p, "rb") as f:
+            out.extend(f)
+    return out
+
+
+def rendered(items: Iterator[StreamItem]) -> list[tuple[Any, ...]]:
+    return [
+        (i.kind, i.tool, i.line, i.reason, encode(i.receipt) if i.receipt is not None else None)
+        for i in items
+    ]
+
+
+@pytest.fixture
+def general(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A runner of `check_lines` with the flat fast path switched off (every line through `parse`)."""
+
+    def run(lines: list[bytes], **kw: Any) -> list[tuple[Any, ...]]:
+        with monkeypatch.context() as m:
+
+            def use(self: Any, adapter: Any) -> None:
+                self.adapter = adapter  # never sets `flat`
+
+            m.setattr(checker_mod._LineParser, "_use", use)
+            return rendered(check_lines(SAMPLE_CS, lines, **kw))
+
+    return run
+
+
+def fast(lines: list[bytes], monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[list[tuple[Any, ...]], int]:
+    """`check_lines` as shipped, and how many lines went through the general `_LineParser.parse`."""
+    calls = [0]
+    parse = checker_mod._LineParser.parse
+
+    def counted(self: Any, rec: Any, line: int) -> Any:
+        calls[0] += 1
+        return parse(self, rec, line)
+
+    with monkeypatch.context() as m:
+        m.setattr(checker_mod._LineParser, "parse", counted)
+        out = rendered(check_lines(SAMPLE_CS, lines, **kw))
+    return out, calls[0]
+
+
+@given(
+    sha=st.text(min_size=0, max_size=80),
+    line=st.integers(min_value=0, max_value=2**63),
+    index=st.integers(min_value=0, max_value=10_000),
+)
+def test_call_ids_are_make_call_id(sha: str, line: int, index: int) -> None:
+    assert _CallIds(sha)(line, index) == make_call_id(sha, line, index)
+
+
+@pytest.mark.skipif(not FAULTY, reason="sample_traces/faulty is absent")
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"include_all": True},
+        {"fold": 2},
+        {"fold": "cross"},
+        {"codes": ["TYPE", "RANGE", "CONSISTENT"]},
+        {"tools": ["get_order", "get_customer"]},
+        {"format": "flat", "encoder": "v1"},
+    ],
+    ids=["default", "all", "fold2", "cross", "codes", "tools", "format-flat-v1"],
+)
+def test_fast_path_gives_the_general_bytes_on_the_faulty_world(
+    kw: dict[str, Any], general: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = faulty_lines()
+    got, through_parse = fast(lines, monkeypatch, **kw)
+    want = general(lines, **kw)
+    assert got == want
+    # the fast path was taken: only the detecting first line (none with --format flat) went through parse
+    assert through_parse == (0 if kw.get("format") == "flat" else 1)
+    receipts = [r for *_, r in got if r is not None]
+    assert receipts  # the faulty world fires (or, with --all, every checked call has a receipt)
+    if kw.get("include_all"):
+        assert len(receipts) == sum(1 for k, *_ in got if k == "call")
+
+
+@pytest.mark.skipif(not FAULTY, reason="sample_traces/faulty is absent")
+def test_damaged_lines_are_rejected_alike(general: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = faulty_lines()[:40]
+    rec = orjson.loads(lines[3])
+    bad_args = orjson.dumps({**rec, "arguments": [1]}) + b"\n"
+    bad_status = orjson.dumps({**rec, "status": "maybe"}) + b"\n"
+    error_call = orjson.dumps({**rec, "status": "error", "result": None}) + b"\n"
+    no_result = orjson.dumps({k: v for k, v in rec.items() if k != "result"}) + b"\n"
+    damaged = [
+        lines[0],
+        b"\n",
+        b"   \n",
+        b"{not json\n",
+        b"[1, 2]\n",
+        bad_args,
+        bad_status,
+        error_call,
+        no_result,
+        *lines[1:],
+    ]
+    got, _ = fast(damaged, monkeypatch, include_all=True)
+    want = general(damaged, include_all=True)
+    assert got == want
+    kinds = [k for k, *_ in got]
+    errors = sum(orjson.loads(raw).get("status") == "error" for raw in lines)
+    assert kinds.count("rejected") == 5  # not json, a list, bad arguments, bad status, no result
+    assert kinds.count("skipped") == errors + 1  # the world's error calls and the one added
+    assert kinds.count("call") == 40 - errors
