@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_traces"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+
 @pytest.fixture(autouse=True)
 def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest-xdist workers inherit `COLUMNS`/`LINES` (80x24) that a plain `pytest` run does not have;
@@ -20,7 +21,6 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     without them, and a test that wants a width passes it in its own environment."""
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
-
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
