@@ -401,6 +401,9 @@ class _LineParser:
             self._use(self.detect.get_adapter(format))
 
     def _use(self, adapter: Any) -> None:
+        # a reader of its own: session formats keep per-stream state (calls waiting for their results),
+        # and `get_adapter` hands every caller the same registered instance
+        adapter = adapter.begin()
         self.adapter = adapter
         if type(adapter) is self.flat_type:
             self.flat = adapter.parse

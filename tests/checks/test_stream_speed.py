@@ -52,7 +52,7 @@ def general(monkeypatch: pytest.MonkeyPatch) -> Any:
         with monkeypatch.context() as m:
 
             def use(self: Any, adapter: Any) -> None:
-                self.adapter = adapter  # never sets `flat`
+                self.adapter = adapter.begin()  # never sets `flat`
 
             m.setattr(checker_mod._LineParser, "_use", use)
             return rendered(check_lines(SAMPLE_CS, lines, **kw))
@@ -141,3 +141,14 @@ def test_damaged_lines_are_rejected_alike(general: Any, monkeypatch: pytest.Monk
     assert kinds.count("rejected") == 5  # not json, a list, bad arguments, bad status, no result
     assert kinds.count("skipped") == errors + 1  # the world's error calls and the one added
     assert kinds.count("call") == 40 - errors
+
+
+def test_two_streams_in_one_process_read_a_session_format_alike(shared_data: Path) -> None:
+    """Each stream gets a fresh reader: a session format (a call and its result on different lines)
+    read twice in one process gives the same items both times, not 'already has its result'."""
+    src = shared_data / "formats" / "claude-code" / "representative_messages.jsonl"
+    lines = src.read_bytes().splitlines()
+    first = rendered(check_lines(SAMPLE_CS, lines, source="s", include_all=True))
+    second = rendered(check_lines(SAMPLE_CS, lines, source="s", include_all=True))
+    assert [i[0] for i in first].count("call") >= 2
+    assert first == second
