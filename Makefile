@@ -105,7 +105,7 @@ demo: $(STAMP)
 	cd sample_traces && rm -rf .contracts && ../$(CONTRACTS) config && ../$(CONTRACTS) ingest -q \
 	  && ../$(CONTRACTS) mine -q && ../$(CONTRACTS) audit -q > /dev/null \
 	  && ../$(CONTRACTS) repair-cases && ../$(CONTRACTS) repair-replay && ../$(CONTRACTS) ledger verify .contracts/repair-ledger
-	@echo "demo finished: artifacts in $(DEMO)/"
+	@echo "demo finished: artifacts in $(DEMO)/; to run contracts yourself: source $(VENV)/bin/activate (or prefix commands with $(BIN)/)"
 
 clean:
 	rm -rf $(VENV) $(DEMO) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
