@@ -435,10 +435,12 @@ def test_cli_text_json_markdown_and_gates(
     a, b, _ = airline_split
     runner = CliRunner()
     r = runner.invoke(
-        app, ["compare", str(a), str(b), "--bootstrap", "300", "--markdown", str(tmp_path / "c.md")]
+        app,
+        ["compare", str(a), str(b), "--bootstrap", "300", "--markdown", str(tmp_path / "c.md")],
+        env={"COLUMNS": "80"},
     )
     assert r.exit_code == 0, r.output
-    assert max(len(ln) for ln in r.stdout.splitlines()) <= 80  # CliRunner: not a terminal, 80 columns
+    assert max(len(ln) for ln in r.stdout.splitlines()) <= 80  # a reader 80 columns wide
     assert re.search(r"^all +100 +43\.0% +41\.0% ", r.stdout, re.M), r.stdout
     assert "13/15" in r.stdout and "p = 0.851" in r.stderr
     md = (tmp_path / "c.md").read_text()

@@ -43,7 +43,7 @@ from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.wheel]
 
 PYCONTRACTS = ("PyContracts3==7.2", "pyparsing", "future", "decorator", "six")
 # what the build reads; everything else in the source tree (tests, bench, docs, sample data, venvs) is not
