@@ -10,18 +10,17 @@ counting, the fastjsonschema peer's verdicts, the medians of interleaved rounds.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from output_contracts.schemas import schema_errors
+from tests.loaders import bench_module
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = [
@@ -48,20 +47,6 @@ TARGETS = [
     "ingest_rss_flat",
     "audit_vs_mine",
 ]
-
-
-def _load(name: str) -> ModuleType:
-    """A bench/ script as a module (bench/ is a script folder, not a package)."""
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(REPO / "bench"))
 
 
 def _run_all(*args: str) -> subprocess.CompletedProcess[str]:
@@ -175,7 +160,7 @@ def test_check_call_compares_the_same_calls(smoke: tuple[dict, str, Path]) -> No
 def test_targets_are_computed_from_the_rows(smoke: tuple[dict, str, Path]) -> None:
     """Every target's measured value is the row's ratio (or rate, or size ratio) and its verdict follows
     from it; changing a measured figure changes the target (nothing is written in)."""
-    run_all = _load("run_all")
+    run_all = bench_module("run_all")
     doc, _md, _tmp = smoke
     run = doc["runs"][0]
     t = {x["id"]: x for x in run["targets"]}
@@ -244,7 +229,7 @@ def test_markdown_quotes_the_json(smoke: tuple[dict, str, Path]) -> None:
 
 
 def test_rounds_interleave_and_take_medians() -> None:
-    run_all = _load("run_all")
+    run_all = bench_module("run_all")
     common = sys.modules["common"]
     order: list[str] = []
     cpu = {"a": iter([3.0, 1.0, 2.0]), "b": iter([10.0, 30.0, 20.0])}
@@ -269,7 +254,7 @@ def test_rounds_interleave_and_take_medians() -> None:
 
 
 def test_fastjsonschema_peer_judges_and_filters(tmp_path: Path) -> None:
-    peer = _load("peer_fastjsonschema")
+    peer = bench_module("peer_fastjsonschema")
     reg = tmp_path / "tools.json"
     reg.write_text(
         json.dumps(
@@ -310,7 +295,7 @@ def test_fastjsonschema_peer_judges_and_filters(tmp_path: Path) -> None:
 
 
 def test_merge_keeps_other_sizes_and_drops_old_formats(tmp_path: Path, smoke: tuple[dict, str, Path]) -> None:
-    run_all = _load("run_all")
+    run_all = bench_module("run_all")
     doc, _md, _tmp = smoke
     path = tmp_path / "results.json"
     big = {**doc["runs"][0], "calls": 10_000_000}
@@ -327,7 +312,7 @@ def test_merge_keeps_other_sizes_and_drops_old_formats(tmp_path: Path, smoke: tu
 
 
 def test_generator_is_seeded_streaming_and_prefix_stable(tmp_path: Path) -> None:
-    gen = _load("generate")
+    gen = bench_module("generate")
     a = gen.write(tmp_path / "a.jsonl", 700, seed=13, fault_every=3)
     b = gen.write(tmp_path / "b.jsonl", 700, seed=13, fault_every=3)
     small = gen.write(tmp_path / "s.jsonl", 250, seed=13, fault_every=3)
@@ -349,7 +334,7 @@ def test_generator_is_seeded_streaming_and_prefix_stable(tmp_path: Path) -> None
 
 
 def test_genson_rules_are_required_and_type_by_path() -> None:
-    peer = _load("peer_genson")
+    peer = bench_module("peer_genson")
     schema = {
         "type": "object",
         "properties": {
@@ -379,7 +364,7 @@ def test_genson_rules_are_required_and_type_by_path() -> None:
 def test_memory_run_rows_without_peers_validate(smoke: tuple[dict, str, Path]) -> None:
     """The 10M run (`--no-baselines`, RSS watchdog): rows with no peer, and a stage stopped at the
     limit, still validate and render; its targets are not measured."""
-    run_all = _load("run_all")
+    run_all = bench_module("run_all")
     common = sys.modules["common"]
     doc, _md, _tmp = smoke
     ours = common.Measure(seconds=12.0, cpu_seconds=10.0, peak_rss_mib=6200.0, exit=-9, killed_at_mib=6144.0)
@@ -478,7 +463,7 @@ def test_corpus_of_another_input_is_refused(smoke: tuple[dict, str, Path]) -> No
 
 
 def test_merge_of_another_input_replaces_the_entry(smoke: tuple[dict, str, Path]) -> None:
-    run_all = _load("run_all")
+    run_all = bench_module("run_all")
     doc, _md, _tmp = smoke
     first = doc["runs"][0]
     mine5 = next(s for s in first["stages"] if s["stage"] == "mine --folds 5")
@@ -497,7 +482,7 @@ def test_merge_of_another_input_replaces_the_entry(smoke: tuple[dict, str, Path]
 def test_world_corpus_is_cached_and_matched_to_its_input(tmp_path: Path) -> None:
     """The per-stage scripts' shared input: one world file and its corpus, ingested once, recognised by
     `corpus_mismatch` as the ingest of that file and of no other."""
-    _load("run_all")
+    bench_module("run_all")
     common = sys.modules["common"]
     corpus = common.world_corpus(300, 13, 3, tmp_path)
     src = tmp_path / "world-300-13-f3.jsonl"

@@ -7,8 +7,6 @@ Small runs (12 to 40 tasks) of the real retail and airline tools on the real dat
 from __future__ import annotations
 
 import gzip
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +18,7 @@ import pytest
 
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
+from tests.loaders import bench_module
 
 REPO = Path(__file__).resolve().parents[2]
 FLAT_KEYS = {"trace_id", "task_id", "step", "tool", "arguments", "result", "status", "error"}
@@ -63,19 +62,9 @@ WRITE_TOOLS = {
 }
 
 
-def _load() -> ModuleType:
-    """bench/tau_tools.py as a module (bench/ is a script folder, not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_tau_tools", REPO / "bench" / "tau_tools.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def tt() -> ModuleType:
-    return _load()
+    return bench_module("tau_tools")
 
 
 @pytest.fixture(scope="module")

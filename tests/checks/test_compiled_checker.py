@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import copy
 import gzip
-import importlib.util
 import random
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -34,6 +31,7 @@ from output_contracts.rules.compiled import compiled_violations, format_breaks, 
 from output_contracts.rules.evaluate import call_violations, episode_memory
 from output_contracts.rules.format import LONG, parts, shape
 from output_contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
+from tests.loaders import bench_module
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "golden" / "sample-contracts.json"
@@ -341,15 +339,6 @@ def test_sample_world_receipts_match_golden_and_engine(monkeypatch: pytest.Monke
     assert _check_stdin(data, SAMPLE, "--all") == fast_all
 
 
-def _bench(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _damage(rng: random.Random, doc: Any) -> Any:
     """One seeded edit of a real result: a number negated or scaled, a string reshaped, a key dropped, a
     value's kind changed, an array emptied (what the incident suite injects, in miniature)."""
@@ -386,7 +375,7 @@ def test_tau_bench_receipts_byte_identical(
     from output_contracts.traces.corpus import Corpus
     from output_contracts.traces.ingest import ingest
 
-    tt = _bench("tau_tools")
+    tt = bench_module("tau_tools")
     records = list(tt.generate(domain, tasks=80, trials=2, seed=3, data=shared_data))
     head = [r for r in records if int(r["task_id"].rsplit("-", 1)[1]) < 60]
     src = tmp_path / "head.jsonl.gz"

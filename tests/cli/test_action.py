@@ -16,29 +16,21 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 
+from tests.loaders import github_yaml
 from tests.vendored import errors, sarif_errors
 
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    """YAML as GitHub reads it: `on` is a key, not YAML 1.1's boolean true."""
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    if True in data:
-        data["on"] = data.pop(True)
-    return data
-
-
 @pytest.fixture(scope="module")
 def action(repo: Path) -> dict[str, Any]:
-    return _load(repo / "action.yml")
+    return github_yaml(repo / "action.yml")
 
 
 @pytest.fixture(scope="module")
 def workflow(repo: Path) -> dict[str, Any]:
-    return _load(repo / "docs" / "examples" / "github-workflow.yml")
+    return github_yaml(repo / "docs" / "examples" / "github-workflow.yml")
 
 
 def test_action_validates_against_schemastore(action: dict[str, Any]) -> None:

@@ -10,22 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.loaders import github_yaml
 from tests.vendored import errors
-
-
-def _load(path: Path) -> dict[str, Any]:
-    """YAML as GitHub reads it: `on` is a key, not YAML 1.1's boolean true."""
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
-    if True in data:
-        data["on"] = data.pop(True)
-    return data
 
 
 @pytest.fixture(scope="module")
 def ci(repo: Path) -> dict[str, Any]:
-    return _load(repo / ".github" / "workflows" / "ci.yml")
+    return github_yaml(repo / ".github" / "workflows" / "ci.yml")
 
 
 def _runs(job: dict[str, Any]) -> str:

@@ -8,10 +8,7 @@ record, short domains or POSITIVE on counts fails here.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,23 +16,15 @@ import pytest
 from output_contracts.audit.pipeline import audit, open_source
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
+from tests.loaders import bench_module
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _bench(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module", params=["retail", "airline"])
 def run(request: pytest.FixtureRequest, shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     domain = request.param
-    tt, tp = _bench("tau_tools"), _bench("tau_precision")
+    tt, tp = bench_module("tau_tools"), bench_module("tau_precision")
     work = tmp_path_factory.mktemp(f"tau-{domain}")
     src = work / "calls.jsonl.gz"
     tt.write(tt.generate(domain, tasks=150, trials=3, seed=7, data=shared_data), src)
