@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Benchmark the per-call checker: the generic engine, the compiled checker and fastjsonschema, per call.
 
-    python bench/compiled_check.py                 # sample world + τ-bench airline, JSON on stdout
+    python bench/compiled_check.py                 # sample world + τ-bench airline and retail, JSON on stdout
     python bench/compiled_check.py --tasks 150 --reps 5 --stream-calls 100000
 
 Inputs, the same calls for every contender:
 * the sample world (`sample_traces/`, clean and faulty parts): its contract set is the committed one
   (`tests/golden/sample-contracts.json`, mined from the clean part);
-* τ-bench airline: `bench/tau_tools.py` runs τ-bench's own tool code on its database (read from
-  `../shared/data`), contracts mined (one fold) from the first half of the tasks; every call is checked.
+* τ-bench airline and retail (`--domains`): `bench/tau_tools.py` runs τ-bench's own tool code on its
+  database (read from `../shared/data`), contracts mined (one fold) from the first half of the tasks;
+  every call is checked.
 
 The schema fastjsonschema validates is the one `contracts registry infer` writes from the same contract
 set and corpus (`infer_registry`: required, type, enum, minimum/exclusiveMinimum), compiled once per
@@ -110,16 +111,16 @@ def sample_world(work: Path) -> tuple[ContractSet, list[Call], dict[str, Callabl
     return cs, _ok_calls(records, cs), _schemas(cs, Corpus.open(work / "sample-corpus")), lines
 
 
-def tau_airline(
-    work: Path, data: Path, tasks: int
+def tau_domain(
+    work: Path, data: Path, domain: str, tasks: int
 ) -> tuple[ContractSet, list[Call], dict[str, Callable[[Any], Any]]]:
     tt = _tau_tools()
-    records = list(tt.generate("airline", tasks=tasks, trials=4, seed=1, data=data))
+    records = list(tt.generate(domain, tasks=tasks, trials=4, seed=1, data=data))
     head = [r for r in records if int(r["task_id"].rsplit("-", 1)[1]) < tasks // 2]
-    src = work / "airline-head.jsonl.gz"
+    src = work / f"{domain}-head.jsonl.gz"
     tt.write(iter(head), src)
-    ingest([src], work / "airline-corpus", registry=data / "tau_bench" / "airline" / "tools.json")
-    corpus = Corpus.open(work / "airline-corpus")
+    ingest([src], work / f"{domain}-corpus", registry=data / "tau_bench" / domain / "tools.json")
+    corpus = Corpus.open(work / f"{domain}-corpus")
     cs = mine(corpus, folds=1, seed=13)
     return cs, _ok_calls(records, cs), _schemas(cs, corpus)
 
@@ -261,7 +262,10 @@ def stream(lines: list[bytes], contracts: Path, n_calls: int, work: Path) -> dic
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tasks", type=int, default=150, help="τ-bench airline tasks (4 trials each)")
+    ap.add_argument("--tasks", type=int, default=150, help="τ-bench tasks per domain (4 trials each)")
+    ap.add_argument(
+        "--domains", nargs="*", default=["airline", "retail"], choices=["airline", "retail"], help="τ-bench domains"
+    )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--stream-calls", type=int, default=100_000)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -279,13 +283,14 @@ def main() -> None:
         cs, calls, schemas, lines = sample_world(work)
         note(f"sample world: {len(calls)} calls, measuring")
         out["sample_world"] = measure(cs, calls, schemas, args.reps)
-        if (args.data / "tau_bench").is_dir():
-            note("τ-bench airline: generate, ingest, mine, infer schemas")
-            tcs, tcalls, tschemas = tau_airline(work, args.data, args.tasks)
-            note(f"τ-bench airline: {len(tcalls)} calls, measuring")
-            out["tau_airline"] = measure(tcs, tcalls, tschemas, args.reps)
-        else:
-            out["tau_airline"] = {"skipped": f"no τ-bench data under {args.data}"}
+        for domain in args.domains:
+            if not (args.data / "tau_bench" / domain).is_dir():
+                out[f"tau_{domain}"] = {"skipped": f"no τ-bench {domain} data under {args.data}"}
+                continue
+            note(f"τ-bench {domain}: generate, ingest, mine, infer schemas")
+            tcs, tcalls, tschemas = tau_domain(work, args.data, domain, args.tasks)
+            note(f"τ-bench {domain}: {len(tcalls)} calls, measuring")
+            out[f"tau_{domain}"] = measure(tcs, tcalls, tschemas, args.reps)
         if args.stream_calls:
             note(f"check -: {args.stream_calls} calls through the CLI")
             out["check_stdin"] = stream(
