@@ -264,7 +264,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=int, default=150, help="τ-bench tasks per domain (4 trials each)")
     ap.add_argument(
-        "--domains", nargs="*", default=["airline", "retail"], choices=["airline", "retail"], help="τ-bench domains"
+        "--domains",
+        nargs="*",
+        default=["airline", "retail"],
+        choices=["airline", "retail"],
+        help="τ-bench domains",
     )
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--stream-calls", type=int, default=100_000)

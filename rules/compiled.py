@@ -39,6 +39,7 @@ from output_contracts.rules.base import (
     SCALAR_KINDS,
     Operand,
     PathFinder,
+    PropertyCode,
     Violation,
     is_num,
     kind_of,
@@ -47,11 +48,11 @@ from output_contracts.rules.conditional import ConditionalParams
 from output_contracts.rules.consistent import EpisodeMemory, episode_witness
 from output_contracts.rules.dates import parse_instant
 from output_contracts.rules.echo import echo_equal
-from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, witness
+from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, render_witness
 from output_contracts.rules.format import FORMAT_MAX_LEN, LONG, NON_ASCII
 from output_contracts.rules.model import ContractSet, Rule
-from output_contracts.rules.range import _year
-from output_contracts.rules.relation import RelationParams, rhs_of, within
+from output_contracts.rules.range import _YEAR
+from output_contracts.rules.relation import CENT_TOL, RelationParams, within
 from output_contracts.rules.required import _child_missing
 from output_contracts.traces.leaves import (
     INDEX_TOKEN,
@@ -85,58 +86,8 @@ def _type_ok(v: Any, want: str) -> bool:
     return k in NUMERIC_KINDS if want == "number" else k == want
 
 
-def _year_out(v: str, lo: float, hi: float) -> bool:
-    y = _year(v)
-    return y is not None and (y < lo or y > hi)
-
-
 def _echo_bad(r: Any, a: Any) -> bool:
     return kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a)
-
-
-def _relation_flat(rp: RelationParams) -> Callable[..., bool]:
-    """RELATION between places without wildcards (one node each at most), as `Relation._paths` judges
-    them: whether the first value (or `_MISS`) breaks the relation with the others."""
-    count = rp.form == "count_of"
-    tol = rp.tol
-
-    def breaks(a: Any, *others: Any) -> bool:
-        if a is _MISS or not is_num(a):
-            return False
-        vals = []
-        for v in others:
-            if v is _MISS:
-                return False
-            if count:
-                v = len(v) if type(v) is list else None
-            if not is_num(v):
-                return False
-            vals.append(v)
-        return not within(a, rhs_of(rp, vals), tol)
-
-    return breaks
-
-
-def _conditional_flat(prm: ConditionalParams) -> Callable[[Any, Any], bool]:
-    """CONDITIONAL (all but `sum`) as `Conditional.paths` judges it, on the discriminator's and the
-    place's values (or `_MISS`)."""
-    then = prm.then
-    holds = prm.holds
-
-    def breaks(d: Any, v: Any) -> bool:
-        if d is _MISS or not holds(d):
-            return False
-        if then == "present":
-            return v is _MISS
-        if v is _MISS:
-            return False
-        if then == "absent":
-            return True
-        if then in ("nonempty", "empty"):
-            return type(v) is list and (len(v) > 0) != (then == "nonempty")
-        return kind_of(v) in SCALAR_KINDS and not echo_equal(v, prm.value)
-
-    return breaks
 
 
 def _date_order_flat(tz: str) -> Callable[[Any, Any], bool]:
@@ -149,6 +100,79 @@ def _date_order_flat(tz: str) -> Callable[[Any, Any], bool]:
         return ia is None or ib is None or ia > ib
 
     return breaks
+
+
+#: Integers of at most this magnitude convert to float exactly: a comparison with a float bound gives the
+#: same answer on the int as on `float(int)` (larger ones take the `float()` spelling, as the finders do).
+_EXACT_INT = 2**53
+
+
+def _num_test(x: str) -> str:
+    """A condition on variable `x`: whether it holds a number, as `is_num` (a missing value does not)."""
+    return f"(type({x}) is float or type({x}) is int or ({x} is not _MISS and type({x}) not in _KOT and _is_num({x})))"
+
+
+def _relation_expr(w: _Writer, rp: RelationParams, a: str, xs: Sequence[str]) -> str:
+    """A condition on variables `a`, `xs` (values or `_MISS`): true when the relation breaks, as
+    `Relation._paths` judges one instance: the same operations in the same order (`rhs_of`, `within`)."""
+    conds = [_num_test(a)]
+    vals = []
+    for x in xs:
+        if rp.form == "count_of":
+            conds.append(f"type({x}) is list")
+            vals.append(f"len({x})")
+        else:
+            conds.append(_num_test(x))
+            vals.append(x)
+    if rp.form == "count_of":
+        rhs = vals[0]
+    elif rp.form == "product":
+        rhs = f"({vals[0]} * {vals[1]})"
+    else:
+        rhs = "0"
+        for c, v in zip(rp.coef, vals, strict=True):
+            rhs = f"({rhs} {'+' if c == 1 else '-'} {v})"
+    return " and ".join(conds) + f" and {_outside(w, a, rhs, rp.tol)}"
+
+
+def _outside(w: _Writer, a: str, rhs: str, tol: str) -> str:
+    """`not within(a, rhs, tol)` as an expression (rhs an expression without side effects)."""
+    if tol == "exact":
+        return f"not (abs({a} - {rhs}) == 0)"
+    if tol == "cent":
+        return f"not (abs({a} - {rhs}) <= {w.const(CENT_TOL)})"
+    return f"not _within({a}, {rhs}, {tol!r})"
+
+
+def _holds_expr(w: _Writer, prm: ConditionalParams, d: str) -> str:
+    """`d is not _MISS and prm.holds(d)` as an expression: strings by set membership, floats and ints of
+    exact magnitude by sign, anything else through `holds` itself."""
+    strs = w.const(frozenset(k[2:] for k in prm.keys if k.startswith("s:")))
+    z, pos, neg = ("n:zero" in prm.keys), ("n:positive" in prm.keys), ("n:negative" in prm.keys)
+    h = w.const(prm.holds)
+    sign = f"({z} if {d} == 0 else ({pos} if {d} > 0 else {neg}))"
+    return (
+        f"({d} in {strs} if type({d}) is str else ({sign} if (type({d}) is float or (type({d}) is int and "
+        f"-{_EXACT_INT} <= {d} <= {_EXACT_INT})) else ({d} is not _MISS and {h}({d}))))"
+    )
+
+
+def _then_expr(w: _Writer, prm: ConditionalParams, v: str) -> str:
+    """Whether the judged place's value `v` (or `_MISS`) breaks the consequent, as `Conditional.paths`."""
+    then = prm.then
+    if then == "present":
+        return f"{v} is _MISS"
+    if then == "absent":
+        return f"{v} is not _MISS"
+    if then == "nonempty":
+        return f"(type({v}) is list and len({v}) == 0)"
+    if then == "empty":
+        return f"(type({v}) is list and len({v}) > 0)"
+    val = w.const(prm.value)
+    slow = f"({v} is not _MISS and _echo_bad({v}, {val}))"
+    if type(prm.value) is str:
+        return f"({v} != {val} if type({v}) is str else {slow})"
+    return slow
 
 
 #: The characters a shape holds for a class of characters (`output_contracts.rules.format.shape`), as
@@ -204,8 +228,7 @@ def format_breaks(level: str, shapes: Sequence[str]) -> Callable[[str], bool]:
             return r is None or r.fullmatch(v) is None
 
         return charset
-    alts = [a for sh in shapes if sh != LONG and (a := _shape_re(sh, level == "loose")) is not None]
-    one = re.compile("|".join(f"(?:{a})" for a in alts)) if alts else None
+    _, one = _shapes_re(level, shapes)
 
     def shaped(v: str) -> bool:
         if len(v) > FORMAT_MAX_LEN:
@@ -213,6 +236,13 @@ def format_breaks(level: str, shapes: Sequence[str]) -> Callable[[str], bool]:
         return one is None or one.fullmatch(v) is None
 
     return shaped
+
+
+def _shapes_re(level: str, shapes: Sequence[str]) -> tuple[bool, re.Pattern[str] | None]:
+    """For the `exact` and `loose` levels: whether the long shape is allowed, and one regular expression
+    of the other allowed shapes (None when no string has any of them)."""
+    alts = [a for sh in shapes if sh != LONG and (a := _shape_re(sh, level == "loose")) is not None]
+    return LONG in shapes, (re.compile("|".join(f"(?:{a})" for a in alts)) if alts else None)
 
 
 #: What generated code reads besides its own constants.
@@ -223,9 +253,11 @@ _GLOBALS: dict[str, Any] = {
     "_tok": _tok,
     "_type_ok": _type_ok,
     "_is_num": is_num,
-    "_year_out": _year_out,
+    "_year_match": _YEAR.match,
     "_echo_bad": _echo_bad,
     "_cm": _child_missing,
+    "_follow": None,  # set below, once `_follow` is defined
+    "_within": within,
 }
 
 
@@ -396,25 +428,51 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
             return f"{t} is list and len({v}) < {m}"
     elif name == "RANGE":
         hi = w.const(p.max)
+        # a float, or an int of exact magnitude, compares as its `float()` does: no conversion
+        exact = f"({{t}} is float or ({{t}} is int and -{_EXACT_INT} <= {{v}} <= {_EXACT_INT}))"
+        bounded = abs(p.max) <= _EXACT_INT and (p.min is None or abs(p.min) <= _EXACT_INT)
         if p.of == "year":
             lo = w.const(-float("inf") if p.min is None else p.min)
 
             def cond(v: str, t: str) -> str:
-                return f"{t} is str and _year_out({v}, {lo}, {hi})"
+                y = w.name("y")
+                return (
+                    f"{t} is str and _year_match({v}) is not None and "
+                    f"(({y} := int({v}[:4])) < {lo} or {y} > {hi})"
+                )
         elif p.of == "magnitude":
 
             def cond(v: str, t: str) -> str:
-                return f"({t} is int or {t} is float) and abs(float({v})) > {hi}"
+                slow = f"({t} is int or {t} is float) and abs(float({v})) > {hi}"
+                if not bounded:
+                    return slow
+                return f"(abs({v}) > {hi} if {exact.format(t=t, v=v)} else ({slow}))"
         else:
             lo = w.const(0.0 if p.min is None else p.min)
 
             def cond(v: str, t: str) -> str:
-                return f"({t} is int or {t} is float) and (float({v}) > {hi} or 0 < float({v}) < {lo})"
+                slow = f"({t} is int or {t} is float) and (float({v}) > {hi} or 0 < float({v}) < {lo})"
+                if not bounded:
+                    return slow
+                return f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else ({slow}))"
     elif name == "FORMAT":
-        breaks = w.const(format_breaks(p.level, p.shapes))
+        if p.level == "charset":
+            breaks = w.const(format_breaks(p.level, p.shapes))
 
-        def cond(v: str, t: str) -> str:
-            return f"isinstance({v}, str) and {breaks}({v})"
+            def cond(v: str, t: str) -> str:
+                return f"({t} is str or isinstance({v}, str)) and {breaks}({v})"
+        else:
+            long_ok, one = _shapes_re(p.level, p.shapes)
+            fm = None if one is None else w.const(one.fullmatch)
+
+            def cond(v: str, t: str) -> str:
+                if fm is None:
+                    test = f"len({v}) <= {FORMAT_MAX_LEN}" if long_ok else "True"
+                elif long_ok:
+                    test = f"(len({v}) <= {FORMAT_MAX_LEN} and {fm}({v}) is None)"
+                else:
+                    test = f"(len({v}) > {FORMAT_MAX_LEN} or {fm}({v}) is None)"
+                return f"({t} is str or isinstance({v}, str)) and {test}"
     else:  # pragma: no cover - guarded by INLINE_NODE_CODES
         raise ValueError(name)
     pre = repr(prefix) + " + " if prefix else ""
@@ -426,10 +484,13 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
 
 
 def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str, str, str], list[str]]:
-    """REQUIRED rules sharing one parent: each key tested in the parent object (as `Required.group`)."""
+    """REQUIRED rules sharing one parent: each key tested in the parent object (as `Required.group`);
+    the keys written canonically are first tested together (one subset test), each only when one lacks."""
 
     def act(v: str, t: str, path: str) -> list[str]:
-        lines = [f"if isinstance({v}, dict):"]
+        canon: list[str] = []
+        every: list[str] = []
+        odd: list[str] = []
         for ri, rule in members:
             op = Operand.of(rule.paths[0])
             tok = op.pattern.rpartition("/")[2]
@@ -438,9 +499,24 @@ def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str,
             kc, tc = w.const(key), w.const(tok)
             pre = "'$args' + " if op.side == "arg" else ""
             test = f"{kc} not in {v} and " if canonical else ""
-            lines.append(f"    if {test}_cm({v}, {kc}, {tc}, {canonical}):")
-            lines.append(f"        out.append(({ri}, {pre}{path} + {('/' + tok)!r}))")
-        return lines
+            lines = [
+                f"if {test}_cm({v}, {kc}, {tc}, {canonical}):",
+                f"    out.append(({ri}, {pre}{path} + {('/' + tok)!r}))",
+            ]
+            every.extend(lines)
+            if canonical:
+                canon.append(key)
+            else:
+                odd.extend(lines)
+        if len(canon) < 2:
+            return [f"if isinstance({v}, dict):", *("    " + x for x in every)]
+        keys = w.const(frozenset(canon))
+        return [
+            f"if isinstance({v}, dict):",
+            f"    if not {v}.keys() >= {keys}:",
+            *("        " + x for x in every),
+            *(["    else:", *("        " + x for x in odd)] if odd else []),
+        ]
 
     return act
 
@@ -452,19 +528,41 @@ def _store(var_name: str, collect: bool) -> Callable[[str, str, str], list[str]]
     return lambda v, t, path: [f"{var_name} = {v}"]
 
 
-def _flat_test(rule: Rule, ops: Sequence[Operand]) -> tuple[Callable[..., bool], str] | None:
+def _add_to(total: str) -> Callable[[str, str, str], list[str]]:
+    """Add a node to a sum_over's running total when it is a number (`Relation._paths`' sum)."""
+    return lambda v, t, path: [f"if {_num_test(v)}:", f"    {total} = {total} + {v}"]
+
+
+def _flat_test(
+    w: _Writer, rule: Rule, ops: Sequence[Operand]
+) -> tuple[Callable[[list[str]], str], str] | None:
     """For RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER whose places have no wildcard:
-    the test of the places' values after the walk, and the path a violation is reported at."""
+    the condition on the places' values (variables, `_MISS` when absent) under which the rule breaks,
+    judged after the walk, and the path a violation is reported at."""
     if any(op.wpos for op in ops):
         return None
     p = code(rule).params(rule)
     if rule.code == "RELATION" and p.form != "sum_over":
-        return _relation_flat(p), ops[0].display(ops[0].concrete(()))
+        return (lambda vs: _relation_expr(w, p, vs[0], vs[1:])), ops[0].display(ops[0].concrete(()))
     if rule.code == "CONDITIONAL" and p.then != "sum_of":
-        return _conditional_flat(p), ops[1].display(ops[1].concrete(()))
+        return (lambda vs: f"{_holds_expr(w, p, vs[0])} and {_then_expr(w, p, vs[1])}"), ops[1].display(
+            ops[1].concrete(())
+        )
     if rule.code == "DATE_ORDER":
-        return _date_order_flat(p.tz), ops[1].display(ops[1].concrete(()))
+        k = w.const(_date_order_flat(p.tz))
+        return (lambda vs: f"{k}({', '.join(vs)})"), ops[1].display(ops[1].concrete(()))
     return None
+
+
+def _sum_over(rule: Rule, ops: Sequence[Operand]) -> RelationParams | None:
+    """A RELATION sum_over judged by the walk: A and the summed array without wildcards (one node each at
+    most), the members summed as the walk meets them (the order `Relation._paths` adds them in)."""
+    if rule.code != "RELATION":
+        return None
+    p = code(rule).params(rule)
+    if p.form != "sum_over" or ops[0].wpos or ops[2].wpos:
+        return None
+    return p
 
 
 def _steps(descent: str, suffix: Sequence[str], maps: frozenset[str]) -> list[tuple[str, Any, str]]:
@@ -512,12 +610,11 @@ def _follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
 
 def _instance_test(
     rule: Rule, ops: Sequence[Operand], maps: tuple[frozenset[str], frozenset[str]]
-) -> tuple[str, Callable[[Any], bool], str] | None:
-    """RELATION (not sum_over) and DATE_ORDER whose places are members of one array element (or map
-    entry): the same wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at
-    each node of P on the places below it (one node each at most), as `Relation._paths` and
-    `DateOrder._paths` pair them by their indexes. Returns (P, the test of a node of P, the judged
-    place's path below P)."""
+) -> tuple[str, list[list[tuple[str, Any, str]]], str, RelationParams] | None:
+    """RELATION (not sum_over) whose places are members of one array element (or map entry): the same
+    wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at each node of P
+    on the places below it (one node each at most), as `Relation._paths` pairs them by their indexes.
+    Returns (P, the steps from a node of P to each place, the judged place's path below P, params)."""
     if rule.code != "RELATION":
         return None
     p = code(rule).params(rule)
@@ -536,33 +633,53 @@ def _instance_test(
     descent = "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in toks[0][: last + 1])
     side_maps = maps[0] if side == "arg" else maps[1]
     steps = [_steps(descent, t[last + 1 :], side_maps) for t in toks]
-    flat = _relation_flat(p) if rule.code == "RELATION" else _date_order_flat(p.tz)
-    judged = 0 if rule.code == "RELATION" else 1  # the place a violation is reported at
-
-    def breaks(v: Any) -> bool:
-        return flat(*(_follow(v, s) for s in steps))
-
-    below = "".join("/" + (fixed_index(t) or t) for t in toks[judged][last + 1 :])
-    return prefix, breaks, below
+    below = "".join("/" + (fixed_index(t) or t) for t in toks[0][last + 1 :])
+    return prefix, steps, below, p
 
 
-def _element_act(k: str, ri: int, pre: str, below: str) -> Callable[[str, str, str], list[str]]:
-    """The lines judging one element (`_instance_test`'s test, constant `k`) at its node."""
+def _element_act(
+    w: _Writer, ri: int, pre: str, below: str, steps: list[list[tuple[str, Any, str]]], rp: RelationParams
+) -> Callable[[str, str, str], list[str]]:
+    """The lines judging one element at its node: each place followed down from it (keys inline, other
+    steps by `_follow`, every place before any test, as `_follow` was), then the relation's condition."""
 
     def act(v: str, t: str, path: str) -> list[str]:
-        return [f"if {k}({v}):", f"    out.append(({ri}, {pre}{path} + {below!r}))"]
+        lines = []
+        names = []
+        for st in steps:
+            x = w.name("x")
+            names.append(x)
+            if all(kind == "k" for kind, _k, _t in st):
+                lines.append(f"{x} = {v}")
+                for _kind, key, _tok in st:
+                    lines.append(f"{x} = {x}.get({key!r}, _MISS) if type({x}) is dict else _MISS")
+            else:
+                lines.append(f"{x} = _follow({v}, {w.const(st)})")
+        lines.append(f"if {_relation_expr(w, rp, names[0], names[1:])}:")
+        lines.append(f"    out.append(({ri}, {pre}{path} + {below!r}))")
+        return lines
 
     return act
+
+
+_GLOBALS["_follow"] = _follow
 
 
 @dataclass(frozen=True)
 class ToolProgram:
     """One tool's compiled checker: `run(arguments, result)` gives (rule index, concrete path) pairs;
-    `rules` are the tool's rules that index into; `source` is the generated code (None: generic)."""
+    `rules` are the tool's rules that index into; `source` is the generated code (None: generic);
+    `render` per rule, its (code, paths as operands), what `evaluate.witness` recomputes per witness."""
 
     rules: tuple[Rule, ...]
     run: Callable[[Any, Any], list[tuple[int, str]]] | None
     source: str | None
+    render: tuple[tuple[PropertyCode, tuple[Operand, ...]], ...] = ()
+
+    def witness(self, i: int, path: str, arguments: Any, result: Any) -> Violation:
+        """The violation of rule `i` at `path`, as `evaluate.witness` renders it."""
+        c, ops = self.render[i]
+        return render_witness(self.rules[i], c, ops, path, arguments, result)
 
 
 def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[str]]) -> ToolProgram:
@@ -604,15 +721,22 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             tail.append(f"        if _echo_bad({a}, {b}):")
             tail.append(f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
         elif (inst := _instance_test(rule, ops, maps)) is not None:
-            at, test, below = inst
-            k = w.const(test)
+            at, steps, below, rp = inst
             pre = "'$args' + " if ops[0].side == "arg" else ""
-            _place(roots[ops[0].side], at).acts.append(_element_act(k, ri, pre, below))
-        elif (flat := _flat_test(rule, ops)) is not None:
+            _place(roots[ops[0].side], at).acts.append(_element_act(w, ri, pre, below, steps, rp))
+        elif (flat := _flat_test(w, rule, ops)) is not None:
             test, shown = flat
-            k = w.const(test)
-            tail.append(f"    if {k}({', '.join(slot(op, False) for op in ops)}):")
+            tail.append(f"    if {test([slot(op, False) for op in ops])}:")
             tail.append(f"        out.append(({ri}, {shown!r}))")
+        elif (rp := _sum_over(rule, ops)) is not None:
+            total = w.name("S")
+            init.append(f"    {total} = 0")
+            _place(roots[ops[1].side], ops[1].pattern).acts.append(_add_to(total))
+            a, arr = slot(ops[0], False), slot(ops[2], False)
+            tail.append(
+                f"    if isinstance({arr}, list) and {_num_test(a)} and {_outside(w, a, total, rp.tol)}:"
+            )
+            tail.append(f"        out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
         else:
             fallbacks.append((ri, c.find(rule, ops), [((op.side, op.pattern), slot(op, True)) for op in ops]))
     body: list[str] = []
@@ -637,7 +761,8 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
         exec(compile(src, "<contracts compiled checker>", "exec"), namespace)
     except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly deep patterns
         return ToolProgram(tuple(rules), None, None)
-    return ToolProgram(tuple(rules), namespace["check"], src)
+    render = tuple((code(r), tuple(Operand.of(p) for p in r.paths)) for r in rules)
+    return ToolProgram(tuple(rules), namespace["check"], src, render)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -750,8 +875,7 @@ def compiled_violations(
         except Bail:
             out = call_violations(contracts, tool, arguments, result, fold=fold, codes=codes)
         else:
-            rules = tp.rules
-            out = [witness(rules[i], p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
+            out = [tp.witness(i, p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
     if memory is not None:
         if codes is None or EPISODE_CODE in codes:
             for rule in prog.episode.get(tool, ()):

@@ -92,10 +92,18 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
     detail cites the rule's clean support; a rule that only the registry declares (source `schema`,
     not mined) cites the declaration instead, since it has no clean calls behind it.
     """
+    return render_witness(rule, code(rule), tuple(Operand.of(p) for p in rule.paths), path, arguments, result)
+
+
+def render_witness(
+    rule: Rule, c: PropertyCode, ops: tuple[Operand, ...], path: str, arguments: Any, result: Any
+) -> Violation:
+    """`witness` with the rule's code (validated) and its paths as operands given: what a caller that
+    renders many witnesses of the same rules (the compiled checker) keeps instead of recomputing."""
     side, raw = split_side(path)
     _present, observed = resolve(side_doc(side, arguments, result), raw)
-    at = At(arguments, result, path, raw, observed, tuple(Operand.of(p) for p in rule.paths))
-    return _sourced(rule, code(rule).witness(rule, at))
+    at = At(arguments, result, path, raw, observed, ops)
+    return _sourced(rule, c.witness(rule, at))
 
 
 def _sourced(rule: Rule, v: Violation) -> Violation:
