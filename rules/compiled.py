@@ -51,9 +51,11 @@ from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, render_witness
 from output_contracts.rules.format import FORMAT_MAX_LEN, LONG, NON_ASCII
 from output_contracts.rules.model import ContractSet, Rule
-from output_contracts.rules.range import _YEAR
+from output_contracts.rules.range import _year
 from output_contracts.rules.relation import CENT_TOL, RelationParams, within
 from output_contracts.rules.required import _child_missing
+from output_contracts.rules.unique import _key as _unique_key
+from output_contracts.rules.unique import item_split
 from output_contracts.traces.leaves import (
     INDEX_TOKEN,
     MAP_TOKEN,
@@ -66,6 +68,18 @@ from output_contracts.traces.leaves import (
 INLINE_NODE_CODES = frozenset(("TYPE", "POSITIVE", "NONNEG", "DOMAIN", "RANGE", "LENGTH", "FORMAT"))
 #: Programs kept at once (contract set x checker x codes).
 CACHE_SIZE = 32
+#: Answers kept per FORMAT rule, and years of date prefixes kept: cleared when full.
+MEMO_SIZE = 4096
+_YEARS: dict[str, int | None] = {}
+
+
+def _year_of(head: str) -> int | None:
+    """RANGE's year of a string (`range._year`, which reads its first ten characters only), kept."""
+    y = _year(head)
+    if len(_YEARS) >= MEMO_SIZE:
+        _YEARS.clear()
+    _YEARS[head] = y
+    return y
 
 
 class Bail(Exception):
@@ -253,11 +267,13 @@ _GLOBALS: dict[str, Any] = {
     "_tok": _tok,
     "_type_ok": _type_ok,
     "_is_num": is_num,
-    "_year_match": _YEAR.match,
+    "_YEARS": _YEARS,
+    "_year_of": _year_of,
     "_echo_bad": _echo_bad,
     "_cm": _child_missing,
     "_follow": None,  # set below, once `_follow` is defined
     "_within": within,
+    "_ukey": _unique_key,
 }
 
 
@@ -434,12 +450,20 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
         if p.of == "year":
             lo = w.const(-float("inf") if p.min is None else p.min)
 
-            def cond(v: str, t: str) -> str:
+            pre_y = repr(prefix) + " + " if prefix else ""
+
+            def year_act(v: str, t: str, path: str) -> list[str]:
                 y = w.name("y")
-                return (
-                    f"{t} is str and _year_match({v}) is not None and "
-                    f"(({y} := int({v}[:4])) < {lo} or {y} > {hi})"
-                )
+                return [
+                    f"if {t} is str:",
+                    f"    {y} = _YEARS.get({v}[:10], _MISS)",
+                    f"    if {y} is _MISS:",
+                    f"        {y} = _year_of({v}[:10])",
+                    f"    if {y} is not None and ({y} < {lo} or {y} > {hi}):",
+                    f"        out.append(({ri}, {pre_y}{path}))",
+                ]
+
+            return year_act
         elif p.of == "magnitude":
 
             def cond(v: str, t: str) -> str:
@@ -456,23 +480,43 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
                     return slow
                 return f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else ({slow}))"
     elif name == "FORMAT":
+        memo = w.const({})
         if p.level == "charset":
             breaks = w.const(format_breaks(p.level, p.shapes))
 
-            def cond(v: str, t: str) -> str:
-                return f"({t} is str or isinstance({v}, str)) and {breaks}({v})"
+            def test(v: str) -> str:
+                return f"{breaks}({v})"
         else:
             long_ok, one = _shapes_re(p.level, p.shapes)
             fm = None if one is None else w.const(one.fullmatch)
 
-            def cond(v: str, t: str) -> str:
+            def test(v: str) -> str:
                 if fm is None:
-                    test = f"len({v}) <= {FORMAT_MAX_LEN}" if long_ok else "True"
-                elif long_ok:
-                    test = f"(len({v}) <= {FORMAT_MAX_LEN} and {fm}({v}) is None)"
-                else:
-                    test = f"(len({v}) > {FORMAT_MAX_LEN} or {fm}({v}) is None)"
-                return f"({t} is str or isinstance({v}, str)) and {test}"
+                    return f"len({v}) <= {FORMAT_MAX_LEN}" if long_ok else "True"
+                if long_ok:
+                    return f"(len({v}) <= {FORMAT_MAX_LEN} and {fm}({v}) is None)"
+                return f"(len({v}) > {FORMAT_MAX_LEN} or {fm}({v}) is None)"
+
+        pre_f = repr(prefix) + " + " if prefix else ""
+
+        def format_act(v: str, t: str, path: str) -> list[str]:
+            # strings repeat (ids of a catalogue, names, states): the answer is kept per rule, bounded
+            b = w.name("b")
+            return [
+                f"if {t} is str:",
+                f"    {b} = {memo}.get({v})",
+                f"    if {b} is None:",
+                f"        {b} = {test(v)}",
+                f"        if len({memo}) >= {MEMO_SIZE}:",
+                f"            {memo}.clear()",
+                f"        {memo}[{v}] = {b}",
+                f"    if {b}:",
+                f"        out.append(({ri}, {pre_f}{path}))",
+                f"elif isinstance({v}, str) and {test(v)}:",
+                f"    out.append(({ri}, {pre_f}{path}))",
+            ]
+
+        return format_act
     else:  # pragma: no cover - guarded by INLINE_NODE_CODES
         raise ValueError(name)
     pre = repr(prefix) + " + " if prefix else ""
@@ -526,6 +570,24 @@ def _store(var_name: str, collect: bool) -> Callable[[str, str, str], list[str]]
     if collect:
         return lambda v, t, path: [f"{var_name}.append(({path}, {v}))"]
     return lambda v, t, path: [f"{var_name} = {v}"]
+
+
+def _unique_act(w: _Writer, seen: str, pre: str) -> Callable[[str, str, str], list[str]]:
+    """Keep an item's value in a single-path UNIQUE's table: the first one, and the path of a repeat."""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        k, r = w.name("u"), w.name("r")
+        return [
+            f"{k} = _ukey({v})",
+            f"if {k} is not None:",
+            f"    {r} = {seen}.get({k})",
+            f"    if {r} is None:",
+            f"        {seen}[{k}] = []",
+            "    else:",
+            f"        {r}.append({pre}{path})",
+        ]
+
+    return act
 
 
 def _add_to(total: str) -> Callable[[str, str, str], list[str]]:
@@ -728,6 +790,21 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             test, shown = flat
             tail.append(f"    if {test([slot(op, False) for op in ops])}:")
             tail.append(f"        out.append(({ri}, {shown!r}))")
+        elif (
+            rule.code == "UNIQUE"
+            and len(ops) == 1
+            and len(ops[0].wpos) == 1
+            and item_split(ops[0].pattern) is not None
+        ):
+            # one list per call: the walk meets its items in index order, keeping the first of each value
+            # and the paths of the later ones (`Unique.find`: grouped by value, first seen first)
+            seen = w.name("U")
+            init.append(f"    {seen} = {{}}")
+            pre = "'$args' + " if ops[0].side == "arg" else ""
+            _place(roots[ops[0].side], ops[0].pattern).acts.append(_unique_act(w, seen, pre))
+            tail.append(f"    for _ps in {seen}.values():")
+            tail.append("        for _p in _ps:")
+            tail.append(f"            out.append(({ri}, _p))")
         elif (rp := _sum_over(rule, ops)) is not None:
             total = w.name("S")
             init.append(f"    {total} = 0")

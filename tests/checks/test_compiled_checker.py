@@ -148,6 +148,135 @@ def test_random_episodes_with_memory(calls: list[tuple[dict[str, Any], Any]]) ->
         assert a == b
 
 
+#: The forms the generated code judges inline with its own arithmetic, memos and tables: relations of
+#: every form and tolerance (flat, per element, sum_over with a fixed-index A), conditions on signs and
+#: values, RANGE bounds past 2^53 (the `float()` spelling) and years, FORMAT with and without the long
+#: shape or any matchable shape, dates in every mode, single-path UNIQUE on both sides.
+U = "u"
+INLINE_RULES = tuple(
+    Rule(rule_id(U, c, list(ps), prm), U, c, ps, prm, Support(40, 7))
+    for c, ps, prm in (
+        ("RELATION", ("/a", "/b", "/c"), {"form": "linear", "coef": [-1, 1], "tol": "rel"}),
+        ("RELATION", ("/c", "/a", "/b"), {"form": "product", "tol": "cent"}),
+        ("RELATION", ("/b", "/l"), {"form": "count_of", "tol": "exact"}),
+        ("RELATION", ("/items/*/p", "/items/*/q", "/items/*/r"), {"form": "product", "tol": "rel"}),
+        ("RELATION", ("/items/*/o/p", "/items/*/q"), {"form": "linear", "coef": [1], "tol": "exact"}),
+        ("RELATION", ("/b", "/items/*/q"), {"form": "sum_over", "tol": "exact"}),
+        ("RELATION", ("/items/*0/p", "/l/*"), {"form": "sum_over", "tol": "rel"}),
+        ("CONDITIONAL", ("/s", "/a"), {"then": {"equals": "x"}, "when": {"sign": ["negative", "zero"]}}),
+        ("CONDITIONAL", ("/c", "/s"), {"then": {"equals": 2.5}, "when": {"in": [True, None, "y"]}}),
+        ("CONDITIONAL", ("/items", "/s"), {"then": "nonempty", "when": {"in": ["a", False]}}),
+        ("CONDITIONAL", ("/l", "/b"), {"then": "empty", "when": {"sign": ["positive"]}}),
+        ("CONDITIONAL", ("/d", "/c"), {"then": "absent", "when": {"sign": ["zero"]}}),
+        ("RANGE", ("/a",), {"of": "number", "min": 0.5, "max": 1e20}),
+        ("RANGE", ("/b",), {"of": "magnitude", "min": None, "max": 2.0**60}),
+        ("RANGE", ("/c",), {"of": "number", "min": None, "max": 100}),
+        ("RANGE", ("/items/*/p",), {"of": "magnitude", "min": None, "max": 10}),
+        ("RANGE", ("/d",), {"of": "year", "min": None, "max": 2030}),
+        ("RANGE", ("/e",), {"of": "year", "min": 1999, "max": 2001}),
+        ("FORMAT", ("/id",), {"level": "exact", "shapes": ["9999-99-99", "A9", LONG]}),
+        ("FORMAT", ("/s",), {"level": "loose", "shapes": ["xyz"]}),
+        ("FORMAT", ("/t",), {"level": "loose", "shapes": [LONG, "xyz"]}),
+        ("FORMAT", ("/d",), {"level": "loose", "shapes": ["9-9-9", "9-9-9A9:9:9A", "9-9-9 9:9"]}),
+        ("FORMAT", ("/l/*",), {"level": "charset", "shapes": ["1:9", "2:9", "2:a", "4:-"]}),
+        ("DATE_ORDER", ("/d", "/e"), {"tz": "aware"}),
+        ("DATE_ORDER", ("/e", "/d"), {"tz": "naive"}),
+        ("DATE_ORDER", ("/d", "/t"), {"tz": "date"}),
+        ("UNIQUE", ("/l/*",), {}),
+        ("UNIQUE", ("$args/l/*",), {}),
+        ("UNIQUE", ("/items/*/q",), {}),
+    )
+)
+INLINE = ContractSet(params={"k": 1, "seed": 13}, corpus={}, tools={U: ToolContracts(rules=INLINE_RULES)})
+ODD_NUMBERS = st.sampled_from(
+    [
+        0,
+        -0.0,
+        0.0,
+        1,
+        -1,
+        2.5,
+        0.005,
+        1e-9,
+        1e20,
+        1e21,
+        2**53,
+        2**53 + 1,
+        -(2**53) - 1,
+        2**60,
+        2**60 + 1,
+        2**64,
+    ]
+) | st.integers(-(2**65), 2**65)
+ODD_DATES = st.sampled_from(
+    [
+        "2024-01-02T10:00:00+05:30",
+        "2024-01-02T10:00:00.123456789Z",
+        "2024-01-02T10:00:00.1234567891Z",
+        "2024-01-02 10:00",
+        "2024-01-02T10:00:00+0530",
+        "2024-01-02T10:00:00z",
+        "2024-01-02T10:00:00+05",
+        "2024-01-02T24:00:00Z",
+        "2024-01-02t10:00:00Z",
+        "2024-02-30",
+        "2024-02-29",
+        "2023-02-29T00:00:00Z",
+        "20240102",
+        "\uff11\uff19\uff19\uff19-01-01",
+        "2000-01-01xyz",
+        "1999-12-31T23:59:59-23:59",
+        "0000-01-01",
+        "9999-99-99",
+        "2001-01-01T00:00",
+        "2001-01-01",
+    ]
+)
+ODD = st.recursive(
+    ODD_NUMBERS | ODD_DATES | TEXT | st.none() | st.booleans(),
+    lambda ch: (
+        st.lists(ch, max_size=4) | st.dictionaries(st.sampled_from((*KEYS, "l", "o", "t")), ch, max_size=5)
+    ),
+    max_leaves=24,
+)
+ODD_RESULTS = st.dictionaries(st.sampled_from((*KEYS, "l", "t")), ODD, max_size=9)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(args=st.dictionaries(st.sampled_from(("l", "q")), ODD, max_size=2), result=ODD_RESULTS)
+def test_inline_forms_odd_values(args: dict[str, Any], result: Any) -> None:
+    """Relations, conditions, bounds, years, shapes, dates and repeats judged inline agree with the
+    engine on numbers past 2^53, signed zeros, dates in odd forms (offsets, fractions, lowercase, bad
+    calendar days, non-ASCII digits) and repeated strings (the FORMAT memo answers a repeat)."""
+    for _ in range(2):  # the second time, the memos answer
+        generic, fast = both(INLINE, U, args, result)
+        assert fast == generic
+
+
+def test_inline_forms_break_alike() -> None:
+    """Hand-made results that break each inline form, in both engines."""
+    cases = [
+        (
+            {"l": [1, 1]},
+            {"a": 3, "b": 1, "c": 9, "s": "x", "d": "2024-01-02T10:00:00+05:30", "e": "2000-06-01"},
+        ),
+        ({}, {"a": -2, "b": 2**60 + 1, "c": 2.5, "s": "q", "l": [1, 2, 1], "t": "a" * 70}),
+        (
+            {},
+            {"a": 0, "b": 3, "c": 0, "d": "2040-01-01", "items": [{"p": 12, "q": 3, "r": 4, "o": {"p": 5}}]},
+        ),
+        ({}, {"b": 1e21, "items": [{"p": 2, "q": 1}, {"p": 1, "q": 1}], "l": [5], "id": "AB"}),
+        ({}, {"s": "y", "c": 2.0, "d": "2024-01-02 10:00", "e": "2024-01-01 10:00", "t": "2024-01-01"}),
+    ]
+    codes = set()
+    for args, result in cases:
+        generic, fast = both(INLINE, U, args, result)
+        assert fast == generic
+        codes.update((v.code, v.rule) for v in fast)
+    assert {c for c, _ in codes} == {r.code for r in INLINE_RULES}
+    assert len(codes) >= len(INLINE_RULES) - 6
+
+
 def _real_calls() -> list[dict[str, Any]]:
     out = []
     for path in (FAULTY, CLEAN):
