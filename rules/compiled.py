@@ -9,17 +9,24 @@ loop per array wildcard or map, an index per fixed index) and tests each rule's 
 place; the witness of what breaks is rendered by `evaluate.witness`, as the engine renders it, so receipts
 are byte-identical (a hypothesis test holds the two to the same violations).
 
-Covered inline: REQUIRED, TYPE, POSITIVE, NONNEG, DOMAIN, RANGE, LENGTH and FORMAT at their place (FORMAT
-as regular expressions of the allowed shapes, `format_breaks`); after the walk, on the one node of each
-place, ECHO, RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER between places without
-wildcards; at each array element (or map entry), RELATION (not sum_over) and DATE_ORDER between members
-of that element. Per-rule fallback to the code's own finder (`PropertyCode.find`), run on the nodes the
-walk collected for that rule's operands only (still no full index): ECHO with wildcards, RELATION
-sum_over and across elements, CONDITIONAL sum, DATE_ORDER across elements, UNIQUE. CONSISTENT is judged
-against the episode memory exactly as the engine does. Whole-call fallback to the generic engine: an
-object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
+Covered inline: REQUIRED (the keys of one parent tested together first), TYPE, POSITIVE, NONNEG,
+DOMAIN, RANGE (floats and ints below 2^53 compared without `float()`, which gives the same answers;
+years of date prefixes kept in a bounded memo), LENGTH and FORMAT at their place (FORMAT as one regular
+expression of the allowed shapes, `format_breaks`, its answer per string kept per rule in a bounded memo:
+ids, names and states repeat across calls); after the walk, on the one node of each place, ECHO,
+RELATION (its arithmetic written out: `rhs_of` and `within`, the same operations in the same order),
+CONDITIONAL (not sum: strings by set membership, numbers by sign) and DATE_ORDER (instants kept per mode)
+between places without wildcards; at each array element (or map entry), RELATION between members of that
+element; during the walk, RELATION sum_over (a running total, in the order the finder adds) and UNIQUE
+of one path under one wildcard (the first of each value kept, the paths of repeats). Per-rule fallback to
+the code's own finder (`PropertyCode.find`), run on the nodes the walk collected for that rule's operands
+only (still no full index): ECHO with wildcards, RELATION across elements and sum_over with wildcards in
+A or the array, CONDITIONAL sum, DATE_ORDER with wildcards, composite and nested UNIQUE. CONSISTENT is
+judged against the episode memory exactly as the engine does. Whole-call fallback to the generic engine:
+an object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
 share a pattern token), and a tool whose generated source does not compile. Object keys are taken to be
-strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold.
+strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold. A witness is
+rendered only for a rule that breaks, with the rule's code and operands kept per program.
 
 Cache: programs are kept per (sha256 of the contract set's canonical JSON, checker, codes); the digest
 itself is kept per contract set object, so a call pays one dict lookup.
@@ -46,7 +53,7 @@ from output_contracts.rules.base import (
 )
 from output_contracts.rules.conditional import ConditionalParams
 from output_contracts.rules.consistent import EpisodeMemory, episode_witness
-from output_contracts.rules.dates import parse_instant
+from output_contracts.rules.dates import TZ_MODES, parse_instant
 from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, render_witness
 from output_contracts.rules.format import FORMAT_MAX_LEN, LONG, NON_ASCII
@@ -70,7 +77,22 @@ INLINE_NODE_CODES = frozenset(("TYPE", "POSITIVE", "NONNEG", "DOMAIN", "RANGE", 
 CACHE_SIZE = 32
 #: Answers kept per FORMAT rule, and years of date prefixes kept: cleared when full.
 MEMO_SIZE = 4096
+#: Instants kept per DATE_ORDER mode (timestamps are many: as many as `dates.parse_instant` keeps).
+INSTANTS_SIZE = 1 << 16
 _YEARS: dict[str, int | None] = {}
+
+
+_INSTANTS: dict[str, dict[str, int | None]] = {tz: {} for tz in TZ_MODES}
+
+
+def _instant(v: str, tz: str) -> int | None:
+    """`parse_instant` of a string in mode `tz`, kept (DATE_ORDER's two places: dates repeat)."""
+    x = parse_instant(v, tz)
+    memo = _INSTANTS[tz]
+    if len(memo) >= INSTANTS_SIZE:
+        memo.clear()
+    memo[v] = x
+    return x
 
 
 def _year_of(head: str) -> int | None:
@@ -102,18 +124,6 @@ def _type_ok(v: Any, want: str) -> bool:
 
 def _echo_bad(r: Any, a: Any) -> bool:
     return kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a)
-
-
-def _date_order_flat(tz: str) -> Callable[[Any, Any], bool]:
-    """DATE_ORDER between places without wildcards, as `DateOrder._paths` judges it."""
-
-    def breaks(a: Any, b: Any) -> bool:
-        if a is _MISS or b is _MISS:
-            return False
-        ia, ib = parse_instant(a, tz), parse_instant(b, tz)
-        return ia is None or ib is None or ia > ib
-
-    return breaks
 
 
 #: Integers of at most this magnitude convert to float exactly: a comparison with a float bound gives the
@@ -268,6 +278,9 @@ _GLOBALS: dict[str, Any] = {
     "_type_ok": _type_ok,
     "_is_num": is_num,
     "_YEARS": _YEARS,
+    "_INSTANTS": _INSTANTS,
+    "_instant": _instant,
+    "_pi": parse_instant,
     "_year_of": _year_of,
     "_echo_bad": _echo_bad,
     "_cm": _child_missing,
@@ -610,9 +623,6 @@ def _flat_test(
         return (lambda vs: f"{_holds_expr(w, p, vs[0])} and {_then_expr(w, p, vs[1])}"), ops[1].display(
             ops[1].concrete(())
         )
-    if rule.code == "DATE_ORDER":
-        k = w.const(_date_order_flat(p.tz))
-        return (lambda vs: f"{k}({', '.join(vs)})"), ops[1].display(ops[1].concrete(()))
     return None
 
 
@@ -786,6 +796,22 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             at, steps, below, rp = inst
             pre = "'$args' + " if ops[0].side == "arg" else ""
             _place(roots[ops[0].side], at).acts.append(_element_act(w, ri, pre, below, steps, rp))
+        elif rule.code == "DATE_ORDER" and not ops[0].wpos and not ops[1].wpos:
+            tz = code(rule).params(rule).tz
+            a, b = slot(ops[0], False), slot(ops[1], False)
+            tail.append(f"    if {a} is not _MISS and {b} is not _MISS:")
+            names = []
+            for x in (a, b):
+                i = w.name("i")
+                names.append(i)
+                tail.append(
+                    f"        {i} = _INSTANTS[{tz!r}].get({x}, _MISS) if type({x}) is str else _pi({x}, {tz!r})"
+                )
+                tail.append(f"        if {i} is _MISS:")
+                tail.append(f"            {i} = _instant({x}, {tz!r})")
+            ia, ib = names
+            tail.append(f"        if {ia} is None or {ib} is None or {ia} > {ib}:")
+            tail.append(f"            out.append(({ri}, {ops[1].display(ops[1].concrete(()))!r}))")
         elif (flat := _flat_test(w, rule, ops)) is not None:
             test, shown = flat
             tail.append(f"    if {test([slot(op, False) for op in ops])}:")
@@ -860,6 +886,7 @@ class Program:
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
 _SHAS: dict[int, tuple[ContractSet, str]] = {}
 _BY_ID: dict[tuple[int, int | None, tuple[str, ...] | None], tuple[ContractSet, Program]] = {}
+_FULL: dict[int, tuple[ContractSet, Program]] = {}
 #: How many programs were built (not found in the cache): what the cache tests read.
 STATS = {"built": 0}
 
@@ -928,30 +955,38 @@ def compiled_violations(
     call_id: str = "",
 ) -> list[Violation]:
     """`evaluate.call_violations` through the compiled checker: the same violations, in the same order."""
-    # the per-call path: one lookup by the contract set's identity (the digest is computed once)
-    key = (id(contracts), fold, codes if codes is None or type(codes) is tuple else tuple(codes))
-    hit = _BY_ID.get(key)
+    # the per-call path: one lookup by the contract set's identity (the digest is computed once); the
+    # full checker without a codes filter (`check_call`'s) by the identity alone
+    if fold is None and codes is None:
+        hit = _FULL.get(id(contracts))
+    else:
+        key = (id(contracts), fold, codes if codes is None or type(codes) is tuple else tuple(codes))
+        hit = _BY_ID.get(key)
     if hit is not None and hit[0] is contracts:
         prog = hit[1]
     else:
         prog = program(contracts, fold, codes)
-        if len(_BY_ID) >= CACHE_SIZE:
-            _BY_ID.clear()
-        _BY_ID[key] = (contracts, prog)
+        cache, k = (_FULL, id(contracts)) if fold is None and codes is None else (_BY_ID, key)
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        cache[k] = (contracts, prog)
     tp = prog.tools.get(tool)
     if tp is None:
         if memory is not None:
             memory.record(tool, arguments, result, call_id)
         return []
     out: list[Violation]
-    if tp.run is None:
+    run = tp.run
+    if run is None:
         out = call_violations(contracts, tool, arguments, result, fold=fold, codes=codes)
     else:
         try:
-            found = tp.run(arguments, result)
+            found = run(arguments, result)
         except Bail:
             out = call_violations(contracts, tool, arguments, result, fold=fold, codes=codes)
         else:
+            if not found and memory is None:
+                return []  # the call holds
             out = [tp.witness(i, p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
     if memory is not None:
         if codes is None or EPISODE_CODE in codes:

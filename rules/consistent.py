@@ -46,7 +46,7 @@ from output_contracts.rules.base import (
 )
 from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.model import Rule
-from output_contracts.traces.leaves import WILD_TOKENS
+from output_contracts.traces.leaves import WILD_TOKENS, unescape_token
 
 #: Integer keys at or beyond 2^53 are not judged: a corpus stores numbers as float64 (as UNIQUE).
 EXACT_LIMIT = 2.0**53
@@ -92,6 +92,54 @@ class Seen:
     tool: str
 
 
+_ABSENT = object()
+#: A pointer's steps: per token, the object key and the array index it names (None: no index).
+Steps = tuple[tuple[str, int | None], ...]
+_STEPS: dict[str, Steps | None] = {}
+
+
+def steps_of(path: str) -> Steps | None:
+    """The steps `resolve` takes down a concrete path, computed once per path; None when a token is a
+    non-ASCII digit string (`resolve` itself then judges: `int()` of it is its business)."""
+    hit = _STEPS.get(path, _ABSENT)
+    if hit is not _ABSENT:
+        return hit  # type: ignore[return-value]
+    out: list[tuple[str, int | None]] = []
+    for tok in path.split("/")[1:]:
+        if tok.isdigit() and not tok.isascii():
+            out = []
+            break
+        out.append((unescape_token(tok), int(tok) if tok.isdigit() else None))
+    else:
+        if len(_STEPS) >= 4096:
+            _STEPS.clear()
+        _STEPS[path] = tuple(out)
+        return _STEPS[path]
+    _STEPS[path] = None
+    return None
+
+
+def walk(doc: Any, path: str) -> Any:
+    """`resolve(doc, path)`'s value when present, else `_ABSENT`: the same walk on precomputed steps."""
+    steps = steps_of(path) if path else ()
+    if steps is None:
+        ok, v = resolve(doc, path)
+        return v if ok else _ABSENT
+    cur = doc
+    for key, idx in steps:
+        if isinstance(cur, dict):
+            if key not in cur:
+                return _ABSENT
+            cur = cur[key]
+        elif isinstance(cur, list):
+            if idx is None or idx >= len(cur):
+                return _ABSENT
+            cur = cur[idx]
+        else:
+            return _ABSENT
+    return cur
+
+
 class EpisodeMemory:
     """The latest value each entity had at each tracked (P, K) place, over the calls of one episode seen
     so far. `observe` every call with status ok, in input order, after checking it."""
@@ -112,9 +160,20 @@ class EpisodeMemory:
         later call with. Every call does this, whatever its status, after it is checked."""
         if not self._seen:
             return
-        for key in mentioned(arguments):
-            for p, k in self._places.pop(key, ()):
-                self._seen.pop((p, k, key), None)
+        places = self._places
+        # `mentioned`, without building its set: each named entity is forgotten where it is met
+        stack = [arguments]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+            else:
+                key = entity_key(v)
+                if key is not None and key in places:
+                    for p, k in places.pop(key):
+                        self._seen.pop((p, k, key), None)
 
     def record(self, tool: str, arguments: Any, result: Any, call_id: str = "", ok: bool = True) -> None:
         """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
@@ -126,24 +185,24 @@ class EpisodeMemory:
         if not self.pairs or not isinstance(result, dict):
             return
         for p, k in self.pairs:
-            ok_k, kv = resolve(result, k)
-            key = entity_key(kv) if ok_k else None
+            kv = walk(result, k)
+            key = None if kv is _ABSENT else entity_key(kv)
             if key is None:
                 continue
-            ok_p, pv = resolve(result, p)
-            if ok_p and judged(pv):
+            pv = walk(result, p)
+            if pv is not _ABSENT and judged(pv):
                 self._seen[(p, k, key)] = Seen(pv, call_id, tool)
                 self._places.setdefault(key, set()).add((p, k))
 
     def breaks(self, rule: Rule, result: Any) -> Seen | None:
         """The earlier sighting `result` contradicts under `rule`, or None."""
         p, k = rule.paths
-        ok_k, kv = resolve(result, k)
-        key = entity_key(kv) if ok_k else None
+        kv = walk(result, k)
+        key = None if kv is _ABSENT else entity_key(kv)
         if key is None:
             return None
-        ok_p, pv = resolve(result, p)
-        if not ok_p or not judged(pv):
+        pv = walk(result, p)
+        if pv is _ABSENT or not judged(pv):
             return None
         seen = self.earlier(p, k, key)
         if seen is None or echo_equal(pv, seen.value):

@@ -131,9 +131,51 @@ def parse_instant(value: Any, tz: str) -> int | None:
     return _parse_str_instant(value, tz)
 
 
+#: The commonest spellings (ASCII digits, whole seconds, `Z` for aware), read by slicing: a string that
+#: matches one of these matches the mode's pattern with no fraction and a `Z` zone, so both readings
+#: give the same instant (a property test holds them together).
+_PLAIN = {
+    "date": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+    "naive": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}"),
+    "aware": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}[Zz]"),
+}
+#: Days since the epoch of `YYYY-MM-DD` prefixes (False: no such calendar date), bounded.
+_DAYS: dict[str, int | bool] = {}
+
+
+def _plain_instant(value: str, tz: str) -> int | None:
+    """`_read_instant` of a string that fully matches `_PLAIN[tz]`."""
+    head = value[:10]
+    days = _DAYS.get(head)
+    if days is None:
+        try:
+            days = _dt.date(int(value[:4]), int(value[5:7]), int(value[8:10])).toordinal() - _EPOCH_ORDINAL
+        except ValueError:
+            days = False
+        if len(_DAYS) >= 1 << 14:
+            _DAYS.clear()
+        _DAYS[head] = days
+    if days is False:
+        return None
+    ns = int(days) * 86_400 * _NS
+    if tz == "date":
+        return ns
+    h, mi, se = int(value[11:13]), int(value[14:16]), int(value[17:19])
+    if h > 23 or mi > 59 or se > 59:
+        return None
+    return ns + (h * 3600 + mi * 60 + se) * _NS
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _parse_str_instant(value: str, tz: str) -> int | None:
     """`parse_instant` of a string (cached: a pure function, and dates repeat across calls)."""
+    if _PLAIN[tz].fullmatch(value) is not None:
+        return _plain_instant(value, tz)
+    return _read_instant(value, tz)
+
+
+def _read_instant(value: str, tz: str) -> int | None:
+    """`parse_instant` of a string by the mode's full pattern."""
     m = _COMPILED[tz].match(value)
     if m is None:
         return None

@@ -26,7 +26,8 @@ from typer.testing import CliRunner
 from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import check_call, load_contracts
 from output_contracts.cli.app import app
-from output_contracts.rules import compiled
+from output_contracts.rules import compiled, consistent, dates
+from output_contracts.rules.base import resolve
 from output_contracts.rules.compiled import compiled_violations, format_breaks, program
 from output_contracts.rules.evaluate import call_violations, episode_memory
 from output_contracts.rules.format import LONG, parts, shape
@@ -251,6 +252,52 @@ def test_inline_forms_odd_values(args: dict[str, Any], result: Any) -> None:
     for _ in range(2):  # the second time, the memos answer
         generic, fast = both(INLINE, U, args, result)
         assert fast == generic
+
+
+DATEISH = st.text(alphabet="0123456789-T :Zz+.,t\uff11", min_size=8, max_size=26)
+
+
+@settings(max_examples=600, deadline=None)
+@given(v=DATEISH | ODD_DATES | st.builds(lambda d, t: d + t, ODD_DATES, DATEISH))
+def test_plain_date_spellings_read_alike(v: str) -> None:
+    """The sliced reading of the commonest spellings gives what the full pattern gives, in every mode."""
+    for tz in ("date", "naive", "aware"):
+        assert dates._parse_str_instant.__wrapped__(v, tz) == dates._read_instant(v, tz), (v, tz)
+
+
+def test_plain_date_spellings_are_read_by_slicing() -> None:
+    """The sliced reading does take the common spellings (and its answers, bad calendar days too)."""
+    for v, tz, want in (
+        ("2024-01-02T10:00:00Z", "aware", 1704189600 * 10**9),
+        ("1970-01-01 00:00:01", "naive", 10**9),
+        ("2024-02-29", "date", 1709164800 * 10**9),
+        ("2023-02-29", "date", None),
+        ("2024-01-02T24:00:00Z", "aware", None),
+    ):
+        assert dates._PLAIN[tz].fullmatch(v) is not None
+        assert dates._plain_instant(v, tz) == want == dates._read_instant(v, tz)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    doc=JSON,
+    toks=st.lists(
+        st.sampled_from((*KEYS, "0", "1", "01", "3", "~0", "~1", "a~1b", "\u00b2", "")), max_size=4
+    ),
+)
+def test_episode_memory_walk_is_resolve(doc: Any, toks: list[str]) -> None:
+    """The episode memory's walk down a (P, K) place (steps kept per path) finds what `resolve` finds,
+    and raises where it raises (an index token of non-ASCII digits)."""
+    path = "".join("/" + t for t in toks)
+    try:
+        ok, v = resolve(doc, path)
+    except ValueError:
+        with pytest.raises(ValueError):
+            consistent.walk(doc, path)
+        return
+    got = consistent.walk(doc, path)
+    assert (got is not consistent._ABSENT) == ok
+    assert not ok or got is v
 
 
 def test_inline_forms_break_alike() -> None:
