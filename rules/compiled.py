@@ -831,13 +831,13 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             tail.append(f"    for _ps in {seen}.values():")
             tail.append("        for _p in _ps:")
             tail.append(f"            out.append(({ri}, _p))")
-        elif (rp := _sum_over(rule, ops)) is not None:
+        elif (sp := _sum_over(rule, ops)) is not None:
             total = w.name("S")
             init.append(f"    {total} = 0")
             _place(roots[ops[1].side], ops[1].pattern).acts.append(_add_to(total))
             a, arr = slot(ops[0], False), slot(ops[2], False)
             tail.append(
-                f"    if isinstance({arr}, list) and {_num_test(a)} and {_outside(w, a, total, rp.tol)}:"
+                f"    if isinstance({arr}, list) and {_num_test(a)} and {_outside(w, a, total, sp.tol)}:"
             )
             tail.append(f"        out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
         else:
@@ -966,10 +966,14 @@ def compiled_violations(
         prog = hit[1]
     else:
         prog = program(contracts, fold, codes)
-        cache, k = (_FULL, id(contracts)) if fold is None and codes is None else (_BY_ID, key)
-        if len(cache) >= CACHE_SIZE:
-            cache.clear()
-        cache[k] = (contracts, prog)
+        if fold is None and codes is None:
+            if len(_FULL) >= CACHE_SIZE:
+                _FULL.clear()
+            _FULL[id(contracts)] = (contracts, prog)
+        else:
+            if len(_BY_ID) >= CACHE_SIZE:
+                _BY_ID.clear()
+            _BY_ID[key] = (contracts, prog)
     tp = prog.tools.get(tool)
     if tp is None:
         if memory is not None:

@@ -61,23 +61,6 @@ def entity_key(v: Any) -> tuple[str, Any] | None:
     return None
 
 
-def mentioned(arguments: Any) -> set[tuple[str, Any]]:
-    """The key values (`entity_key`) anywhere in a call's arguments."""
-    out: set[tuple[str, Any]] = set()
-    stack = [arguments]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-        else:
-            key = entity_key(v)
-            if key is not None:
-                out.add(key)
-    return out
-
-
 def judged(v: Any) -> bool:
     """Whether a value at P is judged: JSON scalars only."""
     return v is None or isinstance(v, bool | int | float | str)
@@ -161,7 +144,7 @@ class EpisodeMemory:
         if not self._seen:
             return
         places = self._places
-        # `mentioned`, without building its set: each named entity is forgotten where it is met
+        # every scalar anywhere in the arguments whose `entity_key` names a remembered entity
         stack = [arguments]
         while stack:
             v = stack.pop()
