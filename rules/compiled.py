@@ -79,6 +79,8 @@ CACHE_SIZE = 32
 MEMO_SIZE = 4096
 #: Instants kept per DATE_ORDER mode (timestamps are many: as many as `dates.parse_instant` keeps).
 INSTANTS_SIZE = 1 << 16
+#: The longest date the patterns accept (`YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm`).
+_DATE_MAX_LEN = 35
 _YEARS: dict[str, int | None] = {}
 
 
@@ -88,10 +90,11 @@ _INSTANTS: dict[str, dict[str, int | None]] = {tz: {} for tz in TZ_MODES}
 def _instant(v: str, tz: str) -> int | None:
     """`parse_instant` of a string in mode `tz`, kept (DATE_ORDER's two places: dates repeat)."""
     x = parse_instant(v, tz)
-    memo = _INSTANTS[tz]
-    if len(memo) >= INSTANTS_SIZE:
-        memo.clear()
-    memo[v] = x
+    if len(v) <= _DATE_MAX_LEN:  # what can be a date (long text is not kept)
+        memo = _INSTANTS[tz]
+        if len(memo) >= INSTANTS_SIZE:
+            memo.clear()
+        memo[v] = x
     return x
 
 
@@ -516,8 +519,8 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
             # strings repeat (ids of a catalogue, names, states): the answer is kept per rule, bounded
             b = w.name("b")
             return [
-                f"if {t} is str:",
-                f"    {b} = {memo}.get({v})",
+                f"if {t} is str:",  # a long string's answer is the long shape's; long strings are not kept
+                f"    {b} = {memo}.get({v}) if len({v}) <= {FORMAT_MAX_LEN} else {LONG not in p.shapes}",
                 f"    if {b} is None:",
                 f"        {b} = {test(v)}",
                 f"        if len({memo}) >= {MEMO_SIZE}:",

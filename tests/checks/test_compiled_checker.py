@@ -300,6 +300,24 @@ def test_episode_memory_walk_is_resolve(doc: Any, toks: list[str]) -> None:
     assert not ok or got is v
 
 
+def test_memos_keep_no_long_text() -> None:
+    """A page of text at a FORMAT or DATE_ORDER place is judged (the long shape; no date) but never kept
+    in a memo; short strings are, and a repeat is answered alike."""
+    long = "2024-01-02T10:00:00Z" + "x" * 100
+    result = {"id": long, "s": long, "t": long, "d": long, "e": "2024-01-02T10:00:00Z"}
+    for _ in range(2):
+        generic, fast = both(INLINE, U, {}, result)
+        assert fast == generic
+        assert {v.code for v in fast} >= {"FORMAT", "DATE_ORDER"}
+    run = program(INLINE).tools[U].run
+    assert run is not None
+    memos = [m for m in run.__globals__.values() if type(m) is dict and m and all(type(k) is str for k in m)]
+    memos += list(compiled._INSTANTS.values())
+    kept = {k for m in memos for k in m}
+    assert "2024-01-02T10:00:00Z" in kept
+    assert long not in kept
+
+
 def test_inline_forms_break_alike() -> None:
     """Hand-made results that break each inline form, in both engines."""
     cases = [
