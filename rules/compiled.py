@@ -452,7 +452,7 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
         allowed = w.const(frozenset(p.values))
 
         def cond(v: str, t: str) -> str:
-            return f"isinstance({v}, str) and {v} not in {allowed}"
+            return f"({t} is str or isinstance({v}, str)) and {v} not in {allowed}"
     elif name == "LENGTH":
         m = w.const(p.min)
 
@@ -569,10 +569,10 @@ def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str,
             else:
                 odd.extend(lines)
         if len(canon) < 2:
-            return [f"if isinstance({v}, dict):", *("    " + x for x in every)]
+            return [f"if {t} is dict or isinstance({v}, dict):", *("    " + x for x in every)]
         keys = w.const(frozenset(canon))
         return [
-            f"if isinstance({v}, dict):",
+            f"if {t} is dict or isinstance({v}, dict):",
             f"    if not {v}.keys() >= {keys}:",
             *("        " + x for x in every),
             *(["    else:", *("        " + x for x in odd)] if odd else []),
