@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from output_contracts.checks import checker as checker_mod
@@ -152,3 +152,67 @@ def test_two_streams_in_one_process_read_a_session_format_alike(shared_data: Pat
     second = rendered(check_lines(SAMPLE_CS, lines, source="s", include_all=True))
     assert [i[0] for i in first].count("call") >= 2
     assert first == second
+
+
+# Values of every type a decoded JSON line can hold, for the fields the flat adapter reads.
+_json_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["", "ok", "error", "maybe", "t-1", '{"a": 1}', " [1, 2]", "[oops", "Error: x"]),
+    st.lists(st.sampled_from(["get_order", "get_customer", "x"]), max_size=4),
+    st.lists(
+        st.one_of(st.just("a"), st.fixed_dictionaries({"name": st.just("b")}), st.integers()), max_size=3
+    ),
+    st.fixed_dictionaries({}, optional={"k": st.integers(), "name": st.just("n")}),
+)
+_FLAT_KEYS = (
+    "trace_id", "tool", "arguments", "result", "status", "step", "labels", "error", "task_id",
+    "started_at", "tools", "reward", "trial", "agent_cost", "user_cost",
+)  # fmt: skip
+
+
+@settings(max_examples=400)
+@given(
+    st.one_of(
+        st.dictionaries(st.sampled_from(_FLAT_KEYS), _json_values, max_size=len(_FLAT_KEYS)),
+        # the usual shape with one or two fields changed: the cases a loose test would let through
+        st.dictionaries(st.sampled_from(_FLAT_KEYS), _json_values, max_size=2).map(
+            lambda d: {"trace_id": "t", "tool": "get_order", "arguments": {}, "result": {}, **d}
+        ),
+    )
+)
+def test_flat_fields_vouch_only_for_what_the_adapter_parses_alike(record: dict[str, Any]) -> None:
+    """`_flat_fields` gives a record's fields only when the flat adapter parses it to the same fields
+    (call, task, whether the line declares its episode, visible tools); else None, and the adapter
+    parses or refuses it itself."""
+    from output_contracts.traces.formats.base import RecordContext
+    from output_contracts.traces.formats.flat import FlatAdapter
+
+    seen: list[Any] = []
+    got = checker_mod._flat_fields(record, seen)
+    again = checker_mod._flat_fields(record, seen)  # the second read may come from the tools cache
+    assert again == got
+    try:
+        parsed = FlatAdapter().parse(record, RecordContext("-", "sha", 7))
+    except Exception:
+        assert got is None
+        return
+    if got is None:
+        return  # an unusual record: the adapter parses it, check_lines uses the adapter's answer
+    (call,) = parsed.calls
+    trace_id, tool, args, result, status, task, declares, tools = got
+    assert (trace_id, tool, args, result, status, task) == (
+        call.trace_id, call.tool, call.arguments, call.result, call.status, call.task,
+    )  # fmt: skip
+    assert declares == bool(parsed.episodes)
+    if declares:
+        assert tools == parsed.episodes[0].tools
+
+
+def test_flat_fields_take_the_usual_record() -> None:
+    """The sample world's records are all vouched for (the fast path is the path taken)."""
+    lines = faulty_lines()
+    seen: list[Any] = []
+    assert all(checker_mod._flat_fields(orjson.loads(raw), seen) is not None for raw in lines)
