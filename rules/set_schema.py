@@ -83,10 +83,6 @@ def _num(v: Any) -> bool:
     return t is int or t is float
 
 
-def _str(v: Any) -> bool:
-    return type(v) is str
-
-
 def _strings(v: Any, unique: bool = False) -> bool:
     """An array of strings (pairwise distinct when `unique`)."""
     return type(v) is list and all(type(s) is str for s in v) and (not unique or len(set(v)) == len(v))
@@ -166,7 +162,7 @@ def _code_shape(code: str, paths: list[Any], p: dict[str, Any]) -> bool:
     if code == "TYPE":
         return n <= 1 and p.keys() == {"kind"} and _in(p["kind"], _TYPE_KINDS)
     if code == "DOMAIN":
-        v = p.get("values")
+        v: Any = p.get("values")
         return n <= 1 and p.keys() == {"values"} and _strings(v, unique=True) and len(v) >= 1
     if code == "FORMAT":
         v = p.get("shapes")
