@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ from output_contracts.rules.evaluate import (
 )
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.formats.base import decode_result, tool_names
 from output_contracts.traces.model import ToolCall
 
 #: Columns and types of the frame `check_corpus` returns (one row per violation).
@@ -332,17 +334,36 @@ def load_contracts(path: str | Path) -> ContractSet:
     return cs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class StreamItem:
     """One event of `check_lines`: a checked call (`receipt` None when it holds and not
     `include_all`), a call not checked (`skipped`: status error), or an unreadable line (`rejected`,
-    with the reason). Calls filtered out by `tools` yield nothing."""
+    with the reason). Calls filtered out by `tools` yield nothing.
+
+    One is made per call, so `__init__` is written out: it fills the instance dict in one step, a
+    quarter of the cost of the generated frozen `__init__` (one `object.__setattr__` a field); the
+    class is otherwise the frozen dataclass it was (fields, equality, repr, `replace`)."""
 
     kind: Literal["call", "skipped", "rejected"]
     tool: str | None = None
     receipt: Receipt | None = None
     line: int = 0
     reason: str | None = None
+
+    def __init__(
+        self,
+        kind: Literal["call", "skipped", "rejected"],
+        tool: str | None = None,
+        receipt: Receipt | None = None,
+        line: int = 0,
+        reason: str | None = None,
+    ) -> None:
+        _set_dict(
+            self, "__dict__", {"kind": kind, "tool": tool, "receipt": receipt, "line": line, "reason": reason}
+        )
+
+
+_set_dict = object.__setattr__
 
 
 def _flat_parse(rec: Any, source: str, line: int) -> tuple[list[ToolCall], dict[str, tuple[str, ...] | None]]:
@@ -441,6 +462,74 @@ class _CallIds:
         return h.hexdigest()[:16]
 
 
+#: Keys of a flat record that declare its episode (`reward`, `tools` and the run facts, as the flat
+#: adapter reads them): a line without any of them leaves the episode's visible tool set as it was.
+_RUN_FACTS = frozenset(("trial", "agent_cost", "user_cost"))
+_INT64_MAX = 2**63 - 1
+
+
+def _flat_fields(rec: Any, seen: list[Any]) -> tuple[Any, ...] | None:
+    """What `check -` needs of one well-typed flat record, without building its `ToolCall`/`Episode`.
+
+    `(trace_id, tool, arguments, result, status, task, declares, tools)`, where `declares` says whether
+    the line declares its episode and `tools` is then its visible tool set. The flat adapter's own
+    tests, taken in the same order, decide what is well-typed; anything missing, mistyped or unusual
+    (an integer id, a non-string error, a `tools` list holding objects, a bad reward...) gives None
+    and the caller hands the record to the adapter, which parses it or raises its own error, so a line
+    is accepted, refused and worded exactly as the adapter does (`tests/checks/test_stream_speed.py`
+    compares the two on random records). `seen`: `[tools list, names]` of the last plain-name list.
+    """
+    if type(rec) is not dict:
+        return None
+    get = rec.get
+    trace_id = get("trace_id")
+    tool = get("tool")
+    args = get("arguments")
+    if (
+        type(trace_id) is not str
+        or not trace_id
+        or type(tool) is not str
+        or not tool
+        or type(args) is not dict
+    ):
+        return None
+    status = get("status") or "ok"
+    if status == "ok":
+        if "result" not in rec:
+            return None
+    elif status != "error":
+        return None
+    step = get("step")
+    if step is not None and (type(step) is not int or step < 0 or step > _INT64_MAX):
+        return None
+    for key in ("labels", "error", "task_id", "started_at"):
+        v = get(key)
+        if v is not None and type(v) is not (dict if key == "labels" else str):
+            return None
+    result = get("result")
+    if type(result) is str:
+        result = decode_result(result)
+    task_id = get("task_id")
+    task = task_id if task_id is not None else trace_id
+    tools_v = get("tools")
+    reward = get("reward")
+    if tools_v is None and reward is None and not _RUN_FACTS.intersection(rec):
+        return trace_id, tool, args, result, status, task, False, None
+    if reward is not None and not (type(reward) is int or (type(reward) is float and math.isfinite(reward))):
+        return None
+    if tools_v is None:
+        tools = None
+    elif seen and seen[0] == tools_v:
+        tools = seen[1]
+    else:
+        tools = tool_names(tools_v)
+        if tools is None:
+            return None
+        if all(type(t) is str for t in tools_v):
+            seen[:] = [list(tools_v), tools]
+    return trace_id, tool, args, result, status, task, True, tools
+
+
 def check_lines(
     contracts: ContractSet,
     lines: Iterable[bytes],
@@ -459,6 +548,10 @@ def check_lines(
     visible tool sets of episodes seen so far are kept (one small tuple per trace), and, for contract sets
     with CONSISTENT rules, each episode's `EpisodeMemory` (the latest value per entity and tracked place). Call ids hash the
     source *name* (the stream has no file digest), the line and the call's index within the line.
+
+    Flat records (once the format is known to be flat) take `_flat_fields`: the fields are read from
+    the decoded line, no `ToolCall` or `Episode` is built; a record it does not vouch for goes to the
+    flat adapter, every other format to `_LineParser.parse`.
     """
     parser = _LineParser(source, format)
     call_ids = _CallIds(parser.sha)
@@ -467,20 +560,76 @@ def check_lines(
     code_key = tuple(codes) if codes is not None else None  # a tuple: the compiled program's cache key as is
     tool_set = frozenset(tools) if tools is not None else None
     loads = orjson.loads
+    seen: list[Any] = []
+
+    def one(
+        trace_id: str,
+        tool: str,
+        args: dict[str, Any],
+        result: Any,
+        status: str,
+        task: str,
+        line: int,
+        index: int,
+        n: int,
+    ) -> StreamItem | None:
+        """Check one call (`line`: the call's own line, for its id and receipt; `n`: the line read)."""
+        f = contracts.fold_of(task) if fold == "cross" else fold
+        memory = memories.get(trace_id)
+        if memory is None:
+            memory = memories[trace_id] = compiled_memory(contracts, f)
+        call_id = call_ids(line, index)
+        if tool_set is not None and tool not in tool_set:
+            # not checked, but an earlier call (or a touch) for those that are
+            memory.record(tool, args, result, call_id, ok=status == "ok")
+            return None
+        if status != "ok":
+            memory.record(tool, args, None, call_id, ok=False)
+            return StreamItem("skipped", tool, None, n)
+        vs = compiled_violations(
+            contracts, tool, args, result, fold=f, codes=code_key, memory=memory, call_id=call_id
+        )
+        receipt = None
+        if vs or include_all:
+            rec, inferred = recovery_plan(contracts, tool, visible.get(trace_id))
+            receipt = Receipt(
+                tool=tool,
+                result=result,
+                violations=tuple(vs),
+                recovery_tools=tuple(rec),
+                call_id=call_id,
+                source=source,
+                line=line,
+                encoder=encoder,
+                recovery_inferred=inferred,
+            )
+        return StreamItem("call", tool, receipt, n)
+
     for n, raw in enumerate(lines, start=1):
         if raw[:1] != b"{" and not raw.strip():
             continue
         flat = parser.flat
+        fields = None
         try:
             rec = loads(raw)
-            if flat is not None:  # the flat adapter, called directly: one call a line
-                parsed = flat(rec, parser.context(source, parser.sha, n))
+            if flat is not None:  # the flat adapter's format: one call a line
+                fields = _flat_fields(rec, seen)
+                if fields is None:
+                    parsed = flat(rec, parser.context(source, parser.sha, n))
             else:
                 calls, vis = parser.parse(rec, n)
         except ContractsError:
             raise
         except Exception as e:  # RecordError, JSON errors, shape errors: the line is rejected
             yield StreamItem("rejected", line=n, reason=str(getattr(e, "reason", e)))
+            continue
+        if fields is not None:
+            trace_id, tool, args, result, status, task, declares, vis_tools = fields
+            if declares:
+                visible[trace_id] = vis_tools
+            item = one(trace_id, tool, args, result, status, task, n, 0, n)
+            if item is not None:
+                yield item
             continue
         if flat is not None:
             calls = parsed.calls
@@ -495,41 +644,16 @@ def check_lines(
                 yield StreamItem("rejected", line=n, reason=reason)
             parser.dropped.clear()
         for call in calls:
-            f = contracts.fold_of(call.task) if fold == "cross" else fold
-            memory = memories.get(call.trace_id)
-            if memory is None:
-                memory = memories[call.trace_id] = compiled_memory(contracts, f)
-            call_id = call_ids(call.line or n, call.index)
-            if tool_set is not None and call.tool not in tool_set:
-                # not checked, but an earlier call (or a touch) for those that are
-                memory.record(call.tool, call.arguments, call.result, call_id, ok=call.status == "ok")
-                continue
-            if call.status != "ok":
-                memory.record(call.tool, call.arguments, None, call_id, ok=False)
-                yield StreamItem("skipped", tool=call.tool, line=n)
-                continue
-            vs = compiled_violations(
-                contracts,
+            item = one(
+                call.trace_id,
                 call.tool,
                 call.arguments,
                 call.result,
-                fold=f,
-                codes=code_key,
-                memory=memory,
-                call_id=call_id,
+                call.status,
+                call.task,
+                call.line or n,
+                call.index,
+                n,
             )
-            receipt = None
-            if vs or include_all:
-                rec, inferred = recovery_plan(contracts, call.tool, visible.get(call.trace_id))
-                receipt = Receipt(
-                    tool=call.tool,
-                    result=call.result,
-                    violations=tuple(vs),
-                    recovery_tools=tuple(rec),
-                    call_id=call_id,
-                    source=source,
-                    line=call.line or n,
-                    encoder=encoder,
-                    recovery_inferred=inferred,
-                )
-            yield StreamItem("call", tool=call.tool, receipt=receipt, line=n)
+            if item is not None:
+                yield item

@@ -7,7 +7,7 @@ Exit 0 when no violation, 1 when any, 2 on usage or input errors (rendered by th
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
@@ -83,6 +83,38 @@ def _parse_fold(value: str | None) -> Fold:
     return f
 
 
+#: Bytes asked of stdin at a time by `_stdin_lines` (one read: it returns what is there, up to this).
+READ_CHUNK = 1 << 16
+
+
+def _stdin_lines(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[bytes]:
+    """The lines of `stdin` (each with its newline, the last one as it ends), read in chunks.
+
+    Rule: take whatever is already available (`read1`: at most one read, which returns the bytes
+    waiting, up to `READ_CHUNK`), hand out every complete line of it, and call `before_wait` (the CLI
+    flushes its output) before each read that may block. So a pipe full of lines costs one read per
+    64 KiB rather than one `readline` per line, while an interactive writer that sends one line and
+    waits gets that line's receipt before `check -` waits for the next. The bytes of each line are those
+    `readline` gives, so the output is the same byte for byte.
+    """
+    read = getattr(stdin, "read1", stdin.read)
+    rest = b""
+    while True:
+        before_wait()
+        chunk = read(READ_CHUNK)
+        if not chunk:
+            break
+        data = rest + chunk if rest else chunk
+        start = 0
+        find = data.find
+        while (end := find(b"\n", start)) >= 0:
+            yield data[start : end + 1]
+            start = end + 1
+        rest = data[start:]
+    if rest:
+        yield rest
+
+
 def _receipt_stream(
     contracts: ContractSet,
     sources: list[str],
@@ -95,12 +127,13 @@ def _receipt_stream(
     fmt: str,
     summary: SummaryBuilder,
     stdin: BinaryIO,
+    before_wait: Callable[[], None] = lambda: None,
     strict: bool = False,
     progress: Any = None,
     allow_empty: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
-    corpus), and `-` (stdin, streamed line by line)."""
+    corpus), and `-` (stdin, streamed line by line; `before_wait` runs before each read that may block)."""
     files = [s for s in sources if s != "-" and not is_corpus(s)]
     for s in files:
         if not Path(s).exists():
@@ -118,7 +151,7 @@ def _receipt_stream(
             if s == "-":
                 for item in check_lines(
                     contracts,
-                    iter(stdin.readline, b""),
+                    _stdin_lines(stdin, before_wait),
                     fold=fold,
                     tools=tools,
                     codes=codes,
@@ -252,6 +285,7 @@ def check(
         )
     contracts = load_contracts(cpath)
     summary = SummaryBuilder(frozenset(contracts.tools))
+    sink: Any = None  # the open output while receipts stream to stdout or a device: flushed before a wait
     stream = _receipt_stream(
         contracts,
         list(sources),
@@ -263,6 +297,7 @@ def check(
         fmt=input_format,
         summary=summary,
         stdin=sys.stdin.buffer,
+        before_wait=lambda: sink.flush() if sink is not None else None,
         strict=strict,
         progress=progress_bar(quiet),
         allow_empty=allow_empty,
@@ -280,17 +315,20 @@ def check(
             yield fmt.render_all(kept, summary.build(), version=__version__, options=opts)
 
     if output is not None and output.exists() and not output.is_file():
-        with open(output, "wb") as sink_file:  # a device or pipe (/dev/stdout, a fifo): no temp+rename
+        with open(output, "wb") as sink:  # a device or pipe (/dev/stdout, a fifo): no temp+rename
             for chunk in chunks():
-                sink_file.write(chunk)
+                sink.write(chunk)
+            sink = None
     elif output is not None:
         atomic_write_bytes(output, chunks())
     else:
+        # buffered, flushed before each read of stdin that may block (`_stdin_lines`) and at the end:
+        # every receipt of the lines read so far is out before `check -` waits for more
         sink = sys.stdout.buffer
         for chunk in chunks():
             if chunk:
                 sink.write(chunk)
-                sink.flush()
+        sink.flush()
     if output_format is CheckOutput.github:
         step_summary(github.receipt_annotations(kept, opts), opts, "contracts check")
     built = summary.build()

@@ -9,18 +9,20 @@ a copied prefix state. These tests hold both to the general path on the sample w
 from __future__ import annotations
 
 import gzip
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import StreamItem, _CallIds, check_lines
 from output_contracts.checks.receipts import encode
+from output_contracts.cli.check_cmd import _stdin_lines
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.model import make_call_id
 
@@ -152,3 +154,141 @@ def test_two_streams_in_one_process_read_a_session_format_alike(shared_data: Pat
     second = rendered(check_lines(SAMPLE_CS, lines, source="s", include_all=True))
     assert [i[0] for i in first].count("call") >= 2
     assert first == second
+
+
+# Values of every type a decoded JSON line can hold, for the fields the flat adapter reads.
+_json_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["", "ok", "error", "maybe", "t-1", '{"a": 1}', " [1, 2]", "[oops", "Error: x"]),
+    st.lists(st.sampled_from(["get_order", "get_customer", "x"]), max_size=4),
+    st.lists(
+        st.one_of(st.just("a"), st.fixed_dictionaries({"name": st.just("b")}), st.integers()), max_size=3
+    ),
+    st.fixed_dictionaries({}, optional={"k": st.integers(), "name": st.just("n")}),
+)
+_FLAT_KEYS = (
+    "trace_id", "tool", "arguments", "result", "status", "step", "labels", "error", "task_id",
+    "started_at", "tools", "reward", "trial", "agent_cost", "user_cost",
+)  # fmt: skip
+
+
+@settings(max_examples=400)
+@given(
+    st.one_of(
+        st.dictionaries(st.sampled_from(_FLAT_KEYS), _json_values, max_size=len(_FLAT_KEYS)),
+        # the usual shape with one or two fields changed: the cases a loose test would let through
+        st.dictionaries(st.sampled_from(_FLAT_KEYS), _json_values, max_size=2).map(
+            lambda d: {"trace_id": "t", "tool": "get_order", "arguments": {}, "result": {}, **d}
+        ),
+    )
+)
+def test_flat_fields_vouch_only_for_what_the_adapter_parses_alike(record: dict[str, Any]) -> None:
+    """`_flat_fields` gives a record's fields only when the flat adapter parses it to the same fields
+    (call, task, whether the line declares its episode, visible tools); else None, and the adapter
+    parses or refuses it itself."""
+    from output_contracts.traces.formats.base import RecordContext
+    from output_contracts.traces.formats.flat import FlatAdapter
+
+    seen: list[Any] = []
+    got = checker_mod._flat_fields(record, seen)
+    again = checker_mod._flat_fields(record, seen)  # the second read may come from the tools cache
+    assert again == got
+    try:
+        parsed = FlatAdapter().parse(record, RecordContext("-", "sha", 7))
+    except Exception:
+        assert got is None
+        return
+    if got is None:
+        return  # an unusual record: the adapter parses it, check_lines uses the adapter's answer
+    (call,) = parsed.calls
+    trace_id, tool, args, result, status, task, declares, tools = got
+    assert (trace_id, tool, args, result, status, task) == (
+        call.trace_id, call.tool, call.arguments, call.result, call.status, call.task,
+    )  # fmt: skip
+    assert declares == bool(parsed.episodes)
+    if declares:
+        assert tools == parsed.episodes[0].tools
+
+
+def test_flat_fields_take_the_usual_record() -> None:
+    """The sample world's records are all vouched for (the fast path is the path taken)."""
+    lines = faulty_lines()
+    seen: list[Any] = []
+    assert all(checker_mod._flat_fields(orjson.loads(raw), seen) is not None for raw in lines)
+
+
+class _Trickle(io.BytesIO):
+    """A stdin whose every read returns at most `n` bytes (a pipe that delivers little at a time)."""
+
+    def __init__(self, data: bytes, n: int) -> None:
+        super().__init__(data)
+        self.n = n
+
+    def read1(self, size: int = -1) -> bytes:
+        return super().read1(min(self.n, size if size > 0 else self.n))
+
+
+@given(
+    st.lists(st.sampled_from([b"{}", b"", b"\r", b" ", b"x", b'{"a": 1}', b"\xff"]), max_size=12).map(
+        lambda parts: b"\n".join(parts)
+    ),
+    st.integers(min_value=1, max_value=9),
+)
+@settings(deadline=None)
+def test_stdin_lines_are_readline_lines(data: bytes, chunk: int) -> None:
+    """The chunked reader hands out the bytes `readline` would, line for line, whatever the chunking;
+    it calls `before_wait` before every read (so the CLI flushes before it may block)."""
+    waits: list[int] = []
+    got = list(_stdin_lines(_Trickle(data, chunk), lambda: waits.append(1)))
+    assert got == list(iter(io.BytesIO(data).readline, b""))
+    assert len(waits) >= 1 + len(data) // chunk
+
+
+@pytest.mark.skipif(not FAULTY, reason="sample_traces/faulty is absent")
+def test_check_stdin_answers_each_line_before_the_next_arrives(tmp_path: Path) -> None:
+    """Interactive use: a writer that sends one line and waits for its receipt gets it (the output
+    is flushed before `check -` blocks on stdin); the receipts are those of the whole input at once."""
+    import os
+    import select
+    import subprocess
+    import sys
+
+    lines = faulty_lines()[:6]
+    cmd = [sys.executable, "-m", "output_contracts.cli.app", "check", "-c"]
+    cmd += [str(REPO / "tests" / "golden" / "sample-contracts.json"), "-", "--all", "-q"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as usual
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp_path, bufsize=0, env=env
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    fd = proc.stdout.fileno()
+
+    def receipt() -> bytes:
+        got = b""
+        while not got.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], 60)
+            assert ready, "no receipt within 60 s: the output was not flushed before reading stdin"
+            more = os.read(fd, 1 << 16)
+            assert more
+            got += more
+        return got
+
+    answers = []
+    try:
+        for raw in lines:
+            proc.stdin.write(raw)
+            answers.append(receipt())
+        proc.stdin.close()
+        rest = proc.stdout.read()
+    finally:
+        proc.kill() if proc.poll() is None and proc.stdin.closed is False else None
+        proc.wait(timeout=60)
+    whole = subprocess.run(
+        cmd, input=b"".join(lines), capture_output=True, cwd=tmp_path, timeout=120, env=env
+    )
+    assert rest == b""
+    assert b"".join(answers) == whole.stdout
+    assert [orjson.loads(a)["line"] for a in answers] == [1, 2, 3, 4, 5, 6]
