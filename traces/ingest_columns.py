@@ -137,52 +137,90 @@ class Columns:
 
     def add(self, c: ToolCall, call_id: str, step: int) -> None:
         """Append one call and its leaves (arguments, and the result unless it is an error without one)."""
-        has_result = not (c.status == "error" and c.result is None)
+        self.add_fields(
+            call_id,
+            c.trace_id,
+            c.task,
+            step,
+            c.tool,
+            c.status,
+            c.error,
+            c.arguments,
+            c.result,
+            c.started_at,
+            c.labels,
+            c.source,
+            c.line,
+            c.index,
+            c.meta,
+        )
+
+    def add_fields(
+        self,
+        call_id: str,
+        trace_id: str,
+        task: str,
+        step: int,
+        tool: str,
+        status: str,
+        error: str | None,
+        arguments: dict[str, Any],
+        result: Any,
+        started_at: str | None,
+        labels: dict[str, Any],
+        source: str,
+        line: int,
+        index: int,
+        meta: dict[str, Any] | None,
+    ) -> None:
+        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`)."""
+        has_result = not (status == "error" and result is None)
         flat = self.flat
         base = len(flat)
         try:
-            self._walk(c.arguments, "", "")
+            self._walk(arguments, "", "")
             n_arg = (len(flat) - base) // _LEAF_W
             if has_result:
-                self._walk(c.result, "", "")
+                self._walk(result, "", "")
             n_res = (len(flat) - base) // _LEAF_W - n_arg
-            args_text = canon(c.arguments)
-            result_text = canon(c.result) if has_result else None
-            labels_text = canon(c.labels) if c.labels else "{}"
-            meta_text = canon(c.meta) if c.meta else None
+            args_text = canon(arguments)
+            result_text = canon(result) if has_result else None
+            labels_text = canon(labels) if labels else "{}"
+            meta_text = canon(meta) if meta else None
         except (TypeError, ValueError, RecursionError):
             del flat[base:]
             raise
-        fault = c.labels.get("fault") if c.labels else None
+        fault = labels.get("fault") if labels else None
         self.call_flat.extend(
             (
                 call_id,
                 int(call_id, 16),
-                c.trace_id,
-                c.task,
+                trace_id,
+                task,
                 step,
-                c.tool,
-                c.status,
-                c.error,
+                tool,
+                status,
+                error,
                 args_text,
                 result_text,
-                c.started_at,
+                started_at,
                 labels_text,
                 None if fault is None else str(fault),
-                c.source,
-                c.line,
-                c.index,
+                source,
+                line,
+                index,
                 meta_text,
             )
         )
-        self.seg_call.append(self.n)
+        n = self.n
+        self.seg_call.append(n)
         self.seg_side.append("arg")
         self.seg_n.append(n_arg)
         if has_result:
-            self.seg_call.append(self.n)
+            self.seg_call.append(n)
             self.seg_side.append("result")
             self.seg_n.append(n_res)
-        self.n += 1
+        self.n = n + 1
 
     def release(self) -> None:
         """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,

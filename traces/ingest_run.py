@@ -70,6 +70,9 @@ class Run:
             self.episodes.append(row)
             return
         old = self.episodes[at]
+        # the common case, a flat file repeating its trace's facts on every line: nothing to fill
+        if old[1:5] == row[1:5] and old[7:] == row[7:]:
+            return
         # facts: task, reward, labels, tools (1-4) and the run facts trial, agent_cost, user_cost (7-9);
         # source and line (5, 6) stay the first row's
         if any(old[i] is None and row[i] is not None for i in _FACTS):
