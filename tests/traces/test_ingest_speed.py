@@ -274,3 +274,35 @@ def test_fused_flat_path_property(
 ) -> None:
     lines = [orjson.dumps(_EDGE_LINES[i]) + b"\n" for i in picks]
     _both_paths(tmp_path_factory.mktemp("fused"), lines, monkeypatch, chunk_rows=chunk)
+
+
+@pytest.mark.parametrize("group", [10, 50_000])
+def test_calls_row_groups_do_not_depend_on_chunking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group: int
+) -> None:
+    """The staged calls file is renamed into place (issue 21): its row groups are cut at `CALL_GROUP_ROWS`
+    calls whatever the chunk size, so chunking changes no byte of the corpus."""
+    import pyarrow.parquet as pq
+
+    import output_contracts.traces.ingest_run as ingest_run
+
+    monkeypatch.setattr(ingest_run, "CALL_GROUP_ROWS", group)
+    recs = [
+        {"trace_id": f"t{i % 4}", "tool": "get", "arguments": {"i": i}, "result": {"v": [i]}}
+        for i in range(47)
+    ]
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    corpora = {}
+    for chunk in (3, 7, 1000):
+        ingest([f], tmp_path / f"c{chunk}", chunk_rows=chunk)
+        corpora[chunk] = _corpus_bytes(tmp_path / f"c{chunk}")
+    assert corpora[3] == corpora[7] == corpora[1000]
+    sizes = [
+        g.num_rows
+        for g in (
+            pq.ParquetFile(tmp_path / "c7" / "calls.parquet").metadata.row_group(i)
+            for i in range(pq.ParquetFile(tmp_path / "c7" / "calls.parquet").num_row_groups)
+        )
+    ]
+    assert sizes == ([10, 10, 10, 10, 7] if group == 10 else [47])
