@@ -67,8 +67,9 @@ class Columns:
 
     This is the hot path. The walk writes each JSON node's six values with one C-level `extend` of a
     short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
-    which are most nodes, and reuses the path string as the pattern while no array is crossed (there they
-    are equal). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
+    which are most nodes, reuses the path string as the pattern while no array is crossed (there they
+    are equal), and caches the children's paths per object shape and place (a quarter of the walk on the
+    sample world, issue 21). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
     call rows are laid out the same way. The call-level columns of leaves (`cid`, `tool`, `task_id`) are not
     repeated per node in Python but gathered by polars from one (call, side, count) segment per side;
     leaves join calls by `cid` (no per-leaf `call_id` string: nothing reads one).
@@ -92,16 +93,31 @@ class Columns:
     def _make_walker(self) -> Callable[[Any, str, str], None]:
         R = self.flat.extend
 
+        # (path, pattern, keys) -> the (path, pattern) of each child: objects of one shape at one place
+        # (every result of a tool) come back all the time; a hit saves the escaping and the string
+        # concatenations, and hands out the same path strings again. Lives as long as the chunk.
+        shapes: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, str]]] = {}
+
+        def child_paths(v: dict[str, Any], path: str, pat: str, key: Any) -> list[tuple[str, str]]:
+            same = path is pat  # no array above: the pattern is the path itself
+            out = []
+            for k in v:
+                if "~" in k or "/" in k:
+                    k = k.replace("~", "~0").replace("/", "~1")
+                p = path + "/" + k
+                out.append((p, p if same else pat + "/" + k))
+            shapes[key] = out
+            return out
+
         def walk(v: Any, path: str, pat: str) -> None:
             t = type(v)
             if t is dict:
                 R((path, pat, "object", None, None, len(v)))
-                same = path is pat  # no array above: the pattern is the path itself
-                for k, c in v.items():
-                    if "~" in k or "/" in k:
-                        k = k.replace("~", "~0").replace("/", "~1")
-                    p = path + "/" + k
-                    q = p if same else pat + "/" + k
+                key = (path, pat, tuple(v))
+                paths = shapes.get(key)
+                if paths is None:
+                    paths = child_paths(v, path, pat, key)
+                for (p, q), c in zip(paths, v.values()):  # noqa: B905 (same length: the key holds the keys)
                     ct = type(c)
                     if ct is str:
                         R((p, q, "string", None, c, len(c)))

@@ -306,3 +306,27 @@ def test_calls_row_groups_do_not_depend_on_chunking(
         )
     ]
     assert sizes == ([10, 10, 10, 10, 7] if group == 10 else [47])
+
+
+_scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=3)
+_keys = st.sampled_from(["a", "b", "a/b", "x~y", "*", "0", ""])
+_values = st.recursive(
+    _scalars,
+    lambda ch: st.lists(ch, max_size=3) | st.dictionaries(_keys, ch, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_values, min_size=1, max_size=8))
+def test_shape_cache_across_values_matches_flatten(values: list[Any]) -> None:
+    """One chunk's walker caches child paths per (path, pattern, keys) (issue 21): values of the same
+    and of different shapes, walked in turn through one `Columns`, give `flatten`'s rows each."""
+    cols = _Columns()
+    expected: list[Any] = []
+    for v in values * 2:  # every shape comes back at least once
+        cols._walk(v, "", "")
+        expected.extend(flatten(v))
+        cols._walk({"r": v, "s": [v, {"r": v}]}, "", "")
+        expected.extend(flatten({"r": v, "s": [v, {"r": v}]}))
+    assert cols.rows == expected
