@@ -186,9 +186,6 @@ def _leaf_arrow_schema() -> pa.Schema:
 #: group, so their statistics skip nothing, and computing them (over every path and string value) was a
 #: fifth of the write; reading is faster without them too (measured in the issue-21 report).
 LEAF_STATISTICS = ("cid", "tool", "task_id", "side")
-#: Columns dictionary-encoded: all but the values (`num`, `str`, `len`) and call keys (`cid`), which are
-#: mostly distinct per row group, so a dictionary is built only to be abandoned (same file size).
-LEAF_DICTIONARY = ("tool", "task_id", "side", "path", "pattern", "kind")
 
 
 def _writer(target: Path) -> pq.ParquetWriter:
@@ -197,7 +194,6 @@ def _writer(target: Path) -> pq.ParquetWriter:
         _leaf_arrow_schema(),
         compression="zstd",
         write_statistics=list(LEAF_STATISTICS),
-        use_dictionary=list(LEAF_DICTIONARY),
     )
 
 
