@@ -67,6 +67,13 @@ def run_child(code: str, *args: str) -> tuple[float, int, int, float, float]:
     return float(secs), int(rows), int(leaves), cpu, after.ru_maxrss / 1024
 
 
+def _polars_version() -> str:
+    """The peer's own version, printed beside its figures."""
+    from importlib.metadata import version
+
+    return version("polars")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=1_000_000)
@@ -102,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"polars.read_ndjson: {theirs:7.2f} s wall {cpu_theirs:7.2f} s CPU  {rows / theirs:>10,.0f} calls/s"
+        f"  (polars {_polars_version()})"
     )
     print(f"throughput ratio ours/theirs: {theirs / ours:.3f} (wall), {cpu_theirs / cpu_ours:.3f} (CPU)")
     return 0

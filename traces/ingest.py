@@ -14,10 +14,12 @@ The pipeline, one module a step, and why it is shaped so:
    separately, as are calls dropped from a kept episode (a tool call without a result): those go to
    `rejects.jsonl` with their `index`.
 3. **Columns** (`ingest_columns`, `ingest_run`): calls and their leaves are built as column lists and
-   flushed every `chunk_rows` calls to a staging folder inside the corpus (calls as Parquet parts, leaves
-   ordered by task as Arrow streams: sorted runs), so memory stays bounded.
-4. **Commit** (`ingest_commit`, `ingest_order`): old and new calls are concatenated by a streaming polars
-   sink, old and new leaves merged by task (corpus format 2), into temporary files beside the targets,
+   flushed every `chunk_rows` calls to a staging folder inside the corpus (calls appended to one Parquet
+   file, leaves ordered by task: straight into the final file while chunks come in task order, else as
+   Arrow streams: sorted runs), so memory stays bounded.
+4. **Commit** (`ingest_commit`, `ingest_order`): the staged calls become `calls.parquet` (after the old
+   calls, by a streaming polars sink, when appending), old and new leaves are merged by task (corpus
+   format 2), into temporary files beside the targets,
    then renamed; `corpus.json` is written last. An interrupted run
    leaves the previous corpus as it was (the staging folder of a crashed run is removed by the next one).
 """

@@ -67,8 +67,9 @@ class Columns:
 
     This is the hot path. The walk writes each JSON node's six values with one C-level `extend` of a
     short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
-    which are most nodes, and reuses the path string as the pattern while no array is crossed (there they
-    are equal). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
+    which are most nodes, reuses the path string as the pattern while no array is crossed (there they
+    are equal), and caches the children's paths per object shape and place (a quarter of the walk on the
+    sample world, issue 21). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
     call rows are laid out the same way. The call-level columns of leaves (`cid`, `tool`, `task_id`) are not
     repeated per node in Python but gathered by polars from one (call, side, count) segment per side;
     leaves join calls by `cid` (no per-leaf `call_id` string: nothing reads one).
@@ -92,16 +93,31 @@ class Columns:
     def _make_walker(self) -> Callable[[Any, str, str], None]:
         R = self.flat.extend
 
+        # (path, pattern, keys) -> the (path, pattern) of each child: objects of one shape at one place
+        # (every result of a tool) come back all the time; a hit saves the escaping and the string
+        # concatenations, and hands out the same path strings again. Lives as long as the chunk.
+        shapes: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, str]]] = {}
+
+        def child_paths(v: dict[str, Any], path: str, pat: str, key: Any) -> list[tuple[str, str]]:
+            same = path is pat  # no array above: the pattern is the path itself
+            out = []
+            for k in v:
+                if "~" in k or "/" in k:
+                    k = k.replace("~", "~0").replace("/", "~1")
+                p = path + "/" + k
+                out.append((p, p if same else pat + "/" + k))
+            shapes[key] = out
+            return out
+
         def walk(v: Any, path: str, pat: str) -> None:
             t = type(v)
             if t is dict:
                 R((path, pat, "object", None, None, len(v)))
-                same = path is pat  # no array above: the pattern is the path itself
-                for k, c in v.items():
-                    if "~" in k or "/" in k:
-                        k = k.replace("~", "~0").replace("/", "~1")
-                    p = path + "/" + k
-                    q = p if same else pat + "/" + k
+                key = (path, pat, tuple(v))
+                paths = shapes.get(key)
+                if paths is None:
+                    paths = child_paths(v, path, pat, key)
+                for (p, q), c in zip(paths, v.values()):  # noqa: B905 (same length: the key holds the keys)
                     ct = type(c)
                     if ct is str:
                         R((p, q, "string", None, c, len(c)))
@@ -137,52 +153,90 @@ class Columns:
 
     def add(self, c: ToolCall, call_id: str, step: int) -> None:
         """Append one call and its leaves (arguments, and the result unless it is an error without one)."""
-        has_result = not (c.status == "error" and c.result is None)
+        self.add_fields(
+            call_id,
+            c.trace_id,
+            c.task,
+            step,
+            c.tool,
+            c.status,
+            c.error,
+            c.arguments,
+            c.result,
+            c.started_at,
+            c.labels,
+            c.source,
+            c.line,
+            c.index,
+            c.meta,
+        )
+
+    def add_fields(
+        self,
+        call_id: str,
+        trace_id: str,
+        task: str,
+        step: int,
+        tool: str,
+        status: str,
+        error: str | None,
+        arguments: dict[str, Any],
+        result: Any,
+        started_at: str | None,
+        labels: dict[str, Any],
+        source: str,
+        line: int,
+        index: int,
+        meta: dict[str, Any] | None,
+    ) -> None:
+        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`)."""
+        has_result = not (status == "error" and result is None)
         flat = self.flat
         base = len(flat)
         try:
-            self._walk(c.arguments, "", "")
+            self._walk(arguments, "", "")
             n_arg = (len(flat) - base) // _LEAF_W
             if has_result:
-                self._walk(c.result, "", "")
+                self._walk(result, "", "")
             n_res = (len(flat) - base) // _LEAF_W - n_arg
-            args_text = canon(c.arguments)
-            result_text = canon(c.result) if has_result else None
-            labels_text = canon(c.labels) if c.labels else "{}"
-            meta_text = canon(c.meta) if c.meta else None
+            args_text = canon(arguments)
+            result_text = canon(result) if has_result else None
+            labels_text = canon(labels) if labels else "{}"
+            meta_text = canon(meta) if meta else None
         except (TypeError, ValueError, RecursionError):
             del flat[base:]
             raise
-        fault = c.labels.get("fault") if c.labels else None
+        fault = labels.get("fault") if labels else None
         self.call_flat.extend(
             (
                 call_id,
                 int(call_id, 16),
-                c.trace_id,
-                c.task,
+                trace_id,
+                task,
                 step,
-                c.tool,
-                c.status,
-                c.error,
+                tool,
+                status,
+                error,
                 args_text,
                 result_text,
-                c.started_at,
+                started_at,
                 labels_text,
                 None if fault is None else str(fault),
-                c.source,
-                c.line,
-                c.index,
+                source,
+                line,
+                index,
                 meta_text,
             )
         )
-        self.seg_call.append(self.n)
+        n = self.n
+        self.seg_call.append(n)
         self.seg_side.append("arg")
         self.seg_n.append(n_arg)
         if has_result:
-            self.seg_call.append(self.n)
+            self.seg_call.append(n)
             self.seg_side.append("result")
             self.seg_n.append(n_res)
-        self.n += 1
+        self.n = n + 1
 
     def release(self) -> None:
         """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,

@@ -2,8 +2,9 @@
 
 Why the care: a corpus must never be half-written. A run works in a staging folder inside the corpus
 (`.ingest-*`, removed at the end and, after a crash, by the next run) under an exclusive lock
-(`.ingest.lock`), so two runs cannot lose each other's appends. At commit, old files and new parts are
-concatenated by a streaming polars sink into temporary files beside the targets (`.NAME.tmp`); the
+(`.ingest.lock`), so two runs cannot lose each other's appends. At commit, the staged files are moved, or
+concatenated after the old ones by a streaming polars sink, into temporary files beside the targets
+(`.NAME.tmp`); the
 episodes are recomputed over the whole corpus; rejects are old lines then new ones; then everything is
 renamed into place and `corpus.json` (validated against its JSON Schema) is written last. An
 interrupted run leaves the previous corpus as it was.
@@ -202,10 +203,7 @@ def commit(
     """Write every file to a temp name, rename them into place, and write `corpus.json` last."""
     calls_t, leaves_t, eps_t = out / CALLS_FILE, out / LEAVES_FILE, out / EPISODES_FILE
     old = manifest is not None
-    calls_frames = ([pl.scan_parquet(calls_t)] if old and calls_t.exists() else []) + [
-        pl.scan_parquet(cp) for cp in run.parts
-    ]
-    n_calls = _sink(calls_frames, CALL_SCHEMA, calls_t)
+    n_calls = _write_calls(calls_t, run, old)
     n_leaves, leaf_groups = _write_leaves(leaves_t, run, manifest)
     all_sources = list((manifest or {}).get("sources", [])) + [
         _source_entry(r) for r in reports if not r.skipped
@@ -244,6 +242,18 @@ def commit(
         changed=True,
         registry=REGISTRY_FILE if registry_entry else None,
     )
+
+
+def _write_calls(target: Path, run: Run, append: bool) -> int:
+    """`.calls.parquet.tmp`: this run's staged calls file renamed into place for a new corpus, else the
+    old calls then the staged ones, streamed. Returns its rows."""
+    staged = run.calls.finish() if run.calls is not None else None
+    old = append and target.exists()
+    if staged is not None and run.calls is not None and not old:
+        os.replace(staged, target.with_name(f".{target.name}.tmp"))
+        return run.calls.rows
+    frames = ([pl.scan_parquet(target)] if old else []) + ([pl.scan_parquet(staged)] if staged else [])
+    return _sink(frames, CALL_SCHEMA, target)
 
 
 def _write_leaves(

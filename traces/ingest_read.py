@@ -53,10 +53,12 @@ from output_contracts.traces.formats.detect import (
     detect_records,
     get_adapter,
 )
+from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.inspect_ai import read_eval_zip
 from output_contracts.traces.ingest_columns import episode_row, stage_calls
 from output_contracts.traces.ingest_run import Run
 from output_contracts.traces.ingest_sources import Hashed, Source, SourceReport, skipped_source
+from output_contracts.traces.model import make_call_id
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 RAW_LIMIT = 4096
@@ -292,6 +294,9 @@ class _SourceReader:
         self.mixed_is_error = mixed_is_error
         self.counts = _Counts()
         self.steps: dict[str, int] = {}  # trace_id -> calls seen, the default `step` of the next
+        #: The flat format's record goes straight into the columns (`_flat_record`): no `ToolCall`,
+        #: `Episode` or `RecordContext` per line.
+        self.flat = self.adapter if isinstance(self.adapter, FlatAdapter) else None
 
     def finish(self, line: int) -> None:
         """The source has ended at `line`: stage what a session adapter still holds (calls no line
@@ -313,6 +318,9 @@ class _SourceReader:
 
     def record(self, line: int, rec: Any, raw: bytes | None) -> None:
         """One record (parsed JSON); `raw` is its line's bytes, None for a record of a document."""
+        if self.flat is not None:
+            self._flat_record(self.flat, line, rec, raw)
+            return
         adapter, run, c = self.adapter, self.run, self.counts
         try:
             if not isinstance(rec, dict) and not adapter.whole_file:
@@ -332,6 +340,57 @@ class _SourceReader:
             c.dropped += 1
             at = d.line if d.line is not None else line
             run.reject(self.name, at, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
+
+    def _flat_record(self, flat: FlatAdapter, line: int, rec: Any, raw: bytes | None) -> None:
+        """`record` for the flat format, fused: the adapter's validated values (`FlatAdapter.fields`)
+        go straight into the columns, with the step, call id, rejects and episode row `record` would
+        give through `parse` and `stage_calls` (tests/traces/test_ingest_speed.py compares the two)."""
+        run = self.run
+        try:
+            if not isinstance(rec, dict):
+                raise RecordError(f"record is not a JSON object ({_kind(rec)})", code=R_NOT_OBJECT)
+            trace_id, tool, args, result, status, error, task_id, step, started_at, labels, facts = (
+                flat.fields(rec)
+            )
+            task = task_id if task_id is not None else trace_id
+            steps = self.steps
+            seen = steps.get(trace_id, 0)
+            steps[trace_id] = seen + 1
+            try:
+                run.cols.add_fields(
+                    make_call_id(self.sha, line, 0),
+                    trace_id,
+                    task,
+                    step if step is not None else seen,
+                    tool,
+                    status,
+                    error,
+                    args,
+                    result,
+                    started_at,
+                    labels,
+                    self.name,
+                    line,
+                    0,
+                    None,
+                )
+            except (TypeError, ValueError, RecursionError) as e:
+                why = (
+                    "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
+                )
+                raise RecordError(f"call 0 ({tool}) {why}") from None
+        except RecordError as e:
+            self._bad_record(line, rec, raw, e)
+            return
+        c = self.counts
+        c.ok += 1
+        c.calls += 1
+        if facts is not None:
+            reward, tools, trial, agent_cost, user_cost = facts
+            tools_j = None if tools is None else run.tools_text(tools)
+            run.add_episode(
+                (trace_id, task, reward, None, tools_j, self.name, line, trial, agent_cost, user_cost)
+            )
 
     def _bad_record(self, line: int, rec: Any, raw: bytes | None, e: RecordError) -> None:
         """A record the adapter refused: one reject, or a mixed-format error (see `mixed_is_error`)."""

@@ -9,6 +9,8 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from output_contracts.progress import NULL_PROGRESS
 from output_contracts.traces.corpus import CALL_SCHEMA
@@ -172,3 +174,159 @@ def test_default_chunk_rows_and_run_caches() -> None:
     run.add_episode(("e", "task", None, None, '["b"]', "s", 2))
     run.add_episode(("e", "other", 0.5, None, None, "s", 3))
     assert run.episodes == [("e", "task", 0.5, None, '["a"]', "s", 1)]
+
+
+# ---- the fused flat path (issue 21): the same corpus as parse + stage_calls -------------------------
+
+_EDGE_LINES = [
+    {"trace_id": "t1", "tool": "get", "arguments": {"a": [1, {"b": None}]}, "result": {"x": 1.5}, "step": 3},
+    {
+        "trace_id": "t1",
+        "tool": "get",
+        "arguments": {},
+        "result": '{"decoded": [true]}',
+        "labels": {"fault": 7},
+    },
+    {
+        "trace_id": 12,
+        "task_id": 4,
+        "tool": "put",
+        "arguments": {"k/~": "v"},
+        "status": "error",
+        "error": {"e": 1},
+    },
+    {
+        "trace_id": "t2",
+        "tool": "put",
+        "arguments": {},
+        "status": "error",
+        "result": None,
+        "started_at": "2026",
+    },
+    {
+        "trace_id": "t2",
+        "tool": "x",
+        "arguments": {},
+        "result": 1,
+        "reward": 0.5,
+        "tools": ["x", "y"],
+        "trial": 2,
+    },
+    {"trace_id": "t2", "tool": "x", "arguments": {}, "result": 1, "agent_cost": 0.1, "user_cost": "n/a"},
+    {"trace_id": "t3", "tool": "x", "arguments": [], "result": 1},  # arguments not an object
+    {"trace_id": "t3", "tool": "x", "arguments": {}},  # result missing
+    {"trace_id": "t3", "tool": "x", "arguments": {}, "result": 1, "step": -1},
+    {"trace_id": "t3", "tool": "x", "arguments": {}, "result": 1, "step": 1.5},
+    {"trace_id": "t3", "tool": "x", "arguments": {}, "result": 1, "status": "maybe"},
+    {"trace_id": "t3", "tool": "x", "arguments": {}, "result": 1, "reward": True},
+    {"trace_id": "t3", "tool": "x", "arguments": {}, "result": 1, "tools": "x,y"},
+    {"trace_id": "t3", "tool": "x", "arguments": {}, "result": 1, "labels": []},
+    {"trace_id": "", "tool": "x", "arguments": {}, "result": 1},
+    {"messages": [{"role": "user", "content": "hi"}]},  # another format's record
+    [1, 2],
+    "text",
+]
+
+
+class _NotFlat:
+    """Stands in for `FlatAdapter` in `ingest_read` so that no adapter takes the fused path."""
+
+
+def _corpus_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.suffix != ".lock"}
+
+
+def _both_paths(tmp_path: Path, lines: list[bytes], monkeypatch: pytest.MonkeyPatch, chunk_rows: int) -> None:
+    import output_contracts.traces.ingest_read as ingest_read
+
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"".join(lines))
+    ingest([src], tmp_path / "fused", format="flat", chunk_rows=chunk_rows)
+    with monkeypatch.context() as m:
+        m.setattr(ingest_read, "FlatAdapter", _NotFlat)
+        ingest([src], tmp_path / "plain", format="flat", chunk_rows=chunk_rows)
+    fused, plain = _corpus_bytes(tmp_path / "fused"), _corpus_bytes(tmp_path / "plain")
+    assert list(fused) == list(plain)
+    for name in fused:
+        if name == "corpus.json":  # the files' digests are in it: compared through the files themselves
+            continue
+        assert fused[name] == plain[name], name
+    assert orjson.loads(fused["corpus.json"])["counts"] == orjson.loads(plain["corpus.json"])["counts"]
+
+
+def test_fused_flat_path_writes_the_plain_paths_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [orjson.dumps(r) + b"\n" for r in _EDGE_LINES] + [b"{not json\n", b"\n", b"\xff\xfe\n"]
+    _both_paths(tmp_path, lines * 3, monkeypatch, chunk_rows=4)
+    rejects = (tmp_path / "fused" / "rejects.jsonl").read_bytes().splitlines()
+    # every bad line is reported with its line: records 7-18 of each block of 21 and lines 19 and 21
+    # (bad JSON, bad UTF-8); line 20 is blank
+    bad = [*range(7, 19), 19, 21]
+    assert [orjson.loads(r)["line"] for r in rejects] == [b * 21 + i for b in range(3) for i in bad]
+    assert all(orjson.loads(r)["source"].endswith("in.jsonl") for r in rejects)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(range(len(_EDGE_LINES))), min_size=1, max_size=25), st.integers(1, 6))
+def test_fused_flat_path_property(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, picks: list[int], chunk: int
+) -> None:
+    lines = [orjson.dumps(_EDGE_LINES[i]) + b"\n" for i in picks]
+    _both_paths(tmp_path_factory.mktemp("fused"), lines, monkeypatch, chunk_rows=chunk)
+
+
+@pytest.mark.parametrize("group", [10, 50_000])
+def test_calls_row_groups_do_not_depend_on_chunking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group: int
+) -> None:
+    """The staged calls file is renamed into place (issue 21): its row groups are cut at `CALL_GROUP_ROWS`
+    calls whatever the chunk size, so chunking changes no byte of the corpus."""
+    import pyarrow.parquet as pq
+
+    import output_contracts.traces.ingest_run as ingest_run
+
+    monkeypatch.setattr(ingest_run, "CALL_GROUP_ROWS", group)
+    recs = [
+        {"trace_id": f"t{i % 4}", "tool": "get", "arguments": {"i": i}, "result": {"v": [i]}}
+        for i in range(47)
+    ]
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    corpora = {}
+    for chunk in (3, 7, 1000):
+        ingest([f], tmp_path / f"c{chunk}", chunk_rows=chunk)
+        corpora[chunk] = _corpus_bytes(tmp_path / f"c{chunk}")
+    assert corpora[3] == corpora[7] == corpora[1000]
+    sizes = [
+        g.num_rows
+        for g in (
+            pq.ParquetFile(tmp_path / "c7" / "calls.parquet").metadata.row_group(i)
+            for i in range(pq.ParquetFile(tmp_path / "c7" / "calls.parquet").num_row_groups)
+        )
+    ]
+    assert sizes == ([10, 10, 10, 10, 7] if group == 10 else [47])
+
+
+_scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=3)
+_keys = st.sampled_from(["a", "b", "a/b", "x~y", "*", "0", ""])
+_values = st.recursive(
+    _scalars,
+    lambda ch: st.lists(ch, max_size=3) | st.dictionaries(_keys, ch, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_values, min_size=1, max_size=8))
+def test_shape_cache_across_values_matches_flatten(values: list[Any]) -> None:
+    """One chunk's walker caches child paths per (path, pattern, keys) (issue 21): values of the same
+    and of different shapes, walked in turn through one `Columns`, give `flatten`'s rows each."""
+    cols = _Columns()
+    expected: list[Any] = []
+    for v in values * 2:  # every shape comes back at least once
+        cols._walk(v, "", "")
+        expected.extend(flatten(v))
+        cols._walk({"r": v, "s": [v, {"r": v}]}, "", "")
+        expected.extend(flatten({"r": v, "s": [v, {"r": v}]}))
+    assert cols.rows == expected

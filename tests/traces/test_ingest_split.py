@@ -85,7 +85,7 @@ def test_steps_compose_like_ingest(tmp_path: Path) -> None:
         reports.append(read_source(run, h, "auto"))
     run.flush()
     run.close_rejects()
-    assert len(run.parts) == 3 and run.n_rejects == 1
+    assert run.chunks == 3 and run.n_rejects == 1
     rep = commit(out, run, reports, None, None)
     assert (rep.calls, rep.rejects, rep.changed) == (5, 1, True)
     for name in ("calls.parquet", "leaves.parquet", "episodes.parquet", "rejects.jsonl", "corpus.json"):

@@ -30,6 +30,25 @@ from output_contracts.traces.formats.base import (
 )
 from output_contracts.traces.model import Episode, ToolCall
 
+#: A record's episode facts: reward, tools, trial, agent_cost, user_cost.
+EpisodeFacts = tuple[float | None, tuple[str, ...] | None, int | None, float | None, float | None]
+#: A record's call as plain values, in this order: trace_id, tool, arguments, result (decoded when a JSON
+#: string), status, error, task_id, step, started_at, labels, and its episode facts (None when it declares
+#: none). The order `FlatAdapter.fields` returns and ingest reads.
+FlatFields = tuple[
+    str,
+    str,
+    dict[str, Any],
+    Any,
+    str,
+    str | None,
+    str | None,
+    int | None,
+    str | None,
+    dict[str, Any],
+    EpisodeFacts | None,
+]
+
 #: Episode-level keys besides `reward` and `tools` whose presence makes a line declare its episode.
 _RUN_FACTS = frozenset(("trial", "agent_cost", "user_cost"))
 
@@ -56,6 +75,39 @@ class FlatAdapter(Adapter):
         return 0
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
+        f = self.fields(record)
+        trace_id, tool, args, result, status, error, task_id, step, started_at, labels, facts = f
+        call = ToolCall(
+            trace_id=trace_id,
+            tool=tool,
+            arguments=args,
+            result=result,
+            status=status,
+            error=error,
+            task_id=task_id,
+            step=step,
+            started_at=started_at,
+            labels=labels,
+            source=ctx.source,
+            line=ctx.line,
+        )
+        if facts is None:
+            return Parsed((call,))
+        reward, tools, trial, agent_cost, user_cost = facts
+        ep = Episode(
+            trace_id=trace_id,
+            task_id=call.task,
+            reward=reward,
+            tools=tools,
+            trial=trial,
+            agent_cost=agent_cost,
+            user_cost=user_cost,
+        )
+        return Parsed((call,), (ep,))
+
+    def fields(self, record: dict[str, Any]) -> FlatFields:
+        """A record's call as plain values (`FlatFields`), validated: what `parse` wraps in a `ToolCall`
+        and an `Episode`, and what ingest stages straight into its columns (no object per call)."""
         # The hot path of a large flat ingest: common well-typed values are taken directly, and the
         # helpers (which build the error messages) run only when a value is missing or unusual.
         rec = record
@@ -99,23 +151,17 @@ class FlatAdapter(Adapter):
         if started_at is not None and type(started_at) is not str:
             started_at = optional_str(rec, "started_at")
         result = get("result")
-        call = ToolCall(
-            trace_id=trace_id,
-            tool=tool,
-            arguments=args,
-            result=decode_result(result) if type(result) is str else result,
-            status=status,
-            error=error,
-            task_id=task_id,
-            step=step,
-            started_at=started_at,
-            labels=labels,
-            source=ctx.source,
-            line=ctx.line,
-        )
+        if type(result) is str:
+            result = decode_result(result)
         tools_v = get("tools")
         if tools_v is None and get("reward") is None and not _RUN_FACTS.intersection(rec):
-            return Parsed((call,))
+            facts = None
+        else:
+            facts = self._facts(rec, tools_v)
+        return (trace_id, tool, args, result, status, error, task_id, step, started_at, labels, facts)
+
+    def _facts(self, rec: dict[str, Any], tools_v: Any) -> EpisodeFacts:
+        """The episode facts a record declares: reward, visible tools and the run facts."""
         reward = optional_reward(rec)
         trial, agent_cost, user_cost = run_facts(rec)
         seen = self._tools_seen
@@ -127,13 +173,4 @@ class FlatAdapter(Adapter):
                 raise RecordError("'tools' must be a list of tool names", field="tools")
             if tools is not None and all(type(t) is str for t in tools_v):
                 self._tools_seen = (list(tools_v), tools)
-        ep = Episode(
-            trace_id=trace_id,
-            task_id=call.task,
-            reward=reward,
-            tools=tools,
-            trial=trial,
-            agent_cost=agent_cost,
-            user_cost=user_cost,
-        )
-        return Parsed((call,), (ep,))
+        return reward, tools, trial, agent_cost, user_cost
