@@ -77,8 +77,11 @@ def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict
     """Write the view of the corpus files `leaves` and `calls` to `target(name)` for each of
     `VIEW_FILES`; return the `corpus.json` file entries (rows, columns) of the three."""
     lf = pl.scan_parquet(leaves)
+    # distinct categoricals first, then cast: far fewer strings to convert
     patterns = (
-        lf.select(
+        lf.select("tool", "side", "pattern")
+        .unique()
+        .select(
             pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
         )
         .unique()
@@ -89,7 +92,7 @@ def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict
         pl.concat(
             [
                 lf.select(pl.col("str").drop_nulls().unique()),
-                lf.select(pl.col("task_id").cast(pl.String).drop_nulls().unique().alias("str")),
+                lf.select(pl.col("task_id").unique().cast(pl.String).drop_nulls().alias("str")),
             ]
         )
         .unique()
@@ -104,8 +107,8 @@ def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict
         schema = pl.DataFrame(schema=VIEW_SCHEMA).to_arrow().schema
         with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
             for start in range(0, max(rows, 1), CHUNK_ROWS):
-                chunk = _view_chunk(lf.slice(start, CHUNK_ROWS), patterns, strings["str"], cids)
-                w.write_table(chunk.to_arrow(), row_group_size=ROW_GROUP_ROWS)
+                chunk = _view_chunk(lf.slice(start, CHUNK_ROWS), patterns, strings, cids)
+                w.write_table(chunk.cast(VIEW_SCHEMA).to_arrow().cast(schema), row_group_size=ROW_GROUP_ROWS)
     return {
         name: {"rows": n, "columns": [{"name": k, "type": str(v)} for k, v in VIEW_SCHEMAS[name].items()]}
         for name, n in (
@@ -117,7 +120,7 @@ def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict
 
 
 def _view_chunk(
-    lf: pl.LazyFrame, patterns: pl.DataFrame, strings: pl.Series, cids: pl.Series
+    lf: pl.LazyFrame, patterns: pl.DataFrame, strings: pl.DataFrame, cids: pl.Series
 ) -> pl.DataFrame:
     """The view rows of one slice of leaf rows (in their order)."""
     raw = lf.select(
@@ -149,7 +152,7 @@ def _view_chunk(
         .join(patterns.with_row_index("lpat"), on=["tool", "side", "pattern"])
     )
     tasks = raw.group_by("tcode").agg(pl.col("task_id").first().cast(pl.String))
-    task_code = strings.search_sorted(tasks["task_id"]).cast(pl.UInt32)
+    task_code = strings["str"].search_sorted(tasks["task_id"]).cast(pl.UInt32)
     wild = tp.filter(pl.col("pattern").str.contains(WILD_TOKEN))["tp"]
     return raw.select(
         cids.search_sorted(raw["cid"]).cast(pl.UInt32).alias("call"),
@@ -159,7 +162,9 @@ def _view_chunk(
         pl.when(pl.col("tp").is_in(wild.implode())).then(pl.col("path")).alias("path"),
         "num",
         "len",
-        pl.when(pl.col("str").is_not_null())
-        .then(strings.search_sorted(raw["str"]).cast(pl.UInt32))
+        # a hash join against the dictionary (nulls match nothing: non-strings stay null)
+        raw.select("str")
+        .join(strings.with_row_index("code"), on="str", how="left", maintain_order="left")["code"]
+        .cast(pl.UInt32)
         .alias("str"),
     )
