@@ -108,7 +108,9 @@ def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict
         with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
             for start in range(0, max(rows, 1), CHUNK_ROWS):
                 chunk = _view_chunk(lf.slice(start, CHUNK_ROWS), patterns, strings, cids)
-                w.write_table(chunk.cast(VIEW_SCHEMA).to_arrow().cast(schema), row_group_size=ROW_GROUP_ROWS)
+                w.write_table(
+                    chunk.cast(pl.Schema(VIEW_SCHEMA)).to_arrow().cast(schema), row_group_size=ROW_GROUP_ROWS
+                )
     return {
         name: {"rows": n, "columns": [{"name": k, "type": str(v)} for k, v in VIEW_SCHEMAS[name].items()]}
         for name, n in (
