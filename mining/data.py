@@ -535,7 +535,9 @@ def _read_view_chunk(data: MiningData, view: View, part: int | None, start: int,
     if part is not None:
         names = data.tasks.filter(pl.col("part") == part)["task_id"]
         lf = lf.filter(pl.col("task").is_in(view.codes(names).implode()))
-    raw = lf.collect()
+    raw = (
+        lf.collect().rechunk()
+    )  # one chunk per column: misaligned chunks make every later filter re-align them
     # per literal pattern: its pid (null: no clean call), side, wild, and the pattern (a path where
     # the view stores none: a pattern without `*` is its own path); per task code: tid and fold.
     # Dense lookup tables, read by gather (no hashing per row).
