@@ -2,6 +2,7 @@
 
     python bench/mine.py                    # 1,000,000 calls (JSONL and corpus cached in bench/data/)
     python bench/mine.py --calls 200000
+    python bench/mine.py --calls 300000 --phases   # CPU seconds of mine --folds 5 by phase
 
 The calls are the sample world's flat JSONL (`bench/generate.py`, the file `bench/run_all.py` reads: ten
 tools, nested item arrays, echoed ids, small domains, ordered timestamps, exact relations, next to ids
@@ -79,6 +80,62 @@ _report(wall=time.perf_counter() - w, cpu=time.process_time() - t, rules=len(cs.
     )
 
 
+#: `--phases`: the real `mine` with timers wrapped around its parts (nothing re-implemented here): the
+#: load's three reads, path statistics, each rule class's plan / scan / finish, assembling; "other" is
+#: the rest (the candidate sample, pools, glue). CPU seconds of the whole process, threads included.
+_PHASES = """
+import collections
+from output_contracts.mining import data as D, miner as M, patterns as P
+from output_contracts.mining.rules import RULE_CLASSES
+from output_contracts.mining.schema_rules import SchemaRules
+from output_contracts.traces.corpus import Corpus
+T = collections.defaultdict(float)
+def timed(name, fn):
+    def run(*a, **kw):
+        t = time.process_time()
+        try:
+            return fn(*a, **kw)
+        finally:
+            T[name] += time.process_time() - t
+    return run
+D.clean_calls = timed("load: clean calls", D.clean_calls)
+P.patterns_of = timed("load: pattern table", P.patterns_of)
+D._read_leaves = timed("load: read leaves + map to ids", D._read_leaves)
+M.path_stats_part = timed("path statistics", M.path_stats_part)
+M.merge_path_stats = timed("path statistics", M.merge_path_stats)
+M.assemble = timed("assemble (ids, examples, contract set)", M.assemble)
+for cls in (*RULE_CLASSES, SchemaRules):
+    for step in ("plan", "scan", "finish"):
+        setattr(cls, step, timed(f"{cls.__name__}: {step}", getattr(cls, step)))
+c = Corpus.open(FOLDER)
+pl.scan_parquet(c.path / "leaves.parquet").collect()
+t = time.process_time()
+cs = M.mine(c, folds=FOLDS)
+total = time.process_time() - t
+t = time.process_time()
+from output_contracts.jsonutil import pretty_json
+pretty_json(cs.to_json())
+T["write (JSON text)"] = time.process_time() - t
+T["other (sample, pools, glue)"] = total - sum(v for k, v in T.items() if not k.startswith("write"))
+_report(phases=dict(T), total=total + T["write (JSON text)"], view=c.view() is not None)
+"""
+
+
+def measure_phases(folder: Path, folds: int) -> dict[str, object]:
+    code = _PHASES.replace("FOLDER", repr(str(folder))).replace("FOLDS", str(folds))
+    return _child(code)  # type: ignore[return-value]
+
+
+def print_phases(r: dict[str, object]) -> None:
+    phases: dict[str, float] = r["phases"]  # type: ignore[assignment]
+    total = float(r["total"])  # type: ignore[arg-type]
+    print(f"mine --folds 5 by phase (CPU s; corpus {'with' if r['view'] else 'without'} the mining view)")
+    for name, cpu in sorted(phases.items(), key=lambda kv: -kv[1]):
+        if cpu >= 0.005:
+            print(f"  {name:44} {cpu:8.3f} {100 * cpu / total:6.1f}%")
+    print(f"  {'total':44} {total:8.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=1_000_000)
@@ -86,7 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
     ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ap.add_argument("--skip-verify", action="store_true", help="do not time the verified (default) mine")
+    ap.add_argument("--phases", action="store_true", help="only: CPU seconds of mine --folds 5 by phase")
+    ap.add_argument(
+        "--corpus", type=Path, help="an ingested corpus to measure instead of the generated world"
+    )
     a = ap.parse_args(argv)
+    if a.phases:
+        print_phases(
+            measure_phases(a.corpus or common.world_corpus(a.calls, a.seed, a.fault_every, a.data), 5)
+        )
+        return 0
     t = time.perf_counter()
     folder = common.world_corpus(a.calls, a.seed, a.fault_every, a.data)
     print(f"corpus {folder.name}: ready in {time.perf_counter() - t:.1f} s", file=sys.stderr)

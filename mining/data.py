@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from output_contracts.errors import MiningError, reading
 from output_contracts.rules.folds import fold_table
 from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
+from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE, WILD_TOKEN
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
@@ -96,6 +97,47 @@ class Leaves:
 
 
 @dataclass(frozen=True)
+class View:
+    """The corpus's mining view (`output_contracts.traces.mining_view`), with its dictionaries in
+    memory: `strings` (code -> string), `lpats` (lpat -> tool, side, pattern), `cids` (call -> cid)."""
+
+    path: Path
+    strings: pl.Series
+    lpats: pl.DataFrame
+    cids: pl.Series
+
+    @staticmethod
+    def open(corpus: Corpus) -> View | None:
+        """The view of a format-3 corpus, else None."""
+        folder = corpus.view()
+        if folder is None:
+            return None
+        return View(
+            folder / VIEW_FILE,
+            pl.read_parquet(folder / VIEW_STRINGS_FILE)["str"],
+            pl.read_parquet(folder / VIEW_PATTERNS_FILE).with_row_index("lpat"),
+            corpus.scan_calls().select(pl.col("cid").unique().sort()).collect()["cid"],
+        )
+
+    def codes(self, values: pl.Series) -> pl.Series:
+        """The string codes of `values` (each must be in the dictionary)."""
+        return self.strings.search_sorted(values.cast(pl.String)).cast(pl.UInt32)
+
+    def scan(
+        self, start: int, rows: int, tools: Sequence[str] | None, unclean: pl.DataFrame | None
+    ) -> pl.LazyFrame:
+        """View rows [start, start + rows) of the selected tools' clean calls."""
+        lf = pl.scan_parquet(self.path).slice(start, rows)  # the slice first: a range of file rows
+        if tools is not None:
+            lpats = self.lpats.filter(pl.col("tool").is_in(list(tools)))["lpat"].cast(pl.UInt32)
+            lf = lf.filter(pl.col("lpat").is_in(lpats.implode()))
+        if unclean is not None:
+            calls = self.cids.search_sorted(unclean["cid"]).cast(pl.UInt32)
+            lf = lf.filter(~pl.col("call").is_in(calls.implode()))
+        return lf
+
+
+@dataclass(frozen=True)
 class MiningData:
     """The clean calls of a corpus and a way to read their leaves one task part at a time.
 
@@ -124,6 +166,8 @@ class MiningData:
     literal: pl.DataFrame | None = None
     #: map parents per tool, in rule-path notation (`output_contracts.mining.maps.map_paths`)
     maps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: format 3: the integer-coded mining view, read instead of `leaves.parquet`
+    view: View | None = None
 
     def pids(self, sel: pl.DataFrame) -> list[int]:
         """Pattern ids of the (tool, pattern[, side]) rows of `sel` (side defaults to result)."""
@@ -276,7 +320,8 @@ def load(
     dropped = unclean if unclean.height else None
     from output_contracts.mining.patterns import patterns_of  # the pattern table reads through this module
 
-    patterns, literal, maps = patterns_of(corpus, tools, dropped, declared_maps)
+    view = View.open(corpus)
+    patterns, literal, maps = patterns_of(corpus, tools, dropped, declared_maps, view)
     data = MiningData(
         corpus,
         calls,
@@ -289,6 +334,7 @@ def load(
         None,
         literal=literal,
         maps=maps,
+        view=view,
     )
     if nparts == 1:
         leaves, n_result = _read_leaves(data, None, 0, total)
@@ -413,6 +459,8 @@ def _read_leaves(data: MiningData, part: int | None, begin: int, end: int) -> tu
 
 
 def _read_chunk(data: MiningData, part: int | None, start: int, rows: int) -> pl.DataFrame:
+    if data.view is not None:
+        return _read_view_chunk(data, data.view, part, start, rows)
     lf = _scan(data.corpus, None).slice(start, rows)  # the slice comes first: it is a range of file rows
     if data.tools is not None:
         lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(data.tools)))
@@ -478,6 +526,72 @@ def _read_chunk(data: MiningData, part: int | None, start: int, rows: int) -> pl
     if out["task"].null_count() or out["pid"].null_count():  # leaves of tasks without a clean call
         out = out.filter(pl.col("task").is_not_null() & pl.col("pid").is_not_null())
     return out
+
+
+def _read_view_chunk(data: MiningData, view: View, part: int | None, start: int, rows: int) -> pl.DataFrame:
+    """`_read_chunk` from the mining view: the same rows, in the same order, with the same columns;
+    ids come from small lookup tables instead of decoding strings."""
+    lf = view.scan(start, rows, data.tools, data.unclean)
+    if part is not None:
+        names = data.tasks.filter(pl.col("part") == part)["task_id"]
+        lf = lf.filter(pl.col("task").is_in(view.codes(names).implode()))
+    raw = (
+        lf.collect().rechunk()
+    )  # one chunk per column: misaligned chunks make every later filter re-align them
+    # per literal pattern: its pid (null: no clean call), side, wild, and the pattern (a path where
+    # the view stores none: a pattern without `*` is its own path); per task code: tid and fold.
+    # Dense lookup tables, read by gather (no hashing per row).
+    lp = view.lpats.join(
+        (data.literal if data.literal is not None else data.patterns).select(
+            "tool", "side", "pattern", "pid", "wild"
+        ),
+        on=["tool", "side", "pattern"],
+        how="left",
+    ).sort("lpat")
+    tid_of = (
+        pl.Series("tid", [], pl.UInt32)
+        .extend_constant(None, view.strings.len())
+        .scatter(view.codes(data.tasks["task_id"]), data.tasks["tid"])
+    )
+    fold_of = data.tasks.sort("tid")["fold"]
+    lpat = raw["lpat"]
+    tid = tid_of.gather(raw["task"])
+    pid = lp["pid"].gather(lpat)
+    if tid.null_count() or pid.null_count():  # leaves of tasks without a clean call
+        keep = tid.is_not_null() & pid.is_not_null()
+        raw, tid, pid, lpat = raw.filter(keep), tid.filter(keep), pid.filter(keep), lpat.filter(keep)
+    # the path of a wildcard pattern's row: the view's (literal patterns with `*`), else the literal
+    # pattern (a map key generalized: the literal pattern is the path); null for other patterns
+    fill = lp.select(
+        pl.when(pl.col("wild") & pl.col("pattern").str.contains(WILD_TOKEN).not_()).then(pl.col("lpat"))
+    ).to_series()
+    kind = raw["kind"]
+    return pl.DataFrame(
+        {
+            "cid": view.cids.gather(raw["call"]),
+            "task": tid,
+            "pid": pid,
+            "side": lp["side"].cast(pl.Enum(["arg", "result"])).gather(lpat),
+            "path": _fill_paths(raw["path"], fill.gather(lpat), lp["pattern"]),
+            "code": kind,
+            "cls": pl.select(
+                pl.when(kind == KIND_CODE["float"]).then(pl.lit(CLS_NUM, pl.UInt8)).otherwise(kind)
+            ).to_series(),
+            "num": raw["num"],
+            "str": view.strings.gather(raw["str"]),
+            "len": raw["len"],
+            "fold": fold_of.gather(tid),
+        }
+    )
+
+
+def _fill_paths(path: pl.Series, fill: pl.Series, patterns: pl.Series) -> pl.Series:
+    """`path` with the rows where `fill` holds a literal pattern id set to that pattern (only those
+    rows are written: most rows need none)."""
+    at = fill.is_not_null().arg_true()
+    if at.len() == 0:
+        return path
+    return path.scatter(at, patterns.gather(fill.gather(at)))
 
 
 def first_calls(calls: pl.DataFrame, n: int) -> pl.DataFrame:

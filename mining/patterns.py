@@ -19,6 +19,7 @@ from output_contracts.mining.data import (
     _U64,
     KIND_CODE,
     READ_CHUNK_ROWS,
+    View,
     _scan,
     _tp_expr,
     clean_calls,
@@ -45,6 +46,7 @@ def patterns_of(
     tools: Sequence[str] | None,
     unclean: pl.DataFrame | None,
     declared_maps: Mapping[str, Sequence[str]] | None = None,
+    view: View | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, tuple[str, ...]]]:
     """(patterns, literal, maps): the pattern table, the literal-pattern table and the map parents.
 
@@ -54,8 +56,8 @@ def patterns_of(
     open-key-set test can decide). `patterns`: pid (dense, in tool/side/pattern order over generalized
     patterns), tool, side, pattern, wild. `literal`: tool, side, pattern (literal), pid, wild — the
     join table of `_read_chunk`."""
-    seen = []
-    for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
+    seen = [] if view is None else [_view_counts(view, leaf_rows(corpus), tools, unclean)]
+    for start in range(0, max(leaf_rows(corpus), 1) if view is None else 0, READ_CHUNK_ROWS):
         lf = _clean_scan(corpus, tools, unclean, start)
         seen.append(
             # One group-by on (pattern, kind) as a single integer key: rows per kind, merged below.
@@ -125,6 +127,30 @@ def patterns_of(
     tool_names = sorted({t for t, _ in decided})
     maps = {t: map_keys.map_paths(decided, t) for t in tool_names}
     return patterns, literal, maps
+
+
+def _view_counts(
+    view: View, rows: int, tools: Sequence[str] | None, unclean: pl.DataFrame | None
+) -> pl.DataFrame:
+    """The per-chunk counts of `patterns_of` (tool, side, pattern, code, n) from the mining view: one
+    integer group-by per chunk, the strings joined to the (few) groups."""
+    counts = [
+        view.scan(start, READ_CHUNK_ROWS, tools, unclean)
+        .group_by((pl.col("lpat").cast(_U64) * 8 + pl.col("kind").cast(_U64)).alias("lk"))
+        .agg(pl.len().alias("n"))
+        .collect()
+        for start in range(0, max(rows, 1), READ_CHUNK_ROWS)
+    ]
+    return (
+        pl.concat(counts)
+        .group_by("lk")
+        .agg(pl.col("n").sum())
+        .with_columns(
+            (pl.col("lk") // 8).cast(pl.UInt32).alias("lpat"), (pl.col("lk") % 8).cast(pl.Int64).alias("code")
+        )
+        .join(view.lpats, on="lpat")
+        .select("tool", "side", "pattern", "code", pl.col("n").cast(pl.Int64))
+    )
 
 
 def _clean_scan(

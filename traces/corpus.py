@@ -16,11 +16,16 @@ import pyarrow.parquet as pq
 
 from output_contracts.errors import ContractsError, TraceError, reading
 from output_contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.mining_view import VIEW_FILES
 
 #: Format 2 orders `leaves.parquet` by task and records each row group's task range (`LeafGroup`);
-#: format 1 corpora (leaves in ingest order, no index) still open, and mining reads them the old way.
-CORPUS_FORMAT_VERSION = 2
-READABLE_FORMAT_VERSIONS = (1, 2)
+#: format 3 adds the integer-coded mining view (`output_contracts.traces.mining_view`). Corpora of
+#: formats 1 (leaves in ingest order, no index) and 2 (no view) still open, and mining reads them the
+#: old way (`Corpus.view` is None).
+CORPUS_FORMAT_VERSION = 3
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
+#: The formats whose `leaves.parquet` is ordered by task (with `row_groups` in `corpus.json`).
+TASK_ORDERED_FORMAT_VERSIONS = (2, 3)
 CALLS_FILE = "calls.parquet"
 LEAVES_FILE = "leaves.parquet"
 EPISODES_FILE = "episodes.parquet"
@@ -160,6 +165,12 @@ class Corpus:
             return None
         return tuple(LeafGroup(int(g["rows"]), str(g["first_task"]), str(g["last_task"])) for g in groups)
 
+    def view(self) -> Path | None:
+        """The folder holding the mining view's files (`output_contracts.traces.mining_view`) when
+        `corpus.json` lists them (format 3), else None: mining then reads `leaves.parquet`."""
+        files = self.manifest().get("files") or {}
+        return self.path if all(name in files for name in VIEW_FILES) else None
+
     def sha256(self) -> str:
         """A digest of the corpus content: the sha256 of its sources' digests, in sorted order."""
         from output_contracts.jsonutil import json_sha256
@@ -205,7 +216,7 @@ def check_files(path: Path, manifest: dict[str, Any]) -> None:
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise TraceError("damaged corpus: no file list", source=str(path / MANIFEST_FILE))
-    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE):
+    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, *(n for n in VIEW_FILES if n in files)):
         f = path / name
         if not f.is_file():
             raise TraceError(f"damaged corpus: {name} is missing (re-ingest its sources)", source=str(f))

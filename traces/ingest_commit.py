@@ -38,16 +38,18 @@ from output_contracts.traces.corpus import (
     MANIFEST_FILE,
     REJECTS_FILE,
     SCHEMAS,
+    TASK_ORDERED_FORMAT_VERSIONS,
 )
 from output_contracts.traces.ingest_columns import finalize_episodes
 from output_contracts.traces.ingest_order import SortedRun, file_counts, restage_unsorted, write_sorted
 from output_contracts.traces.ingest_run import Run
 from output_contracts.traces.ingest_sources import SourceReport
+from output_contracts.traces.mining_view import VIEW_FILES, write_view
 
 REGISTRY_FILE = "tools.json"
 STAGING_PREFIX = ".ingest-"
 LOCK_FILE = ".ingest.lock"
-CORPUS_FILES = (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE, MANIFEST_FILE)
+CORPUS_FILES = (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE, MANIFEST_FILE, *VIEW_FILES)
 
 #: Fields of a `rejects.jsonl` line and their JSON types (`field` and `index` only when known).
 REJECT_FIELDS = (
@@ -222,11 +224,16 @@ def commit(
         registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(registry.data), "tools": registry.tools}
     new_manifest = _manifest(all_sources, n_calls, n_leaves, eps.height, n_rejects, registry_entry)
     new_manifest["files"][LEAVES_FILE]["row_groups"] = leaf_groups
+    new_manifest["files"] |= write_view(
+        leaves_t.with_name(f".{LEAVES_FILE}.tmp"),
+        calls_t.with_name(f".{CALLS_FILE}.tmp"),
+        lambda n: out / f".{n}.tmp",
+    )
     for name, entry in new_manifest["files"].items():
         entry.update(file_digest(out / f".{name}.tmp"))
     validate(new_manifest, "corpus-manifest", source=str(out / MANIFEST_FILE))
     # the commit: renames, then the manifest
-    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE) + (
+    for name in (CALLS_FILE, LEAVES_FILE, EPISODES_FILE, REJECTS_FILE, *VIEW_FILES) + (
         (REGISTRY_FILE,) if registry is not None else ()
     ):
         os.replace(out / f".{name}.tmp", out / name)
@@ -276,7 +283,7 @@ def _old_leaf_runs(leaves: Path, stage: Path, manifest: dict[str, Any] | None) -
     (format 2), else (format 1) re-sorted into the staging folder in bounded pieces."""
     if manifest is None or not leaves.exists():
         return []
-    if manifest.get("format_version") == CORPUS_FORMAT_VERSION:
+    if manifest.get("format_version") in TASK_ORDERED_FORMAT_VERSIONS:
         return [SortedRun(leaves, file_counts(leaves))]
     return restage_unsorted(leaves, stage)
 

@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 from output_contracts.errors import TraceError
 from output_contracts.jsonutil import write_json
 from output_contracts.traces import ingest_order
-from output_contracts.traces.corpus import LEAVES_FILE, MANIFEST_FILE, Corpus, verify_corpus
+from output_contracts.traces.corpus import (
+    CORPUS_FORMAT_VERSION,
+    LEAVES_FILE,
+    MANIFEST_FILE,
+    Corpus,
+    verify_corpus,
+)
 from output_contracts.traces.ingest import corpus_from_records, ingest
 from output_contracts.traces.ingest_commit import file_digest
 from output_contracts.traces.ingest_order import group_sizes
@@ -67,7 +73,7 @@ def test_leaves_are_ordered_by_task_and_indexed(tmp_path: Path) -> None:
         assert (part[0], part[-1]) == (g.first_task, g.last_task)
         start += g.rows
     assert start == leaves.height == c.manifest()["counts"]["leaves"]
-    assert c.manifest()["format_version"] == 2
+    assert c.manifest()["format_version"] == CORPUS_FORMAT_VERSION
 
 
 def _ingest_chunked(recs: list[dict[str, object]], out: Path, chunk_rows: int) -> Corpus:
@@ -159,7 +165,7 @@ def test_a_format_1_corpus_still_opens_and_converts_on_append(tmp_path: Path) ->
     extra.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs[100:]))
     ingest([extra], c.path, format="flat")
     c2 = Corpus.open(c.path)
-    assert c2.manifest()["format_version"] == 2 and c2.leaf_groups() is not None
+    assert c2.manifest()["format_version"] == CORPUS_FORMAT_VERSION and c2.leaf_groups() is not None
     leaves = c2.scan_leaves().collect()
     assert leaves["task_id"].cast(pl.String).is_sorted()
     whole = corpus_from_records(recs, tmp_path / "whole")

@@ -1,0 +1,172 @@
+"""The integer-coded mining view of a corpus (format 3): `view.parquet` and its two dictionaries.
+
+Mining reads every leaf row, but needs none of the strings `leaves.parquet` repeats on every row
+(tool, side, pattern, task id, call id): decoding those categoricals and mapping them to dense ids by
+value was most of mining's load phase. Ingest therefore writes, beside `leaves.parquet` and in the
+same row order (so its row-group task ranges in `corpus.json` index the view too):
+
+- `view.parquet`: one row per leaf — `call` (UInt32: the call's rank among the corpus's `cid`s in
+  increasing order, so sorting by `call` is sorting by `cid`), `task` (UInt32: the task id's code in
+  `view_strings.parquet`), `lpat` (UInt32: the literal (tool, side, pattern) in
+  `view_patterns.parquet`), `kind` (UInt8: the index in `output_contracts.traces.leaves.KINDS`),
+  `path` (String, only where the pattern holds a wildcard token `*`: elsewhere the path is the
+  pattern),
+  `num`, `len` (as in leaves.parquet), `str` (UInt32: the string's code in `view_strings.parquet`,
+  null for non-strings);
+- `view_strings.parquet`: `str` (String), every distinct string value and task id of the corpus, sorted
+  (bytewise), so a code's order is its string's order; the code is the row number;
+- `view_patterns.parquet`: `tool`, `side`, `pattern` (Strings), sorted; the `lpat` is the row number.
+
+Codes are stable across reads: they are row numbers of files written once, never a Categorical's
+physical codes (which differ between queries). Per-corpus codes, not per-pattern ones: equal strings
+have one code wherever they occur, so a code can be compared across patterns (ECHO pairs an argument
+with a result, map keys merge several literal patterns into one, pools merge patterns).
+
+Corpora of format 1 and 2 have no view: mining reads `leaves.parquet` as before
+(`output_contracts.mining.data`); `contracts ingest` into such a corpus rewrites it at format 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from output_contracts.errors import reading
+
+VIEW_FILE = "view.parquet"
+VIEW_STRINGS_FILE = "view_strings.parquet"
+VIEW_PATTERNS_FILE = "view_patterns.parquet"
+VIEW_FILES = (VIEW_FILE, VIEW_STRINGS_FILE, VIEW_PATTERNS_FILE)
+
+#: Column order and types of the three files.
+VIEW_SCHEMA: dict[str, pl.DataType] = {
+    "call": pl.UInt32(),
+    "task": pl.UInt32(),
+    "lpat": pl.UInt32(),
+    "kind": pl.UInt8(),
+    "path": pl.String(),
+    "num": pl.Float64(),
+    "len": pl.Int64(),
+    "str": pl.UInt32(),
+}
+VIEW_STRINGS_SCHEMA: dict[str, pl.DataType] = {"str": pl.String()}
+VIEW_PATTERNS_SCHEMA: dict[str, pl.DataType] = {
+    "tool": pl.String(),
+    "side": pl.String(),
+    "pattern": pl.String(),
+}
+VIEW_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    VIEW_FILE: VIEW_SCHEMA,
+    VIEW_STRINGS_FILE: VIEW_STRINGS_SCHEMA,
+    VIEW_PATTERNS_FILE: VIEW_PATTERNS_SCHEMA,
+}
+
+#: A pattern holding an array-index wildcard token (`/items/*/price`): its rows keep their path.
+WILD_TOKEN = r"(^|/)\*(/|$)"
+#: Leaf rows converted at once: memory stays bounded by this, not by the corpus.
+CHUNK_ROWS = 4_000_000
+#: Rows per row group of `view.parquet`.
+ROW_GROUP_ROWS = 1_000_000
+
+
+def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict[str, dict[str, Any]]:
+    """Write the view of the corpus files `leaves` and `calls` to `target(name)` for each of
+    `VIEW_FILES`; return the `corpus.json` file entries (rows, columns) of the three."""
+    lf = pl.scan_parquet(leaves)
+    # distinct categoricals first, then cast: far fewer strings to convert
+    patterns = (
+        lf.select("tool", "side", "pattern")
+        .unique()
+        .select(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
+        .unique()
+        .sort("tool", "side", "pattern")
+        .collect()
+    )
+    strings = (
+        pl.concat(
+            [
+                lf.select(pl.col("str").drop_nulls().unique()),
+                lf.select(pl.col("task_id").unique().cast(pl.String).drop_nulls().alias("str")),
+            ]
+        )
+        .unique()
+        .sort("str")
+        .collect()
+    )
+    cids = pl.scan_parquet(calls).select(pl.col("cid").unique().sort()).collect()["cid"]
+    rows = int(lf.select(pl.len()).collect().item())
+    with reading(target(VIEW_STRINGS_FILE), writing=True):
+        strings.write_parquet(target(VIEW_STRINGS_FILE))
+        patterns.write_parquet(target(VIEW_PATTERNS_FILE))
+        schema = pl.DataFrame(schema=VIEW_SCHEMA).to_arrow().schema
+        with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
+            for start in range(0, max(rows, 1), CHUNK_ROWS):
+                chunk = _view_chunk(lf.slice(start, CHUNK_ROWS), patterns, strings, cids)
+                w.write_table(
+                    chunk.cast(pl.Schema(VIEW_SCHEMA)).to_arrow().cast(schema), row_group_size=ROW_GROUP_ROWS
+                )
+    return {
+        name: {"rows": n, "columns": [{"name": k, "type": str(v)} for k, v in VIEW_SCHEMAS[name].items()]}
+        for name, n in (
+            (VIEW_FILE, rows),
+            (VIEW_STRINGS_FILE, strings.height),
+            (VIEW_PATTERNS_FILE, patterns.height),
+        )
+    }
+
+
+def _view_chunk(
+    lf: pl.LazyFrame, patterns: pl.DataFrame, strings: pl.DataFrame, cids: pl.Series
+) -> pl.DataFrame:
+    """The view rows of one slice of leaf rows (in their order)."""
+    raw = lf.select(
+        "cid",
+        pl.col("task_id").to_physical().alias("tcode"),
+        (
+            pl.col("tool").to_physical().cast(pl.UInt64) * (1 << 33)
+            + pl.col("side").to_physical().cast(pl.UInt64) * (1 << 32)
+            + pl.col("pattern").to_physical().cast(pl.UInt64)
+        ).alias("tp"),
+        "task_id",
+        "tool",
+        "side",
+        "pattern",
+        "path",
+        "kind",
+        "num",
+        "str",
+        "len",
+    ).collect()
+    # Categorical codes hold within this one frame only: map them to the files' codes through small
+    # tables of their distinct values.
+    tp = (
+        raw.group_by("tp")
+        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
+        .with_columns(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
+        .join(patterns.with_row_index("lpat"), on=["tool", "side", "pattern"])
+    )
+    tasks = raw.group_by("tcode").agg(pl.col("task_id").first().cast(pl.String))
+    task_code = strings["str"].search_sorted(tasks["task_id"]).cast(pl.UInt32)
+    wild = tp.filter(pl.col("pattern").str.contains(WILD_TOKEN))["tp"]
+    return raw.select(
+        cids.search_sorted(raw["cid"]).cast(pl.UInt32).alias("call"),
+        pl.col("tcode").replace_strict(tasks["tcode"], task_code, return_dtype=pl.UInt32).alias("task"),
+        pl.col("tp").replace_strict(tp["tp"], tp["lpat"], return_dtype=pl.UInt32).alias("lpat"),
+        pl.col("kind").to_physical().cast(pl.UInt8).alias("kind"),
+        pl.when(pl.col("tp").is_in(wild.implode())).then(pl.col("path")).alias("path"),
+        "num",
+        "len",
+        # a hash join against the dictionary (nulls match nothing: non-strings stay null)
+        raw.select("str")
+        .join(strings.with_row_index("code"), on="str", how="left", maintain_order="left")["code"]
+        .cast(pl.UInt32)
+        .alias("str"),
+    )
