@@ -447,14 +447,18 @@ def replay(
     n_checked, pop_digest = checked.len(), population_digest(checked)
     del checked
     ins: dict[str, tuple[str, ...]] | None = None
+    viol: pl.DataFrame | None = None
     if verify:
-        progress.start("verification and in-sample replay (one flat pass)", None)
-        verified_ins = _verified_in_sample(cs, corpus)
+        progress.start("verification, in-sample and cross-fitted replay (one flat pass)", None)
+        verified_ins, flat = _verified_in_sample(cs, corpus, keep=k > 1)
         progress.finish()
         if in_sample and k > 1:
             ins = verified_ins
+        if flat is not None:
+            viol = _cross_from_flat(cs, corpus, flat)
     progress.start("cross-fitted replay", None)
-    viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
+    if viol is None:
+        viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
     events = fire_events(cs, corpus, viol, k, encoder=encoder)
     progress.finish()
     if ins is None and in_sample and k > 1:
@@ -543,9 +547,54 @@ def _in_sample_refers(
     return {ids[c]: tuple(sorted(set(r))) if r else () for c, r in refs.items()}
 
 
-def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str, ...]]:
+def _cross_from_flat(cs: ContractSet, corpus: Corpus, flat: FlatPass) -> pl.DataFrame:
+    """The cross-fitted replay's violation frame (what `check_corpus(cs, corpus, fold="cross")` gives)
+    from the flat pass: fold checker f's violations on the calls of fold f are the flat pass's
+    violations of f's rules on those calls (a rule's violations do not depend on the other rules
+    checked beside it, nor on which checker holds it), renumbered as the cross pass numbers its rules.
+    This saves a second pass over every call; `tests/checks/test_audit_reuse.py` compares the two."""
+    from output_contracts.checks.checker import violation_frame
+    from output_contracts.rules.evaluate import checked_calls, rule_entries
+
+    found, entries = flat
+    cross = rule_entries(cs, "cross", None, None)
+    calls = checked_calls(cs, corpus, "cross", None, False)
+    if found.height == 0 or not cross:
+        return violation_frame(corpus, found.clear(), cross, calls)
+    ridx = found.schema["ridx"]
+    flat_rule = pl.DataFrame(
+        {"ridx": [e.ridx for e in entries], "rule": [e.rule.id for e in entries]},
+        schema={"ridx": ridx, "rule": pl.String},
+    )
+    cross_rule = pl.DataFrame(
+        {
+            "fold": [e.fold for e in cross],
+            "rule": [e.rule.id for e in cross],
+            "xridx": [e.ridx for e in cross],
+        },
+        schema={"fold": pl.Int32, "rule": pl.String, "xridx": ridx},
+    )
+    hit_calls = found.select("cid").unique()
+    folds = calls.select("cid", "fold").join(hit_calls.lazy(), on="cid", how="semi").collect()
+    x = (
+        found.join(flat_rule, on="ridx")
+        .join(folds, on="cid")
+        .join(cross_rule, on=["fold", "rule"])
+        .select("cid", pl.col("xridx").alias("ridx"), "path", "present")
+    )
+    return violation_frame(corpus, x, cross, calls)
+
+
+#: What the flat pass found (`find_violations`' violations and rule entries), for `_cross_from_flat`.
+FlatPass = tuple[pl.DataFrame, list[Any]]
+
+
+def _verified_in_sample(
+    cs: ContractSet, corpus: Corpus, *, keep: bool = False
+) -> tuple[dict[str, tuple[str, ...]], FlatPass | None]:
     """Mine's verification and the in-sample replay from one checker pass; the sorted call ids on which
-    the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives).
+    the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives), and with `keep` the pass
+    itself (for `_cross_from_flat`), else None.
 
     The pass is `output_contracts.mining.verify`'s: every rule of every checker (`flat_rules`) over every checked
     call. Its violations on the clean mining calls (recomputed from the corpus with the contract set's own
@@ -566,13 +615,14 @@ def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str,
     else:
         clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
     raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
+    flat = (found, entries) if keep else None
     full = {r.id for r in cs.rules_for(None)}
     in_full = [e.ridx for e in entries if e.rule.id in full]
     found = found.filter(pl.col("ridx").is_in(in_full))
     cids = found.get_column("cid").unique()
     if cids.len() == 0:
-        return {}
-    return _in_sample_refers(cids, found, entries, corpus)
+        return {}, flat
+    return _in_sample_refers(cids, found, entries, corpus), flat
 
 
 def load_replay(ledger_dir: str | Path) -> Replay:
