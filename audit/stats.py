@@ -265,20 +265,17 @@ def bootstrap_intervals(
     dense = np.column_stack(list(cols.values()))
     per_b = pl.DataFrame(_resample_sums(dense, n, n_boot, seed, max_rows), schema=list(cols), orient="row")
     alpha = (1 - level) / 2
-    out: dict[str, tuple[float | None, float | None]] = {}
-    for key in keys:
+    # every key's quantiles in one query: resamples with a zero denominator are null, which the
+    # quantile leaves out as the filter did (all null: no interval)
+    exprs = []
+    for i, key in enumerate(keys):
         nc, dc = ref[key]
         num_e = pl.lit(0.0) if nc is None else pl.col(nc)
-        r = per_b.filter(pl.col(dc) > 0).select((num_e / pl.col(dc)).alias("r"))
-        if r.is_empty():
-            out[key] = (None, None)
-            continue
-        q = r.select(
-            pl.col("r").quantile(alpha, interpolation="linear").alias("lo"),
-            pl.col("r").quantile(1 - alpha, interpolation="linear").alias("hi"),
-        ).row(0)
-        out[key] = (q[0], q[1])
-    return out
+        r = pl.when(pl.col(dc) > 0).then(num_e / pl.col(dc))
+        exprs.append(r.quantile(alpha, interpolation="linear").alias(f"lo{i}"))
+        exprs.append(r.quantile(1 - alpha, interpolation="linear").alias(f"hi{i}"))
+    q = per_b.select(exprs).row(0)
+    return {key: (q[2 * i], q[2 * i + 1]) for i, key in enumerate(keys)}
 
 
 def make_rate(

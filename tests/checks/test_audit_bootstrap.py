@@ -88,6 +88,7 @@ def _table(
                 if fractions:
                     num, den = num * 0.37, den + 0.1
                 rows.append((f"k{k % 7}" if k >= 7 else f"k{k}", t, num, den))
+    rows += [("zero", t, 0.0, 0.0) for t in tasks[:3]]  # never a denominator: no interval
     return pl.DataFrame(rows, schema=["key", "task", "num", "den"], orient="row"), tasks
 
 
@@ -102,6 +103,7 @@ def test_matrix_sums_equal_the_gathered_draws(
     want = reference(table, tasks, n_boot=n_boot, seed=7, max_rows=max_rows)
     got = stats.bootstrap_intervals(table, tasks, n_boot=n_boot, seed=7, max_rows=max_rows)
     assert want and got == want
+    assert got["zero"] == (None, None)
     # one task: every resample draws it, the intervals collapse; more: real widths
     assert any(lo is not None and hi is not None and lo < hi for lo, hi in got.values()) == (n_tasks > 1)
 
