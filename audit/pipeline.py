@@ -429,8 +429,9 @@ def replay(
 
     `verify`: `cs` was mined from this very corpus with `mine(..., verify=False)`; check here, before
     anything is written, that no checker fires on its own clean mining data (raising the AssertionError
-    `mine` would), with one flat checker pass that also gives the in-sample replay (`_verified_in_sample`)
-    instead of a second full-checker pass.
+    `mine` would). With `verify`, or an in-sample replay (k > 1), one flat pass of every rule of every
+    checker over every call (`_verified_in_sample`) gives the verification, the in-sample replay and the
+    cross-fitted replay (`_cross_from_flat`), instead of up to three passes.
     """
     from output_contracts.checks.checker import check_corpus
     from output_contracts.ledger import Ledger
@@ -448,12 +449,13 @@ def replay(
     del checked
     ins: dict[str, tuple[str, ...]] | None = None
     viol: pl.DataFrame | None = None
-    if verify:
-        progress.start("verification, in-sample and cross-fitted replay (one flat pass)", None)
-        verified_ins, flat = _verified_in_sample(cs, corpus, keep=k > 1)
+    if verify or (in_sample and k > 1):
+        what = "verification, in-sample" if verify else "in-sample"
+        progress.start(f"{what} and cross-fitted replay (one flat pass)", None)
+        flat_ins, flat = _verified_in_sample(cs, corpus, keep=k > 1, verify=verify)
         progress.finish()
         if in_sample and k > 1:
-            ins = verified_ins
+            ins = flat_ins
         if flat is not None:
             viol = _cross_from_flat(cs, corpus, flat)
     progress.start("cross-fitted replay", None)
@@ -461,15 +463,6 @@ def replay(
         viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
     events = fire_events(cs, corpus, viol, k, encoder=encoder)
     progress.finish()
-    if ins is None and in_sample and k > 1:
-        progress.start("in-sample replay (full checker)", None)
-        full = check_corpus(cs, corpus, fold=None)
-        ins = {}
-        for call_id, code_, refers in full.select("call_id", "code", "refers").iter_rows():
-            prev = ins.get(call_id)
-            cross = code_ == "CONSISTENT" and refers is not None and (prev is None or prev != ())
-            ins[call_id] = tuple(sorted({*(prev or ()), refers})) if cross else ()
-        progress.finish()
     start = {
         "format": LEDGER_FORMAT,
         "k": k,
@@ -590,7 +583,7 @@ FlatPass = tuple[pl.DataFrame, list[Any]]
 
 
 def _verified_in_sample(
-    cs: ContractSet, corpus: Corpus, *, keep: bool = False
+    cs: ContractSet, corpus: Corpus, *, keep: bool = False, verify: bool = True
 ) -> tuple[dict[str, tuple[str, ...]], FlatPass | None]:
     """Mine's verification and the in-sample replay from one checker pass; the sorted call ids on which
     the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives), and with `keep` the pass
@@ -599,7 +592,8 @@ def _verified_in_sample(
     The pass is `output_contracts.mining.verify`'s: every rule of every checker (`flat_rules`) over every checked
     call. Its violations on the clean mining calls (recomputed from the corpus with the contract set's own
     `clean`, `tools`, k and seed, exactly as `mine` selects them) must not come from a checker that
-    covers the call's fold (AssertionError, as in `mine`); its violations of the full checker's rules on
+    covers the call's fold (AssertionError, as in `mine`; only with `verify`: a contract set not mined
+    from this corpus has no mining data here); its violations of the full checker's rules on
     any call are the in-sample fire events (a rule's violations do not depend on the other rules checked
     beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
     """
@@ -608,13 +602,18 @@ def _verified_in_sample(
     from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
-    tools = cs.params.get("tools")
-    clean, _ = clean_calls(corpus, str(cs.params.get("clean", "ok")), None if tools is None else list(tools))
-    if cs.k > 1:
-        clean = clean.join(fold_table(clean.get_column("task_id"), cs.seed, cs.k), on="task_id", how="left")
-    else:
-        clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
-    raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
+    if verify:
+        tools = cs.params.get("tools")
+        clean, _ = clean_calls(
+            corpus, str(cs.params.get("clean", "ok")), None if tools is None else list(tools)
+        )
+        if cs.k > 1:
+            clean = clean.join(
+                fold_table(clean.get_column("task_id"), cs.seed, cs.k), on="task_id", how="left"
+            )
+        else:
+            clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
+        raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
     flat = (found, entries) if keep else None
     full = {r.id for r in cs.rules_for(None)}
     in_full = [e.ridx for e in entries if e.rule.id in full]
