@@ -753,9 +753,10 @@ def audit_report(
         from output_contracts.mining.data import PART_ROWS
 
         params = replace(mine_params or MineParams(), k=k, seed=seed)
-        # Mined on the corpus it replays: mine's verification pass is the in-sample replay's pass, so
-        # the replay runs it once for both (`replay(verify=True)`) instead of mine running it again.
-        reuse = mine_from is None and in_sample and k > 1
+        # Mined on the corpus it replays: mine's verification pass is the replay's own flat pass (the
+        # in-sample and the cross-fitted replay, k > 1), so the replay runs it once for all
+        # (`replay(verify=True)`) instead of mine running it again.
+        reuse = mine_from is None and k > 1
         base = mine_from if mine_from is not None else corpus
         rows = part_rows if part_rows is not None else PART_ROWS
         contracts = mine(base, params, progress=progress, verify=not reuse, part_rows=rows)
