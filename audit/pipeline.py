@@ -429,8 +429,9 @@ def replay(
 
     `verify`: `cs` was mined from this very corpus with `mine(..., verify=False)`; check here, before
     anything is written, that no checker fires on its own clean mining data (raising the AssertionError
-    `mine` would), with one flat checker pass that also gives the in-sample replay (`_verified_in_sample`)
-    instead of a second full-checker pass.
+    `mine` would). With `verify`, or an in-sample replay (k > 1), one flat pass of every rule of every
+    checker over every call (`_verified_in_sample`) gives the verification, the in-sample replay and the
+    cross-fitted replay (`_cross_from_flat`), instead of up to three passes.
     """
     from output_contracts.checks.checker import check_corpus
     from output_contracts.ledger import Ledger
@@ -447,25 +448,21 @@ def replay(
     n_checked, pop_digest = checked.len(), population_digest(checked)
     del checked
     ins: dict[str, tuple[str, ...]] | None = None
-    if verify:
-        progress.start("verification and in-sample replay (one flat pass)", None)
-        verified_ins = _verified_in_sample(cs, corpus)
+    viol: pl.DataFrame | None = None
+    if verify or (in_sample and k > 1):
+        what = "verification, in-sample" if verify else "in-sample"
+        progress.start(f"{what} and cross-fitted replay (one flat pass)", None)
+        flat_ins, flat = _verified_in_sample(cs, corpus, keep=k > 1, verify=verify)
         progress.finish()
         if in_sample and k > 1:
-            ins = verified_ins
+            ins = flat_ins
+        if flat is not None:
+            viol = _cross_from_flat(cs, corpus, flat)
     progress.start("cross-fitted replay", None)
-    viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
+    if viol is None:
+        viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
     events = fire_events(cs, corpus, viol, k, encoder=encoder)
     progress.finish()
-    if ins is None and in_sample and k > 1:
-        progress.start("in-sample replay (full checker)", None)
-        full = check_corpus(cs, corpus, fold=None)
-        ins = {}
-        for call_id, code_, refers in full.select("call_id", "code", "refers").iter_rows():
-            prev = ins.get(call_id)
-            cross = code_ == "CONSISTENT" and refers is not None and (prev is None or prev != ())
-            ins[call_id] = tuple(sorted({*(prev or ()), refers})) if cross else ()
-        progress.finish()
     start = {
         "format": LEDGER_FORMAT,
         "k": k,
@@ -543,14 +540,60 @@ def _in_sample_refers(
     return {ids[c]: tuple(sorted(set(r))) if r else () for c, r in refs.items()}
 
 
-def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str, ...]]:
+def _cross_from_flat(cs: ContractSet, corpus: Corpus, flat: FlatPass) -> pl.DataFrame:
+    """The cross-fitted replay's violation frame (what `check_corpus(cs, corpus, fold="cross")` gives)
+    from the flat pass: fold checker f's violations on the calls of fold f are the flat pass's
+    violations of f's rules on those calls (a rule's violations do not depend on the other rules
+    checked beside it, nor on which checker holds it), renumbered as the cross pass numbers its rules.
+    This saves a second pass over every call; `tests/checks/test_audit_reuse.py` compares the two."""
+    from output_contracts.checks.checker import violation_frame
+    from output_contracts.rules.evaluate import checked_calls, rule_entries
+
+    found, entries = flat
+    cross = rule_entries(cs, "cross", None, None)
+    calls = checked_calls(cs, corpus, "cross", None, False)
+    if found.height == 0 or not cross:
+        return violation_frame(corpus, found.clear(), cross, calls)
+    ridx = found.schema["ridx"]
+    flat_rule = pl.DataFrame(
+        {"ridx": [e.ridx for e in entries], "rule": [e.rule.id for e in entries]},
+        schema={"ridx": ridx, "rule": pl.String},
+    )
+    cross_rule = pl.DataFrame(
+        {
+            "fold": [e.fold for e in cross],
+            "rule": [e.rule.id for e in cross],
+            "xridx": [e.ridx for e in cross],
+        },
+        schema={"fold": pl.Int32, "rule": pl.String, "xridx": ridx},
+    )
+    hit_calls = found.select("cid").unique()
+    folds = calls.select("cid", "fold").join(hit_calls.lazy(), on="cid", how="semi").collect()
+    x = (
+        found.join(flat_rule, on="ridx")
+        .join(folds, on="cid")
+        .join(cross_rule, on=["fold", "rule"])
+        .select("cid", pl.col("xridx").alias("ridx"), "path", "present")
+    )
+    return violation_frame(corpus, x, cross, calls)
+
+
+#: What the flat pass found (`find_violations`' violations and rule entries), for `_cross_from_flat`.
+FlatPass = tuple[pl.DataFrame, list[Any]]
+
+
+def _verified_in_sample(
+    cs: ContractSet, corpus: Corpus, *, keep: bool = False, verify: bool = True
+) -> tuple[dict[str, tuple[str, ...]], FlatPass | None]:
     """Mine's verification and the in-sample replay from one checker pass; the sorted call ids on which
-    the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives).
+    the full checker fires (what `check_corpus(cs, corpus, fold=None)` gives), and with `keep` the pass
+    itself (for `_cross_from_flat`), else None.
 
     The pass is `output_contracts.mining.verify`'s: every rule of every checker (`flat_rules`) over every checked
     call. Its violations on the clean mining calls (recomputed from the corpus with the contract set's own
     `clean`, `tools`, k and seed, exactly as `mine` selects them) must not come from a checker that
-    covers the call's fold (AssertionError, as in `mine`); its violations of the full checker's rules on
+    covers the call's fold (AssertionError, as in `mine`; only with `verify`: a contract set not mined
+    from this corpus has no mining data here); its violations of the full checker's rules on
     any call are the in-sample fire events (a rule's violations do not depend on the other rules checked
     beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
     """
@@ -559,20 +602,26 @@ def _verified_in_sample(cs: ContractSet, corpus: Corpus) -> dict[str, tuple[str,
     from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
-    tools = cs.params.get("tools")
-    clean, _ = clean_calls(corpus, str(cs.params.get("clean", "ok")), None if tools is None else list(tools))
-    if cs.k > 1:
-        clean = clean.join(fold_table(clean.get_column("task_id"), cs.seed, cs.k), on="task_id", how="left")
-    else:
-        clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
-    raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
+    if verify:
+        tools = cs.params.get("tools")
+        clean, _ = clean_calls(
+            corpus, str(cs.params.get("clean", "ok")), None if tools is None else list(tools)
+        )
+        if cs.k > 1:
+            clean = clean.join(
+                fold_table(clean.get_column("task_id"), cs.seed, cs.k), on="task_id", how="left"
+            )
+        else:
+            clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
+        raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
+    flat = (found, entries) if keep else None
     full = {r.id for r in cs.rules_for(None)}
     in_full = [e.ridx for e in entries if e.rule.id in full]
     found = found.filter(pl.col("ridx").is_in(in_full))
     cids = found.get_column("cid").unique()
     if cids.len() == 0:
-        return {}
-    return _in_sample_refers(cids, found, entries, corpus)
+        return {}, flat
+    return _in_sample_refers(cids, found, entries, corpus), flat
 
 
 def load_replay(ledger_dir: str | Path) -> Replay:
@@ -704,9 +753,10 @@ def audit_report(
         from output_contracts.mining.data import PART_ROWS
 
         params = replace(mine_params or MineParams(), k=k, seed=seed)
-        # Mined on the corpus it replays: mine's verification pass is the in-sample replay's pass, so
-        # the replay runs it once for both (`replay(verify=True)`) instead of mine running it again.
-        reuse = mine_from is None and in_sample and k > 1
+        # Mined on the corpus it replays: mine's verification pass is the replay's own flat pass (the
+        # in-sample and the cross-fitted replay, k > 1), so the replay runs it once for all
+        # (`replay(verify=True)`) instead of mine running it again.
+        reuse = mine_from is None and k > 1
         base = mine_from if mine_from is not None else corpus
         rows = part_rows if part_rows is not None else PART_ROWS
         contracts = mine(base, params, progress=progress, verify=not reuse, part_rows=rows)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from output_contracts.jsonutil import sha256_hex
@@ -161,6 +162,44 @@ def draw_indexes(n_tasks: int, b0: int, b1: int, seed: int) -> pl.Series:
     return pl.select((_splitmix_expr(i + _u64(off)) % _u64(n_tasks)).cast(pl.UInt32).alias("t")).to_series()
 
 
+def draw_indexes_np(n_tasks: int, b0: int, b1: int, seed: int) -> np.ndarray:
+    """`draw_indexes` in numpy (the same wrapping u64 SplitMix64, the same stream), as int64."""
+    with np.errstate(over="ignore"):
+        z = np.arange(b0 * n_tasks, b1 * n_tasks, dtype=np.uint64) + np.uint64(seed_offset(seed))
+        z = z + np.uint64(_GOLDEN)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(_MIX1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
+        z = z ^ (z >> np.uint64(31))
+    return (z % np.uint64(n_tasks)).astype(np.int64)
+
+
+def _resample_sums(dense: np.ndarray, n: int, n_boot: int, seed: int, max_rows: int) -> np.ndarray:
+    """Sum of each dense column (n task rows) over the drawn tasks of every resample: n_boot rows.
+
+    Each chunk of resamples becomes a matrix of draw counts (resample x task) times the dense columns.
+    Counts are integers, and so are the per-task figures of every rate the audit draws (calls, fires,
+    bytes, tokens): their sums below 2^53 are exact in any order, so the product equals the sum of the
+    gathered draws bit for bit. Columns with a fraction (or sums past 2^53) are summed draw by draw in
+    draw order instead, as before (`tests/checks/test_audit_model.py` holds the two to each other)."""
+    exact = (
+        bool(np.all(dense == np.round(dense))) and float(np.abs(dense).sum(axis=0).max(initial=0)) * n < 2**53
+    )
+    per_chunk = max(1, max_rows // n)
+    out: list[np.ndarray] = []
+    for b0 in range(0, n_boot, per_chunk):
+        b1 = min(n_boot, b0 + per_chunk)
+        idx = draw_indexes_np(n, b0, b1, seed)
+        if exact:
+            rows = np.repeat(np.arange(b1 - b0, dtype=np.int64) * n, n)
+            counts = np.bincount(rows + idx, minlength=(b1 - b0) * n).reshape(b1 - b0, n)
+            out.append(counts.astype(np.float64) @ dense)
+        else:
+            frame = pl.DataFrame(dense, orient="row")
+            gathered = frame.select(pl.all().gather(pl.Series(idx)).reshape((b1 - b0, n)).arr.sum())
+            out.append(gathered.to_numpy())
+    return np.concatenate(out)
+
+
 def bootstrap_intervals(
     table: pl.DataFrame,
     tasks: list[str],
@@ -199,51 +238,44 @@ def bootstrap_intervals(
         pl.col("num").cast(pl.Float64).sum(), pl.col("den").cast(pl.Float64).sum()
     )
     keys = sorted(set(keyed.get_column("key").to_list()))
-    full = pl.DataFrame({"t": pl.Series(range(n), dtype=pl.UInt32)})
-    # dense columns, each distinct one once: many keys share a denominator (every per-code fire rate
-    # divides by the same organic calls per task), and an all-zero numerator needs no resampling
-    cols: dict[str, pl.Series] = {}
+    # dense columns (one per key and side, indexed by task), each distinct one once: many keys share a
+    # denominator (every per-code fire rate divides by the same organic calls per task), and an
+    # all-zero numerator needs no resampling; a signed one (a paired difference) can sum to 0 without
+    # being all zero, so the test is on every value, not on the sum
+    kpos = {k: i for i, k in enumerate(keys)}
+    num_m = np.zeros((n, len(keys)))
+    den_m = np.zeros((n, len(keys)))
+    kk = np.fromiter((kpos[k] for k in keyed.get_column("key").to_list()), np.int64, keyed.height)
+    tt = keyed.get_column("t").to_numpy().astype(np.int64)
+    num_m[tt, kk] = keyed.get_column("num").fill_null(0.0).to_numpy()
+    den_m[tt, kk] = keyed.get_column("den").fill_null(0.0).to_numpy()
+    cols: dict[str, np.ndarray] = {}
+    seen: dict[tuple[str, bytes], str] = {}
     ref: dict[str, tuple[str | None, str]] = {}
 
-    def intern(s: pl.Series, prefix: str) -> str:
-        for name, col in cols.items():
-            if name[0] == prefix and col.equals(s):
-                return name
-        name = f"{prefix}{len(cols)}"
-        cols[name] = s.alias(name)
+    def intern(col: np.ndarray, prefix: str) -> str:
+        name = seen.setdefault((prefix, col.tobytes()), f"{prefix}{len(cols)}")
+        cols.setdefault(name, col)
         return name
 
     for key in keys:
-        part = full.join(keyed.filter(pl.col("key") == key).drop("key"), on="t", how="left").sort("t")
-        num_s = part.get_column("num").fill_null(0.0)
-        den_s = part.get_column("den").fill_null(0.0)
-        # an all-zero numerator needs no resampling; a signed one (a paired difference) can sum to 0
-        # without being all zero, so the test is on every value, not on the sum
-        ref[key] = (None if not num_s.ne(0).any() else intern(num_s, "n"), intern(den_s, "d"))
-    dense = pl.DataFrame(list(cols.values()))
-    per_chunk = max(1, max_rows // n)
-    sums: list[pl.DataFrame] = []
-    for b0 in range(0, n_boot, per_chunk):
-        b1 = min(n_boot, b0 + per_chunk)
-        idx = draw_indexes(n, b0, b1, seed)
-        # draws are resample-major, n per resample: reshape and sum each row
-        sums.append(dense.select(pl.all().gather(idx).reshape((b1 - b0, n)).arr.sum()))
-    per_b = pl.concat(sums)
+        num_c = np.ascontiguousarray(num_m[:, kpos[key]])
+        den_c = np.ascontiguousarray(den_m[:, kpos[key]])
+        ref[key] = (None if not num_c.any() else intern(num_c, "n"), intern(den_c, "d"))
+    dense = np.column_stack(list(cols.values()))
+    per_b = pl.DataFrame(_resample_sums(dense, n, n_boot, seed, max_rows), schema=list(cols), orient="row")
     alpha = (1 - level) / 2
-    out: dict[str, tuple[float | None, float | None]] = {}
-    for key in keys:
+    # every key's quantiles in one query: resamples with a zero denominator are null, which the
+    # quantile leaves out as the filter did (all null: no interval)
+    exprs = []
+    for i, key in enumerate(keys):
         nc, dc = ref[key]
         num_e = pl.lit(0.0) if nc is None else pl.col(nc)
-        r = per_b.filter(pl.col(dc) > 0).select((num_e / pl.col(dc)).alias("r"))
-        if r.is_empty():
-            out[key] = (None, None)
-            continue
-        q = r.select(
-            pl.col("r").quantile(alpha, interpolation="linear").alias("lo"),
-            pl.col("r").quantile(1 - alpha, interpolation="linear").alias("hi"),
-        ).row(0)
-        out[key] = (q[0], q[1])
-    return out
+        r = pl.when(pl.col(dc) > 0).then(num_e / pl.col(dc))
+        exprs.append(r.quantile(alpha, interpolation="linear").alias(f"lo{i}"))
+        exprs.append(r.quantile(1 - alpha, interpolation="linear").alias(f"hi{i}"))
+    q = per_b.select(exprs).row(0)
+    return {key: (q[2 * i], q[2 * i + 1]) for i, key in enumerate(keys)}
 
 
 def make_rate(

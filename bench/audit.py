@@ -12,12 +12,15 @@ Each measurement runs in a fresh interpreter that reports its own wall time and 
 (`RUSAGE_SELF` at exit), one at a time:
 
 * mine      — `mine(corpus, folds=5, seed=13)`: the 5 fold checkers and the full checker.
-* audit     — `audit(corpus, ledger, k=5, seed=13, bootstrap=1000)`: mining as above, the cross-fitted
-              replay, the in-sample replay (full checker), fire events into a frozen ledger, and scoring
-              with 1,000 task-clustered bootstrap resamples. Its stages are timed inside the child.
+* audit     — what `contracts audit --folds 5` runs: mining as above (without mine's own verification),
+              one flat checker pass giving the verification, the in-sample replay (full checker) and the
+              cross-fitted replay, fire events into a frozen ledger, and scoring with 1,000
+              task-clustered bootstrap resamples. Its stages are timed inside the child.
 * audit (no in-sample) — the same without the in-sample comparison replay (`--no-in-sample`).
 
-The ratio printed is audit seconds / mine seconds (target <= 2).
+The ratio printed is audit CPU seconds / mine CPU seconds (issue 21's target: <= 1.5). Times are CPU
+seconds (`time.process_time()`, every thread of the process): wall time on a shared machine also
+measures the neighbours.
 """
 
 from __future__ import annotations
@@ -39,9 +42,9 @@ CHILD_MINE = """
 import resource, sys, time
 from output_contracts.mining import mine
 from output_contracts.traces.corpus import Corpus
-t = time.perf_counter()
+t = time.process_time()
 cs = mine(Corpus.open(sys.argv[1]), folds=5, seed=13)
-secs = time.perf_counter() - t
+secs = time.process_time() - t
 print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(cs.all_rules()))
 """
 
@@ -52,13 +55,13 @@ from output_contracts.mining import mine
 from output_contracts.traces.corpus import Corpus
 corpus = Corpus.open(sys.argv[1])
 in_sample = sys.argv[3] == "1"
-t0 = time.perf_counter()
-cs = mine(corpus, folds=5, seed=13)
-t1 = time.perf_counter()
-rep = A.replay(cs, corpus, sys.argv[2], k=5, seed=13, in_sample=in_sample, corpus_name="bench")
-t2 = time.perf_counter()
+t0 = time.process_time()
+cs = mine(corpus, folds=5, seed=13, verify=not in_sample)
+t1 = time.process_time()
+rep = A.replay(cs, corpus, sys.argv[2], k=5, seed=13, in_sample=in_sample, corpus_name="bench", verify=in_sample)
+t2 = time.process_time()
 report = A.rescore(rep, corpus, bootstrap=1000)
-t3 = time.perf_counter()
+t3 = time.process_time()
 print(t3 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, t1 - t0, t2 - t1, t3 - t2,
       report["population"]["fired_calls"], report["fire_rate"]["value"], report["detection"]["overall"]["value"])
 """
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"input: {corpus.name} ({ns.calls:,} calls; ready in {time.perf_counter() - t:.1f} s)")
     secs_mine, rss_mine, n_rules = run_child(CHILD_MINE, str(corpus))
     print(
-        f"{'mine --folds 5':29s}: {float(secs_mine):7.2f} s  peak RSS {int(rss_mine) / 1024:,.0f} MiB  ({n_rules} rules)"
+        f"{'mine --folds 5':29s}: {float(secs_mine):7.2f} CPU s  peak RSS {int(rss_mine) / 1024:,.0f} MiB  ({n_rules} rules)"
     )
     results = {}
     for label, flag in (("audit --folds 5", "1"), ("audit --folds 5 --no-in-sample", "0")):
@@ -94,12 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         secs, rss, m, r, s, fired, fire, det = out
         results[label] = float(secs)
         print(
-            f"{label:29s}: {float(secs):7.2f} s  peak RSS {int(rss) / 1024:,.0f} MiB  "
+            f"{label:29s}: {float(secs):7.2f} CPU s  peak RSS {int(rss) / 1024:,.0f} MiB  "
             f"(mine {float(m):.2f} s, replay+ledger {float(r):.2f} s, score+bootstrap {float(s):.2f} s; "
             f"{fired} fired calls, fire rate {float(fire):.4%}, detection {float(det):.2%})"
         )
     for label, audit_secs in results.items():
-        print(f"ratio {label} / mine --folds 5: {audit_secs / float(secs_mine):.2f}x (target <= 2x)")
+        print(f"ratio {label} / mine --folds 5: {audit_secs / float(secs_mine):.2f}x (target <= 1.5x)")
     return 0
 
 

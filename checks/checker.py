@@ -33,7 +33,7 @@ from output_contracts.checks.receipts import Receipt, recovery_plan
 from output_contracts.errors import CheckError, ContractsError
 from output_contracts.jsonutil import canonical_str, sha256_hex
 from output_contracts.progress import NULL_PROGRESS, Progress
-from output_contracts.rules.base import Violation
+from output_contracts.rules.base import RuleEntry, Violation
 from output_contracts.rules.compiled import compiled_memory, compiled_violations
 from output_contracts.rules.consistent import EpisodeMemory
 from output_contracts.rules.episodes import episode_witnesses
@@ -138,6 +138,15 @@ def check_corpus(
         batch_calls=batch_calls,
         progress=progress,
     )
+    return violation_frame(corpus, found, entries, calls)
+
+
+def violation_frame(
+    corpus: Corpus, found: pl.DataFrame, entries: Sequence[RuleEntry], calls: pl.LazyFrame
+) -> pl.DataFrame:
+    """`check_corpus`'s frame from a vectorised pass (`find_violations`' found, entries and calls):
+    each violation with its witness, rendered as `check_call` renders it. Apart so that a caller with
+    the pass in hand (`audit` derives the cross-fitted replay's from its flat pass) renders the same."""
     if found.height == 0:
         return pl.DataFrame(schema=VIOLATION_SCHEMA)
     cids = found.get_column("cid").unique()
