@@ -23,6 +23,69 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
+#: The files whose tests take longest, with their seconds in one `make test` (pytest --durations, issue
+#: 21, 2 workers on a loaded machine; only the proportions matter). They run first, spread over the
+#: pytest-xdist workers, so that no long test starts last and `--dist worksteal` evens out the end with
+#: the many short tests. A file missing here is only scheduled later, never skipped.
+SLOW_FILES: dict[str, float] = {
+    "tests/cli/test_readme.py": 1353,  # one test per README block, run in README order on one worker
+    "tests/mining/test_distributed.py": 260,
+    "tests/mining/test_cli.py": 201,
+    "tests/mining/test_parts.py": 152,
+    "tests/test_golden.py": 137,
+    "tests/mining/test_verify_by_construction.py": 128,
+    "tests/mining/test_folds.py": 120,
+    "tests/checks/test_audit.py": 95,
+    "tests/mining/test_parts_layout.py": 93,
+    "tests/cli/test_terminal_width.py": 89,
+    "tests/mining/test_tau_precision.py": 87,
+    "tests/cli/test_ledger_default.py": 65,
+    "tests/mining/test_conditional.py": 56,
+    "tests/cli/test_damaged_every_command.py": 56,
+    "tests/cli/test_full_disk.py": 56,
+    "tests/bench/test_run_all.py": 53,
+    "tests/sample/test_files.py": 47,
+    "tests/cli/test_action.py": 46,
+    "tests/checks/test_propagation.py": 45,
+    "tests/checks/test_compiled_checker.py": 44,
+}
+
+
+def slow_first(files: list[str], workers: int) -> list[list[str]]:
+    """The slow files among `files`, dealt longest first to the least loaded of `workers` lists."""
+    lists: list[list[str]] = [[] for _ in range(max(workers, 1))]
+    loads = [0.0] * len(lists)
+    for f in sorted((f for f in files if f in SLOW_FILES), key=lambda f: (-SLOW_FILES[f], f)):
+        k = loads.index(min(loads))
+        lists[k].append(f)
+        loads[k] += SLOW_FILES[f]
+    return lists
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order for `-n N --dist worksteal`, which gives worker k the k-th of N equal slices of the list:
+    each slice starts with its share of the slow files (`slow_first`), then the other tests in their
+    usual order. Without xdist the order only changes which file runs first."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    by_file: dict[str, list[pytest.Item]] = {}
+    for it in items:
+        by_file.setdefault(it.nodeid.split("::")[0], []).append(it)
+    lists = slow_first(list(by_file), workers)
+    slow = {f for lst in lists for f in lst}
+    rest = [it for it in items if it.nodeid.split("::")[0] not in slow]
+    size = len(items) // len(lists)
+    out: list[pytest.Item] = []
+    for k, lst in enumerate(lists):
+        head = [it for f in lst for it in by_file[f]]
+        fill = max(0, (k + 1) * size - len(out) - len(head)) if k < len(lists) - 1 else len(rest)
+        out += head + rest[:fill]
+        rest = rest[fill:]
+    out += rest
+    assert sorted(map(id, out)) == sorted(map(id, items))
+    items[:] = out
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden",

@@ -1,10 +1,19 @@
-"""Every `console` example of README.md, run as written and in order, against its shown output.
+"""Every `console` example of README.md, run as written, against its shown output.
 
 The README promises that each example runs as written from a fresh clone after `make demo` (which
 creates `.venv`; `source .venv/bin/activate` puts `contracts` on PATH) and prints what is shown. This
-test holds it to that: it runs every `$ ` command of every ```console block, in README order, in one
-scratch folder laid out like the repository (`sample_traces/` and `docs/` are linked in, `../shared`
-is the real data folder beside the repository), and compares the output and exit code.
+test holds it to that: it runs every `$ ` command of every ```console block in a scratch folder laid
+out like the repository (`sample_traces/` and `docs/` are linked in, `../shared` is the real data folder
+beside the repository), and compares the output and exit code.
+
+One test per block, so that pytest-xdist spreads the README over its workers (run in one test, in
+order, it was the longest test of the suite by far). A reader runs the blocks in order in one folder,
+so a block may read files an earlier block wrote: the examples write under `demo/`, and the first block
+that names `demo/NAME` is the one that writes it (`needs`). A block runs in a fresh copy of the
+repository layout holding what the blocks it needs left in `demo/` (and, through them, what their own
+needs left), and the test fails when a block changes a file one of those blocks wrote: the order is
+checked, not assumed. Each block runs once per pytest run, whichever test asks first (its own, or a
+later block that reads its files); the xdist workers share the runs through a folder and a file lock.
 
 The expected text is matched, not compared byte for byte, only where the README says so: `…` inside a
 line stands for any text on that line, and a line holding only `…` for any number of lines (a table
@@ -15,8 +24,11 @@ Conventions of the blocks (what an author of a README example needs to know):
 - a command is a `$ ` line, continued by lines ending in `\\`; what follows up to the next `$ ` line is
   its output (stdout and stderr interleaved, as a terminal shows them), run at COLUMNS=120;
 - a last output line `[exit N]` is the expected exit code (default 0);
+- files an example writes go under `demo/`; a block reading a file an earlier block wrote names it as
+  `demo/NAME/...` and never changes it (write a new name instead: `cp -r demo/corpus demo/copy`);
 - `<!-- readme-test: skip REASON -->` on the line before a block skips it (an optional extra that the
-  dev install does not have); a block needing ../shared/data is skipped, with the reason, when absent.
+  dev install does not have); a block needing ../shared/data is skipped, with the reason, when absent,
+  and so is a block that reads files of a skipped block.
 
 `pytest tests/cli/test_readme.py --update-readme` rewrites, in README.md, the output of each command
 whose output does not match with the real output, keeping the author's shortenings (`reelide`): a shown
@@ -27,11 +39,15 @@ and only lines that are new and next to no `…` are added. Read the diff before
 from __future__ import annotations
 
 import difflib
+import fcntl
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +60,7 @@ COLUMNS = "120"
 ELLIPSIS = "…"
 SKIP_MARK = re.compile(r"<!--\s*readme-test:\s*skip\s*(.*?)\s*-->")
 EXIT_LINE = re.compile(r"^\[exit (\d+)\]$")
+DEMO_NAME = re.compile(r"(?<![\w./-])demo/([\w.-]+)")
 
 
 @dataclass
@@ -179,8 +196,40 @@ def run(cmd: str, cwd: Path) -> tuple[str, int]:
     return p.stdout, p.returncode
 
 
-def _workspace(tmp: Path) -> Path:
-    """A folder laid out like the repository: the README's relative paths resolve as in a clone."""
+def needs(blocks: list[Block]) -> list[tuple[int, ...]]:
+    """For each block, the earlier blocks whose files it reads: the first block that names `demo/NAME`
+    wrote it, and every later block naming it reads it."""
+    writer: dict[str, int] = {}
+    out: list[tuple[int, ...]] = []
+    for i, b in enumerate(blocks):
+        names = {n for c in b.commands for n in DEMO_NAME.findall(c.text)}
+        out.append(tuple(sorted({writer[n] for n in names if n in writer})))
+        for n in names:
+            writer.setdefault(n, i)
+    return out
+
+
+BLOCKS = parse(README.read_text(encoding="utf-8"))
+NEEDS = needs(BLOCKS)
+
+
+def skip_reason(i: int) -> str | None:
+    """Why block `i` cannot run here (its mark, absent data, a skipped block it reads), or None."""
+    b = BLOCKS[i]
+    if b.skip is not None:
+        return b.skip
+    if not SHARED.is_dir() and any("../shared" in c.text for c in b.commands):
+        return "../shared/data is absent"
+    for j in NEEDS[i]:
+        why = skip_reason(j)
+        if why is not None:
+            return f"it reads files of README.md:{BLOCKS[j].line}, skipped: {why}"
+    return None
+
+
+def _workspace(tmp: Path, *, demo: bool) -> Path:
+    """A folder laid out like the repository: the README's relative paths resolve as in a clone. `demo/`
+    exists after the first block (a reader running the README in order has it from then on)."""
     root = tmp / "repo"
     root.mkdir()
     # copied, not linked: `cd sample_traces && contracts ingest` writes beside its contracts.toml
@@ -191,13 +240,81 @@ def _workspace(tmp: Path) -> Path:
     (root / "bench").symlink_to(REPO / "bench")  # the τ-bench corpus generator an example runs
     if SHARED.is_dir():
         (tmp / "shared").symlink_to(SHARED)
+    if demo:
+        (root / "demo").mkdir()
     return root
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock between the xdist workers of one run (released when the holder dies)."""
+    with path.open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    """Size and modification time of each file under `folder`: what a block must leave unchanged."""
+    out: dict[str, tuple[int, int]] = {}
+    for p in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if p.is_file() and not p.is_symlink():
+            st = p.stat()
+            out[p.relative_to(folder).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The blocks' runs of one pytest run, kept in `root` (shared by its xdist workers)."""
+
+    root: Path
+
+    def get(self, i: int) -> tuple[list[tuple[str, int]], list[str]]:
+        """Block `i` run once (now, or earlier by any worker): each command's normalised output and exit
+        code, and the files of the blocks it reads that it changed (none, or the order is wrong)."""
+        for j in NEEDS[i]:
+            self.get(j)  # before taking this block's lock: a worker never waits holding one
+        d = self.root / f"block-{i:03d}"
+        with _locked(self.root / f"block-{i:03d}.lock"):
+            done = d / "outputs.json"
+            if not done.is_file():
+                if d.exists():
+                    shutil.rmtree(d)  # a run cut short (its worker died): run it again
+                d.mkdir()
+                root = _workspace(d, demo=i > 0)
+                for j in NEEDS[i]:
+                    src = self.root / f"block-{j:03d}" / "repo" / "demo"
+                    shutil.copytree(src, root / "demo", symlinks=True, dirs_exist_ok=True)
+                before = _files(root / "demo")
+                outs = []
+                for c in BLOCKS[i].commands:
+                    out, rc = run(c.text, root)
+                    outs.append((normalise(out), rc))
+                after = _files(root / "demo")
+                changed = sorted(p for p, st in before.items() if after.get(p) != st)
+                tmp = d / "outputs.json.tmp"
+                tmp.write_text(json.dumps({"outputs": outs, "changed": changed}), encoding="utf-8")
+                tmp.replace(done)
+            data = json.loads(done.read_text(encoding="utf-8"))
+        return [(o, rc) for o, rc in data["outputs"]], data["changed"]
+
+
+@pytest.fixture(scope="session")
+def readme_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    root = base / "readme-runs"
+    root.mkdir(exist_ok=True)
+    return Runs(root)
 
 
 def test_readme_blocks_parse() -> None:
     """The README has examples for every subcommand, and the parser sees each one."""
-    blocks = parse(README.read_text(encoding="utf-8"))
-    cmds = [c.text for b in blocks for c in b.commands]
+    cmds = [c.text for b in BLOCKS for c in b.commands]
     assert len(cmds) >= 30
     import typer.main
 
@@ -209,38 +326,73 @@ def test_readme_blocks_parse() -> None:
     assert names <= shown, f"subcommands without a README example: {sorted(names - shown)}"
 
 
-def test_readme_examples_run_as_shown(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    update = bool(request.config.getoption("--update-readme"))
-    text = README.read_text(encoding="utf-8")
-    blocks = parse(text)
-    root = _workspace(tmp_path)
-    failures: list[str] = []
-    skipped: list[str] = []
-    replace: list[tuple[Command, list[str], int]] = []
-    for b in blocks:
-        if b.skip is not None:
-            skipped.append(f"README.md:{b.line}: {b.skip}")
-            continue
-        if not SHARED.is_dir() and any("../shared" in c.text for c in b.commands):
-            skipped.append(f"README.md:{b.line}: ../shared/data is absent")
-            continue
-        for c in b.commands:
-            out, rc = run(c.text, root)
-            got = normalise(out)
-            ok = rc == c.exit_code and pattern(c.expected).match(got) is not None
-            if not ok:
-                failures.append(
-                    f"README.md:{c.line}: $ {c.text}\n  exit {rc} (shown {c.exit_code})\n"
-                    + "".join(f"  | {x}\n" for x in got.split("\n")[:40])
-                )
-                replace.append((c, got.rstrip("\n").split("\n") if got else [], rc))
-    if update and replace:
+def test_needs_follows_the_files_blocks_write() -> None:
+    """A block reads what the first block naming the same `demo/NAME` wrote; other paths do not count."""
+    text = "\n".join(
+        [
+            "```console",
+            "$ contracts ingest x -o demo/corpus",
+            "```",
+            "```console",
+            "$ contracts mine demo/corpus -o demo/c.json && cp -r demo/corpus demo/copy",
+            "```",
+            "```console",
+            "$ contracts check -c demo/c.json y -o .demo/r.jsonl && ls docs/demo/corpus",
+            "```",
+            "```console",
+            "$ python -c \"open('demo/copy/calls.parquet')\"; contracts rules demo/c.json",
+            "```",
+        ]
+    )
+    assert needs(parse(text)) == [(), (0,), (1,), (1,)]
+    # on the README itself: the rules examples read the contract set the mine example wrote
+    mine = next(
+        i for i, b in enumerate(BLOCKS) if any("-o demo/contracts.json" in c.text for c in b.commands)
+    )
+    rules = [
+        i for i, b in enumerate(BLOCKS) if b.commands and b.commands[0].text.startswith("contracts rules")
+    ]
+    assert rules and all(NEEDS[i] == (mine,) for i in rules)
+
+
+def _rewrite(runs: Runs, i: int, replace: list[tuple[int, list[str], int]]) -> None:
+    """Replace, in README.md, the shown output of commands `replace` of block `i` (re-read under a lock:
+    other workers may have rewritten other blocks, moving its lines)."""
+    with _locked(runs.root / "README.lock"):
+        text = README.read_text(encoding="utf-8")
+        blocks = parse(text)
+        assert len(blocks) == len(BLOCKS) and [c.text for c in blocks[i].commands] == [
+            c.text for c in BLOCKS[i].commands
+        ], "README.md's commands changed during the run"
         lines = text.split("\n")
-        for c, got_lines, rc in sorted(replace, key=lambda t: -t[0].out_start):
-            new = reelide(c.expected, got_lines) + ([f"[exit {rc}]"] if rc else [])
-            lines[c.out_start : c.out_end] = new
+        for k, got_lines, rc in sorted(replace, key=lambda t: -blocks[i].commands[t[0]].out_start):
+            c = blocks[i].commands[k]
+            lines[c.out_start : c.out_end] = reelide(c.expected, got_lines) + ([f"[exit {rc}]"] if rc else [])
         README.write_text("\n".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("i", range(len(BLOCKS)), ids=[f"README.md:{b.line}" for b in BLOCKS])
+def test_readme_block_runs_as_shown(i: int, readme_runs: Runs, request: pytest.FixtureRequest) -> None:
+    b = BLOCKS[i]
+    why = skip_reason(i)
+    if why is not None:
+        pytest.skip(f"README.md:{b.line}: {why}")
+    outs, changed = readme_runs.get(i)
+    failures: list[str] = []
+    replace: list[tuple[int, list[str], int]] = []
+    for k, (c, (got, rc)) in enumerate(zip(b.commands, outs, strict=True)):
+        if rc == c.exit_code and pattern(c.expected).match(got) is not None:
+            continue
+        failures.append(
+            f"README.md:{c.line}: $ {c.text}\n  exit {rc} (shown {c.exit_code})\n"
+            + "".join(f"  | {x}\n" for x in got.split("\n")[:40])
+        )
+        replace.append((k, got.rstrip("\n").split("\n") if got else [], rc))
+    if request.config.getoption("--update-readme") and replace:
+        _rewrite(readme_runs, i, replace)
         pytest.fail(f"README.md rewritten for {len(replace)} commands: shorten long outputs with … by hand")
-    for s in skipped:
-        print(f"skipped {s}")
+    assert not changed, (
+        f"README.md:{b.line}: the block changes files that earlier blocks wrote, {changed}: a later "
+        "block would see them changed or not depending on the order; write a new name under demo/"
+    )
     assert not failures, "README examples whose output differs:\n" + "\n".join(failures)
