@@ -305,13 +305,13 @@ def repair_replay_command(
         say_anchor(err, f"ledger {ledger_dir}: {summary.entries} entries, frozen", summary.head, summary.root)
 
 
-def _rate_cells(r: dict[str, Any] | None) -> tuple[str, str, str]:
-    """A rate as (value, 95% interval, numerator/denominator) cells."""
+def _rate_cells(r: dict[str, Any] | None, digits: int = 3) -> tuple[str, str, str]:
+    """A rate as (value, 95% interval, numerator/denominator) cells, with `digits` decimals."""
     if not r or r.get("value") is None:
         return "–", "", ""
-    iv = "" if r.get("low") is None else f"[{r['low']:.3f}, {r['high']:.3f}]"
+    iv = "" if r.get("low") is None else f"[{r['low']:.{digits}f}, {r['high']:.{digits}f}]"
     nd = "" if r.get("numerator") is None else f"{r['numerator']}/{r['denominator']}"
-    return f"{r['value']:.3f}", iv, nd
+    return f"{r['value']:.{digits}f}", iv, nd
 
 
 def repair_score_command(
@@ -408,8 +408,8 @@ def repair_score_command(
             title=f"repair score: {pol}, {report['cases']} cases (95% bootstrap CI)",
         )
 
-        def rate(label: str, r: dict[str, Any] | None) -> None:
-            table.add_row(label, *_rate_cells(r))
+        def rate(label: str, r: dict[str, Any] | None, digits: int = 3) -> None:
+            table.add_row(label, *_rate_cells(r, digits))
 
         def note(label: str, value: str) -> None:
             table.add_row(label, value, "", "")
@@ -431,7 +431,9 @@ def repair_score_command(
         if report["trajectory_success"] is not None:
             rate("trajectory_success", report["trajectory_success"])
             shown.append("trajectory_success")
-        rate("p95 step latency ms", report["latency_p95_ms"])
+        # wall-clock milliseconds to 0.1 ms: finer digits are noise, and they would widen the CI column
+        # (and so every row) whenever a slow step pushes the interval past 10 ms
+        rate("p95 step latency ms", report["latency_p95_ms"], digits=1)
         for fam, f in report["by_family"].items():
             rate(f"{fam} ({f['cases']}) M_object", f["m_object"])
         for fam, f in report["by_tool_family"].items():
