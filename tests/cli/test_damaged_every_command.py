@@ -358,3 +358,30 @@ def test_open_checks_footers_and_the_reject_count(small_corpus: tuple[Path, Path
         r = CliRunner().invoke(app, ["corpus", "info", str(d)])
         line = _one_error_line(r, name)
         assert f"damaged corpus: {name} {says[name]}" in line, line
+
+
+def test_a_footer_polars_reads_but_pyarrow_does_not_is_named(
+    small_corpus: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Byte flips in the footer's metadata can leave a footer polars accepts and pyarrow (which reads
+    the row-group index) cannot decode: `Corpus.open` must still refuse with the file's name, never let
+    pyarrow's error escape unnamed (found by the random-damage test above)."""
+    from output_contracts.errors import ContractsError
+    from output_contracts.traces.corpus import Corpus
+
+    src, _ = small_corpus
+    raw = (src / "leaves.parquet").read_bytes()
+    refused = 0
+    for back in range(9, 90):  # the footer's last bytes, before its length and the PAR1 magic
+        d = tmp_path / f"b{back}"
+        shutil.copytree(src, d)
+        bad = bytearray(raw)
+        bad[len(bad) - back] ^= 0xDC
+        (d / "leaves.parquet").write_bytes(bytes(bad))
+        try:
+            Corpus.open(d)
+        except ContractsError as e:
+            refused += 1
+            assert "leaves.parquet" in str(e), (back, str(e))
+        shutil.rmtree(d)
+    assert refused > 0
