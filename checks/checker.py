@@ -29,7 +29,7 @@ from typing import Any, Literal
 import orjson
 import polars as pl
 
-from output_contracts.checks.receipts import Receipt, recovery_plan
+from output_contracts.checks.receipts import Receipt, planned_receipt
 from output_contracts.errors import CheckError, ContractsError
 from output_contracts.jsonutil import canonical_str, sha256_hex
 from output_contracts.progress import NULL_PROGRESS, Progress
@@ -98,15 +98,7 @@ def check_call(
     vs = compiled_violations(contracts, tool, arguments, result, fold=fold, memory=memory, call_id=call_id)
     if not vs:
         return None
-    rec, inferred = recovery_plan(contracts, tool, visible_tools)
-    return Receipt(
-        tool=tool,
-        result=result,
-        violations=tuple(vs),
-        recovery_tools=tuple(rec),
-        encoder=encoder,
-        recovery_inferred=inferred,
-    )
+    return planned_receipt(contracts, tool, result, vs, visible_tools, encoder=encoder)
 
 
 def check_corpus(
@@ -281,17 +273,16 @@ def receipts_from_frame(
         )
         for cid, source, line, call_id, trace_id, tool, res in rows.iter_rows():
             vs = grouped.get(cid, [])
-            rec, inferred = recovery_plan(contracts, tool, visible.get(trace_id))
-            yield Receipt(
-                tool=tool,
-                result=orjson.loads(res) if res is not None else None,
-                violations=tuple(sorted(vs, key=Violation.sort_key)),
-                recovery_tools=tuple(rec),
+            yield planned_receipt(
+                contracts,
+                tool,
+                orjson.loads(res) if res is not None else None,
+                sorted(vs, key=Violation.sort_key),
+                visible.get(trace_id),
+                encoder=encoder,
                 call_id=call_id,
                 source=source,
                 line=line,
-                encoder=encoder,
-                recovery_inferred=inferred,
             )
 
 
@@ -600,17 +591,16 @@ def check_lines(
         )
         receipt = None
         if vs or include_all:
-            rec, inferred = recovery_plan(contracts, tool, visible.get(trace_id))
-            receipt = Receipt(
-                tool=tool,
-                result=result,
-                violations=tuple(vs),
-                recovery_tools=tuple(rec),
+            receipt = planned_receipt(
+                contracts,
+                tool,
+                result,
+                vs,
+                visible.get(trace_id),
+                encoder=encoder,
                 call_id=call_id,
                 source=source,
                 line=line,
-                encoder=encoder,
-                recovery_inferred=inferred,
             )
         return StreamItem("call", tool, receipt, n)
 

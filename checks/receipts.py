@@ -128,6 +128,34 @@ def recovery_plan(
     return out, inferred and len(out) > 1
 
 
+def planned_receipt(
+    contracts: ContractSet,
+    tool: str,
+    result: Any,
+    violations: Sequence[Violation],
+    visible_tools: Sequence[str] | None,
+    *,
+    encoder: str = "v2",
+    call_id: str | None = None,
+    source: str | None = None,
+    line: int | None = None,
+) -> Receipt:
+    """The receipt of one call with its recovery plan (the tool itself, then its substitutes among
+    `visible_tools`): the one way every checking path builds it."""
+    rec, inferred = recovery_plan(contracts, tool, visible_tools)
+    return Receipt(
+        tool=tool,
+        result=result,
+        violations=tuple(violations),
+        recovery_tools=tuple(rec),
+        call_id=call_id,
+        source=source,
+        line=line,
+        encoder=encoder,
+        recovery_inferred=inferred,
+    )
+
+
 def _check_encoder(encoder: str) -> None:
     if encoder not in ENCODERS:
         raise CheckError(
