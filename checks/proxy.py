@@ -50,6 +50,7 @@ import orjson
 
 from output_contracts.checks.api import Checker, Session
 from output_contracts.errors import CheckError, UsageError
+from output_contracts.jsonutil import chunked_lines
 from output_contracts.traces.registry import schema_types
 
 RECEIPT_PLACES = ("text", "meta")
@@ -137,18 +138,7 @@ def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
     except (AttributeError, OSError, ValueError):
         yield from iter(stream.readline, b"")
         return
-    buf = b""
-    while True:
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            break
-        buf += chunk
-        if b"\n" in chunk:
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                yield line + b"\n"
-    if buf:
-        yield buf
+    yield from chunked_lines(lambda n: os.read(fd, n))
 
 
 def call_payload(result: dict[str, Any]) -> tuple[bool, Any]:

@@ -53,7 +53,7 @@ from output_contracts.cli.common import (
 )
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
-from output_contracts.jsonutil import atomic_write_bytes, canonical_json
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_lines
 from output_contracts.rules.model import CODES, ContractSet
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.sources import is_corpus, open_corpus
@@ -97,22 +97,7 @@ def _stdin_lines(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[b
     waits gets that line's receipt before `check -` waits for the next. The bytes of each line are those
     `readline` gives, so the output is the same byte for byte.
     """
-    read = getattr(stdin, "read1", stdin.read)
-    rest = b""
-    while True:
-        before_wait()
-        chunk = read(READ_CHUNK)
-        if not chunk:
-            break
-        data = rest + chunk if rest else chunk
-        start = 0
-        find = data.find
-        while (end := find(b"\n", start)) >= 0:
-            yield data[start : end + 1]
-            start = end + 1
-        rest = data[start:]
-    if rest:
-        yield rest
+    return chunked_lines(getattr(stdin, "read1", stdin.read), before_wait, READ_CHUNK)
 
 
 def _receipt_stream(

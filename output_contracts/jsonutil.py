@@ -13,7 +13,7 @@ import hashlib
 import math
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +158,40 @@ def _umask() -> int:
 def write_json(path: str | os.PathLike[str], value: Any) -> None:
     """Atomically write `value` as pretty canonical JSON."""
     atomic_write_bytes(path, pretty_json(value))
+
+
+def chunked_lines(
+    read: Callable[[int], bytes], before_read: Callable[[], None] | None = None, size: int = 1 << 16
+) -> Iterator[bytes]:
+    """The lines (each with its newline; the last one as it ends) of a byte stream read by
+    `read(size)` until it returns nothing, with `before_read()` called before each read (a caller
+    flushes its output there, so an interactive writer gets its answer before the reader blocks).
+
+    A line longer than one chunk is kept as a list of pieces joined once its newline arrives, so a
+    long line costs its length in copying, not its length times the number of reads."""
+    pending: list[bytes] = []
+    while True:
+        if before_read is not None:
+            before_read()
+        chunk = read(size)
+        if not chunk:
+            break
+        find = chunk.find
+        end = find(b"\n")
+        if end < 0:
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(chunk[: end + 1])
+            yield b"".join(pending)
+            pending.clear()
+        else:
+            yield chunk[: end + 1]
+        start = end + 1
+        while (end := find(b"\n", start)) >= 0:
+            yield chunk[start : end + 1]
+            start = end + 1
+        if start < len(chunk):
+            pending.append(chunk[start:])
+    if pending:
+        yield b"".join(pending)

@@ -77,6 +77,8 @@ class Seen(NamedTuple):
 _ABSENT = object()
 #: A pointer's steps: per token, the object key and the array index it names (None: no index).
 Steps = tuple[tuple[str, int | None], ...]
+#: Paths whose steps `steps_of` keeps (the cache is emptied when full).
+STEPS_CACHE_SIZE = 4096
 _STEPS: dict[str, Steps | None] = {}
 
 
@@ -86,19 +88,19 @@ def steps_of(path: str) -> Steps | None:
     hit = _STEPS.get(path, _ABSENT)
     if hit is not _ABSENT:
         return hit  # type: ignore[return-value]
+    steps: Steps | None = ()
     out: list[tuple[str, int | None]] = []
     for tok in path.split("/")[1:]:
         if tok.isdigit() and not tok.isascii():
-            out = []
+            steps = None
             break
         out.append((unescape_token(tok), int(tok) if tok.isdigit() else None))
     else:
-        if len(_STEPS) >= 4096:
-            _STEPS.clear()
-        _STEPS[path] = tuple(out)
-        return _STEPS[path]
-    _STEPS[path] = None
-    return None
+        steps = tuple(out)
+    if len(_STEPS) >= STEPS_CACHE_SIZE:  # bounded, whatever the paths (non-ASCII digits included)
+        _STEPS.clear()
+    _STEPS[path] = steps
+    return steps
 
 
 def walk(doc: Any, path: str) -> Any:
