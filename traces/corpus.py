@@ -268,7 +268,7 @@ def _check_footer(f: Path, entry: dict[str, Any]) -> None:
         raise TraceError(
             f"damaged corpus: {f.name} has other columns than corpus.json records", source=str(f)
         )
-    if meta is not None:  # the task index mining reads parts by: it must describe this file
+    if meta is not None and isinstance(groups, list):  # the task index mining reads parts by
         have = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
         if have != [g.get("rows") for g in groups if isinstance(g, dict)]:
             raise TraceError(
