@@ -18,7 +18,7 @@ from polars.testing import assert_frame_equal
 
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.mining.data import _read_chunk, leaf_rows, load
+from output_contracts.mining.data import _read_chunk, _read_leaves, leaf_rows, load
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import CORPUS_FORMAT_VERSION, MANIFEST_FILE, Corpus
 from output_contracts.traces.ingest import ingest
@@ -95,10 +95,29 @@ def test_view_reads_the_same_rows_as_the_leaves(sample_corpus: Corpus) -> None:
     old = replace(data, view=None)
     rows = leaf_rows(sample_corpus)
     for start, n in ((0, rows), (rows // 3, rows // 2), (rows - 7, 100)):
-        assert_frame_equal(_read_chunk(data, None, start, n), _read_chunk(old, None, start, n))
+        got = _read_chunk(data, None, start, n)
+        _assert_codes(got)
+        assert_frame_equal(got.drop("sc"), _read_chunk(old, None, start, n))
     for tools in (["get_order"], ["get_order", "search_products"]):
         t = load(sample_corpus, clean="reward", k=3, seed=1, tools=tools)
-        assert_frame_equal(_read_chunk(t, None, 0, rows), _read_chunk(replace(t, view=None), None, 0, rows))
+        got = _read_chunk(t, None, 0, rows)
+        _assert_codes(got)
+        assert_frame_equal(got.drop("sc"), _read_chunk(replace(t, view=None), None, 0, rows))
+
+
+def _assert_codes(leaves: pl.DataFrame) -> None:
+    """`sc` codes its strings one to one: null exactly where `str` is, one code per distinct string."""
+    assert leaves["sc"].is_null().equals(leaves["str"].is_null())
+    pairs = leaves.select("sc", "str").drop_nulls().unique()
+    assert pairs.height == pairs["sc"].n_unique() == pairs["str"].n_unique() > 0
+
+
+def test_codes_without_the_view(sample_corpus: Corpus) -> None:
+    """Leaves read without a view get their codes per frame (`with_codes`), one to one as well."""
+    data = replace(load(sample_corpus, clean="ok", k=5, seed=13, tools=None), view=None, decode=None)
+    leaves, _ = _read_leaves(data, None, 0, leaf_rows(sample_corpus))
+    _assert_codes(leaves)
+    assert leaves["sc"].n_unique() > 1000
 
 
 def test_sample_world_byte_identical_with_and_without_view(sample_corpus: Corpus, tmp_path: Path) -> None:
