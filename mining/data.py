@@ -89,11 +89,11 @@ class Leaves:
     def scan_paths(self, pids: Sequence[int]) -> pl.LazyFrame:
         """Clean leaves of the given patterns with their concrete `path` (kept in memory for wildcard
         patterns only: array instances are paired by index): cid, pid, path, code, cls, num, str, fold,
-        task (the leaves' own task codes: compare them only with each other)."""
+        task (the leaves' own task codes: compare them only with each other), sc."""
         return (
             self.leaves.lazy()
             .filter(pl.col("pid").is_in(list(pids)))
-            .select("cid", "pid", "path", "code", "cls", "num", "str", "fold", "task")
+            .select("cid", "pid", "path", "code", "cls", "num", "str", "fold", "task", "sc")
         )
 
 
