@@ -32,7 +32,7 @@ def frames(draw: st.DrawFn) -> pl.DataFrame:
     return pl.DataFrame(cols)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(frames())
 def test_distinct_is_unique(frame: pl.DataFrame) -> None:
     cols = frame.columns
