@@ -55,8 +55,9 @@ def patterns_of(
     which objects are maps (a second, narrow read gives task counts for the few parents only the
     open-key-set test can decide). `patterns`: pid (dense, in tool/side/pattern order over generalized
     patterns), tool, side, pattern, wild. `literal`: tool, side, pattern (literal), pid, wild — the
-    join table of `_read_chunk`."""
-    seen = [] if view is None else [_view_counts(view, leaf_rows(corpus), tools, unclean)]
+    join table of `_read_chunk`. `view`: the corpus's mining view, `View.selecting` the same tools and
+    calls, read instead of the leaves."""
+    seen = [] if view is None else [_view_counts(view, leaf_rows(corpus))]
     for start in range(0, max(leaf_rows(corpus), 1) if view is None else 0, READ_CHUNK_ROWS):
         lf = _clean_scan(corpus, tools, unclean, start)
         seen.append(
@@ -103,7 +104,7 @@ def patterns_of(
     cands = map_keys.open_candidates(stats, decided)
     while cands - set(evidence):
         new = cands - set(evidence)
-        evidence.update(_open_evidence(corpus, tools, unclean, stats, decided, new))
+        evidence.update(_open_evidence(corpus, tools, unclean, stats, decided, new, view))
         decided = map_keys.decide(stats, evidence, declared)
         cands = map_keys.open_candidates(stats, decided)
     lit = map_keys.literal_table(stats, decided).join(
@@ -129,13 +130,11 @@ def patterns_of(
     return patterns, literal, maps
 
 
-def _view_counts(
-    view: View, rows: int, tools: Sequence[str] | None, unclean: pl.DataFrame | None
-) -> pl.DataFrame:
+def _view_counts(view: View, rows: int) -> pl.DataFrame:
     """The per-chunk counts of `patterns_of` (tool, side, pattern, code, n) from the mining view: one
     integer group-by per chunk, the strings joined to the (few) groups."""
     counts = [
-        view.scan(start, READ_CHUNK_ROWS, tools, unclean)
+        view.scan(start, READ_CHUNK_ROWS)
         .group_by((pl.col("lpat").cast(_U64) * 8 + pl.col("kind").cast(_U64)).alias("lk"))
         .agg(pl.len().alias("n"))
         .collect()
@@ -172,9 +171,11 @@ def _open_evidence(
     stats: pl.DataFrame,
     decided: Mapping[tuple[str, str], frozenset[str]],
     cands: set[tuple[str, str, str]],
+    view: View | None = None,
 ) -> dict[tuple[str, str, str], map_keys.OpenEvidence]:
     """Distinct tasks of each open-key-set candidate parent and of each of its keys: (literal pattern,
-    task) pairs of only those patterns, read in chunks and made unique."""
+    task) pairs of only those patterns, read in chunks and made unique (from the mining view's integer
+    codes when there is one: a task's code stands for its id, one to one)."""
     lit = map_keys.literal_table(stats, decided).with_columns(
         pl.col("gpattern").str.replace(r"/[^/]*$", "").alias("gparent")
     )
@@ -192,7 +193,20 @@ def _open_evidence(
         ]
     ).select("tool", "side", "pattern", "gpattern", "cand", "is_parent")
     pairs = []
-    for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
+    if view is not None:
+        lpats = view.lpats.join(
+            role.select("tool", "side", "pattern").unique(), on=["tool", "side", "pattern"]
+        )
+        for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
+            pairs.append(
+                view.scan(start, READ_CHUNK_ROWS)
+                .filter(pl.col("lpat").is_in(lpats["lpat"].cast(pl.UInt32).implode()))
+                .select("lpat", pl.col("task").alias("task_id"))
+                .unique()
+                .collect()
+            )
+        pairs = [pl.concat(pairs).join(lpats, on="lpat").select("tool", "side", "pattern", "task_id")]
+    for start in range(0, max(leaf_rows(corpus), 1) if view is None else 0, READ_CHUNK_ROWS):
         lf = _clean_scan(corpus, tools, unclean, start)
         pairs.append(
             lf.select(

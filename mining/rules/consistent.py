@@ -42,6 +42,7 @@ from output_contracts.mining.data import (
     KIND_CODE,
     SCALAR_CLASSES,
     Leaves,
+    View,
     by_checker,
     cand_frame,
     fold_examples,
@@ -116,6 +117,35 @@ def episode_links(patterns: pl.DataFrame) -> list[tuple[str, ...]]:
     return sorted(out)
 
 
+def _view_touches(view: View, others: pl.DataFrame) -> pl.DataFrame:
+    """The touches (trace, ord, key) of the calls `others` (cid, trace, ord), read from the mining
+    view's integer columns (only their few strings decoded) instead of `leaves.parquet`: the same rows
+    as `Consistent.plan` reads there. The view is read whole, not `View.scan`: these calls are the ones
+    mining leaves out."""
+    calls = view.cids.search_sorted(others["cid"]).cast(pl.UInt32)
+    at = others.select(calls.alias("call"), "trace", "ord")
+    args = view.lpats.filter(pl.col("side") == "arg")["lpat"].cast(pl.UInt32)
+    kind = pl.col("kind")
+    raw = (
+        pl.scan_parquet(view.path)
+        .filter(
+            pl.col("call").is_in(calls.implode())
+            & pl.col("lpat").is_in(args.implode())
+            & kind.is_in([KIND_CODE["string"], KIND_CODE["int"]])
+        )
+        .select("call", "kind", "num", "str")
+        .collect()
+    )
+    return (
+        raw.with_columns(view.strings.gather(raw["str"]).alias("str"))
+        .join(at, on="call")
+        .select(
+            "trace", "ord", entity_expr(kind == KIND_CODE["string"], kind == KIND_CODE["int"]).alias("key")
+        )
+        .filter(pl.col("key").is_not_null())
+    )
+
+
 class Consistent:
     """The CONSISTENT rule class."""
 
@@ -171,6 +201,13 @@ class Consistent:
         others = everything.join(clean, on="cid", how="anti").select("cid", "trace", "ord")
         kind = pl.col("kind")
         # the touches of the calls mining has no leaves of (errors, calls of tools left out): few
+        if ctx.data.view is not None:
+            return {
+                "cands": cand,
+                "pids": pids,
+                "order": order,
+                "touches": _view_touches(ctx.data.view, others),
+            }
         other_touches = (
             corpus.scan_leaves()
             .filter(pl.col("side") == "arg")

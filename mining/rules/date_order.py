@@ -84,12 +84,20 @@ class DateOrder:
             .join(cands.lazy().select("pid", "gid", "depth", "pattern", "group"), on="pid", how="inner")
             .with_columns(
                 pl.when(pl.col("depth") == 0).then(pl.lit(0, pl.UInt64)).otherwise(inst.hash()).alias("ih"),
-                pl.when(pl.col("cls") == CLS_STR).then(pl.col("str")).alias("s"),
+                pl.when(pl.col("cls") == CLS_STR).then(pl.col("sc")).alias("sc"),
             )
-            .select("cid", "task", "fold", "gid", "ih", "pid", "s")
+            .select("cid", "task", "fold", "gid", "ih", "pid", "sc", "str")
             .collect()
         )
-        nodes = parse_iso(nodes, "s").drop("s")
+        # each distinct string parsed once (the calls of a task repeat the same dates), joined back on
+        # its code; non-strings (a null code) parse as null strings do
+        parsed = parse_iso(
+            nodes.select("sc", pl.when(pl.col("sc").is_not_null()).then(pl.col("str")).alias("s")).unique(
+                "sc", keep="any"
+            ),
+            "s",
+        ).drop("s")
+        nodes = nodes.drop("str").join(parsed, on="sc", how="left", nulls_equal=True).drop("sc")
         b = nodes.select(
             "cid",
             "gid",

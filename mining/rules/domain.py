@@ -64,13 +64,14 @@ def merge_string_values(ctx: MiningContext, rows: Sequence[pl.DataFrame]) -> pl.
 
 
 def pool_strings(part: Leaves, members: pl.DataFrame) -> pl.DataFrame:
-    """The string nodes of one task part at the members (pid, pool): pool, str, fold, task, cid."""
+    """The string nodes of one task part at the members (pid, pool): pool, str, sc (its code), fold,
+    task, cid."""
     return (
         part.result()
         .lazy()
         .filter((pl.col("cls") == CLS_STR) & pl.col("pid").is_in(members["pid"].implode()))
         .join(members.lazy(), on="pid")
-        .select("pool", "str", "fold", "task", "cid")
+        .select("pool", "str", "sc", "fold", "task", "cid")
         .collect()
     )
 

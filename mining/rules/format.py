@@ -33,7 +33,7 @@ from typing import Any
 import polars as pl
 
 from output_contracts.jsonutil import canonical_str
-from output_contracts.mining.data import CLS_STR, Leaves, cand_frame
+from output_contracts.mining.data import CLS_STR, Leaves, cand_frame, distinct
 from output_contracts.mining.params import FORMAT_MAX_SHAPES
 from output_contracts.mining.rules.base import MiningContext, paths_one
 from output_contracts.mining.rules.domain import (
@@ -44,6 +44,9 @@ from output_contracts.mining.rules.domain import (
     value_totals,
 )
 from output_contracts.rules.format import LEVELS, charset_keys, key_parts, loosen_expr, shape_expr
+
+#: One row per (pool, charset part, fold, task) of a part's strings.
+_CHARSET_COLS = ["pool", "prt", "fold", "task"]
 
 
 class Format:
@@ -66,13 +69,18 @@ class Format:
             return None
         rows = pool_strings(part, plan)
         # (pool, fold) totals once for both levels; the shapes of each distinct string once, joined to
-        # the distinct (pool, str, fold, task) tuples (the calls of a task repeat the same strings)
+        # the distinct (pool, string code, fold, task) tuples (the calls of a task repeat the same
+        # strings). Strings travel as their codes (`sc`): integers to hash, not text.
         totals = value_totals(rows)
-        pairs = rows.select("pool", "str", "fold", "task").unique()
+        pairs = distinct(rows, ["pool", "sc", "fold", "task"])
         # the exact shape of each distinct string once; everything else of each distinct exact shape once
         # (far fewer: the loose shape and the charset key are functions of the exact shape); the levels'
         # values as small integers through the counting, their text joined back to the counts
-        shapes = pairs.select("str").unique().with_columns(shape_expr("str", "exact").alias("exact"))
+        shapes = (
+            rows.select("sc", "str")
+            .unique("sc", keep="any")
+            .select("sc", shape_expr("str", "exact").alias("exact"))
+        )
         ex = (
             shapes.select("exact")
             .unique()
@@ -84,11 +92,15 @@ class Format:
         keys = charset_keys(ex, "exact")
         kid = keys.select("key").unique().sort("key").with_row_index("kid")
         ex = ex.join(lo, on="loose").join(keys.join(kid, on="key").select("exact", "kid"), on="exact")
-        pairs = pairs.join(shapes.join(ex.select("exact", "eid", "lid", "kid"), on="exact"), on="str")
+        pairs = pairs.join(shapes.join(ex.select("exact", "eid", "lid", "kid"), on="exact"), on="sc")
         parts = key_parts(kid).join(kid, on="key").select("kid", "part")
+        part_ids = parts.select("part").unique().sort("part").with_row_index("prt")
+        parts = parts.join(part_ids, on="part").select("kid", "prt")
 
-        def counted(col: str, text: pl.DataFrame, name: str) -> pl.DataFrame:
-            ids = pairs.select("pool", pl.col(col).alias("str"), "fold", "task")
+        def counted(
+            col: str, text: pl.DataFrame, name: str, frame: pl.DataFrame | None = None
+        ) -> pl.DataFrame:
+            ids = (pairs if frame is None else frame).select("pool", pl.col(col).alias("str"), "fold", "task")
             return (
                 value_tasks(ids)
                 .join(text.select(pl.col(col).alias("str"), pl.col(name).alias("_text")), on="str")
@@ -96,17 +108,13 @@ class Format:
                 .drop("_text")
             )
 
-        charset = (
-            pairs.select("pool", "kid", "fold", "task")
-            .unique()
-            .join(parts, on="kid")
-            .select("pool", pl.col("part").alias("str"), "fold", "task")
-            .unique()
+        charset = distinct(
+            distinct(pairs, ["pool", "kid", "fold", "task"]).join(parts, on="kid"), _CHARSET_COLS
         )
         by_level = {
             "exact": counted("eid", ex, "exact"),
             "loose": counted("lid", lo, "loose"),
-            "charset": value_tasks(charset),
+            "charset": counted("prt", part_ids, "part", charset),
         }
         return pl.concat(
             [pl.concat([by_level[lv], totals]).with_columns(pl.lit(lv).alias("level")) for lv in LEVELS]
