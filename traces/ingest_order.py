@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
 from output_contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.mining_view import ViewStage
 
 #: Leaf rows sorted in memory at once while writing (a range; a single larger task is one range).
 RANGE_ROWS = 2_000_000
@@ -198,10 +199,11 @@ def _writer(target: Path) -> pq.ParquetWriter:
 
 
 def _write_groups(
-    writer: pq.ParquetWriter, frame: pl.DataFrame, lens: list[int], names: list[str]
+    writer: pq.ParquetWriter, frame: pl.DataFrame, lens: list[int], names: list[str], view: ViewStage
 ) -> list[dict[str, Any]]:
     """Append task-ordered leaves (their task runs `lens`, `names`) as row groups that end at task
-    boundaries; returns the groups' `row_groups` entries."""
+    boundaries, and stage their view rows in `view`; returns the groups' `row_groups` entries."""
+    view.add(frame)
     table = frame.to_arrow()
     schema = _leaf_arrow_schema()
     if table.schema != schema:
@@ -225,6 +227,8 @@ class DirectLeaves:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        #: the view rows of the file, staged beside it
+        self.view = ViewStage(path.parent, "view-direct")
         self.open = True
         self.groups: list[dict[str, Any]] = []
         self._counts: list[pl.DataFrame] = []
@@ -240,7 +244,7 @@ class DirectLeaves:
         if self._writer is None:
             self._writer = _writer(self.path)
         lens, names = _task_runs(leaves)
-        self.groups += _write_groups(self._writer, leaves, lens, names)
+        self.groups += _write_groups(self._writer, leaves, lens, names, self.view)
         self._counts.append(counts)
         self._last = names[-1]
         return True
@@ -255,9 +259,12 @@ class DirectLeaves:
         return SortedRun(self.path, pl.concat(self._counts))
 
 
-def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dict[str, Any]]]:
-    """Merge sorted runs into one leaves file ordered by task at `target` (zstd); returns its rows and
-    its row groups (`rows`, `first_task`, `last_task`: the `row_groups` of corpus.json)."""
+def write_sorted(
+    runs: Sequence[SortedRun], target: Path, view: ViewStage
+) -> tuple[int, list[dict[str, Any]]]:
+    """Merge sorted runs into one leaves file ordered by task at `target` (zstd), its view rows staged
+    in `view`; returns its rows and its row groups (`rows`, `first_task`, `last_task`: the
+    `row_groups` of corpus.json)."""
     total = (
         pl.concat([r.counts for r in runs]).group_by("task").agg(pl.col("n").sum()).sort("task")
         if runs
@@ -290,7 +297,7 @@ def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dic
                     if any(a >= b for a, b in itertools.pairwise(names)):  # runs interleave: sort
                         frame = frame.sort(task_key(), maintain_order=True)
                         lens, names = _task_runs(frame)
-                    groups += _write_groups(writer, frame, lens, names)
+                    groups += _write_groups(writer, frame, lens, names, view)
                     rows += frame.height
                     del frame, taken
             finally:
