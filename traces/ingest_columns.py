@@ -11,7 +11,7 @@ run's and the commit's business (`ingest_run`, `ingest_commit`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -300,22 +300,82 @@ def truncate(cols: Columns, n: int) -> None:
     cols.n = n
 
 
+def add_call(
+    cols: Columns,
+    steps: dict[str, int],
+    sha: str,
+    line: int,
+    index: int,
+    trace_id: str,
+    task: str,
+    step: int | None,
+    tool: str,
+    status: str,
+    error: str | None,
+    arguments: dict[str, Any],
+    result: Any,
+    started_at: str | None,
+    labels: dict[str, Any],
+    source: str,
+    meta: dict[str, Any] | None,
+) -> None:
+    """Add one call from plain values: its step (given, else the calls seen so far in its trace, counted
+    in `steps`), its call id (source sha256, line, index); a value that cannot be encoded is a
+    `RecordError` naming the call, with nothing of it added. The one per-call body of `stage_calls`
+    and of the flat format's fused path (`ingest_read`)."""
+    seen = steps.get(trace_id, 0)
+    steps[trace_id] = seen + 1
+    try:
+        cols.add_fields(
+            make_call_id(sha, line, index),
+            trace_id,
+            task,
+            step if step is not None else seen,
+            tool,
+            status,
+            error,
+            arguments,
+            result,
+            started_at,
+            labels,
+            source,
+            line,
+            index,
+            meta,
+        )
+    except (TypeError, ValueError, RecursionError) as e:
+        why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
+        raise RecordError(f"call {index} ({tool}) {why}") from None
+
+
 def stage_calls(cols: Columns, parsed: Parsed, sha: str, steps: dict[str, int]) -> int:
     """Add a record's calls to the chunk; all or nothing (a bad value rejects the whole record)."""
-    done = 0
     start_n = cols.n
-    for call in parsed.calls:
-        seen = steps.get(call.trace_id, 0)
-        step = call.step if call.step is not None else seen
-        steps[call.trace_id] = seen + 1
+    for c in parsed.calls:
         try:
-            cols.add(call, make_call_id(sha, call.line, call.index), step)
-        except (TypeError, ValueError, RecursionError) as e:
+            add_call(
+                cols,
+                steps,
+                sha,
+                c.line,
+                c.index,
+                c.trace_id,
+                c.task,
+                c.step,
+                c.tool,
+                c.status,
+                c.error,
+                c.arguments,
+                c.result,
+                c.started_at,
+                c.labels,
+                c.source,
+                c.meta,
+            )
+        except RecordError:
             truncate(cols, start_n)
-            why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
-            raise RecordError(f"call {call.index} ({call.tool}) {why}") from None
-        done += 1
-    return done
+            raise
+    return len(parsed.calls)
 
 
 def episode_row(
@@ -341,24 +401,35 @@ def episode_row(
     )
 
 
+#: The columns of an `episode_row`, in its order.
+EPISODE_ROW_SCHEMA: dict[str, pl.DataType] = {
+    "trace_id": pl.String(),
+    "task_id": pl.String(),
+    "reward": pl.Float64(),
+    "labels": pl.String(),
+    "tools": pl.String(),
+    "source": pl.String(),
+    "line": pl.Int64(),
+    **LATE_EPISODE_COLUMNS,
+}
+
+
+def episode_frame(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    """Episode rows (`episode_row`) as a frame with `EPISODE_ROW_SCHEMA`."""
+    return pl.DataFrame(rows, schema=EPISODE_ROW_SCHEMA, orient="row")
+
+
 def finalize_episodes(
     calls_path: Path,
     old_episodes: Path | None,
     new_rows: list[tuple[Any, ...]],
     order: dict[str, int],
+    spilled: Sequence[Path] = (),
 ) -> pl.DataFrame:
-    """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format."""
-    info_schema = {
-        "trace_id": pl.String(),
-        "task_id": pl.String(),
-        "reward": pl.Float64(),
-        "labels": pl.String(),
-        "tools": pl.String(),
-        "source": pl.String(),
-        "line": pl.Int64(),
-        **LATE_EPISODE_COLUMNS,
-    }
-    frames = [pl.DataFrame(new_rows, schema=info_schema, orient="row")]
+    """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format.
+    `spilled` are files of episode rows (`episode_frame`) that came before `new_rows`."""
+    info_schema = EPISODE_ROW_SCHEMA
+    frames = [pl.read_parquet(p) for p in spilled] + [episode_frame(new_rows)]
     if old_episodes is not None and old_episodes.exists():
         old = pl.read_parquet(old_episodes)
         # a corpus written before the late columns existed: they are null there

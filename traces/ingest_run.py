@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import CALL_SCHEMA, REJECTS_FILE
-from output_contracts.traces.ingest_columns import Columns, canon
+from output_contracts.traces.ingest_columns import Columns, canon, episode_frame
 from output_contracts.traces.ingest_order import DirectLeaves, SortedRun, run_counts, write_run
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
@@ -50,8 +50,12 @@ class Run:
     episodes: list[tuple[Any, ...]] = field(default_factory=list)
     #: trace_id -> index in `episodes`. A flat file repeats its episode's facts (reward, tools) on every
     #: call; keeping one row per trace as they arrive makes this grow with traces, not calls (10M calls:
-    #: peak RSS 3.7 GiB instead of more than 9 GiB, measured in docs/performance.md).
+    #: peak RSS 3.7 GiB instead of more than 9 GiB, measured in docs/performance.md) ...
     episode_at: dict[str, int] = field(default_factory=dict)
+    #: ... and the rows are spilled with each chunk to a staged file, so they do not grow with the
+    #: input at all: a trace whose calls span chunks has a row in each, which `finalize_episodes`
+    #: merges by the same first-non-null rule as `add_episode`.
+    episode_files: list[Path] = field(default_factory=list)
     #: The last `tools` tuple seen and its canonical JSON: adapters hand the same tuple object to the
     #: records of an episode (the flat adapter to every record with the same list), so `is` finds it.
     #: The reference is held, so the identity cannot be reused by another tuple.
@@ -106,11 +110,23 @@ class Run:
         if self.cols.n >= self.chunk_rows:
             self.flush()
 
+    def spill_episodes(self) -> None:
+        """Write the episode rows held to a staged file and forget them."""
+        if not self.episodes:
+            return
+        path = self.stage / f"episodes-{len(self.episode_files):05d}.parquet"
+        with reading(self.out, writing=True):
+            episode_frame(self.episodes).write_parquet(path)
+        self.episode_files.append(path)
+        self.episodes = []
+        self.episode_at = {}
+
     def flush(self) -> None:
-        """Write the current chunk's calls (appended to the staged calls file) and leaves (one part),
-        then start a new chunk."""
+        """Write the current chunk's calls (appended to the staged calls file), leaves (one part) and
+        episode rows, then start a new chunk."""
         if self.cols.n == 0:
             return
+        self.spill_episodes()
         calls, leaves = self.cols.frames()
         counts = run_counts(leaves)  # leaves come ordered by task: a sorted run
         k = self.chunks
