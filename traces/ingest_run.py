@@ -128,6 +128,10 @@ class Run:
             return
         self.spill_episodes()
         calls, leaves = self.cols.frames()
+        # the chunk's Python lists are not needed past here: freed before the writers copy the frames
+        # (peak RSS is one chunk's lists or its frames and their Arrow copies, not both)
+        self.cols.release()
+        self.cols = Columns()
         counts = run_counts(leaves)  # leaves come ordered by task: a sorted run
         k = self.chunks
         lp = self.stage / f"leaves-{k:05d}.arrows"
@@ -141,8 +145,6 @@ class Run:
                 write_run(leaves, lp)
                 self.leaf_runs.append(SortedRun(lp, counts))
         self.chunks += 1
-        self.cols.release()
-        self.cols = Columns()
 
 
 #: Columns of `calls.parquet` without min/max statistics: the JSON texts, long, whose statistics cost

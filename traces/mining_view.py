@@ -94,10 +94,10 @@ class ViewStage:
         self.folder = folder
         self.name = name
         self.rows = 0
-        #: per staged frame: its rows file, its call runs file (`cid`, `n`), its task runs (`str`, `n`),
-        #: its strings (`str`; a local code is a row number) and its patterns (`tool`, `side`,
+        #: per staged frame: its rows file, its call runs file (`cid`, `n`), its strings file (`str`; a
+        #: local code is a row number), its task runs (`str`, `n`) and its patterns (`tool`, `side`,
         #: `pattern`; a local lpat is a row number)
-        self.frames: list[tuple[Path, Path, pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
+        self.frames: list[tuple[Path, Path, Path, pl.DataFrame, pl.DataFrame]] = []
 
     def add(self, leaves: pl.DataFrame) -> None:
         """Stage the view rows of `leaves` (a frame with the corpus leaf schema, in written order)."""
@@ -155,7 +155,12 @@ class ViewStage:
             local.write_ipc(rows_file, compression="lz4")
             runs.write_ipc(runs_file, compression="lz4")
         task_runs = pl.DataFrame([task_names, tasks["len"].cast(pl.UInt32).alias("n")])
-        self.frames.append((rows_file, runs_file, task_runs, strings, pats.select("tool", "side", "pattern")))
+        strings_file = self.folder / f"{self.name}-strings-{k:05d}.arrow"
+        with reading(strings_file, writing=True):
+            strings.write_ipc(strings_file, compression="lz4")
+        self.frames.append(
+            (rows_file, runs_file, strings_file, task_runs, pats.select("tool", "side", "pattern"))
+        )
         self.rows += local.height
 
 
@@ -163,9 +168,13 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
     """Write the view of the staged frames (the whole `leaves.parquet`, in order) and the corpus calls
     file `calls` to `target(name)` for each of `VIEW_FILES`: the bytes `write_view` writes from the
     files; return the `corpus.json` file entries (rows, columns) of the three."""
-    string_parts = [f[3] for f in stage.frames] or [pl.DataFrame(schema=VIEW_STRINGS_SCHEMA)]
     pattern_parts = [f[4] for f in stage.frames] or [pl.DataFrame(schema=VIEW_PATTERNS_SCHEMA)]
-    strings = pl.concat(string_parts).unique().sort("str")
+    # the frames' strings were spilled as they came (they grow with the input); their union, streamed
+    strings = (
+        pl.concat([pl.scan_ipc(f[2]) for f in stage.frames]).unique().sort("str").collect(engine="streaming")
+        if stage.frames
+        else pl.DataFrame(schema=VIEW_STRINGS_SCHEMA)
+    )
     patterns = pl.concat(pattern_parts).unique().sort("tool", "side", "pattern")
     cids = pl.scan_parquet(calls).select(pl.col("cid").unique().sort()).collect()["cid"]
     schema = pl.DataFrame(schema=VIEW_SCHEMA).to_arrow().schema
@@ -176,8 +185,8 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
         with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
             held: list[pl.DataFrame] = []
             n_held = 0
-            for rows_file, runs_file, tasks, local_strings, local_pats in stage.frames:
-                smap = strings["str"].search_sorted(local_strings["str"]).cast(pl.UInt32)
+            for rows_file, runs_file, strings_file, tasks, local_pats in stage.frames:
+                smap = strings["str"].search_sorted(pl.read_ipc(strings_file)["str"]).cast(pl.UInt32)
                 pmap = local_pats.join(
                     lpat_of, on=["tool", "side", "pattern"], how="left", maintain_order="left"
                 )["lpat"]
