@@ -21,7 +21,7 @@ import polars as pl
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
 from output_contracts.traces.formats.base import Parsed, RecordError
-from output_contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.leaves import KIND_DTYPE, KINDS, LEAF_SCHEMA
 from output_contracts.traces.model import Episode, ToolCall, make_call_id
 
 
@@ -41,11 +41,15 @@ _CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
 _LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
     "path": pl.String(),
     "pattern": pl.String(),
-    "kind": pl.String(),
+    "kind": pl.UInt8(),  # the index in KINDS: a small int per node, not a string (issue 21)
     "num": pl.Float64(),
     "str": pl.String(),
     "len": pl.Int64(),
 }
+#: The kinds as an Enum series: the walk writes a kind as its index here (0 null, 1 bool, 2 int,
+#: 3 float, 4 string, 5 array, 6 object), which one gather turns into the column.
+_KIND_ENUM = pl.Series("kind", KINDS, dtype=KIND_DTYPE)
+assert KINDS == ("null", "bool", "int", "float", "string", "array", "object"), "the walk's kind codes"
 _CALL_W = len(_CALL_ROW_SCHEMA)
 _LEAF_W = len(_LEAF_ROW_SCHEMA)
 
@@ -88,7 +92,10 @@ class Columns:
     def rows(self) -> list[tuple[Any, ...]]:
         """The leaf rows as tuples (path, pattern, kind, num, str, len): for tests, not the hot path."""
         f = self.flat
-        return list(zip(*(f[i::_LEAF_W] for i in range(_LEAF_W)), strict=True))
+        kinds = [KINDS[k] for k in f[2::_LEAF_W]]
+        return list(
+            zip(f[0::_LEAF_W], f[1::_LEAF_W], kinds, *(f[i::_LEAF_W] for i in range(3, _LEAF_W)), strict=True)
+        )
 
     def _make_walker(self) -> Callable[[Any, str, str], None]:
         R = self.flat.extend
@@ -112,7 +119,7 @@ class Columns:
         def walk(v: Any, path: str, pat: str) -> None:
             t = type(v)
             if t is dict:
-                R((path, pat, "object", None, None, len(v)))
+                R((path, pat, 6, None, None, len(v)))
                 key = (path, pat, tuple(v))
                 paths = shapes.get(key)
                 if paths is None:
@@ -120,32 +127,32 @@ class Columns:
                 for (p, q), c in zip(paths, v.values()):  # noqa: B905 (same length: the key holds the keys)
                     ct = type(c)
                     if ct is str:
-                        R((p, q, "string", None, c, len(c)))
+                        R((p, q, 4, None, c, len(c)))
                     elif ct is int:
-                        R((p, q, "int", float(c), None, None))
+                        R((p, q, 2, float(c), None, None))
                     elif ct is float:
-                        R((p, q, "float", c, None, None))
+                        R((p, q, 3, c, None, None))
                     elif ct is bool:
-                        R((p, q, "bool", 1.0 if c else 0.0, None, None))
+                        R((p, q, 1, 1.0 if c else 0.0, None, None))
                     elif c is None:
-                        R((p, q, "null", None, None, None))
+                        R((p, q, 0, None, None, None))
                     else:
                         walk(c, p, q)
             elif t is list:
-                R((path, pat, "array", None, None, len(v)))
+                R((path, pat, 5, None, None, len(v)))
                 q = pat + "/*"
                 for i, c in enumerate(v):
                     walk(c, f"{path}/{i}", q)
             elif t is str:
-                R((path, pat, "string", None, v, len(v)))
+                R((path, pat, 4, None, v, len(v)))
             elif t is bool:
-                R((path, pat, "bool", 1.0 if v else 0.0, None, None))
+                R((path, pat, 1, 1.0 if v else 0.0, None, None))
             elif t is int:
-                R((path, pat, "int", float(v), None, None))
+                R((path, pat, 2, float(v), None, None))
             elif t is float:
-                R((path, pat, "float", v, None, None))
+                R((path, pat, 3, v, None, None))
             elif v is None:
-                R((path, pat, "null", None, None, None))
+                R((path, pat, 0, None, None, None))
             else:
                 raise TypeError(f"not a JSON value at '{path}': {t.__name__}")
 
@@ -262,6 +269,7 @@ class Columns:
             schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
         ).with_columns(pl.col("n").cum_sum().alias("end"))
         leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
+        leaves = leaves.with_columns(_KIND_ENUM.gather(leaves.get_column("kind")))
         ordered = rank.is_sorted()  # calls already in task order (a file written task by task): no gather
         if not ordered:
             seg = seg.with_columns(rank.gather(seg.get_column("ci")).alias("rank"))
