@@ -2,10 +2,11 @@
 
 `Run` owns the staging folder's contents while sources are read: the current chunk of calls
 (`Columns`), what is already flushed (every `chunk_rows` calls, so memory is bounded by the chunk, not
-the input: the calls appended to one staged Parquet file, the leaves as below), the staged
-`rejects.jsonl`, and one episode-facts row per trace. Reading calls `reject`, `add_episode` and `flush`;
-commit reads `calls`, `episodes` and `n_rejects`. Kept apart from
-both so neither needs the other's internals.
+the input: the calls appended to one staged Parquet file, the leaves as below, with their mining
+view staged beside them), the staged `rejects.jsonl`, and one episode-facts row per trace of the
+chunk (spilled with it). Reading calls `reject`, `add_episode` and `flush`; commit reads `calls`,
+`episodes`, `episode_files` and `n_rejects`. Kept apart from both so neither needs the other's
+internals.
 """
 
 from __future__ import annotations
