@@ -36,10 +36,11 @@ from output_contracts.traces.mining_view import ViewStage
 RANGE_ROWS = 2_000_000
 #: Most rows per row group of `leaves.parquet`; groups end at task boundaries (`group_sizes`).
 ROW_GROUP_ROWS = 128 * 1024
-#: Rows decoded at a time from a sorted run. The merge holds one batch of every run (a run per chunk),
-#: so this bounds memory as the input grows: 200 runs of a 10M-call ingest hold 1.6M rows at 8192
-#: (13M at 64Ki, more than a range).
-_BATCH_ROWS = 8 * 1024
+#: Rows decoded at a time from a sorted run. The merge holds up to one batch of every run (a run per
+#: chunk), so this is memory that grows with the input: 200 runs of a 10M-call ingest may hold 13M
+#: rows. Smaller batches bound it (8Ki: 1.6M rows) but change `leaves.parquet`'s bytes (its content
+#: is the same: categorical dictionaries gathered from more batches make larger dictionary pages).
+_BATCH_ROWS = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -201,11 +202,17 @@ def _writer(target: Path) -> pq.ParquetWriter:
 
 
 def _write_groups(
-    writer: pq.ParquetWriter, frame: pl.DataFrame, lens: list[int], names: list[str], view: ViewStage
+    writer: pq.ParquetWriter,
+    frame: pl.DataFrame,
+    lens: list[int],
+    names: list[str],
+    view: ViewStage | None,
 ) -> list[dict[str, Any]]:
     """Append task-ordered leaves (their task runs `lens`, `names`) as row groups that end at task
-    boundaries, and stage their view rows in `view`; returns the groups' `row_groups` entries."""
-    view.add(frame)
+    boundaries, and stage their view rows in `view` (unless None); returns the groups' `row_groups`
+    entries."""
+    if view is not None:
+        view.add(frame)
     table = frame.to_arrow()
     schema = _leaf_arrow_schema()
     if table.schema != schema:
@@ -236,23 +243,40 @@ class DirectLeaves:
         self._counts: list[pl.DataFrame] = []
         self._last: str | None = None
         self._writer: pq.ParquetWriter | None = None
+        #: The first chunk, whose view rows are staged only once a second chunk continues the file (or
+        #: at `finish`): in an input not ordered by task the second chunk closes the file, which is then
+        #: merged with the runs, and its view rows would be staged twice.
+        self._first: pl.DataFrame | None = None
 
     def take(self, leaves: pl.DataFrame, counts: pl.DataFrame) -> bool:
         """Append a task-ordered chunk when it continues the file; False (and closed) otherwise."""
         first = counts.get_column("task")[0]
         if not self.open or (self._last is not None and first < self._last):
             self.open = False
+            self._first = None
             return False
         if self._writer is None:
             self._writer = _writer(self.path)
         lens, names = _task_runs(leaves)
-        self.groups += _write_groups(self._writer, leaves, lens, names, self.view)
+        self._stage_first()
+        self.groups += _write_groups(
+            self._writer, leaves, lens, names, None if not self._counts else self.view
+        )
+        if not self._counts:
+            self._first = leaves
         self._counts.append(counts)
         self._last = names[-1]
         return True
 
+    def _stage_first(self) -> None:
+        if self._first is not None:
+            self.view.add(self._first)
+            self._first = None
+
     def finish(self) -> SortedRun | None:
         """Close the file: the run it holds (None when no chunk went here)."""
+        if self.open:
+            self._stage_first()
         self.open = False
         if self._writer is None:
             return None
