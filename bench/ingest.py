@@ -2,6 +2,8 @@
 
     python bench/ingest.py                 # 1,000,000 calls (file cached in bench/data/)
     python bench/ingest.py --calls 100000 --chunk-rows 25000
+    python bench/ingest.py --calls 100000 --phases     # CPU seconds of ingest by phase
+    python bench/ingest.py --input retail.jsonl --phases  # another flat JSONL file (bench/tau_tools.py)
 
 The input is the sample world's flat JSONL (`bench/generate.py`, the same file `bench/run_all.py` and the
 other stage scripts read), generated once per (calls, seed, fault rate) and cached in `--data`, so reruns
@@ -48,6 +50,74 @@ print(time.perf_counter() - t, df.height, 0)
 """
 
 
+#: `--phases`: the real `ingest` with timers wrapped around its parts (nothing re-implemented here);
+#: each phase is exclusive of the phases it calls. "read" is everything per line outside the walk:
+#: reading, `orjson.loads`, validation, call ids, episode rows. The timers cost about 1 µs a call.
+CHILD_PHASES = """
+import collections, json, sys, time
+import output_contracts.traces.ingest_columns as C
+import output_contracts.traces.ingest_commit as K
+import output_contracts.traces.ingest_order as O
+import output_contracts.traces.ingest_read as R
+import output_contracts.traces.ingest_run as U
+import output_contracts.traces.mining_view as V
+from output_contracts.traces.ingest import ingest
+T = collections.defaultdict(float)
+inner = []
+def timed(owner, attr, name):
+    fn = getattr(owner, attr)
+    def run(*a, **kw):
+        t = time.process_time()
+        inner.append(0.0)
+        try:
+            return fn(*a, **kw)
+        finally:
+            d = time.process_time() - t
+            T[name] += d - inner.pop()
+            if inner:
+                inner[-1] += d
+    setattr(owner, attr, run)
+timed(R._SourceReader, "text_line", "read: lines, JSON, validation, ids, episode rows")
+timed(C.Columns, "add_fields", "leaf walk + canonical JSON texts")
+timed(C.Columns, "frames", "frames (columns from the walk's lists)")
+timed(U.StagedCalls, "write", "calls.parquet")
+timed(U.StagedCalls, "finish", "calls.parquet")
+timed(O.DirectLeaves, "take", "leaves.parquet: written directly")
+timed(U, "write_run", "leaves: sorted runs staged (Arrow)")
+timed(K, "write_sorted", "leaves.parquet: merged from sorted runs")
+timed(V.ViewStage, "add", "view: frames coded and staged")
+timed(K, "write_staged", "view: mapped to the corpus's codes, written")
+timed(K, "finalize_episodes", "episodes")
+timed(U.Run, "spill_episodes", "episodes")
+t = time.process_time()
+r = ingest([sys.argv[1]], sys.argv[2], chunk_rows=int(sys.argv[3]))
+total = time.process_time() - t
+T["other (commit, digests, glue)"] = total - sum(T.values())
+print(json.dumps({"phases": T, "total": total, "calls": r.calls, "leaves": r.leaves}))
+"""
+
+
+def print_phases(path: Path, chunk_rows: int, scratch: Path) -> None:
+    """Run `CHILD_PHASES` on `path` and print its table."""
+    import json
+
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD_PHASES, str(path), str(scratch / "corpus"), str(chunk_rows)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
+    r = json.loads(proc.stdout)
+    total = r["total"]
+    print(f"ingest by phase (CPU s; {r['calls']:,} calls, {r['leaves']:,} leaves)")
+    for name, cpu in sorted(r["phases"].items(), key=lambda kv: -kv[1]):
+        print(f"  {name:50} {cpu:8.2f} {100 * cpu / total:6.1f}%")
+    print(f"  {'total':50} {total:8.2f}")
+
+
 def run_child(code: str, *args: str) -> tuple[float, int, int, float, float]:
     """Run `code` in a fresh interpreter: (wall seconds, rows, leaves, CPU seconds, peak RSS MiB).
 
@@ -86,14 +156,21 @@ def main(argv: list[str] | None = None) -> int:
         help=f"rows a chunk (default {DEFAULT_CHUNK_ROWS:,}: ingest's own)",
     )
     ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
+    ap.add_argument("--input", type=Path, help="a flat JSONL file to ingest instead of the generated world")
+    ap.add_argument("--phases", action="store_true", help="only: CPU seconds of ingest by phase")
     ns = ap.parse_args(argv)
     t = time.perf_counter()
-    path = common.world_input(ns.calls, ns.seed, ns.fault_every, ns.data)
+    path = ns.input or common.world_input(ns.calls, ns.seed, ns.fault_every, ns.data)
     size_mb = path.stat().st_size / 2**20
-    print(
-        f"input: {path.name} ({ns.calls:,} calls, {size_mb:,.0f} MiB; ready in {time.perf_counter() - t:.1f} s)"
-    )
+    print(f"input: {path.name} ({size_mb:,.0f} MiB; ready in {time.perf_counter() - t:.1f} s)")
+    ns.data.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="ingest-bench-", dir=ns.data))
+    if ns.phases:
+        try:
+            print_phases(path, ns.chunk_rows, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return 0
     try:
         out = scratch / "corpus"
         ours, rows, leaves, cpu_ours, rss_ours = run_child(
@@ -102,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     theirs, rows_pl, _, cpu_theirs, _ = run_child(CHILD_POLARS, str(path))
-    assert rows == rows_pl == ns.calls, (rows, rows_pl, ns.calls)
+    assert rows == rows_pl and (ns.input or rows == ns.calls), (rows, rows_pl, ns.calls)
     print(
         f"contracts ingest  : {ours:7.2f} s wall {cpu_ours:7.2f} s CPU  {rows / ours:>10,.0f} calls/s  "
         f"({leaves:,} leaves)  peak RSS {rss_ours:,.0f} MiB"

@@ -11,7 +11,7 @@ run's and the commit's business (`ingest_run`, `ingest_commit`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import polars as pl
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
 from output_contracts.traces.formats.base import Parsed, RecordError
-from output_contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.leaves import KIND_DTYPE, KINDS, LEAF_SCHEMA
 from output_contracts.traces.model import Episode, ToolCall, make_call_id
 
 
@@ -41,11 +41,15 @@ _CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
 _LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
     "path": pl.String(),
     "pattern": pl.String(),
-    "kind": pl.String(),
+    "kind": pl.UInt8(),  # the index in KINDS: a small int per node, not a string (issue 21)
     "num": pl.Float64(),
     "str": pl.String(),
     "len": pl.Int64(),
 }
+#: The kinds as an Enum series: the walk writes a kind as its index here (0 null, 1 bool, 2 int,
+#: 3 float, 4 string, 5 array, 6 object), which one gather turns into the column.
+_KIND_ENUM = pl.Series("kind", KINDS, dtype=KIND_DTYPE)
+assert KINDS == ("null", "bool", "int", "float", "string", "array", "object"), "the walk's kind codes"
 _CALL_W = len(_CALL_ROW_SCHEMA)
 _LEAF_W = len(_LEAF_ROW_SCHEMA)
 
@@ -88,7 +92,10 @@ class Columns:
     def rows(self) -> list[tuple[Any, ...]]:
         """The leaf rows as tuples (path, pattern, kind, num, str, len): for tests, not the hot path."""
         f = self.flat
-        return list(zip(*(f[i::_LEAF_W] for i in range(_LEAF_W)), strict=True))
+        kinds = [KINDS[k] for k in f[2::_LEAF_W]]
+        return list(
+            zip(f[0::_LEAF_W], f[1::_LEAF_W], kinds, *(f[i::_LEAF_W] for i in range(3, _LEAF_W)), strict=True)
+        )
 
     def _make_walker(self) -> Callable[[Any, str, str], None]:
         R = self.flat.extend
@@ -112,7 +119,7 @@ class Columns:
         def walk(v: Any, path: str, pat: str) -> None:
             t = type(v)
             if t is dict:
-                R((path, pat, "object", None, None, len(v)))
+                R((path, pat, 6, None, None, len(v)))
                 key = (path, pat, tuple(v))
                 paths = shapes.get(key)
                 if paths is None:
@@ -120,32 +127,32 @@ class Columns:
                 for (p, q), c in zip(paths, v.values()):  # noqa: B905 (same length: the key holds the keys)
                     ct = type(c)
                     if ct is str:
-                        R((p, q, "string", None, c, len(c)))
+                        R((p, q, 4, None, c, len(c)))
                     elif ct is int:
-                        R((p, q, "int", float(c), None, None))
+                        R((p, q, 2, float(c), None, None))
                     elif ct is float:
-                        R((p, q, "float", c, None, None))
+                        R((p, q, 3, c, None, None))
                     elif ct is bool:
-                        R((p, q, "bool", 1.0 if c else 0.0, None, None))
+                        R((p, q, 1, 1.0 if c else 0.0, None, None))
                     elif c is None:
-                        R((p, q, "null", None, None, None))
+                        R((p, q, 0, None, None, None))
                     else:
                         walk(c, p, q)
             elif t is list:
-                R((path, pat, "array", None, None, len(v)))
+                R((path, pat, 5, None, None, len(v)))
                 q = pat + "/*"
                 for i, c in enumerate(v):
                     walk(c, f"{path}/{i}", q)
             elif t is str:
-                R((path, pat, "string", None, v, len(v)))
+                R((path, pat, 4, None, v, len(v)))
             elif t is bool:
-                R((path, pat, "bool", 1.0 if v else 0.0, None, None))
+                R((path, pat, 1, 1.0 if v else 0.0, None, None))
             elif t is int:
-                R((path, pat, "int", float(v), None, None))
+                R((path, pat, 2, float(v), None, None))
             elif t is float:
-                R((path, pat, "float", v, None, None))
+                R((path, pat, 3, v, None, None))
             elif v is None:
-                R((path, pat, "null", None, None, None))
+                R((path, pat, 0, None, None, None))
             else:
                 raise TypeError(f"not a JSON value at '{path}': {t.__name__}")
 
@@ -262,6 +269,7 @@ class Columns:
             schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
         ).with_columns(pl.col("n").cum_sum().alias("end"))
         leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
+        leaves = leaves.with_columns(_KIND_ENUM.gather(leaves.get_column("kind")))
         ordered = rank.is_sorted()  # calls already in task order (a file written task by task): no gather
         if not ordered:
             seg = seg.with_columns(rank.gather(seg.get_column("ci")).alias("rank"))
@@ -300,22 +308,82 @@ def truncate(cols: Columns, n: int) -> None:
     cols.n = n
 
 
+def add_call(
+    cols: Columns,
+    steps: dict[str, int],
+    sha: str,
+    line: int,
+    index: int,
+    trace_id: str,
+    task: str,
+    step: int | None,
+    tool: str,
+    status: str,
+    error: str | None,
+    arguments: dict[str, Any],
+    result: Any,
+    started_at: str | None,
+    labels: dict[str, Any],
+    source: str,
+    meta: dict[str, Any] | None,
+) -> None:
+    """Add one call from plain values: its step (given, else the calls seen so far in its trace, counted
+    in `steps`), its call id (source sha256, line, index); a value that cannot be encoded is a
+    `RecordError` naming the call, with nothing of it added. The one per-call body of `stage_calls`
+    and of the flat format's fused path (`ingest_read`)."""
+    seen = steps.get(trace_id, 0)
+    steps[trace_id] = seen + 1
+    try:
+        cols.add_fields(
+            make_call_id(sha, line, index),
+            trace_id,
+            task,
+            step if step is not None else seen,
+            tool,
+            status,
+            error,
+            arguments,
+            result,
+            started_at,
+            labels,
+            source,
+            line,
+            index,
+            meta,
+        )
+    except (TypeError, ValueError, RecursionError) as e:
+        why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
+        raise RecordError(f"call {index} ({tool}) {why}") from None
+
+
 def stage_calls(cols: Columns, parsed: Parsed, sha: str, steps: dict[str, int]) -> int:
     """Add a record's calls to the chunk; all or nothing (a bad value rejects the whole record)."""
-    done = 0
     start_n = cols.n
-    for call in parsed.calls:
-        seen = steps.get(call.trace_id, 0)
-        step = call.step if call.step is not None else seen
-        steps[call.trace_id] = seen + 1
+    for c in parsed.calls:
         try:
-            cols.add(call, make_call_id(sha, call.line, call.index), step)
-        except (TypeError, ValueError, RecursionError) as e:
+            add_call(
+                cols,
+                steps,
+                sha,
+                c.line,
+                c.index,
+                c.trace_id,
+                c.task,
+                c.step,
+                c.tool,
+                c.status,
+                c.error,
+                c.arguments,
+                c.result,
+                c.started_at,
+                c.labels,
+                c.source,
+                c.meta,
+            )
+        except RecordError:
             truncate(cols, start_n)
-            why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
-            raise RecordError(f"call {call.index} ({call.tool}) {why}") from None
-        done += 1
-    return done
+            raise
+    return len(parsed.calls)
 
 
 def episode_row(
@@ -341,24 +409,35 @@ def episode_row(
     )
 
 
+#: The columns of an `episode_row`, in its order.
+EPISODE_ROW_SCHEMA: dict[str, pl.DataType] = {
+    "trace_id": pl.String(),
+    "task_id": pl.String(),
+    "reward": pl.Float64(),
+    "labels": pl.String(),
+    "tools": pl.String(),
+    "source": pl.String(),
+    "line": pl.Int64(),
+    **LATE_EPISODE_COLUMNS,
+}
+
+
+def episode_frame(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    """Episode rows (`episode_row`) as a frame with `EPISODE_ROW_SCHEMA`."""
+    return pl.DataFrame(rows, schema=EPISODE_ROW_SCHEMA, orient="row")
+
+
 def finalize_episodes(
     calls_path: Path,
     old_episodes: Path | None,
     new_rows: list[tuple[Any, ...]],
     order: dict[str, int],
+    spilled: Sequence[Path] = (),
 ) -> pl.DataFrame:
-    """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format."""
-    info_schema = {
-        "trace_id": pl.String(),
-        "task_id": pl.String(),
-        "reward": pl.Float64(),
-        "labels": pl.String(),
-        "tools": pl.String(),
-        "source": pl.String(),
-        "line": pl.Int64(),
-        **LATE_EPISODE_COLUMNS,
-    }
-    frames = [pl.DataFrame(new_rows, schema=info_schema, orient="row")]
+    """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format.
+    `spilled` are files of episode rows (`episode_frame`) that came before `new_rows`."""
+    info_schema = EPISODE_ROW_SCHEMA
+    frames = [pl.read_parquet(p) for p in spilled] + [episode_frame(new_rows)]
     if old_episodes is not None and old_episodes.exists():
         old = pl.read_parquet(old_episodes)
         # a corpus written before the late columns existed: they are null there

@@ -44,7 +44,7 @@ from output_contracts.traces.ingest_columns import finalize_episodes
 from output_contracts.traces.ingest_order import SortedRun, file_counts, restage_unsorted, write_sorted
 from output_contracts.traces.ingest_run import Run
 from output_contracts.traces.ingest_sources import SourceReport
-from output_contracts.traces.mining_view import VIEW_FILES, write_view
+from output_contracts.traces.mining_view import VIEW_FILES, ViewStage, write_staged
 
 REGISTRY_FILE = "tools.json"
 STAGING_PREFIX = ".ingest-"
@@ -206,13 +206,17 @@ def commit(
     calls_t, leaves_t, eps_t = out / CALLS_FILE, out / LEAVES_FILE, out / EPISODES_FILE
     old = manifest is not None
     n_calls = _write_calls(calls_t, run, old)
-    n_leaves, leaf_groups = _write_leaves(leaves_t, run, manifest)
+    n_leaves, leaf_groups, view = _write_leaves(leaves_t, run, manifest)
     all_sources = list((manifest or {}).get("sources", [])) + [
         _source_entry(r) for r in reports if not r.skipped
     ]
     order = {s["source"]: i for i, s in enumerate(all_sources)}
     eps = finalize_episodes(
-        calls_t.with_name(f".{CALLS_FILE}.tmp"), eps_t if old else None, run.episodes, order
+        calls_t.with_name(f".{CALLS_FILE}.tmp"),
+        eps_t if old else None,
+        run.episodes,
+        order,
+        run.episode_files,
     )
     with reading(eps_t, writing=True):
         eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
@@ -224,10 +228,9 @@ def commit(
         registry_entry = {"file": REGISTRY_FILE, "sha256": sha256_hex(registry.data), "tools": registry.tools}
     new_manifest = _manifest(all_sources, n_calls, n_leaves, eps.height, n_rejects, registry_entry)
     new_manifest["files"][LEAVES_FILE]["row_groups"] = leaf_groups
-    new_manifest["files"] |= write_view(
-        leaves_t.with_name(f".{LEAVES_FILE}.tmp"),
-        calls_t.with_name(f".{CALLS_FILE}.tmp"),
-        lambda n: out / f".{n}.tmp",
+    assert view.rows == n_leaves, (view.rows, n_leaves)  # the view staged every leaf written
+    new_manifest["files"] |= write_staged(
+        view, calls_t.with_name(f".{CALLS_FILE}.tmp"), lambda n: out / f".{n}.tmp"
     )
     for name, entry in new_manifest["files"].items():
         entry.update(file_digest(out / f".{name}.tmp"))
@@ -265,17 +268,19 @@ def _write_calls(target: Path, run: Run, append: bool) -> int:
 
 def _write_leaves(
     target: Path, run: Run, manifest: dict[str, Any] | None
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[dict[str, Any]], ViewStage]:
     """`.leaves.parquet.tmp` ordered by task: the file written directly when every chunk came in task
     order into a new corpus, else the merge of the old leaves and this run's sorted runs, in that order
-    (within a task, leaves keep ingest order). Returns its rows and row groups."""
+    (within a task, leaves keep ingest order). Returns its rows, its row groups and its staged view."""
     tmp = target.with_name(f".{LEAVES_FILE}.tmp")
     direct = run.direct.finish() if run.direct is not None else None
     old = _old_leaf_runs(target, run.stage, manifest)
     if direct is not None and run.direct is not None and not old and not run.leaf_runs:
         os.replace(direct.path, tmp)
-        return sum(g["rows"] for g in run.direct.groups), run.direct.groups
-    return write_sorted(old + ([direct] if direct is not None else []) + run.leaf_runs, tmp)
+        return sum(g["rows"] for g in run.direct.groups), run.direct.groups, run.direct.view
+    view = ViewStage(run.stage, "view-merged")
+    rows, groups = write_sorted(old + ([direct] if direct is not None else []) + run.leaf_runs, tmp, view)
+    return rows, groups, view
 
 
 def _old_leaf_runs(leaves: Path, stage: Path, manifest: dict[str, Any] | None) -> list[SortedRun]:

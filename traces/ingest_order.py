@@ -30,12 +30,16 @@ import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
 from output_contracts.traces.leaves import LEAF_SCHEMA
+from output_contracts.traces.mining_view import ViewStage
 
 #: Leaf rows sorted in memory at once while writing (a range; a single larger task is one range).
 RANGE_ROWS = 2_000_000
 #: Most rows per row group of `leaves.parquet`; groups end at task boundaries (`group_sizes`).
 ROW_GROUP_ROWS = 128 * 1024
-#: Rows decoded at a time from a sorted run.
+#: Rows decoded at a time from a sorted run. The merge holds up to one batch of every run (a run per
+#: chunk), so this is memory that grows with the input: 200 runs of a 10M-call ingest may hold 13M
+#: rows. Smaller batches bound it (8Ki: 1.6M rows) but change `leaves.parquet`'s bytes (its content
+#: is the same: categorical dictionaries gathered from more batches make larger dictionary pages).
 _BATCH_ROWS = 64 * 1024
 
 
@@ -198,10 +202,17 @@ def _writer(target: Path) -> pq.ParquetWriter:
 
 
 def _write_groups(
-    writer: pq.ParquetWriter, frame: pl.DataFrame, lens: list[int], names: list[str]
+    writer: pq.ParquetWriter,
+    frame: pl.DataFrame,
+    lens: list[int],
+    names: list[str],
+    view: ViewStage | None,
 ) -> list[dict[str, Any]]:
     """Append task-ordered leaves (their task runs `lens`, `names`) as row groups that end at task
-    boundaries; returns the groups' `row_groups` entries."""
+    boundaries, and stage their view rows in `view` (unless None); returns the groups' `row_groups`
+    entries."""
+    if view is not None:
+        view.add(frame)
     table = frame.to_arrow()
     schema = _leaf_arrow_schema()
     if table.schema != schema:
@@ -225,28 +236,47 @@ class DirectLeaves:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        #: the view rows of the file, staged beside it
+        self.view = ViewStage(path.parent, "view-direct")
         self.open = True
         self.groups: list[dict[str, Any]] = []
         self._counts: list[pl.DataFrame] = []
         self._last: str | None = None
         self._writer: pq.ParquetWriter | None = None
+        #: The first chunk, whose view rows are staged only once a second chunk continues the file (or
+        #: at `finish`): in an input not ordered by task the second chunk closes the file, which is then
+        #: merged with the runs, and its view rows would be staged twice.
+        self._first: pl.DataFrame | None = None
 
     def take(self, leaves: pl.DataFrame, counts: pl.DataFrame) -> bool:
         """Append a task-ordered chunk when it continues the file; False (and closed) otherwise."""
         first = counts.get_column("task")[0]
         if not self.open or (self._last is not None and first < self._last):
             self.open = False
+            self._first = None
             return False
         if self._writer is None:
             self._writer = _writer(self.path)
         lens, names = _task_runs(leaves)
-        self.groups += _write_groups(self._writer, leaves, lens, names)
+        self._stage_first()
+        self.groups += _write_groups(
+            self._writer, leaves, lens, names, None if not self._counts else self.view
+        )
+        if not self._counts:
+            self._first = leaves
         self._counts.append(counts)
         self._last = names[-1]
         return True
 
+    def _stage_first(self) -> None:
+        if self._first is not None:
+            self.view.add(self._first)
+            self._first = None
+
     def finish(self) -> SortedRun | None:
         """Close the file: the run it holds (None when no chunk went here)."""
+        if self.open:
+            self._stage_first()
         self.open = False
         if self._writer is None:
             return None
@@ -255,9 +285,12 @@ class DirectLeaves:
         return SortedRun(self.path, pl.concat(self._counts))
 
 
-def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dict[str, Any]]]:
-    """Merge sorted runs into one leaves file ordered by task at `target` (zstd); returns its rows and
-    its row groups (`rows`, `first_task`, `last_task`: the `row_groups` of corpus.json)."""
+def write_sorted(
+    runs: Sequence[SortedRun], target: Path, view: ViewStage
+) -> tuple[int, list[dict[str, Any]]]:
+    """Merge sorted runs into one leaves file ordered by task at `target` (zstd), its view rows staged
+    in `view`; returns its rows and its row groups (`rows`, `first_task`, `last_task`: the
+    `row_groups` of corpus.json)."""
     total = (
         pl.concat([r.counts for r in runs]).group_by("task").agg(pl.col("n").sum()).sort("task")
         if runs
@@ -290,7 +323,7 @@ def write_sorted(runs: Sequence[SortedRun], target: Path) -> tuple[int, list[dic
                     if any(a >= b for a, b in itertools.pairwise(names)):  # runs interleave: sort
                         frame = frame.sort(task_key(), maintain_order=True)
                         lens, names = _task_runs(frame)
-                    groups += _write_groups(writer, frame, lens, names)
+                    groups += _write_groups(writer, frame, lens, names, view)
                     rows += frame.height
                     del frame, taken
             finally:

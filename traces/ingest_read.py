@@ -55,10 +55,9 @@ from output_contracts.traces.formats.detect import (
 )
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.inspect_ai import read_eval_zip
-from output_contracts.traces.ingest_columns import episode_row, stage_calls
+from output_contracts.traces.ingest_columns import add_call, episode_row, stage_calls
 from output_contracts.traces.ingest_run import Run
 from output_contracts.traces.ingest_sources import Hashed, Source, SourceReport, skipped_source
-from output_contracts.traces.model import make_call_id
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 RAW_LIMIT = 4096
@@ -353,32 +352,25 @@ class _SourceReader:
                 flat.fields(rec)
             )
             task = task_id if task_id is not None else trace_id
-            steps = self.steps
-            seen = steps.get(trace_id, 0)
-            steps[trace_id] = seen + 1
-            try:
-                run.cols.add_fields(
-                    make_call_id(self.sha, line, 0),
-                    trace_id,
-                    task,
-                    step if step is not None else seen,
-                    tool,
-                    status,
-                    error,
-                    args,
-                    result,
-                    started_at,
-                    labels,
-                    self.name,
-                    line,
-                    0,
-                    None,
-                )
-            except (TypeError, ValueError, RecursionError) as e:
-                why = (
-                    "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"
-                )
-                raise RecordError(f"call 0 ({tool}) {why}") from None
+            add_call(
+                run.cols,
+                self.steps,
+                self.sha,
+                line,
+                0,
+                trace_id,
+                task,
+                step,
+                tool,
+                status,
+                error,
+                args,
+                result,
+                started_at,
+                labels,
+                self.name,
+                None,
+            )
         except RecordError as e:
             self._bad_record(line, rec, raw, e)
             return

@@ -2,10 +2,11 @@
 
 `Run` owns the staging folder's contents while sources are read: the current chunk of calls
 (`Columns`), what is already flushed (every `chunk_rows` calls, so memory is bounded by the chunk, not
-the input: the calls appended to one staged Parquet file, the leaves as below), the staged
-`rejects.jsonl`, and one episode-facts row per trace. Reading calls `reject`, `add_episode` and `flush`;
-commit reads `calls`, `episodes` and `n_rejects`. Kept apart from
-both so neither needs the other's internals.
+the input: the calls appended to one staged Parquet file, the leaves as below, with their mining
+view staged beside them), the staged `rejects.jsonl`, and one episode-facts row per trace of the
+chunk (spilled with it). Reading calls `reject`, `add_episode` and `flush`; commit reads `calls`,
+`episodes`, `episode_files` and `n_rejects`. Kept apart from both so neither needs the other's
+internals.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pyarrow.parquet as pq
 from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import CALL_SCHEMA, REJECTS_FILE
-from output_contracts.traces.ingest_columns import Columns, canon
+from output_contracts.traces.ingest_columns import Columns, canon, episode_frame
 from output_contracts.traces.ingest_order import DirectLeaves, SortedRun, run_counts, write_run
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
@@ -50,8 +51,12 @@ class Run:
     episodes: list[tuple[Any, ...]] = field(default_factory=list)
     #: trace_id -> index in `episodes`. A flat file repeats its episode's facts (reward, tools) on every
     #: call; keeping one row per trace as they arrive makes this grow with traces, not calls (10M calls:
-    #: peak RSS 3.7 GiB instead of more than 9 GiB, measured in docs/performance.md).
+    #: peak RSS 3.7 GiB instead of more than 9 GiB, measured in docs/performance.md) ...
     episode_at: dict[str, int] = field(default_factory=dict)
+    #: ... and the rows are spilled with each chunk to a staged file, so they do not grow with the
+    #: input at all: a trace whose calls span chunks has a row in each, which `finalize_episodes`
+    #: merges by the same first-non-null rule as `add_episode`.
+    episode_files: list[Path] = field(default_factory=list)
     #: The last `tools` tuple seen and its canonical JSON: adapters hand the same tuple object to the
     #: records of an episode (the flat adapter to every record with the same list), so `is` finds it.
     #: The reference is held, so the identity cannot be reused by another tuple.
@@ -106,12 +111,28 @@ class Run:
         if self.cols.n >= self.chunk_rows:
             self.flush()
 
+    def spill_episodes(self) -> None:
+        """Write the episode rows held to a staged file and forget them."""
+        if not self.episodes:
+            return
+        path = self.stage / f"episodes-{len(self.episode_files):05d}.parquet"
+        with reading(self.out, writing=True):
+            episode_frame(self.episodes).write_parquet(path)
+        self.episode_files.append(path)
+        self.episodes = []
+        self.episode_at = {}
+
     def flush(self) -> None:
-        """Write the current chunk's calls (appended to the staged calls file) and leaves (one part),
-        then start a new chunk."""
+        """Write the current chunk's calls (appended to the staged calls file), leaves (one part) and
+        episode rows, then start a new chunk."""
         if self.cols.n == 0:
             return
+        self.spill_episodes()
         calls, leaves = self.cols.frames()
+        # the chunk's Python lists are not needed past here: freed before the writers copy the frames
+        # (peak RSS is one chunk's lists or its frames and their Arrow copies, not both)
+        self.cols.release()
+        self.cols = Columns()
         counts = run_counts(leaves)  # leaves come ordered by task: a sorted run
         k = self.chunks
         lp = self.stage / f"leaves-{k:05d}.arrows"
@@ -125,8 +146,6 @@ class Run:
                 write_run(leaves, lp)
                 self.leaf_runs.append(SortedRun(lp, counts))
         self.chunks += 1
-        self.cols.release()
-        self.cols = Columns()
 
 
 #: Columns of `calls.parquet` without min/max statistics: the JSON texts, long, whose statistics cost

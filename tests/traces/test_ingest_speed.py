@@ -330,3 +330,39 @@ def test_shape_cache_across_values_matches_flatten(values: list[Any]) -> None:
         cols._walk({"r": v, "s": [v, {"r": v}]}, "", "")
         expected.extend(flatten({"r": v, "s": [v, {"r": v}]}))
     assert cols.rows == expected
+
+
+def test_episode_rows_spilled_per_chunk_merge_as_held(tmp_path: Path) -> None:
+    """Episode rows are spilled with every chunk (issue 21: peak RSS flat in the input), so a trace whose
+    calls span chunks has several rows; the commit merges them by the rule `Run.add_episode` applies to
+    rows held together (first row's source and line, each fact's first non-null): the corpus is the
+    same byte for byte at any chunk size."""
+    recs = []
+    for i in range(40):
+        r: dict[str, Any] = {"trace_id": f"t{(i * 7) % 5}", "tool": "get", "arguments": {"i": i}, "result": i}
+        if i % 9 == 4:
+            r["reward"] = i / 10
+        if i % 11 == 6:
+            r["tools"] = ["get", f"x{i}"]
+        if i % 13 == 8:
+            r["trial"] = i
+        recs.append(r)
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    corpora = {}
+    for chunk in (1, 3, 1000):
+        ingest([f], tmp_path / f"c{chunk}", chunk_rows=chunk)
+        corpora[chunk] = _corpus_bytes(tmp_path / f"c{chunk}")
+    assert corpora[1] == corpora[3] == corpora[1000]
+    eps = pl.read_parquet(tmp_path / "c1" / "episodes.parquet").sort("trace_id")
+    # t4: lines 3, 8, 13, ... (i = 2, 7, 12, ...); its first row with episode facts is line 18 (tools,
+    # i = 17), the reward comes later (i = 22), the trial never
+    t4 = eps.row(4, named=True)
+    assert (t4["trace_id"], t4["line"], t4["reward"], t4["tools"], t4["trial"]) == (
+        "t4",
+        18,
+        2.2,
+        '["get","x17"]',
+        None,
+    )
+    assert eps["n_calls"].to_list() == [8] * 5
