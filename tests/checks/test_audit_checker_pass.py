@@ -4,6 +4,11 @@ where its speed work changed how a code is evaluated.
 FORMAT judges each distinct (rule, string) once and joins only the breaking pairs back to the leaves; a
 corpus that repeats its strings across calls, rules and levels (exact, loose, charset) at one place must
 give exactly the violations `call_violations` gives call by call, witnesses byte for byte.
+
+The leaves meet the rule operands on one dense pattern id (`_pattern_ids`: map keys generalized and
+fixed-index aliases added per distinct pattern, not per leaf); old corpora join on the three columns
+(`generalize_patterns`, `with_fixed`). Both joins give the same violations on real tool output with maps
+and fixed-index rules (τ-bench retail, faults planted).
 """
 
 from __future__ import annotations
@@ -11,13 +16,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import output_contracts.rules.evaluate as evaluate
+from output_contracts.audit.inject import inject_records
+from output_contracts.mining import mine
+from output_contracts.mining.verify import flat_rules
 from output_contracts.rules.format import LONG
 from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
-from output_contracts.traces.ingest import corpus_from_records
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records, ingest
 from tests.checks.equivalence import assert_paths_agree
+from tests.loaders import bench_module
 
 T = "lookup"
 
@@ -85,3 +97,32 @@ def test_format_pass_finds_the_repeated_breaks(tmp_path: Path) -> None:
     want += [(t, "/xs/1/b", '"4wq150"') for t in ("t0", "t1", "t2") for _ in range(2)]  # charset, loose
     want += [("t0", "$args/q", '"ab1"')]
     assert got == sorted(want)
+
+
+def _found(cs: ContractSet, corpus: Corpus, **kw: Any) -> list[tuple[Any, ...]]:
+    found, _entries, _calls = evaluate.find_violations(cs, corpus, **kw)
+    return sorted(found.iter_rows())
+
+
+def test_pattern_id_join_equals_the_column_join(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tt = bench_module("tau_tools")
+    records, _ = inject_records(
+        list(tt.generate("retail", tasks=40, trials=2, seed=3, data=shared_data)), rate=0.05, seed=7
+    )
+    src = tmp_path / "in.jsonl.gz"
+    tt.write(iter(records), src)
+    ingest([src], tmp_path / "corpus", registry=shared_data / "tau_bench" / "retail" / "tools.json")
+    corpus = Corpus.open(tmp_path / "corpus")
+    cs = mine(corpus, folds=5, seed=13, verify=False)
+    flat = flat_rules(cs)
+    rules = cs.all_rules()
+    assert any("~*" in p for r in rules for p in r.paths)  # map keys generalized
+    assert any("/*0/" in p for r in rules for p in r.paths)  # fixed-index operands
+    runs = [dict(fold=None, tools=sorted(cs.tools)), dict(fold="cross"), dict(fold=2, batch_calls=150)]
+    pid = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
+    assert len(pid[0]) > 0 and len(pid[1]) > 0
+    monkeypatch.setattr(evaluate, "_pattern_ids", lambda *a: None)  # the old corpora's column join
+    cols = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
+    assert pid == cols
