@@ -154,16 +154,10 @@ def point_rates(table: pl.DataFrame) -> dict[str, tuple[float, float]]:
     return {k: (float(n), float(d)) for k, n, d in agg.iter_rows()}
 
 
-def draw_indexes(n_tasks: int, b0: int, b1: int, seed: int) -> pl.Series:
-    """Task indexes drawn by resamples b0..b1-1, resample-major: draw i of resample b is
-    `splitmix64(offset + b * n_tasks + i) % n_tasks` (the same stream `draws` counts)."""
-    off = seed_offset(seed)
-    i = pl.int_range(b0 * n_tasks, b1 * n_tasks, dtype=pl.UInt64)
-    return pl.select((_splitmix_expr(i + _u64(off)) % _u64(n_tasks)).cast(pl.UInt32).alias("t")).to_series()
-
-
 def draw_indexes_np(n_tasks: int, b0: int, b1: int, seed: int) -> np.ndarray:
-    """`draw_indexes` in numpy (the same wrapping u64 SplitMix64, the same stream), as int64."""
+    """Task indexes drawn by resamples b0..b1-1, resample-major, as int64: draw i of resample b is
+    `splitmix64(offset + b * n_tasks + i) % n_tasks` (the stream `draws` counts; wrapping u64 arithmetic).
+    `tests/checks/test_audit_bootstrap.py` holds it to the same stream spelled in polars."""
     with np.errstate(over="ignore"):
         z = np.arange(b0 * n_tasks, b1 * n_tasks, dtype=np.uint64) + np.uint64(seed_offset(seed))
         z = z + np.uint64(_GOLDEN)

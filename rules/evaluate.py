@@ -449,6 +449,100 @@ def with_fixed(leaves: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([leaves, extra]) if extra.height else leaves
 
 
+#: Below this many distinct tools in the global categories, a leaf's (tool, side, pattern) fits one
+#: UInt64 made of its physical codes (`_literal_key`); past it the batch joins on the three columns.
+_KEY_TOOLS = 2**31
+
+
+def _literal_key() -> pl.Expr:
+    """A leaf's literal (tool, side, pattern) as one integer, from the frame's own physical codes
+    (Categorical tool and pattern, Enum side): a key to join on, never written anywhere."""
+    return (
+        pl.col("tool").to_physical().cast(pl.UInt64) * (2**33)
+        + pl.col("side").to_physical().cast(pl.UInt64) * (2**32)
+        + pl.col("pattern").to_physical().cast(pl.UInt64)
+    )
+
+
+def _pattern_ids(
+    raw: pl.DataFrame, wanted: pl.DataFrame, maps: MapTable
+) -> tuple[pl.DataFrame, dict[tuple[str, str, str], int]] | None:
+    """The leaves of a batch keyed by a dense pattern id `pid` (no tool, side, pattern columns), and the
+    ids of the (tool, side, pattern) the rule operands read; None when the leaves' columns are not the
+    corpus's own Categorical/Enum (an old corpus: the caller joins on the columns).
+
+    What `with_fixed(generalize_patterns(raw, maps), wanted)` gives, joined on one integer instead of
+    three strings: each distinct literal pattern of the batch is generalized once in Python (map keys as
+    `~*`); a leaf under a fixed-index operand's leaf pattern is copied under the fixed pattern's id when
+    its concrete indexes match (`index_nodes`' aliases)."""
+    schema = raw.schema
+    if not (
+        isinstance(schema["tool"], pl.Categorical)
+        and isinstance(schema["pattern"], pl.Categorical)
+        and schema["side"] == SIDE_DTYPE
+    ):
+        return None
+    if raw.height and (raw.get_column("tool").to_physical().max() or 0) >= _KEY_TOOLS:  # type: ignore[operator]
+        return None
+    raw = raw.with_columns(_literal_key().alias("_lit"))
+    lits = (
+        raw.select("_lit", "tool", "side", "pattern")
+        .unique(subset="_lit")
+        .select(
+            "_lit",
+            pl.col("tool").cast(pl.String),
+            pl.col("side").cast(pl.String),
+            pl.col("pattern").cast(pl.String),
+        )
+    )
+    ids: dict[tuple[str, str, str], int] = {}
+    pid = []
+    for tool, side, pattern in lits.select("tool", "side", "pattern").iter_rows():
+        if tool in maps:
+            pattern = generalize(pattern, maps[tool][0 if side == "arg" else 1])
+        pid.append(ids.setdefault((tool, side, pattern), len(ids)))
+    # a replace, not a join: the leaves keep their order and no column is gathered
+    batch = raw.with_columns(
+        pl.col("_lit")
+        .replace_strict(lits.get_column("_lit"), pl.Series(pid, dtype=pl.UInt32), return_dtype=pl.UInt32)
+        .alias("pid")
+    ).drop("tool", "side", "pattern", "_lit")
+    aliases = []
+    for tool, side, pattern in wanted.unique().iter_rows():
+        op = Operand.of(pattern)
+        base = ids.get((tool, side, unfix(pattern)))
+        if op.fixed and base is not None:
+            alias = ids.setdefault((tool, side, pattern), len(ids))
+            aliases.append((base, alias, [i for i, _ in op.fixed], "/".join(n for _, n in op.fixed)))
+    if aliases:
+        table = pl.DataFrame(
+            aliases,
+            schema={"pid": pl.UInt32, "alias": pl.UInt32, "pos": pl.List(pl.Int64), "want": pl.String},
+            orient="row",
+        )
+        extra = (
+            batch.filter(pl.col("pid").is_in(table.get_column("pid").implode()))
+            .join(table, on="pid")
+            .filter(pl.col("path").str.split("/").list.gather(pl.col("pos")).list.join("/") == pl.col("want"))
+            .with_columns(pl.col("alias").alias("pid"))
+            .select(batch.columns)
+        )
+        if extra.height:
+            batch = pl.concat([batch, extra])
+    return batch, ids
+
+
+def _with_pid(ops: pl.DataFrame, ids: Mapping[tuple[str, str, str], int]) -> pl.DataFrame:
+    """An operand table (String tool, side, pattern) keyed by `_pattern_ids`' ids instead; operands at a
+    pattern no leaf of the batch has are dropped (they match nothing)."""
+    table = pl.DataFrame(
+        [(t, s, p, i) for (t, s, p), i in ids.items()],
+        schema={"tool": pl.String, "side": pl.String, "pattern": pl.String, "pid": pl.UInt32},
+        orient="row",
+    )
+    return ops.join(table, on=["tool", "side", "pattern"]).drop("tool", "side", "pattern")
+
+
 def _find_batch(
     entries: Sequence[RuleEntry],
     corpus: Corpus,
@@ -460,23 +554,40 @@ def _find_batch(
 ) -> pl.DataFrame:
     """Violations (cid, ridx, path, present) among one batch of calls.
 
-    The leaves of the batch are read once and joined to the rule operands (the per-node codes keep only
-    their breaking hits inside that join) and apart to the lean operands keeping only ids. Each code then
-    reads its own rows (a filter on `code`) and only the columns it needs.
+    The leaves of the batch are read once and joined to the rule operands (`ops`, `lean_ops`: String
+    tool, side, pattern) — on a dense pattern id (`_pattern_ids`), or on the three columns for an old
+    corpus — the per-node codes keeping only their breaking hits inside that join, and apart to the lean
+    operands keeping only ids. Each code then reads its own rows (a filter on `code`) and only the
+    columns it needs.
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
-    batch = with_fixed(
-        generalize_patterns(
-            leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
-            .filter(in_batch)
-            .join(calls.select("cid", "k"), on="cid")
-            .collect(),
-            maps,
-        ),
-        pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")]),
-    ).lazy()
-    keys = ["k", "tool", "side", "pattern"]
+    raw = (
+        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
+        .filter(in_batch)
+        # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner join,
+        # which gathers every column in hash order
+        .join(calls.select("cid", "k"), on="cid", how="left", maintain_order="left")
+        .filter(pl.col("k").is_not_null())
+        .collect()
+    )
+    wanted = pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")])
+    keyed = _pattern_ids(raw, wanted, maps)
+    if keyed is not None:
+        batch, ids = keyed[0].lazy(), keyed[1]
+        ops, lean_ops = _with_pid(ops, ids), _with_pid(lean_ops, ids)
+        keys = ["k", "pid"]
+    else:
+        ops, lean_ops = (
+            t.with_columns(
+                pl.col("tool").cast(pl.Categorical()),
+                pl.col("pattern").cast(pl.Categorical()),
+                pl.col("side").cast(SIDE_DTYPE),
+            )
+            for t in (ops, lean_ops)
+        )
+        batch = with_fixed(generalize_patterns(raw, maps), wanted).lazy()
+        keys = ["k", "tool", "side", "pattern"]
     hits, lean = pl.collect_all(
         [
             batch.with_columns(kbit.alias("kbit"))
@@ -524,14 +635,7 @@ def find_violations(
     calls = checked_calls(contracts, corpus, fold, tools, clean_only)
     if not entries:
         return empty_hits().collect(), entries, calls
-    ops, lean_ops = (
-        t.with_columns(
-            pl.col("tool").cast(pl.Categorical()),
-            pl.col("pattern").cast(pl.Categorical()),
-            pl.col("side").cast(SIDE_DTYPE),
-        )
-        for t in _op_tables(entries)
-    )
+    ops, lean_ops = _op_tables(entries)
     maps = map_table(contracts)
     n_calls = calls.select(pl.len()).collect().item()
     n_batches = max(1, -(-n_calls // max(1, batch_calls)))

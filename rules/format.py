@@ -40,7 +40,7 @@ from output_contracts.rules.base import (
     PathFinder,
     RuleEntry,
     Violation,
-    outside,
+    broken,
     returned,
 )
 from output_contracts.rules.model import Rule
@@ -154,7 +154,7 @@ def with_parts(frame: FrameT, col: str, out: str) -> FrameT:
     )
 
 
-def charset_keys(shapes: pl.DataFrame, col: str = "exact") -> pl.DataFrame:
+def charset_keys(shapes: FrameT, col: str = "exact") -> FrameT:
     """(`col`, key) for distinct *exact shapes*: a key names the set of charset parts of every string of
     that shape (`key_parts` explodes it). Built from the shape, not the strings: distinct shapes are far
     fewer than distinct strings (every reservation id has one of a few dozen), and in a shape the letter,
@@ -184,7 +184,7 @@ def charset_keys(shapes: pl.DataFrame, col: str = "exact") -> pl.DataFrame:
     return base.join(res, on="_res", how="left").select(col, key.alias("key"))
 
 
-def key_parts(keys: pl.DataFrame) -> pl.DataFrame:
+def key_parts(keys: FrameT) -> FrameT:
     """(key, part) for the distinct keys of `charset_keys`: `6:9A` -> `6:9`, `6:A`; `0:` -> `0:`."""
     k = keys.select("key").unique()
     head = pl.col("key").str.split_exact(":", 1)
@@ -291,20 +291,58 @@ class Format(NodeCode):
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
+        # A string's shape at every level follows from its exact shape (`loosen`; a charset key names
+        # its parts), so shapes are computed once per distinct string, judged once per distinct (rule,
+        # string) or (rule, charset key), and only the breaking pairs are joined back to the hits: a
+        # corpus repeats its ids, codes and dates across many calls.
         ps = [(e.ridx, self.params(e.rule)) for e in entries]
-        loose = pl.Series([r for r, p in ps if p.level == "loose"], dtype=pl.UInt32).implode()
-        charset = pl.Series([r for r, p in ps if p.level == "charset"], dtype=pl.UInt32).implode()
+        level = pl.DataFrame(
+            {"ridx": [r for r, _p in ps], "level": [p.level for _r, p in ps]},
+            schema={"ridx": pl.UInt32, "level": pl.String},
+        )
+        allowed = pl.DataFrame(
+            {"ridx": [r for r, p in ps for _ in p.shapes], "shape": [v for _r, p in ps for v in p.shapes]},
+            schema={"ridx": pl.UInt32, "shape": pl.String},
+        )
         strings = hits.filter(pl.col("kind") == "string")
-        whole = strings.filter(~pl.col("ridx").is_in(charset)).with_columns(
-            pl.when(pl.col("ridx").is_in(loose))
-            .then(shape_expr("str", "loose"))
-            .otherwise(shape_expr("str", "exact"))
-            .alias("shape")
+        # collected here: the plan below reads the distinct pairs several times
+        keyed = (
+            strings.select("ridx", "str")
+            .unique()
+            .collect()
+            .join(level, on="ridx")
+            .with_columns(shape_expr("str", "exact").alias("exact"))
+        )
+        shapes = keyed.select("exact").unique()
+        loose = shapes.with_columns(loosen_expr("exact").alias("shape"))
+        keys = charset_keys(shapes, "exact")
+        lv = pl.col("level")
+        whole = (
+            pl.concat(
+                [
+                    keyed.filter(lv == "exact").select("ridx", "str", pl.col("exact").alias("shape")),
+                    keyed.filter(lv == "loose")
+                    .join(loose, on="exact", how="left", nulls_equal=True)
+                    .select("ridx", "str", "shape"),
+                ]
+            )
+            .join(allowed, on=["ridx", "shape"], how="anti", nulls_equal=True)
+            .select("ridx", "str")
         )
         # charset: a string breaks the rule when any one of its parts is not allowed
-        each = with_parts(strings.filter(pl.col("ridx").is_in(charset)), "str", "shape")
-        allowed = [(r, p.shapes) for r, p in ps]
-        return pl.concat([outside(whole, allowed, "shape"), outside(each, allowed, "shape").unique()])
+        charset = keyed.filter((lv == "charset") & pl.col("str").is_not_null()).join(
+            keys, on="exact", how="left", nulls_equal=True
+        )
+        bad_keys = (
+            charset.select("ridx", "key")
+            .unique()
+            .join(key_parts(keys), on="key", how="left", nulls_equal=True)
+            .join(allowed.rename({"shape": "part"}), on=["ridx", "part"], how="anti", nulls_equal=True)
+            .select("ridx", "key")
+        )
+        each = charset.join(bad_keys, on=["ridx", "key"], how="semi", nulls_equal=True).select("ridx", "str")
+        bad = pl.concat([whole, each]).unique()
+        return broken(strings.join(bad.lazy(), on=["ridx", "str"], how="semi", nulls_equal=True))
 
 
 CODE = Format()

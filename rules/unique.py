@@ -208,8 +208,16 @@ class Unique(NodeCode):
         toks = pl.col("path").str.split("/")
         cut = toks.list.len() - pl.col("after") - 1
         value = value_expr()
+        # Only values that repeat within a call and rule can repeat within one list of it: a cheap
+        # equality test on the raw columns first (the judged number, -0 as 0, or string), so that the
+        # paths are split and ranked for those few hits alone.
+        numeric = pl.col("kind").cast(pl.String).is_in(["int", "float"]) & (pl.col("num").abs() < EXACT_LIMIT)
+        num = pl.when(numeric).then(pl.when(pl.col("num") == 0).then(0.0).otherwise(pl.col("num")))
+        text = pl.when(pl.col("kind") == "string").then(pl.col("str"))
+        repeated = pl.struct(pl.col("cid"), pl.col("ridx"), num.alias("_n"), text.alias("_s")).is_duplicated()
         h = (
-            hits.join(cuts.lazy(), on="ridx")
+            hits.filter(repeated)
+            .join(cuts.lazy(), on="ridx")
             .with_columns(
                 toks.list.head(cut).list.join("/").alias("inst"),
                 toks.list.get(cut).cast(pl.Int64).alias("idx"),

@@ -1,0 +1,170 @@
+"""The corpus checker pass `audit` runs (and `contracts check DIR`), held to the plain per-call semantics
+where its speed work changed how a code is evaluated.
+
+FORMAT judges each distinct (rule, string) once and joins only the breaking pairs back to the leaves; a
+corpus that repeats its strings across calls, rules and levels (exact, loose, charset) at one place must
+give exactly the violations `call_violations` gives call by call, witnesses byte for byte.
+
+The leaves meet the rule operands on one dense pattern id (`_pattern_ids`: map keys generalized and
+fixed-index aliases added per distinct pattern, not per leaf); old corpora join on the three columns
+(`generalize_patterns`, `with_fixed`). Both joins give the same violations on real tool output with maps
+and fixed-index rules (τ-bench retail, faults planted).
+
+UNIQUE ranks the items of a list only for the values that repeat within a call and rule (a cheap
+equality test first); values that compare equal as JSON (`1` and `1.0`, `0` and `-0.0`) but not as text,
+strings beside numbers, unjudged values (null, booleans, 2^53), nested lists: the same violations as the
+per-call checker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import output_contracts.rules.evaluate as evaluate
+from output_contracts.audit.inject import inject_records
+from output_contracts.mining import mine
+from output_contracts.mining.verify import flat_rules
+from output_contracts.rules.format import LONG
+from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records, ingest
+from tests.checks.equivalence import assert_paths_agree
+from tests.loaders import bench_module
+
+T = "lookup"
+
+
+def rule(code: str, paths: list[str], params: dict[str, Any]) -> Rule:
+    return Rule(rule_id(T, code, paths, params), T, code, tuple(paths), params, Support(100, 9))
+
+
+FORMATS = (
+    rule("FORMAT", ["/id"], {"level": "exact", "shapes": ["AA-9999", "a-a"]}),
+    rule("FORMAT", ["/id"], {"level": "loose", "shapes": ["A-9", "a"]}),
+    rule("FORMAT", ["/id"], {"level": "charset", "shapes": ["7:-", "7:9", "7:A", "0:"]}),
+    rule("FORMAT", ["/xs/*/b"], {"level": "charset", "shapes": ["6:9", "6:A", LONG]}),
+    rule("FORMAT", ["/xs/*/b"], {"level": "loose", "shapes": ["A9", "a"]}),
+    rule("FORMAT", ["$args/q"], {"level": "exact", "shapes": ["aaa"]}),
+)
+FORMAT_SET = ContractSet(
+    params={"k": 1, "seed": 13},
+    corpus={},
+    tools={T: ToolContracts(rules=FORMATS)},
+    folds=(FoldChecker(0, tuple(r.id for r in FORMATS)),),
+)
+
+# A small pool, so that strings repeat across calls, rules and places (the pass dedupes them), beside
+# random text; numbers and nulls are TYPE's business and must not break a FORMAT rule.
+POOL = ["AB-1234", "ab-cd", "xyz", "4WQ150", "VAAOXJ", "4wq150", "", "Ab-12", "x" * 65, "A1", "ĀB-1234"]
+strings = st.one_of(st.sampled_from(POOL), st.text(max_size=8), st.text(alphabet="Aa9-", max_size=8))
+values = st.one_of(strings, strings, st.integers(-2, 2), st.none())
+
+
+@st.composite
+def calls(draw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    result = {"id": draw(values), "xs": draw(st.lists(st.fixed_dictionaries({"b": values}), max_size=3))}
+    return {"q": draw(values)}, result
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.lists(calls(), min_size=1, max_size=10))
+def test_format_pass_equals_plain_semantics(batch: list[Any], tmp_path_factory: Any) -> None:
+    recs = [
+        {"trace_id": f"t{i % 3}", "task_id": f"k{i % 3}", "tool": T, "arguments": a, "result": r}
+        for i, (a, r) in enumerate(batch)
+    ]
+    corpus = corpus_from_records(recs, tmp_path_factory.mktemp("f") / "c")
+    assert_paths_agree(FORMAT_SET, corpus)
+
+
+def test_format_pass_finds_the_repeated_breaks(tmp_path: Path) -> None:
+    """The same breaking string in several calls and places is reported at each of them."""
+    recs = [
+        {
+            "trace_id": f"t{i}",
+            "task_id": f"k{i}",
+            "tool": T,
+            "arguments": {"q": "abc" if i else "ab1"},
+            "result": {"id": "ab-1", "xs": [{"b": "4WQ150"}, {"b": "4wq150"}]},
+        }
+        for i in range(3)
+    ]
+    corpus = corpus_from_records(recs, tmp_path / "c")
+    df = assert_paths_agree(FORMAT_SET, corpus)
+    got = sorted(df.select("trace_id", "path", "observed").iter_rows())
+    want = [(t, "/id", '"ab-1"') for t in ("t0", "t1", "t2") for _ in range(3)]  # at every level
+    want += [(t, "/xs/0/b", '"4WQ150"') for t in ("t0", "t1", "t2")]  # loose: 9A9
+    want += [(t, "/xs/1/b", '"4wq150"') for t in ("t0", "t1", "t2") for _ in range(2)]  # charset, loose
+    want += [("t0", "$args/q", '"ab1"')]
+    assert got == sorted(want)
+
+
+def _found(cs: ContractSet, corpus: Corpus, **kw: Any) -> list[tuple[Any, ...]]:
+    found, _entries, _calls = evaluate.find_violations(cs, corpus, **kw)
+    return sorted(found.iter_rows())
+
+
+def test_pattern_id_join_equals_the_column_join(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tt = bench_module("tau_tools")
+    records, _ = inject_records(
+        list(tt.generate("retail", tasks=40, trials=2, seed=3, data=shared_data)), rate=0.05, seed=7
+    )
+    src = tmp_path / "in.jsonl.gz"
+    tt.write(iter(records), src)
+    ingest([src], tmp_path / "corpus", registry=shared_data / "tau_bench" / "retail" / "tools.json")
+    corpus = Corpus.open(tmp_path / "corpus")
+    cs = mine(corpus, folds=5, seed=13, verify=False)
+    flat = flat_rules(cs)
+    rules = cs.all_rules()
+    assert any("~*" in p for r in rules for p in r.paths)  # map keys generalized
+    assert any("/*0/" in p for r in rules for p in r.paths)  # fixed-index operands
+    runs = [dict(fold=None, tools=sorted(cs.tools)), dict(fold="cross"), dict(fold=2, batch_calls=150)]
+    pid = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
+    assert len(pid[0]) > 0 and len(pid[1]) > 0
+    monkeypatch.setattr(evaluate, "_pattern_ids", lambda *a: None)  # the old corpora's column join
+    cols = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
+    assert pid == cols
+
+
+UNIQUES = (
+    rule("UNIQUE", ["/xs/*"], {}),
+    rule("UNIQUE", ["/rows/*/id"], {}),
+    rule("UNIQUE", ["/rows/*/sub/*"], {}),
+)
+UNIQUE_SET = ContractSet(
+    params={"k": 1, "seed": 13},
+    corpus={},
+    tools={T: ToolContracts(rules=UNIQUES)},
+    folds=(FoldChecker(0, tuple(r.id for r in UNIQUES)),),
+)
+scalars = st.sampled_from([0, -0.0, 0.0, 1, 1.0, "1", "a", "", None, True, 2**53, 2.0**53, -3.5, "x"])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batch=st.lists(
+        st.fixed_dictionaries(
+            {
+                "xs": st.lists(scalars, max_size=4),
+                "rows": st.lists(
+                    st.fixed_dictionaries({"id": scalars, "sub": st.lists(scalars, max_size=3)}), max_size=3
+                ),
+            }
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_unique_pass_equals_plain_semantics(batch: list[Any], tmp_path_factory: Any) -> None:
+    recs = [
+        {"trace_id": f"t{i}", "task_id": f"k{i}", "tool": T, "arguments": {}, "result": r}
+        for i, r in enumerate(batch)
+    ]
+    assert_paths_agree(UNIQUE_SET, corpus_from_records(recs, tmp_path_factory.mktemp("u") / "c"))
