@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from itertools import pairwise
 from typing import Any
 
@@ -38,22 +37,13 @@ import polars as pl
 
 from output_contracts.audit import stats
 from output_contracts.audit.model import Record, round_figure
+from output_contracts.choices import DEFAULT_STRATA as DEFAULT_STRATA
+from output_contracts.choices import PairBy as PairBy
 from output_contracts.errors import UsageError
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 
 REPORT_VERSION = 1
-DEFAULT_STRATA = (0.16, 0.65)
-"""Cut points of baseline per-task completion: the Outcome Monitors paper's strata (gains where the
-baseline completes <= 16% of a task's trials; rescues and harms cancel at >= 65%)."""
-
-
-class PairBy(StrEnum):
-    """How episodes of the two arms are paired (`--pair-by`)."""
-
-    auto = "auto"
-    trial = "trial"
-    task = "task"
 
 
 # ------------------------------------------------------------------------------------------------------

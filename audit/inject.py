@@ -63,6 +63,7 @@ from output_contracts.audit.fault_targets import (
     walk,
 )
 from output_contracts.audit.incidents import BY_KIND, INCIDENT_KINDS
+from output_contracts.choices import FAULT_GROUPS
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import TraceError, UsageError, reading
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json
@@ -88,7 +89,9 @@ DRIFT_VALUES = ("pending_review", "on_hold", "suspended", "archived", "partially
 #: Every fault kind, in the order reports list them: the basic taxonomy, then the incident suite.
 ALL_KINDS: tuple[str, ...] = KINDS + INCIDENT_KINDS
 #: Names that stand for several kinds in `--kinds`.
-KIND_GROUPS: dict[str, tuple[str, ...]] = {"all": ALL_KINDS, "basic": KINDS, "incidents": INCIDENT_KINDS}
+KIND_GROUPS: dict[str, tuple[str, ...]] = dict(
+    zip(FAULT_GROUPS, (ALL_KINDS, KINDS, INCIDENT_KINDS), strict=True)
+)
 
 
 def parse_kinds(text: str | Sequence[str]) -> tuple[str, ...]:

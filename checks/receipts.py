@@ -29,24 +29,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from output_contracts.choices import EncoderName as EncoderName
 from output_contracts.errors import CheckError
 from output_contracts.jsonutil import canonical_json
 from output_contracts.rules.base import Violation
 from output_contracts.rules.model import ContractSet
-
-
-class EncoderName(StrEnum):
-    """The receipt encoders (`--encoder`): `v1` one sentence a violation, `v2` explicit witnesses;
-    for ablations, `v2-no-recovery` (v2 without recovery tools) and `generic` (a fixed warning)."""
-
-    v1 = "v1"
-    v2 = "v2"
-    v2_no_recovery = "v2-no-recovery"
-    generic = "generic"
-
 
 ENCODERS = tuple(e.value for e in EncoderName)
 #: Encoders whose receipts carry the violations (code, path, ...): what CI formats (sarif, junit,

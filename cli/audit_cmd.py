@@ -12,41 +12,13 @@ import shutil
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 from output_contracts import __version__
-from output_contracts.audit.artifacts import Kind, artifact_of
-from output_contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
-from output_contracts.audit.html import render_html
-from output_contracts.audit.inject import KIND_GROUPS, inject_file, parse_kinds
-from output_contracts.audit.model import AuditReport, Interval, num, pct
-from output_contracts.audit.pipeline import (
-    audit_report,
-    audit_score_report,
-    audited_corpus,
-    claim_audit_dirs,
-    contracts_sha256,
-    default_ledger_dir,
-    open_source,
-    work_dir,
-)
-from output_contracts.audit.report import (
-    counts_text,
-    coverage_sentence,
-    cross_fit_sentence,
-    explained_sentence,
-    github_annotations,
-    interval_text,
-    num1,
-    per100_text,
-    rate_text,
-    to_markdown,
-)
-from output_contracts.checks.formats.base import MAX_SARIF_RESULTS, RenderOptions
-from output_contracts.checks.receipts import EncoderName
+from output_contracts.choices import FAULT_GROUPS, MAX_SARIF_RESULTS, EncoderName, RuleSource
 from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
@@ -73,9 +45,11 @@ from output_contracts.cli.tables import Column, Grid, say, say_anchor, say_comma
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
-from output_contracts.mining.params import MineParams, RuleSource
-from output_contracts.rules.model import ContractSet
-from output_contracts.traces.corpus import Corpus
+
+if TYPE_CHECKING:
+    from output_contracts.audit.model import AuditReport
+    from output_contracts.checks.formats.base import RenderOptions
+    from output_contracts.traces.corpus import Corpus
 
 
 class AuditOutput(StrEnum):
@@ -174,6 +148,9 @@ def _gates(
 
 def _headline_table(report: AuditReport) -> Grid:
     """The headline figures with intervals and counts (detection per kind under the overall one)."""
+    from output_contracts.audit.model import Interval, num, pct
+    from output_contracts.audit.report import counts_text, interval_text, num1
+
     t = Grid(
         [
             Column("metric", "text"),
@@ -217,6 +194,8 @@ def _headline_table(report: AuditReport) -> Grid:
 
 def _tools_table(report: AuditReport, limit: int | None = 20) -> Grid:
     """The most firing tools (20 of them on a terminal, every one with --plain)."""
+    from output_contracts.audit.model import pct
+
     tt = Grid(
         [
             Column("tool", "name"),
@@ -258,6 +237,8 @@ def _rules_table(report: AuditReport) -> Grid | None:
 def _render_text(report: AuditReport, plain: bool = False) -> None:
     """The terminal rendering: summary line, cross-fitting sentence, tables, ledger anchor, gates.
     `--plain`: the per-tool table alone, every tool, as TSV."""
+    from output_contracts.audit.report import coverage_sentence, cross_fit_sentence, explained_sentence
+
     if plain:
         show(out, _tools_table(report, None), plain=True)
         return
@@ -295,6 +276,10 @@ def _emit(
 ) -> None:
     """Write the report files, render it (`--json`: the JSON report on stdout instead of the tables),
     append the step summary, and exit 1 on a failed gate (`-q` silences stderr only)."""
+    from output_contracts.audit.artifacts import Kind, artifact_of
+    from output_contracts.audit.html import render_html
+    from output_contracts.audit.report import github_annotations, per100_text, rate_text, to_markdown
+
     md = to_markdown(report)
     data = report.to_json()
     if json_path is not None:
@@ -343,6 +328,8 @@ def _ci_outputs(
     original: Corpus | None = None,
 ) -> None:
     """Write the SARIF and JUnit files asked for (before the gates decide the exit code)."""
+    from output_contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
+
     if sarif_path is not None:
         receipts, labelled = fired_receipts(ledger_dir, corpus, original)
         log = audit_sarif(report, receipts, labelled, version=__version__, options=opts)
@@ -374,6 +361,8 @@ def _ledger_dir(
 ) -> tuple[Path, bool]:
     """The ledger folder (`--ledger`, else `paths.ledger`, else a default that is never the working
     directory; one stderr line names a default) and whether it lies in a temporary folder of its own."""
+    from output_contracts.audit.pipeline import audited_corpus, default_ledger_dir
+
     if given is not None:
         return given, False
     ledger_dir = default_ledger_dir(src, params)
@@ -405,7 +394,7 @@ def audit_cmd(
         typer.Option(
             "--inject",
             metavar="KIND,...",
-            help=f"Plant faults first: comma-separated kinds or groups ({', '.join(KIND_GROUPS)}); "
+            help=f"Plant faults first: comma-separated kinds or groups ({', '.join(FAULT_GROUPS)}); "
             "docs/faults.md lists the kinds.",
         ),
     ] = None,
@@ -458,6 +447,17 @@ def audit_cmd(
     plain: PlainFlag = False,
 ) -> None:
     """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
+    from output_contracts.audit.inject import parse_kinds
+    from output_contracts.audit.pipeline import (
+        audit_report,
+        claim_audit_dirs,
+        contracts_sha256,
+        open_source,
+        work_dir,
+    )
+    from output_contracts.mining.params import MineParams
+    from output_contracts.rules.model import ContractSet
+
     cfg = config()
     src: list[Path] | None = list(sources) if sources else None
     if src is None:
@@ -596,6 +596,9 @@ def audit_score_cmd(
     plain: PlainFlag = False,
 ) -> None:
     """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
+    from output_contracts.audit.pipeline import audit_score_report
+    from output_contracts.traces.corpus import Corpus
+
     cfg = config()
     c = cfg.require_path("paths.corpus", corpus, "corpus (--corpus)")
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
@@ -624,7 +627,7 @@ def inject_cmd(
         typer.Option(
             "--kinds",
             metavar="KIND,...",
-            help=f"Fault kinds or groups ({', '.join(KIND_GROUPS)}), comma-separated or repeated "
+            help=f"Fault kinds or groups ({', '.join(FAULT_GROUPS)}), comma-separated or repeated "
             "(default: all); docs/faults.md lists them.",
             show_default=False,
         ),
@@ -640,6 +643,9 @@ def inject_cmd(
     quiet: QuietFlag = False,
 ) -> None:
     """Plant labelled faults (labels.fault, fault_path, original) in clean traces, for measuring detection."""
+    from output_contracts.audit.inject import inject_file, parse_kinds
+    from output_contracts.rules.model import ContractSet
+
     s = int(config().get("mine.seed", seed))
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None
     kinds_text = ",".join(kinds) if kinds else "all"

@@ -11,23 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
 
 from output_contracts import __version__
-from output_contracts.checks.checker import (
-    Fold,
-    check_corpus,
-    check_lines,
-    corpus_counts,
-    load_contracts,
-    receipts_from_frame,
-)
-from output_contracts.checks.formats import FORMATS, github
-from output_contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
-from output_contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
-from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS, EncoderName, encode
+from output_contracts.choices import MAX_ANNOTATIONS, MAX_SARIF_RESULTS, EncoderName
 from output_contracts.cli.ci_options import (
     BaseOpt,
     MaxAnnotationsOpt,
@@ -54,9 +43,11 @@ from output_contracts.cli.common import (
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_lines
-from output_contracts.rules.model import CODES, ContractSet
-from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.sources import is_corpus, open_corpus
+
+if TYPE_CHECKING:
+    from output_contracts.checks.checker import Fold
+    from output_contracts.checks.outputs import SummaryBuilder
+    from output_contracts.rules.model import ContractSet
 
 
 class CheckOutput(StrEnum):
@@ -119,6 +110,11 @@ def _receipt_stream(
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line; `before_wait` runs before each read that may block)."""
+    from output_contracts.checks.checker import check_corpus, check_lines, corpus_counts, receipts_from_frame
+    from output_contracts.checks.receipts import encode
+    from output_contracts.traces.corpus import Corpus
+    from output_contracts.traces.sources import is_corpus, open_corpus
+
     files = [s for s in sources if s != "-" and not is_corpus(s)]
     for s in files:
         if not Path(s).exists():
@@ -179,6 +175,8 @@ def _receipt_stream(
 
 def _print_summary(summary: Any, plain: bool = False, to: Any = err) -> None:
     """The summary on stderr (stdout carries the receipts; `--plain` TSV goes to stdout with -o)."""
+    from output_contracts.checks.outputs import summary_lines
+
     table = Grid([Column("what", "text"), Column("value", "text")], title="contracts check")
     for label, value in summary_lines(summary):
         if plain:  # full values: every unknown tool, digits without separators
@@ -249,6 +247,12 @@ def check(
 
     Exit 0 when every call holds, 1 when any violation is found, 2 on usage or input errors.
     """
+    from output_contracts.checks.checker import load_contracts
+    from output_contracts.checks.formats import FORMATS, github
+    from output_contracts.checks.outputs import SummaryBuilder
+    from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS
+    from output_contracts.rules.model import CODES
+
     cfg = config()
     cpath = cfg.require_path("paths.contracts", contracts_path, "contract set (--contracts)")
     if not sources:
@@ -334,6 +338,8 @@ def check(
 
 def codes(as_json: JsonFlag = False, quiet: QuietFlag = False, plain: PlainFlag = False) -> None:
     """List every property code with a one-line description and its docs page."""
+    from output_contracts.checks.outputs import CODE_INFO
+
     del quiet  # accepted everywhere (issue 22); codes writes nothing to stderr
     infos = list(CODE_INFO.values())
     if as_json:

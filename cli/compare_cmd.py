@@ -9,23 +9,11 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from output_contracts.audit.compare import DEFAULT_STRATA, CompareReport, Difference, PairBy, compare
-from output_contracts.audit.compare_render import (
-    arm_sentence,
-    cost_sentence,
-    p_text,
-    pairing_sentence,
-    points_text,
-    receipts_sentence,
-    to_markdown,
-    wl_text,
-)
-from output_contracts.audit.model import pct
-from output_contracts.checks.checker import load_contracts
+from output_contracts.choices import DEFAULT_STRATA, PairBy
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
     MarkdownOpt,
@@ -45,7 +33,10 @@ from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
-from output_contracts.traces.sources import open_corpus
+
+if TYPE_CHECKING:
+    from output_contracts.audit.compare import CompareReport, Difference
+
 
 _DEFAULT_CUTS = ",".join(f"{c:g}" for c in DEFAULT_STRATA)
 
@@ -63,6 +54,9 @@ def parse_strata(text: str) -> tuple[float, ...]:
 
 
 def _row(t: Grid, label: str, d: Difference) -> None:
+    from output_contracts.audit.compare_render import p_text, points_text, wl_text
+    from output_contracts.audit.model import pct
+
     t.add_row(
         label,
         d.units,
@@ -90,6 +84,13 @@ def _table(r: CompareReport) -> Grid:
 
 
 def _render_text(r: CompareReport, plain: bool = False) -> None:
+    from output_contracts.audit.compare_render import (
+        arm_sentence,
+        cost_sentence,
+        pairing_sentence,
+        receipts_sentence,
+    )
+
     if plain:
         show(out, _table(r), plain=True)
         return
@@ -162,6 +163,11 @@ def compare_cmd(
     plain: PlainFlag = False,
 ) -> None:
     """Paired completion of two runs on the same tasks: difference, McNemar, strata, cost, receipts."""
+    from output_contracts.audit.compare import compare
+    from output_contracts.audit.compare_render import p_text, points_text, to_markdown, wl_text
+    from output_contracts.checks.checker import load_contracts
+    from output_contracts.traces.sources import open_corpus
+
     cfg = config()
     n_boot = int(cfg.get("audit.bootstrap", bootstrap))
     if not 0 <= n_boot <= MAX_BOOTSTRAP:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 
+from output_contracts.choices import DEFAULT_CHUNK_ROWS
 from output_contracts.cli.common import (
     JsonFlag,
     PlainFlag,
@@ -29,9 +30,11 @@ from output_contracts.cli.common import (
 )
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import ConfigError
-from output_contracts.traces.corpus import corpus_info, verify_corpus
 from output_contracts.traces.formats.detect import FormatName as Format
-from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS, IngestReport, ingest
+
+if TYPE_CHECKING:
+    from output_contracts.traces.ingest import IngestReport
+
 
 corpus_app = typer.Typer(
     name="corpus",
@@ -144,6 +147,8 @@ def ingest_command(
     no bad line are an error (exit 2) unless --allow-empty: an empty file, or a format whose calls the
     reader does not see, never reports "ok, 0 calls".
     """
+    from output_contracts.traces.ingest import ingest
+
     cfg = config()
     corpus = cfg.require_path("paths.corpus", output, "corpus folder (-o)")
     srcs: list[str | Path] = list(sources) if sources else list(cfg.get("paths.traces") or [])
@@ -192,6 +197,8 @@ def info_command(
     plain: PlainFlag = False,
 ) -> None:
     """Show a corpus: sources, calls, episodes, tools with call counts, rejects."""
+    from output_contracts.traces.corpus import corpus_info
+
     del quiet  # accepted everywhere (issue 22); info writes nothing to stderr
     path = config().require_path("paths.corpus", corpus, "corpus folder")
     info = corpus_info(path)
@@ -273,6 +280,8 @@ def verify_command(
 ) -> None:
     """Recompute every file digest and row count `corpus.json` records; exit 1 when the corpus was
     changed or damaged."""
+    from output_contracts.traces.corpus import verify_corpus
+
     path = config().require_path("paths.corpus", corpus, "corpus folder")
     with phase(quiet, "verify"):
         problems = verify_corpus(path)

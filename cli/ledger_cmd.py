@@ -25,10 +25,6 @@ from output_contracts.cli.common import (
 )
 from output_contracts.errors import LedgerError
 from output_contracts.jsonutil import canonical_str, loads, pretty_json
-from output_contracts.ledger import Ledger, read_entries, verify
-from output_contracts.ledger.proof import check_proof, prove
-from output_contracts.ledger.scan import scan_entries
-from output_contracts.ledger.verify import head_info
 from output_contracts.progress import Progress as ProgressProtocol
 
 ledger_app = typer.Typer(
@@ -68,6 +64,8 @@ def verify_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Recompute every hash, the chain, the header bindings and the manifest; exit 1 naming the first failure."""
+    from output_contracts.ledger import verify
+
     _anchor(head, "--head")
     _anchor(root, "--root")
     report = verify(directory, require_frozen=require_frozen, head=head, root=root, progress=_progress(quiet))
@@ -105,6 +103,8 @@ def show_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Print the entries (each checked against its hash and the chain) in order."""
+    from output_contracts.ledger import read_entries
+
     _require_verified(directory)
     kinds = set(kind or ())
     shown = 0
@@ -127,6 +127,8 @@ def _require_verified(directory: Path) -> None:
     """`head`, `show` and `prove` speak for a ledger only when it verifies (a frozen ledger whose
     entries were emptied would otherwise print the genesis head, "0 entries", exit 0): the first
     problem and exit 1 otherwise."""
+    from output_contracts.ledger import verify
+
     report = verify(directory)
     if not report.ok:
         first = report.problems[0]
@@ -144,6 +146,8 @@ def _anchor(value: str | None, flag: str) -> None:
 @ledger_app.command("head")
 def head_command(directory: DirArg, json_out: JsonFlag = False, quiet: QuietFlag = False) -> None:
     """Print the head hash (the last entry's hash), recomputed from the entries."""
+    from output_contracts.ledger.verify import head_info
+
     del quiet  # accepted everywhere (issue 22); head writes nothing to stderr but a failure
     _require_verified(directory)
     entries, head, root = head_info(directory)
@@ -160,6 +164,8 @@ def prove_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Print the RFC 6962 inclusion proof of entry SEQ as JSON (check it with `verify-proof --root`)."""
+    from output_contracts.ledger.proof import prove
+
     del quiet  # accepted everywhere (issue 22); prove writes nothing to stderr but a failure
     _require_verified(directory)
     _write(pretty_json(prove(directory, seq)).decode())
@@ -185,6 +191,8 @@ def verify_proof_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Check that the proof's entry belongs to the ledger whose Merkle root is --root."""
+    from output_contracts.ledger.proof import check_proof
+
     _anchor(root, "--root")
     source = "<stdin>" if str(proof) == "-" else str(proof)
     try:
@@ -219,6 +227,9 @@ def verify_proof_command(
 @ledger_app.command("repair")
 def repair_command(directory: DirArg, quiet: QuietFlag = False) -> None:
     """Drop a partial last line left by a crash and record what was dropped as a `ledger.repair` entry."""
+    from output_contracts.ledger import Ledger
+    from output_contracts.ledger.scan import scan_entries
+
     path = directory / "ledger.jsonl"
     if not directory.is_dir() or not path.is_file():
         raise LedgerError("not a ledger folder (no ledger.jsonl)", source=str(directory))

@@ -15,13 +15,13 @@ from collections import Counter
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 from rich.console import Console
 
-from output_contracts.audit.heldout import THIN_TASKS, fold_report
+from output_contracts.choices import Clean, RuleSource
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
     JsonFlag,
@@ -44,15 +44,10 @@ from output_contracts.cli.common import (
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import pretty_json
-from output_contracts.mining.coverage import uncovered
-from output_contracts.mining.diff import SetDiff, diff_sets
-from output_contracts.mining.miner import mine
-from output_contracts.mining.params import Clean, MineParams, RuleSource
-from output_contracts.rules.codes import TABLE, describe, describe_params
-from output_contracts.rules.model import CODES, ContractSet, Rule
-from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.registry import load_registry
-from output_contracts.traces.sources import is_corpus, open_corpus
+
+if TYPE_CHECKING:
+    from output_contracts.mining.diff import SetDiff
+    from output_contracts.rules.model import ContractSet, Rule
 
 
 class Engine(StrEnum):
@@ -60,10 +55,6 @@ class Engine(StrEnum):
 
     local = "local"
     dask = "dask"
-
-
-#: Column headers of the summary table (narrow terminals); `contracts codes` lists the full names.
-SHORT = {name: c.short for name, c in TABLE.items()}
 
 
 def _dump(value: Any) -> None:
@@ -86,7 +77,13 @@ def _parse_min_support(items: list[str] | None) -> dict[str, int] | None:
 
 def _summary(cs: ContractSet, dest: str, plain: bool, to: Console) -> None:
     """The rules per tool and class (on stderr; `--plain` TSV on stdout unless the set goes there)."""
-    grid = Grid([Column("tool", "name"), *(Column(SHORT[c], "num") for c in CODES), Column("total", "num")])
+    from output_contracts.rules.codes import TABLE
+    from output_contracts.rules.model import CODES
+
+    # column headers: the short names (narrow terminals); `contracts codes` lists the full names
+    grid = Grid(
+        [Column("tool", "name"), *(Column(TABLE[c].short, "num") for c in CODES), Column("total", "num")]
+    )
     full = cs.rules_for(None)
     counts = Counter((r.tool, r.code) for r in full)
     for tool in sorted(cs.tools):
@@ -220,6 +217,12 @@ def mine_command(
     plain: PlainFlag = False,
 ) -> None:
     """Mine per-tool contracts (rules with support) from clean traces, with k-fold checkers."""
+    from output_contracts.mining.coverage import uncovered
+    from output_contracts.mining.miner import mine
+    from output_contracts.mining.params import MineParams
+    from output_contracts.traces.registry import load_registry
+    from output_contracts.traces.sources import is_corpus, open_corpus
+
     if engine is Engine.local and (scheduler is not None or workers is not None):
         raise UsageError(
             "--scheduler and --workers apply to --engine dask",
@@ -296,6 +299,8 @@ def mine_command(
 
 
 def _rule_json(r: Rule) -> dict[str, Any]:
+    from output_contracts.rules.codes import describe
+
     d = r.to_json()
     d["statement"] = describe(r)
     return d
@@ -328,6 +333,11 @@ def rules_command(
     plain: PlainFlag = False,
 ) -> None:
     """List the rules of a contract set: tool, code, path, params, support, source."""
+    from output_contracts.audit.heldout import THIN_TASKS, fold_report
+    from output_contracts.rules.codes import describe_params
+    from output_contracts.rules.model import CODES, ContractSet
+    from output_contracts.traces.corpus import Corpus
+
     path = config().require_path("paths.contracts", contracts, "contract set")
     cs = ContractSet.load(path)
     codes = {c.upper() for c in code} if code else None
@@ -419,6 +429,8 @@ def rules_command(
 
 
 def _diff_table(d: SetDiff, plain: bool) -> None:
+    from output_contracts.rules.codes import describe
+
     grid = Grid(
         [Column("change", "key"), Column("tool", "name"), Column("code", "key"), Column("rule", "text")]
     )
@@ -452,6 +464,9 @@ def diff_command(
     plain: PlainFlag = False,
 ) -> None:
     """Compare two contract sets: rules added, removed and changed (same tool/code/paths, new params)."""
+    from output_contracts.mining.diff import diff_sets
+    from output_contracts.rules.model import ContractSet
+
     del quiet  # accepted everywhere (issue 22); diff writes nothing to stderr
     d = diff_sets(ContractSet.load(old), ContractSet.load(new))
     if as_json:

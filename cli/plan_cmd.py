@@ -10,11 +10,11 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from output_contracts.checks.formats.base import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
+from output_contracts.choices import MAX_ANNOTATIONS, MAX_SARIF_RESULTS
 from output_contracts.cli.ci_options import (
     BaseOpt,
     MaxAnnotationsOpt,
@@ -36,21 +36,11 @@ from output_contracts.cli.common import (
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
-from output_contracts.registry.check import RegistryCheck, check_registry
-from output_contracts.registry.export import Target, export_tools
-from output_contracts.registry.infer import infer_registry
-from output_contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
-from output_contracts.registry.plan_check import check_plan
-from output_contracts.registry.plan_report import (
-    reports_github,
-    reports_json,
-    reports_sarif,
-    reports_step_summary,
-    reports_text,
-)
-from output_contracts.registry.substitutes import infer_substitutes, with_substitutes
-from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.registry import Registry, load_registry, ordered_json, save_registry
+from output_contracts.registry.export import Target
+
+if TYPE_CHECKING:
+    from output_contracts.registry.check import RegistryCheck
+    from output_contracts.traces.registry import Registry
 
 
 class PlanFormat(StrEnum):
@@ -63,6 +53,8 @@ class PlanFormat(StrEnum):
 
 
 def _registry(path: Path | None) -> Registry:
+    from output_contracts.traces.registry import load_registry
+
     return load_registry(config().require_path("paths.registry", path, "tool registry (--registry)"))
 
 
@@ -100,6 +92,16 @@ def plan_check(
     schema), E_ORDER (reference to a later, the same or an unknown step), E_TOOL (unknown tool).
     Exit 1 when any plan has an error.
     """
+    from output_contracts.registry.plan import CODES, PlanReport, load_plan, parse_plan
+    from output_contracts.registry.plan_check import check_plan
+    from output_contracts.registry.plan_report import (
+        reports_github,
+        reports_json,
+        reports_sarif,
+        reports_step_summary,
+        reports_text,
+    )
+
     reg = _registry(registry)
     if plans.count("-") > 1:
         raise UsageError("'-' (stdin) can be given only once")
@@ -179,7 +181,11 @@ def registry_infer(
     nested as deep as the rule paths go; every field seen in clean results is declared. With
     --substitutes, each tool also gets `substitutes_inferred` (docs/registry.md).
     """
+    from output_contracts.registry.infer import infer_registry
+    from output_contracts.registry.substitutes import infer_substitutes, with_substitutes
     from output_contracts.rules.model import ContractSet
+    from output_contracts.traces.corpus import Corpus
+    from output_contracts.traces.registry import load_registry, ordered_json, save_registry
 
     cpath = config().require_path("paths.corpus", corpus, "corpus folder")
     c = Corpus.open(cpath)
@@ -275,6 +281,9 @@ def registry_check(
     Kinds: never_seen (declared, never observed), undeclared (observed, not declared), type, missing
     (declared required, absent), enum, bound, unknown_tool.
     """
+    from output_contracts.registry.check import check_registry
+    from output_contracts.traces.corpus import Corpus
+
     args = list(paths or [])
     if len(args) > 2:
         raise UsageError(f"expected REGISTRY CORPUS, got {len(args)} paths")
@@ -325,6 +334,9 @@ def tools_export(
     openai/anthropic: the declared output fields and exact output schema are appended to each
     description; mcp: `outputSchema` (object outputs) plus the field list in the description.
     """
+    from output_contracts.registry.export import export_tools
+    from output_contracts.traces.registry import ordered_json
+
     del quiet  # accepted everywhere (issue 22); export writes nothing to stderr
     reg = _registry(registry)
     data: Any = export_tools(reg, target)

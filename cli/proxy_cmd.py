@@ -14,9 +14,7 @@ from typing import Annotated
 
 import typer
 
-from output_contracts.checks.api import Checker
-from output_contracts.checks.proxy import RECEIPT_PLACES, Proxy, ProxyOptions, parse_places
-from output_contracts.checks.receipts import EncoderName
+from output_contracts.choices import RECEIPT_PLACES, EncoderName
 from output_contracts.cli.common import (
     ContractsOpt,
     FoldOpt,
@@ -92,6 +90,9 @@ def proxy(
     receipt as an extra text content block and/or under _meta. Example:
     contracts proxy --contracts contracts.json --log calls.jsonl -- python server.py
     """
+    from output_contracts.checks.api import Checker
+    from output_contracts.checks.proxy import Proxy, ProxyOptions, parse_places
+
     if not command:
         raise UsageError(
             "no server command: contracts proxy --contracts K -- SERVER_CMD [ARGS...]", field="SERVER_CMD"

@@ -11,11 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-import output_contracts.repair.audit as audit
-import output_contracts.repair.cases as cases
-import output_contracts.repair.loop as loop
-import output_contracts.repair.policies as policies
-import output_contracts.repair.score as score
+from output_contracts.choices import FeedbackView, PolicyName
 from output_contracts.cli.common import (
     OverwriteFlag,
     PlainFlag,
@@ -38,11 +34,7 @@ from output_contracts.cli.common import (
 )
 from output_contracts.cli.tables import Column, Grid, say, say_anchor, show
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
-from output_contracts.ledger import claim_folder
 from output_contracts.progress import Progress
-from output_contracts.repair.executor import Executor
-from output_contracts.repair.policies import PolicyName
-from output_contracts.repair.state import FeedbackView
 
 RepairSeedOpt = Annotated[int | None, seed_option("Random seed (default: repair.seed, 13).")]
 
@@ -53,6 +45,8 @@ def _emit(data: bytes) -> None:
 
 
 def _kinds(values: list[str] | None) -> list[str]:
+    import output_contracts.repair.cases as cases
+
     if not values:
         return list(cases.SINGLE_FIELD)
     kinds: list[str] = []
@@ -134,6 +128,9 @@ def repair_cases_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Build repair cases by corrupting correct calls; targets go to a separate file."""
+    import output_contracts.repair.audit as audit
+    import output_contracts.repair.cases as cases
+
     cfg = config()
     seed_v = int(cfg.get("repair.seed", seed))
     cases_path = cfg.require_path("paths.cases", output, "cases file (-o)")
@@ -261,6 +258,11 @@ def repair_replay_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Run every case through a policy, the action mask and the validator; log each step; freeze the ledger."""
+    import output_contracts.repair.cases as cases
+    import output_contracts.repair.loop as loop
+    import output_contracts.repair.policies as policies
+    from output_contracts.ledger import claim_folder
+
     cfg = config()
     cases_path = cfg.require_path("paths.cases", cases_file, "cases file (CASES)")
     ledger_dir = cfg.require_path("paths.repair_ledger", ledger, "ledger folder (--ledger)")
@@ -364,6 +366,9 @@ def repair_score_command(
     plain: PlainFlag = False,
 ) -> None:
     """Verify a frozen repair ledger, join the targets, and report metrics with 95% intervals."""
+    import output_contracts.repair.score as score
+    from output_contracts.repair.executor import Executor
+
     if as_json and str(markdown_file) == "-":
         fail("only one of --json and --markdown - can go to stdout", field="markdown")
     cfg = config()
@@ -491,6 +496,9 @@ def split_audit_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Check that two case sets share no fingerprint of any kind; exit 1 listing every overlap."""
+    import output_contracts.repair.audit as audit
+    import output_contracts.repair.cases as cases
+
     if (train_targets is None) != (test_targets is None):
         fail("give both --train-targets and --test-targets, or neither", field="train_targets")
     tr, te = cases.read_cases(train), cases.read_cases(test)

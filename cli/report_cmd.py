@@ -11,8 +11,6 @@ from typing import Annotated
 
 import typer
 
-from output_contracts.audit.artifacts import load_artifacts
-from output_contracts.audit.html import render_html
 from output_contracts.cli.common import QuietFlag, err, out, output_option, phase
 from output_contracts.cli.tables import say
 from output_contracts.jsonutil import atomic_write_bytes
@@ -44,6 +42,9 @@ def report_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Write one self-contained HTML page (inline CSS and SVG charts, no network) of the given artifacts."""
+    from output_contracts.audit.artifacts import load_artifacts
+    from output_contracts.audit.html import render_html
+
     with phase(quiet, "report"):
         arts = load_artifacts(artifacts)
         page = render_html(arts, title=title, generated_at=generated_at).encode("utf-8")

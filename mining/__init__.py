@@ -5,7 +5,26 @@
 
 from __future__ import annotations
 
-from output_contracts.mining.miner import mine
-from output_contracts.mining.params import Clean, MineParams
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Clean", "MineParams", "mine"]
+if TYPE_CHECKING:
+    from output_contracts.mining.miner import mine as mine
+    from output_contracts.mining.params import Clean as Clean
+    from output_contracts.mining.params import MineParams as MineParams
+
+#: The public entry points, imported when first used: `output_contracts.mining.params` alone (the
+#: choices `contracts --help` shows) must not load the miner, polars and numpy.
+_EXPORTS = {
+    "Clean": "output_contracts.mining.params",
+    "MineParams": "output_contracts.mining.params",
+    "mine": "output_contracts.mining.miner",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

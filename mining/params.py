@@ -33,9 +33,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from output_contracts.choices import Clean as Clean
+from output_contracts.choices import RuleSource as RuleSource
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import MiningError
 from output_contracts.rules.format import FORMAT_MAX_LEN
@@ -79,25 +80,7 @@ DEFAULT_MIN_TASKS: dict[str, int] = {
 }
 
 
-class Clean(StrEnum):
-    """Which calls are clean evidence: `ok` every ok call of an episode without a labelled fault;
-    `reward` also only from episodes with full reward where rewards exist."""
-
-    ok = "ok"
-    reward = "reward"
-
-
 CLEAN_MODES = tuple(c.value for c in Clean)
-
-
-class RuleSource(StrEnum):
-    """Where rules may come from: `all` mined and declared (schema) rules; `mined` only what the
-    clean traces show; `schema` only what the registry's output schemas declare — the schema-only
-    detector a mined contract set is compared with."""
-
-    all = "all"
-    mined = "mined"
-    schema = "schema"
 
 
 RULE_SOURCES = tuple(s.value for s in RuleSource)

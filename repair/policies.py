@@ -19,12 +19,12 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
 
+from output_contracts.choices import PolicyName as PolicyName
 from output_contracts.errors import RepairError
 from output_contracts.jsonutil import canonical_json
 from output_contracts.repair.cases import near_miss, read_actions
@@ -32,15 +32,6 @@ from output_contracts.repair.command import run_command
 from output_contracts.repair.patch import PatchFault, format_pointer, parse_pointer, resolve
 from output_contracts.repair.state import Action, State, usage_problem
 from output_contracts.repair.validator import VerifierError, verify
-
-
-class PolicyName(StrEnum):
-    """The repair policies `--policy` takes."""
-
-    precomputed = "precomputed"
-    heuristic = "heuristic"
-    command = "command"
-
 
 POLICIES = tuple(p.value for p in PolicyName)
 POLICY_ERRORS = ("POLICY_TIMEOUT", "POLICY_FAILED", "POLICY_OUTPUT")

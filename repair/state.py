@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
+from output_contracts.choices import FeedbackView as FeedbackView
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.repair.cases import Case
 from output_contracts.repair.validator import VerifierError, report_json
@@ -21,16 +21,6 @@ PROTOCOL_VERSION = 1
 #: full — code, pointer and text; pointer-only — the pointer; code-only — the code; text — the message
 #: text; context-only — no report at all (schema, candidate, history and budgets only).
 FEEDBACK_VIEWS = ("full", "pointer-only", "code-only", "text", "context-only")
-
-
-class FeedbackView(StrEnum):
-    """The `--feedback` choices (see `FEEDBACK_VIEWS`)."""
-
-    full = "full"
-    pointer_only = "pointer-only"
-    code_only = "code-only"
-    text = "text"
-    context_only = "context-only"
 
 
 _VISIBLE = {

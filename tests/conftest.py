@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +112,58 @@ def _mine_verifies() -> Iterator[None]:
     `verify=False`: the library's default is the cheap path (each rule class holds on its mining data by
     construction, docs/design.md "Verification"), and the whole suite re-proves that on every corpus it
     mines, beside the property tests of tests/mining/test_verify_by_construction.py."""
+    from output_contracts.mining import verify
     from output_contracts.mining.distributed import mine_dask
     from output_contracts.mining.miner import mine
 
     saved = [(f, dict(f.__kwdefaults__ or {})) for f in (mine, mine_dask)]
     for f, kw in saved:
         f.__kwdefaults__ = {**kw, "verify": True}
+    real = verify.assert_holds
+    verify.assert_holds = _once(real)
     yield
+    verify.assert_holds = real
     for f, kw in saved:
         f.__kwdefaults__ = kw
+
+
+def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """`mining.verify.assert_holds` (what `mine(verify=True)` calls), run once per distinct input in a
+    test process. Its outcome is a function of the contract set, the corpus's files and the clean
+    mining calls with their folds (`misfires` reads only those; the key also holds the tasks, `k` and
+    the tool filter, in case it ever reads more), so a byte-identity test that mines
+    the same data twice (parts against whole, Dask against local, CLI against library) proves the
+    second, identical set on the same data already held: the check is skipped only then, never for a
+    set or data that differs in one byte. Direct calls of `assert_holds` (the tests that plant a wrong
+    rule) are never memoised."""
+    import hashlib
+
+    from output_contracts.jsonutil import canonical_json
+
+    held: set[tuple[bytes, ...]] = set()
+
+    def key(cs: Any, data: Any) -> tuple[bytes, ...]:
+        root = Path(data.corpus.path)
+        files = sorted(
+            (p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*")
+            if p.is_file()
+        )
+        return (
+            hashlib.sha256(canonical_json(cs.to_json())).digest(),
+            hashlib.sha256(repr((str(root.resolve()), files, data.k, data.tools)).encode()).digest(),
+            # without `part`: how the corpus is cut into parts is what a byte-identity test varies
+            hashlib.sha256(data.calls.drop("part", strict=False).write_ipc(None).getvalue()).digest(),
+            hashlib.sha256(data.tasks.drop("part", strict=False).write_ipc(None).getvalue()).digest(),
+        )
+
+    def once(cs: Any, data: Any) -> None:
+        k = key(cs, data)
+        if k not in held:
+            assert_holds(cs, data)
+            held.add(k)
+
+    return once
 
 
 #: Set to 1 to make a test that needs ../shared/data fail, not skip, when the folder is absent.

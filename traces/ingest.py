@@ -34,6 +34,7 @@ from typing import Any
 
 import orjson
 
+from output_contracts.choices import DEFAULT_CHUNK_ROWS as DEFAULT_CHUNK_ROWS
 from output_contracts.errors import TraceError
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import MANIFEST_FILE, Corpus
@@ -62,8 +63,6 @@ from output_contracts.traces.ingest_sources import (
     total_bytes,
 )
 from output_contracts.traces.registry import load_registry
-
-DEFAULT_CHUNK_ROWS = 50_000
 
 
 def ingest(

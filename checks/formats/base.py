@@ -14,13 +14,11 @@ from typing import Any, Protocol
 
 from output_contracts.checks.formats.locations import Locator
 from output_contracts.checks.outputs import Summary
+from output_contracts.choices import MAX_ANNOTATIONS as MAX_ANNOTATIONS
+from output_contracts.choices import MAX_SARIF_RESULTS as MAX_SARIF_RESULTS
 from output_contracts.jsonutil import canonical_str
 from output_contracts.rules.model import ContractSet, Rule
 
-#: GitHub code scanning accepts at most 25,000 results per SARIF run; more are refused, not truncated.
-MAX_SARIF_RESULTS = 25_000
-#: GitHub shows at most 10 error and 10 warning annotations per step; the rest of a step's are dropped.
-MAX_ANNOTATIONS = 10
 #: A mined rule whose clean support spans at least this many tasks is reported as a `warning`, below it
 #: as a `note` (30 is the per-group task bar of CONDITIONAL and the default min support of most classes).
 WARNING_MIN_TASKS = 30

@@ -1,17 +1,33 @@
-"""Start-up cost: the CLI does not import jsonschema until something is validated.
+"""Start-up cost: the CLI imports a library only in the command that uses it.
 
 Importing jsonschema registers its format checkers, and `rfc3987_syntax` (the `iri` checker) compiles a
 grammar at import: about a second on every start. `output_contracts/schemas.py` imports jsonschema lazily and
 defers that grammar until an `iri` format is checked; these tests hold both, in fresh interpreters.
+
+Every `contracts` process builds the options of every command (Typer), so a command module imports its
+library inside the command, and the choices its options show come from `output_contracts.choices`:
+`contracts --help` must not load polars, pyarrow, numpy or the audit pipeline (issue 21: about 0.8 CPU-s
+a process before, paid by each of the README's ~85 commands and every other subprocess in the suite).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 
 HEAVY = ("jsonschema", "rfc3987_syntax", "lark")
+#: What the command libraries pull in: none of it may load to print help.
+LIBRARIES = ("numpy", "polars", "pyarrow", "dask")
+PIPELINES = (
+    "output_contracts.audit.pipeline",
+    "output_contracts.checks.checker",
+    "output_contracts.mining.miner",
+    "output_contracts.traces.ingest",
+    "output_contracts.traces.corpus",
+    "output_contracts.repair.loop",
+)
 
 
 def _run(code: str) -> object:
@@ -30,15 +46,46 @@ def test_importing_the_cli_does_not_import_jsonschema() -> None:
     assert loaded == []
 
 
-def test_help_does_not_import_jsonschema() -> None:
+@functools.cache
+def _modules_after_help() -> list[str]:
+    """Every module a fresh interpreter holds after `contracts --help` (one subprocess for the tests)."""
     loaded = _run(
         "import contextlib, io, json, sys\n"
         "from output_contracts.cli.app import app\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    app(['--help'])\n"
-        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
     )
-    assert loaded == []
+    assert isinstance(loaded, list)
+    return loaded
+
+
+def test_help_does_not_import_jsonschema() -> None:
+    assert [m for m in _modules_after_help() if m.split(".")[0] in HEAVY] == []
+
+
+def test_help_does_not_import_the_command_libraries() -> None:
+    """`--help` builds every command's options but runs none: no polars, pyarrow, numpy, no pipeline."""
+    loaded = _modules_after_help()
+    assert "output_contracts.cli.audit_cmd" in loaded  # the commands were registered...
+    assert [m for m in loaded if m.split(".")[0] in LIBRARIES or m in PIPELINES] == []  # ...lightly
+
+
+def test_a_command_imports_its_library_when_it_runs() -> None:
+    """The other side: the libraries load inside the command, so running one still works (and loads
+    what it needs), while a sibling command's library stays out."""
+    loaded = _run(
+        "import contextlib, io, json, sys\n"
+        "from output_contracts.cli.app import app\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    app(['ledger', 'verify', '--help'])\n"
+        "with contextlib.suppress(SystemExit):\n"
+        "    app(['codes', '--json'])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('output_contracts.'))))\n"
+    )
+    assert isinstance(loaded, list)
+    assert "output_contracts.checks.outputs" in loaded  # `codes` ran: it imported its table
+    assert [m for m in loaded if m in PIPELINES] == []
 
 
 def test_validation_defers_the_iri_grammar_and_still_checks_formats() -> None:

@@ -20,6 +20,7 @@ from polars.testing import assert_frame_equal
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
 from output_contracts.mining.data import _read_chunk, _read_leaves, leaf_rows, load
+from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import CORPUS_FORMAT_VERSION, MANIFEST_FILE, Corpus
 from output_contracts.traces.ingest import ingest
@@ -121,12 +122,15 @@ def test_codes_without_the_view(sample_corpus: Corpus) -> None:
     assert leaves["sc"].n_unique() > 1000
 
 
-def test_sample_world_byte_identical_with_and_without_view(sample_corpus: Corpus, tmp_path: Path) -> None:
+def test_sample_world_byte_identical_with_and_without_view(
+    sample_corpus: Corpus, sample_contracts: ContractSet, tmp_path: Path
+) -> None:
     old = without_view(sample_corpus, tmp_path / "v2")
     assert old.view() is None
     rows = leaf_rows(sample_corpus)
+    # mine(sample_corpus, folds=5, seed=13) is the session's `sample_contracts`: mined once a session
+    assert canonical_str(sample_contracts.to_json()) == _bytes(old, folds=5, seed=13)
     for kw in (
-        {"folds": 5, "seed": 13},
         {"folds": 1},
         {"folds": 5, "seed": 13, "part_rows": rows // 3 + 1},  # parts > 1: row ranges of the view
         {"folds": 3, "clean": "reward", "tools": ["get_order", "get_user_details"]},
