@@ -140,7 +140,10 @@ def test_command_policy_protocol(tmp_path: Path) -> None:
     ],
 )
 def test_command_policy_failures_are_typed_and_use_an_attempt(tmp_path: Path, body: str, reason: str) -> None:
-    pol = CommandPolicy.from_string(_script(tmp_path, body), timeout=0.5)
+    # only the sleeping script may run into the timeout: the others get one a loaded machine's Python
+    # start-up cannot reach (0.5 s for all of them timed out under load, typed POLICY_TIMEOUT)
+    timeout = 0.5 if reason == "POLICY_TIMEOUT" else 60.0
+    pol = CommandPolicy.from_string(_script(tmp_path, body), timeout=timeout)
     ep = run_episode(make_case({**GOOD, "qty": "3"}), pol, Budgets(max_attempts=2), clock=None)
     assert ep.outcome == "exhausted" and ep.attempts == 2
     assert [s["mask"]["reason"] for s in ep.steps] == [reason, reason]
