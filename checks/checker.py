@@ -556,11 +556,22 @@ def check_lines(
     parser = _LineParser(source, format)
     call_ids = _CallIds(parser.sha)
     visible: dict[str, tuple[str, ...] | None] = {}
-    memories: dict[str, EpisodeMemory] = {}  # per trace: what CONSISTENT compares later calls with
+    # per trace: what CONSISTENT compares later calls with (None: the checker tracks no place)
+    memories: dict[str, EpisodeMemory | None] = {}
+    blanks: dict[int | None, EpisodeMemory | None] = {}  # per checker: an empty memory, copied per trace
     code_key = tuple(codes) if codes is not None else None  # a tuple: the compiled program's cache key as is
     tool_set = frozenset(tools) if tools is not None else None
     loads = orjson.loads
     seen: list[Any] = []
+
+    def blank(f: int | None) -> EpisodeMemory | None:
+        """An episode's empty memory for checker `f`, or None when it tracks no place: a memory without
+        places remembers nothing and finds nothing, so the call is checked as without one."""
+        if f not in blanks:
+            m = compiled_memory(contracts, f)
+            blanks[f] = m if m.pairs else None
+        b = blanks[f]
+        return None if b is None else b.blank()
 
     def one(
         trace_id: str,
@@ -573,22 +584,36 @@ def check_lines(
         index: int,
         n: int,
     ) -> StreamItem | None:
-        """Check one call (`line`: the call's own line, for its id and receipt; `n`: the line read)."""
+        """Check one call (`line`: the call's own line, for its id and receipt; `n`: the line read).
+        Its id is hashed only when something needs it: a receipt, or a sighting its episode keeps."""
         f = contracts.fold_of(task) if fold == "cross" else fold
-        memory = memories.get(trace_id)
-        if memory is None:
-            memory = memories[trace_id] = compiled_memory(contracts, f)
-        call_id = call_ids(line, index)
+        if trace_id in memories:
+            memory = memories[trace_id]
+        else:
+            memory = memories[trace_id] = blank(f)
+        lazy_id = lambda: call_ids(line, index)  # noqa: E731 - a closure per call, cheaper than a hash
         if tool_set is not None and tool not in tool_set:
             # not checked, but an earlier call (or a touch) for those that are
-            memory.record(tool, args, result, call_id, ok=status == "ok")
+            if memory is not None:
+                memory.record(tool, args, result, lazy_id, ok=status == "ok")
             return None
         if status != "ok":
-            memory.record(tool, args, None, call_id, ok=False)
+            if memory is not None:
+                memory.record(tool, args, None, lazy_id, ok=False)
             return StreamItem("skipped", tool, None, n)
-        vs = compiled_violations(
-            contracts, tool, args, result, fold=f, codes=code_key, memory=memory, call_id=call_id
-        )
+        if memory is None:
+            vs = compiled_violations(contracts, tool, args, result, fold=f, codes=code_key)
+        else:
+            vs = compiled_violations(
+                contracts,
+                tool,
+                args,
+                result,
+                fold=f,
+                codes=code_key,
+                memory=memory,
+                call_id=lazy_id,
+            )
         receipt = None
         if vs or include_all:
             receipt = planned_receipt(
@@ -598,7 +623,7 @@ def check_lines(
                 vs,
                 visible.get(trace_id),
                 encoder=encoder,
-                call_id=call_id,
+                call_id=call_ids(line, index),
                 source=source,
                 line=line,
             )

@@ -25,7 +25,7 @@ without an `EpisodeMemory`): the rule needs the episode.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -75,6 +75,8 @@ class Seen(NamedTuple):
 
 
 _ABSENT = object()
+#: A call's id, or a function giving it (computed only when a sighting is kept).
+CallId = str | Callable[[], str]
 #: A pointer's steps: per token, the object key and the array index it names (None: no index).
 Steps = tuple[tuple[str, int | None], ...]
 #: Paths whose steps `steps_of` keeps (the cache is emptied when full).
@@ -165,13 +167,22 @@ class EpisodeMemory:
                     for p, k in places.pop(key):
                         self._seen.pop((p, k, key), None)
 
-    def record(self, tool: str, arguments: Any, result: Any, call_id: str = "", ok: bool = True) -> None:
+    def blank(self) -> EpisodeMemory:
+        """An empty memory of another episode tracking the same places (what a stream starts per
+        episode), without sorting the places or computing their steps again."""
+        fresh = EpisodeMemory.__new__(EpisodeMemory)
+        fresh.pairs, fresh._plan, fresh._seen, fresh._places = self.pairs, self._plan, {}, {}
+        return fresh
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: CallId = "", ok: bool = True) -> None:
         """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
         self.touch(arguments)
         if ok:
             self.observe(tool, result, call_id)
 
-    def observe(self, tool: str, result: Any, call_id: str = "") -> None:
+    def observe(self, tool: str, result: Any, call_id: CallId = "") -> None:
+        """Remember what `result` shows at each tracked place. `call_id` may be a function giving it:
+        it is then called only when something is remembered (`check -` hashes an id only if needed)."""
         if not self.pairs or not isinstance(result, dict):
             return
         for p, k, ps, ks in self._plan:
@@ -181,6 +192,8 @@ class EpisodeMemory:
                 continue
             pv = walk_steps(result, ps, p)
             if pv is not _ABSENT and judged(pv):
+                if not isinstance(call_id, str):
+                    call_id = call_id()
                 self._seen[(p, k, key)] = Seen(pv, call_id, tool)
                 self._places.setdefault(key, set()).add((p, k))
 
