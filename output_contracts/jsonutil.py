@@ -169,6 +169,15 @@ def chunked_lines(
 
     A line longer than one chunk is kept as a list of pieces joined once its newline arrives, so a
     long line costs its length in copying, not its length times the number of reads."""
+    for batch in chunked_batches(read, before_read, size):
+        yield from batch
+
+
+def chunked_batches(
+    read: Callable[[int], bytes], before_read: Callable[[], None] | None = None, size: int = 1 << 16
+) -> Iterator[list[bytes]]:
+    """`chunked_lines` a read at a time: the lines each read completes, as one list (never empty),
+    given before the next read (and its `before_read`)."""
     pending: list[bytes] = []
     while True:
         if before_read is not None:
@@ -183,15 +192,16 @@ def chunked_lines(
             continue
         if pending:
             pending.append(chunk[: end + 1])
-            yield b"".join(pending)
+            lines = [b"".join(pending)]
             pending.clear()
         else:
-            yield chunk[: end + 1]
+            lines = [chunk[: end + 1]]
         start = end + 1
         while (end := find(b"\n", start)) >= 0:
-            yield chunk[start : end + 1]
+            lines.append(chunk[start : end + 1])
             start = end + 1
         if start < len(chunk):
             pending.append(chunk[start:])
+        yield lines
     if pending:
-        yield b"".join(pending)
+        yield [b"".join(pending)]
