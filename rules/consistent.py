@@ -130,6 +130,14 @@ def walk_steps(doc: Any, steps: Steps | None, path: str) -> Any:
     return cur
 
 
+def _top(ps: Steps | None, ks: Steps | None) -> tuple[str, str] | None:
+    """(P's key, K's key) when P and K are each one key below the result (`walk_steps` on a dict is
+    then one lookup), else None."""
+    if ps is not None and ks is not None and len(ps) == 1 and len(ks) == 1:
+        return ps[0][0], ks[0][0]
+    return None
+
+
 class EpisodeMemory:
     """The latest value each entity had at each tracked (P, K) place, over the calls of one episode seen
     so far. `observe` every call with status ok, in input order, after checking it."""
@@ -140,8 +148,13 @@ class EpisodeMemory:
         #: the (P, K) places each entity was seen at, so that `touch` forgets it without a scan of
         #: `_seen` (a long episode, such as one `contracts proxy` run, may remember many entities)
         self._places: dict[tuple[str, Any], set[tuple[str, str]]] = {}
-        #: each place with the steps down to P and to K, computed once per memory
-        self._plan = tuple((p, k, steps_of(p) if p else (), steps_of(k) if k else ()) for p, k in self.pairs)
+        #: each place with the steps down to P and to K, computed once per memory, and (P's key, K's
+        #: key) when both are keys of the result itself (a lookup each; None: walk the steps)
+        self._plan = tuple(
+            (p, k, ps, ks, _top(ps, ks))
+            for p, k in self.pairs
+            for ps, ks in [(steps_of(p) if p else (), steps_of(k) if k else ())]
+        )
 
     def earlier(self, p: str, k: str, key: tuple[str, Any]) -> Seen | None:
         return self._seen.get((p, k, key))
@@ -185,12 +198,13 @@ class EpisodeMemory:
         it is then called only when something is remembered (`check -` hashes an id only if needed)."""
         if not self.pairs or not isinstance(result, dict):
             return
-        for p, k, ps, ks in self._plan:
-            kv = walk_steps(result, ks, k)
+        get = result.get
+        for p, k, ps, ks, top in self._plan:
+            kv = walk_steps(result, ks, k) if top is None else get(top[1], _ABSENT)
             key = None if kv is _ABSENT else entity_key(kv)
             if key is None:
                 continue
-            pv = walk_steps(result, ps, p)
+            pv = walk_steps(result, ps, p) if top is None else get(top[0], _ABSENT)
             if pv is not _ABSENT and judged(pv):
                 if not isinstance(call_id, str):
                     call_id = call_id()

@@ -382,3 +382,46 @@ def test_batches_give_the_plain_per_call_receipts(kw: dict[str, Any], chunk: int
     assert checked == sum(
         1 for c in calls if c.get("status", "ok") == "ok" and c["tool"] in kw.get("tools", [c["tool"]])
     )
+
+
+def _nonfinite_reference(value: Any) -> bool:
+    """The recursive search `jsonutil._has_nonfinite` replaced (a generator per container)."""
+    import math
+
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_nonfinite_reference(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_nonfinite_reference(v) for v in value)
+    return False
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3))
+
+
+@given(
+    st.recursive(
+        _leaf,
+        lambda kids: st.one_of(
+            st.lists(kids, max_size=4),
+            st.lists(kids, max_size=3).map(tuple),
+            st.dictionaries(st.text(max_size=2), kids, max_size=4),
+        ),
+        max_leaves=20,
+    )
+)
+def test_nonfinite_search_answers_as_the_recursive_one(value: Any) -> None:
+    """Receipts are searched for NaN/inf whenever their JSON holds a `null`: the stack loop gives the
+    recursive search's answer on any nesting of dicts, lists, tuples and scalars (NaN, ±inf included),
+    and `canonical_json` refuses exactly those values."""
+    from output_contracts.jsonutil import _has_nonfinite, canonical_json
+
+    want = _nonfinite_reference(value)
+    assert _has_nonfinite(value) == want
+    try:
+        canonical_json(value)
+    except ValueError:
+        assert want
+    else:
+        assert not want
