@@ -72,10 +72,7 @@ def _has_nonfinite(value: Any) -> bool:
             push(v.values())
         elif t is list or t is tuple:
             push(v)
-        elif t is float:
-            if not isfinite(v):
-                return True
-        elif isinstance(v, float):
+        elif t is float or isinstance(v, float):
             if not isfinite(v):
                 return True
         elif isinstance(v, dict):
