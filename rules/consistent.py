@@ -65,18 +65,24 @@ def judged(v: Any) -> bool:
     return v is None or isinstance(v, bool | int | float | str)
 
 
+#: A call's id, or a function giving it (called only when a violation cites the call).
+CallId = str | Callable[[], str]
+
+
 class Seen(NamedTuple):
     """What an earlier call of the episode returned at P for one entity (an immutable record; a named
     tuple, made in half the time of a frozen dataclass, as every observed call makes one per place)."""
 
     value: Any
-    call_id: str
+    call_id: CallId  # or a function giving it, called by `episode_witness` (`Seen.id`)
     tool: str
+
+    def id(self) -> str:
+        """The earlier call's id (computed now when it was kept as a function)."""
+        return self.call_id if isinstance(self.call_id, str) else self.call_id()
 
 
 _ABSENT = object()
-#: A call's id, or a function giving it (computed only when a sighting is kept).
-CallId = str | Callable[[], str]
 #: A pointer's steps: per token, the object key and the array index it names (None: no index).
 Steps = tuple[tuple[str, int | None], ...]
 #: Paths whose steps `steps_of` keeps (the cache is emptied when full).
@@ -195,7 +201,8 @@ class EpisodeMemory:
 
     def observe(self, tool: str, result: Any, call_id: CallId = "") -> None:
         """Remember what `result` shows at each tracked place. `call_id` may be a function giving it:
-        it is then called only when something is remembered (`check -` hashes an id only if needed)."""
+        it is then kept as is and called only when a violation cites the call (`check -` hashes an id
+        only if needed)."""
         if not self.pairs or not isinstance(result, dict):
             return
         get = result.get
@@ -206,8 +213,6 @@ class EpisodeMemory:
                 continue
             pv = walk_steps(result, ps, p) if top is None else get(top[0], _ABSENT)
             if pv is not _ABSENT and judged(pv):
-                if not isinstance(call_id, str):
-                    call_id = call_id()
                 self._seen[(p, k, key)] = Seen(pv, call_id, tool)
                 self._places.setdefault(key, set()).add((p, k))
 
@@ -232,7 +237,8 @@ def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
     p, k = rule.paths
     _, pv = resolve(result, p)
     _, kv = resolve(result, k)
-    earlier = f"{seen.tool} (call {seen.call_id})" if seen.call_id else seen.tool
+    call_id = seen.id()
+    earlier = f"{seen.tool} (call {call_id})" if call_id else seen.tool
     return Violation(
         CODE.name,
         rule.id,
@@ -243,7 +249,7 @@ def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
         f"{rule.tool} returned {name(p)}={canonical_str(pv)} for {name(k)}={canonical_str(kv)}, but "
         f"{earlier} returned {name(p)}={canonical_str(seen.value)} for the same {name(k)} earlier in this "
         f"episode; in every one of {rule.support.calls} clean repeats the value never changed",
-        seen.call_id or None,
+        call_id or None,
     )
 
 
