@@ -502,14 +502,21 @@ def _flat_fields(rec: Any, seen: list[Any]) -> tuple[Any, ...] | None:
     step = get("step")
     if step is not None and (type(step) is not int or step < 0 or step > _INT64_MAX):
         return None
-    for key in ("labels", "error", "task_id", "started_at"):
-        v = get(key)
-        if v is not None and type(v) is not (dict if key == "labels" else str):
-            return None
+    v = get("labels")
+    if v is not None and type(v) is not dict:
+        return None
+    task_id = get("task_id")
+    if task_id is not None and type(task_id) is not str:
+        return None
+    v = get("error")
+    if v is not None and type(v) is not str:
+        return None
+    v = get("started_at")
+    if v is not None and type(v) is not str:
+        return None
     result = get("result")
     if type(result) is str:
         result = decode_result(result)
-    task_id = get("task_id")
     task = task_id if task_id is not None else trace_id
     tools_v = get("tools")
     reward = get("reward")
@@ -551,16 +558,81 @@ def check_lines(
 
     Flat records (once the format is known to be flat) take `_flat_fields`: the fields are read from
     the decoded line, no `ToolCall` or `Episode` is built; a record it does not vouch for goes to the
-    flat adapter, every other format to `_LineParser.parse`.
+    flat adapter, every other format to `_LineParser.parse`. Each line's items are given before the
+    next line is read (`check_batches` is the same check, a batch of lines at a time).
     """
+    batches = ((raw,) for raw in lines)  # one line at a time: its items before the next line is read
+    for batch in _stream(contracts, batches, source, format, fold, tools, codes, encoder, include_all, True):
+        yield from batch.items
+
+
+@dataclass(frozen=True)
+class StreamBatch:
+    """What `check_batches` gives per batch of lines: `items`, the calls with a receipt, the calls not
+    checked (`skipped`) and the unreadable lines (`rejected`), in input order; `checked`, how many calls
+    of each tool were checked (those with a receipt included). A call that holds is only counted."""
+
+    items: list[StreamItem]
+    checked: dict[str, int]
+
+
+def check_batches(
+    contracts: ContractSet,
+    batches: Iterable[Sequence[bytes]],
+    *,
+    source: str = "-",
+    format: str = "auto",
+    fold: Fold = None,
+    tools: Sequence[str] | None = None,
+    codes: Sequence[str] | None = None,
+    encoder: str = "v2",
+    include_all: bool = False,
+) -> Iterator[StreamBatch]:
+    """`check_lines` a batch of lines at a time (`contracts check -`: what one read of stdin holds):
+    one `StreamBatch` per batch, given before the next batch is asked for, so a reader that waits for
+    input has answered every line it read. The same calls, receipts and order as `check_lines`, without
+    an item per call that holds. When a batch fails part way (an error that stops the stream), the
+    items of the lines before the failure are given first, as `check_lines` gives them."""
+    return _stream(contracts, batches, source, format, fold, tools, codes, encoder, include_all, False)
+
+
+#: What `_stream`'s per-call check returns besides a receipt: a call that holds, one not checked.
+_HOLDS: Any = object()
+_SKIPPED: Any = object()
+
+
+def _stream(
+    contracts: ContractSet,
+    batches: Iterable[Sequence[bytes]],
+    source: str,
+    format: str,
+    fold: Fold,
+    tools: Sequence[str] | None,
+    codes: Sequence[str] | None,
+    encoder: str,
+    include_all: bool,
+    every: bool,
+) -> Iterator[StreamBatch]:
+    """The engine of `check_lines` (`every`: an item for every checked call) and `check_batches`."""
     parser = _LineParser(source, format)
     call_ids = _CallIds(parser.sha)
     visible: dict[str, tuple[str, ...] | None] = {}
-    memories: dict[str, EpisodeMemory] = {}  # per trace: what CONSISTENT compares later calls with
+    # per trace: what CONSISTENT compares later calls with (None: the checker tracks no place)
+    memories: dict[str, EpisodeMemory | None] = {}
+    blanks: dict[int | None, EpisodeMemory | None] = {}  # per checker: an empty memory, copied per trace
     code_key = tuple(codes) if codes is not None else None  # a tuple: the compiled program's cache key as is
     tool_set = frozenset(tools) if tools is not None else None
     loads = orjson.loads
     seen: list[Any] = []
+
+    def blank(f: int | None) -> EpisodeMemory | None:
+        """An episode's empty memory for checker `f`, or None when it tracks no place: a memory without
+        places remembers nothing and finds nothing, so the call is checked as without one."""
+        if f not in blanks:
+            m = compiled_memory(contracts, f)
+            blanks[f] = m if m.pairs else None
+        b = blanks[f]
+        return None if b is None else b.blank()
 
     def one(
         trace_id: str,
@@ -571,88 +643,128 @@ def check_lines(
         task: str,
         line: int,
         index: int,
-        n: int,
-    ) -> StreamItem | None:
-        """Check one call (`line`: the call's own line, for its id and receipt; `n`: the line read)."""
+    ) -> Any:
+        """Check one call (`line`: the call's own line, for its id and receipt): its `Receipt`, `_HOLDS`,
+        `_SKIPPED` (status error), or None (a tool filtered out). Its id is hashed only when something
+        needs it: a receipt, or a sighting its episode keeps."""
         f = contracts.fold_of(task) if fold == "cross" else fold
-        memory = memories.get(trace_id)
-        if memory is None:
-            memory = memories[trace_id] = compiled_memory(contracts, f)
-        call_id = call_ids(line, index)
+        if trace_id in memories:
+            memory = memories[trace_id]
+        else:
+            memory = memories[trace_id] = blank(f)
+        lazy_id = lambda: call_ids(line, index)  # noqa: E731 - a closure per call, cheaper than a hash
         if tool_set is not None and tool not in tool_set:
             # not checked, but an earlier call (or a touch) for those that are
-            memory.record(tool, args, result, call_id, ok=status == "ok")
+            if memory is not None:
+                memory.record(tool, args, result, lazy_id, ok=status == "ok")
             return None
         if status != "ok":
-            memory.record(tool, args, None, call_id, ok=False)
-            return StreamItem("skipped", tool, None, n)
-        vs = compiled_violations(
-            contracts, tool, args, result, fold=f, codes=code_key, memory=memory, call_id=call_id
-        )
-        receipt = None
-        if vs or include_all:
-            receipt = planned_receipt(
+            if memory is not None:
+                memory.record(tool, args, None, lazy_id, ok=False)
+            return _SKIPPED
+        if memory is None:
+            vs = compiled_violations(contracts, tool, args, result, fold=f, codes=code_key)
+        else:
+            vs = compiled_violations(
                 contracts,
                 tool,
+                args,
                 result,
-                vs,
-                visible.get(trace_id),
-                encoder=encoder,
-                call_id=call_id,
-                source=source,
-                line=line,
+                fold=f,
+                codes=code_key,
+                memory=memory,
+                call_id=lazy_id,
             )
-        return StreamItem("call", tool, receipt, n)
+        if not vs and not include_all:
+            return _HOLDS
+        return planned_receipt(
+            contracts,
+            tool,
+            result,
+            vs,
+            visible.get(trace_id),
+            encoder=encoder,
+            call_id=call_ids(line, index),
+            source=source,
+            line=line,
+        )
 
-    for n, raw in enumerate(lines, start=1):
-        if raw[:1] != b"{" and not raw.strip():
-            continue
-        flat = parser.flat
-        fields = None
+    def put(items: list[StreamItem], checked: dict[str, int], tool: str, got: Any, n: int) -> None:
+        """The item of one call's answer (or its count alone)."""
+        if got is None:
+            return
+        if got is _SKIPPED:
+            items.append(StreamItem("skipped", tool, None, n))
+            return
+        if every:
+            items.append(StreamItem("call", tool, None if got is _HOLDS else got, n))
+            return
+        checked[tool] = checked.get(tool, 0) + 1
+        if got is not _HOLDS:
+            items.append(StreamItem("call", tool, got, n))
+
+    n = 0
+    for batch in batches:
+        items: list[StreamItem] = []
+        checked: dict[str, int] = {}
+        add = items.append
+
         try:
-            rec = loads(raw)
-            if flat is not None:  # the flat adapter's format: one call a line
-                fields = _flat_fields(rec, seen)
-                if fields is None:
-                    parsed = flat(rec, parser.context(source, parser.sha, n))
-            else:
-                calls, vis = parser.parse(rec, n)
-        except ContractsError:
+            for raw in batch:
+                n += 1
+                if raw[:1] != b"{" and not raw.strip():
+                    continue
+                flat = parser.flat
+                fields = None
+                try:
+                    rec = loads(raw)
+                    if flat is not None:  # the flat adapter's format: one call a line
+                        fields = _flat_fields(rec, seen)
+                        if fields is None:
+                            parsed = flat(rec, parser.context(source, parser.sha, n))
+                    else:
+                        calls, vis = parser.parse(rec, n)
+                except ContractsError:
+                    raise
+                except Exception as e:  # RecordError, JSON errors, shape errors: the line is rejected
+                    add(StreamItem("rejected", line=n, reason=str(getattr(e, "reason", e))))
+                    continue
+                if fields is not None:
+                    trace_id, tool, args, result, status, task, declares, vis_tools = fields
+                    if declares:
+                        visible[trace_id] = vis_tools
+                    got = one(trace_id, tool, args, result, status, task, n, 0)
+                    if got is _HOLDS and not every:  # the usual case, counted in line
+                        checked[tool] = checked.get(tool, 0) + 1
+                    else:
+                        put(items, checked, tool, got, n)
+                    continue
+                if flat is not None:
+                    calls = parsed.calls
+                    for ep in parsed.episodes:
+                        visible[ep.trace_id] = ep.tools
+                    if parsed.dropped:
+                        parser.dropped.extend(d.reason for d in parsed.dropped)
+                else:
+                    visible.update(vis)
+                if parser.dropped:  # as ingest does: a call left out of its episode is a reject
+                    for reason in parser.dropped:
+                        add(StreamItem("rejected", line=n, reason=reason))
+                    parser.dropped.clear()
+                for call in calls:
+                    got = one(
+                        call.trace_id,
+                        call.tool,
+                        call.arguments,
+                        call.result,
+                        call.status,
+                        call.task,
+                        call.line or n,
+                        call.index,
+                    )
+                    put(items, checked, call.tool, got, n)
+        except BaseException:
+            if items or checked:  # what the lines before the failure gave, then the failure
+                yield StreamBatch(items, checked)
             raise
-        except Exception as e:  # RecordError, JSON errors, shape errors: the line is rejected
-            yield StreamItem("rejected", line=n, reason=str(getattr(e, "reason", e)))
-            continue
-        if fields is not None:
-            trace_id, tool, args, result, status, task, declares, vis_tools = fields
-            if declares:
-                visible[trace_id] = vis_tools
-            item = one(trace_id, tool, args, result, status, task, n, 0, n)
-            if item is not None:
-                yield item
-            continue
-        if flat is not None:
-            calls = parsed.calls
-            for ep in parsed.episodes:
-                visible[ep.trace_id] = ep.tools
-            if parsed.dropped:
-                parser.dropped.extend(d.reason for d in parsed.dropped)
-        else:
-            visible.update(vis)
-        if parser.dropped:
-            for reason in parser.dropped:  # as ingest does: a call left out of its episode is a reject
-                yield StreamItem("rejected", line=n, reason=reason)
-            parser.dropped.clear()
-        for call in calls:
-            item = one(
-                call.trace_id,
-                call.tool,
-                call.arguments,
-                call.result,
-                call.status,
-                call.task,
-                call.line or n,
-                call.index,
-                n,
-            )
-            if item is not None:
-                yield item
+        yield StreamBatch(items, checked)

@@ -42,7 +42,7 @@ from output_contracts.cli.common import (
 )
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
-from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_lines
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_batches, chunked_lines
 
 if TYPE_CHECKING:
     from output_contracts.checks.checker import Fold
@@ -91,6 +91,12 @@ def _stdin_lines(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[b
     return chunked_lines(getattr(stdin, "read1", stdin.read), before_wait, READ_CHUNK)
 
 
+def _stdin_batches(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[list[bytes]]:
+    """`_stdin_lines` a read at a time: the lines of each read as one list (`check_batches` checks
+    them together and answers them all before the next read)."""
+    return chunked_batches(getattr(stdin, "read1", stdin.read), before_wait, READ_CHUNK)
+
+
 def _receipt_stream(
     contracts: ContractSet,
     sources: list[str],
@@ -110,7 +116,12 @@ def _receipt_stream(
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line; `before_wait` runs before each read that may block)."""
-    from output_contracts.checks.checker import check_corpus, check_lines, corpus_counts, receipts_from_frame
+    from output_contracts.checks.checker import (
+        check_batches,
+        check_corpus,
+        corpus_counts,
+        receipts_from_frame,
+    )
     from output_contracts.checks.receipts import encode
     from output_contracts.traces.corpus import Corpus
     from output_contracts.traces.sources import is_corpus, open_corpus
@@ -130,9 +141,9 @@ def _receipt_stream(
             summary.rejected_lines += len(ingested.rejects())
         for s in sources:
             if s == "-":
-                for item in check_lines(
+                for batch in check_batches(
                     contracts,
-                    _stdin_lines(stdin, before_wait),
+                    _stdin_batches(stdin, before_wait),
                     fold=fold,
                     tools=tools,
                     codes=codes,
@@ -140,15 +151,18 @@ def _receipt_stream(
                     include_all=include_all,
                     format=fmt,
                 ):
-                    if item.kind == "rejected":
-                        if strict:
-                            raise TraceError(f"unreadable line: {item.reason}", source="-", line=item.line)
-                        summary.rejected_lines += 1
-                    elif item.kind == "skipped":
-                        summary.skipped_calls += 1
-                    else:
-                        summary.checked(item.tool or "")
-                        if item.receipt is not None:
+                    for tool, n in batch.checked.items():
+                        summary.checked(tool, n)
+                    for item in batch.items:  # calls with a receipt, calls not checked, bad lines
+                        if item.kind == "rejected":
+                            if strict:
+                                raise TraceError(
+                                    f"unreadable line: {item.reason}", source="-", line=item.line
+                                )
+                            summary.rejected_lines += 1
+                        elif item.kind == "skipped":
+                            summary.skipped_calls += 1
+                        elif item.receipt is not None:
                             enc = encode(item.receipt)
                             summary.receipt(enc, [v.code for v in item.receipt.violations])
                             yield enc

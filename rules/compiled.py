@@ -52,7 +52,7 @@ from output_contracts.rules.base import (
     kind_of,
 )
 from output_contracts.rules.conditional import ConditionalParams
-from output_contracts.rules.consistent import EpisodeMemory, episode_witness
+from output_contracts.rules.consistent import CallId, EpisodeMemory, episode_witness
 from output_contracts.rules.dates import TZ_MODES, parse_instant
 from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, render_witness
@@ -73,6 +73,10 @@ from output_contracts.traces.leaves import (
 
 #: Codes whose rules the generated code tests inline at their one place.
 INLINE_NODE_CODES = frozenset(("TYPE", "POSITIVE", "NONNEG", "DOMAIN", "RANGE", "LENGTH", "FORMAT"))
+#: An object place with at least this many keys below it is walked in blocks of `WIDE_BLOCK` keys, each
+#: block looked up only when the object holds one of its keys.
+WIDE_KEYS = 16
+WIDE_BLOCK = 8
 #: Programs kept at once (contract set x checker x codes).
 CACHE_SIZE = 32
 #: Answers kept per FORMAT rule, and years of date prefixes kept: cleared when full.
@@ -378,13 +382,28 @@ class _Writer:
             for t in stars:  # the key `*` / `*N` would share the index's pattern token: the engine decides
                 dict_lines.append(f"{ind}    if {t!r} in {var}:")
                 dict_lines.append(f"{ind}        raise _BAIL")
-            for t, child in node.children.items():
-                if t in stars or t == MAP_TOKEN or escape_token(unescape_token(t)) != t:
-                    continue  # `~*` below a non-map and non-canonical tokens name no node of a JSON value
-                c = self.name("v")
-                dict_lines.append(f"{ind}    {c} = {var}.get({unescape_token(t)!r}, _MISS)")
-                dict_lines.append(f"{ind}    if {c} is not _MISS:")
-                self._sub(dict_lines, child, c, [*pieces, (True, "/" + t)], ind + "        ", maps)
+            keyed = [
+                (t, child)
+                for t, child in node.children.items()
+                # `~*` below a non-map and non-canonical tokens name no node of a JSON value
+                if t not in stars and t != MAP_TOKEN and escape_token(unescape_token(t)) == t
+            ]
+            # many keys (an object of optional fields, few of them present): each block of keys is
+            # looked up only when the object holds one of them (one `isdisjoint`, over the shorter);
+            # the keys are still visited in the same order, so the answers are those of one lookup each
+            size = WIDE_BLOCK if len(keyed) >= WIDE_KEYS else len(keyed) or 1
+            for b in range(0, len(keyed), size):
+                block = keyed[b : b + size]
+                sub = ind + "    "
+                if size < len(keyed):
+                    ks = self.const(frozenset(unescape_token(t) for t, _c in block))
+                    dict_lines.append(f"{ind}    if not {var}.keys().isdisjoint({ks}):")
+                    sub = ind + "        "
+                for t, child in block:
+                    c = self.name("v")
+                    dict_lines.append(f"{sub}{c} = {var}.get({unescape_token(t)!r}, _MISS)")
+                    dict_lines.append(f"{sub}if {c} is not _MISS:")
+                    self._sub(dict_lines, child, c, [*pieces, (True, "/" + t)], sub + "    ", maps)
         list_lines: list[str] = []
         for t, child in stars.items():
             c = self.name("v")
@@ -955,9 +974,10 @@ def compiled_violations(
     fold: int | None = None,
     codes: Sequence[str] | None = None,
     memory: EpisodeMemory | None = None,
-    call_id: str = "",
+    call_id: CallId = "",
 ) -> list[Violation]:
-    """`evaluate.call_violations` through the compiled checker: the same violations, in the same order."""
+    """`evaluate.call_violations` through the compiled checker: the same violations, in the same order.
+    (`call_id`: what the call is recorded in `memory` as; a function giving it is called only if needed.)"""
     # the per-call path: one lookup by the contract set's identity (the digest is computed once); the
     # full checker without a codes filter (`check_call`'s) by the identity alone
     if fold is None and codes is None:

@@ -25,7 +25,7 @@ without an `EpisodeMemory`): the rule needs the episode.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -65,13 +65,21 @@ def judged(v: Any) -> bool:
     return v is None or isinstance(v, bool | int | float | str)
 
 
+#: A call's id, or a function giving it (called only when a violation cites the call).
+CallId = str | Callable[[], str]
+
+
 class Seen(NamedTuple):
     """What an earlier call of the episode returned at P for one entity (an immutable record; a named
     tuple, made in half the time of a frozen dataclass, as every observed call makes one per place)."""
 
     value: Any
-    call_id: str
+    call_id: CallId  # or a function giving it, called by `episode_witness` (`Seen.id`)
     tool: str
+
+    def id(self) -> str:
+        """The earlier call's id (computed now when it was kept as a function)."""
+        return self.call_id if isinstance(self.call_id, str) else self.call_id()
 
 
 _ABSENT = object()
@@ -128,6 +136,14 @@ def walk_steps(doc: Any, steps: Steps | None, path: str) -> Any:
     return cur
 
 
+def _top(ps: Steps | None, ks: Steps | None) -> tuple[str, str] | None:
+    """(P's key, K's key) when P and K are each one key below the result (`walk_steps` on a dict is
+    then one lookup), else None."""
+    if ps is not None and ks is not None and len(ps) == 1 and len(ks) == 1:
+        return ps[0][0], ks[0][0]
+    return None
+
+
 class EpisodeMemory:
     """The latest value each entity had at each tracked (P, K) place, over the calls of one episode seen
     so far. `observe` every call with status ok, in input order, after checking it."""
@@ -138,8 +154,13 @@ class EpisodeMemory:
         #: the (P, K) places each entity was seen at, so that `touch` forgets it without a scan of
         #: `_seen` (a long episode, such as one `contracts proxy` run, may remember many entities)
         self._places: dict[tuple[str, Any], set[tuple[str, str]]] = {}
-        #: each place with the steps down to P and to K, computed once per memory
-        self._plan = tuple((p, k, steps_of(p) if p else (), steps_of(k) if k else ()) for p, k in self.pairs)
+        #: each place with the steps down to P and to K, computed once per memory, and (P's key, K's
+        #: key) when both are keys of the result itself (a lookup each; None: walk the steps)
+        self._plan = tuple(
+            (p, k, ps, ks, _top(ps, ks))
+            for p, k in self.pairs
+            for ps, ks in [(steps_of(p) if p else (), steps_of(k) if k else ())]
+        )
 
     def earlier(self, p: str, k: str, key: tuple[str, Any]) -> Seen | None:
         return self._seen.get((p, k, key))
@@ -165,21 +186,32 @@ class EpisodeMemory:
                     for p, k in places.pop(key):
                         self._seen.pop((p, k, key), None)
 
-    def record(self, tool: str, arguments: Any, result: Any, call_id: str = "", ok: bool = True) -> None:
+    def blank(self) -> EpisodeMemory:
+        """An empty memory of another episode tracking the same places (what a stream starts per
+        episode), without sorting the places or computing their steps again."""
+        fresh = EpisodeMemory.__new__(EpisodeMemory)
+        fresh.pairs, fresh._plan, fresh._seen, fresh._places = self.pairs, self._plan, {}, {}
+        return fresh
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: CallId = "", ok: bool = True) -> None:
         """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
         self.touch(arguments)
         if ok:
             self.observe(tool, result, call_id)
 
-    def observe(self, tool: str, result: Any, call_id: str = "") -> None:
+    def observe(self, tool: str, result: Any, call_id: CallId = "") -> None:
+        """Remember what `result` shows at each tracked place. `call_id` may be a function giving it:
+        it is then kept as is and called only when a violation cites the call (`check -` hashes an id
+        only if needed)."""
         if not self.pairs or not isinstance(result, dict):
             return
-        for p, k, ps, ks in self._plan:
-            kv = walk_steps(result, ks, k)
+        get = result.get
+        for p, k, ps, ks, top in self._plan:
+            kv = walk_steps(result, ks, k) if top is None else get(top[1], _ABSENT)
             key = None if kv is _ABSENT else entity_key(kv)
             if key is None:
                 continue
-            pv = walk_steps(result, ps, p)
+            pv = walk_steps(result, ps, p) if top is None else get(top[0], _ABSENT)
             if pv is not _ABSENT and judged(pv):
                 self._seen[(p, k, key)] = Seen(pv, call_id, tool)
                 self._places.setdefault(key, set()).add((p, k))
@@ -205,7 +237,8 @@ def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
     p, k = rule.paths
     _, pv = resolve(result, p)
     _, kv = resolve(result, k)
-    earlier = f"{seen.tool} (call {seen.call_id})" if seen.call_id else seen.tool
+    call_id = seen.id()
+    earlier = f"{seen.tool} (call {call_id})" if call_id else seen.tool
     return Violation(
         CODE.name,
         rule.id,
@@ -216,7 +249,7 @@ def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
         f"{rule.tool} returned {name(p)}={canonical_str(pv)} for {name(k)}={canonical_str(kv)}, but "
         f"{earlier} returned {name(p)}={canonical_str(seen.value)} for the same {name(k)} earlier in this "
         f"episode; in every one of {rule.support.calls} clean repeats the value never changed",
-        seen.call_id or None,
+        call_id or None,
     )
 
 

@@ -292,3 +292,136 @@ def test_check_stdin_answers_each_line_before_the_next_arrives(tmp_path: Path) -
     assert rest == b""
     assert b"".join(answers) == whole.stdout
     assert [orjson.loads(a)["line"] for a in answers] == [1, 2, 3, 4, 5, 6]
+
+
+def _reference_stream(
+    cs: ContractSet, lines: list[bytes], *, fold: Any = None, tools: list[str] | None = None, **kw: Any
+) -> list[bytes]:
+    """`check -` written the plain way, as the reference its batches are held to: each line parsed by
+    the flat adapter, each call judged by the generic engine (`call_violations`, a full node index)
+    with an `EpisodeMemory` for every trace whether or not it tracks a place, every call id hashed
+    (`make_call_id`) before anything needs it; the encoded receipts, one per line."""
+    from output_contracts.checks.receipts import planned_receipt
+    from output_contracts.jsonutil import canonical_json, sha256_hex
+    from output_contracts.rules.consistent import EpisodeMemory
+    from output_contracts.rules.evaluate import call_violations, episode_memory
+    from output_contracts.traces.formats.base import RecordContext
+    from output_contracts.traces.formats.flat import FlatAdapter
+
+    adapter, sha = FlatAdapter().begin(), sha256_hex("-")
+    memories: dict[str, Any] = {}
+    places: dict[Any, Any] = {}
+    visible: dict[str, Any] = {}
+    out = []
+    for n, raw in enumerate(lines, start=1):
+        parsed = adapter.parse(orjson.loads(raw), RecordContext("-", sha, n))
+        for ep in parsed.episodes:
+            visible[ep.trace_id] = ep.tools
+        for c in parsed.calls:
+            f = cs.fold_of(c.task) if fold == "cross" else fold
+            if f not in places:  # what each checker's memory tracks, listed once per checker
+                places[f] = episode_memory(cs, f).pairs
+            if c.trace_id not in memories:
+                memories[c.trace_id] = EpisodeMemory(places[f])
+            memory = memories[c.trace_id]
+            call_id = make_call_id(sha, c.line, c.index)
+            if tools is not None and c.tool not in tools:
+                memory.record(c.tool, c.arguments, c.result, call_id, ok=c.status == "ok")
+                continue
+            if c.status != "ok":
+                memory.record(c.tool, c.arguments, None, call_id, ok=False)
+                continue
+            vs = call_violations(cs, c.tool, c.arguments, c.result, fold=f, memory=memory, call_id=call_id)
+            if vs or kw.get("include_all"):
+                r = planned_receipt(
+                    cs,
+                    c.tool,
+                    c.result,
+                    vs,
+                    visible.get(c.trace_id),
+                    call_id=call_id,
+                    source="-",
+                    line=c.line,
+                )
+                out.append(canonical_json(encode(r)))
+    return out
+
+
+@pytest.mark.skipif(not FAULTY, reason="sample_traces/faulty is absent")
+@pytest.mark.parametrize(
+    ("kw", "chunk"),
+    [
+        ({"include_all": True}, 1 << 16),
+        ({"fold": "cross"}, 997),
+        ({"tools": ["query_warehouse", "get_order"]}, 4093),
+    ],
+    ids=["all", "cross-small-reads", "tools"],
+)
+def test_batches_give_the_plain_per_call_receipts(kw: dict[str, Any], chunk: int) -> None:
+    """`check_batches` over stdin read in chunks (lines split across reads) gives, byte for byte, the
+    receipts of the plain per-call reference on the faulty world: every class, CONSISTENT across the
+    calls of an episode (the memory, its touches by calls filtered out or failed, lazily hashed ids
+    of the earlier calls it cites), and per-tool counts that add up to the calls checked."""
+    from output_contracts.checks.checker import check_batches
+    from output_contracts.cli.check_cmd import _stdin_batches
+
+    lines = faulty_lines()[:1500]
+    got: list[bytes] = []
+    checked = 0
+    for batch in check_batches(
+        SAMPLE_CS, _stdin_batches(_Trickle(b"".join(lines), chunk), lambda: None), **kw
+    ):
+        checked += sum(batch.checked.values())
+        got.extend(
+            orjson.dumps(encode(i.receipt), option=orjson.OPT_SORT_KEYS) for i in batch.items if i.receipt
+        )
+    want = _reference_stream(SAMPLE_CS, lines, **kw)
+    assert got == want
+    assert b'"code":"CONSISTENT"' in b"".join(got)
+    calls = [orjson.loads(raw) for raw in lines]
+    assert checked == sum(
+        1 for c in calls if c.get("status", "ok") == "ok" and c["tool"] in kw.get("tools", [c["tool"]])
+    )
+
+
+def _nonfinite_reference(value: Any) -> bool:
+    """The recursive search `jsonutil._has_nonfinite` replaced (a generator per container)."""
+    import math
+
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_nonfinite_reference(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_nonfinite_reference(v) for v in value)
+    return False
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3))
+
+
+@given(
+    st.recursive(
+        _leaf,
+        lambda kids: st.one_of(
+            st.lists(kids, max_size=4),
+            st.lists(kids, max_size=3).map(tuple),
+            st.dictionaries(st.text(max_size=2), kids, max_size=4),
+        ),
+        max_leaves=20,
+    )
+)
+def test_nonfinite_search_answers_as_the_recursive_one(value: Any) -> None:
+    """Receipts are searched for NaN/inf whenever their JSON holds a `null`: the stack loop gives the
+    recursive search's answer on any nesting of dicts, lists, tuples and scalars (NaN, ±inf included),
+    and `canonical_json` refuses exactly those values."""
+    from output_contracts.jsonutil import _has_nonfinite, canonical_json
+
+    want = _nonfinite_reference(value)
+    assert _has_nonfinite(value) == want
+    try:
+        canonical_json(value)
+    except ValueError:
+        assert want
+    else:
+        assert not want
