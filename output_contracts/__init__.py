@@ -14,11 +14,11 @@ _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if _os.path.isfile(_os.path.join(_root, "mining", "__init__.py")) and _root not in __path__:
     __path__.append(_root)
 
-import importlib as _importlib  # noqa: E402
-from typing import TYPE_CHECKING, Any  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
 from output_contracts.errors import ContractsError  # noqa: E402
 from output_contracts.jsonutil import canonical_json  # noqa: E402
+from output_contracts.lazy import lazy_exports  # noqa: E402
 
 if TYPE_CHECKING:  # for type checkers only: at run time the names below load on first use
     from output_contracts.checks.api import Checker as Checker
@@ -39,8 +39,4 @@ _EXPORTS = {
 __all__ = ["Checker", "ContractsError", "Receipt", "Session", "__version__", "canonical_json", "checked"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(_importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
