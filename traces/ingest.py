@@ -135,7 +135,14 @@ def _ingest_locked(
     manifest = Corpus.open(out).manifest() if Corpus.is_corpus(out) else None
     stage = open_stage(out)
     known = known_sources(manifest)
-    run = Run(out=out, stage=stage, strict=strict, chunk_rows=chunk_rows, progress=progress)
+    run = Run(
+        out=out,
+        stage=stage,
+        strict=strict,
+        chunk_rows=chunk_rows,
+        progress=progress,
+        appending=manifest is not None,
+    )
     reports: list[SourceReport] = []
     try:
         progress.start("ingest", total_bytes(srcs))

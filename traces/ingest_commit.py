@@ -275,7 +275,13 @@ def _write_leaves(
     tmp = target.with_name(f".{LEAVES_FILE}.tmp")
     direct = run.direct.finish() if run.direct is not None else None
     old = _old_leaf_runs(target, run.stage, manifest)
-    if direct is not None and run.direct is not None and not old and not run.leaf_runs:
+    if (
+        direct is not None
+        and run.direct is not None
+        and run.direct.view is not None
+        and not old
+        and not run.leaf_runs
+    ):
         os.replace(direct.path, tmp)
         return sum(g["rows"] for g in run.direct.groups), run.direct.groups, run.direct.view
     view = ViewStage(run.stage, "view-merged")

@@ -234,10 +234,10 @@ class DirectLeaves:
     run and no merge. The first chunk out of order closes it for good; it is then one sorted run,
     the first of this ingest."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, stage_view: bool = True) -> None:
         self.path = path
-        #: the view rows of the file, staged beside it
-        self.view = ViewStage(path.parent, "view-direct")
+        #: the view rows of the file, staged beside it (None: not staged, the file will be merged)
+        self.view = ViewStage(path.parent, "view-direct") if stage_view else None
         self.open = True
         self.groups: list[dict[str, Any]] = []
         self._counts: list[pl.DataFrame] = []
@@ -262,14 +262,14 @@ class DirectLeaves:
         self.groups += _write_groups(
             self._writer, leaves, lens, names, None if not self._counts else self.view
         )
-        if not self._counts:
+        if not self._counts and self.view is not None:
             self._first = leaves
         self._counts.append(counts)
         self._last = names[-1]
         return True
 
     def _stage_first(self) -> None:
-        if self._first is not None:
+        if self._first is not None and self.view is not None:
             self.view.add(self._first)
             self._first = None
 

@@ -38,6 +38,9 @@ class Run:
     strict: bool
     chunk_rows: int
     progress: Progress
+    #: an ingest into an existing corpus: its leaves are merged with the old ones at commit, so the
+    #: direct file's view rows, which only the direct path uses, are not staged
+    appending: bool = False
     cols: Columns = field(default_factory=Columns)
     #: the calls of every flushed chunk, in ingest order, in one staged Parquet file
     calls: StagedCalls | None = None
@@ -137,7 +140,7 @@ class Run:
         k = self.chunks
         lp = self.stage / f"leaves-{k:05d}.arrows"
         if self.direct is None:
-            self.direct = DirectLeaves(self.stage / "leaves-direct.parquet")
+            self.direct = DirectLeaves(self.stage / "leaves-direct.parquet", stage_view=not self.appending)
         if self.calls is None:
             self.calls = StagedCalls(self.stage / "calls.parquet")
         with reading(self.out, writing=True):  # a full disk names the corpus being written
