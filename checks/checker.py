@@ -662,19 +662,9 @@ def _stream(
             if memory is not None:
                 memory.record(tool, args, None, lazy_id, ok=False)
             return _SKIPPED
-        if memory is None:
-            vs = compiled_violations(contracts, tool, args, result, fold=f, codes=code_key)
-        else:
-            vs = compiled_violations(
-                contracts,
-                tool,
-                args,
-                result,
-                fold=f,
-                codes=code_key,
-                memory=memory,
-                call_id=lazy_id,
-            )
+        vs = compiled_violations(
+            contracts, tool, args, result, fold=f, codes=code_key, memory=memory, call_id=lazy_id
+        )
         if not vs and not include_all:
             return _HOLDS
         return planned_receipt(

@@ -42,7 +42,7 @@ from output_contracts.cli.common import (
 )
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
-from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_batches, chunked_lines
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_batches
 
 if TYPE_CHECKING:
     from output_contracts.checks.checker import Fold
@@ -74,12 +74,14 @@ def _parse_fold(value: str | None) -> Fold:
     return f
 
 
-#: Bytes asked of stdin at a time by `_stdin_lines` (one read: it returns what is there, up to this).
+#: Bytes asked of stdin at a time by `_stdin_batches` (one read: it returns what is there, up to this).
 READ_CHUNK = 1 << 16
 
 
-def _stdin_lines(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[bytes]:
-    """The lines of `stdin` (each with its newline, the last one as it ends), read in chunks.
+def _stdin_batches(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[list[bytes]]:
+    """The lines of `stdin` (each with its newline, the last one as it ends), a read at a time: the
+    lines each read completes, as one list (`check_batches` checks them together and answers them all
+    before the next read).
 
     Rule: take whatever is already available (`read1`: at most one read, which returns the bytes
     waiting, up to `READ_CHUNK`), hand out every complete line of it, and call `before_wait` (the CLI
@@ -88,12 +90,6 @@ def _stdin_lines(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[b
     waits gets that line's receipt before `check -` waits for the next. The bytes of each line are those
     `readline` gives, so the output is the same byte for byte.
     """
-    return chunked_lines(getattr(stdin, "read1", stdin.read), before_wait, READ_CHUNK)
-
-
-def _stdin_batches(stdin: BinaryIO, before_wait: Callable[[], None]) -> Iterator[list[bytes]]:
-    """`_stdin_lines` a read at a time: the lines of each read as one list (`check_batches` checks
-    them together and answers them all before the next read)."""
     return chunked_batches(getattr(stdin, "read1", stdin.read), before_wait, READ_CHUNK)
 
 
@@ -325,7 +321,7 @@ def check(
     elif output is not None:
         atomic_write_bytes(output, chunks())
     else:
-        # buffered, flushed before each read of stdin that may block (`_stdin_lines`) and at the end:
+        # buffered, flushed before each read of stdin that may block (`_stdin_batches`) and at the end:
         # every receipt of the lines read so far is out before `check -` waits for more
         sink = sys.stdout.buffer
         for chunk in chunks():

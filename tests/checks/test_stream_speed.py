@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import StreamItem, _CallIds, check_lines
 from output_contracts.checks.receipts import encode
-from output_contracts.cli.check_cmd import _stdin_lines
+from output_contracts.cli.check_cmd import _stdin_batches
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.model import make_call_id
 
@@ -242,8 +242,9 @@ def test_stdin_lines_are_readline_lines(data: bytes, chunk: int) -> None:
     """The chunked reader hands out the bytes `readline` would, line for line, whatever the chunking;
     it calls `before_wait` before every read (so the CLI flushes before it may block)."""
     waits: list[int] = []
-    got = list(_stdin_lines(_Trickle(data, chunk), lambda: waits.append(1)))
-    assert got == list(iter(io.BytesIO(data).readline, b""))
+    batches = list(_stdin_batches(_Trickle(data, chunk), lambda: waits.append(1)))
+    assert all(batches)  # a batch is never empty
+    assert [line for batch in batches for line in batch] == list(iter(io.BytesIO(data).readline, b""))
     assert len(waits) >= 1 + len(data) // chunk
 
 
