@@ -20,7 +20,7 @@ PROTOCOL_VERSION = 1
 #: Feedback views (`--feedback`): which parts of each verifier error a policy is shown.
 #: full — code, pointer and text; pointer-only — the pointer; code-only — the code; text — the message
 #: text; context-only — no report at all (schema, candidate, history and budgets only).
-FEEDBACK_VIEWS = ("full", "pointer-only", "code-only", "text", "context-only")
+FEEDBACK_VIEWS = tuple(v.value for v in FeedbackView)
 
 
 _VISIBLE = {
