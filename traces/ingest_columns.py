@@ -436,7 +436,6 @@ def finalize_episodes(
 ) -> pl.DataFrame:
     """Episodes of the whole corpus: one per trace seen in calls or declared by an episode format.
     `spilled` are files of episode rows (`episode_frame`) that came before `new_rows`."""
-    info_schema = EPISODE_ROW_SCHEMA
     frames = [pl.read_parquet(p) for p in spilled] + [episode_frame(new_rows)]
     if old_episodes is not None and old_episodes.exists():
         old = pl.read_parquet(old_episodes)
@@ -453,7 +452,7 @@ def finalize_episodes(
             "line",
             *LATE_EPISODE_COLUMNS,
         )
-        frames.insert(0, old.cast(info_schema))  # type: ignore[arg-type]
+        frames.insert(0, old.cast(EPISODE_ROW_SCHEMA))  # type: ignore[arg-type]
     info = (
         pl.concat(frames)
         .group_by("trace_id", maintain_order=True)

@@ -44,6 +44,18 @@ Leaf = tuple[str, str, str, float | None, str | None, int | None]
 """(path, pattern, kind, num, str, len)."""
 
 
+def tp_expr() -> pl.Expr:
+    """One UInt64 per literal (tool, side, pattern) of a leaf frame: tool code << 33 | side << 32 |
+    pattern code. The codes are the frame's Categorical physical codes, so the key holds within the one
+    frame (or query) it is computed on, never across reads."""
+    u64 = pl.UInt64()
+    return (
+        pl.col("tool").to_physical().cast(u64) * (1 << 33)
+        + pl.col("side").to_physical().cast(u64) * (1 << 32)
+        + pl.col("pattern").to_physical().cast(u64)
+    ).alias("tp")
+
+
 def escape_token(key: str) -> str:
     """RFC 6901 escaping of one reference token."""
     return key.replace("~", "~0").replace("/", "~1")

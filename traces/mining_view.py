@@ -24,8 +24,8 @@ with a result, map keys merge several literal patterns into one, pools merge pat
 
 Ingest builds the view from the leaf frames it writes (`ViewStage`: each frame coded against its own
 small dictionaries as it is written, staged, and mapped to the corpus's codes at commit by
-`write_staged`), so the leaves are never read back; `write_view` builds the same bytes from the corpus
-files (the reference the tests compare with).
+`write_staged`), so the leaves are never read back. The tests hold those bytes to a reference that
+builds the view by reading the finished corpus files back (tests/traces/view_reference.py).
 
 Corpora of format 1 and 2 have no view: mining reads `leaves.parquet` as before
 (`output_contracts.mining.data`); `contracts ingest` into such a corpus rewrites it at format 3.
@@ -42,6 +42,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
+from output_contracts.traces.leaves import tp_expr
 
 VIEW_FILE = "view.parquet"
 VIEW_STRINGS_FILE = "view_strings.parquet"
@@ -73,8 +74,6 @@ VIEW_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 
 #: A pattern holding an array-index wildcard token (`/items/*/price`): its rows keep their path.
 WILD_TOKEN = r"(^|/)\*(/|$)"
-#: Leaf rows converted at once: memory stays bounded by this, not by the corpus.
-CHUNK_ROWS = 4_000_000
 #: Rows per row group of `view.parquet`.
 ROW_GROUP_ROWS = 1_000_000
 
@@ -95,24 +94,16 @@ class ViewStage:
         self.name = name
         self.rows = 0
         #: per staged frame: its rows file, its call runs file (`cid`, `n`), its strings file (`str`; a
-        #: local code is a row number), its task runs (`str`, `n`) and its patterns (`tool`, `side`,
-        #: `pattern`; a local lpat is a row number)
-        self.frames: list[tuple[Path, Path, Path, pl.DataFrame, pl.DataFrame]] = []
+        #: local code is a row number), its task runs file (`task`: a local string code, `n`) and its
+        #: patterns (`tool`, `side`, `pattern`; a local lpat is a row number)
+        self.frames: list[tuple[Path, Path, Path, Path, pl.DataFrame]] = []
 
     def add(self, leaves: pl.DataFrame) -> None:
         """Stage the view rows of `leaves` (a frame with the corpus leaf schema, in written order)."""
         if leaves.height == 0:
             return
         # Categorical codes hold within this one frame: (tool, side, pattern) as one integer
-        tp = (
-            leaves.select(
-                pl.col("tool").to_physical().cast(pl.UInt64) * (1 << 33)
-                + pl.col("side").to_physical().cast(pl.UInt64) * (1 << 32)
-                + pl.col("pattern").to_physical().cast(pl.UInt64)
-            )
-            .to_series()
-            .alias("tp")
-        )
+        tp = leaves.select(tp_expr()).to_series()
         pats = (
             leaves.select("tool", "side", "pattern")
             .with_columns(tp)
@@ -146,28 +137,39 @@ class ViewStage:
             ]
         )
         runs = pl.DataFrame([calls["value"].alias("cid"), calls["len"].cast(pl.UInt32).alias("n")])
+        # task runs coded against the frame's strings (task ids are among them), spilled with the rows
+        task_runs = pl.DataFrame(
+            [
+                task_names.to_frame()
+                .join(strings.with_row_index("code"), on="str", how="left", maintain_order="left")["code"]
+                .cast(pl.UInt32)
+                .alias("task"),
+                tasks["len"].cast(pl.UInt32).alias("n"),
+            ]
+        )
         k = len(self.frames)
-        rows_file, runs_file = (
+        rows_file, runs_file, tasks_file = (
             self.folder / f"{self.name}-{k:05d}.arrow",
             self.folder / f"{self.name}-runs-{k:05d}.arrow",
+            self.folder / f"{self.name}-tasks-{k:05d}.arrow",
         )
         with reading(rows_file, writing=True):
             local.write_ipc(rows_file, compression="lz4")
             runs.write_ipc(runs_file, compression="lz4")
-        task_runs = pl.DataFrame([task_names, tasks["len"].cast(pl.UInt32).alias("n")])
+            task_runs.write_ipc(tasks_file, compression="lz4")
         strings_file = self.folder / f"{self.name}-strings-{k:05d}.arrow"
         with reading(strings_file, writing=True):
             strings.write_ipc(strings_file, compression="lz4")
         self.frames.append(
-            (rows_file, runs_file, strings_file, task_runs, pats.select("tool", "side", "pattern"))
+            (rows_file, runs_file, strings_file, tasks_file, pats.select("tool", "side", "pattern"))
         )
         self.rows += local.height
 
 
 def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -> dict[str, dict[str, Any]]:
     """Write the view of the staged frames (the whole `leaves.parquet`, in order) and the corpus calls
-    file `calls` to `target(name)` for each of `VIEW_FILES`: the bytes `write_view` writes from the
-    files; return the `corpus.json` file entries (rows, columns) of the three."""
+    file `calls` to `target(name)` for each of `VIEW_FILES`: the bytes of a view built by reading those
+    files back; return the `corpus.json` file entries (rows, columns) of the three."""
     pattern_parts = [f[4] for f in stage.frames] or [pl.DataFrame(schema=VIEW_PATTERNS_SCHEMA)]
     # the frames' strings were spilled as they came (they grow with the input); their union, streamed
     strings = (
@@ -185,7 +187,7 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
         with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
             held: list[pl.DataFrame] = []
             n_held = 0
-            for rows_file, runs_file, strings_file, tasks, local_pats in stage.frames:
+            for rows_file, runs_file, strings_file, tasks_file, local_pats in stage.frames:
                 smap = strings["str"].search_sorted(pl.read_ipc(strings_file)["str"]).cast(pl.UInt32)
                 pmap = local_pats.join(
                     lpat_of, on=["tool", "side", "pattern"], how="left", maintain_order="left"
@@ -194,9 +196,8 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
                 runs = pl.read_ipc(runs_file)
                 # runs repeated: a call's rank, a task's code
                 call = np.repeat(cids.search_sorted(runs["cid"]).cast(pl.UInt32).to_numpy(), runs["n"])
-                task = np.repeat(
-                    strings["str"].search_sorted(tasks["str"]).cast(pl.UInt32).to_numpy(), tasks["n"]
-                )
+                tasks = pl.read_ipc(tasks_file)
+                task = np.repeat(smap.gather(tasks["task"]).to_numpy(), tasks["n"])
                 held.append(
                     pl.DataFrame(
                         [
@@ -212,7 +213,7 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
                     )
                 )
                 n_held += local.height
-                # row groups of exactly ROW_GROUP_ROWS rows, as `write_view` writes them
+                # row groups of exactly ROW_GROUP_ROWS rows, as a view read back from the files has them
                 while n_held >= ROW_GROUP_ROWS:
                     rows = pl.concat(held)
                     _write_rows(w, rows.head(ROW_GROUP_ROWS), schema)
@@ -233,95 +234,3 @@ def _entries(rows: int, n_strings: int, n_patterns: int) -> dict[str, dict[str, 
         name: {"rows": n, "columns": [{"name": k, "type": str(v)} for k, v in VIEW_SCHEMAS[name].items()]}
         for name, n in ((VIEW_FILE, rows), (VIEW_STRINGS_FILE, n_strings), (VIEW_PATTERNS_FILE, n_patterns))
     }
-
-
-def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict[str, dict[str, Any]]:
-    """Write the view of the corpus files `leaves` and `calls` to `target(name)` for each of
-    `VIEW_FILES`; return the `corpus.json` file entries (rows, columns) of the three."""
-    lf = pl.scan_parquet(leaves)
-    # distinct categoricals first, then cast: far fewer strings to convert
-    patterns = (
-        lf.select("tool", "side", "pattern")
-        .unique()
-        .select(
-            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
-        )
-        .unique()
-        .sort("tool", "side", "pattern")
-        .collect()
-    )
-    strings = (
-        pl.concat(
-            [
-                lf.select(pl.col("str").drop_nulls().unique()),
-                lf.select(pl.col("task_id").unique().cast(pl.String).drop_nulls().alias("str")),
-            ]
-        )
-        .unique()
-        .sort("str")
-        .collect()
-    )
-    cids = pl.scan_parquet(calls).select(pl.col("cid").unique().sort()).collect()["cid"]
-    rows = int(lf.select(pl.len()).collect().item())
-    with reading(target(VIEW_STRINGS_FILE), writing=True):
-        strings.write_parquet(target(VIEW_STRINGS_FILE))
-        patterns.write_parquet(target(VIEW_PATTERNS_FILE))
-        schema = pl.DataFrame(schema=VIEW_SCHEMA).to_arrow().schema
-        with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
-            for start in range(0, max(rows, 1), CHUNK_ROWS):
-                chunk = _view_chunk(lf.slice(start, CHUNK_ROWS), patterns, strings, cids)
-                w.write_table(
-                    chunk.cast(pl.Schema(VIEW_SCHEMA)).to_arrow().cast(schema), row_group_size=ROW_GROUP_ROWS
-                )
-    return _entries(rows, strings.height, patterns.height)
-
-
-def _view_chunk(
-    lf: pl.LazyFrame, patterns: pl.DataFrame, strings: pl.DataFrame, cids: pl.Series
-) -> pl.DataFrame:
-    """The view rows of one slice of leaf rows (in their order)."""
-    raw = lf.select(
-        "cid",
-        pl.col("task_id").to_physical().alias("tcode"),
-        (
-            pl.col("tool").to_physical().cast(pl.UInt64) * (1 << 33)
-            + pl.col("side").to_physical().cast(pl.UInt64) * (1 << 32)
-            + pl.col("pattern").to_physical().cast(pl.UInt64)
-        ).alias("tp"),
-        "task_id",
-        "tool",
-        "side",
-        "pattern",
-        "path",
-        "kind",
-        "num",
-        "str",
-        "len",
-    ).collect()
-    # Categorical codes hold within this one frame only: map them to the files' codes through small
-    # tables of their distinct values.
-    tp = (
-        raw.group_by("tp")
-        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
-        .with_columns(
-            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
-        )
-        .join(patterns.with_row_index("lpat"), on=["tool", "side", "pattern"])
-    )
-    tasks = raw.group_by("tcode").agg(pl.col("task_id").first().cast(pl.String))
-    task_code = strings["str"].search_sorted(tasks["task_id"]).cast(pl.UInt32)
-    wild = tp.filter(pl.col("pattern").str.contains(WILD_TOKEN))["tp"]
-    return raw.select(
-        cids.search_sorted(raw["cid"]).cast(pl.UInt32).alias("call"),
-        pl.col("tcode").replace_strict(tasks["tcode"], task_code, return_dtype=pl.UInt32).alias("task"),
-        pl.col("tp").replace_strict(tp["tp"], tp["lpat"], return_dtype=pl.UInt32).alias("lpat"),
-        pl.col("kind").to_physical().cast(pl.UInt8).alias("kind"),
-        pl.when(pl.col("tp").is_in(wild.implode())).then(pl.col("path")).alias("path"),
-        "num",
-        "len",
-        # a hash join against the dictionary (nulls match nothing: non-strings stay null)
-        raw.select("str")
-        .join(strings.with_row_index("code"), on="str", how="left", maintain_order="left")["code"]
-        .cast(pl.UInt32)
-        .alias("str"),
-    )

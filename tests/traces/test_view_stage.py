@@ -1,5 +1,5 @@
 """Ingest builds the mining view from the leaf frames as it writes them (`mining_view.ViewStage`,
-`write_staged`, issue 21): its three files must be byte for byte what `write_view` builds by reading
+`write_staged`, issue 21): its three files must be byte for byte what `view_reference.write_view` builds by reading
 the finished `leaves.parquet` and `calls.parquet` back, on every path the leaves take (written
 directly, merged from sorted runs, appended to an old corpus) and across row-group and frame bounds."""
 
@@ -16,13 +16,15 @@ import output_contracts.traces.mining_view as mv
 from output_contracts.traces.corpus import CALLS_FILE, LEAVES_FILE, Corpus
 from output_contracts.traces.ingest import ingest
 
+from .view_reference import write_view
+
 
 def assert_view_is_reference(corpus: Path, tmp_path: Path) -> None:
     """The corpus's view files equal `write_view`'s from its leaves and calls files, and the manifest
     entries agree."""
     ref = tmp_path / f"ref-{corpus.name}"
     ref.mkdir()
-    entries = mv.write_view(corpus / LEAVES_FILE, corpus / CALLS_FILE, lambda n: ref / n)
+    entries = write_view(corpus / LEAVES_FILE, corpus / CALLS_FILE, lambda n: ref / n)
     for name in mv.VIEW_FILES:
         assert (corpus / name).read_bytes() == (ref / name).read_bytes(), name
     files = Corpus.open(corpus).manifest()["files"]
