@@ -243,40 +243,26 @@ class DirectLeaves:
         self._counts: list[pl.DataFrame] = []
         self._last: str | None = None
         self._writer: pq.ParquetWriter | None = None
-        #: The first chunk, whose view rows are staged only once a second chunk continues the file (or
-        #: at `finish`): in an input not ordered by task the second chunk closes the file, which is then
-        #: merged with the runs, and its view rows would be staged twice.
-        self._first: pl.DataFrame | None = None
 
     def take(self, leaves: pl.DataFrame, counts: pl.DataFrame) -> bool:
         """Append a task-ordered chunk when it continues the file; False (and closed) otherwise."""
         first = counts.get_column("task")[0]
         if not self.open or (self._last is not None and first < self._last):
+            # the view rows staged so far are not used: the file is merged with the runs, which stage
+            # theirs anew (staging each chunk at once costs one chunk's view in that case, against
+            # holding a chunk's frame until the next one shows whether the file goes on)
             self.open = False
-            self._first = None
             return False
         if self._writer is None:
             self._writer = _writer(self.path)
         lens, names = _task_runs(leaves)
-        self._stage_first()
-        self.groups += _write_groups(
-            self._writer, leaves, lens, names, None if not self._counts else self.view
-        )
-        if not self._counts and self.view is not None:
-            self._first = leaves
+        self.groups += _write_groups(self._writer, leaves, lens, names, self.view)
         self._counts.append(counts)
         self._last = names[-1]
         return True
 
-    def _stage_first(self) -> None:
-        if self._first is not None and self.view is not None:
-            self.view.add(self._first)
-            self._first = None
-
     def finish(self) -> SortedRun | None:
         """Close the file: the run it holds (None when no chunk went here)."""
-        if self.open:
-            self._stage_first()
         self.open = False
         if self._writer is None:
             return None
