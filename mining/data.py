@@ -610,15 +610,19 @@ def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tup
     tid = dec.tid.gather(raw["task"])
     pid = dec.pid.gather(raw["lpat"])
     is_result = dec.side.gather(raw["lpat"]) == "result"
+    is_arg = is_result.not_()
     if tid.null_count() or pid.null_count():  # leaves of tasks without a clean call
         keep = tid.is_not_null() & pid.is_not_null()
-        results, args = (keep & is_result).arg_true(), (keep & is_result.not_()).arg_true()
-    else:
-        results, args = is_result.arg_true(), is_result.not_().arg_true()
-    moved = args.len() and results.len() and results[-1] > args[0]
-    if moved or results.len() + args.len() < raw.height:
-        order = pl.concat([results, args])
-        raw, tid, pid = raw[order], tid.gather(order), pid.gather(order)
+        is_result, is_arg = keep & is_result, keep & is_arg
+    n_result = int(is_result.sum())
+    n_arg = int(is_arg.sum())
+    # two sequential filters of the integer columns (a gather in a new order measured 2-3x slower)
+    if n_result + n_arg < raw.height or (
+        n_arg and n_result and is_result.arg_true()[-1] > is_arg.arg_true()[0]
+    ):
+        raw = pl.concat([raw.filter(is_result), raw.filter(is_arg)])
+        tid = pl.concat([tid.filter(is_result), tid.filter(is_arg)])
+        pid = pl.concat([pid.filter(is_result), pid.filter(is_arg)])
     lpat = raw["lpat"]
     kind = raw["kind"]
     frame = pl.DataFrame(
@@ -639,7 +643,7 @@ def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tup
             "sc": raw["str"],
         }
     )
-    return frame, results.len()
+    return frame, n_result
 
 
 def _fill_paths(path: pl.Series, fill: pl.Series, patterns: pl.Series) -> pl.Series:
