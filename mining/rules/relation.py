@@ -366,10 +366,15 @@ def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame,
         .select("_r")
     ]
     ref_picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
-    for f in fields:
-        present = w.filter(pl.col(f.name).is_not_null()).group_by("fold", maintain_order=True)
-        gen_picks.append(present.head(1).select("_r"))
-        ref_picks.append(present.head(SAMPLE_PER_COLUMN).select("_r"))
+    # per field and fold, the rank of each row where the field is present (every field at once)
+    present = (
+        w.select("_r", "fold", *[pl.col(f.name).is_not_null() for f in fields])
+        .unpivot(index=["_r", "fold"])
+        .filter(pl.col("value"))
+        .select("_r", pl.col("_r").rank("ordinal").over("fold", "variable").alias("_rank"))
+    )
+    gen_picks.append(present.filter(pl.col("_rank") == 1).select("_r"))
+    ref_picks.append(present.filter(pl.col("_rank") <= SAMPLE_PER_COLUMN).select("_r"))
     gen = w.join(pl.concat(gen_picks).unique(), on="_r", how="semi").sort("_r")
     ref = w.join(pl.concat(ref_picks).unique(), on="_r", how="semi").sort("_r")
     return gen, ref
