@@ -320,7 +320,7 @@ def _field_map(named: Sequence[tuple[int, Sequence[tuple[int, str]]]]) -> pl.Dat
 def _by_spec(rows: pl.DataFrame) -> dict[int, pl.DataFrame]:
     """`rows` split by their `spec` column (row order kept within each)."""
     return {
-        int(key[0]): frame  # type: ignore[arg-type]
+        int(key[0]): frame
         for key, frame in rows.partition_by(
             "spec", as_dict=True, include_key=False, maintain_order=True
         ).items()
