@@ -110,7 +110,13 @@ def mine(
         # still hold the part's arrays and string buffers, and memory would grow with the number of parts.
         for part in data.parts():
             per_fold.append(detach(path_stats_part(part)))
-            num_pids.append(part.leaves.filter(pl.col("cls") == CLS_NUM)["pid"].unique())
+            # lazily: only the two columns it reads are filtered, not the whole frame
+            num_pids.append(
+                part.leaves.lazy()
+                .filter(pl.col("cls") == CLS_NUM)
+                .select(pl.col("pid").unique())
+                .collect()["pid"]
+            )
             samples.append(detach(part.leaves.filter(in_sample)))
             del part  # before the next part is read: one part in memory at a time
             progress.advance()

@@ -57,35 +57,10 @@ def patterns_of(
     patterns), tool, side, pattern, wild. `literal`: tool, side, pattern (literal), pid, wild — the
     join table of `_read_chunk`. `view`: the corpus's mining view, `View.selecting` the same tools and
     calls, read instead of the leaves."""
-    seen = [] if view is None else [_view_counts(view, leaf_rows(corpus))]
-    for start in range(0, max(leaf_rows(corpus), 1) if view is None else 0, READ_CHUNK_ROWS):
-        lf = _clean_scan(corpus, tools, unclean, start)
-        seen.append(
-            # One group-by on (pattern, kind) as a single integer key: rows per kind, merged below.
-            lf.select(
-                (_tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
-                "tool",
-                "side",
-                "pattern",
-                "kind",
-            )
-            .group_by("tpk")
-            .agg(
-                pl.col("tool").first(),
-                pl.col("side").first(),
-                pl.col("pattern").first(),
-                pl.col("kind").first().to_physical().alias("code"),
-                pl.len().alias("n"),
-            )
-            .select(
-                pl.col("tool").cast(pl.String),
-                pl.col("side").cast(pl.String),
-                pl.col("pattern").cast(pl.String),
-                pl.col("code").cast(pl.Int64),
-                pl.col("n").cast(pl.Int64),
-            )
-            .collect()
-        )
+    if view is not None:
+        seen = [_view_counts(view, corpus)]
+    else:
+        seen = [_leaf_counts(_clean_scan(corpus, tools, unclean, start)) for start in _chunks(corpus)]
     stats = (
         pl.concat(seen)
         .group_by("tool", "side", "pattern")
@@ -130,7 +105,42 @@ def patterns_of(
     return patterns, literal, maps
 
 
-def _view_counts(view: View, rows: int) -> pl.DataFrame:
+def _chunks(corpus: Corpus) -> range:
+    """Starts of the READ_CHUNK_ROWS-row chunks of file rows the leaves (or the view) are read in."""
+    return range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS)
+
+
+def _leaf_counts(lf: pl.LazyFrame) -> pl.DataFrame:
+    """The per-chunk counts of `patterns_of` (tool, side, pattern, code, n) from leaves.parquet: one
+    group-by on (pattern, kind) as a single integer key, rows per kind (merged by the caller)."""
+    return (
+        lf.select(
+            (_tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
+            "tool",
+            "side",
+            "pattern",
+            "kind",
+        )
+        .group_by("tpk")
+        .agg(
+            pl.col("tool").first(),
+            pl.col("side").first(),
+            pl.col("pattern").first(),
+            pl.col("kind").first().to_physical().alias("code"),
+            pl.len().alias("n"),
+        )
+        .select(
+            pl.col("tool").cast(pl.String),
+            pl.col("side").cast(pl.String),
+            pl.col("pattern").cast(pl.String),
+            pl.col("code").cast(pl.Int64),
+            pl.col("n").cast(pl.Int64),
+        )
+        .collect()
+    )
+
+
+def _view_counts(view: View, corpus: Corpus) -> pl.DataFrame:
     """The per-chunk counts of `patterns_of` (tool, side, pattern, code, n) from the mining view: one
     integer group-by per chunk, the strings joined to the (few) groups."""
     counts = [
@@ -138,7 +148,7 @@ def _view_counts(view: View, rows: int) -> pl.DataFrame:
         .group_by((pl.col("lpat").cast(_U64) * 8 + pl.col("kind").cast(_U64)).alias("lk"))
         .agg(pl.len().alias("n"))
         .collect()
-        for start in range(0, max(rows, 1), READ_CHUNK_ROWS)
+        for start in _chunks(corpus)
     ]
     return (
         pl.concat(counts)
@@ -197,7 +207,7 @@ def _open_evidence(
         lpats = view.lpats.join(
             role.select("tool", "side", "pattern").unique(), on=["tool", "side", "pattern"]
         )
-        for start in range(0, max(leaf_rows(corpus), 1), READ_CHUNK_ROWS):
+        for start in _chunks(corpus):
             pairs.append(
                 view.scan(start, READ_CHUNK_ROWS)
                 .filter(pl.col("lpat").is_in(lpats["lpat"].cast(pl.UInt32).implode()))
@@ -206,19 +216,20 @@ def _open_evidence(
                 .collect()
             )
         pairs = [pl.concat(pairs).join(lpats, on="lpat").select("tool", "side", "pattern", "task_id")]
-    for start in range(0, max(leaf_rows(corpus), 1) if view is None else 0, READ_CHUNK_ROWS):
-        lf = _clean_scan(corpus, tools, unclean, start)
-        pairs.append(
-            lf.select(
-                pl.col("tool").cast(pl.String),
-                pl.col("side").cast(pl.String),
-                pl.col("pattern").cast(pl.String),
-                pl.col("task_id").cast(pl.String),
+    else:
+        for start in _chunks(corpus):
+            lf = _clean_scan(corpus, tools, unclean, start)
+            pairs.append(
+                lf.select(
+                    pl.col("tool").cast(pl.String),
+                    pl.col("side").cast(pl.String),
+                    pl.col("pattern").cast(pl.String),
+                    pl.col("task_id").cast(pl.String),
+                )
+                .join(role.lazy().select("tool", "side", "pattern"), on=["tool", "side", "pattern"])
+                .unique()
+                .collect()
             )
-            .join(role.lazy().select("tool", "side", "pattern"), on=["tool", "side", "pattern"])
-            .unique()
-            .collect()
-        )
     got = (
         pl.concat(pairs)
         .join(role, on=["tool", "side", "pattern"])

@@ -49,11 +49,11 @@ def string_values(part: Leaves, pids: list[int]) -> pl.DataFrame:
     """Per (pid, str, fold) of one task part: how many nodes hold each string value at `pids` (what a
     declared enum is tested against: any value outside it refutes it)."""
     return (
-        part.leaves.filter(
-            (pl.col("side") == "result") & (pl.col("cls") == CLS_STR) & pl.col("pid").is_in(pids)
-        )
+        part.leaves.lazy()
+        .filter((pl.col("side") == "result") & (pl.col("cls") == CLS_STR) & pl.col("pid").is_in(pids))
         .group_by("pid", "str", "fold")
         .agg(pl.len().alias("count"))
+        .collect()
     )
 
 

@@ -77,8 +77,12 @@ def _arg_pids(ctx: MiningContext) -> pl.DataFrame:
 def _scalars(part: Leaves, pids: list[int]) -> pl.DataFrame:
     """cid, pid, cls, v (value hash: numbers compare numerically), fold, task of scalar nodes."""
     value = pl.when(pl.col("cls") == CLS_STR).then(pl.col("str").hash()).otherwise(pl.col("num").hash())
-    return part.leaves.filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(pids)).select(
-        "cid", "pid", "cls", value.alias("v"), "fold", "task"
+    # lazily: the filter reads and copies only the columns selected, not the whole frame
+    return (
+        part.leaves.lazy()
+        .filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(pids))
+        .select("cid", "pid", "cls", value.alias("v"), "fold", "task")
+        .collect()
     )
 
 

@@ -178,13 +178,19 @@ def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
 
 
 def _wide_frames(
-    specs: Sequence[tuple[int, GroupSpec]], part: Leaves
-) -> Iterator[tuple[int, pl.DataFrame, pl.DataFrame]]:
+    specs: Sequence[tuple[int, GroupSpec]], part: Leaves, stats: bool = True
+) -> Iterator[tuple[int, pl.DataFrame, pl.DataFrame | None]]:
     """(spec index, wide frame, per-field per-fold stats) of one task part, for every spec with rows.
 
     Wide frame: one row per call (plain group) or array instance (`inst`), one Float64 column per field,
-    plus cid, fold, task; per-field stats: name, fold, n, n_int, n_cent (int / 2-decimal counts)."""
+    plus cid, fold, task; per-field stats: name, fold, n, n_int, n_cent (int / 2-decimal counts), or
+    None when `stats` is off (the plan needs none).
+
+    Every spec's rows are cut from the part in one pass per kind of field (a pattern id belongs to at
+    most one plain spec and one array group): the numbers joined once to (pid -> spec, column) and split
+    by spec, not joined once per spec."""
     calls = part.calls.select("cid", "fold", "task")
+    plain_map = _field_map([(i, s.name_of) for i, s in specs if not s.group])
     len_pids = sorted({p for _, s in specs for p, n in s.name_of if n.startswith("l")})
     nums = (
         part.leaves.lazy()
@@ -204,82 +210,74 @@ def _wide_frames(
             .alias("num"),
             "fold",
         )
+        .join(plain_map.lazy(), on="pid", how="inner", maintain_order="left")
         .collect()
     )
-    wild_pids = sorted({p for _, s in specs if s.group for p, _ in s.name_of})
-    wl = pl.DataFrame()
+    plain_rows = _by_spec(nums)
+    group_map = _field_map([(i, s.name_of) for i, s in specs if s.group])
+    first_map = _field_map([(i, s.firsts) for i, s in specs if s.firsts])
+    wild_pids = sorted(set(group_map["pid"].to_list()) | set(first_map["pid"].to_list()))
+    group_rows: dict[int, pl.DataFrame] = {}
+    first_rows: dict[int, pl.DataFrame] = {}
     if wild_pids:
-        groups = pl.DataFrame(
-            [(p, s.group) for _, s in specs if s.group for p, _ in s.name_of],
-            schema={"pid": pl.UInt32, "group": pl.String},
-            orient="row",
-        )
-        wl = (
-            part.scan_paths(wild_pids)
-            .filter(pl.col("cls") == CLS_NUM)
-            .join(groups.lazy(), on="pid")
-            .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
-            .with_columns(
-                # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
-                pl.col("path")
-                .str.slice(
-                    0,
-                    pl.col("path").str.len_chars()
-                    - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
-                )
-                .alias("inst"),
+        wnum = part.scan_paths(wild_pids).filter(pl.col("cls") == CLS_NUM).collect()
+        if group_map.height:
+            groups = pl.DataFrame(
+                [(p, s.group) for _, s in specs if s.group for p, _ in s.name_of],
+                schema={"pid": pl.UInt32, "group": pl.String},
+                orient="row",
             )
-            .select("cid", "fold", "pid", "inst", "num", "code")
-            .collect()
-        )
+            wl = (
+                wnum.lazy()
+                .join(groups.lazy(), on="pid")
+                .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
+                .with_columns(
+                    # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
+                    pl.col("path")
+                    .str.slice(
+                        0,
+                        pl.col("path").str.len_chars()
+                        - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
+                    )
+                    .alias("inst"),
+                )
+                .select("cid", "fold", "pid", "inst", "num", "code")
+                .join(group_map.lazy(), on="pid", how="inner", maintain_order="left")
+                .collect()
+            )
+            group_rows = _by_spec(wl)
+        if first_map.height:
+            # the member at index 0: its path is the pattern with the one `*` written `0`
+            zero = pl.DataFrame(
+                {"pid": first_map["pid"], "path": [_first_path(p) for p in _patterns_of(part, first_map)]},
+                schema={"pid": pl.UInt32, "path": pl.String},
+            )
+            first = (
+                wnum.join(zero, on=["pid", "path"], how="semi")
+                .select("cid", "pid", "code", "num", "fold")
+                .join(first_map, on="pid")
+            )
+            first_rows = _by_spec(first)
     for i, spec in specs:
-        name_of = dict(spec.name_of)
-        mapping = pl.DataFrame(
-            {"pid": list(name_of), "col": list(name_of.values())}, schema={"pid": pl.UInt32, "col": pl.String}
-        )
         if spec.group:
-            long = wl.join(mapping, on="pid")
-            if long.height == 0:
+            long = group_rows.get(i)
+            if long is None or long.height == 0:
                 continue
             wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
             order = ["cid", "inst"]
         else:
-            sums = {p for p, n in name_of.items() if n.startswith("s")}
-            flat = nums.join(mapping.filter(~pl.col("pid").is_in(list(sums))), on="pid")
-            if spec.firsts:
-                fmap = pl.DataFrame(
-                    {"pid": [p for p, _ in spec.firsts], "col": [n for _, n in spec.firsts]},
-                    schema={"pid": pl.UInt32, "col": pl.String},
-                )
-                # the member at index 0: the concrete path's token after the array's own path
-                first = (
-                    part.scan_paths(fmap["pid"].to_list())
-                    .filter(pl.col("cls") == CLS_NUM)
-                    .join(fmap.lazy(), on="pid")
-                    .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
-                    .filter(
-                        pl.col("path")
-                        .str.split("/")
-                        .list.get(
-                            pl.col("pattern").str.split("/").list.eval(pl.element() == "*").list.arg_max()
-                        )
-                        == "0"
-                    )
-                    .select("cid", "pid", "code", "num", "fold", "col")
-                    .collect()
-                )
-                flat = pl.concat([flat, first.select(flat.columns)])
+            got = plain_rows.get(i)
+            flat = (got if got is not None else nums.clear().drop("spec")).filter(~pl.col("sum")).drop("sum")
+            if i in first_rows:
+                flat = pl.concat([flat, first_rows[i].select(flat.columns)])
             if flat.height == 0:
                 continue
             wide = flat.pivot(on="col", index="cid", values="num", aggregate_function="first")
             long = flat
-            if sums:
-                sw = (
-                    nums.join(mapping.filter(pl.col("pid").is_in(list(sums))), on="pid")
-                    .group_by("cid", "col")
-                    .agg(pl.col("num").sum())
-                )
-                long = pl.concat([flat, nums.join(mapping.filter(pl.col("pid").is_in(list(sums))), on="pid")])
+            if any(f.is_sum for f in spec.fields):
+                srows = got.filter(pl.col("sum")).drop("sum") if got is not None else flat.clear()
+                sw = srows.group_by("cid", "col").agg(pl.col("num").sum())
+                long = pl.concat([flat, srows])
                 if sw.height:
                     wide = wide.join(
                         sw.pivot(on="col", index="cid", values="num", aggregate_function="first"),
@@ -303,8 +301,46 @@ def _wide_frames(
             long.group_by("col", "fold")
             .agg(pl.len().alias("n"), _IS_INT.sum().alias("n_int"), _CENT.sum().alias("n_cent"))
             .rename({"col": "name"})
+            if stats
+            else None
         )
         yield i, wide, fst
+
+
+def _field_map(named: Sequence[tuple[int, Sequence[tuple[int, str]]]]) -> pl.DataFrame:
+    """pid -> spec, col (the field's column name), sum (a Σ field) of the given specs' fields."""
+    rows = [(p, i, n, n.startswith("s")) for i, name_of in named for p, n in name_of]
+    return pl.DataFrame(
+        rows,
+        schema={"pid": pl.UInt32, "spec": pl.Int64, "col": pl.String, "sum": pl.Boolean},
+        orient="row",
+    )
+
+
+def _by_spec(rows: pl.DataFrame) -> dict[int, pl.DataFrame]:
+    """`rows` split by their `spec` column (row order kept within each)."""
+    return {
+        int(key[0]): frame
+        for key, frame in rows.partition_by(
+            "spec", as_dict=True, include_key=False, maintain_order=True
+        ).items()
+    }
+
+
+def _patterns_of(part: Leaves, fmap: pl.DataFrame) -> list[str]:
+    """The patterns of `fmap`'s pids, in its row order."""
+    return (
+        fmap.select("pid")
+        .join(part.patterns.select("pid", "pattern"), on="pid", how="left", maintain_order="left")["pattern"]
+        .to_list()
+    )
+
+
+def _first_path(pattern: str) -> str:
+    """The concrete path of the member at index 0 of a pattern's one array wildcard."""
+    tokens = pattern.split("/")
+    tokens[tokens.index("*")] = "0"
+    return "/".join(tokens)
 
 
 def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -330,10 +366,15 @@ def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame,
         .select("_r")
     ]
     ref_picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
-    for f in fields:
-        present = w.filter(pl.col(f.name).is_not_null()).group_by("fold", maintain_order=True)
-        gen_picks.append(present.head(1).select("_r"))
-        ref_picks.append(present.head(SAMPLE_PER_COLUMN).select("_r"))
+    # per field and fold, the rank of each row where the field is present (every field at once)
+    present = (
+        w.select("_r", "fold", *[pl.col(f.name).is_not_null() for f in fields])
+        .unpivot(index=["_r", "fold"])
+        .filter(pl.col("value"))
+        .select("_r", pl.col("_r").rank("ordinal").over("fold", "variable").alias("_rank"))
+    )
+    gen_picks.append(present.filter(pl.col("_rank") == 1).select("_r"))
+    ref_picks.append(present.filter(pl.col("_rank") <= SAMPLE_PER_COLUMN).select("_r"))
     gen = w.join(pl.concat(gen_picks).unique(), on="_r", how="semi").sort("_r")
     ref = w.join(pl.concat(ref_picks).unique(), on="_r", how="semi").sort("_r")
     return gen, ref
@@ -829,7 +870,7 @@ class Relation:
         sample (the first SAMPLE_CALLS calls of each tool and fold by call key)."""
         specs = _specs(ctx, ctx.num_pids)
         cands: dict[int, list[Cand]] = {}
-        for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample):
+        for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample, stats=False):
             fields = list(specs[i].fields)
             if wide.height == 0 or len(fields) < 2:
                 continue

@@ -97,14 +97,17 @@ def test_view_reads_the_same_rows_as_the_leaves(sample_corpus: Corpus) -> None:
     old = replace(data, view=None)
     rows = leaf_rows(sample_corpus)
     for start, n in ((0, rows), (rows // 3, rows // 2), (rows - 7, 100)):
-        got = _read_chunk(data, None, start, n)
+        got, n_result = _read_chunk(data, start, n)
         _assert_codes(got)
-        assert_frame_equal(got.drop("sc"), _read_chunk(old, None, start, n))
+        assert_frame_equal(got.drop("sc"), _read_chunk(old, start, n)[0])
+        assert 0 < n_result <= got.height
+        assert (got["side"].head(n_result) == "result").all() and (got["side"].slice(n_result) == "arg").all()
     for tools in (["get_order"], ["get_order", "search_products"]):
         t = load(sample_corpus, clean="reward", k=3, seed=1, tools=tools)
-        got = _read_chunk(t, None, 0, rows)
+        got, n_result = _read_chunk(t, 0, rows)
         _assert_codes(got)
-        assert_frame_equal(got.drop("sc"), _read_chunk(replace(t, view=None), None, 0, rows))
+        assert_frame_equal(got.drop("sc"), _read_chunk(replace(t, view=None), 0, rows)[0])
+        assert (got["side"].head(n_result) == "result").all() and (got["side"].slice(n_result) == "arg").all()
 
 
 def _assert_codes(leaves: pl.DataFrame) -> None:
@@ -117,7 +120,7 @@ def _assert_codes(leaves: pl.DataFrame) -> None:
 def test_codes_without_the_view(sample_corpus: Corpus) -> None:
     """Leaves read without a view get their codes per frame (`with_codes`), one to one as well."""
     data = replace(load(sample_corpus, clean="ok", k=5, seed=13, tools=None), view=None, decode=None)
-    leaves, _ = _read_leaves(data, None, 0, leaf_rows(sample_corpus))
+    leaves, _ = _read_leaves(data, 0, leaf_rows(sample_corpus))
     _assert_codes(leaves)
     assert leaves["sc"].n_unique() > 1000
 

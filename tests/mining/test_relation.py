@@ -5,6 +5,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from output_contracts.mining.rules.relation import _first_path
 from tests.mining.helpers import call, find, mine_records, rules
 
 
@@ -170,3 +174,18 @@ def test_count_of_array_length(tmp_path: Path) -> None:
     assert find(
         mine_records(tmp_path / "e", _counted(60, three_quarters)), "RELATION", "/count", "/shipments"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.lists(st.sampled_from(["a", "b_c", "0", "~1x"]), max_size=3),
+    after=st.lists(st.sampled_from(["a", "price", "1", "*0"]), max_size=3),
+    index=st.integers(0, 12),
+)
+def test_first_member_path_is_the_index_zero_path(before: list[str], after: list[str], index: int) -> None:
+    """`_first_path` (the wide frames' equality test) selects exactly the rows the per-row test selected
+    before it: the path's token at the pattern's `*` is `0`."""
+    pattern = "/".join(["", *before, "*", *after])
+    path = "/".join(["", *before, str(index), *after])
+    star = pattern.split("/").index("*")
+    assert (path == _first_path(pattern)) == (path.split("/")[star] == "0")
