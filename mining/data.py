@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from output_contracts.errors import MiningError, reading
 from output_contracts.rules.folds import fold_table
 from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
+from output_contracts.traces.leaves import tp_expr
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE, WILD_TOKEN
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
@@ -232,15 +233,6 @@ def call_ids(corpus: Corpus, cids: pl.Series | Sequence[int]) -> pl.DataFrame:
         .collect()
         .sort("cid")
     )
-
-
-def _tp_expr() -> pl.Expr:
-    """One UInt64 per (tool, side, pattern): tool code << 33 | side << 32 | pattern code."""
-    return (
-        pl.col("tool").to_physical().cast(_U64) * (1 << 33)
-        + pl.col("side").to_physical().cast(_U64) * (1 << 32)
-        + pl.col("pattern").to_physical().cast(_U64)
-    ).alias("tp")
 
 
 def clean_calls(
@@ -498,7 +490,7 @@ def _read_chunk(data: MiningData, start: int, rows: int) -> tuple[pl.DataFrame, 
     raw = lf.select(
         "cid",
         pl.col("task_id").to_physical().alias("tcode"),
-        _tp_expr(),
+        tp_expr(),
         "task_id",
         "tool",
         "side",

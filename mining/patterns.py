@@ -21,12 +21,11 @@ from output_contracts.mining.data import (
     READ_CHUNK_ROWS,
     View,
     _scan,
-    _tp_expr,
     clean_calls,
     leaf_rows,
 )
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import is_wild
+from output_contracts.traces.leaves import is_wild, tp_expr
 
 
 def pattern_table(
@@ -115,7 +114,7 @@ def _leaf_counts(lf: pl.LazyFrame) -> pl.DataFrame:
     group-by on (pattern, kind) as a single integer key, rows per kind (merged by the caller)."""
     return (
         lf.select(
-            (_tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
+            (tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
             "tool",
             "side",
             "pattern",
