@@ -210,25 +210,35 @@ def sighting_pairs(
     # that voided the pair in between): both are dropped before the values are joined.
     lt_, o = pl.col("_t"), pl.col("ord")
     valid = ((g == g.shift(1)) & ~((lt_ > 0) & (lt_ - 1 > o.shift(1).cast(pl.UInt64)))).fill_null(False)
-    k = k.filter(valid | valid.shift(-1).fill_null(False))
+    k = k.filter(valid | valid.shift(-1).fill_null(False)).drop("_r").with_row_index("_r")
     # each kept row with the values its call holds at the places paired with its key place: joined on
-    # the call alone, the pairs tested on one packed integer
+    # the call alone (only the row number travels; the rest is gathered by it), the pairs tested on one
+    # packed integer
     pair_ids = pairs.select(pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64))
-    rows = k.join(vals, on="cid").filter(
-        (pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64)).is_in(
-            pair_ids.to_series().implode()
+    rows = (
+        k.select("cid", "kp", "_r")
+        .join(vals.filter(pl.col("vp").is_in(pairs["vp"].implode())), on="cid")
+        .filter(
+            (pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64)).is_in(
+                pair_ids.to_series().implode()
+            )
         )
+        .select("_r", "vp", "val")
     )
-    # by (vp, _r): only the columns that find `prev` are reordered, the rest only where one is found
-    order = rows.select((pl.col("vp").cast(pl.UInt64) * (1 << 32) + pl.col("_r").cast(pl.UInt64)).arg_sort())
-    idx = order.to_series()
-    s = rows.select("_g", "vp", "ord", "_t", "val").gather(idx)
+    # by (vp, _r): the previous row of the same (entity, place, vp) is the previous sighting
+    rows = rows.sort(pl.col("vp").cast(pl.UInt64) * (1 << 32) + pl.col("_r").cast(pl.UInt64))
+    r = rows["_r"]
+    s = rows.with_columns(k["_g"].gather(r), k["ord"].gather(r), k["_t"].gather(r))
     vp = pl.col("vp")
     same = (g == g.shift(1)) & (vp == vp.shift(1))
     voided = (lt_ > 0) & (lt_ - 1 > o.shift(1).cast(pl.UInt64))
     found = s.select(pl.when(same & ~voided).then(pl.col("val").shift(1)).alias("prev")).to_series()
     hit = found.is_not_null()
-    return rows.drop("_g", "_r", "_t").gather(idx.filter(hit)).with_columns(found.filter(hit))
+    return (
+        k.drop("_g", "_r", "_t")
+        .gather(r.filter(hit))
+        .with_columns(rows["vp"].filter(hit), rows["val"].filter(hit), found.filter(hit))
+    )
 
 
 class Consistent:
