@@ -25,8 +25,9 @@ rule (`when: {"in": [...]}`); its support is the sum of the groups' calls and th
 
 Statistics, per (part, fold): groups (D, condition key) — calls, tasks, example calls; pairs (D, key,
 P) — calls with P present, with P an array, an empty array, a scalar, and the least and greatest
-scalar value key; the tool's base rates (P) — the same counts over all its calls; the equals base
-rate (P, value) — calls; and calls per tool. All are sums, minima or maxima, and tasks are counted
+scalar value key (64-bit hashes: equal least and greatest is one value); the tool's base rates (P) —
+the same counts over all its calls; the equals base rate (P, value) — calls, and the value's text; and
+calls per tool. All are sums, minima or maxima, and tasks are counted
 per part and fold, where each task lies in one of each: every statistic merges exactly.
 """
 

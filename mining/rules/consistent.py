@@ -8,8 +8,9 @@ same object that held a scalar. Qualifying example: a clean call of the tool hol
 at K and a scalar at P, after an earlier call of the same episode (any tool, input order) that returned
 the same key at K and a scalar at P, with no call in between whose arguments name the key (a touch);
 it holds when the two values are equal (ECHO's equality). The
-pairing is the checker's own (`output_contracts.rules.episodes.repeats`), so the miner counts exactly what the
-checker judges.
+pairing (`sighting_pairs`, on integer keys) gives exactly the pairs of the checker's own
+(`output_contracts.rules.episodes.repeats`; a property test holds the two together), so the miner counts
+exactly what the checker judges.
 
 Keep only if no qualifying pair changed, with at least 30 pairs from at least 200 distinct tasks, and
 P took at least two values over them (a field that never varies is the same under any key, and says
