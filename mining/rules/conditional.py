@@ -25,8 +25,9 @@ rule (`when: {"in": [...]}`); its support is the sum of the groups' calls and th
 
 Statistics, per (part, fold): groups (D, condition key) — calls, tasks, example calls; pairs (D, key,
 P) — calls with P present, with P an array, an empty array, a scalar, and the least and greatest
-scalar value key; the tool's base rates (P) — the same counts over all its calls; the equals base
-rate (P, value) — calls; and calls per tool. All are sums, minima or maxima, and tasks are counted
+scalar value key (64-bit hashes: equal least and greatest is one value); the tool's base rates (P) —
+the same counts over all its calls; the equals base rate (P, value) — calls, and the value's text; and
+calls per tool. All are sums, minima or maxima, and tasks are counted
 per part and fold, where each task lies in one of each: every statistic merges exactly.
 """
 
@@ -53,7 +54,7 @@ from output_contracts.mining.data import (
 )
 from output_contracts.mining.params import RELATION_MIN_TUPLES
 from output_contracts.mining.rules.base import MiningContext, support_ok
-from output_contracts.rules.episodes import value_expr
+from output_contracts.rules.episodes import value_expr, value_hash
 from output_contracts.rules.relation import CENT_TOL, REL_TOL
 
 #: At most this many distinct values for a string discriminator (or an *equals* consequent).
@@ -84,6 +85,39 @@ def _cond_expr() -> pl.Expr:
             .when(num > 0)
             .then(pl.lit("n:positive"))
             .otherwise(pl.lit("n:negative"))
+        )
+        .otherwise(None)
+    )
+
+
+#: `_cond_hash` of the conditions that are not strings (a string's is its text's hash, salted)
+_COND_CONST = {"b:true": 1, "b:false": 2, "z": 3, "n:zero": 4, "n:positive": 5, "n:negative": 6}
+_STR_SALT = 0x9E3779B97F4A7C15
+
+
+def _cond_hash() -> pl.Expr:
+    """The condition key of `_cond_expr` as a 64-bit hash, without building its text (the text is
+    made once per group, `_cond_expr` over the group's first row)."""
+    cls, num = pl.col("cls"), pl.col("num")
+    const = _COND_CONST
+
+    def lit(key: str) -> pl.Expr:
+        return pl.lit(const[key], pl.UInt64)
+
+    return (
+        pl.when(cls == CLS_STR)
+        .then(pl.col("str").hash() ^ pl.lit(_STR_SALT, pl.UInt64))
+        .when(cls == CLS_BOOL)
+        .then(pl.when(num != 0).then(lit("b:true")).otherwise(lit("b:false")))
+        .when(cls == CLS_NULL)
+        .then(lit("z"))
+        .when(cls == CLS_NUM)
+        .then(
+            pl.when(num == 0)
+            .then(lit("n:zero"))
+            .when(num > 0)
+            .then(lit("n:positive"))
+            .otherwise(lit("n:negative"))
         )
         .otherwise(None)
     )
@@ -161,7 +195,12 @@ def _sum_pairs(ctx: MiningContext, tools: set[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_SUM_SCHEMA, orient="row")
 
 
-def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame, calls: pl.LazyFrame) -> list[pl.DataFrame]:
+def _pack(a: str, b: str) -> pl.Expr:
+    """Two UInt32 id columns as one UInt64 (a pair tested with one `is_in`)."""
+    return pl.col(a).cast(pl.UInt64) * (1 << 32) + pl.col(b).cast(pl.UInt64)
+
+
+def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame) -> list[pl.DataFrame]:
     """Per (part, fold) rows of the conservation candidates: per group (D, key, pair) — judged calls (P a
     number and Q's array present), calls where P = Σ Q exactly, to the cent, to 1e-9 relative, calls
     whose P and Q's members are all whole (`n_int`) or of 2 decimals (`n_cent`), P's least and greatest
@@ -173,7 +212,7 @@ def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame, calls: pl.LazyF
     plain_p = sums.filter(pl.col("first") < 0).select("ppid").unique()
     first_p = sums.filter(pl.col("first") >= 0).select("ppid", "first").unique()
     pv = res.filter(pl.col("pid").is_in(plain_p["ppid"].implode()) & num).select(
-        "cid", pl.col("pid").alias("ppid"), "num", "code"
+        "cid", "task", "fold", pl.col("pid").alias("ppid"), "num", "code"
     )
     if first_p.height:
         fv = (
@@ -181,11 +220,13 @@ def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame, calls: pl.LazyF
             .filter(num)
             .join(first_p.lazy().rename({"ppid": "pid"}), on="pid")
             .filter(pl.col("path").str.split("/").list.get(pl.col("first")) == "0")
-            .select("cid", pl.col("pid").alias("ppid"), "num", "code")
+            .select("cid", "task", "fold", pl.col("pid").alias("ppid"), "num", "code")
         )
         pv = pl.concat([pv, fv])
     pv = pv.select(
         "cid",
+        "task",
+        "fold",
         "ppid",
         pl.col("num").alias("p"),
         (pl.col("code") == KIND_CODE["int"]).alias("p_int"),
@@ -219,8 +260,10 @@ def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame, calls: pl.LazyF
             ),
             (pl.col("p_int") & pl.col("q_int")).alias("all_int"),
             (pl.col("p_cent") & pl.col("q_cent")).alias("all_cent"),
+            pl.col("p").hash().alias("ph"),
         )
-        .join(calls.select("cid", "fold"), on="cid")
+        .collect()
+        .lazy()
     )
     counts = [
         pl.len().alias("judged"),
@@ -230,26 +273,30 @@ def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame, calls: pl.LazyF
         pl.col("all_int").sum().alias("n_int"),
         pl.col("all_cent").sum().alias("n_cent"),
     ]
-    grouped = (
-        d.join(
-            judged.select("cid", "spid", "fold", "p", "h_exact", "h_cent", "h_rel", "all_int", "all_cent"),
-            on="cid",
-        )
-        .group_by("dpid", "dkey", "spid", "fold")
-        .agg(*counts, pl.col("p").hash().unique().bottom_k(RELATION_MIN_TUPLES).alias("phash"))
-        .with_columns(pl.lit("s").alias("part"))
+    # P's distinct values per group (bottom-k hashes) matter only where the identity held on every
+    # judged call of the fold at some tolerance: a fold with a call where it fails at all three fails
+    # every checker that sees it whatever its values, so its list is left null (not computed)
+    keys = ["dpid", "dkey", "spid", "fold"]
+    dj = d.join(
+        judged.select("cid", "spid", "fold", "ph", "h_exact", "h_cent", "h_rel", "all_int", "all_cent"),
+        on="cid",
+    ).collect()
+    failed = ~(pl.col("h_exact") | pl.col("h_cent") | pl.col("h_rel"))
+    grouped = dj.lazy().group_by(keys).agg(*counts, failed.any().alias("_failed"))
+    phash = (
+        dj.lazy()
+        .join(grouped.filter(~pl.col("_failed")).select(keys), on=keys, how="semi")
+        .group_by(keys)
+        .agg(pl.col("ph").unique().bottom_k(RELATION_MIN_TUPLES).alias("phash"))
     )
     fails = [
         pl.col("task").filter(~pl.col(h)).n_unique().alias("f_" + h[2:])
         for h in ("h_exact", "h_cent", "h_rel")
     ]
-    base = (
-        judged.join(calls.select("cid", "task"), on="cid")
-        .group_by("spid", "fold")
-        .agg(*counts, *fails)
-        .with_columns(pl.lit("sb").alias("part"))
-    )
-    return pl.collect_all([grouped, base])
+    base = judged.group_by("spid", "fold").agg(*counts, *fails).with_columns(pl.lit("sb").alias("part"))
+    g, ph, b = pl.collect_all([grouped, phash, base])
+    g = g.join(ph, on=keys, how="left").drop("_failed").with_columns(pl.lit("s").alias("part"))
+    return [g, b]
 
 
 def _sum_cands(of: Any, groups: pl.DataFrame, sums: pl.DataFrame, k: int) -> pl.DataFrame:
@@ -418,38 +465,60 @@ class Conditional:
         if plan is None:
             return None
         res = part.result().lazy()
-        calls = part.calls.lazy().select("cid", "task", "fold")
-        # the condition key as a 64-bit hash through the joins and group-bys (`dkey`), its text kept
-        # once per group (`dtext`)
+        cls = pl.col("cls")
+        # the condition key as a 64-bit hash through the joins and group-bys (`dkey`), its text made
+        # once per group (`dtext`); the leaves' own task and fold, no join with the calls
         d = (
             res.filter(pl.col("pid").is_in(plan["disc"].implode()))
-            .select("cid", pl.col("pid").alias("dpid"), _cond_expr().alias("dtext"))
-            .filter(pl.col("dtext").is_not_null())
-            .with_columns(pl.col("dtext").hash().alias("dkey"))
+            .select(
+                "cid",
+                "task",
+                "fold",
+                pl.col("pid").alias("dpid"),
+                _cond_hash().alias("dkey"),
+                "cls",
+                "num",
+                "str",
+            )
+            .filter(pl.col("dkey").is_not_null())
+            .collect()
         )
-        cls = pl.col("cls")
-        p = res.filter(pl.col("pid").is_in(plan["cons"].implode())).select(
-            "cid",
-            pl.col("pid").alias("ppid"),
-            (cls == CLS_ARR).alias("arr"),
-            ((cls == CLS_ARR) & (pl.col("len") == 0)).alias("empty"),
-            value_expr(cls == CLS_NULL, cls == CLS_BOOL, pl.lit(False), cls == CLS_STR).alias("vkey"),
+        # a scalar's value as a 64-bit hash (`vkey`); its text only per distinct value (`values`)
+        p = (
+            res.filter(pl.col("pid").is_in(plan["cons"].implode()))
+            .select(
+                "cid",
+                "fold",
+                pl.col("pid").alias("ppid"),
+                (cls == CLS_ARR).alias("arr"),
+                ((cls == CLS_ARR) & (pl.col("len") == 0)).alias("empty"),
+                value_hash(cls == CLS_NULL, cls == CLS_BOOL, pl.lit(False), cls == CLS_STR).alias("vkey"),
+                "cls",
+                "num",
+                "str",
+            )
+            .collect()
         )
         groups = (
-            d.join(calls, on="cid")
+            d.lazy()
             .group_by("dpid", "dkey", "fold")
             .agg(
                 pl.len().alias("n"),
                 pl.col("task").n_unique().alias("tasks"),
                 fold_examples(distinct=False),
-                pl.col("dtext").first(),
+                pl.col("cls").first(),
+                pl.col("num").first(),
+                pl.col("str").first(),
             )
-            .with_columns(pl.lit("g").alias("part"))
+            .with_columns(_cond_expr().alias("dtext"), pl.lit("g").alias("part"))
+            .drop("cls", "num", "str")
         )
+        pair_ids = plan["pairs"].select(_pack("dpid", "ppid")).to_series()
         paired = (
-            d.join(p, on="cid")
-            .join(plan["pairs"].lazy(), on=["dpid", "ppid"], how="semi")
-            .join(calls.select("cid", "fold"), on="cid")
+            d.lazy()
+            .select("cid", "fold", "dpid", "dkey")
+            .join(p.lazy().select("cid", "ppid", "arr", "empty", "vkey"), on="cid")
+            .filter(_pack("dpid", "ppid").is_in(pair_ids.implode()))
             .group_by("dpid", "dkey", "ppid", "fold")
             .agg(
                 pl.len().alias("present"),
@@ -461,9 +530,9 @@ class Conditional:
             )
             .with_columns(pl.lit("j").alias("part"))
         )
-        pf = p.join(calls.select("cid", "fold"), on="cid")
         base = (
-            pf.group_by("ppid", "fold")
+            p.lazy()
+            .group_by("ppid", "fold")
             .agg(
                 pl.len().alias("present"),
                 pl.col("arr").sum().alias("arr"),
@@ -473,13 +542,18 @@ class Conditional:
         )
         eq = pl.Series(sorted(plan["eq"]), dtype=_U32)
         values = (
-            pf.filter(pl.col("ppid").is_in(eq.implode()) & pl.col("vkey").is_not_null())
+            p.lazy()
+            .filter(pl.col("ppid").is_in(eq.implode()) & pl.col("vkey").is_not_null())
             .group_by("ppid", "vkey", "fold")
-            .agg(pl.len().alias("n"))
-            .with_columns(pl.lit("v").alias("part"))
+            .agg(pl.len().alias("n"), pl.col("cls").first(), pl.col("num").first(), pl.col("str").first())
+            .with_columns(
+                value_expr(cls == CLS_NULL, cls == CLS_BOOL, pl.lit(False), cls == CLS_STR).alias("vtext"),
+                pl.lit("v").alias("part"),
+            )
+            .drop("cls", "num", "str")
         )
         frames = pl.collect_all([groups, paired, base, values])
-        frames += _sum_rows(part, plan["sums"], d, calls)
+        frames += _sum_rows(part, plan["sums"], d.lazy().select("cid", "dpid", "dkey"))
         return pl.concat(frames, how="diagonal_relaxed")
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
@@ -530,7 +604,9 @@ class Conditional:
             ],
             k,
         )
-        values = by_checker(of("v"), ["ppid", "vkey"], [pl.col("n").sum().alias("v_n")], k)
+        values = by_checker(
+            of("v"), ["ppid", "vkey"], [pl.col("n").sum().alias("v_n"), pl.col("vtext").first()], k
+        )
         per_tool = by_checker(
             ctx.data.calls.group_by(pl.col("tool").cast(pl.String), "fold").agg(pl.len().alias("t_n")),
             ["tool"],
@@ -592,7 +668,7 @@ class Conditional:
             held.append(
                 cand.filter(ok & chance).with_columns(
                     pl.lit(form).alias("form"),
-                    pl.when(pl.lit(form == "equals")).then(pl.col("vmin")).otherwise(None).alias("value"),
+                    pl.when(pl.lit(form == "equals")).then(pl.col("vtext")).otherwise(None).alias("value"),
                 )
             )
         # P = Σ Q on every call of the group, within the tolerance its values admit, on RELATION's

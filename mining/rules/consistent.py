@@ -8,8 +8,9 @@ same object that held a scalar. Qualifying example: a clean call of the tool hol
 at K and a scalar at P, after an earlier call of the same episode (any tool, input order) that returned
 the same key at K and a scalar at P, with no call in between whose arguments name the key (a touch);
 it holds when the two values are equal (ECHO's equality). The
-pairing is the checker's own (`output_contracts.rules.episodes.repeats`), so the miner counts exactly what the
-checker judges.
+pairing (`sighting_pairs`, on integer keys) gives exactly the pairs of the checker's own
+(`output_contracts.rules.episodes.repeats`; a property test holds the two together), so the miner counts
+exactly what the checker judges.
 
 Keep only if no qualifying pair changed, with at least 30 pairs from at least 200 distinct tasks, and
 P took at least two values over them (a field that never varies is the same under any key, and says
@@ -34,6 +35,7 @@ from typing import Any
 
 import polars as pl
 
+from output_contracts.errors import MiningError
 from output_contracts.mining.data import (
     CLS_BOOL,
     CLS_NULL,
@@ -49,7 +51,7 @@ from output_contracts.mining.data import (
     merged_examples,
 )
 from output_contracts.mining.rules.base import MiningContext, support_ok
-from output_contracts.rules.episodes import entity_expr, repeats, value_hash
+from output_contracts.rules.episodes import entity_expr, value_hash
 from output_contracts.traces.leaves import WILD_TOKENS
 
 #: A key is an identifier when its repeats show at least this many distinct values: a category (DOMAIN
@@ -146,6 +148,100 @@ def _view_touches(view: View, others: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+#: The statistics `Consistent.scan` returns per (tool, vp, kp, fold).
+_AGG_COLUMNS = ("n", "changed", "tasks", "calls", "keys", "vmin", "vmax", "ex")
+_LOW31 = (1 << 31) - 1
+
+
+def sighting_pairs(
+    keys: pl.DataFrame, vals: pl.DataFrame, pairs: pl.DataFrame, touches: pl.DataFrame
+) -> pl.DataFrame:
+    """The sightings that have a previous one, with its value `prev`: the rows of
+    `output_contracts.rules.episodes.repeats` whose `prev` is not null, computed on integers.
+
+    `keys` (cid, trace, ord, kp, key, and any columns to carry along): a judged key at key place `kp`
+    of call `cid`, the `ord`-th call in input order, of episode `trace`; `vals` (cid, vp, val): the
+    scalar at place `vp` of a call; `pairs` (kp, vp): the tracked places; `touches` (trace, ord, key).
+    Ids are integers (`trace`, `ord`, `kp`, `vp` UInt32; `key`, `val` UInt64). A sighting is a `keys`
+    row and a `vp` paired with its `kp` that its call holds; its previous one is the latest earlier
+    sighting of the same (trace, kp, key, vp) by `ord`, none when a touch of (trace, key) lies strictly
+    between the two. Returns the `keys` columns with vp, val, prev.
+
+    Linear apart from three sorts of integers, no window function and no string: the keys by (trace,
+    key, kp, ord), which puts each entity's sightings at one place together (an entity seen once there
+    has no pair and is dropped before anything is joined) and numbers the rows `_r`; the latest touch
+    before each kept row, a running maximum over it and its (trace, key)'s touches in one packed UInt64
+    sort (touches after rows at the same `ord`: a call's own arguments do not void its comparison);
+    and the sightings by (vp, `_r`), also packed, where the previous row of the same group is the
+    previous sighting."""
+    k = keys.sort("trace", "key", "kp", "ord")
+    tr, ky, kp, g = pl.col("trace"), pl.col("key"), pl.col("kp"), pl.col("_g")
+    new_tk = ((tr != tr.shift(1)) | (ky != ky.shift(1))).fill_null(True)
+    k = k.with_columns((new_tk | (kp != kp.shift(1)).fill_null(True)).cum_sum().alias("_g"))
+    k = k.filter((g == g.shift(1)).fill_null(False) | (g == g.shift(-1)).fill_null(False))
+    k = k.with_columns(new_tk.cum_sum().cast(pl.UInt64).alias("_tk")).with_row_index("_r")
+    t = touches.select("trace", "key", pl.col("ord").cast(pl.UInt32)).join(
+        k.select("trace", "key", "_tk").unique(), on=["trace", "key"]
+    )
+    most = max(k.height, int(k["ord"].max() or 0), int(t["ord"].max() or 0) if t.height else 0)  # type: ignore[arg-type]
+    if most > _LOW31:
+        raise MiningError(f"CONSISTENT: more than 2^31 rows or calls in one part ({most})", field="part_rows")
+    e = pl.col("_e")
+    at = pl.col("_tk") * (1 << 32) + pl.col("ord").cast(pl.UInt64) * 2
+    events = pl.concat(
+        [
+            k.select(at.alias("_e"), "_r"),
+            t.select((at + 1).alias("_e"), pl.lit(None, pl.UInt32).alias("_r")),
+        ]
+    ).sort("_e")
+    start = (e // (1 << 32)) * (1 << 32)
+    # per kept row: 1 + the order of the latest touch of its (trace, key) before it; 0 for none
+    last = (
+        events.with_columns(
+            pl.when(e % 2 == 1).then(e // 2 % (1 << 31) + 1 + start).otherwise(start).cum_max().alias("_m")
+        )
+        .filter(pl.col("_r").is_not_null())
+        .select("_r", (pl.col("_m") - start).alias("_t"))
+    )
+    lt = pl.zeros(k.height, pl.UInt64, eager=True).scatter(last["_r"], last["_t"])
+    k = k.with_columns(lt.alias("_t")).drop("_tk")
+    # A row whose previous key row (same entity and place) is voided by a touch, or is none, has no
+    # previous sighting at any vp; and a row neither paired with the one before it nor with the one
+    # after it is no one's previous sighting either (a sighting further back is voided by the touch
+    # that voided the pair in between): both are dropped before the values are joined.
+    lt_, o = pl.col("_t"), pl.col("ord")
+    valid = ((g == g.shift(1)) & ~((lt_ > 0) & (lt_ - 1 > o.shift(1).cast(pl.UInt64)))).fill_null(False)
+    k = k.filter(valid | valid.shift(-1).fill_null(False)).drop("_r").with_row_index("_r")
+    # each kept row with the values its call holds at the places paired with its key place: joined on
+    # the call alone (only the row number travels; the rest is gathered by it), the pairs tested on one
+    # packed integer
+    pair_ids = pairs.select(pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64))
+    rows = (
+        k.select("cid", "kp", "_r")
+        .join(vals.filter(pl.col("vp").is_in(pairs["vp"].implode())), on="cid")
+        .filter(
+            (pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64)).is_in(
+                pair_ids.to_series().implode()
+            )
+        )
+        .select("_r", "vp", "val")
+    )
+    # by (vp, _r): the previous row of the same (entity, place, vp) is the previous sighting
+    rows = rows.sort(pl.col("vp").cast(pl.UInt64) * (1 << 32) + pl.col("_r").cast(pl.UInt64))
+    r = rows["_r"]
+    s = rows.with_columns(k["_g"].gather(r), k["ord"].gather(r), k["_t"].gather(r))
+    vp = pl.col("vp")
+    same = (g == g.shift(1)) & (vp == vp.shift(1))
+    voided = (lt_ > 0) & (lt_ - 1 > o.shift(1).cast(pl.UInt64))
+    found = s.select(pl.when(same & ~voided).then(pl.col("val").shift(1)).alias("prev")).to_series()
+    hit = found.is_not_null()
+    return (
+        k.drop("_g", "_r", "_t")
+        .gather(r.filter(hit))
+        .with_columns(rows["vp"].filter(hit), rows["val"].filter(hit), found.filter(hit))
+    )
+
+
 class Consistent:
     """The CONSISTENT rule class."""
 
@@ -163,9 +259,12 @@ class Consistent:
             (t, p): pid
             for pid, t, p in _plain(ctx.data.patterns).select("pid", "tool", "pattern").iter_rows()
         }
+        key_pids = [
+            pid_of[t, kp] for t, kp in cand.select("tool", "kp").unique().iter_rows() if (t, kp) in pid_of
+        ]
         shown = dict(
             ctx.sample.result()
-            .filter(pl.col("cls").is_in([CLS_STR, CLS_NUM]))
+            .filter(pl.col("cls").is_in([CLS_STR, CLS_NUM]) & pl.col("pid").is_in(key_pids))
             .group_by("pid")
             .agg(pl.struct("str", "num").n_unique())
             .iter_rows()
@@ -179,11 +278,32 @@ class Consistent:
         if cand.height == 0:
             return None
         places = set(cand["vp"].to_list()) | set(cand["kp"].to_list())
+        # places and tools as dense integers: `pid_place` (pid, place_id, tool_id), `pairs` (kp, vp) of
+        # place ids, `cand_ids` (tool_id, vp, kp and their names)
         pids = (
             _plain(ctx.data.patterns)
             .filter(pl.col("pattern").is_in(sorted(places)))
-            .select(pl.col("pid").cast(pl.UInt32), pl.col("pattern").alias("place"))
+            .select(pl.col("pid").cast(pl.UInt32), pl.col("pattern").alias("place"), "tool")
         )
+        place_ids = pl.DataFrame({"place": sorted(places)}).with_row_index("place_id")
+        tool_ids = pl.DataFrame({"tool": sorted(set(pids["tool"].to_list()))}).with_row_index("tool_id")
+        pid_place = (
+            pids.join(place_ids, on="place").join(tool_ids, on="tool").select("pid", "place_id", "tool_id")
+        )
+        named = (
+            cand.join(tool_ids, on="tool")
+            .join(place_ids.rename({"place": "vp", "place_id": "vp_id"}), on="vp")
+            .join(place_ids.rename({"place": "kp", "place_id": "kp_id"}), on="kp")
+        )
+        cand_ids = named.select(
+            "tool_id",
+            pl.col("vp_id").alias("vp"),
+            pl.col("kp_id").alias("kp"),
+            "tool",
+            pl.col("vp").alias("vp_name"),
+            pl.col("kp").alias("kp_name"),
+        )
+        pairs = cand_ids.select("kp", "vp").unique().sort("kp", "vp")
         corpus = ctx.data.corpus
         clean = ctx.data.calls.select("cid")
         calls = corpus.scan_calls().select("cid", "trace_id", "status", "source", "line", "index")
@@ -202,70 +322,56 @@ class Consistent:
         kind = pl.col("kind")
         # the touches of the calls mining has no leaves of (errors, calls of tools left out): few
         if ctx.data.view is not None:
-            return {
-                "cands": cand,
-                "pids": pids,
-                "order": order,
-                "touches": _view_touches(ctx.data.view, others),
-            }
-        other_touches = (
-            corpus.scan_leaves()
-            .filter(pl.col("side") == "arg")
-            .select("cid", pl.col("kind").cast(pl.String), "num", "str")
-            .join(others.lazy(), on="cid")
-            .select("trace", "ord", entity_expr(kind == "string", kind == "int").alias("key"))
-            .filter(pl.col("key").is_not_null())
-            .collect()
-        )
-        return {"cands": cand, "pids": pids, "order": order, "touches": other_touches}
+            touches = _view_touches(ctx.data.view, others)
+        else:
+            touches = (
+                corpus.scan_leaves()
+                .filter(pl.col("side") == "arg")
+                .select("cid", pl.col("kind").cast(pl.String), "num", "str")
+                .join(others.lazy(), on="cid")
+                .select("trace", "ord", entity_expr(kind == "string", kind == "int").alias("key"))
+                .filter(pl.col("key").is_not_null())
+                .collect()
+            )
+        return {
+            "cands": cand,
+            "pids": pids,
+            "pid_place": pid_place,
+            "pairs": pairs,
+            "cand_ids": cand_ids,
+            "order": order,
+            "touches": touches,
+        }
 
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
         if plan is None:
             return None
-        # places as small integers (`place_id`) through the joins and sorts, names only at the end
-        ids = plan["pids"].select("place").unique().sort("place").with_row_index("place_id")
-        pid_place = plan["pids"].join(ids, on="place").select("pid", "place_id")
-        pairs = (
-            plan["cands"]
-            .select("vp", "kp")
-            .unique()
-            .join(ids.rename({"place": "vp", "place_id": "vp_id"}), on="vp")
-            .join(ids.rename({"place": "kp", "place_id": "kp_id"}), on="kp")
-            .select("vp_id", "kp_id")
-        )
+        # places, tools and candidates as small integers through the sorts and joins, names at the end
+        cls = pl.col("cls")
         leaves = (
             part.result()
             .lazy()
-            .filter(pl.col("cls").is_in(SCALAR_CLASSES) & pl.col("pid").is_in(plan["pids"]["pid"].implode()))
-            .join(pid_place.lazy(), on="pid")
-        )
-        cls = pl.col("cls")
-        order = plan["order"].lazy()
-        keys = (
-            leaves.select(
-                "cid",
-                pl.col("place_id").alias("kp_id"),
-                entity_expr(cls == CLS_STR, pl.col("code") == KIND_CODE["int"]).alias("key"),
-            )
-            .filter(pl.col("key").is_not_null())
-            .join(order.select("cid", "trace"), on="cid")
-        )
-        # an entity seen once in its episode has no earlier sighting and is none: keep those seen twice
-        twice = keys.group_by("trace", "kp_id", "key").len().filter(pl.col("len") >= 2).drop("len")
-        keys = keys.join(twice, on=["trace", "kp_id", "key"], how="semi").drop("trace")
-        vals = leaves.select(
-            "cid",
-            pl.col("place_id").alias("vp_id"),
-            value_hash(cls == CLS_NULL, cls == CLS_BOOL, cls == CLS_NUM, cls == CLS_STR).alias("val"),
-        )
-        rows = (
-            keys.join(pairs.lazy(), on="kp_id")
-            .join(vals, on=["cid", "vp_id"])
-            .join(order, on="cid")
+            .filter(cls.is_in(SCALAR_CLASSES) & pl.col("pid").is_in(plan["pids"]["pid"].implode()))
+            .join(plan["pid_place"].lazy(), on="pid")
             .select(
-                "cid", "trace", "ord", pl.col("vp_id").alias("vp"), pl.col("kp_id").alias("kp"), "key", "val"
+                "cid",
+                "task",
+                "fold",
+                "place_id",
+                "tool_id",
+                entity_expr(cls == CLS_STR, pl.col("code") == KIND_CODE["int"]).alias("key"),
+                value_hash(cls == CLS_NULL, cls == CLS_BOOL, cls == CLS_NUM, cls == CLS_STR).alias("val"),
             )
+            .collect()
         )
+        keys = (
+            leaves.lazy()
+            .filter(pl.col("place_id").is_in(plan["pairs"]["kp"].implode()) & pl.col("key").is_not_null())
+            .join(plan["order"].lazy(), on="cid")
+            .select("cid", "trace", "ord", pl.col("place_id").alias("kp"), "key", "tool_id", "task", "fold")
+            .collect()
+        )
+        vals = leaves.select("cid", pl.col("place_id").alias("vp"), "val")
         args = (
             part.leaves.filter(pl.col("side") == "arg")
             if part.n_result is None
@@ -274,7 +380,7 @@ class Consistent:
         touches = pl.concat(
             [
                 args.lazy()
-                .filter(pl.col("cls").is_in([CLS_STR, CLS_NUM]))
+                .filter(cls.is_in([CLS_STR, CLS_NUM]))
                 .join(plan["order"].lazy(), on="cid")
                 .select(
                     "trace",
@@ -284,19 +390,14 @@ class Consistent:
                 .filter(pl.col("key").is_not_null()),
                 plan["touches"].lazy(),
             ]
+        ).collect()
+        judged = sighting_pairs(keys, vals, plan["pairs"], touches).join(
+            plan["cand_ids"], on=["tool_id", "vp", "kp"], how="semi"
         )
-        calls = part.calls.lazy().select("cid", "task", "fold", pl.col("tool").cast(pl.String))
-        named = (
-            repeats(rows, touches)
-            .filter(pl.col("prev").is_not_null())
-            .join(ids.lazy().rename({"place_id": "vp", "place": "vp_name"}), on="vp")
-            .join(ids.lazy().rename({"place_id": "kp", "place": "kp_name"}), on="kp")
-            .drop("vp", "kp")
-            .rename({"vp_name": "vp", "kp_name": "kp"})
-        )
-        judged = named.join(calls, on="cid").join(plan["cands"].lazy(), on=["tool", "vp", "kp"])
+        if judged.height == 0:
+            return None
         out = (
-            judged.group_by("tool", "vp", "kp", "fold")
+            judged.group_by("tool_id", "vp", "kp", "fold")
             .agg(
                 pl.len().alias("n"),
                 (pl.col("val") != pl.col("prev")).sum().alias("changed"),
@@ -307,9 +408,12 @@ class Consistent:
                 pl.col("val").max().alias("vmax"),
                 fold_examples(),
             )
-            .collect()
+            .join(plan["cand_ids"], on=["tool_id", "vp", "kp"])
+            .select(
+                "tool", pl.col("vp_name").alias("vp"), pl.col("kp_name").alias("kp"), "fold", *_AGG_COLUMNS
+            )
         )
-        return out if out.height else None
+        return out
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
         if plan is None or not rows:

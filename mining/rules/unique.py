@@ -38,6 +38,7 @@ from output_contracts.mining.data import (
 )
 from output_contracts.mining.rules.base import MiningContext, paths_one, support_ok
 from output_contracts.rules.unique import EXACT_LIMIT, MAX_FIELDS, item_split
+from output_contracts.traces.leaves import WILD_TOKENS
 
 
 class Unique:
@@ -89,19 +90,14 @@ class Unique:
     def scan(self, ctx: MiningContext, part: Leaves, plan: Any) -> pl.DataFrame | None:
         if plan is None:
             return None
-        # the list instance: the concrete path before the last index (`/xs/3` -> `/xs`, `/xs/3/id` -> `/xs`),
-        # and the value, both as 64-bit hashes (grouping on them is several times faster than on text; a
-        # collision could only refute a rule, never admit one)
-        # the item (`/xs/3` for `/xs/3` and `/xs/3/id`: the field's token has a fixed length per pattern, so
-        # it is cut off without a regex) and the list instance before the item's index (`/xs`); the value
-        # and the instance as 64-bit hashes (grouping on them is several times faster than on text; a
-        # collision could only refute a rule, never admit one)
+        # The list instance: the concrete path before the last index (`/xs/3` -> `/xs`, `/xs/3/id` ->
+        # `/xs`). Where the list's index is the pattern's only wildcard the instance is the pattern's own
+        # prefix, one per call, so it is not read from the path at all (`inst` 0); only patterns under
+        # another wildcard (nested lists, map keys) cut and hash their paths. The value is a 64-bit
+        # hash, and so is the instance (grouping on them is several times faster than on text; a
+        # collision could only refute a rule, never admit one). A call lies in one task and one fold, so
+        # they are carried, not grouped by.
         path = pl.col("path")
-        item = (
-            pl.when(pl.col("after") == 0)
-            .then(path)
-            .otherwise(path.str.head(path.str.len_chars() - pl.col("cut")))
-        )
         value = (
             pl.when(pl.col("cls") == CLS_NUM)
             .then(pl.when(pl.col("num") == 0).then(0.0).otherwise(pl.col("num")).hash())
@@ -110,38 +106,45 @@ class Unique:
         judged = pl.col("cls").is_in([CLS_NUM, CLS_STR]) & (
             (pl.col("cls") == CLS_STR) | (pl.col("num").abs() < EXACT_LIMIT)
         )
-        cuts = plan.join(ctx.data.patterns.select(pl.col("pid").cast(pl.UInt32), "pattern"), on="pid").select(
-            "pid",
-            "after",
-            "lid",
-            # characters of "/<field>" after the item's index
-            (
-                pl.col("pattern").str.len_chars()
-                - pl.col("pattern").str.replace(r"/[^/]*$", "").str.len_chars()
-            )
-            .cast(pl.UInt32)
-            .alias("cut"),
+        pats = plan.join(ctx.data.patterns.select(pl.col("pid").cast(pl.UInt32), "pattern"), on="pid")
+        nested = [
+            pid
+            for pid, pattern in pats.select("pid", "pattern").iter_rows()
+            if sum(t in WILD_TOKENS for t in pattern.split("/")) > 1
+        ]
+        field = (
+            pl.col("pattern").str.len_chars() - pl.col("pattern").str.replace(r"/[^/]*$", "").str.len_chars()
         )
+        cuts = pats.select(
+            "pid",
+            "lid",
+            pl.col("pid").is_in(nested).alias("nested"),
+            # characters of "/<field>" after the item's index (none for `A/*`)
+            pl.when(pl.col("after") == 0).then(0).otherwise(field).cast(pl.UInt32).alias("cut"),
+        )
+        item = path.str.head(path.str.len_chars() - pl.col("cut"))
         rows = (
             part.result()
             .lazy()
             .filter(judged & pl.col("pid").is_in(plan["pid"].implode()))
+            .select("cid", "task", "fold", "pid", "path", value.alias("val"))
             .join(cuts.lazy(), on="pid")
-            .with_columns(item.alias("item"))
-            .select(
-                "cid",
-                "task",
-                "pid",
-                "lid",
-                "fold",
-                pl.col("item").str.replace(r"/[0-9]+$", "").hash().alias("inst"),
-                pl.col("item").hash().alias("item"),
-                value.alias("val"),
-            )
+            .collect()
         )
+        flat = rows.filter(~pl.col("nested")).with_columns(pl.lit(0, pl.UInt64).alias("inst"))
+        deep = rows.filter(pl.col("nested")).with_columns(
+            item.str.replace(r"/[0-9]+$", "").hash().alias("inst")
+        )
+        rows = pl.concat([flat, deep]) if deep.height else flat
         lists = (
-            rows.group_by("cid", "task", "pid", "fold", "inst")
-            .agg(pl.len().alias("items"), pl.col("val").n_unique().alias("distinct"))
+            rows.lazy()
+            .group_by("cid", "pid", "inst")
+            .agg(
+                pl.len().alias("items"),
+                pl.col("val").n_unique().alias("distinct"),
+                pl.col("task").first(),
+                pl.col("fold").first(),
+            )
             .filter(pl.col("items") >= 2)
         )
         per_list = [
@@ -157,12 +160,20 @@ class Unique:
         # an item's identity: the XOR of its (field, value) hashes (each field once per item, so nothing
         # cancels; a collision could only refute); per list instance, items vs distinct identities
         items = (
-            rows.filter(pl.col("lid").is_not_null())
-            .with_columns((pl.col("pid").cast(pl.UInt64).hash() ^ pl.col("val")).alias("fv"))
-            .group_by("cid", "task", "lid", "fold", "inst", "item")
-            .agg(pl.col("fv").bitwise_xor().alias("ident"))
-            .group_by("cid", "task", "lid", "fold", "inst")
-            .agg(pl.len().alias("items"), pl.col("ident").n_unique().alias("distinct"))
+            rows.lazy()
+            .filter(pl.col("lid").is_not_null())
+            .with_columns(
+                (pl.col("pid").cast(pl.UInt64).hash() ^ pl.col("val")).alias("fv"), item.hash().alias("item")
+            )
+            .group_by("cid", "lid", "inst", "item")
+            .agg(pl.col("fv").bitwise_xor().alias("ident"), pl.col("task").first(), pl.col("fold").first())
+            .group_by("cid", "lid", "inst")
+            .agg(
+                pl.len().alias("items"),
+                pl.col("ident").n_unique().alias("distinct"),
+                pl.col("task").first(),
+                pl.col("fold").first(),
+            )
             .filter(pl.col("items") >= 2)
         )
         comp = (
