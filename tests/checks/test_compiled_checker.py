@@ -136,6 +136,50 @@ def test_random_results_every_class(args: dict[str, Any], result: Any) -> None:
     assert fast == generic
 
 
+#: A wide object of optional fields (`/o`: TYPE leaves looked up in a table, keys with other rules
+#: walked in blocks, REQUIRED keys walked or not), also under an array and on the argument side, and a
+#: narrow one (`/r`: REQUIRED folded into the walk's lookups).
+WIDE_KEYS = [f"k{i}" for i in range(20)] + ["a/b", "c~d"]
+_KINDS = ("string", "number", "int", "bool", "null", "array", "object")
+WIDE_RULES = (
+    *(
+        rule("TYPE", [f"{at}/{k.replace('~', '~0').replace('/', '~1')}"], {"kind": _KINDS[i % 7]})
+        for at in ("/o", "/l/*/o", "$args/o")
+        for i, k in enumerate(WIDE_KEYS)
+    ),
+    rule("TYPE", ["/o"], {"kind": "object"}),
+    rule("FORMAT", ["/o/k0"], {"level": "exact", "shapes": ["a", "9"]}),
+    rule("DOMAIN", ["/o/k7"], {"values": ["a", "x"]}),
+    rule("TYPE", ["/o/k1/x"], {"kind": "int"}),
+    rule("REQUIRED", ["/o/k0"]),
+    rule("REQUIRED", ["/o/k3"]),
+    rule("REQUIRED", ["/o/zz"]),
+    rule("REQUIRED", ["/r/a"]),
+    rule("REQUIRED", ["/r/b"]),
+    rule("REQUIRED", ["/r/c~1d"]),
+    rule("REQUIRED", ["/r/0"]),
+    rule("TYPE", ["/r/a"], {"kind": "string"}),
+    rule("TYPE", ["/r/c~1d"], {"kind": "int"}),
+    rule("NONNEG", ["/r/b"]),
+)
+WIDE = ContractSet(params={"k": 1, "seed": 13}, corpus={}, tools={T: ToolContracts(rules=WIDE_RULES)})
+WIDE_OBJ = st.dictionaries(st.sampled_from([*WIDE_KEYS, "zz", "*", "0", "k1"]), JSON, max_size=6)
+NARROW = st.dictionaries(st.sampled_from(["a", "b", "c/d", "0", "x"]), SCALARS, max_size=4)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    o=WIDE_OBJ,
+    args=st.dictionaries(st.just("o"), WIDE_OBJ),
+    lst=st.lists(st.dictionaries(st.just("o"), WIDE_OBJ | JSON), max_size=3),
+    r=NARROW | JSON,
+)
+def test_wide_objects_and_required_keys(o: dict[str, Any], args: Any, lst: Any, r: Any) -> None:
+    for result in ({"o": o, "l": lst, "r": r}, {"o": o}, {"r": r}, o):
+        generic, fast = both(WIDE, T, args, result)
+        assert fast == generic
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     calls=st.lists(st.tuples(st.dictionaries(st.sampled_from(KEYS), JSON, max_size=3), RESULTS), max_size=5)
@@ -311,7 +355,9 @@ def test_memos_keep_no_long_text() -> None:
         assert {v.code for v in fast} >= {"FORMAT", "DATE_ORDER"}
     run = program(INLINE).tools[U].run
     assert run is not None
-    memos = [m for m in run.__globals__.values() if type(m) is dict and m and all(type(k) is str for k in m)]
+    memos = [
+        m for m in run.__globals__.values() if type(m) in (dict, set) and m and all(type(k) is str for k in m)
+    ]
     memos += list(compiled._INSTANTS.values())
     kept = {k for m in memos for k in m}
     assert "2024-01-02T10:00:00Z" in kept
