@@ -422,10 +422,10 @@ class _Writer:
                     keyed = [(t, c) for t, c in keyed if t not in leaves]
                     table = {}
                     side = ""
-                    for t, c in node.children.items():
-                        if t in leaves:
-                            ri, ok, want, side = c.kinds[0]
-                            table[unescape_token(t)] = (ok, want, ri, "/" + t)
+                    for tok, leaf in node.children.items():
+                        if tok in leaves:
+                            ri, ok, want, side = leaf.kinds[0]
+                            table[unescape_token(tok)] = (ok, want, ri, "/" + tok)
                     tk, k, x = self.const(table), self.name("k"), self.name("x")
                     e, tx = self.name("e"), self.name("t")
                     pre = repr(side) + " + " if side else ""
@@ -907,11 +907,11 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
         c = code(rule)
         ops = c.operands(rule)
         if rule.code in INLINE_NODE_CODES:
-            at = _place(roots[ops[0].side], ops[0].pattern)
-            at.acts.append(_node_test(w, rule, ri))
+            place = _place(roots[ops[0].side], ops[0].pattern)
+            place.acts.append(_node_test(w, rule, ri))
             if rule.code == "TYPE":
                 want = c.params(rule).kind
-                at.kinds.append((ri, _holding(want), want, "$args" if ops[0].side == "arg" else ""))
+                place.kinds.append((ri, _holding(want), want, "$args" if ops[0].side == "arg" else ""))
         elif rule.code == "REQUIRED":
             _place(roots[ops[0].side], ops[0].pattern).required.append((ri, rule))
         elif rule.code == "ECHO" and not ops[0].wpos and not ops[1].wpos:

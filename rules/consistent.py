@@ -136,14 +136,6 @@ def walk_steps(doc: Any, steps: Steps | None, path: str) -> Any:
     return cur
 
 
-def _top(ps: Steps | None, ks: Steps | None) -> tuple[str, str] | None:
-    """(P's key, K's key) when P and K are each one key below the result (`walk_steps` on a dict is
-    then one lookup), else None."""
-    if ps is not None and ks is not None and len(ps) == 1 and len(ks) == 1:
-        return ps[0][0], ks[0][0]
-    return None
-
-
 _EXACT_INT = 2**53
 
 
