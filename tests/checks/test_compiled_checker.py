@@ -168,7 +168,7 @@ WIDE_OBJ = st.dictionaries(st.sampled_from([*WIDE_KEYS, "zz", "*", "0", "k1"]), 
 NARROW = st.dictionaries(st.sampled_from(["a", "b", "c/d", "0", "x"]), SCALARS, max_size=4)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     o=WIDE_OBJ,
     args=st.dictionaries(st.just("o"), WIDE_OBJ),
