@@ -6,6 +6,7 @@ Exit 0 when no violation, 1 when any, 2 on usage or input errors (rendered by th
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -137,31 +138,38 @@ def _receipt_stream(
             summary.rejected_lines += len(ingested.rejects())
         for s in sources:
             if s == "-":
-                for batch in check_batches(
-                    contracts,
-                    _stdin_batches(stdin, before_wait),
-                    fold=fold,
-                    tools=tools,
-                    codes=codes,
-                    encoder=encoder,
-                    include_all=include_all,
-                    format=fmt,
-                ):
-                    for tool, n in batch.checked.items():
-                        summary.checked(tool, n)
-                    for item in batch.items:  # calls with a receipt, calls not checked, bad lines
-                        if item.kind == "rejected":
-                            if strict:
-                                raise TraceError(
-                                    f"unreadable line: {item.reason}", source="-", line=item.line
-                                )
-                            summary.rejected_lines += 1
-                        elif item.kind == "skipped":
-                            summary.skipped_calls += 1
-                        elif item.receipt is not None:
-                            enc = encode(item.receipt)
-                            summary.receipt(enc, [v.code for v in item.receipt.violations])
-                            yield enc
+                # what is loaded by now (modules, the contract set) lives as long as the process: the
+                # cyclic collector, run again and again by the objects each line decodes to, is spared
+                # walking it every time (0.94x the CPU of `check -` on 60k lines of the generated world)
+                gc.freeze()  # given back to the collector when the stream ends (a caller's process goes on)
+                try:
+                    for batch in check_batches(
+                        contracts,
+                        _stdin_batches(stdin, before_wait),
+                        fold=fold,
+                        tools=tools,
+                        codes=codes,
+                        encoder=encoder,
+                        include_all=include_all,
+                        format=fmt,
+                    ):
+                        for tool, n in batch.checked.items():
+                            summary.checked(tool, n)
+                        for item in batch.items:  # calls with a receipt, calls not checked, bad lines
+                            if item.kind == "rejected":
+                                if strict:
+                                    raise TraceError(
+                                        f"unreadable line: {item.reason}", source="-", line=item.line
+                                    )
+                                summary.rejected_lines += 1
+                            elif item.kind == "skipped":
+                                summary.skipped_calls += 1
+                            elif item.receipt is not None:
+                                enc = encode(item.receipt)
+                                summary.receipt(enc, [v.code for v in item.receipt.violations])
+                                yield enc
+                finally:
+                    gc.unfreeze()
                 continue
             if is_corpus(s):
                 corpus = Corpus.open(s)

@@ -61,7 +61,7 @@ from output_contracts.rules.model import ContractSet, Rule
 from output_contracts.rules.range import _year
 from output_contracts.rules.relation import CENT_TOL, RelationParams, within
 from output_contracts.rules.required import _child_missing
-from output_contracts.rules.unique import _key as _unique_key
+from output_contracts.rules.unique import EXACT_LIMIT as _UNIQUE_LIMIT
 from output_contracts.rules.unique import item_split
 from output_contracts.traces.leaves import (
     INDEX_TOKEN,
@@ -140,7 +140,7 @@ _EXACT_INT = 2**53
 
 def _num_test(x: str) -> str:
     """A condition on variable `x`: whether it holds a number, as `is_num` (a missing value does not)."""
-    return f"(type({x}) is float or type({x}) is int or ({x} is not _MISS and type({x}) not in _KOT and _is_num({x})))"
+    return f"(type({x}) in _NUMT or ({x} is not _MISS and type({x}) not in _KOT and _is_num({x})))"
 
 
 def _relation_expr(w: _Writer, rp: RelationParams, a: str, xs: Sequence[str]) -> str:
@@ -281,6 +281,7 @@ _GLOBALS: dict[str, Any] = {
     "_BAIL": _BAIL,
     "_MISS": _MISS,
     "_KOT": KIND_OF_TYPE,
+    "_NUMT": frozenset((int, float)),
     "_tok": _tok,
     "_type_ok": _type_ok,
     "_is_num": is_num,
@@ -293,7 +294,6 @@ _GLOBALS: dict[str, Any] = {
     "_cm": _child_missing,
     "_follow": None,  # set below, once `_follow` is defined
     "_within": within,
-    "_ukey": _unique_key,
 }
 
 
@@ -309,6 +309,10 @@ class _Node:
     descent: str
     children: dict[str, _Node] = field(default_factory=dict)
     acts: list[Callable[[str, str, str], list[str]]] = field(default_factory=list)
+    #: REQUIRED rules of this parent: (rule index, rule)
+    required: list[tuple[int, Rule]] = field(default_factory=list)
+    #: TYPE rules among `acts`: (rule index, the types that hold, the kind, "$args" or "")
+    kinds: list[tuple[int, frozenset[type], str, str]] = field(default_factory=list)
 
 
 def _place(root: _Node, pattern: str) -> _Node:
@@ -366,10 +370,27 @@ class _Writer:
         path = _path_expr(pieces)
         for act in node.acts:
             self.lines.extend(ind + line for line in act(var, tvar, path))
-        if not node.children:
+        if not node.children and not node.required:
             return
         stars = {t: c for t, c in node.children.items() if t == INDEX_TOKEN or fixed_index(t) is not None}
         dict_lines: list[str] = []
+        # REQUIRED: a key the walk looks up anyway is judged missing in the lookup's `else`; the other
+        # keys of the parent each by one `in` (a subset test of the keys' view costs more than that)
+        misses: dict[str, list[str]] = {}
+        if node.required:
+            keyed_toks = set(node.children) - set(stars) - {MAP_TOKEN}
+            wide = len(keyed_toks) >= WIDE_KEYS
+            folded = node.descent not in maps and not wide
+            # the subset test of every key, then each key (`_required_act`, its lines past the test of
+            # the parent's type): an object of a dict subclass (a caller's own value) is tested so
+            every = _required_act(self, node.required)(var, tvar, path)[1:]
+            self.lines.append(f"{ind}if {tvar} is not dict and isinstance({var}, dict):")
+            self.lines.extend(f"{ind}{x}" for x in every)
+            if folded:
+                misses, rest = _required_misses(self, node.required, var, path, keyed_toks)
+                dict_lines.extend(f"{ind}    {x}" for x in rest)
+            else:
+                dict_lines.extend(f"{ind}{x}" for x in every)
         if node.descent in maps:
             mapc = node.children.get(MAP_TOKEN)
             if mapc is not None:
@@ -388,6 +409,36 @@ class _Writer:
                 # `~*` below a non-map and non-canonical tokens name no node of a JSON value
                 if t not in stars and t != MAP_TOKEN and escape_token(unescape_token(t)) == t
             ]
+            # many keys that are leaves judged by one TYPE rule alone (an object of optional fields):
+            # the object's own keys are visited, each looked up in a table of those keys (a violation's
+            # place is the same; the order of the found list is free, violations are sorted)
+            if len(keyed) >= WIDE_KEYS:
+                leaves = {
+                    t
+                    for t, c in keyed
+                    if not c.children and not c.required and len(c.acts) == 1 and len(c.kinds) == 1
+                }
+                if len(leaves) >= WIDE_KEYS:
+                    keyed = [(t, c) for t, c in keyed if t not in leaves]
+                    table = {}
+                    side = ""
+                    for tok, leaf in node.children.items():
+                        if tok in leaves:
+                            ri, ok, want, side = leaf.kinds[0]
+                            table[unescape_token(tok)] = (ok, want, ri, "/" + tok)
+                    tk, k, x = self.const(table), self.name("k"), self.name("x")
+                    e, tx = self.name("e"), self.name("t")
+                    pre = repr(side) + " + " if side else ""
+                    dict_lines.extend(
+                        [
+                            f"{ind}    for {k}, {x} in {var}.items():",
+                            f"{ind}        {e} = {tk}.get({k})",
+                            f"{ind}        if {e} is not None:",
+                            f"{ind}            {tx} = type({x})",
+                            f"{ind}            if {tx} not in {e}[0] and ({tx} in _KOT or not _type_ok({x}, {e}[1])):",
+                            f"{ind}                out.append(({e}[2], {pre}{path} + {e}[3]))",
+                        ]
+                    )
             # many keys (an object of optional fields, few of them present): each block of keys is
             # looked up only when the object holds one of them (one `isdisjoint`, over the shorter);
             # the keys are still visited in the same order, so the answers are those of one lookup each
@@ -401,9 +452,12 @@ class _Writer:
                     sub = ind + "        "
                 for t, child in block:
                     c = self.name("v")
-                    dict_lines.append(f"{sub}{c} = {var}.get({unescape_token(t)!r}, _MISS)")
-                    dict_lines.append(f"{sub}if {c} is not _MISS:")
+                    dict_lines.append(f"{sub}if {unescape_token(t)!r} in {var}:")
+                    dict_lines.append(f"{sub}    {c} = {var}[{unescape_token(t)!r}]")
                     self._sub(dict_lines, child, c, [*pieces, (True, "/" + t)], sub + "    ", maps)
+                    if t in misses:
+                        dict_lines.append(f"{sub}else:")
+                        dict_lines.extend(f"{sub}    {x}" for x in misses[t])
         list_lines: list[str] = []
         for t, child in stars.items():
             c = self.name("v")
@@ -445,6 +499,13 @@ class _Writer:
 # Inline tests per code
 
 
+def _holding(want: str) -> frozenset[type]:
+    """The value types of kind `want` (TYPE's test: a type outside them is judged by `_type_ok`)."""
+    return frozenset(
+        t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
+    )
+
+
 def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], list[str]]:
     """The inline test of a one-place code at its place: lines appending (ri, path) when it breaks."""
     c = code(rule)
@@ -453,11 +514,7 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
     p = c.params(rule)
     if name == "TYPE":
         want = p.kind
-        ok = w.const(
-            frozenset(
-                t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
-            )
-        )
+        ok = w.const(_holding(want))
         wk = w.const(want)
 
         def cond(v: str, t: str) -> str:
@@ -500,12 +557,18 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
 
             return year_act
         elif p.of == "magnitude":
+            neg = w.const(-p.max)
 
             def cond(v: str, t: str) -> str:
                 slow = f"({t} is int or {t} is float) and abs(float({v})) > {hi}"
                 if not bounded:
                     return slow
-                return f"(abs({v}) > {hi} if {exact.format(t=t, v=v)} else ({slow}))"
+                # the exact comparison first, on any int or float: when it holds, so does the
+                # `float()` one (rounding to the nearest float keeps order, and the bound is a float)
+                return (
+                    f"({t} is int or {t} is float) and ({v} > {hi} or {v} < {neg}) and "
+                    f"(abs({v}) > {hi} if {exact.format(t=t, v=v)} else ({slow}))"
+                )
         else:
             lo = w.const(0.0 if p.min is None else p.min)
 
@@ -513,9 +576,13 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
                 slow = f"({t} is int or {t} is float) and (float({v}) > {hi} or 0 < float({v}) < {lo})"
                 if not bounded:
                     return slow
-                return f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else ({slow}))"
+                low = "" if p.min is None else f" or 0 < {v} < {lo}"
+                return (
+                    f"({t} is int or {t} is float) and ({v} > {hi}{low}) and "
+                    f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else ({slow}))"
+                )
     elif name == "FORMAT":
-        memo = w.const({})
+        good = w.const(set())
         if p.level == "charset":
             breaks = w.const(format_breaks(p.level, p.shapes))
 
@@ -535,18 +602,17 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
         pre_f = repr(prefix) + " + " if prefix else ""
 
         def format_act(v: str, t: str, path: str) -> list[str]:
-            # strings repeat (ids of a catalogue, names, states): the answer is kept per rule, bounded
-            b = w.name("b")
+            # strings repeat (ids of a catalogue, names, states): the short ones that hold are kept per
+            # rule, bounded, so a repeat costs one membership test; a string that breaks is judged anew
             return [
-                f"if {t} is str:",  # a long string's answer is the long shape's; long strings are not kept
-                f"    {b} = {memo}.get({v}) if len({v}) <= {FORMAT_MAX_LEN} else {LONG not in p.shapes}",
-                f"    if {b} is None:",
-                f"        {b} = {test(v)}",
-                f"        if len({memo}) >= {MEMO_SIZE}:",
-                f"            {memo}.clear()",
-                f"        {memo}[{v}] = {b}",
-                f"    if {b}:",
-                f"        out.append(({ri}, {pre_f}{path}))",
+                f"if {t} is str:",
+                f"    if {v} not in {good}:",
+                f"        if {test(v)}:",
+                f"            out.append(({ri}, {pre_f}{path}))",
+                f"        elif len({v}) <= {FORMAT_MAX_LEN}:",
+                f"            if len({good}) >= {MEMO_SIZE}:",
+                f"                {good}.clear()",
+                f"            {good}.add({v})",
                 f"elif isinstance({v}, str) and {test(v)}:",
                 f"    out.append(({ri}, {pre_f}{path}))",
             ]
@@ -600,6 +666,35 @@ def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str,
     return act
 
 
+def _required_misses(
+    w: _Writer, members: list[tuple[int, Rule]], v: str, path: str, walked: set[str]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """REQUIRED rules of one parent that is an object (not a map, not wide), for the walk: per token the
+    walk looks up, the lines judging its key missing (its lookup's `else`); and the lines testing the
+    other keys (`_cm` as `Required.group` decides, after one `in` for a key written canonically)."""
+    misses: dict[str, list[str]] = {}
+    rest: list[str] = []
+    for ri, rule in members:
+        op = Operand.of(rule.paths[0])
+        tok = op.pattern.rpartition("/")[2]
+        key = unescape_token(tok)
+        canonical = escape_token(key) == tok
+        kc, tc = w.const(key), w.const(tok)
+        pre = "'$args' + " if op.side == "arg" else ""
+        found = [
+            f"if _cm({v}, {kc}, {tc}, {canonical}):",
+            f"    out.append(({ri}, {pre}{path} + {('/' + tok)!r}))",
+        ]
+        if canonical and tok in walked:
+            misses.setdefault(tok, []).extend(found)
+        elif canonical:
+            rest.append(f"if {kc} not in {v}:")
+            rest.extend("    " + x for x in found)
+        else:
+            rest.extend(found)
+    return misses, rest
+
+
 def _store(var_name: str, collect: bool) -> Callable[[str, str, str], list[str]]:
     """Keep a node for a rule judged after the walk: appended to a list, or stored (one node at most)."""
     if collect:
@@ -611,9 +706,18 @@ def _unique_act(w: _Writer, seen: str, pre: str) -> Callable[[str, str, str], li
     """Keep an item's value in a single-path UNIQUE's table: the first one, and the path of a repeat."""
 
     def act(v: str, t: str, path: str) -> list[str]:
+        # `unique._key` written out: a string is its own key, a number its float (a string never equals
+        # a float, so one table serves both, as the tagged pairs did)
         k, r = w.name("u"), w.name("r")
         return [
-            f"{k} = _ukey({v})",
+            f"if {t} is str:",
+            f"    {k} = {v}",
+            f"elif {t} is int or {t} is float:",
+            f"    {k} = float({v})",
+            f"    if not abs({k}) < {_UNIQUE_LIMIT!r}:",
+            f"        {k} = None",
+            "else:",
+            f"    {k} = None",
             f"if {k} is not None:",
             f"    {r} = {seen}.get({k})",
             f"    if {r} is None:",
@@ -740,15 +844,21 @@ def _element_act(
     def act(v: str, t: str, path: str) -> list[str]:
         lines = []
         names = []
+        one_key: list[tuple[str, str]] = []  # places one key below the element: read under one test
         for st in steps:
             x = w.name("x")
             names.append(x)
-            if all(kind == "k" for kind, _k, _t in st):
+            if len(st) == 1 and st[0][0] == "k":
+                one_key.append((x, st[0][1]))
+            elif all(kind == "k" for kind, _k, _t in st):
                 lines.append(f"{x} = {v}")
                 for _kind, key, _tok in st:
                     lines.append(f"{x} = {x}.get({key!r}, _MISS) if type({x}) is dict else _MISS")
             else:
                 lines.append(f"{x} = _follow({v}, {w.const(st)})")
+        if one_key:
+            head = [f"if {t} is dict:", *(f"    {x} = {v}.get({key!r}, _MISS)" for x, key in one_key)]
+            lines[:0] = [*head, "else:", f"    {' = '.join(x for x, _k in one_key)} = _MISS"]
         lines.append(f"if {_relation_expr(w, rp, names[0], names[1:])}:")
         lines.append(f"    out.append(({ri}, {pre}{path} + {below!r}))")
         return lines
@@ -784,7 +894,6 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
     init: list[str] = []
     slots: dict[tuple[str, str, bool], str] = {}
     fallbacks: list[tuple[int, PathFinder, list[tuple[tuple[str, str], str]]]] = []
-    required: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
 
     def slot(op: Operand, collect: bool) -> str:
         key = (op.side, op.pattern, collect)
@@ -798,15 +907,13 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
         c = code(rule)
         ops = c.operands(rule)
         if rule.code in INLINE_NODE_CODES:
-            _place(roots[ops[0].side], ops[0].pattern).acts.append(_node_test(w, rule, ri))
+            place = _place(roots[ops[0].side], ops[0].pattern)
+            place.acts.append(_node_test(w, rule, ri))
+            if rule.code == "TYPE":
+                want = c.params(rule).kind
+                place.kinds.append((ri, _holding(want), want, "$args" if ops[0].side == "arg" else ""))
         elif rule.code == "REQUIRED":
-            parent = ops[0]
-            key = (parent.side, parent.pattern)
-            if key not in required:
-                required[key] = []
-                members = required[key]
-                _place(roots[parent.side], parent.pattern).acts.append(_required_act(w, members))
-            required[key].append((ri, rule))
+            _place(roots[ops[0].side], ops[0].pattern).required.append((ri, rule))
         elif rule.code == "ECHO" and not ops[0].wpos and not ops[1].wpos:
             a, b = slot(ops[0], False), slot(ops[1], False)
             tail.append(
@@ -820,15 +927,14 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             _place(roots[ops[0].side], at).acts.append(_element_act(w, ri, pre, below, steps, rp))
         elif rule.code == "DATE_ORDER" and not ops[0].wpos and not ops[1].wpos:
             tz = code(rule).params(rule).tz
+            memo = w.const(_INSTANTS[tz])  # the same dictionary (cleared, never replaced)
             a, b = slot(ops[0], False), slot(ops[1], False)
             tail.append(f"    if {a} is not _MISS and {b} is not _MISS:")
             names = []
             for x in (a, b):
                 i = w.name("i")
                 names.append(i)
-                tail.append(
-                    f"        {i} = _INSTANTS[{tz!r}].get({x}, _MISS) if type({x}) is str else _pi({x}, {tz!r})"
-                )
+                tail.append(f"        {i} = {memo}.get({x}, _MISS) if type({x}) is str else _pi({x}, {tz!r})")
                 tail.append(f"        if {i} is _MISS:")
                 tail.append(f"            {i} = _instant({x}, {tz!r})")
             ia, ib = names

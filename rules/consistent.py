@@ -136,66 +136,110 @@ def walk_steps(doc: Any, steps: Steps | None, path: str) -> Any:
     return cur
 
 
-def _top(ps: Steps | None, ks: Steps | None) -> tuple[str, str] | None:
-    """(P's key, K's key) when P and K are each one key below the result (`walk_steps` on a dict is
-    then one lookup), else None."""
-    if ps is not None and ks is not None and len(ps) == 1 and len(ks) == 1:
-        return ps[0][0], ks[0][0]
-    return None
+_EXACT_INT = 2**53
+
+
+def _ekey(v: Any) -> Any:
+    """`entity_key` as one value, what `EpisodeMemory` keys by: the string itself, or the integer's float
+    (a string never equals a float, so the tagged pairs are not needed); None when not an entity."""
+    t = type(v)
+    if t is str:
+        return v
+    if t is int:
+        return float(v) if -_EXACT_INT < v < _EXACT_INT else None
+    key = entity_key(v)  # subclasses, and what is no key
+    return None if key is None else key[1]
+
+
+#: The types `judged` accepts, tested by identity first.
+_JUDGED_TYPES = frozenset((str, int, float, bool, type(None)))
 
 
 class EpisodeMemory:
     """The latest value each entity had at each tracked (P, K) place, over the calls of one episode seen
-    so far. `observe` every call with status ok, in input order, after checking it."""
+    so far. `observe` every call with status ok, in input order, after checking it.
+
+    Kept per place (in `pairs` order): a table from the entity (`_ekey`) to what was seen, (value, call
+    id, tool); the places are walked grouped by K, so a K shared by several places is read once."""
 
     def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
         self.pairs = tuple(sorted(set(pairs)))
-        self._seen: dict[tuple[str, str, tuple[str, Any]], Seen] = {}
-        #: the (P, K) places each entity was seen at, so that `touch` forgets it without a scan of
-        #: `_seen` (a long episode, such as one `contracts proxy` run, may remember many entities)
-        self._places: dict[tuple[str, Any], set[tuple[str, str]]] = {}
-        #: each place with the steps down to P and to K, computed once per memory, and (P's key, K's
-        #: key) when both are keys of the result itself (a lookup each; None: walk the steps)
+        self._index = {pk: i for i, pk in enumerate(self.pairs)}
+        by_k: dict[str, list[tuple[int, str, Steps | None]]] = {}
+        for i, (p, k) in enumerate(self.pairs):
+            by_k.setdefault(k, []).append((i, p, steps_of(p) if p else ()))
+        #: per K: (K, its steps, its key when one key below the result, its places (index, P, P's steps,
+        #: P's key when one key below the result)): the steps computed once per memory
         self._plan = tuple(
-            (p, k, ps, ks, _top(ps, ks))
-            for p, k in self.pairs
-            for ps, ks in [(steps_of(p) if p else (), steps_of(k) if k else ())]
+            (
+                k,
+                ks,
+                ks[0][0] if ks is not None and len(ks) == 1 else None,
+                tuple(
+                    (i, p, ps, ps[0][0] if ps is not None and len(ps) == 1 else None) for i, p, ps in places
+                ),
+            )
+            for k, places in by_k.items()
+            for ks in [steps_of(k) if k else ()]
         )
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._seen: list[dict[Any, tuple[Any, CallId, str]]] = [{} for _ in self.pairs]
+        #: the entities remembered at any place, so that `touch` skips the others at once
+        self._known: set[Any] = set()
 
     def earlier(self, p: str, k: str, key: tuple[str, Any]) -> Seen | None:
-        return self._seen.get((p, k, key))
+        """What was last seen of entity `key` (an `entity_key`) at (P, K), or None."""
+        i = self._index.get((p, k))
+        hit = None if i is None else self._seen[i].get(key[1])
+        return None if hit is None else Seen(*hit)
 
     def touch(self, arguments: Any) -> None:
         """Forget every entity the call's arguments name (a key value anywhere in them): the call may
         have changed it, and unless its result shows the entity again there is nothing to compare a
         later call with. Every call does this, whatever its status, after it is checked."""
-        if not self._seen:
+        known = self._known
+        if not known:
             return
-        places = self._places
-        # every scalar anywhere in the arguments whose `entity_key` names a remembered entity
+        # every scalar anywhere in the arguments whose entity is remembered
         stack = [arguments]
         while stack:
             v = stack.pop()
-            if isinstance(v, dict):
+            t = type(v)
+            if t is dict:
+                stack.extend(v.values())
+            elif t is list:
+                stack.extend(v)
+            elif t is str:
+                if v in known:
+                    self._forget(v)
+            elif isinstance(v, dict):
                 stack.extend(v.values())
             elif isinstance(v, list):
                 stack.extend(v)
             else:
-                key = entity_key(v)
-                if key is not None and key in places:
-                    for p, k in places.pop(key):
-                        self._seen.pop((p, k, key), None)
+                key = _ekey(v)
+                if key is not None and key in known:
+                    self._forget(key)
+
+    def _forget(self, key: Any) -> None:
+        self._known.discard(key)
+        for seen in self._seen:
+            seen.pop(key, None)
 
     def blank(self) -> EpisodeMemory:
         """An empty memory of another episode tracking the same places (what a stream starts per
         episode), without sorting the places or computing their steps again."""
         fresh = EpisodeMemory.__new__(EpisodeMemory)
-        fresh.pairs, fresh._plan, fresh._seen, fresh._places = self.pairs, self._plan, {}, {}
+        fresh.pairs, fresh._index, fresh._plan = self.pairs, self._index, self._plan
+        fresh._fresh()
         return fresh
 
     def record(self, tool: str, arguments: Any, result: Any, call_id: CallId = "", ok: bool = True) -> None:
         """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
-        self.touch(arguments)
+        if self._known:
+            self.touch(arguments)
         if ok:
             self.observe(tool, result, call_id)
 
@@ -203,33 +247,46 @@ class EpisodeMemory:
         """Remember what `result` shows at each tracked place. `call_id` may be a function giving it:
         it is then kept as is and called only when a violation cites the call (`check -` hashes an id
         only if needed)."""
-        if not self.pairs or not isinstance(result, dict):
+        if type(result) is not dict and not isinstance(result, dict):
             return
         get = result.get
-        for p, k, ps, ks, top in self._plan:
-            kv = walk_steps(result, ks, k) if top is None else get(top[1], _ABSENT)
-            key = None if kv is _ABSENT else entity_key(kv)
+        seen = self._seen
+        for k, ks, ktop, places in self._plan:
+            kv = get(ktop, _ABSENT) if ktop is not None else walk_steps(result, ks, k)
+            if kv is _ABSENT:
+                continue
+            key = _ekey(kv)
             if key is None:
                 continue
-            pv = walk_steps(result, ps, p) if top is None else get(top[0], _ABSENT)
-            if pv is not _ABSENT and judged(pv):
-                self._seen[(p, k, key)] = Seen(pv, call_id, tool)
-                self._places.setdefault(key, set()).add((p, k))
+            hit = False
+            for i, p, ps, ptop in places:
+                pv = get(ptop, _ABSENT) if ptop is not None else walk_steps(result, ps, p)
+                if pv is not _ABSENT and (type(pv) in _JUDGED_TYPES or judged(pv)):
+                    seen[i][key] = (pv, call_id, tool)
+                    hit = True
+            if hit:
+                self._known.add(key)
 
     def breaks(self, rule: Rule, result: Any) -> Seen | None:
         """The earlier sighting `result` contradicts under `rule`, or None."""
         p, k = rule.paths
+        i = self._index.get((p, k))
+        if i is None or not self._known:
+            return None
         kv = walk(result, k)
-        key = None if kv is _ABSENT else entity_key(kv)
+        key = None if kv is _ABSENT else _ekey(kv)
         if key is None:
+            return None
+        hit = self._seen[i].get(key)
+        if hit is None:
             return None
         pv = walk(result, p)
         if pv is _ABSENT or not judged(pv):
             return None
-        seen = self.earlier(p, k, key)
-        if seen is None or echo_equal(pv, seen.value):
+        w = hit[0]
+        if (type(pv) is type(w) and pv == w) or echo_equal(pv, w):
             return None
-        return seen
+        return Seen(*hit)
 
 
 def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:

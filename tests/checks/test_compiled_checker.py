@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -29,6 +29,7 @@ from output_contracts.cli.app import app
 from output_contracts.rules import compiled, consistent, dates
 from output_contracts.rules.base import resolve
 from output_contracts.rules.compiled import compiled_violations, format_breaks, program
+from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import call_violations, episode_memory
 from output_contracts.rules.format import LONG, parts, shape
 from output_contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
@@ -136,6 +137,50 @@ def test_random_results_every_class(args: dict[str, Any], result: Any) -> None:
     assert fast == generic
 
 
+#: A wide object of optional fields (`/o`: TYPE leaves looked up in a table, keys with other rules
+#: walked in blocks, REQUIRED keys walked or not), also under an array and on the argument side, and a
+#: narrow one (`/r`: REQUIRED folded into the walk's lookups).
+WIDE_KEYS = [f"k{i}" for i in range(20)] + ["a/b", "c~d"]
+_KINDS = ("string", "number", "int", "bool", "null", "array", "object")
+WIDE_RULES = (
+    *(
+        rule("TYPE", [f"{at}/{k.replace('~', '~0').replace('/', '~1')}"], {"kind": _KINDS[i % 7]})
+        for at in ("/o", "/l/*/o", "$args/o")
+        for i, k in enumerate(WIDE_KEYS)
+    ),
+    rule("TYPE", ["/o"], {"kind": "object"}),
+    rule("FORMAT", ["/o/k0"], {"level": "exact", "shapes": ["a", "9"]}),
+    rule("DOMAIN", ["/o/k7"], {"values": ["a", "x"]}),
+    rule("TYPE", ["/o/k1/x"], {"kind": "int"}),
+    rule("REQUIRED", ["/o/k0"]),
+    rule("REQUIRED", ["/o/k3"]),
+    rule("REQUIRED", ["/o/zz"]),
+    rule("REQUIRED", ["/r/a"]),
+    rule("REQUIRED", ["/r/b"]),
+    rule("REQUIRED", ["/r/c~1d"]),
+    rule("REQUIRED", ["/r/0"]),
+    rule("TYPE", ["/r/a"], {"kind": "string"}),
+    rule("TYPE", ["/r/c~1d"], {"kind": "int"}),
+    rule("NONNEG", ["/r/b"]),
+)
+WIDE = ContractSet(params={"k": 1, "seed": 13}, corpus={}, tools={T: ToolContracts(rules=WIDE_RULES)})
+WIDE_OBJ = st.dictionaries(st.sampled_from([*WIDE_KEYS, "zz", "*", "0", "k1"]), JSON, max_size=6)
+NARROW = st.dictionaries(st.sampled_from(["a", "b", "c/d", "0", "x"]), SCALARS, max_size=4)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    o=WIDE_OBJ,
+    args=st.dictionaries(st.just("o"), WIDE_OBJ),
+    lst=st.lists(st.dictionaries(st.just("o"), WIDE_OBJ | JSON), max_size=3),
+    r=NARROW | JSON,
+)
+def test_wide_objects_and_required_keys(o: dict[str, Any], args: Any, lst: Any, r: Any) -> None:
+    for result in ({"o": o, "l": lst, "r": r}, {"o": o}, {"r": r}, o):
+        generic, fast = both(WIDE, T, args, result)
+        assert fast == generic
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     calls=st.lists(st.tuples(st.dictionaries(st.sampled_from(KEYS), JSON, max_size=3), RESULTS), max_size=5)
@@ -147,6 +192,100 @@ def test_random_episodes_with_memory(calls: list[tuple[dict[str, Any], Any]]) ->
         a = call_violations(SYNTH, T, args, result, memory=m1, call_id=f"c{i}")
         b = compiled_violations(SYNTH, T, args, result, memory=m2, call_id=f"c{i}")
         assert a == b
+
+
+class _PlainMemory:
+    """The episode memory as it was before its per-place tables (one table keyed by (P, K, entity_key),
+    `resolve`'s walk): the reference the memory is held to."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.pairs = sorted(set(pairs))
+        self.seen: dict[Any, consistent.Seen] = {}
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: str, ok: bool) -> None:
+        stack = [arguments]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+            elif (key := consistent.entity_key(v)) is not None:
+                for pk in [x for x in self.seen if x[2] == key]:
+                    del self.seen[pk]
+        if not ok or not isinstance(result, dict):
+            return
+        for p, k in self.pairs:
+            hk, kv = resolve(result, k)
+            hp, pv = resolve(result, p)
+            key = consistent.entity_key(kv) if hk else None
+            if key is not None and hp and consistent.judged(pv):
+                self.seen[(p, k, key)] = consistent.Seen(pv, call_id, tool)
+
+    def breaks(self, p: str, k: str, result: Any) -> consistent.Seen | None:
+        hk, kv = resolve(result, k)
+        hp, pv = resolve(result, p)
+        key = consistent.entity_key(kv) if hk else None
+        if key is None or not hp or not consistent.judged(pv):
+            return None
+        seen = self.seen.get((p, k, key))
+        return None if seen is None or echo_equal(pv, seen.value) else seen
+
+
+PLACES = [("/a", "/id"), ("/b", "/id"), ("/x/a", "/x/id"), ("/a", "/b"), ("/l/0", "/l/1")]
+#: Few entities and values, so that sightings repeat, agree and disagree; ids at the edges of 2^53.
+IDS = st.sampled_from(["1", 1, 1.0, True, None, 2**53, 2**53 - 1, -(2**53), -(2**53) + 1])
+EP_VALUES = st.sampled_from([1, 1.0, 2, "1", True, None, float("nan"), [1]])
+EP_OBJ = st.fixed_dictionaries({"id": IDS, "a": EP_VALUES}, optional={"b": IDS | EP_VALUES})
+EP_RESULT = (
+    st.fixed_dictionaries(
+        {"id": IDS, "a": EP_VALUES},
+        optional={"b": IDS | EP_VALUES, "x": EP_OBJ, "l": st.lists(IDS | EP_VALUES, max_size=3)},
+    )
+    | st.lists(EP_OBJ, max_size=2)
+    | IDS
+)
+
+
+@example(  # a touched entity is forgotten while another one is still remembered
+    places=[("/a", "/id")],
+    calls=[
+        ("t", {}, {"id": "1", "a": 1}, True),
+        ("t", {}, {"id": 1, "a": 1}, True),
+        ("u", {"q": ["1"]}, {"id": 2**53, "a": 1}, False),
+        ("t", {}, {"id": "1", "a": 2}, True),
+    ],
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    places=st.lists(st.sampled_from(PLACES), min_size=1, max_size=4),
+    calls=st.lists(
+        st.tuples(
+            st.sampled_from(["t", "u"]),
+            st.dictionaries(st.sampled_from(["id", "q"]), IDS | st.lists(IDS, max_size=2), max_size=1),
+            EP_RESULT,
+            st.booleans() | st.just(True),
+        ),
+        min_size=4,
+        max_size=10,
+    ),
+)
+def test_episode_memory_is_the_plain_memory(
+    places: list[tuple[str, str]], calls: list[tuple[str, Any, Any, bool]]
+) -> None:
+    """`EpisodeMemory` (tables per place, keys read once per K, plain tuples) judges and remembers as
+    the plain one: the same earlier sighting for every place, every call, any tool, status or shape."""
+    memory, plain = consistent.EpisodeMemory(places), _PlainMemory(places)
+    for i, (tool, args, result, ok) in enumerate(calls):
+        for p, k in places:
+            r = Rule("r", tool, "CONSISTENT", (p, k), {}, Support(40, 7))
+            assert memory.breaks(r, result) == plain.breaks(p, k, result)
+        memory.record(tool, args, result, f"c{i}", ok=ok)
+        plain.record(tool, args, result, f"c{i}", ok)
+    memory = memory.blank()
+    assert all(
+        memory.breaks(Rule("r", "t", "CONSISTENT", pk, {}, Support(40, 7)), {}) is None for pk in places
+    )
 
 
 #: The forms the generated code judges inline with its own arithmetic, memos and tables: relations of
@@ -311,7 +450,9 @@ def test_memos_keep_no_long_text() -> None:
         assert {v.code for v in fast} >= {"FORMAT", "DATE_ORDER"}
     run = program(INLINE).tools[U].run
     assert run is not None
-    memos = [m for m in run.__globals__.values() if type(m) is dict and m and all(type(k) is str for k in m)]
+    memos = [
+        m for m in run.__globals__.values() if type(m) in (dict, set) and m and all(type(k) is str for k in m)
+    ]
     memos += list(compiled._INSTANTS.values())
     kept = {k for m in memos for k in m}
     assert "2024-01-02T10:00:00Z" in kept
