@@ -332,13 +332,22 @@ def _op_tables(entries: Sequence[RuleEntry]) -> tuple[pl.DataFrame, pl.DataFrame
             else:
                 is_rule_row = c.node_class and row.ridx in ridx_rule and ridx_rule[row.ridx].code == name
                 mask = c.node_mask(ridx_rule[row.ridx]) if is_rule_row else 0
+                lo, hi = c.node_bounds(ridx_rule[row.ridx]) if is_rule_row else (None, None)
                 main.append(
-                    (row.k, row.tool, row.side, row.pattern, row.ridx, row.op, name, c.node_class, mask)
+                    (row.k, row.tool, row.side, row.pattern, row.ridx, row.op, name, c.node_class, mask, lo, hi)
                 )
     keys = {"k": pl.Int32, "tool": pl.String, "side": pl.String, "pattern": pl.String, "ridx": pl.UInt32}
     ops = pl.DataFrame(
         main,
-        schema={**keys, "op": pl.UInt8, "code": pl.String, "cls": pl.UInt8, "tmask": pl.UInt8},
+        schema={
+            **keys,
+            "op": pl.UInt8,
+            "code": pl.String,
+            "cls": pl.UInt8,
+            "tmask": pl.UInt8,
+            "lo": pl.Float64,
+            "hi": pl.Float64,
+        },
         orient="row",
     )
     lean_ops = pl.DataFrame(lean, schema={**keys, "aux": pl.UInt32, "code": pl.String}, orient="row")
@@ -551,6 +560,7 @@ def _find_batch(
     lean_ops: pl.DataFrame,
     in_batch: pl.Expr,
     maps: MapTable,
+    one_k: bool = False,
 ) -> pl.DataFrame:
     """Violations (cid, ridx, path, present) among one batch of calls.
 
@@ -558,19 +568,23 @@ def _find_batch(
     tool, side, pattern) — on a dense pattern id (`_pattern_ids`), or on the three columns for an old
     corpus — the per-node codes keeping only their breaking hits inside that join, and apart to the lean
     operands keeping only ids. Each code then reads its own rows (a filter on `code`) and only the
-    columns it needs.
+    columns it needs. `one_k`: every call has checker key `k` 0 (not a cross-fitted pass), so the
+    leaves of unchecked calls are dropped by a semi join and `k` is a constant.
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
-    raw = (
-        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
-        .filter(in_batch)
-        # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner join,
-        # which gathers every column in hash order
-        .join(calls.select("cid", "k"), on="cid", how="left", maintain_order="left")
-        .filter(pl.col("k").is_not_null())
-        .collect()
-    )
+    lf = leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len").filter(in_batch)
+    if one_k:
+        lf = lf.join(calls.select("cid"), on="cid", how="semi", maintain_order="left").with_columns(
+            pl.lit(0, pl.Int32).alias("k")
+        )
+    else:
+        # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner
+        # join, which gathers every column in hash order
+        lf = lf.join(calls.select("cid", "k"), on="cid", how="left", maintain_order="left").filter(
+            pl.col("k").is_not_null()
+        )
+    raw = lf.collect()
     wanted = pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")])
     keyed = _pattern_ids(raw, wanted, maps)
     if keyed is not None:
@@ -649,7 +663,11 @@ def find_violations(
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
         # detach: a batch's few violations must not pin the arrays and strings of its leaves (output_contracts.frames).
         found_parts.append(
-            detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, lean_ops, in_batch, maps))
+            detach(
+                _find_batch(
+                    entries, corpus, calls.filter(in_batch), ops, lean_ops, in_batch, maps, fold != "cross"
+                )
+            )
         )
         progress.advance(
             n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)
