@@ -334,7 +334,19 @@ def _op_tables(entries: Sequence[RuleEntry]) -> tuple[pl.DataFrame, pl.DataFrame
                 mask = c.node_mask(ridx_rule[row.ridx]) if is_rule_row else 0
                 lo, hi = c.node_bounds(ridx_rule[row.ridx]) if is_rule_row else (None, None)
                 main.append(
-                    (row.k, row.tool, row.side, row.pattern, row.ridx, row.op, name, c.node_class, mask, lo, hi)
+                    (
+                        row.k,
+                        row.tool,
+                        row.side,
+                        row.pattern,
+                        row.ridx,
+                        row.op,
+                        name,
+                        c.node_class,
+                        mask,
+                        lo,
+                        hi,
+                    )
                 )
     keys = {"k": pl.Int32, "tool": pl.String, "side": pl.String, "pattern": pl.String, "ridx": pl.UInt32}
     ops = pl.DataFrame(
@@ -359,17 +371,6 @@ def _kind_bit(kind_dtype: pl.DataType) -> pl.Expr:
     if kind_dtype == pl.Enum(list(KINDS)):
         return pl.lit(2, pl.UInt8).pow(pl.col("kind").to_physical()).cast(pl.UInt8)
     return pl.col("kind").cast(pl.String).replace_strict(KIND_BIT, default=0, return_dtype=pl.UInt8)
-
-
-def _node_keep() -> pl.Expr:
-    """True for a hit to keep: any hit of a code that is not per-node (class 0), or a per-node hit that
-    breaks its rule (`PropertyCode.keep` of the code with that class)."""
-    cls = pl.col("cls")
-    keep = cls == 0
-    for c in TABLE.values():
-        if c.node_class:
-            keep = keep | ((cls == c.node_class) & c.keep())
-    return keep
 
 
 def generalize_patterns(leaves: FrameT, maps: MapTable) -> FrameT:
@@ -552,6 +553,11 @@ def _with_pid(ops: pl.DataFrame, ids: Mapping[tuple[str, str, str], int]) -> pl.
     return ops.join(table, on=["tool", "side", "pattern"]).drop("tool", "side", "pattern")
 
 
+def _by_code_rows(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The rows of each `code` of an operand table, in their order (what a filter on `code` gives)."""
+    return {str(key[0]): part for key, part in frame.partition_by("code", as_dict=True).items()}
+
+
 def _find_batch(
     entries: Sequence[RuleEntry],
     corpus: Corpus,
@@ -602,24 +608,34 @@ def _find_batch(
         )
         batch = with_fixed(generalize_patterns(raw, maps), wanted).lazy()
         keys = ["k", "tool", "side", "pattern"]
-    hits, lean = pl.collect_all(
-        [
-            batch.with_columns(kbit.alias("kbit"))
-            .join(ops.lazy(), on=keys)
-            .filter(_node_keep())
-            .select(*HIT_COLS, pl.col("code").cast(pl.Categorical())),
-            batch.select("cid", *keys)
-            .join(lean_ops.lazy(), on=keys)
-            .select("cid", "ridx", "aux", pl.col("code").cast(pl.Categorical())),
-        ]
-    )
-    plans = []
-    for name, es in _by_code(entries).items():
-        mine = pl.col("code") == name
+    # One join per code, each to that code's operand rows only: every code gets its own hits without a
+    # shared frame of all hits to split (gathering each hit's columns twice), and a per-node code's
+    # prefilter reads only its own rows.
+    by_code = _by_code(entries)
+    names = list(by_code)
+    code_ops = _by_code_rows(ops)
+    code_lean_ops = _by_code_rows(lean_ops)
+    leaves_k = batch.with_columns(kbit.alias("kbit"))
+    joins = []
+    for name in names:
         c = TABLE[name]
-        found = c.vectorised(
-            es, hits.lazy().filter(mine).select(HIT_COLS), lean.lazy().filter(mine).drop("code")
+        h = leaves_k.join(code_ops.get(name, ops.clear()).lazy(), on=keys)
+        if c.node_class:
+            h = h.filter(c.keep())
+        joins.append(h.select(HIT_COLS))
+        # only REQUIRED has lean rows: the other codes' joins would probe every leaf for nothing
+        lean = (
+            batch.select("cid", *keys).join(code_lean_ops[name].lazy(), on=keys)
+            if name in code_lean_ops
+            else batch.clear().select("cid", *keys).join(lean_ops.clear().lazy(), on=keys)
         )
+        joins.append(lean.select("cid", "ridx", "aux"))
+    frames = pl.collect_all(joins)
+    plans = []
+    for i, name in enumerate(names):
+        es = by_code[name]
+        c = TABLE[name]
+        found = c.vectorised(es, frames[2 * i].lazy(), frames[2 * i + 1].lazy())
         if c.node_class:
             # a per-node code reports its one operand's paths: argument paths in rule notation
             found = display(es, found, 0)
