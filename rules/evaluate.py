@@ -273,13 +273,22 @@ def rule_entries(
     else:
         pairs = [(0, fold)]
     entries: list[RuleEntry] = []
+    # a rule id recurs in several fold checkers (only its support differs): its operands are parsed and
+    # validated once
+    seen: dict[str, tuple[Rule, tuple[Operand, ...]]] = {}
     for k, f in pairs:
         for r in contracts.rules_for(f):
             if tools is not None and r.tool not in tools:
                 continue
             if codes is not None and r.code not in codes:
                 continue
-            entries.append(RuleEntry(len(entries), k, f, r, tuple(operands(r))))
+            hit = seen.get(r.id)
+            if hit is not None and (hit[0].code, hit[0].paths, hit[0].params) == (r.code, r.paths, r.params):
+                ops = hit[1]
+            else:
+                ops = tuple(operands(r))
+                seen[r.id] = (r, ops)
+            entries.append(RuleEntry(len(entries), k, f, r, ops))
     return entries
 
 
