@@ -239,7 +239,11 @@ def bootstrap_intervals(
     kpos = {k: i for i, k in enumerate(keys)}
     num_m = np.zeros((n, len(keys)))
     den_m = np.zeros((n, len(keys)))
-    kk = np.fromiter((kpos[k] for k in keyed.get_column("key").to_list()), np.int64, keyed.height)
+    kk = (
+        keyed.get_column("key")
+        .replace_strict(keys, pl.Series(range(len(keys)), dtype=pl.Int64), return_dtype=pl.Int64)
+        .to_numpy()
+    )
     tt = keyed.get_column("t").to_numpy().astype(np.int64)
     num_m[tt, kk] = keyed.get_column("num").fill_null(0.0).to_numpy()
     den_m[tt, kk] = keyed.get_column("den").fill_null(0.0).to_numpy()

@@ -448,6 +448,10 @@ class PropertyCode:
         """A per-rule integer the per-node prefilter reads (`tmask`; TYPE's allowed kinds)."""
         return 0
 
+    def node_bounds(self, rule: Rule) -> tuple[float | None, float | None]:
+        """Two per-rule numbers the per-node prefilter reads (`lo`, `hi`; RANGE's bounds)."""
+        return (None, None)
+
     def keep(self) -> pl.Expr:
         """For a per-node code: whether a hit breaks its rule (reads kbit, num, tmask)."""
         raise NotImplementedError

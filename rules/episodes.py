@@ -150,10 +150,13 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
         .lazy()
     )
     kind = pl.col("kind")
+    # kind and pattern are compared in the corpus's own Enum/Categorical types: casting every leaf's to
+    # String first cost more than the rest of the scan
     touches = (
         corpus.scan_leaves()
         .filter(pl.col("side") == "arg")
-        .select("cid", pl.col("kind").cast(pl.String), "num", "str")
+        .filter(kind.is_in(["string", "int"]))
+        .select("cid", "kind", "num", "str")
         .join(order, on="cid")
         .select("trace", "ord", entity_expr(kind == "string", kind == "int").alias("key"))
         .filter(pl.col("key").is_not_null())
@@ -161,14 +164,9 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
     places = sorted(set(pairs["vp"].to_list()) | set(pairs["kp"].to_list()))
     leaves = (
         corpus.scan_leaves()
-        .filter((pl.col("side") == "result") & pl.col("pattern").cast(pl.String).is_in(places))
-        .select(
-            "cid",
-            pl.col("pattern").cast(pl.String).alias("place"),
-            pl.col("kind").cast(pl.String),
-            "num",
-            "str",
-        )
+        .filter(pl.col("pattern").is_in(places))
+        .filter(pl.col("side") == "result")
+        .select("cid", pl.col("pattern").cast(pl.String).alias("place"), "kind", "num", "str")
         .join(order.select("cid"), on="cid", how="semi")
     )
     keys = leaves.select(

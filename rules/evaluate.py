@@ -273,13 +273,22 @@ def rule_entries(
     else:
         pairs = [(0, fold)]
     entries: list[RuleEntry] = []
+    # a rule id recurs in several fold checkers (only its support differs): its operands are parsed and
+    # validated once
+    seen: dict[str, tuple[Rule, tuple[Operand, ...]]] = {}
     for k, f in pairs:
         for r in contracts.rules_for(f):
             if tools is not None and r.tool not in tools:
                 continue
             if codes is not None and r.code not in codes:
                 continue
-            entries.append(RuleEntry(len(entries), k, f, r, tuple(operands(r))))
+            hit = seen.get(r.id)
+            if hit is not None and (hit[0].code, hit[0].paths, hit[0].params) == (r.code, r.paths, r.params):
+                ops = hit[1]
+            else:
+                ops = tuple(operands(r))
+                seen[r.id] = (r, ops)
+            entries.append(RuleEntry(len(entries), k, f, r, ops))
     return entries
 
 
@@ -332,13 +341,34 @@ def _op_tables(entries: Sequence[RuleEntry]) -> tuple[pl.DataFrame, pl.DataFrame
             else:
                 is_rule_row = c.node_class and row.ridx in ridx_rule and ridx_rule[row.ridx].code == name
                 mask = c.node_mask(ridx_rule[row.ridx]) if is_rule_row else 0
+                lo, hi = c.node_bounds(ridx_rule[row.ridx]) if is_rule_row else (None, None)
                 main.append(
-                    (row.k, row.tool, row.side, row.pattern, row.ridx, row.op, name, c.node_class, mask)
+                    (
+                        row.k,
+                        row.tool,
+                        row.side,
+                        row.pattern,
+                        row.ridx,
+                        row.op,
+                        name,
+                        c.node_class,
+                        mask,
+                        lo,
+                        hi,
+                    )
                 )
     keys = {"k": pl.Int32, "tool": pl.String, "side": pl.String, "pattern": pl.String, "ridx": pl.UInt32}
     ops = pl.DataFrame(
         main,
-        schema={**keys, "op": pl.UInt8, "code": pl.String, "cls": pl.UInt8, "tmask": pl.UInt8},
+        schema={
+            **keys,
+            "op": pl.UInt8,
+            "code": pl.String,
+            "cls": pl.UInt8,
+            "tmask": pl.UInt8,
+            "lo": pl.Float64,
+            "hi": pl.Float64,
+        },
         orient="row",
     )
     lean_ops = pl.DataFrame(lean, schema={**keys, "aux": pl.UInt32, "code": pl.String}, orient="row")
@@ -350,17 +380,6 @@ def _kind_bit(kind_dtype: pl.DataType) -> pl.Expr:
     if kind_dtype == pl.Enum(list(KINDS)):
         return pl.lit(2, pl.UInt8).pow(pl.col("kind").to_physical()).cast(pl.UInt8)
     return pl.col("kind").cast(pl.String).replace_strict(KIND_BIT, default=0, return_dtype=pl.UInt8)
-
-
-def _node_keep() -> pl.Expr:
-    """True for a hit to keep: any hit of a code that is not per-node (class 0), or a per-node hit that
-    breaks its rule (`PropertyCode.keep` of the code with that class)."""
-    cls = pl.col("cls")
-    keep = cls == 0
-    for c in TABLE.values():
-        if c.node_class:
-            keep = keep | ((cls == c.node_class) & c.keep())
-    return keep
 
 
 def generalize_patterns(leaves: FrameT, maps: MapTable) -> FrameT:
@@ -543,6 +562,11 @@ def _with_pid(ops: pl.DataFrame, ids: Mapping[tuple[str, str, str], int]) -> pl.
     return ops.join(table, on=["tool", "side", "pattern"]).drop("tool", "side", "pattern")
 
 
+def _by_code_rows(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The rows of each `code` of an operand table, in their order (what a filter on `code` gives)."""
+    return {str(key[0]): part for key, part in frame.partition_by("code", as_dict=True).items()}
+
+
 def _find_batch(
     entries: Sequence[RuleEntry],
     corpus: Corpus,
@@ -551,6 +575,7 @@ def _find_batch(
     lean_ops: pl.DataFrame,
     in_batch: pl.Expr,
     maps: MapTable,
+    one_k: bool = False,
 ) -> pl.DataFrame:
     """Violations (cid, ridx, path, present) among one batch of calls.
 
@@ -558,19 +583,23 @@ def _find_batch(
     tool, side, pattern) — on a dense pattern id (`_pattern_ids`), or on the three columns for an old
     corpus — the per-node codes keeping only their breaking hits inside that join, and apart to the lean
     operands keeping only ids. Each code then reads its own rows (a filter on `code`) and only the
-    columns it needs.
+    columns it needs. `one_k`: every call has checker key `k` 0 (not a cross-fitted pass), so the
+    leaves of unchecked calls are dropped by a semi join and `k` is a constant.
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
-    raw = (
-        leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
-        .filter(in_batch)
-        # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner join,
-        # which gathers every column in hash order
-        .join(calls.select("cid", "k"), on="cid", how="left", maintain_order="left")
-        .filter(pl.col("k").is_not_null())
-        .collect()
-    )
+    lf = leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len").filter(in_batch)
+    if one_k:
+        lf = lf.join(calls.select("cid"), on="cid", how="semi", maintain_order="left").with_columns(
+            pl.lit(0, pl.Int32).alias("k")
+        )
+    else:
+        # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner
+        # join, which gathers every column in hash order
+        lf = lf.join(calls.select("cid", "k"), on="cid", how="left", maintain_order="left").filter(
+            pl.col("k").is_not_null()
+        )
+    raw = lf.collect()
     wanted = pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")])
     keyed = _pattern_ids(raw, wanted, maps)
     if keyed is not None:
@@ -588,24 +617,34 @@ def _find_batch(
         )
         batch = with_fixed(generalize_patterns(raw, maps), wanted).lazy()
         keys = ["k", "tool", "side", "pattern"]
-    hits, lean = pl.collect_all(
-        [
-            batch.with_columns(kbit.alias("kbit"))
-            .join(ops.lazy(), on=keys)
-            .filter(_node_keep())
-            .select(*HIT_COLS, pl.col("code").cast(pl.Categorical())),
-            batch.select("cid", *keys)
-            .join(lean_ops.lazy(), on=keys)
-            .select("cid", "ridx", "aux", pl.col("code").cast(pl.Categorical())),
-        ]
-    )
-    plans = []
-    for name, es in _by_code(entries).items():
-        mine = pl.col("code") == name
+    # One join per code, each to that code's operand rows only: every code gets its own hits without a
+    # shared frame of all hits to split (gathering each hit's columns twice), and a per-node code's
+    # prefilter reads only its own rows.
+    by_code = _by_code(entries)
+    names = list(by_code)
+    code_ops = _by_code_rows(ops)
+    code_lean_ops = _by_code_rows(lean_ops)
+    leaves_k = batch.with_columns(kbit.alias("kbit"))
+    joins = []
+    for name in names:
         c = TABLE[name]
-        found = c.vectorised(
-            es, hits.lazy().filter(mine).select(HIT_COLS), lean.lazy().filter(mine).drop("code")
+        h = leaves_k.join(code_ops.get(name, ops.clear()).lazy(), on=keys)
+        if c.node_class:
+            h = h.filter(c.keep())
+        joins.append(h.select(HIT_COLS))
+        # only REQUIRED has lean rows: the other codes' joins would probe every leaf for nothing
+        lean = (
+            batch.select("cid", *keys).join(code_lean_ops[name].lazy(), on=keys)
+            if name in code_lean_ops
+            else batch.clear().select("cid", *keys).join(lean_ops.clear().lazy(), on=keys)
         )
+        joins.append(lean.select("cid", "ridx", "aux"))
+    frames = pl.collect_all(joins)
+    plans = []
+    for i, name in enumerate(names):
+        es = by_code[name]
+        c = TABLE[name]
+        found = c.vectorised(es, frames[2 * i].lazy(), frames[2 * i + 1].lazy())
         if c.node_class:
             # a per-node code reports its one operand's paths: argument paths in rule notation
             found = display(es, found, 0)
@@ -649,7 +688,11 @@ def find_violations(
             in_batch = in_batch & (pl.col("cid") < pl.lit(hi, pl.UInt64))
         # detach: a batch's few violations must not pin the arrays and strings of its leaves (output_contracts.frames).
         found_parts.append(
-            detach(_find_batch(entries, corpus, calls.filter(in_batch), ops, lean_ops, in_batch, maps))
+            detach(
+                _find_batch(
+                    entries, corpus, calls.filter(in_batch), ops, lean_ops, in_batch, maps, fold != "cross"
+                )
+            )
         )
         progress.advance(
             n_calls // n_batches if hi < 2**64 else n_calls - (n_calls // n_batches) * (n_batches - 1)

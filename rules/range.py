@@ -155,9 +155,25 @@ class Range(NodeCode):
             f"{rule.tool} returned {seen}; every one of {rule.support.calls} clean results had {expected}",
         )
 
+    def node_mask(self, rule: Rule) -> int:
+        """What the bounds are of: 0 a number, 1 a magnitude, 2 a year."""
+        return OF.index(self.params(rule).of)
+
+    def node_bounds(self, rule: Rule) -> tuple[float | None, float | None]:
+        p = self.params(rule)
+        return (p.min, p.max)
+
     def keep(self) -> pl.Expr:
-        # A cheap prefilter inside the join: numbers and strings only; the bounds are per rule.
-        return ((pl.col("kbit") & NUMERIC_BITS) != 0) | (pl.col("kbit") == KIND_BIT["string"])
+        # Inside the join: numbers are judged against their rule's bounds (`vectorised` tests them the
+        # same way), so only the breaking ones are kept; strings under a year rule are all kept (their
+        # year is read in `vectorised`, on those few rows only).
+        num = pl.col("num")
+        tmask, hi = pl.col("tmask"), pl.col("hi")
+        numeric = ((pl.col("kbit") & NUMERIC_BITS) != 0) & (
+            ((tmask == 1) & (num.abs() > hi))
+            | ((tmask == 0) & ((num > hi) | ((num > 0) & (num < pl.col("lo").fill_null(0)))))
+        )
+        return numeric | ((tmask == 2) & (pl.col("kbit") == KIND_BIT["string"]))
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
