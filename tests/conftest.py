@@ -29,31 +29,38 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
-#: The files whose tests take longest, with their seconds in one `make test` (pytest --durations, issue
-#: 21, 2 workers on a loaded machine; only the proportions matter). They run first, spread over the
-#: pytest-xdist workers, so that no long test starts last and `--dist worksteal` evens out the end with
-#: the many short tests. A file missing here is only scheduled later, never skipped.
+#: The files whose tests take longest, with their seconds in one `make test` (issue 21: pytest
+#: --durations=80, 2 workers on a machine loaded by other jobs, summed per file; README.md's blocks from a
+#: run of that file alone; only the proportions matter). They run first, spread over the pytest-xdist
+#: workers, so that no long test starts last and `--dist worksteal` evens out the end with the many short
+#: tests. A file missing here is only scheduled later, never skipped.
 SLOW_FILES: dict[str, float] = {
-    "tests/cli/test_readme.py": 1353,  # one test per README block, run in README order on one worker
-    "tests/mining/test_distributed.py": 260,
-    "tests/mining/test_cli.py": 201,
-    "tests/mining/test_parts.py": 152,
-    "tests/test_golden.py": 137,
-    "tests/mining/test_verify_by_construction.py": 128,
-    "tests/mining/test_folds.py": 120,
-    "tests/checks/test_audit.py": 95,
-    "tests/mining/test_parts_layout.py": 93,
-    "tests/cli/test_terminal_width.py": 89,
-    "tests/mining/test_tau_precision.py": 87,
-    "tests/cli/test_ledger_default.py": 65,
-    "tests/mining/test_conditional.py": 56,
-    "tests/cli/test_damaged_every_command.py": 56,
-    "tests/cli/test_full_disk.py": 56,
-    "tests/bench/test_run_all.py": 53,
-    "tests/sample/test_files.py": 47,
-    "tests/cli/test_action.py": 46,
-    "tests/checks/test_propagation.py": 45,
-    "tests/checks/test_compiled_checker.py": 44,
+    "tests/cli/test_readme.py": 1000,  # one test per README block, run in README order on one worker
+    "tests/mining/test_mining_view.py": 355,
+    "tests/checks/test_compiled_checker.py": 205,
+    "tests/bench/test_run_all.py": 199,
+    "tests/mining/test_tau_precision.py": 180,
+    "tests/checks/test_audit.py": 178,
+    "tests/cli/test_terminal_width.py": 136,
+    "tests/checks/test_ci_outputs.py": 133,
+    "tests/cli/test_damaged_every_command.py": 132,
+    "tests/checks/test_check_sample.py": 130,
+    "tests/test_golden.py": 116,  # with the injected-fault audit it shares (tests/conftest.py)
+    "tests/mining/test_verify_by_construction.py": 111,
+    "tests/checks/test_set_schema.py": 101,
+    "tests/cli/test_full_disk.py": 93,
+    "tests/mining/test_folds.py": 78,
+    "tests/repair/test_cli.py": 69,
+    "tests/mining/test_distributed.py": 64,
+    "tests/report/test_browser.py": 61,
+    "tests/checks/test_consistent.py": 59,
+    "tests/checks/test_check_maps.py": 59,
+    "tests/mining/test_parts.py": 58,
+    "tests/checks/test_conditional.py": 57,
+    "tests/cli/test_action.py": 56,
+    "tests/core/test_frames.py": 55,
+    "tests/core/test_architecture.py": 50,
+    "tests/traces/test_view_stage.py": 50,
 }
 
 
