@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.once import made_once, run_folder
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_traces"
@@ -23,31 +29,39 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
-#: The files whose tests take longest, with their seconds in one `make test` (pytest --durations, issue
-#: 21, 2 workers on a loaded machine; only the proportions matter). They run first, spread over the
-#: pytest-xdist workers, so that no long test starts last and `--dist worksteal` evens out the end with
-#: the many short tests. A file missing here is only scheduled later, never skipped.
+#: The files whose tests take longest, with their seconds in one `make test` (issue 21: pytest
+#: --durations=0, 2 workers on a machine shared with other jobs, summed per file; only the proportions
+#: matter). They run first, spread over the pytest-xdist workers, so that no long test starts last and
+#: `--dist worksteal` evens out the end with the many short tests. A file missing here is only scheduled
+#: later, never skipped.
 SLOW_FILES: dict[str, float] = {
-    "tests/cli/test_readme.py": 1353,  # one test per README block, run in README order on one worker
-    "tests/mining/test_distributed.py": 260,
-    "tests/mining/test_cli.py": 201,
-    "tests/mining/test_parts.py": 152,
-    "tests/test_golden.py": 137,
-    "tests/mining/test_verify_by_construction.py": 128,
-    "tests/mining/test_folds.py": 120,
-    "tests/checks/test_audit.py": 95,
-    "tests/mining/test_parts_layout.py": 93,
-    "tests/cli/test_terminal_width.py": 89,
-    "tests/mining/test_tau_precision.py": 87,
-    "tests/cli/test_ledger_default.py": 65,
-    "tests/mining/test_conditional.py": 56,
-    "tests/cli/test_damaged_every_command.py": 56,
-    "tests/cli/test_full_disk.py": 56,
-    "tests/bench/test_run_all.py": 53,
-    "tests/sample/test_files.py": 47,
-    "tests/cli/test_action.py": 46,
-    "tests/checks/test_propagation.py": 45,
-    "tests/checks/test_compiled_checker.py": 44,
+    "tests/cli/test_readme.py": 523,  # one test per README block, run in README order on one worker
+    "tests/mining/test_mining_view.py": 156,
+    "tests/checks/test_compiled_checker.py": 147,
+    "tests/bench/test_run_all.py": 102,
+    "tests/cli/test_damaged_every_command.py": 83,
+    "tests/mining/test_range_unique.py": 64,
+    "tests/checks/test_audit.py": 64,
+    "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 12 to 111 s in two runs
+    "tests/test_golden.py": 59,  # with the injected-fault audit it shares (tests/conftest.py)
+    "tests/mining/test_tau_precision.py": 53,
+    "tests/mining/test_parts.py": 49,
+    "tests/cli/test_terminal_width.py": 47,
+    "tests/mining/test_distributed.py": 45,
+    "tests/cli/test_ledger_default.py": 41,
+    "tests/checks/test_set_schema.py": 39,
+    "tests/checks/test_ci_outputs.py": 37,
+    "tests/mining/test_format_length.py": 35,
+    "tests/mining/test_parts_layout.py": 33,
+    "tests/checks/test_audit_reuse.py": 32,
+    "tests/cli/test_damaged_inputs.py": 31,
+    "tests/cli/test_full_disk.py": 29,
+    "tests/mining/test_cli.py": 28,
+    "tests/checks/test_check_range_unique.py": 28,
+    "tests/mining/test_conditional.py": 25,
+    "tests/report/test_report.py": 24,
+    "tests/mining/test_folds.py": 23,
+    "tests/checks/test_check_sample.py": 22,
 }
 
 
@@ -199,3 +213,86 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"data) is absent; set {REQUIRE_SHARED}=1 to make them fail instead",
             yellow=True,
         )
+
+
+# --- the injected-fault audit of the sample world, run once per pytest run --------------------------
+
+#: Rich sizes tables that do not go to a terminal by COLUMNS, else by the terminal the test runner has (if
+#: any), else 80: pin 80, what the real CLI prints into a pipe or file (tests/test_golden.py).
+CLI_ENV = {"COLUMNS": "80", "LINES": "25"}
+
+
+def copy_sample_world(work: Path) -> None:
+    """`work` laid out as the Makefile's demo runs the CLI: a copy of `sample_traces/{clean,faulty,
+    tools.json}`, used with relative paths so that no path of this machine reaches the outputs, and an
+    empty contracts.toml: the settings are the defaults, whatever contracts.toml or pyproject.toml lies
+    above the temp folder (the config search goes upwards from the working directory)."""
+    (work / "contracts.toml").write_text("", encoding="utf-8")
+    (work / "sample_traces").mkdir()
+    for folder in ("clean", "faulty"):
+        shutil.copytree(SAMPLE / folder, work / "sample_traces" / folder)
+    shutil.copy2(SAMPLE / "tools.json", work / "sample_traces" / "tools.json")
+
+
+#: `contracts audit` of the clean sample world with every fault kind planted in 10% of the eligible calls:
+#: the golden files audit-clean-inject.* (tests/test_golden.py) and the propagation section's test
+#: (tests/checks/test_propagation.py) read the same run.
+INJECT_AUDIT = (
+    "audit",
+    "sample_traces/clean",
+    "--folds",
+    "5",
+    "--seed",
+    "13",
+    "--registry",
+    "sample_traces/tools.json",
+    "--ledger",
+    "L-inject",
+    "-o",
+    "audit-inject.json",
+    "--markdown",
+    "audit-inject.md",
+    "--inject",
+    "all",
+    "--rate",
+    "0.1",
+)
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """One in-process CLI run (`typer.testing.CliRunner`, env `CLI_ENV`) in the folder `work`, which
+    holds the files it wrote."""
+
+    work: Path
+    args: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def _cli_run(work: Path, args: tuple[str, ...]) -> None:
+    """Run `contracts ARGS` in `work` and keep its exit code and outputs beside the files it wrote."""
+    from typer.testing import CliRunner
+
+    from output_contracts.cli.app import app
+
+    with contextlib.chdir(work):
+        r = CliRunner(env=CLI_ENV).invoke(app, list(args), catch_exceptions=False)
+    out = {"exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr}
+    (work.parent / f"{work.name}.run.json").write_text(json.dumps(out), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def sample_inject_audit(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
+    """`INJECT_AUDIT` in a copy of the sample world (`copy_sample_world`), run once per pytest run
+    whichever xdist worker asks first (an audit of ~20k calls with 34 fault kinds planted is one of
+    the suite's longest commands): the tests that read it share one run of identical inputs."""
+
+    def make(work: Path) -> None:
+        copy_sample_world(work)
+        _cli_run(work, INJECT_AUDIT)
+
+    work = made_once(run_folder(tmp_path_factory), "sample-inject-audit", make)
+    got = json.loads((work.parent / f"{work.name}.run.json").read_text(encoding="utf-8"))
+    return CliRun(work, INJECT_AUDIT, got["exit_code"], got["stdout"], got["stderr"])

@@ -26,7 +26,6 @@ import hashlib
 import json
 import re
 import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +36,9 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
+from tests.conftest import CLI_ENV, INJECT_AUDIT, CliRun, copy_sample_world
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "sample_traces"
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 UPDATE_HINT = ".venv/bin/python -m pytest tests/test_golden.py --update-golden"
 
@@ -51,10 +50,8 @@ HEAD_LINES = 200  # lines kept of an output too large to store whole
 # lines of pretty-printed JSON holding the same violations as the receipts JSONL, which is stored whole:
 # 1,346,046 bytes; GitHub annotations 454,944; JUnit 384,293).
 
-# Rich sizes tables that do not go to a terminal by COLUMNS, else by the terminal the test runner has (if
-# any), else 80: pin 80, what the real CLI prints into a pipe or file. (A COLUMNS or FORCE_COLOR already
-# set when output_contracts.cli is first imported is read once by its consoles and would still win.)
-CLI_ENV = {"COLUMNS": "80", "LINES": "25"}
+# The CLI runs with tests/conftest.py's CLI_ENV (COLUMNS=80). (A COLUMNS or FORCE_COLOR already set when
+# output_contracts.cli is first imported is read once by its consoles and would still win.)
 
 # Every file tests/golden/ may hold: each is written by a test below (test_golden_folder checks both ways).
 GOLDEN_FILES = frozenset(
@@ -181,7 +178,7 @@ class World:
     def read(self, name: str) -> bytes:
         return self.scrub((self.work / name).read_bytes())
 
-    def transcript(self, args: tuple[str, ...], result: Result) -> str:
+    def transcript(self, args: tuple[str, ...], result: Result | CliRun) -> str:
         """The command, its exit code, stdout and stderr (as CliRunner captured them, separately)."""
         parts = [f"$ contracts {shlex.join(args)}\n", f"[exit {result.exit_code}]\n"]
         for label, text in (("stdout", result.stdout), ("stderr", result.stderr)):
@@ -207,13 +204,7 @@ def head_and_sha256(data: bytes) -> bytes:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     work = tmp_path_factory.mktemp("golden-world")
-    # An empty contracts.toml: the settings are the defaults, whatever contracts.toml or pyproject.toml
-    # lies above the temp folder (the config search goes upwards from the working directory).
-    (work / "contracts.toml").write_text("", encoding="utf-8")
-    (work / "sample_traces").mkdir()
-    for folder in ("clean", "faulty"):
-        shutil.copytree(SAMPLE / folder, work / "sample_traces" / folder)
-    shutil.copy2(SAMPLE / "tools.json", work / "sample_traces" / "tools.json")
+    copy_sample_world(work)
     return World(work)
 
 
@@ -303,14 +294,16 @@ def test_audit(golden: Golden, world: World) -> None:
     )
 
 
-def test_audit_inject(golden: Golden, world: World) -> None:
-    args = ("--ledger", "L-inject", "-o", "audit-inject.json", "--markdown", "audit-inject.md")
-    text = world.run_transcript(*AUDIT, *args, "--inject", "all", "--rate", "0.1")
+def test_audit_inject(golden: Golden, sample_inject_audit: CliRun) -> None:
+    # `AUDIT` with every fault kind planted (conftest's INJECT_AUDIT, whose command line the transcript
+    # shows), in a copy of the sample world like `world`: run once per pytest run and shared with
+    # tests/checks/test_propagation.py. Here its transcript and files are compared whole.
+    run = World(sample_inject_audit.work)
     golden.verify(
         {
-            "audit-clean-inject.txt": text,
-            "audit-clean-inject.json": world.read("audit-inject.json"),
-            "audit-clean-inject.md": world.read("audit-inject.md"),
+            "audit-clean-inject.txt": run.transcript(INJECT_AUDIT, sample_inject_audit),
+            "audit-clean-inject.json": run.read("audit-inject.json"),
+            "audit-clean-inject.md": run.read("audit-inject.md"),
         }
     )
 

@@ -3,7 +3,6 @@ library, the audit report (schema, renderers) and the CLI."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,13 +10,12 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from output_contracts.audit.propagation import propagation_episodes, trackable
-from output_contracts.cli.app import app
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
+from tests.conftest import CliRun
 
 
 def _call(
@@ -123,21 +121,14 @@ def test_trackable_never_accepts_what_chance_repeats(value: Any) -> None:
             assert abs(value) >= 100 or not float(value).is_integer()
 
 
-def test_audit_report_section_schema_and_renderers(tmp_path: Path) -> None:
+def test_audit_report_section_schema_and_renderers(sample_inject_audit: CliRun) -> None:
     """The sample world audited with injected faults: the section is in the JSON (valid), the Markdown
-    and the terminal table, with the spurious receipts' three denominators."""
-    repo = Path(__file__).resolve().parents[2]
-    src = repo / "sample_traces" / "clean"
-    res = CliRunner().invoke(
-        app,
-        [
-            "audit", str(src), "--folds", "5", "--registry", str(repo / "sample_traces" / "tools.json"),
-            "--inject", "all", "--rate", "0.1", "--bootstrap", "50", "--ledger", str(tmp_path / "L"),
-            "-o", str(tmp_path / "a.json"), "--markdown", str(tmp_path / "a.md"),
-        ],
-    )  # fmt: skip
-    assert res.exit_code == 0, res.output
-    doc = orjson.loads((tmp_path / "a.json").read_bytes())
+    and the terminal table, with the spurious receipts' three denominators. The audit is
+    `contracts audit sample_traces/clean --folds 5 --inject all --rate 0.1 ...` run once per pytest run
+    (tests/conftest.py), whose outputs tests/test_golden.py also compares whole."""
+    run = sample_inject_audit
+    assert run.exit_code == 0, run.stdout + run.stderr
+    doc = orjson.loads((run.work / "audit-inject.json").read_bytes())
     assert schema_errors(doc, "audit-report") == []
     p = doc["propagation"]
     lab = p["labelled"]
@@ -146,7 +137,7 @@ def test_audit_report_section_schema_and_renderers(tmp_path: Path) -> None:
     assert n_out == lab["trackable_episodes"]
     sp = doc["spurious"]
     assert sp["without_fault"]["denominator"] >= sp["denominator"]
-    md = (tmp_path / "a.md").read_text()
+    md = (run.work / "audit-inject.md").read_text()
     assert "## Propagation of receipted values" in md
     assert "per 100 episodes without a fault (the paper's count)" in md
-    assert "propagation (labelled)" in res.stderr or "propagation (labelled)" in res.stdout
+    assert "propagation (labelled)" in run.stderr or "propagation (labelled)" in run.stdout

@@ -39,19 +39,18 @@ and only lines that are new and next to no `…` are added. Read the diff before
 from __future__ import annotations
 
 import difflib
-import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.once import locked, run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -245,17 +244,6 @@ def _workspace(tmp: Path, *, demo: bool) -> Path:
     return root
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock between the xdist workers of one run (released when the holder dies)."""
-    with path.open("a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
 def _files(folder: Path) -> dict[str, tuple[int, int]]:
     """Size and modification time of each file under `folder`: what a block must leave unchanged."""
     out: dict[str, tuple[int, int]] = {}
@@ -278,7 +266,7 @@ class Runs:
         for j in NEEDS[i]:
             self.get(j)  # before taking this block's lock: a worker never waits holding one
         d = self.root / f"block-{i:03d}"
-        with _locked(self.root / f"block-{i:03d}.lock"):
+        with locked(self.root / f"block-{i:03d}.lock"):
             done = d / "outputs.json"
             if not done.is_file():
                 if d.exists():
@@ -304,10 +292,7 @@ class Runs:
 
 @pytest.fixture(scope="session")
 def readme_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # the run's folder, above each worker's own
-    root = base / "readme-runs"
+    root = run_folder(tmp_path_factory) / "readme-runs"
     root.mkdir(exist_ok=True)
     return Runs(root)
 
@@ -358,7 +343,7 @@ def test_needs_follows_the_files_blocks_write() -> None:
 def _rewrite(runs: Runs, i: int, replace: list[tuple[int, list[str], int]]) -> None:
     """Replace, in README.md, the shown output of commands `replace` of block `i` (re-read under a lock:
     other workers may have rewritten other blocks, moving its lines)."""
-    with _locked(runs.root / "README.lock"):
+    with locked(runs.root / "README.lock"):
         text = README.read_text(encoding="utf-8")
         blocks = parse(text)
         assert len(blocks) == len(BLOCKS) and [c.text for c in blocks[i].commands] == [

@@ -319,11 +319,14 @@ def per_call_fires(cs: ContractSet, corpus: Corpus, clean: pl.DataFrame) -> list
     )
     fires: list[tuple[str, int | None]] = []
     for checker in [None, *range(cs.k if cs.k > 1 else 0)]:
+        # each episode starts from an empty memory of the checker's places (`blank`, as `check -` does:
+        # the places are the checker's, so they are worked out once, not once per episode)
+        empty = episode_memory(cs, checker)
         memory: Any = None
         trace = None
         for row in calls.iter_rows(named=True):
             if row["trace_id"] != trace:
-                trace, memory = row["trace_id"], episode_memory(cs, checker)
+                trace, memory = row["trace_id"], empty.blank()
             if row["result"] is None:
                 continue
             got = check_call(
