@@ -699,24 +699,38 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
                 col = e.filter(qual)
                 aggs += [col.min().alias(f"mn{j}_{o}"), col.max().alias(f"mx{j}_{o}")]
         per_fold = wide.group_by("fold").agg(aggs)
-        # Long form: one row per (candidate, fold).
-        for j, c in enumerate(batch, start=start):
-            nops = len(_varying_parts(c, fields))
-            sel = per_fold.select(
-                pl.lit(j, pl.Int64).alias("cand"),
-                "fold",
-                pl.col(f"q{j}").cast(pl.Int64).alias("q"),
-                pl.col(f"calls{j}").cast(pl.Int64).alias("calls"),
-                pl.col(f"tasks{j}").cast(pl.Int64).alias("tasks"),
-                pl.col(f"vx{j}").cast(pl.Int64).alias("vx"),
-                pl.col(f"vc{j}").cast(pl.Int64).alias("vc"),
-                pl.col(f"vr{j}").cast(pl.Int64).alias("vr"),
-                pl.col(f"tup{j}").alias("tup"),
-                pl.col(f"ex{j}").cast(pl.List(pl.UInt64)).alias("ex"),
-                pl.concat_list([pl.col(f"mn{j}_{o}") for o in range(nops)]).alias("mn"),
-                pl.concat_list([pl.col(f"mx{j}_{o}") for o in range(nops)]).alias("mx"),
+        # Long form: one row per (candidate, fold). The casts and operand lists of the whole batch in
+        # one select, then each candidate's frame assembled from those columns (a select per candidate
+        # was most of mining's time on corpora with thousands of candidates).
+        nops = {j: len(_varying_parts(c, fields)) for j, c in enumerate(batch, start=start)}
+        cols = per_fold.select(
+            "fold",
+            *(
+                e
+                for j, n in nops.items()
+                for e in (
+                    *(pl.col(f"{m}{j}").cast(pl.Int64) for m in ("q", "calls", "tasks", "vx", "vc", "vr")),
+                    pl.col(f"tup{j}"),
+                    pl.col(f"ex{j}").cast(pl.List(pl.UInt64)),
+                    pl.concat_list([pl.col(f"mn{j}_{o}") for o in range(n)]).alias(f"mn{j}"),
+                    pl.concat_list([pl.col(f"mx{j}_{o}") for o in range(n)]).alias(f"mx{j}"),
+                )
+            ),
+        )
+        fold = cols.get_column("fold")
+        for j in nops:
+            frames.append(
+                pl.DataFrame(
+                    [
+                        pl.Series("cand", [j] * cols.height, dtype=pl.Int64),
+                        fold,
+                        *(
+                            cols.get_column(f"{m}{j}").alias(m)
+                            for m in ("q", "calls", "tasks", "vx", "vc", "vr", "tup", "ex", "mn", "mx")
+                        ),
+                    ]
+                )
             )
-            frames.append(sel)
     return pl.concat(frames)
 
 
