@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from output_contracts.errors import MiningError, reading
 from output_contracts.rules.folds import fold_table
 from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
-from output_contracts.traces.leaves import tp_expr
+from output_contracts.traces.leaves import tp_expr, tp_patterns
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE, WILD_TOKEN
 
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
@@ -504,18 +504,11 @@ def _read_chunk(data: MiningData, start: int, rows: int) -> tuple[pl.DataFrame, 
     ).collect()
     # Codes are consistent within this one frame: map them to the global ids through small tables,
     # column by column (the untouched columns are shared, not copied).
-    tp_pid = (
-        raw.group_by("tp")
-        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
-        .with_columns(
-            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
-        )
-        .join(
-            (data.literal if data.literal is not None else data.patterns).select(
-                "tool", "side", "pattern", "pid", "wild"
-            ),
-            on=["tool", "side", "pattern"],
-        )
+    tp_pid = tp_patterns(raw).join(
+        (data.literal if data.literal is not None else data.patterns).select(
+            "tool", "side", "pattern", "pid", "wild"
+        ),
+        on=["tool", "side", "pattern"],
     )
     t_tid = (
         raw.group_by("tcode")

@@ -56,6 +56,19 @@ def tp_expr() -> pl.Expr:
     ).alias("tp")
 
 
+def tp_patterns(frame: pl.DataFrame) -> pl.DataFrame:
+    """The distinct `tp` keys (`tp_expr`) of a leaf frame holding `tp`, `tool`, `side` and `pattern`,
+    each with its (tool, side, pattern) as Strings: the small table that maps one frame's codes to a
+    file's (the view's pattern dictionary, mining's pattern ids)."""
+    return (
+        frame.group_by("tp")
+        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
+        .with_columns(
+            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
+        )
+    )
+
+
 def escape_token(key: str) -> str:
     """RFC 6901 escaping of one reference token."""
     return key.replace("~", "~0").replace("/", "~1")

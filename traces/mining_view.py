@@ -42,7 +42,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
-from output_contracts.traces.leaves import tp_expr
+from output_contracts.traces.leaves import tp_expr, tp_patterns
 
 VIEW_FILE = "view.parquet"
 VIEW_STRINGS_FILE = "view_strings.parquet"
@@ -104,17 +104,7 @@ class ViewStage:
             return
         # Categorical codes hold within this one frame: (tool, side, pattern) as one integer
         tp = leaves.select(tp_expr()).to_series()
-        pats = (
-            leaves.select("tool", "side", "pattern")
-            .with_columns(tp)
-            .group_by("tp")
-            .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
-            .with_columns(
-                pl.col("tool").cast(pl.String),
-                pl.col("side").cast(pl.String),
-                pl.col("pattern").cast(pl.String),
-            )
-        )
+        pats = tp_patterns(leaves.select("tool", "side", "pattern").with_columns(tp))
         calls = leaves.get_column("cid").rle().struct.unnest()
         tasks = leaves.get_column("task_id").rle().struct.unnest()
         task_names = tasks.get_column("value").cast(pl.String).alias("str")

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 import output_contracts.traces.mining_view as mv
 from output_contracts.errors import reading
-from output_contracts.traces.leaves import tp_expr
+from output_contracts.traces.leaves import tp_expr, tp_patterns
 from output_contracts.traces.mining_view import (
     VIEW_FILE,
     VIEW_PATTERNS_FILE,
@@ -90,14 +90,7 @@ def _view_chunk(
     ).collect()
     # Categorical codes hold within this one frame only: map them to the files' codes through small
     # tables of their distinct values.
-    tp = (
-        raw.group_by("tp")
-        .agg(pl.col("tool").first(), pl.col("side").first(), pl.col("pattern").first())
-        .with_columns(
-            pl.col("tool").cast(pl.String), pl.col("side").cast(pl.String), pl.col("pattern").cast(pl.String)
-        )
-        .join(patterns.with_row_index("lpat"), on=["tool", "side", "pattern"])
-    )
+    tp = tp_patterns(raw).join(patterns.with_row_index("lpat"), on=["tool", "side", "pattern"])
     tasks = raw.group_by("tcode").agg(pl.col("task_id").first().cast(pl.String))
     task_code = strings["str"].search_sorted(tasks["task_id"]).cast(pl.UInt32)
     wild = tp.filter(pl.col("pattern").str.contains(WILD_TOKEN))["tp"]
