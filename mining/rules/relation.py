@@ -227,19 +227,16 @@ def _wide_frames(
                 schema={"pid": pl.UInt32, "group": pl.String},
                 orient="row",
             )
+            # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off (its
+            # length is counted once per pattern, not per row).
+            cuts = groups.join(part.patterns.select("pid", "pattern"), on="pid").select(
+                "pid", (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()).alias("cut")
+            )
             wl = (
                 wnum.lazy()
-                .join(groups.lazy(), on="pid")
-                .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
+                .join(cuts.lazy(), on="pid")
                 .with_columns(
-                    # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
-                    pl.col("path")
-                    .str.slice(
-                        0,
-                        pl.col("path").str.len_chars()
-                        - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
-                    )
-                    .alias("inst"),
+                    pl.col("path").str.slice(0, pl.col("path").str.len_chars() - pl.col("cut")).alias("inst")
                 )
                 .select("cid", "fold", "pid", "inst", "num", "code")
                 .join(group_map.lazy(), on="pid", how="inner", maintain_order="left")
