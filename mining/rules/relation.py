@@ -24,9 +24,10 @@ Search (near-linear in calls): candidate relations are generated on a few rows o
 with the most non-zero fields, plus one row per field where it is present, all from the rows of the
 tool's first SAMPLE_CALLS calls by call key in that fold: the candidate sample, read once whatever the
 corpus size) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
-cent); a larger sample of rows refutes candidates in one vectorised cross join (a candidate refuted in
-two or more folds cannot hold in any checker: a fold checker leaves out only one fold), and only the
-survivors are verified on every call. Known limit: a relation over fields that are never all present
+cent); a larger sample of rows refutes candidates in one vectorised join of each space's candidates
+with its rows (a candidate refuted in two or more folds cannot hold in any checker: a fold checker
+leaves out only one fold), and only the survivors are verified on every call. Generation and refutation
+run for every search space at once (rows keyed by space), since the sample rows are few. Known limit: a relation over fields that are never all present
 together in a fold's generation rows is not proposed.
 
 Why one module of ~800 lines: generation, refutation, verification and the implied-relation filter share
