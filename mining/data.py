@@ -751,19 +751,26 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
         )
         .collect()
     )
-    # Strings that start like a date, tested once per distinct (group, string) of a date's length, not
-    # once per row: the rows are counted per string first.
-    dated = pl.col("str").str.contains(DATE_LIKE)
-    year = pl.col("str").filter(dated).str.slice(0, 4).cast(pl.Int32, strict=False)
+    # Strings that start like a date, tested once per distinct string (code) of a date's length, not
+    # once per row; the rows holding one are then counted per group on integers (a group without one
+    # gets no row here: the left join below gives it n_date 0 and no years).
+    sized = res.filter(pl.col("sc").is_not_null() & pl.col("len").is_between(10, 40)).select(
+        "key", "sc", "str"
+    )
+    years = (
+        sized.group_by("sc")
+        .agg(pl.col("str").first())
+        .filter(pl.col("str").str.contains(DATE_LIKE))
+        .select("sc", pl.col("str").str.slice(0, 4).cast(pl.Int32, strict=False).alias("year"))
+    )
     dates = (
-        res.filter(pl.col("sc").is_not_null() & pl.col("len").is_between(10, 40))
-        .group_by("key", "sc")
-        .agg(pl.len().alias("rows"), pl.col("str").first())
+        sized.select("key", "sc")
+        .join(years, on="sc")
         .group_by("key")
         .agg(
-            pl.col("rows").filter(dated).sum().cast(pl.UInt32).alias("n_date"),
-            year.min().alias("min_year"),
-            year.max().alias("max_year"),
+            pl.len().cast(pl.UInt32).alias("n_date"),
+            pl.col("year").min().alias("min_year"),
+            pl.col("year").max().alias("max_year"),
         )
         .collect()
     )

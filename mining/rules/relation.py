@@ -24,9 +24,10 @@ Search (near-linear in calls): candidate relations are generated on a few rows o
 with the most non-zero fields, plus one row per field where it is present, all from the rows of the
 tool's first SAMPLE_CALLS calls by call key in that fold: the candidate sample, read once whatever the
 corpus size) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
-cent); a larger sample of rows refutes candidates in one vectorised cross join (a candidate refuted in
-two or more folds cannot hold in any checker: a fold checker leaves out only one fold), and only the
-survivors are verified on every call. Known limit: a relation over fields that are never all present
+cent); a larger sample of rows refutes candidates in one vectorised join of each space's candidates
+with its rows (a candidate refuted in two or more folds cannot hold in any checker: a fold checker
+leaves out only one fold), and only the survivors are verified on every call. Generation and refutation
+run for every search space at once (rows keyed by space), since the sample rows are few. Known limit: a relation over fields that are never all present
 together in a fold's generation rows is not proposed.
 
 Why one module of ~800 lines: generation, refutation, verification and the implied-relation filter share
@@ -227,19 +228,16 @@ def _wide_frames(
                 schema={"pid": pl.UInt32, "group": pl.String},
                 orient="row",
             )
+            # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off (its
+            # length is counted once per pattern, not per row).
+            cuts = groups.join(part.patterns.select("pid", "pattern"), on="pid").select(
+                "pid", (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()).alias("cut")
+            )
             wl = (
                 wnum.lazy()
-                .join(groups.lazy(), on="pid")
-                .join(part.patterns.lazy().select("pid", "pattern"), on="pid")
+                .join(cuts.lazy(), on="pid")
                 .with_columns(
-                    # The pattern after its last `*` has no index, so it ends the path verbatim: cut it off.
-                    pl.col("path")
-                    .str.slice(
-                        0,
-                        pl.col("path").str.len_chars()
-                        - (pl.col("pattern").str.len_chars() - pl.col("group").str.len_chars()),
-                    )
-                    .alias("inst"),
+                    pl.col("path").str.slice(0, pl.col("path").str.len_chars() - pl.col("cut")).alias("inst")
                 )
                 .select("cid", "fold", "pid", "inst", "num", "code")
                 .join(group_map.lazy(), on="pid", how="inner", maintain_order="left")
@@ -416,27 +414,61 @@ LINEAR, PRODUCT, SUM_OVER, COUNT_OF = 0, 1, 2, 3
 NO_TERM = -1
 
 
-def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataFrame:
-    """Candidates matching on at least one generation row where all their operands are present.
+#: One generation (or refutation) input of `_generate` and `_refute`: (spec index, sample rows, the
+#: spec's fields, whether three-term sums are searched).
+Batch = Sequence[tuple[int, pl.DataFrame, list[Field], bool]]
 
-    Rows (form, a, t0, t1, t2, c0, c1, c2): LINEAR (unused terms = NO_TERM, coef 0), PRODUCT,
-    SUM_OVER. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C, joined on a
-    rounded key, so the cost is (fields² per row), not fields⁴.
+
+def _roles(batch: Batch) -> pl.DataFrame:
+    """(s, j) -> res (may be the left-hand side), sl (a sum or length: only the sum_over/count_of term),
+    is_sum, is_len, tern (the spec searches three-term sums) of every field of every spec in `batch`."""
+    rows = [
+        (s, j, f.result and not f.is_sum and not f.is_len, f.is_sum, f.is_len, tern)
+        for s, _, fields, tern in batch
+        for j, f in enumerate(fields)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "s": pl.Int64,
+            "j": pl.Int64,
+            "res": pl.Boolean,
+            "is_sum": pl.Boolean,
+            "is_len": pl.Boolean,
+            "tern": pl.Boolean,
+        },
+        orient="row",
+    )
+
+
+def _generate(batch: Batch) -> pl.DataFrame:
+    """Candidates matching on at least one generation row where all their operands are present, of
+    every spec of `batch` at once (column `s`: the spec; rows of different specs never pair, since
+    every join is on (s, r)): one polars pass per step for all specs, not one per spec (the sample
+    rows are few, so per-spec passes were mostly fixed cost).
+
+    Rows (s, form, a, t0, t1, t2, c0, c1, c2): LINEAR (unused terms = NO_TERM, coef 0), PRODUCT,
+    SUM_OVER, COUNT_OF. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C,
+    joined on a rounded key, so the cost is (fields² per row), not fields⁴.
     """
-    long = _long(gen, fields)
-    res = {i for i, f in enumerate(fields) if f.result and not f.is_sum and not f.is_len}
-    sums = {i for i, f in enumerate(fields) if f.is_sum}
-    lens = {i for i, f in enumerate(fields) if f.is_len}
-    lhs = long.filter(pl.col("j").is_in(sorted(res))).rename({"j": "a", "v": "va"})
-    ops = long.filter(~pl.col("j").is_in(sorted(sums | lens)))
-    sm = long.filter(pl.col("j").is_in(sorted(sums))).rename({"j": "w", "v": "vw"})
-    ln = long.filter(pl.col("j").is_in(sorted(lens))).rename({"j": "w", "v": "vw"})
+    cols = ["s", *CAND_COLS]
+    if not batch:
+        return pl.DataFrame(schema={"s": pl.Int64, **CAND_COLS})
+    long = pl.concat(
+        [_long(gen, fields).with_columns(pl.lit(s, pl.Int64).alias("s")) for s, gen, fields, _ in batch]
+    ).join(_roles(batch), on=["s", "j"])
+    on = ["s", "r"]
+    lhs = long.filter("res").select("s", "r", "tern", pl.col("j").alias("a"), pl.col("v").alias("va"))
+    ops = long.filter(~pl.col("is_sum") & ~pl.col("is_len")).select("s", "r", "j", "v")
+    sm = long.filter("is_sum").select("s", "r", pl.col("j").alias("w"), pl.col("v").alias("vw"))
+    ln = long.filter("is_len").select("s", "r", pl.col("j").alias("w"), pl.col("v").alias("vw"))
     out: list[pl.DataFrame] = []
     n1, z = pl.lit(NO_TERM, pl.Int64), pl.lit(0, pl.Int64)
 
     def emit(df: pl.DataFrame, form: int, t: list[pl.Expr], c: list[pl.Expr]) -> None:
         out.append(
             df.select(
+                "s",
                 pl.lit(form, pl.Int64).alias("form"),
                 pl.col("a").cast(pl.Int64),
                 *[x.cast(pl.Int64).alias(f"t{i}") for i, x in enumerate(t)],
@@ -444,26 +476,23 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
             )
         )
 
-    one = lhs.join(ops.rename({"j": "b", "v": "vb"}), on="r").filter(
+    one = lhs.join(ops.rename({"j": "b", "v": "vb"}), on=on).filter(
         (pl.col("a") != pl.col("b")) & _close("va", "vb")
     )
     emit(one, LINEAR, [pl.col("b"), n1, n1], [pl.lit(1), z, z])
-    if sm.height:
-        so = lhs.join(sm, on="r").filter(_close("va", "vw"))
-        emit(so, SUM_OVER, [pl.col("w"), n1, n1], [z, z, z])
-    if ln.height:
-        co = lhs.join(ln, on="r").filter(pl.col("va") == pl.col("vw"))
-        emit(co, COUNT_OF, [pl.col("w"), n1, n1], [z, z, z])
+    so = lhs.join(sm, on=on).filter(_close("va", "vw"))
+    emit(so, SUM_OVER, [pl.col("w"), n1, n1], [z, z, z])
+    co = lhs.join(ln, on=on).filter(pl.col("va") == pl.col("vw"))
+    emit(co, COUNT_OF, [pl.col("w"), n1, n1], [z, z, z])
     pairs = (
         ops.rename({"j": "b", "v": "vb"})
-        .join(ops.rename({"j": "c", "v": "vc"}), on="r")
+        .join(ops.rename({"j": "c", "v": "vc"}), on=on)
         .filter(pl.col("b") < pl.col("c"))
     )
-    if pairs.height == 0:
-        return pl.concat(out).unique() if out else pl.DataFrame()
     variants = pl.concat(
         [
             pairs.select(
+                "s",
                 "r",
                 "b",
                 "c",
@@ -476,27 +505,31 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
     )
     vk = _keyed(variants, "u")
     lk = lhs.with_columns((pl.col("va") * 100).round().cast(pl.Int64).alias("key"))
-    two = lk.join(vk.filter((pl.col("sb") == 1) | (pl.col("sc") == 1)), on=["r", "key"]).filter(
+    key = [*on, "key"]
+    two = lk.join(vk.filter((pl.col("sb") == 1) | (pl.col("sc") == 1)), on=key).filter(
         (pl.col("a") != pl.col("b")) & (pl.col("a") != pl.col("c")) & _close("va", "u")
     )
     emit(two, LINEAR, [pl.col("b"), pl.col("c"), n1], [pl.col("sb"), pl.col("sc"), z])
     prod = _keyed(pairs.with_columns((pl.col("vb") * pl.col("vc")).alias("u")), "u")
-    pr = lk.join(prod, on=["r", "key"]).filter(
+    pr = lk.join(prod, on=key).filter(
         (pl.col("a") != pl.col("b")) & (pl.col("a") != pl.col("c")) & _close("va", "u")
     )
     emit(pr, PRODUCT, [pl.col("b"), pl.col("c"), n1], [z, z, z])
-    if ternary:
+    tern = lhs.filter("tern")
+    if tern.height:
         part = pl.concat(
             [
-                lhs.join(ops.rename({"j": "d", "v": "vd"}), on="r")
+                tern.join(ops.rename({"j": "d", "v": "vd"}), on=on)
                 .filter(pl.col("a") != pl.col("d"))
-                .select("r", "a", "d", pl.lit(sd).alias("sd"), (pl.col("va") - sd * pl.col("vd")).alias("u"))
+                .select(
+                    "s", "r", "a", "d", pl.lit(sd).alias("sd"), (pl.col("va") - sd * pl.col("vd")).alias("u")
+                )
                 for sd in (1, -1)
             ]
         )
         pk = part.with_columns((pl.col("u") * 100).round().cast(pl.Int64).alias("key")).rename({"u": "ul"})
         three = (
-            pk.join(vk, on=["r", "key"])
+            pk.join(vk, on=key)
             .filter(
                 (pl.col("d") != pl.col("b"))
                 & (pl.col("d") != pl.col("c"))
@@ -505,22 +538,20 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
                 & ((pl.col("sb") == 1) | (pl.col("sc") == 1) | (pl.col("sd") == 1))
                 & _close("ul", "u")
             )
-            .select("a", "b", "c", "d", "sb", "sc", "sd")
+            .select("s", "a", "b", "c", "d", "sb", "sc", "sd")
             .unique()
         )
         # Canonical term order: positive terms first, then by field index.
         canon = []
-        for a, b, c, d, sb, sc, sd in three.iter_rows():
+        for s, a, b, c, d, sb, sc, sd in three.iter_rows():
             terms = sorted(((b, sb), (c, sc), (d, sd)), key=lambda t: (-t[1], t[0]))
             canon.append(
-                (LINEAR, a, terms[0][0], terms[1][0], terms[2][0], terms[0][1], terms[1][1], terms[2][1])
+                (s, LINEAR, a, terms[0][0], terms[1][0], terms[2][0], terms[0][1], terms[1][1], terms[2][1])
             )
         if canon:
-            out.append(pl.DataFrame(canon, schema=CAND_COLS, orient="row"))
-    frames = [f for f in out if f.height]
-    if not frames:
-        return pl.DataFrame(schema=CAND_COLS)
-    allc = pl.concat([f.select(list(CAND_COLS)).cast(CAND_COLS) for f in frames]).unique()  # type: ignore[arg-type]
+            out.append(pl.DataFrame(canon, schema=cols, orient="row"))
+    schema = {"s": pl.Int64(), **CAND_COLS}
+    allc = pl.concat([f.select(cols).cast(schema) for f in out]).unique()  # type: ignore[arg-type]
     # Two-term linear in canonical order too (positive first).
     swap = (
         (pl.col("form") == LINEAR)
@@ -534,45 +565,67 @@ def _generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataF
         pl.when(swap).then(pl.col("c1")).otherwise(pl.col("c0")).alias("c0"),
         pl.when(swap).then(pl.col("c0")).otherwise(pl.col("c1")).alias("c1"),
     )
-    return allc.unique().sort(list(CAND_COLS))
+    return allc.unique().sort(cols)
 
 
 CAND_COLS: dict[str, pl.DataType] = {k: pl.Int64() for k in ("form", "a", "t0", "t1", "t2", "c0", "c1", "c2")}
 
 
-def _refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int) -> pl.DataFrame:
-    """Drop candidates refuted on the refutation rows of two or more folds (of one fold when k == 1).
+def _refute(cands: pl.DataFrame, batch: Batch, k: int) -> dict[int, pl.DataFrame]:
+    """Per spec of `batch`: its candidates (`_generate`'s rows) less those refuted on its refutation
+    rows of two or more folds (of one fold when k == 1).
 
-    Vectorised as one cross join of candidates with the rows' value lists (`list.get` by field index;
-    the extra last element is the 0 of unused terms)."""
-    if cands.height == 0 or ref.height == 0:
-        return cands
+    Vectorised as one join of candidates with the rows' value lists of the same spec (`list.get` by
+    field index; the extra last element is the 0 of unused terms), every spec at once."""
     allowed = 1 if k > 1 else 0
-    m = len(fields)
-    rows = ref.select(
-        "fold",
-        pl.concat_list([*[pl.col(f.name).cast(pl.Float64) for f in fields], pl.lit(0.0)]).alias("vals"),
-    )
-    idx = cands.with_row_index("_c").with_columns(
-        [pl.col(c).replace(NO_TERM, m).alias(f"_{c}") for c in ("a", "t0", "t1", "t2")]
-    )
-    v = {c: pl.col("vals").list.get(pl.col(f"_{c}")) for c in ("a", "t0", "t1", "t2")}
-    rhs = (
-        pl.when(pl.col("form") == LINEAR)
-        .then(pl.col("c0") * v["t0"] + pl.col("c1") * v["t1"] + pl.col("c2") * v["t2"])
-        .when(pl.col("form") == PRODUCT)
-        .then(v["t0"] * v["t1"])
-        .otherwise(v["t0"])
-    )
-    bad = (
-        idx.join(rows, how="cross")
-        .with_columns(v["a"].alias("_lhs"), rhs.alias("_rhs"))
-        .filter(pl.col("_lhs").is_not_null() & pl.col("_rhs").is_not_null() & ~_close("_lhs", "_rhs"))
-        .group_by("_c")
-        .agg(pl.col("fold").n_unique().alias("_folds"))
-        .filter(pl.col("_folds") > allowed)
-    )
-    return idx.join(bad, on="_c", how="anti").select(list(CAND_COLS))
+    refs = [
+        ref.select(
+            pl.lit(s, pl.Int64).alias("s"),
+            "fold",
+            pl.concat_list([*[pl.col(f.name).cast(pl.Float64) for f in fields], pl.lit(0.0)]).alias("vals"),
+        )
+        for s, ref, fields, _ in batch
+        if ref.height
+    ]
+    idx = cands.with_row_index("_c")
+    if refs and cands.height:
+        width = pl.DataFrame(
+            [(s, len(fields)) for s, _, fields, _ in batch],
+            schema={"s": pl.Int64, "_m": pl.Int64},
+            orient="row",
+        )
+        v = {c: pl.col("vals").list.get(pl.col(f"_{c}")) for c in ("a", "t0", "t1", "t2")}
+        rhs = (
+            pl.when(pl.col("form") == LINEAR)
+            .then(pl.col("c0") * v["t0"] + pl.col("c1") * v["t1"] + pl.col("c2") * v["t2"])
+            .when(pl.col("form") == PRODUCT)
+            .then(v["t0"] * v["t1"])
+            .otherwise(v["t0"])
+        )
+        bad = (
+            idx.join(width, on="s")
+            .with_columns(
+                [
+                    pl.when(pl.col(c) == NO_TERM).then(pl.col("_m")).otherwise(pl.col(c)).alias(f"_{c}")
+                    for c in ("a", "t0", "t1", "t2")
+                ]
+            )
+            .join(pl.concat(refs), on="s")
+            .with_columns(v["a"].alias("_lhs"), rhs.alias("_rhs"))
+            .filter(pl.col("_lhs").is_not_null() & pl.col("_rhs").is_not_null() & ~_close("_lhs", "_rhs"))
+            .group_by("_c")
+            .agg(pl.col("fold").n_unique().alias("_folds"))
+            .filter(pl.col("_folds") > allowed)
+        )
+        idx = idx.join(bad, on="_c", how="anti")
+    kept = idx.select("s", *CAND_COLS)
+    return {
+        int(key[0]): frame
+        for key, frame in kept.partition_by("s", as_dict=True, include_key=False, maintain_order=True).items()
+    }
+
+
+_NO_CANDS = pl.DataFrame(schema=CAND_COLS)
 
 
 def _to_cands(arr: pl.DataFrame) -> list[Cand]:
@@ -883,15 +936,22 @@ class Relation:
         """Search spaces from the patterns holding numbers; candidates generated and refuted on the
         sample (the first SAMPLE_CALLS calls of each tool and fold by call key)."""
         specs = _specs(ctx, ctx.num_pids)
-        cands: dict[int, list[Cand]] = {}
+        batch = []
         for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample, stats=False):
             fields = list(specs[i].fields)
             if wide.height == 0 or len(fields) < 2:
                 continue
             gen, ref = _sample_rows(wide, fields)
             ternary = sum(1 for f in fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY
-            found = _to_cands(_refute(_generate(gen, fields, ternary), ref, fields, ctx.data.k))
-            found = [c for c in found if _across(c, fields)]
+            batch.append((i, gen, ref, fields, ternary))
+        survivors = _refute(
+            _generate([(i, gen, fields, t) for i, gen, _, fields, t in batch]),
+            [(i, ref, fields, t) for i, _, ref, fields, t in batch],
+            ctx.data.k,
+        )
+        cands: dict[int, list[Cand]] = {}
+        for i, _, _, fields, _ in batch:
+            found = [c for c in _to_cands(survivors.get(i, _NO_CANDS)) if _across(c, fields)]
             if found:
                 cands[i] = found
         return _Plan(specs, cands) if cands else None
