@@ -29,39 +29,54 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
-#: The files whose tests take longest, with their seconds in one `make test` (issue 21: pytest
-#: --durations=0, 2 workers on a machine shared with other jobs, summed per file; only the proportions
-#: matter). They run first, spread over the pytest-xdist workers, so that no long test starts last and
-#: `--dist worksteal` evens out the end with the many short tests. A file missing here is only scheduled
-#: later, never skipped.
+#: The files whose tests take longest, with their seconds in one `make test` (issue 21, fifth round:
+#: pytest --durations=0, 2 workers on a machine shared with other jobs, summed per file; only the
+#: proportions matter). They run first, spread over the pytest-xdist workers, so that no long test starts
+#: last and `--dist worksteal` evens out the end with the many short tests. A file missing here is only
+#: scheduled later, never skipped.
 SLOW_FILES: dict[str, float] = {
-    "tests/cli/test_readme.py": 523,  # one test per README block, run in README order on one worker
-    "tests/mining/test_mining_view.py": 156,
-    "tests/checks/test_compiled_checker.py": 147,
-    "tests/bench/test_run_all.py": 102,
-    "tests/cli/test_damaged_every_command.py": 83,
-    "tests/mining/test_range_unique.py": 64,
-    "tests/checks/test_audit.py": 64,
-    "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 12 to 111 s in two runs
-    "tests/test_golden.py": 59,  # with the injected-fault audit it shares (tests/conftest.py)
-    "tests/mining/test_tau_precision.py": 53,
-    "tests/mining/test_parts.py": 49,
-    "tests/cli/test_terminal_width.py": 47,
-    "tests/mining/test_distributed.py": 45,
-    "tests/cli/test_ledger_default.py": 41,
-    "tests/checks/test_set_schema.py": 39,
-    "tests/checks/test_ci_outputs.py": 37,
-    "tests/mining/test_format_length.py": 35,
-    "tests/mining/test_parts_layout.py": 33,
-    "tests/checks/test_audit_reuse.py": 32,
-    "tests/cli/test_damaged_inputs.py": 31,
-    "tests/cli/test_full_disk.py": 29,
-    "tests/mining/test_cli.py": 28,
-    "tests/checks/test_check_range_unique.py": 28,
-    "tests/mining/test_conditional.py": 25,
-    "tests/report/test_report.py": 24,
-    "tests/mining/test_folds.py": 23,
-    "tests/checks/test_check_sample.py": 22,
+    "tests/cli/test_readme.py": 913,  # one test per README block; a block waits for the blocks it reads
+    "tests/cli/test_damaged_every_command.py": 278,
+    "tests/mining/test_mining_view.py": 228,
+    "tests/checks/test_compiled_checker.py": 207,
+    "tests/bench/test_run_all.py": 165,  # the bench smoke run, made once per run (tests/once.py)
+    "tests/mining/test_distributed.py": 134,
+    "tests/checks/test_ci_outputs.py": 132,
+    "tests/test_golden.py": 129,  # with the injected-fault audit it shares (tests/conftest.py)
+    "tests/checks/test_check_cli.py": 112,
+    "tests/mining/test_parts.py": 110,
+    "tests/checks/test_audit.py": 104,
+    "tests/checks/test_set_schema.py": 98,
+    "tests/cli/test_terminal_width.py": 94,
+    "tests/checks/test_check_format_length.py": 90,
+    "tests/mining/test_parts_layout.py": 84,
+    "tests/mining/test_tau_precision.py": 79,
+    "tests/cli/test_full_disk.py": 77,
+    "tests/sample/test_faults.py": 75,
+    "tests/cli/test_damaged_inputs.py": 66,
+    "tests/checks/test_audit_reuse.py": 65,
+    "tests/checks/test_check_range_unique.py": 65,
+    "tests/cli/test_ledger_default.py": 65,
+    "tests/mining/test_range_unique.py": 62,
+    "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 16 to 47 CPU-s with the seed
+    "tests/mining/test_format_length.py": 59,
+    "tests/repair/test_cli.py": 57,
+    "tests/mining/test_conditional.py": 56,
+    "tests/mining/test_folds.py": 51,
+    "tests/checks/test_check_maps.py": 49,
+    "tests/checks/test_stream_speed.py": 46,
+    "tests/sample/test_files.py": 46,
+    "tests/checks/test_proxy.py": 45,
+    "tests/checks/test_check_sample.py": 44,
+    "tests/mining/test_cli.py": 43,
+    "tests/report/test_report.py": 42,
+    "tests/core/test_architecture.py": 40,
+    "tests/traces/test_formats_sessions.py": 40,
+    "tests/checks/test_check_semantics.py": 38,
+    "tests/cli/test_plain.py": 38,
+    "tests/mining/test_maps.py": 37,
+    "tests/cli/test_action.py": 36,
+    "tests/cli/test_option_vocabulary.py": 36,
 }
 
 
