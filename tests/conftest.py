@@ -136,7 +136,7 @@ def repo() -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _mine_verifies() -> Iterator[None]:
+def _mine_verifies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Every `mine()` / `mine_dask()` in the tests runs the full checker pass unless it says
     `verify=False`: the library's default is the cheap path (each rule class holds on its mining data by
     construction, docs/design.md "Verification"), and the whole suite re-proves that on every corpus it
@@ -149,14 +149,14 @@ def _mine_verifies() -> Iterator[None]:
     for f, kw in saved:
         f.__kwdefaults__ = {**kw, "verify": True}
     real = verify.assert_holds
-    verify.assert_holds = _once(real)
+    verify.assert_holds = _once(real, run_folder(tmp_path_factory) / "verified")
     yield
     verify.assert_holds = real
     for f, kw in saved:
         f.__kwdefaults__ = kw
 
 
-def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+def _once(assert_holds: Callable[[Any, Any], None], shared: Path) -> Callable[[Any, Any], None]:
     """`mining.verify.assert_holds` (what `mine(verify=True)` calls), run once per distinct input in a
     test process. Its outcome is a function of the contract set, the corpus's files and the clean
     mining calls with their folds (`misfires` reads only those; the key also holds the tasks, `k` and
@@ -164,7 +164,9 @@ def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None
     the same data twice (parts against whole, Dask against local, CLI against library) proves the
     second, identical set on the same data already held: the check is skipped only then, never for a
     set or data that differs in one byte. Direct calls of `assert_holds` (the tests that plant a wrong
-    rule) are never memoised."""
+    rule) are never memoised. A check that passed is also marked in `shared` (a folder of the pytest
+    run, `run_folder`), so that another xdist worker mining the same set from the same corpus folder
+    (the sample world's, made once per run by tests/mining/conftest.py) does not repeat it."""
     import hashlib
 
     from output_contracts.jsonutil import canonical_json
@@ -188,9 +190,12 @@ def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None
 
     def once(cs: Any, data: Any) -> None:
         k = key(cs, data)
-        if k not in held:
+        mark = shared / hashlib.sha256(b"".join(k)).hexdigest()
+        if k not in held and not mark.is_file():
             assert_holds(cs, data)
-            held.add(k)
+            shared.mkdir(exist_ok=True)
+            mark.touch()
+        held.add(k)
 
     return once
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SLOW_FILES, slow_first
 
 
@@ -25,3 +27,39 @@ def test_slow_first_deals_longest_first_to_the_least_loaded() -> None:
     # greedy dealing: the shares differ by at most the longest file
     assert abs(loads[0] - loads[1]) <= max(SLOW_FILES.values())
     assert slow_first(["a.py"], 3) == [[], [], []]
+
+
+def test_verification_memo_is_shared_between_workers(tmp_path: Path) -> None:
+    """`_once` (the suite's memo of `mine(verify=True)`'s check): a second worker (a second memo over
+    the same run folder) skips a check the first passed on the same set and data, and a check that
+    raised is never marked; another set on the same data is checked."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from tests.conftest import _once
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "calls.parquet").write_bytes(b"x")
+    frame = pl.DataFrame({"cid": [1, 2], "part": [0, 0]})
+    data = SimpleNamespace(corpus=SimpleNamespace(path=corpus), calls=frame, tasks=frame, k=1, tools=None)
+    cs = SimpleNamespace(to_json=lambda: {"tools": {}})
+    other = SimpleNamespace(to_json=lambda: {"tools": {"t": {}}})
+    seen: list[object] = []
+
+    def check(c: object, _d: object) -> None:
+        seen.append(c)
+        if c is other:
+            raise AssertionError("fires")
+
+    shared = tmp_path / "verified"
+    first, second = _once(check, shared), _once(check, shared)
+    first(cs, data)
+    second(cs, data)
+    assert seen == [cs]
+    for memo in (first, second):
+        with pytest.raises(AssertionError, match="fires"):
+            memo(other, data)
+    assert seen == [cs, other, other]
+    assert len(list(shared.iterdir())) == 1
