@@ -29,39 +29,54 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
-#: The files whose tests take longest, with their seconds in one `make test` (issue 21: pytest
-#: --durations=0, 2 workers on a machine shared with other jobs, summed per file; only the proportions
-#: matter). They run first, spread over the pytest-xdist workers, so that no long test starts last and
-#: `--dist worksteal` evens out the end with the many short tests. A file missing here is only scheduled
-#: later, never skipped.
+#: The files whose tests take longest, with their seconds in one `make test` (issue 21, fifth round:
+#: pytest --durations=0, 2 workers on a machine shared with other jobs, summed per file; only the
+#: proportions matter). They run first, spread over the pytest-xdist workers, so that no long test starts
+#: last and `--dist worksteal` evens out the end with the many short tests. A file missing here is only
+#: scheduled later, never skipped.
 SLOW_FILES: dict[str, float] = {
-    "tests/cli/test_readme.py": 523,  # one test per README block, run in README order on one worker
-    "tests/mining/test_mining_view.py": 156,
-    "tests/checks/test_compiled_checker.py": 147,
-    "tests/bench/test_run_all.py": 102,
-    "tests/cli/test_damaged_every_command.py": 83,
-    "tests/mining/test_range_unique.py": 64,
-    "tests/checks/test_audit.py": 64,
-    "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 12 to 111 s in two runs
-    "tests/test_golden.py": 59,  # with the injected-fault audit it shares (tests/conftest.py)
-    "tests/mining/test_tau_precision.py": 53,
-    "tests/mining/test_parts.py": 49,
-    "tests/cli/test_terminal_width.py": 47,
-    "tests/mining/test_distributed.py": 45,
-    "tests/cli/test_ledger_default.py": 41,
-    "tests/checks/test_set_schema.py": 39,
-    "tests/checks/test_ci_outputs.py": 37,
-    "tests/mining/test_format_length.py": 35,
-    "tests/mining/test_parts_layout.py": 33,
-    "tests/checks/test_audit_reuse.py": 32,
-    "tests/cli/test_damaged_inputs.py": 31,
-    "tests/cli/test_full_disk.py": 29,
-    "tests/mining/test_cli.py": 28,
-    "tests/checks/test_check_range_unique.py": 28,
-    "tests/mining/test_conditional.py": 25,
-    "tests/report/test_report.py": 24,
-    "tests/mining/test_folds.py": 23,
-    "tests/checks/test_check_sample.py": 22,
+    "tests/cli/test_readme.py": 913,  # one test per README block; a block waits for the blocks it reads
+    "tests/cli/test_damaged_every_command.py": 278,
+    "tests/mining/test_mining_view.py": 228,
+    "tests/checks/test_compiled_checker.py": 207,
+    "tests/bench/test_run_all.py": 165,  # the bench smoke run, made once per run (tests/once.py)
+    "tests/mining/test_distributed.py": 134,
+    "tests/checks/test_ci_outputs.py": 132,
+    "tests/test_golden.py": 129,  # with the injected-fault audit it shares (tests/conftest.py)
+    "tests/checks/test_check_cli.py": 112,
+    "tests/mining/test_parts.py": 110,
+    "tests/checks/test_audit.py": 104,
+    "tests/checks/test_set_schema.py": 98,
+    "tests/cli/test_terminal_width.py": 94,
+    "tests/checks/test_check_format_length.py": 90,
+    "tests/mining/test_parts_layout.py": 84,
+    "tests/mining/test_tau_precision.py": 79,
+    "tests/cli/test_full_disk.py": 77,
+    "tests/sample/test_faults.py": 75,
+    "tests/cli/test_damaged_inputs.py": 66,
+    "tests/checks/test_audit_reuse.py": 65,
+    "tests/checks/test_check_range_unique.py": 65,
+    "tests/cli/test_ledger_default.py": 65,
+    "tests/mining/test_range_unique.py": 62,
+    "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 16 to 47 CPU-s with the seed
+    "tests/mining/test_format_length.py": 59,
+    "tests/repair/test_cli.py": 57,
+    "tests/mining/test_conditional.py": 56,
+    "tests/mining/test_folds.py": 51,
+    "tests/checks/test_check_maps.py": 49,
+    "tests/checks/test_stream_speed.py": 46,
+    "tests/sample/test_files.py": 46,
+    "tests/checks/test_proxy.py": 45,
+    "tests/checks/test_check_sample.py": 44,
+    "tests/mining/test_cli.py": 43,
+    "tests/report/test_report.py": 42,
+    "tests/core/test_architecture.py": 40,
+    "tests/traces/test_formats_sessions.py": 40,
+    "tests/checks/test_check_semantics.py": 38,
+    "tests/cli/test_plain.py": 38,
+    "tests/mining/test_maps.py": 37,
+    "tests/cli/test_action.py": 36,
+    "tests/cli/test_option_vocabulary.py": 36,
 }
 
 
@@ -121,7 +136,7 @@ def repo() -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _mine_verifies() -> Iterator[None]:
+def _mine_verifies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Every `mine()` / `mine_dask()` in the tests runs the full checker pass unless it says
     `verify=False`: the library's default is the cheap path (each rule class holds on its mining data by
     construction, docs/design.md "Verification"), and the whole suite re-proves that on every corpus it
@@ -134,14 +149,14 @@ def _mine_verifies() -> Iterator[None]:
     for f, kw in saved:
         f.__kwdefaults__ = {**kw, "verify": True}
     real = verify.assert_holds
-    verify.assert_holds = _once(real)
+    verify.assert_holds = _once(real, run_folder(tmp_path_factory) / "verified")
     yield
     verify.assert_holds = real
     for f, kw in saved:
         f.__kwdefaults__ = kw
 
 
-def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+def _once(assert_holds: Callable[[Any, Any], None], shared: Path) -> Callable[[Any, Any], None]:
     """`mining.verify.assert_holds` (what `mine(verify=True)` calls), run once per distinct input in a
     test process. Its outcome is a function of the contract set, the corpus's files and the clean
     mining calls with their folds (`misfires` reads only those; the key also holds the tasks, `k` and
@@ -149,7 +164,9 @@ def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None
     the same data twice (parts against whole, Dask against local, CLI against library) proves the
     second, identical set on the same data already held: the check is skipped only then, never for a
     set or data that differs in one byte. Direct calls of `assert_holds` (the tests that plant a wrong
-    rule) are never memoised."""
+    rule) are never memoised. A check that passed is also marked in `shared` (a folder of the pytest
+    run, `run_folder`), so that another xdist worker mining the same set from the same corpus folder
+    (the sample world's, made once per run by tests/mining/conftest.py) does not repeat it."""
     import hashlib
 
     from output_contracts.jsonutil import canonical_json
@@ -173,9 +190,12 @@ def _once(assert_holds: Callable[[Any, Any], None]) -> Callable[[Any, Any], None
 
     def once(cs: Any, data: Any) -> None:
         k = key(cs, data)
-        if k not in held:
+        mark = shared / hashlib.sha256(b"".join(k)).hexdigest()
+        if k not in held and not mark.is_file():
             assert_holds(cs, data)
-            held.add(k)
+            shared.mkdir(exist_ok=True)
+            mark.touch()
+        held.add(k)
 
     return once
 

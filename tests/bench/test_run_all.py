@@ -21,6 +21,7 @@ import pytest
 
 from output_contracts.schemas import schema_errors
 from tests.loaders import bench_module
+from tests.once import made_once, run_folder
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = [
@@ -63,17 +64,24 @@ def _run_all(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, Path]:
     """One run of bench/run_all.py at 2,000 calls (scale point 400), through a subprocess as `make bench`
-    runs it (the scratch folder kept in `work/`, so the `--corpus` test can reuse its corpus)."""
-    tmp = tmp_path_factory.mktemp("bench")
-    out_json, out_md = tmp / "results.json", tmp / "results.md"
-    proc = _run_all(
-        "--calls", "2000", "--scale-calls", "400", "--repeat", "1", "--ledger-entries", "3000",
-        "--data", str(tmp / "data"), "--json", str(out_json), "--markdown", str(out_md),
-        "--work", str(tmp / "work"), "--keep",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout == out_md.read_text()  # the table printed is the table written
-    return json.loads(out_json.read_text()), out_md.read_text(), tmp
+    runs it (the scratch folder kept in `work/`, so the `--corpus` test can reuse its corpus). Made once
+    per pytest run (`tests/once.py`): when `--dist worksteal` hands this file's tests to both workers,
+    the second reads the first's run instead of running the whole bench again."""
+
+    def make(tmp: Path) -> None:
+        proc = _run_all(
+            "--calls", "2000", "--scale-calls", "400", "--repeat", "1", "--ledger-entries", "3000",
+            "--data", str(tmp / "data"), "--json", str(tmp / "results.json"),
+            "--markdown", str(tmp / "results.md"), "--work", str(tmp / "work"), "--keep",
+        )  # fmt: skip
+        (tmp / "run.json").write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr[-3000:]]))
+
+    tmp = made_once(run_folder(tmp_path_factory), "bench-smoke", make)
+    code, stdout, stderr = json.loads((tmp / "run.json").read_text())
+    assert code == 0, stderr
+    out_md = (tmp / "results.md").read_text()
+    assert stdout == out_md  # the table printed is the table written
+    return json.loads((tmp / "results.json").read_text()), out_md, tmp
 
 
 def _ratio(ours: dict[str, Any], peer: dict[str, Any], key: str) -> float:
