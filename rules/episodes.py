@@ -137,12 +137,21 @@ def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
 def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """(sightings, touches) over every call of the episodes in `calls`. Sightings: one row per
     (status-ok call, tracked place) where the call holds a judged key and a scalar value: cid, trace,
-    ord, vp, kp, key, val. Touches: trace, ord, key of each key value in any call's arguments."""
+    ord, vp, kp, key, val. Touches: trace, ord, key of each key value in any call's arguments. `trace`
+    is an integer standing for the trace id (equal exactly when the ids are)."""
     traces = calls.select("trace_id").unique()
+    # the trace as an integer (its Categorical code, one per distinct id in this frame, which every
+    # row below is derived from): the pairing sorts and groups by it
     order = (
         corpus.scan_calls()
         .join(traces, on="trace_id", how="semi")
-        .select("cid", pl.col("trace_id").alias("trace"), "source", "line", "index")
+        .select(
+            "cid",
+            pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"),
+            "source",
+            "line",
+            "index",
+        )
         .sort("source", "line", "index")
         .with_row_index("ord")
         .select("cid", "trace", "ord")
