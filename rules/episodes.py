@@ -171,12 +171,16 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
         .filter(pl.col("key").is_not_null())
     )
     places = sorted(set(pairs["vp"].to_list()) | set(pairs["kp"].to_list()))
+    # read once (the few leaves at tracked places): the keys and the values below both come from them,
+    # and as a lazy scan they were read for each (τ-bench airline: 0.25 -> 0.13 CPU-s)
     leaves = (
         corpus.scan_leaves()
         .filter(pl.col("pattern").is_in(places))
         .filter(pl.col("side") == "result")
         .select("cid", pl.col("pattern").cast(pl.String).alias("place"), "kind", "num", "str")
         .join(order.select("cid"), on="cid", how="semi")
+        .collect()
+        .lazy()
     )
     keys = leaves.select(
         "cid",
