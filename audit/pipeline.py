@@ -298,18 +298,37 @@ def _short(text: str) -> Any:
 
 
 def _support_maps(cs: ContractSet, k: int) -> dict[int, dict[str, int]]:
+    """Per checker, rule id -> its support (calls) there: `rules_for(f)`'s supports, read from the fold
+    checkers without building each fold's rules."""
     if k <= 1:
         return {0: {r.id: r.support.calls for r in cs.rules_for(None)}}
-    return {f: {r.id: r.support.calls for r in cs.rules_for(f)} for f in range(k)}
+    full = {r.id: r.support for r in cs.all_rules()}
+    folds = {fc.fold: fc for fc in cs.folds}
+    out: dict[int, dict[str, int]] = {}
+    for f in range(k):
+        fc = folds.get(f)
+        if fc is None:
+            cs.rules_for(f)  # raises the missing fold's CheckError
+            continue
+        out[f] = {i: fc.support.get(i, full[i]).calls for i in fc.rules}
+    return out
 
 
 def fire_events(
-    cs: ContractSet, corpus: Corpus, violations: pl.DataFrame, k: int, *, encoder: str = "v2"
+    cs: ContractSet,
+    corpus: Corpus,
+    violations: pl.DataFrame,
+    k: int,
+    *,
+    encoder: str = "v2",
+    supports: Mapping[int, Mapping[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One fire event per call with >= 1 violation (schema `fire-event`), sorted by call id."""
+    """One fire event per call with >= 1 violation (schema `fire-event`), sorted by call id.
+    `supports`: `_support_maps(cs, k)` when the caller has it."""
     if violations.is_empty():
         return []
-    supports = _support_maps(cs, k)
+    if supports is None:
+        supports = _support_maps(cs, k)
     # the visible tools of the episodes that have a violation only (not of every episode)
     fired_traces = violations.get_column("trace_id").unique().implode()
     visible = {
@@ -385,10 +404,13 @@ def fire_events(
     return events
 
 
-def rule_catalog(cs: ContractSet, k: int) -> list[dict[str, Any]]:
-    """Every rule used by the audit's checkers, with the largest support it has in any of them."""
+def rule_catalog(
+    cs: ContractSet, k: int, supports: Mapping[int, Mapping[str, int]] | None = None
+) -> list[dict[str, Any]]:
+    """Every rule used by the audit's checkers, with the largest support it has in any of them.
+    `supports`: `_support_maps(cs, k)` when the caller has it."""
     best: dict[str, int] = {}
-    for sup in _support_maps(cs, k).values():
+    for sup in (_support_maps(cs, k) if supports is None else supports).values():
         for rid, n in sup.items():
             best[rid] = max(best.get(rid, 0), n)
     by_id = {r.id: r for r in cs.all_rules()}
@@ -461,8 +483,10 @@ def replay(
     progress.start("cross-fitted replay", None)
     if viol is None:
         viol = check_corpus(cs, corpus, fold="cross" if k > 1 else None)
-    events = fire_events(cs, corpus, viol, k, encoder=encoder)
+    supports = _support_maps(cs, k)
+    events = fire_events(cs, corpus, viol, k, encoder=encoder, supports=supports)
     progress.finish()
+    cs_sha256 = contracts_sha256(cs)
     start = {
         "format": LEDGER_FORMAT,
         "k": k,
@@ -475,8 +499,8 @@ def replay(
             "checked": n_checked,
         },
         "population_sha256": pop_digest,
-        "contracts": {"sha256": contracts_sha256(cs), "origin": origin, "rules": len(cs.all_rules())},
-        "rules": rule_catalog(cs, k),
+        "contracts": {"sha256": cs_sha256, "origin": origin, "rules": len(cs.all_rules())},
+        "rules": rule_catalog(cs, k, supports),
         "inject": dict(inject) if inject else None,
         "in_sample": ins is not None,
     }
@@ -500,7 +524,7 @@ def replay(
         "k": k,
         "seed": seed,
         "encoder": encoder,
-        "contracts_sha256": contracts_sha256(cs),
+        "contracts_sha256": cs_sha256,
     }
     led = Ledger.create(ledger_dir, config=config, seed=seed)
     try:

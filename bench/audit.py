@@ -2,6 +2,8 @@
 
     python bench/audit.py                    # 1,000,000 calls (inputs cached in bench/data/)
     python bench/audit.py --calls 100000
+    python bench/audit.py --calls 100000 --phases   # CPU seconds of audit --folds 5 by phase
+    python bench/audit.py --corpus DIR --phases     # the same on an ingested corpus (τ-bench retail, ...)
 
 Input: the sample world's flat JSONL (`bench/generate.py`, the file `bench/run_all.py` reads: ten tools,
 five episodes a task), whose every `--fault-every`-th task carries labelled injected faults — labelled
@@ -67,6 +69,96 @@ print(t3 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, t1 - t0, t2 -
 """
 
 
+#: `--phases`: the library audit (what `contracts audit --folds 5` runs on a corpus folder) with timers
+#: wrapped around its parts (nothing re-implemented here). Each phase is exclusive: a timed part
+#: called inside another is subtracted from it, so the phases add up to the total. CPU seconds of the
+#: whole process, threads included.
+CHILD_PHASES = """
+import collections, sys, tempfile, time
+from pathlib import Path
+from output_contracts.audit import pipeline as A, scoring as S
+from output_contracts.checks import checker as C
+from output_contracts.mining import data as D, verify as V
+from output_contracts.mining import mine
+from output_contracts.rules import evaluate as E, episodes as EP
+from output_contracts.traces.corpus import Corpus
+T = collections.defaultdict(float)
+stack = []
+def timed(name, fn):
+    def run(*a, **kw):
+        stack.append(0.0)
+        t = time.process_time()
+        try:
+            return fn(*a, **kw)
+        finally:
+            spent = time.process_time() - t
+            inner = stack.pop()
+            T[name] += spent - inner
+            if stack:
+                stack[-1] += spent
+    return run
+for mod, attr, name in (
+    (A, "checked_call_ids", "replay: population ids and digest"),
+    (A, "population_digest", "replay: population ids and digest"),
+    (E, "rule_entries", "checker: rule entries and operand tables"),
+    (E, "_op_tables", "checker: rule entries and operand tables"),
+    (E, "_find_batch", "checker: leaves joined to operands, per-code hits"),
+    (E, "episode_violations", "checker: CONSISTENT episode pass"),
+    (C, "find_violations", "checker: other"),
+    (D, "clean_calls", "verification: clean calls and folds"),
+    (V, "misfires_from", "verification: misfires"),
+    (A, "_verified_in_sample", "verification: other"),
+    (A, "_in_sample_refers", "in-sample: fired calls and references"),
+    (EP, "episode_witnesses", "witnesses: CONSISTENT"),
+    (C, "violation_frame", "witnesses: rendering (violation_frame)"),
+    (A, "_cross_from_flat", "cross-fitted replay from the flat pass"),
+    (A, "fire_events", "fire events (receipts)"),
+    (A, "rule_catalog", "ledger: rule catalog and digests"),
+    (A, "contracts_sha256", "ledger: rule catalog and digests"),
+    (A, "truth_from_corpus", "scoring: truth"),
+    (A, "propagation_episodes", "scoring: propagation"),
+    (S, "bootstrap_rates", "scoring: bootstrap"),
+    (A, "assemble", "scoring: other sections"),
+):
+    setattr(mod, attr, timed(name, getattr(mod, attr)))
+corpus = Corpus.open(sys.argv[1])
+t0 = time.process_time()
+cs = mine(corpus, folds=5, seed=13, verify=False)
+t1 = time.process_time()
+with tempfile.TemporaryDirectory() as tmp:
+    rep = A.replay(cs, corpus, Path(tmp) / "ledger", k=5, seed=13, in_sample=True, corpus_name="bench", verify=True)
+    t2 = time.process_time()
+    A.rescore(rep, corpus, bootstrap=1000)
+t3 = time.process_time()
+T["ledger: writing and other replay"] = (t2 - t1) - sum(v for k, v in T.items() if not k.startswith("scoring"))
+T["scoring: other"] = (t3 - t2) - sum(v for k, v in T.items() if k.startswith("scoring"))
+print(repr({"mine": t1 - t0, "total": t3 - t0, "phases": dict(T)}))
+"""
+
+
+def print_phases(corpus: Path) -> None:
+    import ast
+
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD_PHASES, str(corpus)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
+    r = ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+    mine_s, total = float(r["mine"]), float(r["total"])
+    rest = total - mine_s
+    print(
+        f"audit --folds 5 by phase (CPU s): mine {mine_s:.3f}, the rest {rest:.3f} ({rest / mine_s:.3f}x mine)"
+    )
+    for name, cpu in sorted(r["phases"].items(), key=lambda kv: -kv[1]):
+        print(f"  {name:52} {cpu:8.3f} {100 * cpu / rest:6.1f}%")
+    print(f"  {'total (mine + the rest)':52} {total:8.3f}   audit / mine {total / mine_s:.3f}x")
+
+
 def run_child(code: str, *args: str) -> list[str]:
     proc = subprocess.run(
         [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=False
@@ -82,9 +174,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
     ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
+    ap.add_argument("--phases", action="store_true", help="only: CPU seconds of audit --folds 5 by phase")
+    ap.add_argument(
+        "--corpus", type=Path, help="an ingested corpus to measure instead of the generated world"
+    )
     ns = ap.parse_args(argv)
     t = time.perf_counter()
-    corpus = common.world_corpus(ns.calls, ns.seed, ns.fault_every, ns.data)
+    corpus = ns.corpus or common.world_corpus(ns.calls, ns.seed, ns.fault_every, ns.data)
+    if ns.phases:
+        print_phases(corpus)
+        return 0
     print(f"input: {corpus.name} ({ns.calls:,} calls; ready in {time.perf_counter() - t:.1f} s)")
     secs_mine, rss_mine, n_rules = run_child(CHILD_MINE, str(corpus))
     print(

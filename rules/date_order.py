@@ -30,9 +30,9 @@ from output_contracts.rules.base import (
     op_hits,
     resolve,
     side_doc,
-    with_key,
 )
 from output_contracts.rules.dates import TZ_MODES, parse_instant, with_instant
+from output_contracts.rules.keys import with_instance_key
 from output_contracts.rules.model import Rule
 
 
@@ -107,8 +107,10 @@ class DateOrder(PropertyCode):
             if not sub:
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-            a = with_instant(with_key(op_hits(h, 0), sub, 0), "ia", tz).select("cid", "ridx", "key", "ia")
-            b = with_instant(with_key(op_hits(h, 1), sub, 1), "ib", tz)
+            a = with_instant(with_instance_key(op_hits(h, 0), sub, 0), "ia", tz).select(
+                "cid", "ridx", "key", "ia"
+            )
+            b = with_instant(with_instance_key(op_hits(h, 1), sub, 1), "ib", tz)
             j = b.join(a, on=["cid", "ridx", "key"])
             bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
             outs.append(display(sub, broken(j.filter(bad)), 1))

@@ -551,6 +551,12 @@ def _pattern_ids(
     return batch, ids
 
 
+def _packed_key() -> pl.Expr:
+    """A row's checker key `k` and pattern id `pid` as one UInt64 (`kp`), the key a cross-fitted
+    batch joins its leaves to the operands on."""
+    return (pl.col("k").cast(pl.UInt64) * (2**32) + pl.col("pid").cast(pl.UInt64)).alias("kp")
+
+
 def _with_pid(ops: pl.DataFrame, ids: Mapping[tuple[str, str, str], int]) -> pl.DataFrame:
     """An operand table (String tool, side, pattern) keyed by `_pattern_ids`' ids instead; operands at a
     pattern no leaf of the batch has are dropped (they match nothing)."""
@@ -584,15 +590,16 @@ def _find_batch(
     corpus — the per-node codes keeping only their breaking hits inside that join, and apart to the lean
     operands keeping only ids. Each code then reads its own rows (a filter on `code`) and only the
     columns it needs. `one_k`: every call has checker key `k` 0 (not a cross-fitted pass), so the
-    leaves of unchecked calls are dropped by a semi join and `k` is a constant.
+    leaves of unchecked calls are dropped by a test against the checked ids, `k` is a constant and the
+    leaves meet the operands on the pattern id alone.
     """
     leaves = corpus.scan_leaves()
     kbit = _kind_bit(leaves.collect_schema()["kind"])
     lf = leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len").filter(in_batch)
     if one_k:
-        lf = lf.join(calls.select("cid"), on="cid", how="semi", maintain_order="left").with_columns(
-            pl.lit(0, pl.Int32).alias("k")
-        )
+        # the checked calls' ids as a set to test each leaf against: cheaper than a semi join
+        checked = calls.select("cid").collect().get_column("cid")
+        lf = lf.filter(pl.col("cid").is_in(checked.implode())).with_columns(pl.lit(0, pl.Int32).alias("k"))
     else:
         # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner
         # join, which gathers every column in hash order
@@ -602,10 +609,21 @@ def _find_batch(
     raw = lf.collect()
     wanted = pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")])
     keyed = _pattern_ids(raw, wanted, maps)
+    prefilter = keyed is not None
     if keyed is not None:
-        batch, ids = keyed[0].lazy(), keyed[1]
+        frame, ids = keyed
         ops, lean_ops = _with_pid(ops, ids), _with_pid(lean_ops, ids)
-        keys = ["k", "pid"]
+        # One integer key: the pattern id alone when every call has checker key 0, else the checker
+        # key and the pattern id packed into one UInt64 (a join on one integer column is cheaper
+        # than on two).
+        if one_k:
+            ops, lean_ops = ops.drop("k"), lean_ops.drop("k")
+            keys = ["pid"]
+        else:
+            frame = frame.with_columns(_packed_key())
+            ops, lean_ops = (t.with_columns(_packed_key()).drop("k", "pid") for t in (ops, lean_ops))
+            keys = ["kp"]
+        batch = frame.lazy()
     else:
         ops, lean_ops = (
             t.with_columns(
@@ -625,16 +643,24 @@ def _find_batch(
     code_ops = _by_code_rows(ops)
     code_lean_ops = _by_code_rows(lean_ops)
     leaves_k = batch.with_columns(kbit.alias("kbit"))
+
+    def probe(frame: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame:
+        """`frame` joined to an operand table; on the integer key, the leaves no row of the table names
+        are dropped first by a filter (cheaper than letting the join probe them)."""
+        if prefilter:
+            frame = frame.filter(pl.col(keys[0]).is_in(table.get_column(keys[0]).unique().implode()))
+        return frame.join(table.lazy(), on=keys)
+
     joins = []
     for name in names:
         c = TABLE[name]
-        h = leaves_k.join(code_ops.get(name, ops.clear()).lazy(), on=keys)
+        h = probe(leaves_k, code_ops.get(name, ops.clear()))
         if c.node_class:
             h = h.filter(c.keep())
         joins.append(h.select(HIT_COLS))
         # only REQUIRED has lean rows: the other codes' joins would probe every leaf for nothing
         lean = (
-            batch.select("cid", *keys).join(code_lean_ops[name].lazy(), on=keys)
+            probe(batch.select("cid", *keys), code_lean_ops[name])
             if name in code_lean_ops
             else batch.clear().select("cid", *keys).join(lean_ops.clear().lazy(), on=keys)
         )

@@ -39,8 +39,8 @@ from output_contracts.rules.base import (
     op_hits,
     resolve,
     side_doc,
-    with_key,
 )
+from output_contracts.rules.keys import with_instance_key
 from output_contracts.rules.model import Rule
 from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN
 
@@ -261,7 +261,7 @@ class Relation(PropertyCode):
                     continue
                 h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
                 base = (
-                    with_key(op_hits(h, 0), sub, 0)
+                    with_instance_key(op_hits(h, 0), sub, 0)
                     .filter(num_kind)
                     .select("cid", "ridx", "key", "path", pl.col("num").alias("a"))
                 )
@@ -296,7 +296,7 @@ def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Ex
         schema={"ridx": pl.UInt32, "op": pl.UInt8, "c": pl.Float64, "nterms": pl.UInt32},
     )
     parts = [
-        with_key(op_hits(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num", "len")
+        with_instance_key(op_hits(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num", "len")
         for i in range(1, max(len(e.ops) for e in sub))
     ]
     if form == "count_of":

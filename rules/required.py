@@ -216,11 +216,12 @@ class Required(PropertyCode):
         # path, so a (call, group) whose children number (object parents x rules) is complete; only the
         # other calls are expanded to (parent, rule) and anti-joined with the children by path.
         nested_rules = keytab.filter(~pl.col("flat")).select("ridx", "gid")
+        # the parent's path of each child is cut only for the calls that need it (`short`, below)
         nested_children = (
             hits.filter(pl.col("op") == 1)
             .select("cid", "ridx", "path")
             .join(keytab.filter(~pl.col("flat")), on="ridx")
-            .select("cid", "ridx", "gid", pl.col("path").str.head(-pl.col("cut")).alias("path"))
+            .select("cid", "ridx", "gid", "path", "cut")
         )
         nested_par = par.join(nested_rules.select("gid").unique(), on="gid")
         short = (
@@ -239,7 +240,9 @@ class Required(PropertyCode):
             nested_par.join(short, on=["cid", "gid"], how="semi")
             .join(nested_rules, on="gid")
             .join(
-                nested_children.join(short, on=["cid", "gid"], how="semi").select("cid", "ridx", "path"),
+                nested_children.join(short, on=["cid", "gid"], how="semi").select(
+                    "cid", "ridx", pl.col("path").str.head(-pl.col("cut")).alias("path")
+                ),
                 on=["cid", "ridx", "path"],
                 how="anti",
             )
