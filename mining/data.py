@@ -55,9 +55,11 @@ SCALAR_CLASSES = (CLS_NULL, CLS_BOOL, CLS_NUM, CLS_STR)
 FULL = -1  # checker id of the full checker
 _U64 = pl.UInt64
 
-#: Leaf rows (of the whole leaves file, clean or not) per task part. One part of the bench world at this
-#: size peaks at about 2 GiB while mining; a corpus below it is mined in one part, read once.
-PART_ROWS = 12_000_000
+#: Leaf rows (of the whole leaves file, clean or not) per task part; a corpus below it is mined in one
+#: part, read once. Smaller parts cost no CPU down to about this size (the bench world at 1M calls, 24M
+#: leaf rows: 12M-row parts 58.8 CPU-s and 2.3 GiB peak, 6M 57.1 and 1.5 GiB, 3M 52.7 and 1.15 GiB,
+#: 1.5M 53.2 and 1.07 GiB): below it the peak is the per-corpus tables, not the part.
+PART_ROWS = 3_000_000
 #: Calls per (tool, fold), first by call key, whose numbers RELATION proposes candidates from ...
 SAMPLE_CALLS = 4000
 #: ... and whose scalars refute ECHO candidates (a prefix of the same calls).
@@ -686,13 +688,17 @@ def checker_frame(k: int) -> pl.DataFrame:
 
 
 def by_checker(per_fold: pl.DataFrame, keys: Sequence[str], aggs: Sequence[pl.Expr], k: int) -> pl.DataFrame:
-    """Merge per-fold statistics into per-checker ones: checker f sees every fold but f; -1 sees all."""
-    return (
-        per_fold.join(checker_frame(k), how="cross")
-        .filter((pl.col("checker") == FULL) | (pl.col("fold") != pl.col("checker")))
-        .group_by([*keys, "checker"])
-        .agg(aggs)
-    )
+    """Merge per-fold statistics into per-checker ones: checker f sees every fold but f; -1 sees all.
+
+    One group-by per checker, concatenated: a cross join with the checkers would hold k copies of the
+    rows at once (at 10M calls FORMAT's per-part shape counts made that 1.1 GiB of mining's peak)."""
+    ids = checker_frame(k)["checker"].to_list()
+    out = []
+    for c in ids:
+        rows = per_fold if c == FULL else per_fold.filter(pl.col("fold") != c)
+        out.append(rows.group_by(keys).agg(aggs).with_columns(pl.lit(c, pl.Int32).alias("checker")))
+    merged = pl.concat(out)
+    return merged.select(*keys, "checker", pl.exclude(*keys, "checker"))
 
 
 def merged_examples(col: str = "ex") -> pl.Expr:
