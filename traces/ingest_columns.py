@@ -33,6 +33,15 @@ def canon(value: Any) -> str:
         return canonical_json(value).decode()
 
 
+def _text_key(value: Any) -> bytes | None:
+    """orjson's text of `value`, keys in their given order (the `Columns._results` key), or None when
+    orjson cannot encode it (nested deeper than its limit): then the value is walked as usual."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
+
+
 #: CALL_SCHEMA with plain strings for categorical/enum columns: values go in as text, then one cast.
 _CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
     k: (pl.String() if isinstance(v, pl.Categorical | pl.Enum) else v) for k, v in CALL_SCHEMA.items()
@@ -87,6 +96,13 @@ class Columns:
         self.seg_n: list[int] = []
         self.flat: list[Any] = []  # `_LEAF_W` values per leaf row: path, pattern, kind, num, str, len
         self._walk = self._make_walker()
+        #: A container result's JSON text (orjson, keys in their given order) -> where its rows are in
+        #: `flat` and its canonical text: real tools answer the same lookup again and again (τ-bench:
+        #: 74-90% of result nodes are in a result seen before in the chunk, the sample world 30%), and
+        #: a repeat's rows are a copy of the first one's. Only for values straight from `orjson.loads`
+        #: (`add_fields(plain=True)`), whose text determines every row (finite floats, str/int/float/
+        #: bool/None/list/dict exactly; int and float texts differ); cleared whenever rows are removed.
+        self._results: dict[bytes, tuple[int, int, str]] = {}
 
     @property
     def rows(self) -> list[tuple[Any, ...]]:
@@ -195,24 +211,43 @@ class Columns:
         line: int,
         index: int,
         meta: dict[str, Any] | None,
+        *,
+        plain: bool = False,
     ) -> None:
-        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`)."""
+        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`).
+        `plain`: the values come straight from `orjson.loads`, so a repeated result's rows are copied
+        (`_results`)."""
         has_result = not (status == "error" and result is None)
         flat = self.flat
         base = len(flat)
+        key = None
+        result_text: str | None = None
         try:
             self._walk(arguments, "", "")
             n_arg = (len(flat) - base) // _LEAF_W
+            start = len(flat)
             if has_result:
-                self._walk(result, "", "")
+                if plain and (type(result) is dict or type(result) is list):
+                    key = _text_key(result)
+                    seen = self._results.get(key) if key is not None else None
+                    if seen is not None:
+                        flat.extend(flat[seen[0] : seen[1]])
+                        result_text = seen[2]
+                        key = None
+                if result_text is None:
+                    self._walk(result, "", "")
             n_res = (len(flat) - base) // _LEAF_W - n_arg
-            args_text = canon(arguments)
-            result_text = canon(result) if has_result else None
+            args_text = canon(arguments)  # the texts in this order: the first failure names the call
+            if has_result and result_text is None:
+                result_text = canon(result)
             labels_text = canon(labels) if labels else "{}"
             meta_text = canon(meta) if meta else None
         except (TypeError, ValueError, RecursionError):
             del flat[base:]
+            self._results.clear()
             raise
+        if key is not None and result_text is not None:
+            self._results[key] = (start, len(flat), result_text)
         fault = labels.get("fault") if labels else None
         self.call_flat.extend(
             (
@@ -250,6 +285,7 @@ class Columns:
         so without this a flushed chunk would stay in memory until the cyclic GC ran."""
         for col in (self.flat, self.call_flat, self.seg_call, self.seg_side, self.seg_n):
             col.clear()
+        self._results.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The chunk as (calls, leaves) frames with the corpus schemas; calls in ingest order, leaves
@@ -305,6 +341,7 @@ def truncate(cols: Columns, n: int) -> None:
     for lst in (cols.seg_call, cols.seg_side, cols.seg_n):
         del lst[keep_segs:]
     del cols.flat[keep_leaves * _LEAF_W :]
+    cols._results.clear()  # rows it points at may be gone
     cols.n = n
 
 
@@ -326,6 +363,8 @@ def add_call(
     labels: dict[str, Any],
     source: str,
     meta: dict[str, Any] | None,
+    *,
+    plain: bool = False,
 ) -> None:
     """Add one call from plain values: its step (given, else the calls seen so far in its trace, counted
     in `steps`), its call id (source sha256, line, index); a value that cannot be encoded is a
@@ -350,6 +389,7 @@ def add_call(
             line,
             index,
             meta,
+            plain=plain,
         )
     except (TypeError, ValueError, RecursionError) as e:
         why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"

@@ -276,6 +276,92 @@ def test_fused_flat_path_property(
     _both_paths(tmp_path_factory.mktemp("fused"), lines, monkeypatch, chunk_rows=chunk)
 
 
+#: Results that repeat, and near repeats the result cache must tell apart (issue 21), as JSON texts:
+#: the same keys in another order, 1 / 1.0 / true / "1", -0.0 / 0.0, a nested change, empty containers,
+#: a value nested deeper than orjson encodes (never cached; a reject on both paths), a scalar result.
+_RESULT_TEXTS: list[bytes] = [
+    b'{"a": 1, "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"b": [1, 2], "a": 1, "c": {"d": "x/y~z"}}',
+    b'{"a": 1.0, "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"a": true, "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"a": "1", "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"a": 1, "b": [1, 2], "c": {"d": "x/y~z", "e": null}}',
+    b'{"a": -0.0, "b": [], "c": {}}',
+    b'{"a": 0.0, "b": [], "c": {}}',
+    b'[{"p": 1.5, "q": [null]}, {"p": 1.5}]',
+    b"[[], {}]",
+    b"[]",
+    b"{}",
+    b"[" * 300 + b"1" + b"]" * 300,
+    b'"text"',
+]
+_RESULT_POOL: list[Any] = [orjson.loads(t) for t in _RESULT_TEXTS]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(range(len(_RESULT_TEXTS))), st.sampled_from(["get", "put"]), st.booleans()),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(1, 8),
+)
+def test_repeated_results_copy_the_first_ones_rows(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    picks: list[tuple[int, str, bool]],
+    chunk: int,
+) -> None:
+    """The fused flat path copies a repeated result's rows instead of walking it again (issue 21): the
+    corpus is byte for byte the one the plain path (no copies) writes, across chunks and bad lines."""
+    lines = [
+        orjson.dumps({"trace_id": f"t{i % 3}", "tool": tool, "arguments": {"i": i % 2} if ok else []})[:-1]
+        + b', "result": '
+        + _RESULT_TEXTS[k]
+        + b"}\n"
+        for i, (k, tool, ok) in enumerate(picks)
+    ]
+    _both_paths(tmp_path_factory.mktemp("repeat"), lines, monkeypatch, chunk_rows=chunk)
+
+
+def test_result_copies_are_the_walks_rows() -> None:
+    """Rows copied for a repeated result equal `flatten`'s; a near repeat is walked; a failed call drops
+    the copies' sources (rows it removed) and is not cached."""
+    cols = _Columns()
+    values = [_RESULT_POOL[i] for i in (0, 1, 0, 2, 3, 0, 8, 8, 6, 7, 6, 9, 9, 13)]
+    for i, v in enumerate(values):
+        cols.add_fields(
+            f"{i:016x}", "t", "t", i, "get", "ok", None, {}, v, None, {}, "s", i, 0, None, plain=True
+        )
+    expected: list[Any] = []
+    for v in values:
+        expected += [*flatten({}), *flatten(v)]
+    assert cols.rows == expected
+    assert len(cols._results) == 8  # 0, 1, 2, 3, 6, 7, 8, 9: a scalar result is not cached
+    n = len(cols.rows)
+    with pytest.raises(TypeError):
+        cols.add_fields(
+            "f" * 16,
+            "t",
+            "t",
+            0,
+            "get",
+            "ok",
+            None,
+            {},
+            _RESULT_POOL[0],
+            None,
+            {},
+            "s",
+            0,
+            0,
+            {1: {1}},
+            plain=True,
+        )
+    assert len(cols.rows) == n and not cols._results
+
+
 @pytest.mark.parametrize("group", [10, 50_000])
 def test_calls_row_groups_do_not_depend_on_chunking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group: int
