@@ -326,8 +326,8 @@ def test_repeated_results_copy_the_first_ones_rows(
 
 
 def test_result_copies_are_the_walks_rows() -> None:
-    """Rows copied for a repeated result equal `flatten`'s; a near repeat is walked; a failed call drops
-    the copies' sources (rows it removed) and is not cached."""
+    """A repeated result's rows (the first occurrence's, gathered again) equal `flatten`'s; a near
+    repeat is walked; a failed call leaves the rows as they were and empties the cache."""
     cols = _Columns()
     values = [_RESULT_POOL[i] for i in (0, 1, 0, 2, 3, 0, 8, 8, 6, 7, 6, 9, 9, 13)]
     for i, v in enumerate(values):
@@ -337,8 +337,14 @@ def test_result_copies_are_the_walks_rows() -> None:
     expected: list[Any] = []
     for v in values:
         expected += [*flatten({}), *flatten(v)]
-    assert cols.rows == expected
+    assert cols.leaf_rows == expected
+    assert len(cols.rows) == len(expected) - 2 * 7 - 7 - 4 - 3  # the repeats of 0, 8, 6, 9: not walked
     assert len(cols._results) == 8  # 0, 1, 2, 3, 6, 7, 8, 9: a scalar result is not cached
+    _, leaves = cols.frames()
+    assert (
+        leaves.select("path", "pattern", pl.col("kind").cast(pl.String), "num", "str", "len").rows()
+        == expected
+    )
     n = len(cols.rows)
     with pytest.raises(TypeError):
         cols.add_fields(
@@ -360,6 +366,8 @@ def test_result_copies_are_the_walks_rows() -> None:
             plain=True,
         )
     assert len(cols.rows) == n and not cols._results
+    _truncate(cols, 3)  # a record failed half-way: calls 3.. undone, the rows they walked with them
+    assert cols.leaf_rows == expected[: 3 * 8] and len(cols.rows) == 3 + 7 + 7  # call 2 repeats call 0
 
 
 @pytest.mark.parametrize("group", [10, 50_000])
