@@ -3,6 +3,7 @@ episode row caches and the default chunk size. Each is checked against the plain
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ from hypothesis import strategies as st
 
 from output_contracts.progress import NULL_PROGRESS
 from output_contracts.traces.corpus import CALL_SCHEMA
-from output_contracts.traces.formats.base import RecordContext, RecordError, tool_names
+from output_contracts.traces.formats.base import (
+    RecordContext,
+    RecordError,
+    optional_reward,
+    run_facts,
+    tool_names,
+)
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS, ingest
 from output_contracts.traces.ingest_columns import Columns as _Columns
@@ -460,3 +467,47 @@ def test_episode_rows_spilled_per_chunk_merge_as_held(tmp_path: Path) -> None:
         None,
     )
     assert eps["n_calls"].to_list() == [8] * 5
+
+
+def _old_finite(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
+        return None
+    return float(v)
+
+
+class _IntSub(int):
+    """An int subclass: the fast paths test `type(v) is int`, the general one must still see it."""
+
+
+_fact_values = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=2)
+    | st.builds(_IntSub, st.integers(-3, 3))
+    | st.lists(st.integers(), max_size=1)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["trial", "agent_cost", "user_cost", "reward", "x"]), _fact_values))
+def test_run_facts_and_reward_fast_paths_match_the_plain_checks(rec: dict[str, Any]) -> None:
+    """`run_facts` and `optional_reward` answer the common cases first (issue 21): the same values and
+    the same errors as the plain checks they had, for any value."""
+    v = rec.get("trial")
+    old_trial = v if isinstance(v, int) and not isinstance(v, bool) else None
+    assert run_facts(rec) == (
+        old_trial,
+        _old_finite(rec.get("agent_cost")),
+        _old_finite(rec.get("user_cost")),
+    )
+    r = rec.get("reward")
+    if r is None:
+        assert optional_reward(rec) is None
+    elif isinstance(r, bool) or not isinstance(r, int | float) or not math.isfinite(float(r)):
+        with pytest.raises(RecordError):
+            optional_reward(rec)
+    else:
+        got = optional_reward(rec)
+        assert type(got) is float and got == float(r)
