@@ -35,6 +35,11 @@ def canon(value: Any) -> str:
         return canonical_json(value).decode()
 
 
+#: See `Columns._lookups`.
+CACHE_PROBE = 1000
+CACHE_MIN_HITS = 0.5
+
+
 def _text_key(value: Any) -> bytes | None:
     """The `Columns._results` key of `value`: a 128-bit BLAKE2b digest of orjson's text of it (keys in
     their given order), or None when orjson cannot encode it (nested deeper than its limit): then the
@@ -114,6 +119,11 @@ class Columns:
         #: text determines every row (finite floats, str/int/float/bool/None/list/dict exactly; int
         #: and float texts differ); cleared whenever rows are removed.
         self._results: dict[bytes, tuple[int, int, str]] = {}
+        #: lookups and hits of `_results` in this chunk: after `CACHE_PROBE` lookups with fewer than
+        #: `CACHE_MIN_HITS` of them hits, the chunk stops looking (the key costs about as much as a
+        #: hit saves when most results are new, as in the generated world: 31% repeats)
+        self._lookups = 0
+        self._hits = 0
 
     @property
     def rows(self) -> list[tuple[Any, ...]]:
@@ -247,12 +257,17 @@ class Columns:
             res_start = len(flat) // _LEAF_W
             n_res = 0
             if has_result:
-                if plain and (type(result) is dict or type(result) is list):
+                if plain and self._lookups >= 0 and (type(result) is dict or type(result) is list):
                     key = _text_key(result)
                     seen = self._results.get(key) if key is not None else None
+                    self._lookups += 1
                     if seen is not None:
                         res_start, n_res, result_text = seen
                         key = None
+                        self._hits += 1
+                    if self._lookups == CACHE_PROBE and self._hits < CACHE_PROBE * CACHE_MIN_HITS:
+                        self._lookups = -1  # off for this chunk
+                        self._results.clear()
                 if result_text is None:
                     self._walk(result, "", "")
                     n_res = len(flat) // _LEAF_W - res_start
@@ -265,7 +280,7 @@ class Columns:
             del flat[base:]
             self._results.clear()
             raise
-        if key is not None and result_text is not None:
+        if key is not None and result_text is not None and self._lookups >= 0:
             self._results[key] = (res_start, n_res, result_text)
         fault = labels.get("fault") if labels else None
         self.call_flat.extend(

@@ -313,12 +313,14 @@ _RESULT_POOL: list[Any] = [orjson.loads(t) for t in _RESULT_TEXTS]
         max_size=30,
     ),
     st.integers(1, 8),
+    st.sampled_from([3, 1000]),
 )
 def test_repeated_results_copy_the_first_ones_rows(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     picks: list[tuple[int, str, bool]],
     chunk: int,
+    probe: int,
 ) -> None:
     """The fused flat path copies a repeated result's rows instead of walking it again (issue 21): the
     corpus is byte for byte the one the plain path (no copies) writes, across chunks and bad lines."""
@@ -329,7 +331,11 @@ def test_repeated_results_copy_the_first_ones_rows(
         + b"}\n"
         for i, (k, tool, ok) in enumerate(picks)
     ]
-    _both_paths(tmp_path_factory.mktemp("repeat"), lines, monkeypatch, chunk_rows=chunk)
+    import output_contracts.traces.ingest_columns as ingest_columns
+
+    with monkeypatch.context() as m:
+        m.setattr(ingest_columns, "CACHE_PROBE", probe)  # 3: the cache may switch off mid-chunk
+        _both_paths(tmp_path_factory.mktemp("repeat"), lines, monkeypatch, chunk_rows=chunk)
 
 
 def test_result_copies_are_the_walks_rows() -> None:
@@ -511,3 +517,20 @@ def test_run_facts_and_reward_fast_paths_match_the_plain_checks(rec: dict[str, A
     else:
         got = optional_reward(rec)
         assert type(got) is float and got == float(r)
+
+
+def test_result_cache_stops_when_results_rarely_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk whose first `CACHE_PROBE` results are mostly new stops looking them up (issue 21): later
+    repeats are walked again, and the rows are the same either way."""
+    import output_contracts.traces.ingest_columns as ingest_columns
+
+    monkeypatch.setattr(ingest_columns, "CACHE_PROBE", 4)
+    values = [_RESULT_POOL[i] for i in (0, 1, 2, 0, 0, 8, 8)]  # 1 hit in the first 4: off after the 4th
+    cols = _Columns()
+    for i, v in enumerate(values):
+        cols.add_fields(
+            f"{i:016x}", "t", "t", i, "get", "ok", None, {}, v, None, {}, "s", i, 0, None, plain=True
+        )
+    assert cols._lookups == -1 and not cols._results
+    assert cols.leaf_rows == [r for v in values for r in (*flatten({}), *flatten(v))]
+    assert len(cols.rows) == len(cols.leaf_rows) - 7  # only the 4th call's repeat of 0 was not walked
