@@ -12,16 +12,18 @@ run's and the commit's business (`ingest_run`, `ingest_commit`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import polars as pl
 
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
 from output_contracts.traces.formats.base import Parsed, RecordError
-from output_contracts.traces.leaves import KIND_DTYPE, KINDS, LEAF_SCHEMA
+from output_contracts.traces.leaves import KIND_DTYPE, KINDS, LEAF_SCHEMA, SIDE_DTYPE, SIDES
 from output_contracts.traces.model import Episode, ToolCall, make_call_id
 
 
@@ -31,6 +33,23 @@ def canon(value: Any) -> str:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:
         return canonical_json(value).decode()
+
+
+#: See `Columns._lookups`.
+CACHE_PROBE = 1000
+CACHE_MIN_HITS = 0.5
+
+
+def _text_key(value: Any) -> bytes | None:
+    """The `Columns._results` key of `value`: a 128-bit BLAKE2b digest of orjson's text of it (keys in
+    their given order), or None when orjson cannot encode it (nested deeper than its limit): then the
+    value is walked as usual. A digest, not the text: holding every distinct result's text for a chunk
+    raised peak RSS by 140 MiB at 300k calls (heap fragmentation); a collision is as likely as two
+    random 128-bit strings being equal (call ids already rest on 64 bits of sha256)."""
+    try:
+        return blake2b(orjson.dumps(value), digest_size=16).digest()
+    except TypeError:
+        return None
 
 
 #: CALL_SCHEMA with plain strings for categorical/enum columns: values go in as text, then one cast.
@@ -49,6 +68,8 @@ _LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
 #: The kinds as an Enum series: the walk writes a kind as its index here (0 null, 1 bool, 2 int,
 #: 3 float, 4 string, 5 array, 6 object), which one gather turns into the column.
 _KIND_ENUM = pl.Series("kind", KINDS, dtype=KIND_DTYPE)
+#: The sides as an Enum series, gathered by a segment's side code (0 arguments, 1 result).
+_SIDE_ENUM = pl.Series("side", SIDES, dtype=SIDE_DTYPE)
 assert KINDS == ("null", "bool", "int", "float", "string", "array", "object"), "the walk's kind codes"
 _CALL_W = len(_CALL_ROW_SCHEMA)
 _LEAF_W = len(_LEAF_ROW_SCHEMA)
@@ -83,19 +104,43 @@ class Columns:
         self.call_flat: list[Any] = []  # `_CALL_W` values per call, in CALL_SCHEMA order
         self.n = 0
         self.seg_call: list[int] = []
-        self.seg_side: list[str] = []
+        self.seg_side: list[int] = []  # 0 arguments, 1 result (the index in SIDES)
         self.seg_n: list[int] = []
+        #: the segment's first row in `flat` (row number, not list index): a repeated result's segment
+        #: points at the rows of its first occurrence, which `frames` gathers again (no copy in Python)
+        self.seg_start: list[int] = []
         self.flat: list[Any] = []  # `_LEAF_W` values per leaf row: path, pattern, kind, num, str, len
         self._walk = self._make_walker()
+        #: A container result's JSON text (orjson, keys in their given order; as a digest, `_text_key`)
+        #: -> its first row in `flat`, its rows and its canonical text: real tools answer the same
+        #: lookup again and again (τ-bench: 74-90% of result nodes are in a result seen before in the
+        #: chunk, the sample world 30%), and a repeat's rows are the first one's, gathered again by
+        #: `frames`. Only for values straight from `orjson.loads` (`add_fields(plain=True)`), whose
+        #: text determines every row (finite floats, str/int/float/bool/None/list/dict exactly; int
+        #: and float texts differ); cleared whenever rows are removed.
+        self._results: dict[bytes, tuple[int, int, str]] = {}
+        #: lookups and hits of `_results` in this chunk: after `CACHE_PROBE` lookups with fewer than
+        #: `CACHE_MIN_HITS` of them hits, the chunk stops looking (the key costs about as much as a
+        #: hit saves when most results are new, as in the generated world: 31% repeats)
+        self._lookups = 0
+        self._hits = 0
 
     @property
     def rows(self) -> list[tuple[Any, ...]]:
-        """The leaf rows as tuples (path, pattern, kind, num, str, len): for tests, not the hot path."""
+        """The rows the walk wrote, as tuples (path, pattern, kind, num, str, len): for tests, not the
+        hot path (a repeated result's rows are written once: `leaf_rows` has every call's)."""
         f = self.flat
         kinds = [KINDS[k] for k in f[2::_LEAF_W]]
         return list(
             zip(f[0::_LEAF_W], f[1::_LEAF_W], kinds, *(f[i::_LEAF_W] for i in range(3, _LEAF_W)), strict=True)
         )
+
+    @property
+    def leaf_rows(self) -> list[tuple[Any, ...]]:
+        """Every call's leaf rows in call order, repeats included (`rows` through the segments): for
+        tests."""
+        rows = self.rows
+        return [r for s, n in zip(self.seg_start, self.seg_n, strict=True) for r in rows[s : s + n]]
 
     def _make_walker(self) -> Callable[[Any, str, str], None]:
         R = self.flat.extend
@@ -195,24 +240,48 @@ class Columns:
         line: int,
         index: int,
         meta: dict[str, Any] | None,
+        *,
+        plain: bool = False,
     ) -> None:
-        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`)."""
+        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`).
+        `plain`: the values come straight from `orjson.loads`, so a repeated result's rows are copied
+        (`_results`)."""
         has_result = not (status == "error" and result is None)
         flat = self.flat
         base = len(flat)
+        key = None
+        result_text: str | None = None
         try:
             self._walk(arguments, "", "")
             n_arg = (len(flat) - base) // _LEAF_W
+            res_start = len(flat) // _LEAF_W
+            n_res = 0
             if has_result:
-                self._walk(result, "", "")
-            n_res = (len(flat) - base) // _LEAF_W - n_arg
-            args_text = canon(arguments)
-            result_text = canon(result) if has_result else None
+                if plain and self._lookups >= 0 and (type(result) is dict or type(result) is list):
+                    key = _text_key(result)
+                    seen = self._results.get(key) if key is not None else None
+                    self._lookups += 1
+                    if seen is not None:
+                        res_start, n_res, result_text = seen
+                        key = None
+                        self._hits += 1
+                    if self._lookups == CACHE_PROBE and self._hits < CACHE_PROBE * CACHE_MIN_HITS:
+                        self._lookups = -1  # off for this chunk
+                        self._results.clear()
+                if result_text is None:
+                    self._walk(result, "", "")
+                    n_res = len(flat) // _LEAF_W - res_start
+            args_text = canon(arguments)  # the texts in this order: the first failure names the call
+            if has_result and result_text is None:
+                result_text = canon(result)
             labels_text = canon(labels) if labels else "{}"
             meta_text = canon(meta) if meta else None
         except (TypeError, ValueError, RecursionError):
             del flat[base:]
+            self._results.clear()
             raise
+        if key is not None and result_text is not None and self._lookups >= 0:
+            self._results[key] = (res_start, n_res, result_text)
         fault = labels.get("fault") if labels else None
         self.call_flat.extend(
             (
@@ -237,19 +306,22 @@ class Columns:
         )
         n = self.n
         self.seg_call.append(n)
-        self.seg_side.append("arg")
+        self.seg_side.append(0)
         self.seg_n.append(n_arg)
+        self.seg_start.append(base // _LEAF_W)
         if has_result:
             self.seg_call.append(n)
-            self.seg_side.append("result")
+            self.seg_side.append(1)
             self.seg_n.append(n_res)
+            self.seg_start.append(res_start)
         self.n = n + 1
 
     def release(self) -> None:
         """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,
         so without this a flushed chunk would stay in memory until the cyclic GC ran."""
-        for col in (self.flat, self.call_flat, self.seg_call, self.seg_side, self.seg_n):
+        for col in (self.flat, self.call_flat, self.seg_call, self.seg_side, self.seg_n, self.seg_start):
             col.clear()
+        self._results.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The chunk as (calls, leaves) frames with the corpus schemas; calls in ingest order, leaves
@@ -264,32 +336,23 @@ class Columns:
             .sort("ci")
             .get_column("rank")
         )
-        seg = pl.DataFrame(
-            {"ci": self.seg_call, "side": self.seg_side, "n": self.seg_n},
-            schema={"ci": pl.UInt32(), "side": pl.String(), "n": pl.Int64()},
-        ).with_columns(pl.col("n").cum_sum().alias("end"))
+        ci = np.array(self.seg_call, dtype=np.uint32)
+        side = np.array(self.seg_side, dtype=np.uint32)
+        n = np.array(self.seg_n, dtype=np.int64)
+        start = np.array(self.seg_start, dtype=np.int64)
         leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
         leaves = leaves.with_columns(_KIND_ENUM.gather(leaves.get_column("kind")))
-        ordered = rank.is_sorted()  # calls already in task order (a file written task by task): no gather
-        if not ordered:
-            seg = seg.with_columns(rank.gather(seg.get_column("ci")).alias("rank"))
-            seg = seg.sort("rank", maintain_order=True)  # a call's segments stay in order: arguments, result
-        rep = seg.select(
-            pl.col("ci").repeat_by("n").explode(),
-            pl.col("side").repeat_by("n").explode(),
-            *(
-                []
-                if ordered
-                else [
-                    pl.int_ranges(pl.col("end") - pl.col("n"), "end", dtype=pl.UInt32).explode().alias("row")
-                ]
-            ),
-        )
-        if not ordered:
-            rep = rep.drop_nulls("row")
-            leaves = leaves[rep["row"]]
-        head = calls.select("cid", "tool", "task_id")[rep["ci"]]
-        leaves = pl.concat([head, rep.select("side"), leaves], how="horizontal").select(
+        if not rank.is_sorted():  # calls not in task order: segments by their call's rank, stable
+            # (a call's segments stay in order: arguments, result)
+            order = np.argsort(rank.to_numpy()[ci], kind="stable")
+            ci, side, n, start = ci[order], side[order], n[order], start[order]
+        at = np.cumsum(n) - n  # each segment's first row in the chunk's leaves
+        if not np.array_equal(at, start):  # out of order, or a repeated result: one gather
+            row = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(at - start, n)
+            leaves = leaves[pl.Series("row", row, dtype=pl.UInt32)]
+        head = calls.select("cid", "tool", "task_id")[pl.Series("ci", np.repeat(ci, n), dtype=pl.UInt32)]
+        sides = _SIDE_ENUM.gather(pl.Series("side", np.repeat(side, n), dtype=pl.UInt32))
+        leaves = pl.concat([head, sides.to_frame(), leaves], how="horizontal").select(
             [pl.col(k).cast(t) for k, t in LEAF_SCHEMA.items()]
         )
         return calls, leaves
@@ -300,11 +363,13 @@ def truncate(cols: Columns, n: int) -> None:
     if cols.n == n:
         return
     keep_segs = sum(1 for ci in cols.seg_call if ci < n)
-    keep_leaves = sum(cols.seg_n[:keep_segs])
+    # the first segment dropped is call n's arguments, always walked: its first row is where call n began
+    keep_rows = cols.seg_start[keep_segs] if keep_segs < len(cols.seg_start) else len(cols.flat) // _LEAF_W
     del cols.call_flat[n * _CALL_W :]
-    for lst in (cols.seg_call, cols.seg_side, cols.seg_n):
+    for lst in (cols.seg_call, cols.seg_side, cols.seg_n, cols.seg_start):
         del lst[keep_segs:]
-    del cols.flat[keep_leaves * _LEAF_W :]
+    del cols.flat[keep_rows * _LEAF_W :]
+    cols._results.clear()  # rows it points at may be gone
     cols.n = n
 
 
@@ -326,6 +391,8 @@ def add_call(
     labels: dict[str, Any],
     source: str,
     meta: dict[str, Any] | None,
+    *,
+    plain: bool = False,
 ) -> None:
     """Add one call from plain values: its step (given, else the calls seen so far in its trace, counted
     in `steps`), its call id (source sha256, line, index); a value that cannot be encoded is a
@@ -350,6 +417,7 @@ def add_call(
             line,
             index,
             meta,
+            plain=plain,
         )
     except (TypeError, ValueError, RecursionError) as e:
         why = "is nested too deeply" if isinstance(e, RecursionError) else f"is not JSON-encodable: {e}"

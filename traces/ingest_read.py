@@ -370,6 +370,7 @@ class _SourceReader:
                 labels,
                 self.name,
                 None,
+                plain=True,  # every value is from `orjson.loads` (a line or a whole-file document)
             )
         except RecordError as e:
             self._bad_record(line, rec, raw, e)

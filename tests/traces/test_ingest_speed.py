@@ -3,6 +3,7 @@ episode row caches and the default chunk size. Each is checked against the plain
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ from hypothesis import strategies as st
 
 from output_contracts.progress import NULL_PROGRESS
 from output_contracts.traces.corpus import CALL_SCHEMA
-from output_contracts.traces.formats.base import RecordContext, RecordError, tool_names
+from output_contracts.traces.formats.base import (
+    RecordContext,
+    RecordError,
+    optional_reward,
+    run_facts,
+    tool_names,
+)
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS, ingest
 from output_contracts.traces.ingest_columns import Columns as _Columns
@@ -276,6 +283,106 @@ def test_fused_flat_path_property(
     _both_paths(tmp_path_factory.mktemp("fused"), lines, monkeypatch, chunk_rows=chunk)
 
 
+#: Results that repeat, and near repeats the result cache must tell apart (issue 21), as JSON texts:
+#: the same keys in another order, 1 / 1.0 / true / "1", -0.0 / 0.0, a nested change, empty containers,
+#: a value nested deeper than orjson encodes (never cached; a reject on both paths), a scalar result.
+_RESULT_TEXTS: list[bytes] = [
+    b'{"a": 1, "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"b": [1, 2], "a": 1, "c": {"d": "x/y~z"}}',
+    b'{"a": 1.0, "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"a": true, "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"a": "1", "b": [1, 2], "c": {"d": "x/y~z"}}',
+    b'{"a": 1, "b": [1, 2], "c": {"d": "x/y~z", "e": null}}',
+    b'{"a": -0.0, "b": [], "c": {}}',
+    b'{"a": 0.0, "b": [], "c": {}}',
+    b'[{"p": 1.5, "q": [null]}, {"p": 1.5}]',
+    b"[[], {}]",
+    b"[]",
+    b"{}",
+    b"[" * 300 + b"1" + b"]" * 300,
+    b'"text"',
+]
+_RESULT_POOL: list[Any] = [orjson.loads(t) for t in _RESULT_TEXTS]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(range(len(_RESULT_TEXTS))), st.sampled_from(["get", "put"]), st.booleans()),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(1, 8),
+    st.sampled_from([3, 1000]),
+)
+def test_repeated_results_copy_the_first_ones_rows(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    picks: list[tuple[int, str, bool]],
+    chunk: int,
+    probe: int,
+) -> None:
+    """The fused flat path copies a repeated result's rows instead of walking it again (issue 21): the
+    corpus is byte for byte the one the plain path (no copies) writes, across chunks and bad lines."""
+    lines = [
+        orjson.dumps({"trace_id": f"t{i % 3}", "tool": tool, "arguments": {"i": i % 2} if ok else []})[:-1]
+        + b', "result": '
+        + _RESULT_TEXTS[k]
+        + b"}\n"
+        for i, (k, tool, ok) in enumerate(picks)
+    ]
+    import output_contracts.traces.ingest_columns as ingest_columns
+
+    with monkeypatch.context() as m:
+        m.setattr(ingest_columns, "CACHE_PROBE", probe)  # 3: the cache may switch off mid-chunk
+        _both_paths(tmp_path_factory.mktemp("repeat"), lines, monkeypatch, chunk_rows=chunk)
+
+
+def test_result_copies_are_the_walks_rows() -> None:
+    """A repeated result's rows (the first occurrence's, gathered again) equal `flatten`'s; a near
+    repeat is walked; a failed call leaves the rows as they were and empties the cache."""
+    cols = _Columns()
+    values = [_RESULT_POOL[i] for i in (0, 1, 0, 2, 3, 0, 8, 8, 6, 7, 6, 9, 9, 13)]
+    for i, v in enumerate(values):
+        cols.add_fields(
+            f"{i:016x}", "t", "t", i, "get", "ok", None, {}, v, None, {}, "s", i, 0, None, plain=True
+        )
+    expected: list[Any] = []
+    for v in values:
+        expected += [*flatten({}), *flatten(v)]
+    assert cols.leaf_rows == expected
+    assert len(cols.rows) == len(expected) - 2 * 7 - 7 - 4 - 3  # the repeats of 0, 8, 6, 9: not walked
+    assert len(cols._results) == 8  # 0, 1, 2, 3, 6, 7, 8, 9: a scalar result is not cached
+    _, leaves = cols.frames()
+    assert (
+        leaves.select("path", "pattern", pl.col("kind").cast(pl.String), "num", "str", "len").rows()
+        == expected
+    )
+    n = len(cols.rows)
+    with pytest.raises(TypeError):
+        cols.add_fields(
+            "f" * 16,
+            "t",
+            "t",
+            0,
+            "get",
+            "ok",
+            None,
+            {},
+            _RESULT_POOL[0],
+            None,
+            {},
+            "s",
+            0,
+            0,
+            {1: {1}},
+            plain=True,
+        )
+    assert len(cols.rows) == n and not cols._results
+    _truncate(cols, 3)  # a record failed half-way: calls 3.. undone, the rows they walked with them
+    assert cols.leaf_rows == expected[: 3 * 8] and len(cols.rows) == 3 + 7 + 7  # call 2 repeats call 0
+
+
 @pytest.mark.parametrize("group", [10, 50_000])
 def test_calls_row_groups_do_not_depend_on_chunking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group: int
@@ -366,3 +473,64 @@ def test_episode_rows_spilled_per_chunk_merge_as_held(tmp_path: Path) -> None:
         None,
     )
     assert eps["n_calls"].to_list() == [8] * 5
+
+
+def _old_finite(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
+        return None
+    return float(v)
+
+
+class _IntSub(int):
+    """An int subclass: the fast paths test `type(v) is int`, the general one must still see it."""
+
+
+_fact_values = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=2)
+    | st.builds(_IntSub, st.integers(-3, 3))
+    | st.lists(st.integers(), max_size=1)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["trial", "agent_cost", "user_cost", "reward", "x"]), _fact_values))
+def test_run_facts_and_reward_fast_paths_match_the_plain_checks(rec: dict[str, Any]) -> None:
+    """`run_facts` and `optional_reward` answer the common cases first (issue 21): the same values and
+    the same errors as the plain checks they had, for any value."""
+    v = rec.get("trial")
+    old_trial = v if isinstance(v, int) and not isinstance(v, bool) else None
+    assert run_facts(rec) == (
+        old_trial,
+        _old_finite(rec.get("agent_cost")),
+        _old_finite(rec.get("user_cost")),
+    )
+    r = rec.get("reward")
+    if r is None:
+        assert optional_reward(rec) is None
+    elif isinstance(r, bool) or not isinstance(r, int | float) or not math.isfinite(float(r)):
+        with pytest.raises(RecordError):
+            optional_reward(rec)
+    else:
+        got = optional_reward(rec)
+        assert type(got) is float and got == float(r)
+
+
+def test_result_cache_stops_when_results_rarely_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk whose first `CACHE_PROBE` results are mostly new stops looking them up (issue 21): later
+    repeats are walked again, and the rows are the same either way."""
+    import output_contracts.traces.ingest_columns as ingest_columns
+
+    monkeypatch.setattr(ingest_columns, "CACHE_PROBE", 4)
+    values = [_RESULT_POOL[i] for i in (0, 1, 2, 0, 0, 8, 8)]  # 1 hit in the first 4: off after the 4th
+    cols = _Columns()
+    for i, v in enumerate(values):
+        cols.add_fields(
+            f"{i:016x}", "t", "t", i, "get", "ok", None, {}, v, None, {}, "s", i, 0, None, plain=True
+        )
+    assert cols._lookups == -1 and not cols._results
+    assert cols.leaf_rows == [r for v in values for r in (*flatten({}), *flatten(v))]
+    assert len(cols.rows) == len(cols.leaf_rows) - 7  # only the 4th call's repeat of 0 was not walked
