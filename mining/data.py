@@ -238,11 +238,13 @@ def call_ids(corpus: Corpus, cids: pl.Series | Sequence[int]) -> pl.DataFrame:
 
 
 def clean_calls(
-    corpus: Corpus, clean: str, tools: Sequence[str] | None, *, ids: bool = True
+    corpus: Corpus, clean: str, tools: Sequence[str] | None, *, ids: bool = True, strings: bool = True
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(clean calls: cid, call_id, task_id, task, tool; cids of the calls left out of the clean set).
 
-    `ids=False` leaves out call_id (mining at scale keeps no call id strings in memory)."""
+    `ids=False` leaves out call_id (mining at scale keeps no call id strings in memory); `strings=False`
+    leaves task_id and tool Categorical (`task` is task_id's code: one string per task, not per call; at
+    10M calls the per-call strings were 1.1 GiB of mining's load)."""
     calls = corpus.scan_calls().select("cid", "call_id", "trace_id", "task_id", "tool", "status", "fault")
     if tools is not None:
         calls = calls.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
@@ -264,9 +266,9 @@ def clean_calls(
     both = flagged.select(
         "cid",
         *(["call_id"] if ids else []),
-        pl.col("task_id").cast(pl.String),
+        pl.col("task_id").cast(pl.String) if strings else pl.col("task_id"),
         pl.col("task_id").to_physical().alias("task"),
-        pl.col("tool").cast(pl.String),
+        pl.col("tool").cast(pl.String) if strings else pl.col("tool"),
         "ok",
     ).collect()
     return both.filter(pl.col("ok")).drop("ok"), both.filter(~pl.col("ok")).select("cid")
@@ -293,13 +295,20 @@ def load(
     Categorical codes are never compared across two reads (they are not stable between queries): tasks
     and patterns get their own dense ids here, and each read maps its codes to them by value.
     `declared_maps`: per tool, result patterns a registry declares as maps (`output_contracts.mining.maps`)."""
-    calls, unclean = clean_calls(corpus, clean, tools, ids=False)
+    calls, unclean = clean_calls(corpus, clean, tools, ids=False, strings=False)
     if calls.height == 0:
         raise MiningError(
             "no clean calls to mine (every call is an error, faulty or filtered out)",
             source=str(corpus.path),
         )
-    tasks = calls.select("task_id").unique().sort("task_id").with_row_index("tid")
+    # one row per task code (codes and task ids are one to one within this frame), its text cast once
+    tasks = (
+        calls.select("task", "task_id")
+        .unique("task", keep="any")
+        .with_columns(pl.col("task_id").cast(pl.String))
+        .sort("task_id")
+        .with_row_index("tid")
+    )
     if k > 1:
         tasks = tasks.join(fold_table(tasks["task_id"], seed, k), on="task_id", how="left")
     else:
@@ -319,10 +328,11 @@ def load(
         # Deal tasks into parts round-robin in task-id order: balanced, and independent of the seed.
         tasks = tasks.with_columns((pl.col("tid") % nparts).cast(pl.UInt32).alias("part"))
     calls = (
-        calls.join(tasks, on="task_id", how="left")
+        calls.join(tasks.drop("task_id"), on="task", how="left")
         .select("cid", pl.col("tid").alias("task"), pl.col("tool").cast(pl.Categorical), "fold", "part")
         .sort("cid")
     )
+    tasks = tasks.drop("task")
     dropped = unclean if unclean.height else None
     from output_contracts.mining.patterns import patterns_of  # the pattern table reads through this module
 
