@@ -28,7 +28,6 @@ measures the neighbours.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -139,16 +138,7 @@ print(repr({"mine": t1 - t0, "total": t3 - t0, "phases": dict(T)}))
 def print_phases(corpus: Path) -> None:
     import ast
 
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD_PHASES, str(corpus)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
-    r = ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+    r = ast.literal_eval(common.child_stdout(CHILD_PHASES, str(corpus)).strip().splitlines()[-1])
     mine_s, total = float(r["mine"]), float(r["total"])
     rest = total - mine_s
     print(
@@ -160,12 +150,7 @@ def print_phases(corpus: Path) -> None:
 
 
 def run_child(code: str, *args: str) -> list[str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
-    return proc.stdout.split()
+    return common.child_stdout(code, *args).split()
 
 
 def main(argv: list[str] | None = None) -> int:

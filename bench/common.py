@@ -179,6 +179,17 @@ def _watch(pid: int, limit_mib: float) -> bool:
         time.sleep(0.2)
 
 
+def child_stdout(code: str, *args: str) -> str:
+    """Run `code` (no prelude, nothing measured) in a fresh interpreter in the repo root: its stdout, or
+    SystemExit with its stderr (the per-phase profiles of `bench/audit.py` and `bench/ingest.py`)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout
+
+
 def run_cli(
     *argv: str,
     stdin: Path | None = None,

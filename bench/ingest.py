@@ -101,16 +101,7 @@ def print_phases(path: Path, chunk_rows: int, scratch: Path) -> None:
     """Run `CHILD_PHASES` on `path` and print its table."""
     import json
 
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD_PHASES, str(path), str(scratch / "corpus"), str(chunk_rows)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr}")
-    r = json.loads(proc.stdout)
+    r = json.loads(common.child_stdout(CHILD_PHASES, str(path), str(scratch / "corpus"), str(chunk_rows)))
     total = r["total"]
     print(f"ingest by phase (CPU s; {r['calls']:,} calls, {r['leaves']:,} leaves)")
     for name, cpu in sorted(r["phases"].items(), key=lambda kv: -kv[1]):
