@@ -45,6 +45,9 @@ from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
 from output_contracts.traces.leaves import tp_expr, tp_patterns
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE, WILD_TOKEN
 
+#: The corpus format that introduced the mining view.
+VIEW_FORMAT = 3
+
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
 KIND_CODE = {"null": 0, "bool": 1, "int": 2, "float": 3, "string": 4, "array": 5, "object": 6}
@@ -102,52 +105,96 @@ class Leaves:
 
 @dataclass(frozen=True)
 class View:
-    """The corpus's mining view (`output_contracts.traces.mining_view`), with its dictionaries in
-    memory: `strings` (code -> string), `lpats` (lpat -> tool, side, pattern), `cids` (call -> cid);
-    and, once `selecting` has run, what every read filters by, computed once per load instead of per
-    chunk: `keep` (the lpats of the selected tools; None: all) and `drop` (the view call indexes of the
-    calls left out; None: none)."""
+    """The corpus's mining view (`output_contracts.traces.mining_view`): `lpats` (lpat -> tool, side,
+    pattern) in memory, the string dictionary left on disk (`strings`: code -> string, read only for
+    the few codes or values asked for: at 10M calls it is 14M strings, 245 MiB in memory); and, once
+    `selecting` has run, what every read filters by, computed once per load instead of per chunk:
+    `keep` (the lpats of the selected tools; None: all) and `drop` (the view call indexes of the calls
+    left out; None: none).
+
+    A part's rows take their call keys and string texts from `leaves.parquet`, which holds the same rows
+    in the same order (`scan_with_leaves`): reading those two columns of a row range costs less than
+    gathering them from in-memory dictionaries, and nothing per corpus stays in memory for them."""
 
     path: Path
-    strings: pl.Series
+    strings: Path
     lpats: pl.DataFrame
-    cids: pl.Series
+    leaves: Path
     keep: pl.Series | None = None
     drop: pl.Series | None = None
 
     @staticmethod
     def open(corpus: Corpus) -> View | None:
-        """The view of a format-3 corpus, else None."""
+        """The view of a format-3 corpus, else None (a corpus rewritten at an older format may still
+        list view files whose rows no longer follow `leaves.parquet`: they are not read)."""
         folder = corpus.view()
-        if folder is None:
+        if folder is None or int(corpus.manifest().get("format_version", 1)) < VIEW_FORMAT:
             return None
         return View(
             folder / VIEW_FILE,
-            pl.read_parquet(folder / VIEW_STRINGS_FILE)["str"],
+            folder / VIEW_STRINGS_FILE,
             pl.read_parquet(folder / VIEW_PATTERNS_FILE).with_row_index("lpat"),
-            corpus.scan_calls().select(pl.col("cid").unique().sort()).collect()["cid"],
+            corpus.path / LEAVES_FILE,
         )
 
-    def selecting(self, tools: Sequence[str] | None, unclean: pl.DataFrame | None) -> View:
+    def selecting(self, corpus: Corpus, tools: Sequence[str] | None, unclean: pl.DataFrame | None) -> View:
         """This view restricted to the clean calls of `tools` (`unclean`: cids of the calls left out)."""
         keep = None
         if tools is not None:
             keep = self.lpats.filter(pl.col("tool").is_in(list(tools)))["lpat"].cast(pl.UInt32)
-        drop = None if unclean is None else self.cids.search_sorted(unclean["cid"]).cast(pl.UInt32)
+        drop = None if unclean is None else call_indexes(corpus, unclean["cid"])
         return replace(self, keep=keep, drop=drop)
 
     def codes(self, values: pl.Series) -> pl.Series:
-        """The string codes of `values` (each must be in the dictionary)."""
-        return self.strings.search_sorted(values.cast(pl.String)).cast(pl.UInt32)
+        """The string codes of `values` (each must be in the dictionary), in their order."""
+        want = pl.DataFrame({"str": values.cast(pl.String)}).with_row_index("_i")
+        found = (
+            pl.scan_parquet(self.strings)
+            .with_row_index("code")
+            .join(want.lazy(), on="str")
+            .select("_i", "code")
+            .collect(engine="streaming")
+        )
+        if found.height != want.height:
+            raise MiningError("a value is missing from the mining view's strings", source=str(self.strings))
+        return found.sort("_i")["code"].cast(pl.UInt32)
+
+    def texts(self, codes: pl.Series) -> pl.Series:
+        """The strings of `codes` (nulls stay null), in their order."""
+        wanted = codes.drop_nulls().unique()
+        found = (
+            pl.scan_parquet(self.strings)
+            .with_row_index("code")
+            .filter(pl.col("code").is_in(wanted.cast(pl.UInt32).implode()))
+            .collect(engine="streaming")
+        )
+        return pl.DataFrame({"code": codes.cast(pl.UInt32)}).join(
+            found, on="code", how="left", maintain_order="left"
+        )["str"]
 
     def scan(self, start: int, rows: int) -> pl.LazyFrame:
         """View rows [start, start + rows) of the selected tools' clean calls (`selecting`)."""
-        lf = pl.scan_parquet(self.path).slice(start, rows)  # the slice first: a range of file rows
+        return self._filtered(pl.scan_parquet(self.path).slice(start, rows))
+
+    def scan_with_leaves(self, start: int, rows: int) -> pl.LazyFrame:
+        """`scan`, with `cid` and `text` (the string of `str`) from the same rows of `leaves.parquet`."""
+        view = pl.scan_parquet(self.path).slice(start, rows)
+        leaves = pl.scan_parquet(self.leaves).slice(start, rows).select("cid", pl.col("str").alias("text"))
+        return self._filtered(pl.concat([view, leaves], how="horizontal"))
+
+    def _filtered(self, lf: pl.LazyFrame) -> pl.LazyFrame:
+        # the slice comes first (a range of file rows), then the filters
         if self.keep is not None:
             lf = lf.filter(pl.col("lpat").is_in(self.keep.implode()))
         if self.drop is not None:
             lf = lf.filter(~pl.col("call").is_in(self.drop.implode()))
         return lf
+
+
+def call_indexes(corpus: Corpus, cids: pl.Series) -> pl.Series:
+    """The view's call indexes of `cids` (a call's rank among the corpus's cids in increasing order)."""
+    every = corpus.scan_calls().select(pl.col("cid").unique().sort()).collect()["cid"]
+    return every.search_sorted(cids).cast(pl.UInt32)
 
 
 @dataclass(frozen=True)
@@ -338,7 +385,7 @@ def load(
 
     view = View.open(corpus)
     if view is not None:
-        view = view.selecting(tools, dropped)
+        view = view.selecting(corpus, tools, dropped)
     patterns, literal, maps = patterns_of(corpus, tools, dropped, declared_maps, view)
     data = MiningData(
         corpus,
@@ -559,13 +606,15 @@ class ViewDecode:
 
     Per lpat: `pid` (null: a pattern without a clean call), `side`, `fill` (the lpat itself where the
     row's path is its literal pattern: a map key generalized; else null), `pattern` (the literal
-    pattern). Per string code: `tid` (null: not a clean task's id). Per tid: `fold`."""
+    pattern). `task_codes`: the string codes of the clean tasks' ids, sorted, with `task_tids` their
+    tids (a row's task code not among them is not a clean task's). Per tid: `fold`."""
 
     pid: pl.Series
     side: pl.Series
     fill: pl.Series
     pattern: pl.Series
-    tid: pl.Series
+    task_codes: pl.Series
+    task_tids: pl.Series
     fold: pl.Series
 
     @staticmethod
@@ -579,32 +628,37 @@ class ViewDecode:
         fill = lp.select(
             pl.when(pl.col("wild") & pl.col("pattern").str.contains(WILD_TOKEN).not_()).then(pl.col("lpat"))
         ).to_series()
-        tid = (
-            pl.Series("tid", [], pl.UInt32)
-            .extend_constant(None, view.strings.len())
-            .scatter(view.codes(tasks["task_id"]), tasks["tid"])
-        )
+        coded = pl.DataFrame({"code": view.codes(tasks["task_id"]), "tid": tasks["tid"]}).sort("code")
         return ViewDecode(
             lp["pid"],
             lp["side"].cast(pl.Enum(["arg", "result"])),
             fill,
             lp["pattern"],
-            tid,
+            coded["code"],
+            coded["tid"],
             tasks.sort("tid")["fold"],
         )
+
+    def tids(self, codes: pl.Series) -> pl.Series:
+        """The tid of each task code (null: not a clean task's)."""
+        if self.task_codes.len() == 0:
+            return pl.Series("tid", [None] * codes.len(), pl.UInt32)
+        at = self.task_codes.search_sorted(codes).clip(0, self.task_codes.len() - 1)
+        found = self.task_codes.gather(at) == codes
+        return pl.select(pl.when(found).then(self.task_tids.gather(at))).to_series().alias("tid")
 
 
 def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tuple[pl.DataFrame, int]:
     """`_read_chunk` from the mining view: the same rows, in the same order, with the same columns,
     plus `sc`, the string's code (equal strings, equal codes); ids come from small lookup tables
-    (`ViewDecode`, built by `load`) instead of decoding strings. The rows are put result side first
-    while they are integers, so the strings are gathered once, already in place."""
+    (`ViewDecode`, built by `load`) instead of decoding strings, call keys and string texts from the
+    same rows of `leaves.parquet`. The rows are put result side first, each side in file order."""
     raw = (
-        view.scan(start, rows).collect().rechunk()
+        view.scan_with_leaves(start, rows).collect().rechunk()
     )  # one chunk per column: misaligned chunks make every later filter re-align them
     dec = data.decode
     assert dec is not None, "load builds the view's lookup tables"
-    tid = dec.tid.gather(raw["task"])
+    tid = dec.tids(raw["task"])
     pid = dec.pid.gather(raw["lpat"])
     is_result = dec.side.gather(raw["lpat"]) == "result"
     is_arg = is_result.not_()
@@ -613,7 +667,7 @@ def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tup
         is_result, is_arg = keep & is_result, keep & is_arg
     n_result = int(is_result.sum())
     n_arg = int(is_arg.sum())
-    # two sequential filters of the integer columns (a gather in a new order measured 2-3x slower)
+    # two sequential filters (a gather in a new order measured 2-3x slower)
     if n_result + n_arg < raw.height or (
         n_arg and n_result and is_result.arg_true()[-1] > is_arg.arg_true()[0]
     ):
@@ -624,7 +678,7 @@ def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tup
     kind = raw["kind"]
     frame = pl.DataFrame(
         {
-            "cid": view.cids.gather(raw["call"]),
+            "cid": raw["cid"],
             "task": tid,
             "pid": pid,
             "side": dec.side.gather(lpat),
@@ -634,7 +688,7 @@ def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tup
                 pl.when(kind == KIND_CODE["float"]).then(pl.lit(CLS_NUM, pl.UInt8)).otherwise(kind)
             ).to_series(),
             "num": raw["num"],
-            "str": view.strings.gather(raw["str"]),
+            "str": raw["text"],
             "len": raw["len"],
             "fold": dec.fold.gather(tid),
             "sc": raw["str"],

@@ -1,0 +1,96 @@
+"""Mining's per-corpus tables kept small (issue 21: peak RSS at 10M calls).
+
+CONSISTENT's input order of the calls (`call_order`) is built on integers instead of sorting the
+string columns; the mining view's string dictionary stays on disk (`View.codes`, `View.texts`). Each
+is held here to the plain definition it replaces, on the sample world and on real τ-bench output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from output_contracts.mining.data import View, call_indexes, clean_calls
+from output_contracts.mining.rules import consistent
+from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import ingest
+from output_contracts.traces.mining_view import VIEW_STRINGS_FILE
+
+
+def _reference_order(corpus: Corpus, clean: pl.DataFrame) -> pl.DataFrame:
+    """The definition `call_order` replaces: every call of the episodes holding a clean call, sorted by
+    (source, line, index) and numbered, episodes numbered by a dense rank of their ids."""
+    calls = corpus.scan_calls().select("cid", "trace_id", "source", "line", "index")
+    traces = calls.join(clean.lazy(), on="cid", how="semi").select("trace_id").unique()
+    return (
+        calls.join(traces, on="trace_id", how="semi")
+        .sort("source", "line", "index")
+        .with_row_index("ord")
+        .with_columns(pl.col("trace_id").rank("dense").cast(pl.UInt32).alias("trace"))
+        .select("cid", "trace", "ord")
+        .collect()
+        .sort("cid")
+    )
+
+
+def _clean(corpus: Corpus) -> pl.DataFrame:
+    calls, _ = clean_calls(corpus, "ok", None, ids=False, strings=False)
+    return calls.select("cid")
+
+
+@pytest.fixture(scope="module")
+def tau_airline(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    tau = shared_data / "tau_bench"
+    out = tmp_path_factory.mktemp("air") / "c"
+    ingest(
+        [tau / "trajectories" / "gpt-4o-airline.json"],
+        out,
+        format="tau-bench",
+        registry=tau / "airline" / "tools.json",
+    )
+    return Corpus.open(out)
+
+
+@pytest.mark.parametrize("bits", [64, 0])  # 0: the key never fits, the columns are ranked instead
+def test_call_order_is_the_sorted_numbering(
+    sample_corpus: Corpus, tau_airline: Corpus, bits: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consistent, "ORDER_KEY_BITS", bits)
+    for corpus in (sample_corpus, tau_airline):
+        clean = _clean(corpus)
+        got = consistent.call_order(corpus, clean).sort("cid")
+        assert_frame_equal(got, _reference_order(corpus, clean))
+        assert got.height > clean.height  # error calls of clean episodes are numbered too
+        assert got.schema == {"cid": pl.UInt64, "trace": pl.UInt32, "ord": pl.UInt32}
+
+
+def test_call_order_across_sources(tmp_path: Path, repo: Path) -> None:
+    """Several source files: input order is source first (by name), then line, then index."""
+    files = sorted((repo / "sample_traces" / "clean").glob("*"))[:3]
+    assert len(files) >= 2
+    ingest(files, tmp_path / "c")
+    corpus = Corpus.open(tmp_path / "c")
+    assert corpus.scan_calls().select(pl.col("source").n_unique()).collect().item() == len(files)
+    clean = _clean(corpus)
+    assert_frame_equal(consistent.call_order(corpus, clean).sort("cid"), _reference_order(corpus, clean))
+
+
+def test_view_strings_stay_on_disk(sample_corpus: Corpus) -> None:
+    view = View.open(sample_corpus)
+    assert view is not None
+    strings = pl.read_parquet(sample_corpus.path / VIEW_STRINGS_FILE)["str"]
+    picks = pl.Series([strings[len(strings) - 1], strings[0], strings[len(strings) // 2]])
+    codes = view.codes(picks)
+    assert codes.to_list() == [len(strings) - 1, 0, len(strings) // 2]
+    assert view.texts(pl.Series([2, None, 0, 2], dtype=pl.UInt32)).to_list() == [
+        strings[2],
+        None,
+        strings[0],
+        strings[2],
+    ]
+    with pytest.raises(Exception, match="missing from the mining view"):
+        view.codes(pl.Series(["\x00 not a value of the corpus"]))
+    cids = sample_corpus.scan_calls().select(pl.col("cid").sort()).collect()["cid"]
+    assert call_indexes(sample_corpus, cids.gather([5, 0, 9])).to_list() == [5, 0, 9]
