@@ -411,7 +411,12 @@ class Conditional:
             pl.col("n").sum(), pl.col("min_len").filter(pl.col("cls") == CLS_ARR).min()
         )
         count = {(t, p): (n, ml) for t, p, n, ml in held.iter_rows()}
-        tool_calls = dict(ctx.data.calls.group_by(pl.col("tool").cast(pl.String)).agg(pl.len()).iter_rows())
+        tool_calls = dict(
+            ctx.data.calls.group_by("tool")
+            .agg(pl.len())
+            .select(pl.col("tool").cast(pl.String), "len")
+            .iter_rows()
+        )  # grouped on the Categorical, the few groups made text (not every call's tool)
         in_sample = dict(
             ctx.sample.result()
             .filter(pl.col("cls") == CLS_STR)
@@ -608,7 +613,9 @@ class Conditional:
             of("v"), ["ppid", "vkey"], [pl.col("n").sum().alias("v_n"), pl.col("vtext").first()], k
         )
         per_tool = by_checker(
-            ctx.data.calls.group_by(pl.col("tool").cast(pl.String), "fold").agg(pl.len().alias("t_n")),
+            ctx.data.calls.group_by("tool", "fold")
+            .agg(pl.len().alias("t_n"))
+            .with_columns(pl.col("tool").cast(pl.String)),
             ["tool"],
             [pl.col("t_n").sum()],
             k,

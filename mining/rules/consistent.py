@@ -31,6 +31,7 @@ part and one fold, so they add up), example calls.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -204,6 +205,48 @@ def call_order(corpus: Corpus, clean: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns((ord_ - 1).cast(pl.UInt32).alias("ord"))
 
 
+@dataclass(frozen=True)
+class CallOrder:
+    """The episode (`trace`) and input order (`ord`) of every clean call, as two UInt32 columns in the
+    order of `cids`, the clean calls' keys sorted (the miner's call table's own column, not a copy):
+    8 bytes a call kept through the part loop instead of a (cid, trace, ord) table of 16."""
+
+    cids: pl.Series
+    trace: pl.Series
+    ord: pl.Series
+
+    @staticmethod
+    def of(cids: pl.Series, everything: pl.DataFrame) -> CallOrder:
+        """From the clean calls' keys and `call_order`'s rows (which hold every clean call)."""
+        if not cids.flags["SORTED_ASC"]:
+            cids = cids.sort()
+        at = cids.search_sorted(everything["cid"])
+        found = _found(cids, at, everything["cid"])
+        at = at.filter(found)
+        n = cids.len()  # (scatter writes in place: one new column each)
+        return CallOrder(
+            cids,
+            pl.zeros(n, pl.UInt32, eager=True).scatter(at, everything["trace"].filter(found)),
+            pl.zeros(n, pl.UInt32, eager=True).scatter(at, everything["ord"].filter(found)),
+        )
+
+    def holds(self, cids: pl.Series) -> pl.Series:
+        """Which of `cids` are clean calls."""
+        return _found(self.cids, self.cids.search_sorted(cids), cids)
+
+    def attach(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """`frame` (rows of clean calls, `cid`) with the `trace` and `ord` of their calls."""
+        at = self.cids.search_sorted(frame["cid"])
+        return frame.with_columns(self.trace.gather(at).alias("trace"), self.ord.gather(at).alias("ord"))
+
+
+def _found(sorted_cids: pl.Series, at: pl.Series, cids: pl.Series) -> pl.Series:
+    """Whether `sorted_cids` holds each of `cids`, `at` being their `search_sorted` positions."""
+    if sorted_cids.len() == 0:
+        return pl.Series([False] * cids.len())
+    return sorted_cids.gather(at.clip(0, sorted_cids.len() - 1)) == cids
+
+
 #: The statistics `Consistent.scan` returns per (tool, vp, kp, fold).
 _AGG_COLUMNS = ("n", "changed", "tasks", "calls", "keys", "vmin", "vmax", "ex")
 _LOW31 = (1 << 31) - 1
@@ -305,7 +348,7 @@ class Consistent:
 
     def plan(self, ctx: MiningContext) -> dict[str, pl.DataFrame] | None:
         """`cands` (tool, vp, kp), `pids` (pid, place) of every tool's nodes at a tracked place, and
-        `order` (cid, trace, ord): the clean calls' episode and input order."""
+        `order` (`CallOrder`): the clean calls' episode and input order."""
         cand = candidates(ctx.data.patterns)
         # A key is an identity (>= ID_MIN_KEYS distinct values in its repeats, counted in `finish`): a key
         # place showing at most SAMPLE_CATEGORY values among the candidate sample's calls is a category
@@ -364,8 +407,9 @@ class Consistent:
         clean = ctx.data.calls.select("cid")
         # every call of the clean episodes, errors included: they too touch what their arguments name
         everything = call_order(corpus, clean)
-        order = everything.join(clean, on="cid", how="semi").select("cid", "trace", "ord")
-        others = everything.join(clean, on="cid", how="anti").select("cid", "trace", "ord")
+        order = CallOrder.of(clean["cid"], everything)
+        others = everything.filter(~order.holds(everything["cid"]))
+        del everything
         kind = pl.col("kind")
         # the touches of the calls mining has no leaves of (errors, calls of tools left out): few
         if ctx.data.view is not None:
@@ -414,9 +458,11 @@ class Consistent:
         keys = (
             leaves.lazy()
             .filter(pl.col("place_id").is_in(plan["pairs"]["kp"].implode()) & pl.col("key").is_not_null())
-            .join(plan["order"].lazy(), on="cid")
-            .select("cid", "trace", "ord", pl.col("place_id").alias("kp"), "key", "tool_id", "task", "fold")
+            .select("cid", pl.col("place_id").alias("kp"), "key", "tool_id", "task", "fold")
             .collect()
+        )
+        keys = (
+            plan["order"].attach(keys).select("cid", "trace", "ord", "kp", "key", "tool_id", "task", "fold")
         )
         vals = leaves.select("cid", pl.col("place_id").alias("vp"), "val")
         args = (
@@ -424,20 +470,14 @@ class Consistent:
             if part.n_result is None
             else part.leaves.slice(part.n_result)
         )
-        touches = pl.concat(
-            [
-                args.lazy()
-                .filter(cls.is_in([CLS_STR, CLS_NUM]))
-                .join(plan["order"].lazy(), on="cid")
-                .select(
-                    "trace",
-                    "ord",
-                    entity_expr(cls == CLS_STR, pl.col("code") == KIND_CODE["int"]).alias("key"),
-                )
-                .filter(pl.col("key").is_not_null()),
-                plan["touches"].lazy(),
-            ]
-        ).collect()
+        arg_keys = (
+            args.lazy()
+            .filter(cls.is_in([CLS_STR, CLS_NUM]))
+            .select("cid", entity_expr(cls == CLS_STR, pl.col("code") == KIND_CODE["int"]).alias("key"))
+            .filter(pl.col("key").is_not_null())
+            .collect()
+        )
+        touches = pl.concat([plan["order"].attach(arg_keys).select("trace", "ord", "key"), plan["touches"]])
         judged = sighting_pairs(keys, vals, plan["pairs"], touches).join(
             plan["cand_ids"], on=["tool_id", "vp", "kp"], how="semi"
         )

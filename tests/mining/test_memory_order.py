@@ -94,3 +94,40 @@ def test_view_strings_stay_on_disk(sample_corpus: Corpus) -> None:
         view.codes(pl.Series(["\x00 not a value of the corpus"]))
     cids = sample_corpus.scan_calls().select(pl.col("cid").sort()).collect()["cid"]
     assert call_indexes(sample_corpus, cids.gather([5, 0, 9])).to_list() == [5, 0, 9]
+
+
+@pytest.mark.parametrize("step", [7, 50, 1_000_000])
+def test_first_calls_in_slices(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
+    """Slicing the calls changes nothing: the same rows, in the same order, as one group-by over all."""
+    from output_contracts.mining import data
+
+    rng = __import__("random").Random(step)
+    n = 400
+    calls = pl.DataFrame(
+        {
+            "cid": sorted(rng.sample(range(1 << 40), n)),
+            "task": [rng.randrange(30) for _ in range(n)],
+            "tool": pl.Series([rng.choice("abcd") for _ in range(n)]).cast(pl.Categorical),
+            "fold": pl.Series([rng.randrange(3) for _ in range(n)], dtype=pl.Int32),
+        },
+        schema_overrides={"cid": pl.UInt64},
+    )
+    want = (
+        calls.sort("cid").group_by("tool", "fold", maintain_order=True).head(9).select("cid", "tool", "fold")
+    )
+    monkeypatch.setattr(data, "FIRST_CALLS_SLICE", step)
+    for frame in (calls, calls.sample(fraction=1.0, shuffle=True, seed=step)):  # sorted, and not
+        assert_frame_equal(data.first_calls(frame, 9), want)
+
+
+def test_call_order_columns_attach_like_a_join(sample_corpus: Corpus) -> None:
+    """`CallOrder` (trace and ord aligned with the sorted clean keys) gives what a join on cid gives."""
+    clean = _clean(sample_corpus).sort("cid")
+    everything = consistent.call_order(sample_corpus, clean)
+    order = consistent.CallOrder.of(clean["cid"], everything)
+    joined = everything.join(clean, on="cid", how="semi")
+    assert order.holds(everything["cid"]).sum() == joined.height == clean.height
+    probe = clean.sample(n=500, seed=3)
+    assert_frame_equal(
+        order.attach(probe).sort("cid"), probe.join(joined, on="cid").sort("cid"), check_column_order=False
+    )
