@@ -142,6 +142,9 @@ def mine(
                 got = c.scan(ctx, part, plan)
                 if got is not None:
                     acc.append(detach(got))
+                    compact = getattr(c, "compact", None)
+                    if compact is not None and len(acc) >= COMPACT_AFTER:
+                        acc[:] = [detach(compact(acc))]
             del part, got
             progress.advance()
         frames = [
@@ -163,6 +166,12 @@ def mine(
     progress.advance()
     progress.finish()
     return cs
+
+
+#: Parts after which a rule class that can (`compact`, `output_contracts.mining.rules.base`) merges the
+#: rows it has so far into one frame: at 10M calls FORMAT's per-part shape counts were 215 MiB over 82
+#: parts when merged at the end.
+COMPACT_AFTER = 8
 
 
 def resolve_params(params: MineParams | None, settings: Mapping[str, Any]) -> MineParams:

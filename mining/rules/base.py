@@ -12,6 +12,11 @@ task part at a time (`output_contracts.mining.data.MiningData.parts`):
 - `finish(ctx, plan, rows)`: merge the parts' rows per checker (`output_contracts.mining.data.by_checker`) and
   keep what meets the class's keep-only-if. The miner applies nothing else.
 
+A class whose rows per part grow with the corpus may also define `compact(rows)`: the parts' rows so
+far merged into one frame of the same columns and types (the monoid's own merge, so that `finish` on
+it gives exactly what it gives on the rows), which the miner calls every `COMPACT_AFTER` parts; its
+memory then follows the distinct keys, not the number of parts.
+
 Because every statistic is a monoid over task parts, the result does not depend on how many parts the
 corpus was read in (a test mines the same corpus in one part and in several and compares the bytes).
 """

@@ -120,6 +120,17 @@ class Format:
             [pl.concat([by_level[lv], totals]).with_columns(pl.lit(lv).alias("level")) for lv in LEVELS]
         )
 
+    def compact(self, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        """The parts' rows merged: distinct tasks and calls of a (pool, value, fold, split, level) add up
+        over parts (a task lies in one part), and `finish` only ever sums them."""
+        allrows = pl.concat(rows)
+        return (
+            allrows.group_by("pool", "str", "fold", "split", "level")
+            .agg(pl.col("vtasks").sum(), pl.col("calls").sum())
+            .select(allrows.columns)
+            .cast(dict(allrows.schema))
+        )
+
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
         if plan is None or not rows:
             return cand_frame()

@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 
 from output_contracts.mining.data import View, call_indexes, clean_calls
 from output_contracts.mining.rules import consistent
+from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 from output_contracts.traces.mining_view import VIEW_STRINGS_FILE
@@ -131,3 +132,18 @@ def test_call_order_columns_attach_like_a_join(sample_corpus: Corpus) -> None:
     assert_frame_equal(
         order.attach(probe).sort("cid"), probe.join(joined, on="cid").sort("cid"), check_column_order=False
     )
+
+
+def test_compacted_rows_mine_the_same_bytes(
+    sample_corpus: Corpus, sample_contracts: ContractSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class's rows merged every two parts (`compact`) give the contract set mined in one part
+    (the session's `sample_contracts`: folds 5, seed 13)."""
+    from output_contracts.jsonutil import canonical_str
+    from output_contracts.mining import miner
+    from output_contracts.mining.data import leaf_rows
+
+    monkeypatch.setattr(miner, "COMPACT_AFTER", 2)
+    got = miner.mine(sample_corpus, folds=5, seed=13, part_rows=leaf_rows(sample_corpus) // 7 + 1)
+    assert canonical_str(got.to_json()) == canonical_str(sample_contracts.to_json())
+    assert any(r.code == "FORMAT" for tc in got.tools.values() for r in tc.rules)
