@@ -170,7 +170,7 @@ def mine_command(
             min=1,
             metavar="N",
             help="Leaf rows read at once: a bigger corpus is mined in task parts, one at a time "
-            "(bounded memory; the output does not depend on it). Default: mine.part_rows, 3,000,000.",
+            "(bounded memory; the output does not depend on it). Default: mine.part_rows, 2,000,000.",
         ),
     ] = None,
     fmt: Annotated[

@@ -61,8 +61,9 @@ _U64 = pl.UInt64
 #: Leaf rows (of the whole leaves file, clean or not) per task part; a corpus below it is mined in one
 #: part, read once. Smaller parts cost no CPU down to about this size (the bench world at 1M calls, 24M
 #: leaf rows: 12M-row parts 58.8 CPU-s and 2.3 GiB peak, 6M 57.1 and 1.5 GiB, 3M 52.7 and 1.15 GiB,
-#: 1.5M 53.2 and 1.07 GiB): below it the peak is the per-corpus tables, not the part.
-PART_ROWS = 3_000_000
+#: 1.5M 53.2 and 1.07 GiB). At 10M calls (235M leaf rows), once no per-corpus table held more than a
+#: few bytes a call, the peak was the part: 2,076 MiB with 3M-row parts, 1,595 MiB with 2M.
+PART_ROWS = 2_000_000
 #: Calls per (tool, fold), first by call key, whose numbers RELATION proposes candidates from ...
 SAMPLE_CALLS = 4000
 #: ... and whose scalars refute ECHO candidates (a prefix of the same calls).
@@ -176,11 +177,19 @@ class View:
         """View rows [start, start + rows) of the selected tools' clean calls (`selecting`)."""
         return self._filtered(pl.scan_parquet(self.path).slice(start, rows))
 
-    def scan_with_leaves(self, start: int, rows: int) -> pl.LazyFrame:
-        """`scan`, with `cid` and `text` (the string of `str`) from the same rows of `leaves.parquet`."""
-        view = pl.scan_parquet(self.path).slice(start, rows)
-        leaves = pl.scan_parquet(self.leaves).slice(start, rows).select("cid", pl.col("str").alias("text"))
-        return self._filtered(pl.concat([view, leaves], how="horizontal"))
+    def read_with_leaves(self, start: int, rows: int) -> pl.DataFrame:
+        """`scan`'s rows, read, with `cid` and `text` (the string of `str`) from the same rows of
+        `leaves.parquet`; one chunk per column (misaligned chunks make every later filter re-align
+        them). The two files are read apart and put side by side before the filters."""
+        view = pl.scan_parquet(self.path).slice(start, rows).collect().rechunk()
+        leaves = (
+            pl.scan_parquet(self.leaves)
+            .slice(start, rows)
+            .select("cid", pl.col("str").alias("text"))
+            .collect()
+            .rechunk()
+        )
+        return self._filtered(view.hstack(leaves).lazy()).collect()
 
     def _filtered(self, lf: pl.LazyFrame) -> pl.LazyFrame:
         # the slice comes first (a range of file rows), then the filters
@@ -643,9 +652,12 @@ class ViewDecode:
         """The tid of each task code (null: not a clean task's)."""
         if self.task_codes.len() == 0:
             return pl.Series("tid", [None] * codes.len(), pl.UInt32)
-        at = self.task_codes.search_sorted(codes).clip(0, self.task_codes.len() - 1)
-        found = self.task_codes.gather(at) == codes
-        return pl.select(pl.when(found).then(self.task_tids.gather(at))).to_series().alias("tid")
+        # once per run of equal codes (a part's rows come task by task)
+        values = codes.rle().struct.field("value")
+        at = self.task_codes.search_sorted(values).clip(0, self.task_codes.len() - 1)
+        found = self.task_codes.gather(at) == values
+        per_run = pl.select(pl.when(found).then(self.task_tids.gather(at))).to_series()
+        return per_run.gather(codes.rle_id()).alias("tid")
 
 
 def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tuple[pl.DataFrame, int]:
@@ -653,9 +665,7 @@ def _read_view_chunk(data: MiningData, view: View, start: int, rows: int) -> tup
     plus `sc`, the string's code (equal strings, equal codes); ids come from small lookup tables
     (`ViewDecode`, built by `load`) instead of decoding strings, call keys and string texts from the
     same rows of `leaves.parquet`. The rows are put result side first, each side in file order."""
-    raw = (
-        view.scan_with_leaves(start, rows).collect().rechunk()
-    )  # one chunk per column: misaligned chunks make every later filter re-align them
+    raw = view.read_with_leaves(start, rows)
     dec = data.decode
     assert dec is not None, "load builds the view's lookup tables"
     tid = dec.tids(raw["task"])
