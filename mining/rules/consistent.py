@@ -346,7 +346,7 @@ class Consistent:
 
     codes = ("CONSISTENT",)
 
-    def plan(self, ctx: MiningContext) -> dict[str, pl.DataFrame] | None:
+    def plan(self, ctx: MiningContext) -> dict[str, Any] | None:
         """`cands` (tool, vp, kp), `pids` (pid, place) of every tool's nodes at a tracked place, and
         `order` (`CallOrder`): the clean calls' episode and input order."""
         cand = candidates(ctx.data.patterns)

@@ -128,7 +128,7 @@ class Format:
             allrows.group_by("pool", "str", "fold", "split", "level")
             .agg(pl.col("vtasks").sum(), pl.col("calls").sum())
             .select(allrows.columns)
-            .cast(dict(allrows.schema))
+            .cast(allrows.schema)
         )
 
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
