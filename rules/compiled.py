@@ -52,7 +52,16 @@ from output_contracts.rules.base import (
     kind_of,
 )
 from output_contracts.rules.conditional import ConditionalParams
-from output_contracts.rules.consistent import CallId, EpisodeMemory, episode_witness
+from output_contracts.rules.consistent import (
+    _ABSENT,
+    _JUDGED_TYPES,
+    CallId,
+    EpisodeMemory,
+    _ekey,
+    episode_witness,
+    judged,
+    walk_steps,
+)
 from output_contracts.rules.dates import TZ_MODES, parse_instant, str_instant
 from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, render_witness
@@ -1076,6 +1085,64 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
 # Programs per contract set, and the per-call entry point
 
 
+def _observer(
+    template: EpisodeMemory,
+) -> Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None:
+    """`EpisodeMemory.observe` written out for the template's places (`observe(seen, known, result,
+    call_id, tool)` on a memory's `_seen` and `_known`): the same lookups, tests and stores in the same
+    order, with each key a constant and no loop over the plan (a memory's plan is its places': one
+    sharing the template's places has the template's plan). None when there are no places."""
+    if not template.pairs:
+        return None
+    w = _Writer()
+    lines = [
+        "def observe(seen, known, R, cid, tool):",
+        "    if type(R) is not dict and not isinstance(R, dict):",
+        "        return",
+        "    get = R.get",
+    ]
+    for k, ks, ktop, places in template._plan:
+        kv, key, hit = w.name("kv"), w.name("key"), w.name("hit")
+        read = (
+            f"get({w.const(ktop)}, _ABSENT)" if ktop is not None else f"_walk(R, {w.const(ks)}, {w.const(k)})"
+        )
+        lines += [
+            f"    {kv} = {read}",
+            f"    if {kv} is not _ABSENT:",
+            f"        {key} = {kv} if type({kv}) is str else _ekey({kv})",
+            f"        if {key} is not None:",
+            f"            {hit} = False",
+        ]
+        for i, p, ps, ptop in places:
+            pv = w.name("pv")
+            pread = (
+                f"get({w.const(ptop)}, _ABSENT)"
+                if ptop is not None
+                else f"_walk(R, {w.const(ps)}, {w.const(p)})"
+            )
+            lines += [
+                f"            {pv} = {pread}",
+                f"            if {pv} is not _ABSENT and (type({pv}) in _JT or _judged({pv})):",
+                f"                seen[{int(i)}][{key}] = ({pv}, cid, tool)",
+                f"                {hit} = True",
+            ]
+        lines += [f"            if {hit}:", f"                known.add({key})"]
+    ns: dict[str, Any] = {
+        "_ABSENT": _ABSENT,
+        "_ekey": _ekey,
+        "_walk": walk_steps,
+        "_JT": _JUDGED_TYPES,
+        "_judged": judged,
+        **w.consts,
+    }
+    try:
+        exec(compile("\n".join(lines) + "\n", "<contracts compiled episode memory>", "exec"), ns)
+    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly many places
+        return None
+    fn: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] = ns["observe"]
+    return fn
+
+
 @dataclass(frozen=True)
 class Program:
     """The compiled checker of one contract set, checker (`fold`) and `codes` filter."""
@@ -1085,6 +1152,10 @@ class Program:
     episode: dict[str, list[Rule]]
     #: the (P, K) places of the checker's CONSISTENT rules: what an episode's memory tracks
     places: tuple[tuple[str, str], ...] = ()
+    #: an empty memory of those places (`compiled_memory` gives copies of it), and its `observe`
+    #: written out (`_observer`): used on a memory that shares the template's places
+    template: EpisodeMemory | None = None
+    observe: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None = None
 
 
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
@@ -1133,7 +1204,8 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
         maps = (tc.map_parents("arg"), tc.map_parents("result")) if tc is not None and tc.maps else none
         tools[tool] = compile_tool(rules, maps)
     places = tuple((r.paths[0], r.paths[1]) for rules in episode.values() for r in rules)
-    prog = Program(sha, tools, episode, places)
+    template = EpisodeMemory(places)
+    prog = Program(sha, tools, episode, places, template, _observer(template))
     if len(_PROGRAMS) >= CACHE_SIZE:
         _PROGRAMS.clear()
     _PROGRAMS[key] = prog
@@ -1144,7 +1216,8 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
 def compiled_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeMemory:
     """`evaluate.episode_memory` from the cached program: an empty memory of one episode, without
     listing the contract set's rules again (a stream starts one per episode)."""
-    return EpisodeMemory(program(contracts, fold).places)
+    prog = program(contracts, fold)
+    return prog.template.blank() if prog.template is not None else EpisodeMemory(prog.places)
 
 
 def compiled_violations(
@@ -1198,12 +1271,19 @@ def compiled_violations(
                 return []  # the call holds
             out = [tp.witness(i, p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
     if memory is not None:
-        if codes is None or EPISODE_CODE in codes:
+        if (codes is None or EPISODE_CODE in codes) and memory._known:  # an empty memory breaks nothing
             for rule in prog.episode.get(tool, ()):
                 seen = memory.breaks(rule, result)
                 if seen is not None:
                     out.append(episode_witness(rule, result, seen))
-        memory.record(tool, arguments, result, call_id)
+        observe = prog.observe
+        if observe is not None and prog.template is not None and memory.pairs is prog.template.pairs:
+            # `memory.record`, with its `observe` written out for these places
+            if memory._known:
+                memory.touch(arguments)
+            observe(memory._seen, memory._known, result, call_id, tool)
+        else:
+            memory.record(tool, arguments, result, call_id)
     if len(out) > 1:
         out.sort(key=Violation.sort_key)
     return out
