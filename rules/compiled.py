@@ -1143,6 +1143,44 @@ def _observer(
     return fn
 
 
+def _seen_test(
+    template: EpisodeMemory, rules: Sequence[Rule]
+) -> Callable[[list[dict[Any, Any]], Any], bool] | None:
+    """For one tool's CONSISTENT rules: `test(seen, result)`, False only when no rule can break, that is
+    when `EpisodeMemory.breaks` would give None for each without looking further (the result's entity at
+    K not seen at the rule's place), on a memory with the template's places. K one key below the result
+    is read by `get`; a deeper K, or a result that is not a dict, answers True (`breaks` decides)."""
+    w = _Writer()
+    lines = ["def test(seen, R):", "    if type(R) is not dict:", "        return True"]
+    by_k: dict[str, list[int]] = {}
+    for r in rules:
+        p, k = r.paths
+        i = template._index.get((p, k))
+        if i is None:
+            continue  # `breaks` gives None at once
+        by_k.setdefault(k, []).append(i)
+    for k, idx in by_k.items():
+        toks = k.split("/")
+        if k == "" or len(toks) != 2 or toks[1].isdigit():
+            return None  # deeper, the root, or an index: `breaks` walks it
+        kv, key = w.name("kv"), w.name("key")
+        lines += [
+            f"    {kv} = R.get({w.const(unescape_token(toks[1]))}, _ABSENT)",
+            f"    if {kv} is not _ABSENT:",
+            f"        {key} = {kv} if type({kv}) is str else _ekey({kv})",
+            f"        if {key} is not None and ({' or '.join(f'{key} in seen[{i}]' for i in idx)}):",
+            "            return True",
+        ]
+    lines.append("    return False")
+    ns: dict[str, Any] = {"_ABSENT": _ABSENT, "_ekey": _ekey, **w.consts}
+    try:
+        exec(compile("\n".join(lines) + "\n", "<contracts compiled episode test>", "exec"), ns)
+    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly many places
+        return None
+    fn: Callable[[list[dict[Any, Any]], Any], bool] = ns["test"]
+    return fn
+
+
 @dataclass(frozen=True)
 class Program:
     """The compiled checker of one contract set, checker (`fold`) and `codes` filter."""
@@ -1156,6 +1194,8 @@ class Program:
     #: written out (`_observer`): used on a memory that shares the template's places
     template: EpisodeMemory | None = None
     observe: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None = None
+    #: per tool with CONSISTENT rules, `_seen_test`: whether any of them can break (its entity seen)
+    seen_tests: dict[str, Callable[[list[dict[Any, Any]], Any], bool]] = field(default_factory=dict)
 
 
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
@@ -1205,7 +1245,8 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
         tools[tool] = compile_tool(rules, maps)
     places = tuple((r.paths[0], r.paths[1]) for rules in episode.values() for r in rules)
     template = EpisodeMemory(places)
-    prog = Program(sha, tools, episode, places, template, _observer(template))
+    seen_tests = {t: f for t, rules in episode.items() if (f := _seen_test(template, rules)) is not None}
+    prog = Program(sha, tools, episode, places, template, _observer(template), seen_tests)
     if len(_PROGRAMS) >= CACHE_SIZE:
         _PROGRAMS.clear()
     _PROGRAMS[key] = prog
@@ -1271,13 +1312,19 @@ def compiled_violations(
                 return []  # the call holds
             out = [tp.witness(i, p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
     if memory is not None:
-        if (codes is None or EPISODE_CODE in codes) and memory._known:  # an empty memory breaks nothing
-            for rule in prog.episode.get(tool, ()):
+        ours = prog.template is not None and memory.pairs is prog.template.pairs
+        erules = prog.episode.get(tool) if memory._known else None  # an empty memory breaks nothing
+        if (
+            erules
+            and (codes is None or EPISODE_CODE in codes)
+            and (not ours or (st := prog.seen_tests.get(tool)) is None or st(memory._seen, result))
+        ):
+            for rule in erules:
                 seen = memory.breaks(rule, result)
                 if seen is not None:
                     out.append(episode_witness(rule, result, seen))
         observe = prog.observe
-        if observe is not None and prog.template is not None and memory.pairs is prog.template.pairs:
+        if observe is not None and ours:
             # `memory.record`, with its `observe` written out for these places
             if memory._known:
                 memory.touch(arguments)

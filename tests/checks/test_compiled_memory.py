@@ -28,11 +28,23 @@ RULES = {
     ),
     "u": (_rule("u", ["/v", "/id"]), _rule("u", ["/s", "/k"])),
 }
+KEYS = ("id", "k", "s", "v", "o", "a/b", "x")
 CS = ContractSet(
     params={"k": 1, "seed": 13}, corpus={}, tools={t: ToolContracts(rules=r) for t, r in RULES.items()}
 )
-KEYS = ("id", "k", "s", "v", "o", "a/b", "x")
-SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([1.0, 2.5, "a", "b", "1", 2**53])
+SCALARS = st.sampled_from([None, True, 0, 1, 1.0, 2.5, "a", "b", "1", 2**53])
+#: results where entities repeat: few keys, few values, objects most of the time
+SMALL = st.sampled_from(["a", "b", 1, 1.0, None])
+FLAT = st.fixed_dictionaries(
+    {"id": SMALL},
+    optional={
+        "v": SMALL,
+        "s": SMALL,
+        "k": SMALL,
+        "a/b": SMALL,
+        "o": st.fixed_dictionaries({"id": SMALL}, optional={"v": SMALL}),
+    },
+)
 JSON = st.recursive(
     SCALARS,
     lambda ch: st.lists(ch, max_size=3) | st.dictionaries(st.sampled_from(KEYS), ch, max_size=4),
@@ -41,10 +53,10 @@ JSON = st.recursive(
 CALLS = st.lists(
     st.tuples(
         st.sampled_from(["t", "u", "w"]),
-        st.dictionaries(st.sampled_from(KEYS), SCALARS, max_size=2),
-        st.dictionaries(st.sampled_from(KEYS), JSON, max_size=6) | JSON,
+        st.just({}) | st.just({}) | st.dictionaries(st.sampled_from(KEYS), SCALARS, max_size=2),
+        FLAT | FLAT | st.dictionaries(st.sampled_from(KEYS), JSON, max_size=6) | JSON,
     ),
-    max_size=8,
+    max_size=10,
 )
 
 
@@ -52,6 +64,9 @@ def test_compiled_memory_takes_the_written_out_observe() -> None:
     prog = program(CS)
     assert prog.observe is not None and prog.template is not None
     assert compiled_memory(CS).pairs is prog.template.pairs
+    # tool u's entities are one key below the result: its rules are skipped unless one was seen; t's
+    # `/o/id` is deeper, so `breaks` decides every time
+    assert set(prog.seen_tests) == {"u"}
 
 
 @settings(max_examples=300, deadline=None)
@@ -64,3 +79,11 @@ def test_written_out_observe_is_record(calls: list[tuple[str, dict[str, Any], An
         got = compiled_violations(CS, tool, args, result, memory=fast, call_id=f"c{i}")
         assert got == want
         assert fast._seen == plain._seen and fast._known == plain._known
+
+
+def test_a_changed_value_breaks_on_both_paths() -> None:
+    plain, fast = episode_memory(CS), compiled_memory(CS)
+    for i, (tool, result) in enumerate((("t", {"id": "a", "v": 1}), ("u", {"id": "a", "v": 2}))):
+        want = call_violations(CS, tool, {}, result, memory=plain, call_id=f"c{i}")
+        assert compiled_violations(CS, tool, {}, result, memory=fast, call_id=f"c{i}") == want
+    assert [v.code for v in want] == ["CONSISTENT"]
