@@ -12,8 +12,10 @@ are byte-identical (a hypothesis test holds the two to the same violations).
 Covered inline: REQUIRED (the keys of one parent tested together first), TYPE, POSITIVE, NONNEG,
 DOMAIN, RANGE (floats and ints below 2^53 compared without `float()`, which gives the same answers;
 years of date prefixes kept in a bounded memo), LENGTH and FORMAT at their place (FORMAT as one regular
-expression of the allowed shapes, `format_breaks`, its answer per string kept per rule in a bounded memo:
-ids, names and states repeat across calls); after the walk, on the one node of each place, ECHO,
+expression of the allowed shapes, `format_breaks`). The tests of one place are written together under one
+test of the value's type (`str`; `int` or `float`; anything else, in each test's general form), and at a
+place with FORMAT or a year's RANGE the strings that pass all of them are kept in a bounded memo: ids,
+names, states and dates repeat across calls. After the walk, on the one node of each place, ECHO,
 RELATION (its arithmetic written out: `rhs_of` and `within`, the same operations in the same order),
 CONDITIONAL (not sum: strings by set membership, numbers by sign) and DATE_ORDER (instants kept per mode)
 between places without wildcards; at each array element (or map entry), RELATION between members of that
@@ -22,7 +24,9 @@ of one path under one wildcard (the first of each value kept, the paths of repea
 the code's own finder (`PropertyCode.find`), run on the nodes the walk collected for that rule's operands
 only (still no full index): ECHO with wildcards, RELATION across elements and sum_over with wildcards in
 A or the array, CONDITIONAL sum, DATE_ORDER with wildcards, composite and nested UNIQUE. CONSISTENT is
-judged against the episode memory exactly as the engine does. Whole-call fallback to the generic engine:
+judged against the episode memory exactly as the engine does; on a memory from `compiled_memory` its
+`observe` is written out per contract set (`_observer`), and a tool's CONSISTENT rules are looked at only
+when the result's entity was seen at one of their places (`_seen_test`). Whole-call fallback to the generic engine:
 an object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
 share a pattern token), and a tool whose generated source does not compile. Object keys are taken to be
 strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold. A witness is
