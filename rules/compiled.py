@@ -504,11 +504,14 @@ class _Writer:
 
     def tests(self, tests: Sequence[_Test], v: str, t: str, path: str) -> list[str]:
         """The one-place tests of a place, under one test of the value's type: a `str`, an `int` or
-        `float`, anything else (each test's general form). The strings that pass every test of a place
+        `float`, anything else (each test's general form; the general forms alone at a place whose TYPE
+        is another kind). The strings that pass every test of a place
         with a costly one (FORMAT, a year) are kept, bounded, so a repeated string costs one lookup."""
         on_str = [x for te in tests for x in te.on_str(v, path)]
         on_num = [x for te in tests for x in te.on_num(v, t, path)]
         other = [x for te in tests for x in te.other(v, t, path)]
+        if any(te.other_kind for te in tests):
+            return other  # a place of objects, arrays, booleans or nulls: each test in its general form
         if on_str and any(te.pure for te in tests):
             good, n0 = self.const(set()), self.name("o")
             on_str = [
@@ -574,6 +577,8 @@ class _Test:
     on_num: Callable[[str, str, str], list[str]]
     other: Callable[[str, str, str], list[str]]
     pure: bool = False
+    #: TYPE's kind is neither a string nor a number: the place's values are mostly of another type
+    other_kind: bool = False
 
 
 def _nothing(*_a: str) -> list[str]:
@@ -624,6 +629,7 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> _Test:
                     f"({t} in _KOT or not _type_ok({v}, {wk}))"
                 )
             ),
+            other_kind=not holding & {str, int, float},
         )
     if name in ("POSITIVE", "NONNEG"):
         op = "<=" if name == "POSITIVE" else "<"
