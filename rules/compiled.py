@@ -12,8 +12,10 @@ are byte-identical (a hypothesis test holds the two to the same violations).
 Covered inline: REQUIRED (the keys of one parent tested together first), TYPE, POSITIVE, NONNEG,
 DOMAIN, RANGE (floats and ints below 2^53 compared without `float()`, which gives the same answers;
 years of date prefixes kept in a bounded memo), LENGTH and FORMAT at their place (FORMAT as one regular
-expression of the allowed shapes, `format_breaks`, its answer per string kept per rule in a bounded memo:
-ids, names and states repeat across calls); after the walk, on the one node of each place, ECHO,
+expression of the allowed shapes, `format_breaks`). The tests of one place are written together under one
+test of the value's type (`str`; `int` or `float`; anything else, in each test's general form), and at a
+place with FORMAT or a year's RANGE the strings that pass all of them are kept in a bounded memo: ids,
+names, states and dates repeat across calls. After the walk, on the one node of each place, ECHO,
 RELATION (its arithmetic written out: `rhs_of` and `within`, the same operations in the same order),
 CONDITIONAL (not sum: strings by set membership, numbers by sign) and DATE_ORDER (instants kept per mode)
 between places without wildcards; at each array element (or map entry), RELATION between members of that
@@ -22,7 +24,9 @@ of one path under one wildcard (the first of each value kept, the paths of repea
 the code's own finder (`PropertyCode.find`), run on the nodes the walk collected for that rule's operands
 only (still no full index): ECHO with wildcards, RELATION across elements and sum_over with wildcards in
 A or the array, CONDITIONAL sum, DATE_ORDER with wildcards, composite and nested UNIQUE. CONSISTENT is
-judged against the episode memory exactly as the engine does. Whole-call fallback to the generic engine:
+judged against the episode memory exactly as the engine does; on a memory from `compiled_memory` its
+`observe` is written out per contract set (`_observer`), and a tool's CONSISTENT rules are looked at only
+when the result's entity was seen at one of their places (`_seen_test`). Whole-call fallback to the generic engine:
 an object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
 share a pattern token), and a tool whose generated source does not compile. Object keys are taken to be
 strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold. A witness is
@@ -52,8 +56,17 @@ from output_contracts.rules.base import (
     kind_of,
 )
 from output_contracts.rules.conditional import ConditionalParams
-from output_contracts.rules.consistent import CallId, EpisodeMemory, episode_witness
-from output_contracts.rules.dates import TZ_MODES, parse_instant
+from output_contracts.rules.consistent import (
+    _ABSENT,
+    _JUDGED_TYPES,
+    CallId,
+    EpisodeMemory,
+    _ekey,
+    episode_witness,
+    judged,
+    walk_steps,
+)
+from output_contracts.rules.dates import TZ_MODES, parse_instant, str_instant
 from output_contracts.rules.echo import echo_equal
 from output_contracts.rules.evaluate import EPISODE_CODE, call_violations, code, render_witness
 from output_contracts.rules.format import FORMAT_MAX_LEN, LONG, NON_ASCII
@@ -92,8 +105,9 @@ _INSTANTS: dict[str, dict[str, int | None]] = {tz: {} for tz in TZ_MODES}
 
 
 def _instant(v: str, tz: str) -> int | None:
-    """`parse_instant` of a string in mode `tz`, kept (DATE_ORDER's two places: dates repeat)."""
-    x = parse_instant(v, tz)
+    """`parse_instant` of a string in mode `tz`, kept (DATE_ORDER's two places: dates repeat): here, not
+    in `parse_instant`'s own cache as well."""
+    x = str_instant(v, tz)
     if len(v) <= _DATE_MAX_LEN:  # what can be a date (long text is not kept)
         memo = _INSTANTS[tz]
         if len(memo) >= INSTANTS_SIZE:
@@ -309,9 +323,12 @@ class _Node:
     descent: str
     children: dict[str, _Node] = field(default_factory=dict)
     acts: list[Callable[[str, str, str], list[str]]] = field(default_factory=list)
+    #: the one-place tests at this place (TYPE, POSITIVE, NONNEG, DOMAIN, RANGE, LENGTH, FORMAT):
+    #: written together, under one test of the value's type (`_Writer.tests`)
+    tests: list[_Test] = field(default_factory=list)
     #: REQUIRED rules of this parent: (rule index, rule)
     required: list[tuple[int, Rule]] = field(default_factory=list)
-    #: TYPE rules among `acts`: (rule index, the types that hold, the kind, "$args" or "")
+    #: TYPE rules among `tests`: (rule index, the types that hold, the kind, "$args" or "")
     kinds: list[tuple[int, frozenset[type], str, str]] = field(default_factory=list)
 
 
@@ -370,6 +387,8 @@ class _Writer:
         path = _path_expr(pieces)
         for act in node.acts:
             self.lines.extend(ind + line for line in act(var, tvar, path))
+        if node.tests:
+            self.lines.extend(ind + line for line in self.tests(node.tests, var, tvar, path))
         if not node.children and not node.required:
             return
         stars = {t: c for t, c in node.children.items() if t == INDEX_TOKEN or fixed_index(t) is not None}
@@ -416,7 +435,11 @@ class _Writer:
                 leaves = {
                     t
                     for t, c in keyed
-                    if not c.children and not c.required and len(c.acts) == 1 and len(c.kinds) == 1
+                    if not c.children
+                    and not c.required
+                    and not c.acts
+                    and len(c.tests) == 1
+                    and len(c.kinds) == 1
                 }
                 if len(leaves) >= WIDE_KEYS:
                     keyed = [(t, c) for t, c in keyed if t not in leaves]
@@ -479,6 +502,42 @@ class _Writer:
             self.lines.append(f"{ind}{'elif' if dict_lines else 'if'} {tvar} is list:")
             self.lines.extend(list_lines)
 
+    def tests(self, tests: Sequence[_Test], v: str, t: str, path: str) -> list[str]:
+        """The one-place tests of a place, under one test of the value's type: a `str`, an `int` or
+        `float`, anything else (each test's general form; the general forms alone at a place whose TYPE
+        is another kind). The strings that pass every test of a place
+        with a costly one (FORMAT, a year) are kept, bounded, so a repeated string costs one lookup."""
+        on_str = [x for te in tests for x in te.on_str(v, path)]
+        on_num = [x for te in tests for x in te.on_num(v, t, path)]
+        other = [x for te in tests for x in te.other(v, t, path)]
+        if any(te.other_kind for te in tests):
+            return other  # a place of objects, arrays, booleans or nulls: each test in its general form
+        if on_str and any(te.pure for te in tests):
+            good, n0 = self.const(set()), self.name("o")
+            on_str = [
+                f"if {v} not in {good}:",
+                f"    {n0} = len(out)",
+                *("    " + x for x in on_str),
+                f"    if len(out) == {n0} and len({v}) <= {FORMAT_MAX_LEN}:",
+                f"        if len({good}) >= {MEMO_SIZE}:",
+                f"            {good}.clear()",
+                f"        {good}.add({v})",
+            ]
+        lines: list[str] = []
+        branches = [(f"{t} is str", on_str), (f"{t} is int or {t} is float", on_num)]
+        if not other:  # nothing for another type: only the branches that do something
+            branches = [(c, b) for c, b in branches if b]
+        for i, (cond, body) in enumerate(branches):
+            lines.append(f"{'elif' if i else 'if'} {cond}:")
+            lines.extend("    " + x for x in body or ["pass"])
+        if other:
+            if lines:
+                lines.append("else:")
+                lines.extend("    " + x for x in other)
+            else:
+                lines.extend(other)
+        return lines
+
     def _sub(
         self,
         into: list[str],
@@ -506,83 +565,139 @@ def _holding(want: str) -> frozenset[type]:
     )
 
 
-def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], list[str]]:
-    """The inline test of a one-place code at its place: lines appending (ri, path) when it breaks."""
+@dataclass(frozen=True)
+class _Test:
+    """A one-place code's test at its place, in three parts, each giving the lines that append (rule
+    index, path) when it breaks: `on_str` for a value of type `str` exactly, `on_num` for `int` or
+    `float` exactly (given the value and type variables), `other` for any other value (the general
+    test, right for every type). `pure`: on a `str` its answer depends on the string alone and costs
+    more than one lookup (FORMAT, a year's RANGE), so the place's strings that pass are worth keeping."""
+
+    on_str: Callable[[str, str], list[str]]
+    on_num: Callable[[str, str, str], list[str]]
+    other: Callable[[str, str, str], list[str]]
+    pure: bool = False
+    #: TYPE's kind is neither a string nor a number: the place's values are mostly of another type
+    other_kind: bool = False
+
+
+def _nothing(*_a: str) -> list[str]:
+    return []
+
+
+def _node_test(w: _Writer, rule: Rule, ri: int) -> _Test:
+    """The inline test of a one-place code at its place (`_Test`: its lines per type of the value)."""
     c = code(rule)
     prefix = "$args" if Operand.of(rule.paths[0]).side == "arg" else ""
     name = rule.code
     p = c.params(rule)
+    pre = repr(prefix) + " + " if prefix else ""
+
+    def hit(path: str) -> str:
+        return f"out.append(({ri}, {pre}{path}))"
+
+    def when(cond: Callable[[str, str], str]) -> Callable[[str, str, str], list[str]]:
+        return lambda v, t, path: [f"if {cond(v, t)}:", f"    {hit(path)}"]
+
     if name == "TYPE":
         want = p.kind
-        ok = w.const(_holding(want))
+        holding = _holding(want)
+        ok = w.const(holding)
         wk = w.const(want)
-
-        def cond(v: str, t: str) -> str:
-            return f"{t} not in {ok} and ({t} in _KOT or not _type_ok({v}, {wk}))"
-    elif name in ("POSITIVE", "NONNEG"):
+        # a str, int or float is a type `KIND_OF_TYPE` names: it holds exactly when its type is held
+        on_str: Callable[[str, str], list[str]] = (
+            _nothing if str in holding else (lambda v, path: [hit(path)])
+        )
+        nums = holding & {int, float}
+        on_num: Callable[[str, str, str], list[str]]
+        if nums == {int, float}:
+            on_num = _nothing
+        elif nums:
+            other_t = "float" if int in nums else "int"
+            on_num = lambda v, t, path: [f"if {t} is {other_t}:", f"    {hit(path)}"]  # noqa: E731
+        else:
+            on_num = lambda v, t, path: [hit(path)]  # noqa: E731
+        # one type that holds (object, array, bool, null...): `is not` instead of a set's lookup
+        (only,) = holding if len(holding) == 1 else (None,)
+        held = f"is not {only.__name__ if only in (bool, dict, list, str, int, float) else w.const(only)}"
+        return _Test(
+            on_str,
+            on_num,
+            when(
+                lambda v, t: (
+                    f"{t} {held if only is not None else 'not in ' + ok} and "
+                    f"({t} in _KOT or not _type_ok({v}, {wk}))"
+                )
+            ),
+            other_kind=not holding & {str, int, float},
+        )
+    if name in ("POSITIVE", "NONNEG"):
         op = "<=" if name == "POSITIVE" else "<"
-
-        def cond(v: str, t: str) -> str:
-            return f"(({t} is int or {t} is float) or ({t} not in _KOT and _is_num({v}))) and {v} {op} 0"
-    elif name == "DOMAIN":
+        return _Test(
+            _nothing,
+            when(lambda v, t: f"{v} {op} 0"),
+            when(
+                lambda v, t: (
+                    f"(({t} is int or {t} is float) or ({t} not in _KOT and _is_num({v}))) and {v} {op} 0"
+                )
+            ),
+        )
+    if name == "DOMAIN":
         allowed = w.const(frozenset(p.values))
-
-        def cond(v: str, t: str) -> str:
-            return f"({t} is str or isinstance({v}, str)) and {v} not in {allowed}"
-    elif name == "LENGTH":
+        return _Test(
+            lambda v, path: [f"if {v} not in {allowed}:", f"    {hit(path)}"],
+            _nothing,
+            when(lambda v, t: f"isinstance({v}, str) and {v} not in {allowed}"),
+        )
+    if name == "LENGTH":
         m = w.const(p.min)
-
-        def cond(v: str, t: str) -> str:
-            return f"{t} is list and len({v}) < {m}"
-    elif name == "RANGE":
+        return _Test(_nothing, _nothing, when(lambda v, t: f"{t} is list and len({v}) < {m}"))
+    if name == "RANGE":
         hi = w.const(p.max)
         # a float, or an int of exact magnitude, compares as its `float()` does: no conversion
-        exact = f"({{t}} is float or ({{t}} is int and -{_EXACT_INT} <= {{v}} <= {_EXACT_INT}))"
+        exact = f"({{t}} is float or (-{_EXACT_INT} <= {{v}} <= {_EXACT_INT}))"
         bounded = abs(p.max) <= _EXACT_INT and (p.min is None or abs(p.min) <= _EXACT_INT)
         if p.of == "year":
             lo = w.const(-float("inf") if p.min is None else p.min)
 
-            pre_y = repr(prefix) + " + " if prefix else ""
-
-            def year_act(v: str, t: str, path: str) -> list[str]:
+            def year_lines(v: str, path: str) -> list[str]:
                 y = w.name("y")
                 return [
-                    f"if {t} is str:",
-                    f"    {y} = _YEARS.get({v}[:10], _MISS)",
-                    f"    if {y} is _MISS:",
-                    f"        {y} = _year_of({v}[:10])",
-                    f"    if {y} is not None and ({y} < {lo} or {y} > {hi}):",
-                    f"        out.append(({ri}, {pre_y}{path}))",
+                    f"{y} = _YEARS.get({v}[:10], _MISS)",
+                    f"if {y} is _MISS:",
+                    f"    {y} = _year_of({v}[:10])",
+                    f"if {y} is not None and ({y} < {lo} or {y} > {hi}):",
+                    f"    {hit(path)}",
                 ]
 
-            return year_act
-        elif p.of == "magnitude":
+            # only a value of type `str` exactly has a year
+            return _Test(year_lines, _nothing, _nothing, pure=True)
+        # the tests below hold only for a value of type int or float exactly: `on_num`
+        if p.of == "magnitude":
             neg = w.const(-p.max)
 
-            def cond(v: str, t: str) -> str:
-                slow = f"({t} is int or {t} is float) and abs(float({v})) > {hi}"
+            def num_cond(v: str, t: str) -> str:
+                slow = f"abs(float({v})) > {hi}"
                 if not bounded:
                     return slow
                 # the exact comparison first, on any int or float: when it holds, so does the
                 # `float()` one (rounding to the nearest float keeps order, and the bound is a float)
-                return (
-                    f"({t} is int or {t} is float) and ({v} > {hi} or {v} < {neg}) and "
-                    f"(abs({v}) > {hi} if {exact.format(t=t, v=v)} else ({slow}))"
-                )
+                return f"({v} > {hi} or {v} < {neg}) and (abs({v}) > {hi} if {exact.format(t=t, v=v)} else {slow})"
         else:
             lo = w.const(0.0 if p.min is None else p.min)
 
-            def cond(v: str, t: str) -> str:
-                slow = f"({t} is int or {t} is float) and (float({v}) > {hi} or 0 < float({v}) < {lo})"
+            def num_cond(v: str, t: str) -> str:
+                slow = f"(float({v}) > {hi} or 0 < float({v}) < {lo})"
                 if not bounded:
                     return slow
                 low = "" if p.min is None else f" or 0 < {v} < {lo}"
                 return (
-                    f"({t} is int or {t} is float) and ({v} > {hi}{low}) and "
-                    f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else ({slow}))"
+                    f"({v} > {hi}{low}) and "
+                    f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else {slow})"
                 )
-    elif name == "FORMAT":
-        good = w.const(set())
+
+        return _Test(_nothing, when(num_cond), _nothing)
+    if name == "FORMAT":
         if p.level == "charset":
             breaks = w.const(format_breaks(p.level, p.shapes))
 
@@ -599,33 +714,13 @@ def _node_test(w: _Writer, rule: Rule, ri: int) -> Callable[[str, str, str], lis
                     return f"(len({v}) <= {FORMAT_MAX_LEN} and {fm}({v}) is None)"
                 return f"(len({v}) > {FORMAT_MAX_LEN} or {fm}({v}) is None)"
 
-        pre_f = repr(prefix) + " + " if prefix else ""
-
-        def format_act(v: str, t: str, path: str) -> list[str]:
-            # strings repeat (ids of a catalogue, names, states): the short ones that hold are kept per
-            # rule, bounded, so a repeat costs one membership test; a string that breaks is judged anew
-            return [
-                f"if {t} is str:",
-                f"    if {v} not in {good}:",
-                f"        if {test(v)}:",
-                f"            out.append(({ri}, {pre_f}{path}))",
-                f"        elif len({v}) <= {FORMAT_MAX_LEN}:",
-                f"            if len({good}) >= {MEMO_SIZE}:",
-                f"                {good}.clear()",
-                f"            {good}.add({v})",
-                f"elif isinstance({v}, str) and {test(v)}:",
-                f"    out.append(({ri}, {pre_f}{path}))",
-            ]
-
-        return format_act
-    else:  # pragma: no cover - guarded by INLINE_NODE_CODES
-        raise ValueError(name)
-    pre = repr(prefix) + " + " if prefix else ""
-
-    def act(v: str, t: str, path: str) -> list[str]:
-        return [f"if {cond(v, t)}:", f"    out.append(({ri}, {pre}{path}))"]
-
-    return act
+        return _Test(
+            lambda v, path: [f"if {test(v)}:", f"    {hit(path)}"],
+            _nothing,
+            when(lambda v, t: f"isinstance({v}, str) and {test(v)}"),
+            pure=True,
+        )
+    raise ValueError(name)  # pragma: no cover - guarded by INLINE_NODE_CODES
 
 
 def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str, str, str], list[str]]:
@@ -908,7 +1003,7 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
         ops = c.operands(rule)
         if rule.code in INLINE_NODE_CODES:
             place = _place(roots[ops[0].side], ops[0].pattern)
-            place.acts.append(_node_test(w, rule, ri))
+            place.tests.append(_node_test(w, rule, ri))
             if rule.code == "TYPE":
                 want = c.params(rule).kind
                 place.kinds.append((ri, _holding(want), want, "$args" if ops[0].side == "arg" else ""))
@@ -973,7 +1068,7 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
     body: list[str] = []
     for side, var in (("arg", "A"), ("result", "R")):
         root = roots[side]
-        if root.acts or root.children:
+        if root.acts or root.tests or root.children:
             w.lines = []
             w.node(root, var, [], "    ", maps[0] if side == "arg" else maps[1])
             body.extend(w.lines)
@@ -1000,6 +1095,102 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
 # Programs per contract set, and the per-call entry point
 
 
+def _observer(
+    template: EpisodeMemory,
+) -> Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None:
+    """`EpisodeMemory.observe` written out for the template's places (`observe(seen, known, result,
+    call_id, tool)` on a memory's `_seen` and `_known`): the same lookups, tests and stores in the same
+    order, with each key a constant and no loop over the plan (a memory's plan is its places': one
+    sharing the template's places has the template's plan). None when there are no places."""
+    if not template.pairs:
+        return None
+    w = _Writer()
+    lines = [
+        "def observe(seen, known, R, cid, tool):",
+        "    if type(R) is not dict and not isinstance(R, dict):",
+        "        return",
+        "    get = R.get",
+    ]
+    for k, ks, ktop, places in template._plan:
+        kv, key, hit = w.name("kv"), w.name("key"), w.name("hit")
+        read = (
+            f"get({w.const(ktop)}, _ABSENT)" if ktop is not None else f"_walk(R, {w.const(ks)}, {w.const(k)})"
+        )
+        lines += [
+            f"    {kv} = {read}",
+            f"    if {kv} is not _ABSENT:",
+            f"        {key} = {kv} if type({kv}) is str else _ekey({kv})",
+            f"        if {key} is not None:",
+            f"            {hit} = False",
+        ]
+        for i, p, ps, ptop in places:
+            pv = w.name("pv")
+            pread = (
+                f"get({w.const(ptop)}, _ABSENT)"
+                if ptop is not None
+                else f"_walk(R, {w.const(ps)}, {w.const(p)})"
+            )
+            lines += [
+                f"            {pv} = {pread}",
+                f"            if {pv} is not _ABSENT and (type({pv}) in _JT or _judged({pv})):",
+                f"                seen[{int(i)}][{key}] = ({pv}, cid, tool)",
+                f"                {hit} = True",
+            ]
+        lines += [f"            if {hit}:", f"                known.add({key})"]
+    ns: dict[str, Any] = {
+        "_ABSENT": _ABSENT,
+        "_ekey": _ekey,
+        "_walk": walk_steps,
+        "_JT": _JUDGED_TYPES,
+        "_judged": judged,
+        **w.consts,
+    }
+    try:
+        exec(compile("\n".join(lines) + "\n", "<contracts compiled episode memory>", "exec"), ns)
+    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly many places
+        return None
+    fn: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] = ns["observe"]
+    return fn
+
+
+def _seen_test(
+    template: EpisodeMemory, rules: Sequence[Rule]
+) -> Callable[[list[dict[Any, Any]], Any], bool] | None:
+    """For one tool's CONSISTENT rules: `test(seen, result)`, False only when no rule can break, that is
+    when `EpisodeMemory.breaks` would give None for each without looking further (the result's entity at
+    K not seen at the rule's place), on a memory with the template's places. K one key below the result
+    is read by `get`; a deeper K, or a result that is not a dict, answers True (`breaks` decides)."""
+    w = _Writer()
+    lines = ["def test(seen, R):", "    if type(R) is not dict:", "        return True"]
+    by_k: dict[str, list[int]] = {}
+    for r in rules:
+        p, k = r.paths
+        i = template._index.get((p, k))
+        if i is None:
+            continue  # `breaks` gives None at once
+        by_k.setdefault(k, []).append(i)
+    for k, idx in by_k.items():
+        toks = k.split("/")
+        if k == "" or len(toks) != 2 or toks[1].isdigit():
+            return None  # deeper, the root, or an index: `breaks` walks it
+        kv, key = w.name("kv"), w.name("key")
+        lines += [
+            f"    {kv} = R.get({w.const(unescape_token(toks[1]))}, _ABSENT)",
+            f"    if {kv} is not _ABSENT:",
+            f"        {key} = {kv} if type({kv}) is str else _ekey({kv})",
+            f"        if {key} is not None and ({' or '.join(f'{key} in seen[{i}]' for i in idx)}):",
+            "            return True",
+        ]
+    lines.append("    return False")
+    ns: dict[str, Any] = {"_ABSENT": _ABSENT, "_ekey": _ekey, **w.consts}
+    try:
+        exec(compile("\n".join(lines) + "\n", "<contracts compiled episode test>", "exec"), ns)
+    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly many places
+        return None
+    fn: Callable[[list[dict[Any, Any]], Any], bool] = ns["test"]
+    return fn
+
+
 @dataclass(frozen=True)
 class Program:
     """The compiled checker of one contract set, checker (`fold`) and `codes` filter."""
@@ -1009,6 +1200,12 @@ class Program:
     episode: dict[str, list[Rule]]
     #: the (P, K) places of the checker's CONSISTENT rules: what an episode's memory tracks
     places: tuple[tuple[str, str], ...] = ()
+    #: an empty memory of those places (`compiled_memory` gives copies of it), and its `observe`
+    #: written out (`_observer`): used on a memory that shares the template's places
+    template: EpisodeMemory | None = None
+    observe: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None = None
+    #: per tool with CONSISTENT rules, `_seen_test`: whether any of them can break (its entity seen)
+    seen_tests: dict[str, Callable[[list[dict[Any, Any]], Any], bool]] = field(default_factory=dict)
 
 
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
@@ -1057,7 +1254,9 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
         maps = (tc.map_parents("arg"), tc.map_parents("result")) if tc is not None and tc.maps else none
         tools[tool] = compile_tool(rules, maps)
     places = tuple((r.paths[0], r.paths[1]) for rules in episode.values() for r in rules)
-    prog = Program(sha, tools, episode, places)
+    template = EpisodeMemory(places)
+    seen_tests = {t: f for t, rules in episode.items() if (f := _seen_test(template, rules)) is not None}
+    prog = Program(sha, tools, episode, places, template, _observer(template), seen_tests)
     if len(_PROGRAMS) >= CACHE_SIZE:
         _PROGRAMS.clear()
     _PROGRAMS[key] = prog
@@ -1068,7 +1267,8 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
 def compiled_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeMemory:
     """`evaluate.episode_memory` from the cached program: an empty memory of one episode, without
     listing the contract set's rules again (a stream starts one per episode)."""
-    return EpisodeMemory(program(contracts, fold).places)
+    prog = program(contracts, fold)
+    return prog.template.blank() if prog.template is not None else EpisodeMemory(prog.places)
 
 
 def compiled_violations(
@@ -1122,12 +1322,25 @@ def compiled_violations(
                 return []  # the call holds
             out = [tp.witness(i, p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
     if memory is not None:
-        if codes is None or EPISODE_CODE in codes:
-            for rule in prog.episode.get(tool, ()):
+        ours = prog.template is not None and memory.pairs is prog.template.pairs
+        erules = prog.episode.get(tool) if memory._known else None  # an empty memory breaks nothing
+        if (
+            erules
+            and (codes is None or EPISODE_CODE in codes)
+            and (not ours or (st := prog.seen_tests.get(tool)) is None or st(memory._seen, result))
+        ):
+            for rule in erules:
                 seen = memory.breaks(rule, result)
                 if seen is not None:
                     out.append(episode_witness(rule, result, seen))
-        memory.record(tool, arguments, result, call_id)
+        observe = prog.observe
+        if observe is not None and ours:
+            # `memory.record`, with its `observe` written out for these places
+            if memory._known:
+                memory.touch(arguments)
+            observe(memory._seen, memory._known, result, call_id, tool)
+        else:
+            memory.record(tool, arguments, result, call_id)
     if len(out) > 1:
         out.sort(key=Violation.sort_key)
     return out

@@ -169,6 +169,41 @@ def _plain_instant(value: str, tz: str) -> int | None:
 @functools.lru_cache(maxsize=1 << 16)
 def _parse_str_instant(value: str, tz: str) -> int | None:
     """`parse_instant` of a string (cached: a pure function, and dates repeat across calls)."""
+    return str_instant(value, tz)
+
+
+_fromiso = _dt.datetime.fromisoformat
+_EPOCH = {"naive": _dt.datetime(1970, 1, 1), "aware": _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)}
+_US = _dt.timedelta(microseconds=1)
+#: The length of the commonest spelling per mode with a time (`YYYY-MM-DDThh:mm:ss`, `Z` for aware).
+_PLAIN_LEN = {"naive": 19, "aware": 20}
+
+
+def str_instant(value: str, tz: str) -> int | None:
+    """`parse_instant` of a string, not cached (the compiled checker keeps its own memo).
+
+    The commonest spelling with a time (ASCII, `-`, `-`, `T` or space, `:`, `:` at their places, `Z` last
+    for aware) is read by `datetime.fromisoformat`, in C: at those places only digits let it succeed, and
+    it refuses what the pattern's calendar refuses (Feb 30, hour 24, second 60), so that string matches
+    `_PLAIN[tz]` and the instant is the same (a property test holds the two readings together); when it
+    refuses, the full pattern decides."""
+    n = _PLAIN_LEN.get(tz)
+    if (
+        n is not None
+        and len(value) == n
+        and value.isascii()
+        and value[4] == "-"
+        and value[7] == "-"
+        and value[13] == ":"
+        and value[16] == ":"
+        and value[10] in "T "
+        and (n == 19 or value[19] == "Z")
+    ):
+        try:
+            d = _fromiso(value)
+        except ValueError:
+            return _read_instant(value, tz)
+        return (d - _EPOCH[tz]) // _US * 1000
     if _PLAIN[tz].fullmatch(value) is not None:
         return _plain_instant(value, tz)
     return _read_instant(value, tz)
