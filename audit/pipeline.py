@@ -708,12 +708,16 @@ def score(
     seed: int,
     gates: Mapping[str, float | None] | None = None,
     prop: pl.DataFrame | None = None,
+    population_verified: bool = False,
 ) -> AuditReport:
     """Phase 2: the audit report from frozen events, the population (`population`, a lazy scan of the
     checked calls) and the truth, with the verdict of each gate given (`max_fire_rate`,
     `max_spurious_per_100`, `min_detection`, `min_coverage`; None or absent = not set). `prop`: the
-    trackable episodes of `output_contracts.audit.propagation.propagation_episodes` (None: not measured)."""
-    _verify_population(replay_.start, pop)
+    trackable episodes of `output_contracts.audit.propagation.propagation_episodes` (None: not measured).
+    `population_verified`: the replay's population digest was computed from this very population
+    (`audit_report`, in one run), so it is not computed again (a sort of every call id)."""
+    if not population_verified:
+        _verify_population(replay_.start, pop)
     anchor = LedgerAnchor(str(replay_.ledger), replay_.head, replay_.root, replay_.entries)
     report = assemble(
         replay_.start,
@@ -799,7 +803,9 @@ def audit_report(
         progress=progress,
         verify=reuse,
     )
-    report = rescore_report(rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file)
+    report = rescore_report(
+        rep, corpus, bootstrap=bootstrap, gates=gates, labels_file=labels_file, population_verified=True
+    )
     return report, contracts
 
 
@@ -811,8 +817,10 @@ def rescore_report(
     seed: int | None = None,
     gates: Mapping[str, float | None] | None = None,
     labels_file: str | Path | None = None,
+    population_verified: bool = False,
 ) -> AuditReport:
-    """Phase 2 on a replay (fresh or loaded from a ledger) with the corpus's labels, or a labels file's."""
+    """Phase 2 on a replay (fresh or loaded from a ledger) with the corpus's labels, or a labels file's.
+    `population_verified`: as in `score` (only for a replay just made from `corpus`)."""
     s = int(rep.start["seed"])
     truth = truth_from_corpus(corpus)
     if labels_file is not None:
@@ -826,6 +834,7 @@ def rescore_report(
         seed=s if seed is None else seed,
         gates=gates,
         prop=prop,
+        population_verified=population_verified,
     )
 
 

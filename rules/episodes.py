@@ -138,14 +138,20 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
     """(sightings, touches) over every call of the episodes in `calls`. Sightings: one row per
     (status-ok call, tracked place) where the call holds a judged key and a scalar value: cid, trace,
     ord, vp, kp, key, val. Touches: trace, ord, key of each key value in any call's arguments. `trace`
-    is an integer standing for the trace id (equal exactly when the ids are)."""
+    is an integer standing for the trace id (equal exactly when the ids are).
+
+    Calls of other episodes may be among them (when `calls` covers every episode, the calls are not
+    narrowed to its episodes): a call is paired only with calls of its own episode, so they change
+    nothing for the checked calls, which the caller keeps."""
+    everything = corpus.scan_calls()
     traces = calls.select("trace_id").unique()
+    n_traces = traces.select(pl.len()).collect().item()
+    if n_traces < corpus.scan_episodes().select(pl.len()).collect().item():
+        everything = everything.join(traces, on="trace_id", how="semi")
     # the trace as an integer (its Categorical code, one per distinct id in this frame, which every
     # row below is derived from): the pairing sorts and groups by it
     order = (
-        corpus.scan_calls()
-        .join(traces, on="trace_id", how="semi")
-        .select(
+        everything.select(
             "cid",
             pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"),
             "source",
@@ -159,26 +165,32 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
         .lazy()
     )
     kind = pl.col("kind")
-    # kind and pattern are compared in the corpus's own Enum/Categorical types: casting every leaf's to
-    # String first cost more than the rest of the scan
-    touches = (
+    places = sorted(set(pairs["vp"].to_list()) | set(pairs["kp"].to_list()))
+    # The leaves read once for both: argument keys (touches) and the few result leaves at tracked places
+    # (the keys and values of sightings). Kind and pattern are compared in the corpus's own
+    # Enum/Categorical types: casting every leaf's to String first cost more than the rest of the scan.
+    # Leaves of calls outside `order` meet nothing in its joins below.
+    arg = pl.col("side") == "arg"
+    read = (
         corpus.scan_leaves()
-        .filter(pl.col("side") == "arg")
-        .filter(kind.is_in(["string", "int"]))
+        .filter(
+            (arg & kind.is_in(["string", "int"]))
+            | ((pl.col("side") == "result") & pl.col("pattern").is_in(places))
+        )
+        .select("cid", "side", "pattern", "kind", "num", "str")
+        .collect()
+        .lazy()
+    )
+    touches = (
+        read.filter(arg)
         .select("cid", "kind", "num", "str")
         .join(order, on="cid")
         .select("trace", "ord", entity_expr(kind == "string", kind == "int").alias("key"))
         .filter(pl.col("key").is_not_null())
     )
-    places = sorted(set(pairs["vp"].to_list()) | set(pairs["kp"].to_list()))
-    # read once (the few leaves at tracked places): the keys and the values below both come from them,
-    # and as a lazy scan they were read for each (τ-bench airline: 0.25 -> 0.13 CPU-s)
     leaves = (
-        corpus.scan_leaves()
-        .filter(pl.col("pattern").is_in(places))
-        .filter(pl.col("side") == "result")
+        read.filter(~arg)
         .select("cid", pl.col("pattern").cast(pl.String).alias("place"), "kind", "num", "str")
-        .join(order.select("cid"), on="cid", how="semi")
         .collect()
         .lazy()
     )

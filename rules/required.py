@@ -30,7 +30,13 @@ from output_contracts.rules.base import (
     empty_hits,
 )
 from output_contracts.rules.model import Rule, split_side
-from output_contracts.traces.leaves import escape_token, parent_pattern, unescape_token
+from output_contracts.traces.leaves import (
+    WILD_TOKENS,
+    escape_token,
+    fixed_index,
+    parent_pattern,
+    unescape_token,
+)
 
 
 def _child_missing(parent: dict[Any, Any], key: str, tok: str, canonical: bool) -> bool:
@@ -48,6 +54,48 @@ def _groups(entries: Sequence[RuleEntry]) -> tuple[dict[int, int], dict[tuple[in
         key = (e.k, e.rule.tool, e.ops[0].side, e.ops[0].pattern)
         gid_of[e.ridx] = groups.setdefault(key, len(groups))
     return gid_of, groups
+
+
+def _incomplete_calls(
+    entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame, n_rules: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """`hits` and `lean` of the calls that may miss a required key: a call misses none when its
+    children (lean rows and op 1 hits) number, summed over its object parents, their groups' rule counts.
+
+    Exact when every rule's key is a plain key (no wildcard, no fixed index): a child node then lies
+    below an object parent of its own group in the same call, which has one leaf row per path, so each
+    (call, group) has at most (object parents) x (rules) children, and the sums are equal only when
+    every group is complete, the test `vectorised` makes per group. Most calls of a corpus miss
+    nothing: only the others go through the per-group joins. Otherwise every call does."""
+    if not all(_plain_key(e) for e in entries):
+        return hits, lean
+    want = (
+        hits.filter((pl.col("op") == 0) & (pl.col("kind") == "object"))
+        .select("cid", pl.col("ridx").alias("gid"))
+        .join(n_rules, on="gid")
+        .group_by("cid")
+        .agg(pl.col("n_rules").sum().alias("want"))
+    )
+    have = (
+        pl.concat([lean.select("cid"), hits.filter(pl.col("op") == 1).select("cid")])
+        .group_by("cid")
+        .agg(pl.len().alias("have"))
+    )
+    short = (
+        want.join(have, on="cid", how="left")
+        .filter(pl.col("have").fill_null(0) < pl.col("want"))
+        .select("cid")
+        .collect()
+        .get_column("cid")
+        .implode()
+    )
+    return hits.filter(pl.col("cid").is_in(short)), lean.filter(pl.col("cid").is_in(short))
+
+
+def _plain_key(e: RuleEntry) -> bool:
+    """Whether the rule's key is a plain object key (not a wildcard or a fixed index)."""
+    tok = e.ops[1].pattern.rpartition("/")[2]
+    return tok not in WILD_TOKENS and fixed_index(tok) is None
 
 
 def _flat(e: RuleEntry) -> bool:
@@ -189,8 +237,9 @@ class Required(PropertyCode):
                 "flat": pl.Boolean,
             },
         ).lazy()
-        parents = hits.filter(pl.col("op") == 0)
         n_rules = keytab.group_by("gid").agg(pl.len().alias("n_rules"))
+        hits, lean = _incomplete_calls(entries, hits, lean, n_rules)
+        parents = hits.filter(pl.col("op") == 0)
         par = parents.filter(pl.col("kind") == "object").select("cid", pl.col("ridx").alias("gid"), "path")
         flat_children = lean.select("cid", "ridx", pl.col("aux").alias("gid"))
         have = flat_children.group_by("cid", "gid").agg(pl.len().alias("n_have"))

@@ -239,3 +239,34 @@ def test_instance_keys_pair_the_hits_with_key_pairs(case: tuple[list[Any], pl.Da
             ]
             assert pairs[0] == pairs[1]
         assert _partition(old) == _partition(new)
+
+
+def test_batches_of_leaf_rows_and_of_call_ids_find_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches are row ranges of leaves.parquet cut between calls (`leaf_slices`); a corpus whose calls'
+    leaves are not contiguous is batched by call-id range instead. Either way: what one batch finds."""
+    import itertools
+
+    from tests.checks.test_audit import world
+
+    recs, _ = inject_records(world(30), rate=0.2, seed=5)
+    corpus = corpus_from_records(recs, tmp_path / "c")
+    cs = mine(corpus, folds=5, seed=13, verify=False)
+    flat = flat_rules(cs)
+    runs = [dict(fold=None, tools=sorted(cs.tools)), dict(fold="cross"), dict(fold=1, clean_only=True)]
+    whole = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
+    assert len(whole[0]) > 0 and len(whole[1]) > 0
+    cid = corpus.scan_leaves().select("cid").collect().get_column("cid")
+    slices = evaluate.leaf_slices(corpus, 7)
+    assert slices is not None and len(slices) == 7
+    assert slices[0][0] == 0 and slices[-1][1] == cid.len()
+    assert all(hi == lo2 for (_, hi), (lo2, _) in itertools.pairwise(slices))
+    assert all(cid[lo] != cid[lo - 1] for lo, _ in slices[1:])  # cut between calls
+    assert [_found(flat if kw.get("tools") else cs, corpus, batch_calls=40, **kw) for kw in runs] == whole
+    # the same leaves, shuffled: a call's leaves are no longer together
+    shuffled = tmp_path / "shuffled.parquet"
+    corpus.scan_leaves().collect().sample(fraction=1.0, shuffle=True, seed=3).write_parquet(shuffled)
+    monkeypatch.setattr(Corpus, "scan_leaves", lambda self: pl.scan_parquet(shuffled))
+    assert evaluate.leaf_slices(corpus, 7) is None
+    assert [_found(flat if kw.get("tools") else cs, corpus, batch_calls=40, **kw) for kw in runs] == whole
