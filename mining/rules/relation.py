@@ -52,6 +52,7 @@ from output_contracts.mining.data import (
     CLS_NUM,
     FULL,
     KIND_CODE,
+    SAMPLE_CALLS,
     Leaves,
     by_checker,
     cand_frame,
@@ -921,6 +922,65 @@ def _reduce(
     return kept
 
 
+def _whole_tools(ctx: MiningContext) -> set[str]:
+    """The tools whose every clean call is in the candidate sample: no (tool, fold) has more than
+    SAMPLE_CALLS calls (`output_contracts.mining.data.first_calls`), so the sample's rows of such a tool
+    are all of its rows, in every part together."""
+    per_fold = ctx.data.calls.group_by("tool", "fold").len()
+    tools = per_fold.group_by("tool").agg((pl.col("len").max() <= SAMPLE_CALLS).alias("whole"))
+    return set(tools.filter("whole")["tool"].cast(pl.String).to_list())
+
+
+def _presence(wide: pl.DataFrame, fields: list[Field]) -> list[tuple[int, int, int]]:
+    """(presence mask, distinct calls, distinct tasks) per set of fields present together in a row of
+    a wide frame (bit j: field j is not null)."""
+    n = len(fields)
+    groups = wide.group_by([pl.col(f.name).is_not_null() for f in fields]).agg(
+        pl.col("cid").n_unique().alias("_calls"), pl.col("task").n_unique().alias("_tasks")
+    )
+    return [
+        (sum(1 << j for j, present in enumerate(row[:n]) if present), row[n], row[n + 1])
+        for row in groups.iter_rows()
+    ]
+
+
+#: Above this many (candidate, presence set) pairs `_reachable` keeps every candidate (a bound on its
+#: Python work; keeping a candidate never changes the contract set, only what `scan` counts).
+MAX_REACH_PAIRS = 4_000_000
+
+
+def _reachable(
+    cands: list[Cand], fields: list[Field], presence: list[tuple[int, int, int]], need: tuple[int, int]
+) -> list[Cand]:
+    """The candidates that can reach RELATION's support in some checker, from the presence sets of every
+    row of their space (`_presence` of a tool whose rows are all in the sample).
+
+    A candidate qualifies on the rows where all its operands are present, so the calls and tasks of those
+    presence sets, summed, bound its qualifying calls and tasks in the full checker, which sees more
+    than any fold checker: below `need` (calls, tasks) it is dropped by `Relation._finish_group` in every
+    checker whatever it counts, so it is not counted (on worlds with thousands of candidates over rare
+    fields most of them). Kept whatever the bound: an argument echo (`/id = $args/id`), which is never
+    emitted but joins `known_eq` without a support threshold."""
+    if len(cands) * len(presence) > MAX_REACH_PAIRS:
+        return cands
+    out = []
+    for c in cands:
+        if c.form == "linear" and len(c.terms) == 1 and not fields[c.terms[0]].result:
+            out.append(c)
+            continue
+        m = 0
+        for i in (c.lhs, *c.terms):
+            m |= 1 << i
+        calls = tasks = 0
+        for pm, n, t in presence:
+            if pm & m == m:
+                calls += n
+                tasks += t
+        if calls >= need[0] and tasks >= need[1]:
+            out.append(c)
+    return out
+
+
 @dataclass(frozen=True)
 class _Plan:
     specs: list[GroupSpec]
@@ -936,11 +996,15 @@ class Relation:
         """Search spaces from the patterns holding numbers; candidates generated and refuted on the
         sample (the first SAMPLE_CALLS calls of each tool and fold by call key)."""
         specs = _specs(ctx, ctx.num_pids)
+        whole = _whole_tools(ctx)
         batch = []
+        presence: dict[int, list[tuple[int, int, int]]] = {}
         for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample, stats=False):
             fields = list(specs[i].fields)
             if wide.height == 0 or len(fields) < 2:
                 continue
+            if specs[i].tool in whole:
+                presence[i] = _presence(wide, fields)
             gen, ref = _sample_rows(wide, fields)
             ternary = sum(1 for f in fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY
             batch.append((i, gen, ref, fields, ternary))
@@ -949,9 +1013,12 @@ class Relation:
             [(i, ref, fields, t) for i, _, ref, fields, t in batch],
             ctx.data.k,
         )
+        need = (ctx.params.needed("RELATION"), ctx.params.tasks_needed("RELATION"))
         cands: dict[int, list[Cand]] = {}
         for i, _, _, fields, _ in batch:
             found = [c for c in _to_cands(survivors.get(i, _NO_CANDS)) if _across(c, fields)]
+            if i in presence:
+                found = _reachable(found, fields, presence[i], need)
             if found:
                 cands[i] = found
         return _Plan(specs, cands) if cands else None
