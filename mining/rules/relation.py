@@ -724,6 +724,9 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
     tolerance, distinct tuples (bottom-k hashes), operand min/max, examples: monoids, merged by
     `_verify_merge`."""
     frames = []
+    # A plain group's frame has one row per call (array instance groups have `inst`): its distinct
+    # qualifying calls are its qualifying rows, counted without hashing the call keys.
+    per_call = "inst" not in wide.columns
     for start in range(0, len(cands), BATCH):
         batch = cands[start : start + BATCH]
         aggs: list[pl.Expr] = []
@@ -734,9 +737,10 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
             qual = _qualifies(c, fields)
             diff = (a - rhs).abs()
             scale = pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
+            cids = pl.col("cid").filter(qual)
             aggs += [
                 qual.sum().alias(f"q{j}"),
-                pl.col("cid").filter(qual).n_unique().alias(f"calls{j}"),
+                (qual.sum() if per_call else cids.n_unique()).alias(f"calls{j}"),
                 pl.col("task").filter(qual).n_unique().alias(f"tasks{j}"),
                 (qual & (diff > 0)).sum().alias(f"vx{j}"),
                 (qual & (diff > 0.005 + 1e-9)).sum().alias(f"vc{j}"),
@@ -747,7 +751,7 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
                 .unique()
                 .bottom_k(RELATION_MIN_TUPLES)
                 .alias(f"tup{j}"),
-                pl.col("cid").filter(qual).unique().bottom_k(3).sort().alias(f"ex{j}"),
+                (cids if per_call else cids.unique()).bottom_k(3).sort().alias(f"ex{j}"),
             ]
             for o, e in enumerate(_varying_parts(c, fields)):
                 col = e.filter(qual)

@@ -52,6 +52,8 @@ def _space(draw: st.DrawFn) -> tuple[list[Field], pl.DataFrame, list[Cand]]:
             **{f.name: pl.Float64 for f in fields},
         },
     )
+    if inst:  # an instance group's frame names each row's array instance
+        wide = wide.with_columns(pl.format("/items/{}", pl.int_range(pl.len())).alias("inst"))
     cands = []
     for _ in range(draw(st.integers(1, 12))):
         ops = draw(st.lists(st.integers(0, m - 1), min_size=2, max_size=min(4, m), unique=True))
@@ -100,3 +102,17 @@ def test_the_contract_set_is_the_one_without_the_drop(monkeypatch: pytest.Monkey
         counted = mine(corpus, low_params(3, 2, "ok", 1), verify=False)
     assert sum(r.code == "RELATION" for r in dropped.all_rules()) >= 3
     assert orjson.dumps(dropped.to_json()) == orjson.dumps(counted.to_json())
+
+
+@settings(max_examples=40, deadline=None)
+@given(space=_space())
+def test_a_plain_frame_counts_its_calls_as_its_rows(
+    space: tuple[list[Field], pl.DataFrame, list[Cand]],
+) -> None:
+    """A plain group's frame (one row per call) counts distinct qualifying calls and takes examples
+    without hashing call keys: the same rows as the instance-group path, which hashes them."""
+    fields, wide, cands = space
+    wide = wide.drop("inst", strict=False).unique("cid", keep="first", maintain_order=True)
+    plain = _verify_part(wide, fields, cands)
+    hashed = _verify_part(wide.with_columns(pl.lit("").alias("inst")), fields, cands)
+    assert plain.sort("cand", "fold").equals(hashed.sort("cand", "fold"))
