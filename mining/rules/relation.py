@@ -937,13 +937,13 @@ def _whole_tools(ctx: MiningContext) -> set[str]:
 
 def _presence(wide: pl.DataFrame, fields: list[Field]) -> list[tuple[int, int, int]]:
     """(presence mask, distinct calls, distinct tasks) per set of fields present together in a row of
-    a wide frame (bit j: field j is not null)."""
+    a wide frame (bit j: field j is not null) and fold (counted per fold, as `_verify_merge` sums them)."""
     n = len(fields)
-    groups = wide.group_by([pl.col(f.name).is_not_null() for f in fields]).agg(
+    groups = wide.group_by([*(pl.col(f.name).is_not_null() for f in fields), "fold"]).agg(
         pl.col("cid").n_unique().alias("_calls"), pl.col("task").n_unique().alias("_tasks")
     )
     return [
-        (sum(1 << j for j, present in enumerate(row[:n]) if present), row[n], row[n + 1])
+        (sum(1 << j for j, present in enumerate(row[:n]) if present), row[n + 1], row[n + 2])
         for row in groups.iter_rows()
     ]
 
