@@ -52,6 +52,7 @@ from output_contracts.mining.data import (
     CLS_NUM,
     FULL,
     KIND_CODE,
+    SAMPLE_CALLS,
     Leaves,
     by_checker,
     cand_frame,
@@ -723,6 +724,9 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
     tolerance, distinct tuples (bottom-k hashes), operand min/max, examples: monoids, merged by
     `_verify_merge`."""
     frames = []
+    # A plain group's frame has one row per call (array instance groups have `inst`): its distinct
+    # qualifying calls are its qualifying rows, counted without hashing the call keys.
+    per_call = "inst" not in wide.columns
     for start in range(0, len(cands), BATCH):
         batch = cands[start : start + BATCH]
         aggs: list[pl.Expr] = []
@@ -733,9 +737,10 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
             qual = _qualifies(c, fields)
             diff = (a - rhs).abs()
             scale = pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
+            cids = pl.col("cid").filter(qual)
             aggs += [
                 qual.sum().alias(f"q{j}"),
-                pl.col("cid").filter(qual).n_unique().alias(f"calls{j}"),
+                (qual.sum() if per_call else cids.n_unique()).alias(f"calls{j}"),
                 pl.col("task").filter(qual).n_unique().alias(f"tasks{j}"),
                 (qual & (diff > 0)).sum().alias(f"vx{j}"),
                 (qual & (diff > 0.005 + 1e-9)).sum().alias(f"vc{j}"),
@@ -746,7 +751,7 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
                 .unique()
                 .bottom_k(RELATION_MIN_TUPLES)
                 .alias(f"tup{j}"),
-                pl.col("cid").filter(qual).unique().bottom_k(3).sort().alias(f"ex{j}"),
+                (cids if per_call else cids.unique()).bottom_k(3).sort().alias(f"ex{j}"),
             ]
             for o, e in enumerate(_varying_parts(c, fields)):
                 col = e.filter(qual)
@@ -921,6 +926,65 @@ def _reduce(
     return kept
 
 
+def _whole_tools(ctx: MiningContext) -> set[str]:
+    """The tools whose every clean call is in the candidate sample: no (tool, fold) has more than
+    SAMPLE_CALLS calls (`output_contracts.mining.data.first_calls`), so the sample's rows of such a tool
+    are all of its rows, in every part together."""
+    per_fold = ctx.data.calls.group_by("tool", "fold").len()
+    tools = per_fold.group_by("tool").agg((pl.col("len").max() <= SAMPLE_CALLS).alias("whole"))
+    return set(tools.filter("whole")["tool"].cast(pl.String).to_list())
+
+
+def _presence(wide: pl.DataFrame, fields: list[Field]) -> list[tuple[int, int, int]]:
+    """(presence mask, distinct calls, distinct tasks) per set of fields present together in a row of
+    a wide frame (bit j: field j is not null) and fold (counted per fold, as `_verify_merge` sums them)."""
+    n = len(fields)
+    groups = wide.group_by([*(pl.col(f.name).is_not_null() for f in fields), "fold"]).agg(
+        pl.col("cid").n_unique().alias("_calls"), pl.col("task").n_unique().alias("_tasks")
+    )
+    return [
+        (sum(1 << j for j, present in enumerate(row[:n]) if present), row[n + 1], row[n + 2])
+        for row in groups.iter_rows()
+    ]
+
+
+#: Above this many (candidate, presence set) pairs `_reachable` keeps every candidate (a bound on its
+#: Python work; keeping a candidate never changes the contract set, only what `scan` counts).
+MAX_REACH_PAIRS = 4_000_000
+
+
+def _reachable(
+    cands: list[Cand], fields: list[Field], presence: list[tuple[int, int, int]], need: tuple[int, int]
+) -> list[Cand]:
+    """The candidates that can reach RELATION's support in some checker, from the presence sets of every
+    row of their space (`_presence` of a tool whose rows are all in the sample).
+
+    A candidate qualifies on the rows where all its operands are present, so the calls and tasks of those
+    presence sets, summed, bound its qualifying calls and tasks in the full checker, which sees more
+    than any fold checker: below `need` (calls, tasks) it is dropped by `Relation._finish_group` in every
+    checker whatever it counts, so it is not counted (on worlds with thousands of candidates over rare
+    fields most of them). Kept whatever the bound: an argument echo (`/id = $args/id`), which is never
+    emitted but joins `known_eq` without a support threshold."""
+    if len(cands) * len(presence) > MAX_REACH_PAIRS:
+        return cands
+    out = []
+    for c in cands:
+        if c.form == "linear" and len(c.terms) == 1 and not fields[c.terms[0]].result:
+            out.append(c)
+            continue
+        m = 0
+        for i in (c.lhs, *c.terms):
+            m |= 1 << i
+        calls = tasks = 0
+        for pm, n, t in presence:
+            if pm & m == m:
+                calls += n
+                tasks += t
+        if calls >= need[0] and tasks >= need[1]:
+            out.append(c)
+    return out
+
+
 @dataclass(frozen=True)
 class _Plan:
     specs: list[GroupSpec]
@@ -936,11 +1000,15 @@ class Relation:
         """Search spaces from the patterns holding numbers; candidates generated and refuted on the
         sample (the first SAMPLE_CALLS calls of each tool and fold by call key)."""
         specs = _specs(ctx, ctx.num_pids)
+        whole = _whole_tools(ctx)
         batch = []
+        presence: dict[int, list[tuple[int, int, int]]] = {}
         for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample, stats=False):
             fields = list(specs[i].fields)
             if wide.height == 0 or len(fields) < 2:
                 continue
+            if specs[i].tool in whole:
+                presence[i] = _presence(wide, fields)
             gen, ref = _sample_rows(wide, fields)
             ternary = sum(1 for f in fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY
             batch.append((i, gen, ref, fields, ternary))
@@ -949,9 +1017,12 @@ class Relation:
             [(i, ref, fields, t) for i, _, ref, fields, t in batch],
             ctx.data.k,
         )
+        need = (ctx.params.needed("RELATION"), ctx.params.tasks_needed("RELATION"))
         cands: dict[int, list[Cand]] = {}
         for i, _, _, fields, _ in batch:
             found = [c for c in _to_cands(survivors.get(i, _NO_CANDS)) if _across(c, fields)]
+            if i in presence:
+                found = _reachable(found, fields, presence[i], need)
             if found:
                 cands[i] = found
         return _Plan(specs, cands) if cands else None
