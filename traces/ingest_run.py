@@ -146,8 +146,7 @@ class Run:
         with reading(self.out, writing=True):  # a full disk names the corpus being written
             self.calls.write(calls)
             if not self.direct.take(leaves, counts):
-                write_run(leaves, lp)
-                self.leaf_runs.append(SortedRun(lp, counts))
+                self.leaf_runs.append(SortedRun(lp, counts, write_run(leaves, lp)))
         self.chunks += 1
 
 

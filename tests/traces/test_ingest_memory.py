@@ -1,0 +1,64 @@
+"""Ingest's bounded-memory paths write the same bytes as the plain ones (issue 21: ingest's peak RSS
+flat from 1M to 10M calls). Each test runs one ingest with the memory bounds at their plain setting and
+one with them forced small on a small input, and compares every corpus file byte for byte
+(`corpus.json` included), on the paths the leaves take: sorted runs that interleave (a sorted merge),
+runs that do not (a range copied from one run, its chunks passed through), and an append."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+import output_contracts.traces.ingest_order as ingest_order
+from output_contracts.traces.corpus import MANIFEST_FILE
+from output_contracts.traces.ingest import ingest
+
+
+def _corpus_bytes(folder: Path) -> dict[str, bytes]:
+    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert MANIFEST_FILE in files and "leaves.parquet" in files
+    return files
+
+
+def _inputs(repo: Path, tmp_path: Path) -> dict[str, list[Path]]:
+    """Sources whose chunks reach commit in different orders: shuffled lines (every run holds every
+    range's tasks: a sorted merge), lines by task, descending (each chunk's tasks come before the last
+    one's: ranges mostly of one run, passed through unsorted), and an append (old leaves then new)."""
+    lines = gzip.decompress((repo / "sample_traces" / "faulty" / "part-1.jsonl.gz").read_bytes())
+    rows = lines.splitlines(keepends=True)[:2400]
+    shuffled = tmp_path / "shuffled.jsonl"
+    random.Random(5).shuffle(rows)
+    shuffled.write_bytes(b"".join(rows))
+    by_task = tmp_path / "descending.jsonl"
+    by_task.write_bytes(b"".join(sorted(rows, key=lambda r: orjson.loads(r)["task_id"], reverse=True)))
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old.write_bytes(b"".join(rows[:1000]))
+    new.write_bytes(b"".join(rows[1000:]))
+    return {"shuffled": [shuffled], "descending": [by_task], "appended": [old, new]}
+
+
+def _ingest_all(sources: list[Path], out: Path) -> dict[str, bytes]:
+    for src in sources:  # one ingest per source: the later ones append
+        ingest([src], out, chunk_rows=300)
+    return _corpus_bytes(out)
+
+
+@pytest.mark.parametrize("case", ["shuffled", "descending", "appended"])
+def test_merge_reading_runs_in_small_pieces_writes_the_same_bytes(
+    case: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = _inputs(repo, tmp_path)[case]
+    # small batches and ranges, so a run has many batches and a range takes parts of several
+    monkeypatch.setattr(ingest_order, "_BATCH_ROWS", 1500)
+    monkeypatch.setattr(ingest_order, "RANGE_ROWS", 6000)
+    monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 1500)  # a batch staged whole: the plain path
+    plain = _ingest_all(sources, tmp_path / "plain")
+    monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 97)  # pieces that end inside takes and batches
+    pieces = _ingest_all(sources, tmp_path / "pieces")
+    assert sorted(pieces) == sorted(plain)
+    for name, data in plain.items():
+        assert pieces[name] == data, name
