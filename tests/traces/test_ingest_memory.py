@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+import output_contracts.traces.ingest_columns as ingest_columns
 import output_contracts.traces.ingest_order as ingest_order
 from output_contracts.traces.corpus import MANIFEST_FILE
 from output_contracts.traces.ingest import ingest
@@ -48,16 +49,20 @@ def _ingest_all(sources: list[Path], out: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("case", ["shuffled", "descending", "appended"])
-def test_merge_reading_runs_in_small_pieces_writes_the_same_bytes(
+def test_bounded_merge_and_episodes_write_the_same_bytes(
     case: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sources = _inputs(repo, tmp_path)[case]
     # small batches and ranges, so a run has many batches and a range takes parts of several
     monkeypatch.setattr(ingest_order, "_BATCH_ROWS", 1500)
     monkeypatch.setattr(ingest_order, "RANGE_ROWS", 6000)
-    monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 1500)  # a batch staged whole: the plain path
+    # the plain paths: a batch staged whole; every call's facts aggregated at once
+    monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 1500)
+    monkeypatch.setattr(ingest_columns, "CALL_FACT_ROWS", 10**9)
     plain = _ingest_all(sources, tmp_path / "plain")
-    monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 97)  # pieces that end inside takes and batches
+    # pieces that end inside takes and batches; call facts in batches that cut traces
+    monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 97)
+    monkeypatch.setattr(ingest_columns, "CALL_FACT_ROWS", 37)
     pieces = _ingest_all(sources, tmp_path / "pieces")
     assert sorted(pieces) == sorted(plain)
     for name, data in plain.items():
