@@ -532,7 +532,7 @@ def _call_facts(calls_path: Path) -> pl.DataFrame:
                 "c_task": pl.String,
                 "n_calls": pl.Int64,
                 "c_faulty": pl.Boolean,
-                "c_source": pl.String,
+                "c_source": pl.Categorical,
                 "c_line": pl.Int64,
             }
         )
@@ -544,7 +544,7 @@ def _call_facts(calls_path: Path) -> pl.DataFrame:
             pl.col("c_task").first().cast(pl.String),
             pl.col("n_calls").sum().cast(pl.Int64),
             pl.col("c_faulty").any(),
-            pl.col("c_source").first().cast(pl.String),
+            pl.col("c_source").first(),
             pl.col("c_line").min(),
         )
     )
@@ -590,7 +590,8 @@ def finalize_episodes(
             pl.col("line").first(),
             *(pl.col(c).drop_nulls().first() for c in LATE_EPISODE_COLUMNS),
         )
-        .with_columns(pl.col(c).cast(pl.String) for c in _CODED)
+        # the tools lists and sources stay codes until the last step
+        .with_columns(pl.col(c).cast(pl.String) for c in ("task_id", "labels"))
     )
     del frames
     agg = _call_facts(calls_path)
@@ -606,7 +607,12 @@ def finalize_episodes(
             pl.col("c_faulty").fill_null(False)
             | pl.col("labels").str.json_path_match("$.fault").is_not_null()
         ).alias("faulty"),
-        pl.col("source").replace_strict(order, default=len(order), return_dtype=pl.Int64).alias("_ord"),
+        pl.col("source")
+        .cast(pl.String)
+        .replace_strict(order, default=len(order), return_dtype=pl.Int64)
+        .alias("_ord"),
     )
+    # joined and sorted while the long texts are codes (the sort copies every column); the cast makes
+    # them text once
     eps = eps.sort("_ord", "line", "trace_id").select(list(EPISODE_SCHEMA))
     return eps.cast(EPISODE_SCHEMA)  # type: ignore[arg-type]
