@@ -316,6 +316,16 @@ class Columns:
             self.seg_start.append(res_start)
         self.n = n + 1
 
+    def trace_calls(self, source: str) -> dict[str, int]:
+        """Calls of this chunk per trace, of the calls from `source` (for `ingest_read`'s step counts)."""
+        keys = list(CALL_SCHEMA)
+        ti, si = keys.index("trace_id"), keys.index("source")
+        out: dict[str, int] = {}
+        for t, src in zip(self.call_flat[ti::_CALL_W], self.call_flat[si::_CALL_W], strict=True):
+            if src == source:
+                out[t] = out.get(t, 0) + 1
+        return out
+
     def release(self) -> None:
         """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,
         so without this a flushed chunk would stay in memory until the cyclic GC ran."""

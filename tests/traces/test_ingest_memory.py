@@ -11,10 +11,12 @@ import random
 from pathlib import Path
 
 import orjson
+import polars as pl
 import pytest
 
 import output_contracts.traces.ingest_columns as ingest_columns
 import output_contracts.traces.ingest_order as ingest_order
+import output_contracts.traces.ingest_read as ingest_read
 from output_contracts.traces.corpus import MANIFEST_FILE
 from output_contracts.traces.ingest import ingest
 
@@ -67,3 +69,44 @@ def test_bounded_merge_and_episodes_write_the_same_bytes(
     assert sorted(pieces) == sorted(plain)
     for name, data in plain.items():
         assert pieces[name] == data, name
+
+
+def _step_lines() -> tuple[bytes, dict[int, int]]:
+    """Flat lines, 8 traces interleaved: the first 240 carry a `step` (some of them a value nested too
+    deeply: a rejected call, which still counts), the next 60 do not; and each step-less line's
+    expected step (its trace's calls before it, rejected ones included), by line number."""
+    deep = "1"
+    for _ in range(1000):
+        deep = f"[{deep}]"
+    lines, want, seen = [], {}, {}
+    for i in range(300):
+        t = f"tr-{(i * 5) % 8}"
+        step = f'"step": {100 + i}, ' if i < 240 else ""
+        arg = deep if i < 240 and i % 37 == 5 else str(i)
+        if not step:
+            want[i + 1] = seen.get(t, 0)
+        seen[t] = seen.get(t, 0) + 1
+        lines.append(
+            f'{{"trace_id": "{t}", "task_id": "k{i % 3}", {step}"tool": "get", "arguments": {{"a": {arg}}}, '
+            f'"result": {{"v": {i % 7}}}, "status": "ok"}}\n'
+        )
+    return "".join(lines).encode(), want
+
+
+def test_deferred_step_counts_give_the_same_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data, want = _step_lines()
+    src = tmp_path / "steps.jsonl"
+    src.write_bytes(data)
+    out = {}
+    for defer in (False, True):
+        monkeypatch.setattr(ingest_read, "DEFER_STEP_COUNTS", defer)
+        folder = tmp_path / f"defer-{defer}"
+        ingest([src], folder, chunk_rows=50)  # the count starts after four chunks were flushed
+        out[defer] = _corpus_bytes(folder)
+    assert sorted(out[True]) == sorted(out[False])
+    for name, data in out[False].items():
+        assert out[True][name] == data, name
+    calls = pl.read_parquet(tmp_path / "defer-True" / "calls.parquet")
+    got = dict(calls.filter(pl.col("line") > 240).select("line", "step").iter_rows())
+    assert got == want and len(want) == 60
+    assert calls.height == 300 - 7  # lines 6, 43, ... 228: nested too deeply, rejected
