@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,20 +37,27 @@ from output_contracts.traces.mining_view import ViewStage
 RANGE_ROWS = 2_000_000
 #: Most rows per row group of `leaves.parquet`; groups end at task boundaries (`group_sizes`).
 ROW_GROUP_ROWS = 128 * 1024
-#: Rows decoded at a time from a sorted run. The merge holds up to one batch of every run (a run per
-#: chunk), so this is memory that grows with the input: 200 runs of a 10M-call ingest may hold 13M
-#: rows. Smaller batches bound it (8Ki: 1.6M rows) but change `leaves.parquet`'s bytes (its content
-#: is the same: categorical dictionaries gathered from more batches make larger dictionary pages).
+#: Rows of a *batch* of a sorted run: the unit that becomes one chunk of the merged frame (a batch's
+#: rows taken by one range are one chunk). The merged file's bytes depend on these units (a polars chunk
+#: keeps its own categorical dictionary, and the Parquet writer sees one dictionary per chunk), so they
+#: stay what the format's files were written with.
 _BATCH_ROWS = 64 * 1024
+#: Rows of a staged run decoded at a time (a batch is staged as pieces of this size, joined again when
+#: read). The merge holds one decoded piece of every run (a run per chunk), so this is memory that grows
+#: with the input: whole 64Ki batches held 13M rows for the 200 runs of a 10M-call ingest (1.3 GiB);
+#: 4Ki pieces hold 0.8M.
+_PIECE_ROWS = 4 * 1024
 
 
 @dataclass(frozen=True)
 class SortedRun:
     """A Parquet file of leaves sorted by task (stable), and its rows per task in that order
-    (`task`: String, `n`: UInt32)."""
+    (`task`: String, `n`: UInt32); for a staged Arrow stream (`write_run`), the rows of each of its
+    batches, whose pieces the stream holds (None: the file's batches of `_BATCH_ROWS` rows as read)."""
 
     path: Path
     counts: pl.DataFrame
+    batches: tuple[int, ...] | None = None
 
 
 def task_key() -> pl.Expr:
@@ -86,20 +94,26 @@ def restage_unsorted(path: Path, stage: Path) -> list[SortedRun]:
             chunk, counts = sort_chunk(_frame(pa.Table.from_batches([batch])))
             out = stage / f"old-leaves-{i:05d}.arrows"
             with reading(stage, writing=True):
-                write_run(chunk, out)
-            runs.append(SortedRun(out, counts))
+                batches = write_run(chunk, out)
+            runs.append(SortedRun(out, counts, batches))
     finally:
         pf.close()
     return runs
 
 
-def write_run(leaves: pl.DataFrame, path: Path) -> None:
-    """Stage a sorted run as an Arrow IPC stream (lz4 batches of _BATCH_ROWS rows): read once, front
-    to back, at commit, so the cheapest encoding wins (Parquet's was a third of the merge's cost)."""
+def write_run(leaves: pl.DataFrame, path: Path) -> tuple[int, ...]:
+    """Stage a sorted run as an Arrow IPC stream (lz4), read once, front to back, at commit, so the
+    cheapest encoding wins (Parquet's was a third of the merge's cost); returns the rows of its
+    batches (those of `Table.to_batches(_BATCH_ROWS)`), each written as pieces of `_PIECE_ROWS` rows
+    so that the reader holds one small piece, not one batch (`_RunReader`)."""
     table = leaves.to_arrow()
     options = pa.ipc.IpcWriteOptions(compression="lz4")
+    batches = table.to_batches(max_chunksize=_BATCH_ROWS)
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema, options=options) as w:
-        w.write_table(table, max_chunksize=_BATCH_ROWS)
+        for b in batches:
+            for s in range(0, b.num_rows, _PIECE_ROWS):
+                w.write_batch(b.slice(s, _PIECE_ROWS))
+    return tuple(b.num_rows for b in batches)
 
 
 def _batches(path: Path) -> tuple[Iterator[pa.RecordBatch], Any]:
@@ -121,26 +135,48 @@ def _frame(table: pa.Table) -> pl.DataFrame:
 
 
 class _RunReader:
-    """Reads one sorted run front to back, `take(n)` rows at a time (one batch buffered)."""
+    """Reads one sorted run front to back, `take(n)` rows at a time (one decoded piece buffered)."""
 
-    def __init__(self, path: Path) -> None:
-        self._batches, self._file = _batches(path)
-        self._buf: list[pa.RecordBatch] = []
+    def __init__(self, run: SortedRun) -> None:
+        self._batches, self._file = _batches(run.path)
+        self._buf: pa.RecordBatch | None = None
+        #: rows left of each batch of the run, the current one first (None: the file's own batches)
+        self._left = deque(run.batches) if run.batches is not None else None
+
+    def _piece(self, n: int) -> pa.RecordBatch:
+        """Up to `n` rows of the buffered piece, taken off the run."""
+        if self._buf is None:
+            self._buf = next(self._batches)
+        b = self._buf
+        if b.num_rows <= n:
+            self._buf = None
+            return b
+        self._buf = b.slice(n)
+        return b.slice(0, n)
 
     def take(self, n: int) -> list[pa.RecordBatch]:
+        """The next `n` rows: one record batch per batch of the run they lie in (the chunks of the
+        merged frame, as `_BATCH_ROWS` says)."""
         out: list[pa.RecordBatch] = []
         while n > 0:
-            if not self._buf:
-                self._buf.append(next(self._batches))
-            b = self._buf[0]
-            if b.num_rows <= n:
-                out.append(b)
-                self._buf.pop(0)
-                n -= b.num_rows
+            if self._left is None:
+                b = self._piece(n)
             else:
-                out.append(b.slice(0, n))
-                self._buf[0] = b.slice(n)
-                n = 0
+                while not self._left[0]:  # a batch of no rows has no piece
+                    self._left.popleft()
+                want = min(n, self._left[0])
+                self._left[0] -= want
+                parts = []
+                while want > 0:  # a piece never crosses its batch's end
+                    parts.append(self._piece(want))
+                    want -= parts[-1].num_rows
+                b = (
+                    parts[0]
+                    if len(parts) == 1
+                    else pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+                )
+            out.append(b)
+            n -= b.num_rows
         return out
 
     def close(self) -> None:
@@ -294,7 +330,7 @@ def write_sorted(
         )
         for r in runs
     ]
-    readers = [_RunReader(r.path) for r in runs]
+    readers = [_RunReader(r) for r in runs]
     rows = 0
     groups: list[dict[str, Any]] = []
     try:

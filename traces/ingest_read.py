@@ -279,6 +279,24 @@ class _Counts:
     dropped: int = 0
 
 
+#: Whether a flat source defers its step counts (see `_SourceReader.counted`); False counts from the first
+#: line, the plain path the tests hold the deferred one to.
+DEFER_STEP_COUNTS = True
+
+
+class _Uncounted(dict[str, int]):
+    """`add_call`'s step counts while nothing asks for them: every trace has 0 calls, none is kept."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return 0
+
+    def __setitem__(self, key: str, value: int) -> None:
+        return
+
+
+_UNCOUNTED = _Uncounted()
+
+
 class _SourceReader:
     """Feeds one source's records, in order, through `adapter` into the run, counting each line once."""
 
@@ -296,6 +314,14 @@ class _SourceReader:
         #: The flat format's record goes straight into the columns (`_flat_record`): no `ToolCall`,
         #: `Episode` or `RecordContext` per line.
         self.flat = self.adapter if isinstance(self.adapter, FlatAdapter) else None
+        #: A flat source counts its traces' calls (`steps`) only from its first line without a `step`:
+        #: until then `steps` is a `_Uncounted` and the count is what the run staged (`Run.trace_calls`)
+        #: plus the calls that failed (`failed`). A dict of every trace grew with the input (1.5M
+        #: traces at 10M calls), for a default most flat files never use.
+        self.counted = self.flat is None or not DEFER_STEP_COUNTS
+        if not self.counted:
+            self.steps = _UNCOUNTED
+        self.failed: dict[str, int] = {}
 
     def finish(self, line: int) -> None:
         """The source has ended at `line`: stage what a session adapter still holds (calls no line
@@ -345,6 +371,7 @@ class _SourceReader:
         go straight into the columns, with the step, call id, rejects and episode row `record` would
         give through `parse` and `stage_calls` (tests/traces/test_ingest_speed.py compares the two)."""
         run = self.run
+        attempted: str | None = None
         try:
             if not isinstance(rec, dict):
                 raise RecordError(f"record is not a JSON object ({_kind(rec)})", code=R_NOT_OBJECT)
@@ -352,6 +379,9 @@ class _SourceReader:
                 flat.fields(rec)
             )
             task = task_id if task_id is not None else trace_id
+            if step is None and not self.counted:
+                self._count_steps()
+            attempted = trace_id  # `add_call` counts the call, whether it is added or not
             add_call(
                 run.cols,
                 self.steps,
@@ -373,6 +403,8 @@ class _SourceReader:
                 plain=True,  # every value is from `orjson.loads` (a line or a whole-file document)
             )
         except RecordError as e:
+            if attempted is not None and not self.counted:
+                self.failed[attempted] = self.failed.get(attempted, 0) + 1
             self._bad_record(line, rec, raw, e)
             return
         c = self.counts
@@ -384,6 +416,13 @@ class _SourceReader:
             run.add_episode(
                 (trace_id, task, reward, None, tools_j, self.name, line, trial, agent_cost, user_cost)
             )
+
+    def _count_steps(self) -> None:
+        """Start counting the source's calls per trace: from what is staged and what failed so far."""
+        steps = self.run.trace_calls(self.name)
+        for t, n in self.failed.items():
+            steps[t] = steps.get(t, 0) + n
+        self.steps, self.failed, self.counted = steps, {}, True
 
     def _bad_record(self, line: int, rec: Any, raw: bytes | None, e: RecordError) -> None:
         """A record the adapter refused: one reject, or a mixed-format error (see `mixed_is_error`)."""

@@ -60,6 +60,9 @@ class Run:
     #: input at all: a trace whose calls span chunks has a row in each, which `finalize_episodes`
     #: merges by the same first-non-null rule as `add_episode`.
     episode_files: list[Path] = field(default_factory=list)
+    #: per flushed chunk, its calls per (source, trace) (`source`, `trace_id`, `n`): what a flat source
+    #: needs to count its traces' calls only once a line without a `step` asks for it (`ingest_read`)
+    trace_files: list[Path] = field(default_factory=list)
     #: The last `tools` tuple seen and its canonical JSON: adapters hand the same tuple object to the
     #: records of an episode (the flat adapter to every record with the same list), so `is` finds it.
     #: The reference is held, so the identity cannot be reused by another tuple.
@@ -73,6 +76,22 @@ class Run:
         text = canon(list(tools))
         self._tools_last = (tools, text)
         return text
+
+    def trace_calls(self, source: str) -> dict[str, int]:
+        """Calls per trace of `source` staged so far: the flushed chunks' and the current one's."""
+        out: dict[str, int] = {}
+        if self.trace_files:
+            flushed = (
+                pl.scan_parquet(self.trace_files)
+                .filter(pl.col("source") == source)
+                .group_by("trace_id")
+                .agg(pl.col("n").sum())
+                .collect()
+            )
+            out = dict(zip(flushed["trace_id"].to_list(), flushed["n"].to_list(), strict=True))
+        for t, n in self.cols.trace_calls(source).items():
+            out[t] = out.get(t, 0) + n
+        return out
 
     def add_episode(self, row: tuple[Any, ...]) -> None:
         """Keep one row per trace: its first row, null facts filled from later rows — the same
@@ -138,6 +157,10 @@ class Run:
         self.cols = Columns()
         counts = run_counts(leaves)  # leaves come ordered by task: a sorted run
         k = self.chunks
+        traces = self.stage / f"traces-{k:05d}.parquet"
+        with reading(self.out, writing=True):
+            calls.group_by("source", "trace_id").len("n").write_parquet(traces)
+        self.trace_files.append(traces)
         lp = self.stage / f"leaves-{k:05d}.arrows"
         if self.direct is None:
             self.direct = DirectLeaves(self.stage / "leaves-direct.parquet", stage_view=not self.appending)
@@ -146,8 +169,7 @@ class Run:
         with reading(self.out, writing=True):  # a full disk names the corpus being written
             self.calls.write(calls)
             if not self.direct.take(leaves, counts):
-                write_run(leaves, lp)
-                self.leaf_runs.append(SortedRun(lp, counts))
+                self.leaf_runs.append(SortedRun(lp, counts, write_run(leaves, lp)))
         self.chunks += 1
 
 

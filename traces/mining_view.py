@@ -171,9 +171,15 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
     file `calls` to `target(name)` for each of `VIEW_FILES`: the bytes of a view built by reading those
     files back; return the `corpus.json` file entries (rows, columns) of the three."""
     pattern_parts = [f[4] for f in stage.frames] or [pl.DataFrame(schema=VIEW_PATTERNS_SCHEMA)]
-    # the frames' strings were spilled as they came (they grow with the input); their union, streamed
+    # the frames' strings were spilled as they came (they grow with the input); their union, streamed,
+    # in one chunk: the streaming engine's chunks vary from run to run past a few million strings, and
+    # the Parquet writer cuts row groups at chunk ends (view_strings.parquet's bytes varied at 3M calls)
     strings = (
-        pl.concat([pl.scan_ipc(f[2]) for f in stage.frames]).unique().sort("str").collect(engine="streaming")
+        pl.concat([pl.scan_ipc(f[2]) for f in stage.frames])
+        .unique()
+        .sort("str")
+        .collect(engine="streaming")
+        .rechunk()
         if stage.frames
         else pl.DataFrame(schema=VIEW_STRINGS_SCHEMA)
     )
