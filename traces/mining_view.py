@@ -315,7 +315,7 @@ def _union(stage: ViewStage, target: Path) -> tuple[int, _Maps]:
             with pa.OSFile(str(spill), "rb") as f:
                 reader = pa.ipc.open_file(f)
                 sizes = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
-                staged = pl.from_arrow(reader.read_all()).to_series()
+                staged = pl.Series("str", reader.read_all().column(0))
             union = staged.unique().sort()
             codes = (union.search_sorted(staged, side="left") + total).cast(pl.UInt32)
             start = 0
