@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
+from output_contracts.frames import detach
 from output_contracts.traces.leaves import tp_expr, tp_patterns
 
 VIEW_FILE = "view.parquet"
@@ -77,6 +78,13 @@ VIEW_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 WILD_TOKEN = r"(^|/)\*(/|$)"
 #: Rows per row group of `view.parquet`.
 ROW_GROUP_ROWS = 1_000_000
+#: Rows per row group of `view_strings.parquet`.
+STRINGS_GROUP_ROWS = 128 * 1024
+#: Staged strings (a frame's distinct strings, summed over frames) per value range of the commit's
+#: union: the union is built one range at a time, so its memory does not grow with the corpus.
+UNION_STRINGS = 2_000_000
+#: Every `SAMPLE_EVERY`-th string of a frame's sorted strings is kept to cut the value ranges.
+SAMPLE_EVERY = 256
 
 
 class ViewStage:
@@ -94,10 +102,15 @@ class ViewStage:
         self.folder = folder
         self.name = name
         self.rows = 0
-        #: per staged frame: its rows file, its call runs file (`cid`, `n`), its strings file (`str`; a
-        #: local code is a row number), its task runs file (`task`: a local string code, `n`) and its
-        #: patterns (`tool`, `side`, `pattern`; a local lpat is a row number)
+        #: per staged frame: its rows file, its call runs file (`cid`, `n`), its strings file (`str`,
+        #: sorted and distinct; a local code is a row number), its task runs file (`task`: a local
+        #: string code, `n`) and its patterns (`tool`, `side`, `pattern`; a local lpat is a row number)
         self.frames: list[tuple[Path, Path, Path, Path, pl.DataFrame]] = []
+        #: every `SAMPLE_EVERY`-th string of each frame's sorted strings: where the union's value
+        #: ranges are cut (`_cuts`)
+        self.sample: list[pl.Series] = []
+        #: the frames' distinct strings, summed
+        self.strings = 0
 
     def add(self, leaves: pl.DataFrame) -> None:
         """Stage the view rows of `leaves` (a frame with the corpus leaf schema, in written order)."""
@@ -109,7 +122,12 @@ class ViewStage:
         calls = leaves.get_column("cid").rle().struct.unnest()
         tasks = leaves.get_column("task_id").rle().struct.unnest()
         task_names = tasks.get_column("value").cast(pl.String).alias("str")
-        strings = pl.concat([leaves.select(pl.col("str").drop_nulls()), task_names.to_frame()]).unique()
+        strings = (
+            pl.concat([leaves.select(pl.col("str").drop_nulls()), task_names.to_frame()]).unique().sort("str")
+        )
+        # detached: the sample's strings would be views pinning the whole frame's strings
+        self.sample.append(detach(strings.select(pl.col("str").gather_every(SAMPLE_EVERY)))["str"])
+        self.strings += strings.height
         wild = pats.filter(pl.col("pattern").str.contains(WILD_TOKEN)).get_column("tp")
         local = pl.DataFrame(
             [
@@ -171,37 +189,25 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
     file `calls` to `target(name)` for each of `VIEW_FILES`: the bytes of a view built by reading those
     files back; return the `corpus.json` file entries (rows, columns) of the three."""
     pattern_parts = [f[4] for f in stage.frames] or [pl.DataFrame(schema=VIEW_PATTERNS_SCHEMA)]
-    # the frames' strings were spilled as they came (they grow with the input); their union, streamed,
-    # in one chunk: the streaming engine's chunks vary from run to run past a few million strings, and
-    # the Parquet writer cuts row groups at chunk ends (view_strings.parquet's bytes varied at 3M calls)
-    strings = (
-        pl.concat([pl.scan_ipc(f[2]) for f in stage.frames])
-        .unique()
-        .sort("str")
-        .collect(engine="streaming")
-        .rechunk()
-        if stage.frames
-        else pl.DataFrame(schema=VIEW_STRINGS_SCHEMA)
-    )
     patterns = pl.concat(pattern_parts).unique().sort("tool", "side", "pattern")
-    cids = pl.scan_parquet(calls).select(pl.col("cid").unique().sort()).collect()["cid"]
+    cids = _sorted_cids(calls)
     schema = pl.DataFrame(schema=VIEW_SCHEMA).to_arrow().schema
     lpat_of = patterns.with_row_index("lpat")
     with reading(target(VIEW_STRINGS_FILE), writing=True):
-        strings.write_parquet(target(VIEW_STRINGS_FILE))
+        n_strings, maps = _union(stage, target(VIEW_STRINGS_FILE))
         patterns.write_parquet(target(VIEW_PATTERNS_FILE))
-        with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
+        with maps, pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
             held: list[pl.DataFrame] = []
             n_held = 0
-            for rows_file, runs_file, strings_file, tasks_file, local_pats in stage.frames:
-                smap = strings["str"].search_sorted(pl.read_ipc(strings_file)["str"]).cast(pl.UInt32)
+            for k, (rows_file, runs_file, _, tasks_file, local_pats) in enumerate(stage.frames):
+                smap = maps.frame(k)
                 pmap = local_pats.join(
                     lpat_of, on=["tool", "side", "pattern"], how="left", maintain_order="left"
                 )["lpat"]
                 local = pl.read_ipc(rows_file)
                 runs = pl.read_ipc(runs_file)
                 # runs repeated: a call's rank, a task's code
-                call = np.repeat(cids.search_sorted(runs["cid"]).cast(pl.UInt32).to_numpy(), runs["n"])
+                call = np.repeat(np.searchsorted(cids, runs["cid"].to_numpy()).astype(np.uint32), runs["n"])
                 tasks = pl.read_ipc(tasks_file)
                 task = np.repeat(smap.gather(tasks["task"]).to_numpy(), tasks["n"])
                 held.append(
@@ -227,7 +233,149 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
                     held, n_held = [rest], rest.height
             if n_held or not stage.rows:
                 _write_rows(w, pl.concat(held) if held else pl.DataFrame(schema=VIEW_SCHEMA), schema)
-    return _entries(stage.rows, strings.height, patterns.height)
+    return _entries(stage.rows, n_strings, patterns.height)
+
+
+def _sorted_cids(calls: Path) -> np.ndarray:
+    """The distinct `cid`s of the calls file, sorted (a call's `call` is its rank here): sorted in
+    place, as a polars unique and sort held three copies of 10M keys at 10M calls."""
+    cids = pl.read_parquet(calls, columns=["cid"])["cid"].to_numpy(writable=True)
+    cids.sort()
+    if cids.size > 1 and bool((cids[1:] == cids[:-1]).any()):
+        cids = np.unique(cids)  # a call id seen twice (never, as ingest writes calls): its one rank
+    return cids
+
+
+_STR = pa.schema([("str", pa.large_string())])
+_CODE = pa.schema([("code", pa.uint32())])
+
+
+class _Maps:
+    """Per staged frame, the corpus code of each of its strings (by local code), read from the value
+    ranges' map files: range `r`'s file holds one batch per frame (the codes of the frame's strings in
+    that range, in order), so a frame's map is its batches of every range, concatenated."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.files = [pa.OSFile(str(p), "rb") for p in paths]
+        self.readers = [pa.ipc.open_file(f) for f in self.files]
+
+    def frame(self, k: int) -> pl.Series:
+        parts = [pl.Series(r.get_batch(k).column(0)) for r in self.readers]
+        return pl.concat(parts).rechunk() if len(parts) > 1 else parts[0]
+
+    def __enter__(self) -> _Maps:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for f in self.files:
+            f.close()
+
+
+def _cuts(stage: ViewStage) -> pl.Series:
+    """The strings that cut the union into value ranges of about `UNION_STRINGS` staged strings each
+    (sorted, distinct; a range holds the strings from one cut, included, to the next, excluded):
+    quantiles of the frames' samples, so they follow the data and are the same on every run."""
+    n_ranges = max(1, -(-stage.strings // UNION_STRINGS))
+    sample = pl.concat(stage.sample).sort() if stage.sample else pl.Series("str", [], pl.String)
+    if n_ranges == 1 or sample.len() == 0:
+        return pl.Series("str", [], pl.String)
+    at = [sample.len() * i // n_ranges for i in range(1, n_ranges)]
+    return sample.gather(at).unique(maintain_order=True)
+
+
+def _union(stage: ViewStage, target: Path) -> tuple[int, _Maps]:
+    """Write the sorted distinct strings of every staged frame (string values and task ids) to
+    `target`, in row groups of `STRINGS_GROUP_ROWS`, and return their count and each frame's map from
+    local to corpus codes.
+
+    Why in value ranges: the union of a corpus's strings grows with it (14.2M distinct strings at 10M
+    calls: about 1.5 GiB to hash, sort and search as one column). Each frame's sorted strings are cut
+    at the same strings (`_cuts`) and spilled per range; a range's union is sorted and coded alone (its
+    codes start where the previous range's end), and the codes of each frame's slice are spilled as
+    that frame's batch of the range's map file. Memory is one range's strings."""
+    cuts = _cuts(stage)
+    n = cuts.len() + 1
+    folder, name = stage.folder, stage.name
+    spills = [folder / f"{name}-range-{r:05d}.arrow" for r in range(n)]
+    map_paths = [folder / f"{name}-map-{r:05d}.arrow" for r in range(n)]
+    # the frames' strings, cut into ranges: one batch per frame in every range file
+    with _IpcWriters(spills, _STR) as writers:
+        for frame in stage.frames:
+            s = pl.read_ipc(frame[2])["str"]
+            ends = [0, *s.search_sorted(cuts, side="left").to_list(), s.len()]
+            for r, w in enumerate(writers):
+                w.write_batch(_batch(s.slice(ends[r], ends[r + 1] - ends[r]), _STR))
+    total = 0
+    with (
+        pq.ParquetWriter(target, _STR, compression="zstd") as out,
+        _IpcWriters(map_paths, _CODE) as map_writers,
+    ):
+        held: list[pl.Series] = []
+        for spill, mw in zip(spills, map_writers, strict=True):
+            with pa.OSFile(str(spill), "rb") as f:
+                reader = pa.ipc.open_file(f)
+                sizes = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
+                staged = pl.Series("str", reader.read_all().column(0))
+            union = staged.unique().sort()
+            codes = (union.search_sorted(staged, side="left") + total).cast(pl.UInt32)
+            start = 0
+            for size in sizes:
+                mw.write_batch(_batch(codes.slice(start, size), _CODE))
+                start += size
+            total += union.len()
+            held = _write_strings(out, [*held, union])
+            spill.unlink()
+        if held or total == 0:
+            _write_group(out, pl.concat(held) if held else pl.Series("str", [], pl.String))
+    return total, _Maps(map_paths)
+
+
+def _write_strings(out: pq.ParquetWriter, held: list[pl.Series]) -> list[pl.Series]:
+    """Write every full row group of `STRINGS_GROUP_ROWS` strings from `held`; return the rest (the
+    file's row groups do not depend on where the value ranges were cut)."""
+    rows = pl.concat(held, rechunk=False)
+    full = rows.len() // STRINGS_GROUP_ROWS * STRINGS_GROUP_ROWS
+    for s in range(0, full, STRINGS_GROUP_ROWS):
+        _write_group(out, rows.slice(s, STRINGS_GROUP_ROWS))
+    return [rows.slice(full)] if rows.len() > full else []
+
+
+def _write_group(out: pq.ParquetWriter, strings: pl.Series) -> None:
+    out.write_table(
+        pa.Table.from_batches([_batch(strings.rechunk(), _STR)]), row_group_size=STRINGS_GROUP_ROWS
+    )
+
+
+def write_strings(target: Path, strings: pl.Series) -> None:
+    """`view_strings.parquet` of `strings` (sorted, distinct): the bytes `_union` writes (for the
+    tests' reference view)."""
+    with pq.ParquetWriter(target, _STR, compression="zstd") as out:
+        held = _write_strings(out, [strings.alias("str")])
+        if held or strings.len() == 0:
+            _write_group(out, pl.concat(held) if held else strings.alias("str"))
+
+
+def _batch(values: pl.Series, schema: pa.Schema) -> pa.RecordBatch:
+    """One record batch of `values` (one chunk) under `schema`'s single column."""
+    arr = values.rechunk().to_arrow().cast(schema.field(0).type)
+    return pa.RecordBatch.from_arrays([arr], schema=schema)
+
+
+class _IpcWriters:
+    """Arrow IPC file writers on `paths` (lz4), closed together."""
+
+    def __init__(self, paths: list[Path], schema: pa.Schema) -> None:
+        options = pa.ipc.IpcWriteOptions(compression="lz4")
+        self.sinks = [pa.OSFile(str(p), "wb") for p in paths]
+        self.writers = [pa.ipc.new_file(s, schema, options=options) for s in self.sinks]
+
+    def __enter__(self) -> list[Any]:
+        return self.writers
+
+    def __exit__(self, *exc: object) -> None:
+        for w, s in zip(self.writers, self.sinks, strict=True):
+            w.close()
+            s.close()
 
 
 def _write_rows(w: pq.ParquetWriter, rows: pl.DataFrame, schema: Any) -> None:

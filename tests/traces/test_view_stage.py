@@ -66,3 +66,33 @@ def test_view_of_direct_merged_and_appended_leaves(
     ingest([faulty], tmp_path / "appended")
     for name in ("direct", "merged", "appended"):
         assert_view_is_reference(tmp_path / name, tmp_path)
+
+
+def test_union_in_value_ranges_is_the_whole_union(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit unions the frames' strings one value range at a time (memory bounded at 10M calls):
+    cut into many ranges, with row groups cut across ranges and frames, the corpus is byte for byte the
+    one built with a single range, and the reference's."""
+    faulty = repo / "sample_traces" / "faulty" / "part-1.jsonl.gz"
+    monkeypatch.setattr(mv, "STRINGS_GROUP_ROWS", 1009)
+    ingest([faulty], tmp_path / "one", chunk_rows=3000)
+    ranges: list[int] = []
+    cuts = mv._cuts
+
+    def spy(stage: mv.ViewStage) -> pl.Series:
+        c = cuts(stage)
+        ranges.append(c.len() + 1)
+        return c
+
+    monkeypatch.setattr(mv, "_cuts", spy)
+    monkeypatch.setattr(mv, "UNION_STRINGS", 700)
+    monkeypatch.setattr(mv, "SAMPLE_EVERY", 3)
+    ingest([faulty], tmp_path / "many", chunk_rows=3000)
+    n_strings = Corpus.open(tmp_path / "many").manifest()["files"][mv.VIEW_STRINGS_FILE]["rows"]
+    assert ranges and ranges[0] > 5 and n_strings > 3 * 1009  # many ranges, several row groups
+    for name in mv.VIEW_FILES:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "many" / name).read_bytes(), name
+    assert_view_is_reference(tmp_path / "many", tmp_path)
+    strings = pl.read_parquet(tmp_path / "many" / mv.VIEW_STRINGS_FILE)["str"]
+    assert strings.is_sorted() and strings.n_unique() == strings.len() == n_strings

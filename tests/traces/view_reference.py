@@ -57,7 +57,7 @@ def write_view(leaves: Path, calls: Path, target: Callable[[str], Path]) -> dict
     cids = pl.scan_parquet(calls).select(pl.col("cid").unique().sort()).collect()["cid"]
     rows = int(lf.select(pl.len()).collect().item())
     with reading(target(VIEW_STRINGS_FILE), writing=True):
-        strings.write_parquet(target(VIEW_STRINGS_FILE))
+        mv.write_strings(target(VIEW_STRINGS_FILE), strings["str"])
         patterns.write_parquet(target(VIEW_PATTERNS_FILE))
         schema = pl.DataFrame(schema=VIEW_SCHEMA).to_arrow().schema
         with pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
