@@ -21,7 +21,6 @@ import numpy as np
 import orjson
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
@@ -123,15 +122,17 @@ def _value_columns(vals: list[Any]) -> list[pl.Series]:
     num = np.zeros(n, dtype=np.float64)
     num[numeric] = obj[numeric].astype(np.float64)  # float() of each: exact for any int, as the walk was
     is_str = kind == 4
-    text = pa.array(obj, type=pa.large_string(), mask=~is_str)
-    size = np.zeros(n, dtype=np.int64)
+    # Arrow's string view is polars' own string layout: handed over without a copy
+    text = pl.Series("str", pa.array(obj, type=pa.string_view(), mask=~is_str))
     container = kind >= 5
+    size = np.zeros(n, dtype=np.int64)
     size[container] = obj[container].astype(np.int64)
-    size[is_str] = pc.utf8_length(text.filter(pa.array(is_str))).to_numpy()
+    del obj
+    size[is_str] = text.str.len_chars().fill_null(0).to_numpy()[is_str]
     return [
         pl.Series("kind", kind),
         pl.Series("num", pa.array(num, mask=~numeric)),
-        pl.Series("str", text),
+        text,
         pl.Series("len", pa.array(size, mask=~(is_str | container))),
     ]
 
