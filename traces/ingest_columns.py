@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from hashlib import blake2b
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 import polars as pl
-import pyarrow as pa
 
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
@@ -58,13 +56,23 @@ def _text_key(value: Any) -> bytes | None:
 _CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
     k: (pl.String() if isinstance(v, pl.Categorical | pl.Enum) else v) for k, v in CALL_SCHEMA.items()
 }
-#: The kinds as an Enum series: a row's kind is its index here (0 null, 1 bool, 2 int, 3 float,
-#: 4 string, 5 array, 6 object), which one gather turns into the column.
+#: The leaf columns the walk produces, in the order of its row tuples (`leaves.Leaf`).
+_LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
+    "path": pl.String(),
+    "pattern": pl.String(),
+    "kind": pl.UInt8(),  # the index in KINDS: a small int per node, not a string (issue 21)
+    "num": pl.Float64(),
+    "str": pl.String(),
+    "len": pl.Int64(),
+}
+#: The kinds as an Enum series: the walk writes a kind as its index here (0 null, 1 bool, 2 int,
+#: 3 float, 4 string, 5 array, 6 object), which one gather turns into the column.
 _KIND_ENUM = pl.Series("kind", KINDS, dtype=KIND_DTYPE)
 #: The sides as an Enum series, gathered by a segment's side code (0 arguments, 1 result).
 _SIDE_ENUM = pl.Series("side", SIDES, dtype=SIDE_DTYPE)
 assert KINDS == ("null", "bool", "int", "float", "string", "array", "object"), "the walk's kind codes"
 _CALL_W = len(_CALL_ROW_SCHEMA)
+_LEAF_W = len(_LEAF_ROW_SCHEMA)
 
 
 def _strided_frame(flat: list[Any], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
@@ -79,79 +87,17 @@ def _strided_frame(flat: list[Any], schema: Mapping[str, pl.DataType]) -> pl.Dat
     )
 
 
-class _Arr(int):
-    """An array node's value in `Columns.vals`: its length (the type says it is an array)."""
-
-    __slots__ = ()
-
-
-class _Obj(int):
-    """An object node's value in `Columns.vals`: its member count (the type says it is an object)."""
-
-    __slots__ = ()
-
-
-#: Markers of the common sizes, made once (a node of one of them costs a tuple index, not an object).
-_ARRS = tuple(_Arr(i) for i in range(64))
-_OBJS = tuple(_Obj(i) for i in range(64))
-#: A row's kind code by the type of its value in `Columns.vals` (exact types: a subclass of str or int
-#: is not a JSON value here, as in `leaves.flatten`'s callers).
-_KIND_OF: dict[type, int] = {type(None): 0, bool: 1, int: 2, float: 3, str: 4, _Arr: 5, _Obj: 6}
-_CONTAINERS = frozenset((dict, list))
-
-
-def _row(path: str, pat: str, v: Any) -> tuple[Any, ...]:
-    """One row as `leaves.flatten` yields it, from the walk's (path, pattern, value): for tests."""
-    k = _KIND_OF[type(v)]
-    if k == 4:
-        return (path, pat, "string", None, v, len(v))
-    if k >= 5:
-        return (path, pat, KINDS[k], None, None, int(v))
-    return (path, pat, KINDS[k], None if k == 0 else float(v), None, None)
-
-
-def _value_columns(vals: list[Any]) -> list[pl.Series]:
-    """The kind (code), num, str and len columns of the walk's values, computed column-wise: a value is
-    the scalar itself or a container's size marker (`_Arr`, `_Obj`), so its type gives its kind; numbers
-    become floats as `float()` makes them (bool 1.0/0.0), strings keep their text and length (code
-    points, Python's `len`), containers their size. No Python work per row beyond two C-level maps."""
-    n = len(vals)
-    kind = np.fromiter(map(_KIND_OF.__getitem__, map(type, vals)), dtype=np.uint8, count=n)
-    obj = np.fromiter(vals, dtype=object, count=n)
-    numeric = (kind >= 1) & (kind <= 3)
-    num = np.zeros(n, dtype=np.float64)
-    num[numeric] = obj[numeric].astype(np.float64)  # float() of each: exact for any int, as the walk was
-    is_str = kind == 4
-    # Arrow's string view is polars' own string layout: handed over without a copy
-    text = pl.Series("str", pa.array(obj, type=pa.string_view(), mask=~is_str))
-    container = kind >= 5
-    size = np.zeros(n, dtype=np.int64)
-    size[container] = obj[container].astype(np.int64)
-    del obj
-    size[is_str] = text.str.len_chars().fill_null(0).to_numpy()[is_str]
-    return [
-        pl.Series("kind", kind),
-        pl.Series("num", pa.array(num, mask=~numeric)),
-        text,
-        pl.Series("len", pa.array(size, mask=~(is_str | container))),
-    ]
-
-
 class Columns:
     """Column values of one chunk of calls, and the leaf rows of their arguments and results.
 
-    This is the hot path. The walk keeps three columns per node: its path, its pattern and its value
-    (the scalar itself, or a container's size as an `_Arr`/`_Obj` marker), and `frames` derives kind,
-    num, str and len from the values column-wise (`_value_columns`), so the walk builds no per-node
-    object. An object or array whose members are all scalars (most of them) is added with one C-level
-    `extend` per column: its members' paths and patterns cached per object shape and place (or per
-    array place), its values straight from the container. Only containers holding containers are
-    walked member by member (pre-order: a member's subtree follows its own row). Values not straight
-    from `orjson.loads` go through a walk that checks every type (`_walk_checked`). The path string is
-    reused as the pattern while no array is crossed (there they are equal). The call-level columns
-    of leaves (`cid`, `tool`, `task_id`) are not repeated per node in Python but gathered by polars
-    from one (call, side, count) segment per side; leaves join calls by `cid` (no per-leaf `call_id`
-    string: nothing reads one).
+    This is the hot path. The walk writes each JSON node's six values with one C-level `extend` of a
+    short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
+    which are most nodes, reuses the path string as the pattern while no array is crossed (there they
+    are equal), and caches the children's paths per object shape and place (a quarter of the walk on the
+    sample world, issue 21). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
+    call rows are laid out the same way. The call-level columns of leaves (`cid`, `tool`, `task_id`) are not
+    repeated per node in Python but gathered by polars from one (call, side, count) segment per side;
+    leaves join calls by `cid` (no per-leaf `call_id` string: nothing reads one).
     """
 
     def __init__(self) -> None:
@@ -160,21 +106,18 @@ class Columns:
         self.seg_call: list[int] = []
         self.seg_side: list[int] = []  # 0 arguments, 1 result (the index in SIDES)
         self.seg_n: list[int] = []
-        #: the segment's first row (row number): a repeated result's segment points at the rows of its
-        #: first occurrence, which `frames` gathers again (no copy in Python)
+        #: the segment's first row in `flat` (row number, not list index): a repeated result's segment
+        #: points at the rows of its first occurrence, which `frames` gathers again (no copy in Python)
         self.seg_start: list[int] = []
-        #: one entry per leaf row: its path, its pattern, its value (see the class docstring)
-        self.paths: list[str] = []
-        self.pats: list[str] = []
-        self.vals: list[Any] = []
-        self._walk, self._walk_checked = self._make_walkers()
+        self.flat: list[Any] = []  # `_LEAF_W` values per leaf row: path, pattern, kind, num, str, len
+        self._walk = self._make_walker()
         #: A container result's JSON text (orjson, keys in their given order; as a digest, `_text_key`)
-        #: -> its first row, its rows and its canonical text: real tools answer the same lookup again
-        #: and again (τ-bench: 74-90% of result nodes are in a result seen before in the chunk, the
-        #: sample world 30%), and a repeat's rows are the first one's, gathered again by `frames`. Only
-        #: for values straight from `orjson.loads` (`add_fields(plain=True)`), whose text determines
-        #: every row (finite floats, str/int/float/bool/None/list/dict exactly; int and float texts
-        #: differ); cleared whenever rows are removed.
+        #: -> its first row in `flat`, its rows and its canonical text: real tools answer the same
+        #: lookup again and again (τ-bench: 74-90% of result nodes are in a result seen before in the
+        #: chunk, the sample world 30%), and a repeat's rows are the first one's, gathered again by
+        #: `frames`. Only for values straight from `orjson.loads` (`add_fields(plain=True)`), whose
+        #: text determines every row (finite floats, str/int/float/bool/None/list/dict exactly; int
+        #: and float texts differ); cleared whenever rows are removed.
         self._results: dict[bytes, tuple[int, int, str]] = {}
         #: lookups and hits of `_results` in this chunk: after `CACHE_PROBE` lookups with fewer than
         #: `CACHE_MIN_HITS` of them hits, the chunk stops looking (the key costs about as much as a
@@ -186,7 +129,11 @@ class Columns:
     def rows(self) -> list[tuple[Any, ...]]:
         """The rows the walk wrote, as tuples (path, pattern, kind, num, str, len): for tests, not the
         hot path (a repeated result's rows are written once: `leaf_rows` has every call's)."""
-        return [_row(p, q, v) for p, q, v in zip(self.paths, self.pats, self.vals, strict=True)]
+        f = self.flat
+        kinds = [KINDS[k] for k in f[2::_LEAF_W]]
+        return list(
+            zip(f[0::_LEAF_W], f[1::_LEAF_W], kinds, *(f[i::_LEAF_W] for i in range(3, _LEAF_W)), strict=True)
+        )
 
     @property
     def leaf_rows(self) -> list[tuple[Any, ...]]:
@@ -195,124 +142,66 @@ class Columns:
         rows = self.rows
         return [r for s, n in zip(self.seg_start, self.seg_n, strict=True) for r in rows[s : s + n]]
 
-    def _make_walkers(self) -> tuple[Callable[[Any, str, str], None], Callable[[Any, str, str], None]]:
-        """(walk, walk_checked): the walk of values straight from `orjson.loads`, and the one of any
-        value, which raises TypeError at the first node that is not a JSON value (as `flatten` does)."""
-        P, Q, V = self.paths.append, self.pats.append, self.vals.append
-        PE, QE, VE = self.paths.extend, self.pats.extend, self.vals.extend
+    def _make_walker(self) -> Callable[[Any, str, str], None]:
+        R = self.flat.extend
 
-        # (path, pattern, keys) -> the paths and patterns of the members: objects of one shape at one
-        # place (every result of a tool) come back all the time; a hit saves the escaping and the
-        # string concatenations, and hands out the same path strings again. Lives as long as the chunk.
-        shapes: dict[tuple[str, str, tuple[str, ...]], tuple[list[str], list[str]]] = {}
-        # an array's path -> its items' paths (as many as the longest array seen there)
-        items: dict[str, list[str]] = {}
+        # (path, pattern, keys) -> the (path, pattern) of each child: objects of one shape at one place
+        # (every result of a tool) come back all the time; a hit saves the escaping and the string
+        # concatenations, and hands out the same path strings again. Lives as long as the chunk.
+        shapes: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, str]]] = {}
 
-        def member_paths(v: dict[str, Any], path: str, pat: str) -> tuple[list[str], list[str]]:
-            key = (path, pat, tuple(v))
-            got = shapes.get(key)
-            if got is not None:
-                return got
+        def child_paths(v: dict[str, Any], path: str, pat: str, key: Any) -> list[tuple[str, str]]:
             same = path is pat  # no array above: the pattern is the path itself
-            ps, qs = [], []
+            out = []
             for k in v:
                 if "~" in k or "/" in k:
                     k = k.replace("~", "~0").replace("/", "~1")
                 p = path + "/" + k
-                ps.append(p)
-                qs.append(p if same else pat + "/" + k)
-            shapes[key] = ps, qs
-            return ps, qs
-
-        def item_paths(path: str, n: int) -> list[str]:
-            got = items.get(path)
-            if got is None or len(got) < n:
-                got = [f"{path}/{i}" for i in range(n)]
-                items[path] = got
-            return got if len(got) == n else got[:n]
+                out.append((p, p if same else pat + "/" + k))
+            shapes[key] = out
+            return out
 
         def walk(v: Any, path: str, pat: str) -> None:
             t = type(v)
             if t is dict:
-                n = len(v)
-                P(path)
-                Q(pat)
-                V(_OBJS[n] if n < 64 else _Obj(n))
-                if not n:
-                    return
-                ps, qs = member_paths(v, path, pat)
-                vs = v.values()
-                if _CONTAINERS.isdisjoint(map(type, vs)):  # scalars only: one extend per column
-                    PE(ps)
-                    QE(qs)
-                    VE(vs)
-                    return
-                for p, q, c in zip(ps, qs, vs):  # noqa: B905 (same length: the key holds the keys)
+                R((path, pat, 6, None, None, len(v)))
+                key = (path, pat, tuple(v))
+                paths = shapes.get(key)
+                if paths is None:
+                    paths = child_paths(v, path, pat, key)
+                for (p, q), c in zip(paths, v.values()):  # noqa: B905 (same length: the key holds the keys)
                     ct = type(c)
-                    if ct is dict or ct is list:
-                        walk(c, p, q)
+                    if ct is str:
+                        R((p, q, 4, None, c, len(c)))
+                    elif ct is int:
+                        R((p, q, 2, float(c), None, None))
+                    elif ct is float:
+                        R((p, q, 3, c, None, None))
+                    elif ct is bool:
+                        R((p, q, 1, 1.0 if c else 0.0, None, None))
+                    elif c is None:
+                        R((p, q, 0, None, None, None))
                     else:
-                        P(p)
-                        Q(q)
-                        V(c)
-            elif t is list:
-                n = len(v)
-                P(path)
-                Q(pat)
-                V(_ARRS[n] if n < 64 else _Arr(n))
-                if not n:
-                    return
-                q = pat + "/*"
-                ps = item_paths(path, n)
-                if _CONTAINERS.isdisjoint(map(type, v)):
-                    PE(ps)
-                    QE(repeat(q, n))
-                    VE(v)
-                    return
-                for p, c in zip(ps, v):  # noqa: B905 (`ps` has `n` items)
-                    ct = type(c)
-                    if ct is dict or ct is list:
                         walk(c, p, q)
-                    else:
-                        P(p)
-                        Q(q)
-                        V(c)
-            else:
-                P(path)
-                Q(pat)
-                V(v)
-
-        def walk_checked(v: Any, path: str, pat: str) -> None:
-            t = type(v)
-            if t is dict:
-                n = len(v)
-                P(path)
-                Q(pat)
-                V(_OBJS[n] if n < 64 else _Obj(n))
-                ps, qs = member_paths(v, path, pat) if n else ([], [])
-                for p, q, c in zip(ps, qs, v.values()):  # noqa: B905 (same length)
-                    walk_checked(c, p, q)
             elif t is list:
-                n = len(v)
-                P(path)
-                Q(pat)
-                V(_ARRS[n] if n < 64 else _Arr(n))
+                R((path, pat, 5, None, None, len(v)))
                 q = pat + "/*"
                 for i, c in enumerate(v):
-                    walk_checked(c, f"{path}/{i}", q)
-            elif t is str or t is bool or t is float or v is None:
-                P(path)
-                Q(pat)
-                V(v)
+                    walk(c, f"{path}/{i}", q)
+            elif t is str:
+                R((path, pat, 4, None, v, len(v)))
+            elif t is bool:
+                R((path, pat, 1, 1.0 if v else 0.0, None, None))
             elif t is int:
-                float(v)  # an int too large for a float fails here, as it did when the walk converted it
-                P(path)
-                Q(pat)
-                V(v)
+                R((path, pat, 2, float(v), None, None))
+            elif t is float:
+                R((path, pat, 3, v, None, None))
+            elif v is None:
+                R((path, pat, 0, None, None, None))
             else:
                 raise TypeError(f"not a JSON value at '{path}': {t.__name__}")
 
-        return walk, walk_checked
+        return walk
 
     def add(self, c: ToolCall, call_id: str, step: int) -> None:
         """Append one call and its leaves (arguments, and the result unless it is an error without one)."""
@@ -358,15 +247,14 @@ class Columns:
         `plain`: the values come straight from `orjson.loads`, so a repeated result's rows are copied
         (`_results`)."""
         has_result = not (status == "error" and result is None)
-        paths = self.paths
-        base = len(paths)
-        walk = self._walk if plain else self._walk_checked
+        flat = self.flat
+        base = len(flat)
         key = None
         result_text: str | None = None
         try:
-            walk(arguments, "", "")
-            res_start = len(paths)
-            n_arg = res_start - base
+            self._walk(arguments, "", "")
+            n_arg = (len(flat) - base) // _LEAF_W
+            res_start = len(flat) // _LEAF_W
             n_res = 0
             if has_result:
                 if plain and self._lookups >= 0 and (type(result) is dict or type(result) is list):
@@ -381,15 +269,15 @@ class Columns:
                         self._lookups = -1  # off for this chunk
                         self._results.clear()
                 if result_text is None:
-                    walk(result, "", "")
-                    n_res = len(paths) - res_start
+                    self._walk(result, "", "")
+                    n_res = len(flat) // _LEAF_W - res_start
             args_text = canon(arguments)  # the texts in this order: the first failure names the call
             if has_result and result_text is None:
                 result_text = canon(result)
             labels_text = canon(labels) if labels else "{}"
             meta_text = canon(meta) if meta else None
         except (TypeError, ValueError, RecursionError):
-            self._cut(base)
+            del flat[base:]
             self._results.clear()
             raise
         if key is not None and result_text is not None and self._lookups >= 0:
@@ -420,17 +308,13 @@ class Columns:
         self.seg_call.append(n)
         self.seg_side.append(0)
         self.seg_n.append(n_arg)
-        self.seg_start.append(base)
+        self.seg_start.append(base // _LEAF_W)
         if has_result:
             self.seg_call.append(n)
             self.seg_side.append(1)
             self.seg_n.append(n_res)
             self.seg_start.append(res_start)
         self.n = n + 1
-
-    def _cut(self, rows: int) -> None:
-        """Drop the leaf rows from row `rows` on."""
-        del self.paths[rows:], self.pats[rows:], self.vals[rows:]
 
     def trace_calls(self, source: str) -> dict[str, int]:
         """Calls of this chunk per trace, of the calls from `source` (for `ingest_read`'s step counts)."""
@@ -445,9 +329,8 @@ class Columns:
     def release(self) -> None:
         """Empty every list now: the recursive walker is a reference cycle holding the lists' appends,
         so without this a flushed chunk would stay in memory until the cyclic GC ran."""
-        for col in (self.call_flat, self.seg_call, self.seg_side, self.seg_n, self.seg_start):
+        for col in (self.flat, self.call_flat, self.seg_call, self.seg_side, self.seg_n, self.seg_start):
             col.clear()
-        self._cut(0)
         self._results.clear()
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -467,15 +350,8 @@ class Columns:
         side = np.array(self.seg_side, dtype=np.uint32)
         n = np.array(self.seg_n, dtype=np.int64)
         start = np.array(self.seg_start, dtype=np.int64)
-        values = _value_columns(self.vals)
-        leaves = pl.DataFrame(
-            [
-                pl.Series("path", self.paths, dtype=pl.String),
-                pl.Series("pattern", self.pats, dtype=pl.String),
-                _KIND_ENUM.gather(values[0]),
-                *values[1:],
-            ]
-        )
+        leaves = _strided_frame(self.flat, _LEAF_ROW_SCHEMA)
+        leaves = leaves.with_columns(_KIND_ENUM.gather(leaves.get_column("kind")))
         if not rank.is_sorted():  # calls not in task order: segments by their call's rank, stable
             # (a call's segments stay in order: arguments, result)
             order = np.argsort(rank.to_numpy()[ci], kind="stable")
@@ -498,11 +374,11 @@ def truncate(cols: Columns, n: int) -> None:
         return
     keep_segs = sum(1 for ci in cols.seg_call if ci < n)
     # the first segment dropped is call n's arguments, always walked: its first row is where call n began
-    keep_rows = cols.seg_start[keep_segs] if keep_segs < len(cols.seg_start) else len(cols.paths)
+    keep_rows = cols.seg_start[keep_segs] if keep_segs < len(cols.seg_start) else len(cols.flat) // _LEAF_W
     del cols.call_flat[n * _CALL_W :]
     for lst in (cols.seg_call, cols.seg_side, cols.seg_n, cols.seg_start):
         del lst[keep_segs:]
-    cols._cut(keep_rows)
+    del cols.flat[keep_rows * _LEAF_W :]
     cols._results.clear()  # rows it points at may be gone
     cols.n = n
 
