@@ -184,7 +184,10 @@ class View:
         aligned chunk per column."""
         view = pl.scan_parquet(self.path).slice(start, rows).collect()
         leaves = (
-            pl.scan_parquet(self.leaves).slice(start, rows).select("cid", pl.col("str").alias("text")).collect()
+            pl.scan_parquet(self.leaves)
+            .slice(start, rows)
+            .select("cid", pl.col("str").alias("text"))
+            .collect()
         )
         return view.hstack(leaves)
 
