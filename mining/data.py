@@ -180,8 +180,8 @@ class View:
     def read_with_leaves(self, start: int, rows: int) -> pl.DataFrame:
         """View rows [start, start + rows), read, unfiltered, with `cid` and `text` (the string of
         `str`) from the same rows of `leaves.parquet` (`kept` says which rows the selection keeps).
-        The two files are read apart and put side by side; the caller filters once, which leaves one
-        aligned chunk per column."""
+        The two files are read apart and put side by side, not rechunked: the caller's one filter per
+        side copies every column once anyway (`_read_view_chunk`)."""
         view = pl.scan_parquet(self.path).slice(start, rows).collect()
         leaves = (
             pl.scan_parquet(self.leaves)
