@@ -727,7 +727,24 @@ def _find_batch(
     joins = []
     for name in names:
         c = TABLE[name]
-        h = probe(leaves_k, code_ops.get(name, ops.clear()))
+        table = code_ops.get(name, ops.clear())
+        if prefilter and c.keep_by_kind:
+            # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
+            # pairs meet the operand rows (a TYPE rule names nearly every pattern and breaks on few)
+            pair = pl.col(keys[0]).cast(pl.UInt64) * 256 + pl.col("kbit").cast(pl.UInt64)
+            breaking = (
+                leaves_k.select(keys[0], "kbit")
+                .unique()
+                .join(table.lazy(), on=keys)
+                .filter(c.keep())
+                .select(pair.alias("_pair"))
+                .unique()
+                .collect()
+                .get_column("_pair")
+            )
+            h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
+        else:
+            h = probe(leaves_k, table)
         if c.node_class:
             h = h.filter(c.keep())
         joins.append(h.select(HIT_COLS))
