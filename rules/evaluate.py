@@ -653,9 +653,7 @@ def _find_batch(
         # the pattern id of each row gathered from the view's `lpat` of the same rows, before any filter
         vk, lo, hi = view
         lpat = pl.scan_parquet(vk.view).slice(lo, None if hi is None else hi - lo).select("lpat").collect()
-        # one chunk per column, the gathered ids' too: misaligned chunks make every later filter
-        # re-align them
-        part = batch_leaves.select("cid", "path", "kind", "num", "str", "len").collect().rechunk()
+        part = batch_leaves.select("cid", "path", "kind", "num", "str", "len").collect()
         part = part.with_columns(vk.pid.gather(lpat.get_column("lpat")))
         lf = part.lazy()
     else:
