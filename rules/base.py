@@ -394,6 +394,9 @@ class PropertyCode:
     n_paths: ClassVar[int | None] = 1  # how many paths a rule has (None: checked by `validate`)
     #: Per-node codes are judged inside the join of leaves to operands (`keep`): a class number > 0.
     node_class: ClassVar[int] = 0
+    #: A per-node code whose `keep` reads only `kbit` and its operand row's columns (not the leaf's
+    #: value): the corpus pass judges it once per distinct (pattern, kind) of a batch.
+    keep_by_kind: ClassVar[bool] = False
 
     # --- the rule itself
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import polars as pl
@@ -55,6 +56,7 @@ from output_contracts.rules.folds import fold_table
 from output_contracts.rules.model import CODES, ContractSet, Rule, split_side
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize, unfix
+from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
 
 Fold = int | None | Literal["cross"]
 #: The code judged per episode, not per call (`output_contracts.rules.consistent`).
@@ -526,6 +528,15 @@ def _pattern_ids(
         .replace_strict(lits.get_column("_lit"), pl.Series(pid, dtype=pl.UInt32), return_dtype=pl.UInt32)
         .alias("pid")
     ).drop("tool", "side", "pattern", "_lit")
+    return _with_aliases(batch, wanted, ids), ids
+
+
+def _with_aliases(
+    batch: pl.DataFrame, wanted: pl.DataFrame, ids: dict[tuple[str, str, str], int]
+) -> pl.DataFrame:
+    """`batch` (keyed by `pid`) plus, for every fixed-index operand pattern among `wanted` whose leaf
+    pattern has an id, a copy of each leaf of that id whose concrete indexes match, under a new id for
+    the fixed pattern (added to `ids`): `index_nodes`' aliases."""
     aliases = []
     for tool, side, pattern in wanted.unique().iter_rows():
         op = Operand.of(pattern)
@@ -548,7 +559,46 @@ def _pattern_ids(
         )
         if extra.height:
             batch = pl.concat([batch, extra])
-    return batch, ids
+    return batch
+
+
+#: The corpus format from which `view.parquet` holds one row per row of `leaves.parquet`, in the same
+#: order (`output_contracts.traces.mining_view`; mining reads it from the same version on).
+_VIEW_FORMAT = 3
+
+
+@dataclass(frozen=True)
+class ViewKeys:
+    """The mining view's literal patterns numbered for the checker: `pid` (indexed by the view's `lpat`)
+    is the dense id of the (tool, side, pattern) the miner would have written (map keys generalized),
+    `ids` the same ids by pattern. A batch then takes its leaves' pattern ids by one gather of the
+    view's `lpat` column for the same rows, instead of reading, hashing and generalizing the leaves'
+    tool, side and pattern (`_pattern_ids`)."""
+
+    view: Path
+    pid: pl.Series
+    ids: Mapping[tuple[str, str, str], int]
+
+
+def view_keys(corpus: Corpus, maps: MapTable) -> ViewKeys | None:
+    """`ViewKeys` of a corpus whose view rows follow its leaves (format 3 on), else None (the caller
+    reads the leaves' own pattern columns)."""
+    folder = corpus.view()
+    if folder is None or int(corpus.manifest().get("format_version", 1)) < _VIEW_FORMAT:
+        return None
+    view = folder / VIEW_FILE
+    n_view = pl.scan_parquet(view).select(pl.len()).collect().item()
+    if n_view != corpus.scan_leaves().select(pl.len()).collect().item():
+        return None
+    ids: dict[tuple[str, str, str], int] = {}
+    pid = []
+    for tool, side, pattern in (
+        pl.read_parquet(folder / VIEW_PATTERNS_FILE).select("tool", "side", "pattern").iter_rows()
+    ):
+        if tool in maps:
+            pattern = generalize(pattern, maps[tool][0 if side == "arg" else 1])
+        pid.append(ids.setdefault((tool, side, pattern), len(ids)))
+    return ViewKeys(view, pl.Series("pid", pid, dtype=pl.UInt32), ids)
 
 
 def _packed_key() -> pl.Expr:
@@ -582,9 +632,13 @@ def _find_batch(
     batch_leaves: pl.LazyFrame,
     maps: MapTable,
     one_k: bool = False,
+    view: tuple[ViewKeys, int, int | None] | None = None,
 ) -> pl.DataFrame:
     """Violations (cid, ridx, path, present) among one batch of calls: the checked `calls` whose
     leaves are `batch_leaves` (the corpus's leaves, restricted to whole calls).
+
+    `view`: the corpus's `ViewKeys` and the rows [lo, hi) of `leaves.parquet` that `batch_leaves` is:
+    the leaves' pattern ids then come from the view's `lpat` of the same rows (`ViewKeys`).
 
     The leaves of the batch are read once and joined to the rule operands (`ops`, `lean_ops`: String
     tool, side, pattern) — on a dense pattern id (`_pattern_ids`), or on the three columns for an old
@@ -595,11 +649,21 @@ def _find_batch(
     leaves meet the operands on the pattern id alone.
     """
     kbit = _kind_bit(batch_leaves.collect_schema()["kind"])
-    lf = batch_leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
+    if view is not None:
+        # the pattern id of each row gathered from the view's `lpat` of the same rows, before any filter
+        vk, lo, hi = view
+        lpat = pl.scan_parquet(vk.view).slice(lo, None if hi is None else hi - lo).select("lpat").collect()
+        part = batch_leaves.select("cid", "path", "kind", "num", "str", "len").collect()
+        part = part.with_columns(vk.pid.gather(lpat.get_column("lpat")))
+        lf = part.lazy()
+    else:
+        lf = batch_leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
     if one_k:
         # the checked calls' ids as a set to test each leaf against: cheaper than a semi join
         checked = calls.select("cid").collect().get_column("cid")
-        lf = lf.filter(pl.col("cid").is_in(checked.implode())).with_columns(pl.lit(0, pl.Int32).alias("k"))
+        if view is None or not part.get_column("cid").is_in(checked.implode()).all():
+            lf = lf.filter(pl.col("cid").is_in(checked.implode()))
+        lf = lf.with_columns(pl.lit(0, pl.Int32).alias("k"))
     else:
         # a left join in the leaves' order, then the unchecked calls dropped: cheaper than an inner
         # join, which gathers every column in hash order
@@ -608,7 +672,16 @@ def _find_batch(
         )
     raw = lf.collect()
     wanted = pl.concat([ops.select("tool", "side", "pattern"), lean_ops.select("tool", "side", "pattern")])
-    keyed = _pattern_ids(raw, wanted, maps)
+    if view is not None:
+        ids = dict(view[0].ids)
+        # the columns in the order `_pattern_ids` gives them
+        raw = raw.select(pl.exclude("pid"), "pid")
+        keyed: tuple[pl.DataFrame, dict[tuple[str, str, str], int]] | None = (
+            _with_aliases(raw, wanted, ids),
+            ids,
+        )
+    else:
+        keyed = _pattern_ids(raw, wanted, maps)
     prefilter = keyed is not None
     if keyed is not None:
         frame, ids = keyed
@@ -654,7 +727,24 @@ def _find_batch(
     joins = []
     for name in names:
         c = TABLE[name]
-        h = probe(leaves_k, code_ops.get(name, ops.clear()))
+        table = code_ops.get(name, ops.clear())
+        if prefilter and c.keep_by_kind:
+            # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
+            # pairs meet the operand rows (a TYPE rule names nearly every pattern and breaks on few)
+            pair = pl.col(keys[0]).cast(pl.UInt64) * 256 + pl.col("kbit").cast(pl.UInt64)
+            breaking = (
+                leaves_k.select(keys[0], "kbit")
+                .unique()
+                .join(table.lazy(), on=keys)
+                .filter(c.keep())
+                .select(pair.alias("_pair"))
+                .unique()
+                .collect()
+                .get_column("_pair")
+            )
+            h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
+        else:
+            h = probe(leaves_k, table)
         if c.node_class:
             h = h.filter(c.keep())
         joins.append(h.select(HIT_COLS))
@@ -735,6 +825,7 @@ def find_violations(
     progress.start("checking calls", n_calls)
     one_k = fold != "cross"
     slices = leaf_slices(corpus, n_batches) if n_batches > 1 else [(0, None)]
+    vk = view_keys(corpus, maps) if slices is not None else None
     if slices is not None:
         # Batches are row ranges of `leaves.parquet` cut between calls: each reads its own row groups.
         n_rows = slices[-1][1] or 0
@@ -744,7 +835,19 @@ def find_violations(
                 leaves = leaves.slice(lo, hi - lo)
             # detach: a batch's few violations must not pin the arrays and strings of its leaves (output_contracts.frames).
             found_parts.append(
-                detach(_find_batch(entries, corpus, calls, ops, lean_ops, leaves, maps, one_k))
+                detach(
+                    _find_batch(
+                        entries,
+                        corpus,
+                        calls,
+                        ops,
+                        lean_ops,
+                        leaves,
+                        maps,
+                        one_k,
+                        None if vk is None else (vk, lo, hi),
+                    )
+                )
             )
             progress.advance(n_calls if hi is None else n_calls * hi // n_rows - n_calls * lo // n_rows)
     else:

@@ -56,6 +56,7 @@ class Type(NodeCode):
     short = "TYPE"
     summary = "a value has another JSON kind than in every clean result"
     node_class = 1
+    keep_by_kind = True
 
     def params(self, rule: Rule) -> TypeParams:
         kind = rule.params.get("kind")

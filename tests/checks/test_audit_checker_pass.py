@@ -5,10 +5,11 @@ FORMAT judges each distinct (rule, string) once and joins only the breaking pair
 corpus that repeats its strings across calls, rules and levels (exact, loose, charset) at one place must
 give exactly the violations `call_violations` gives call by call, witnesses byte for byte.
 
-The leaves meet the rule operands on one dense pattern id (`_pattern_ids`: map keys generalized and
-fixed-index aliases added per distinct pattern, not per leaf); old corpora join on the three columns
-(`generalize_patterns`, `with_fixed`). Both joins give the same violations on real tool output with maps
-and fixed-index rules (τ-bench retail, faults planted).
+The leaves meet the rule operands on one dense pattern id: gathered from the mining view's `lpat` of
+the same rows (`view_keys`), or, for a corpus without a view, from the leaves' own columns
+(`_pattern_ids`: map keys generalized and fixed-index aliases added per distinct pattern, not per leaf);
+old corpora join on the three columns (`generalize_patterns`, `with_fixed`). All three give the same
+violations on real tool output with maps and fixed-index rules (τ-bench retail, faults planted).
 
 UNIQUE ranks the items of a list only for the values that repeat within a call and rule (a cheap
 equality test first); values that compare equal as JSON (`1` and `1.0`, `0` and `-0.0`) but not as text,
@@ -127,8 +128,12 @@ def test_pattern_id_join_equals_the_column_join(
     assert any("~*" in p for r in rules for p in r.paths)  # map keys generalized
     assert any("/*0/" in p for r in rules for p in r.paths)  # fixed-index operands
     runs = [dict(fold=None, tools=sorted(cs.tools)), dict(fold="cross"), dict(fold=2, batch_calls=150)]
+    assert evaluate.view_keys(corpus, evaluate.map_table(cs)) is not None
+    view = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
+    assert len(view[0]) > 0 and len(view[1]) > 0
+    monkeypatch.setattr(evaluate, "view_keys", lambda *a: None)  # a corpus without a view
     pid = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
-    assert len(pid[0]) > 0 and len(pid[1]) > 0
+    assert pid == view
     monkeypatch.setattr(evaluate, "_pattern_ids", lambda *a: None)  # the old corpora's column join
     cols = [_found(flat if kw.get("tools") else cs, corpus, **kw) for kw in runs]
     assert pid == cols
