@@ -197,8 +197,8 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
         n_strings, maps = _union(stage, target(VIEW_STRINGS_FILE))
         patterns.write_parquet(target(VIEW_PATTERNS_FILE))
         with maps, pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
-            held: list[pl.DataFrame] = []
-            n_held = 0
+            # row groups of exactly ROW_GROUP_ROWS rows, as a view read back from the files has them
+            groups = _ExactGroups(lambda rows: _write_rows(w, rows, schema), ROW_GROUP_ROWS)
             for k, (rows_file, runs_file, _, tasks_file, local_pats) in enumerate(stage.frames):
                 smap = maps.frame(k)
                 pmap = local_pats.join(
@@ -210,7 +210,7 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
                 call = np.repeat(np.searchsorted(cids, runs["cid"].to_numpy()).astype(np.uint32), runs["n"])
                 tasks = pl.read_ipc(tasks_file)
                 task = np.repeat(smap.gather(tasks["task"]).to_numpy(), tasks["n"])
-                held.append(
+                groups.add(
                     pl.DataFrame(
                         [
                             pl.Series("call", call, dtype=pl.UInt32),
@@ -224,15 +224,7 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
                         ]
                     )
                 )
-                n_held += local.height
-                # row groups of exactly ROW_GROUP_ROWS rows, as a view read back from the files has them
-                while n_held >= ROW_GROUP_ROWS:
-                    rows = pl.concat(held)
-                    _write_rows(w, rows.head(ROW_GROUP_ROWS), schema)
-                    rest = rows.slice(ROW_GROUP_ROWS)
-                    held, n_held = [rest], rest.height
-            if n_held or not stage.rows:
-                _write_rows(w, pl.concat(held) if held else pl.DataFrame(schema=VIEW_SCHEMA), schema)
+            groups.close(pl.DataFrame(schema=VIEW_SCHEMA))
     return _entries(stage.rows, n_strings, patterns.height)
 
 
@@ -310,7 +302,7 @@ def _union(stage: ViewStage, target: Path) -> tuple[int, _Maps]:
         pq.ParquetWriter(target, _STR, compression="zstd") as out,
         _IpcWriters(map_paths, _CODE) as map_writers,
     ):
-        held: list[pl.Series] = []
+        groups = _strings_groups(out)
         for spill, mw in zip(spills, map_writers, strict=True):
             with pa.OSFile(str(spill), "rb") as f:
                 reader = pa.ipc.open_file(f)
@@ -323,36 +315,57 @@ def _union(stage: ViewStage, target: Path) -> tuple[int, _Maps]:
                 mw.write_batch(_batch(codes.slice(start, size), _CODE))
                 start += size
             total += union.len()
-            held = _write_strings(out, [*held, union])
+            groups.add(union.to_frame())
             spill.unlink()
-        if held or total == 0:
-            _write_group(out, pl.concat(held) if held else pl.Series("str", [], pl.String))
+        groups.close(pl.DataFrame(schema=VIEW_STRINGS_SCHEMA))
     return total, _Maps(map_paths)
 
 
-def _write_strings(out: pq.ParquetWriter, held: list[pl.Series]) -> list[pl.Series]:
-    """Write every full row group of `STRINGS_GROUP_ROWS` strings from `held`; return the rest (the
-    file's row groups do not depend on where the value ranges were cut)."""
-    rows = pl.concat(held, rechunk=False)
-    full = rows.len() // STRINGS_GROUP_ROWS * STRINGS_GROUP_ROWS
-    for s in range(0, full, STRINGS_GROUP_ROWS):
-        _write_group(out, rows.slice(s, STRINGS_GROUP_ROWS))
-    return [rows.slice(full)] if rows.len() > full else []
+class _ExactGroups:
+    """Rows written in row groups of exactly `size` rows, whatever the pieces they are added in (the
+    last group holds the rest): a file's bytes then do not depend on where its pieces were cut."""
+
+    def __init__(self, write: Callable[[pl.DataFrame], None], size: int) -> None:
+        self.write = write
+        self.size = size
+        self.held: list[pl.DataFrame] = []
+        self.n_held = 0
+        self.written = False
+
+    def add(self, rows: pl.DataFrame) -> None:
+        self.held.append(rows)
+        self.n_held += rows.height
+        if self.n_held >= self.size:
+            rows = pl.concat(self.held, rechunk=False)
+            full = self.n_held // self.size * self.size
+            for s in range(0, full, self.size):
+                self.write(rows.slice(s, self.size))
+            rest = rows.slice(full)
+            self.held, self.n_held, self.written = [rest], rest.height, True
+
+    def close(self, empty: pl.DataFrame) -> None:
+        """Write the rest; `empty` (one empty group, for the schema) when no row came at all."""
+        if self.n_held or not self.written:
+            self.write(pl.concat(self.held) if self.n_held else empty)
 
 
-def _write_group(out: pq.ParquetWriter, strings: pl.Series) -> None:
-    out.write_table(
-        pa.Table.from_batches([_batch(strings.rechunk(), _STR)]), row_group_size=STRINGS_GROUP_ROWS
-    )
+def _strings_groups(out: pq.ParquetWriter) -> _ExactGroups:
+    """`view_strings.parquet`'s row groups (of `STRINGS_GROUP_ROWS` strings) on `out`."""
+
+    def write(strings: pl.DataFrame) -> None:
+        batch = _batch(strings.get_column("str"), _STR)
+        out.write_table(pa.Table.from_batches([batch]), row_group_size=STRINGS_GROUP_ROWS)
+
+    return _ExactGroups(write, STRINGS_GROUP_ROWS)
 
 
 def write_strings(target: Path, strings: pl.Series) -> None:
     """`view_strings.parquet` of `strings` (sorted, distinct): the bytes `_union` writes (for the
     tests' reference view)."""
     with pq.ParquetWriter(target, _STR, compression="zstd") as out:
-        held = _write_strings(out, [strings.alias("str")])
-        if held or strings.len() == 0:
-            _write_group(out, pl.concat(held) if held else strings.alias("str"))
+        groups = _strings_groups(out)
+        groups.add(strings.alias("str").to_frame())
+        groups.close(pl.DataFrame(schema=VIEW_STRINGS_SCHEMA))
 
 
 def _batch(values: pl.Series, schema: pa.Schema) -> pa.RecordBatch:
