@@ -45,9 +45,6 @@ from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
 from output_contracts.traces.leaves import tp_expr, tp_patterns
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE, WILD_TOKEN
 
-#: The corpus format that introduced the mining view.
-VIEW_FORMAT = 3
-
 #: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
 #: int and float share the class "number" so that a field holding both is one group.
 KIND_CODE = {"null": 0, "bool": 1, "int": 2, "float": 3, "string": 4, "array": 5, "object": 6}
@@ -126,10 +123,9 @@ class View:
 
     @staticmethod
     def open(corpus: Corpus) -> View | None:
-        """The view of a format-3 corpus, else None (a corpus rewritten at an older format may still
-        list view files whose rows no longer follow `leaves.parquet`: they are not read)."""
+        """The view of a corpus that has one (`Corpus.view`), else None."""
         folder = corpus.view()
-        if folder is None or int(corpus.manifest().get("format_version", 1)) < VIEW_FORMAT:
+        if folder is None:
             return None
         return View(
             folder / VIEW_FILE,

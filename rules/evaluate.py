@@ -562,11 +562,6 @@ def _with_aliases(
     return batch
 
 
-#: The corpus format from which `view.parquet` holds one row per row of `leaves.parquet`, in the same
-#: order (`output_contracts.traces.mining_view`; mining reads it from the same version on).
-_VIEW_FORMAT = 3
-
-
 @dataclass(frozen=True)
 class ViewKeys:
     """The mining view's literal patterns numbered for the checker: `pid` (indexed by the view's `lpat`)
@@ -584,7 +579,7 @@ def view_keys(corpus: Corpus, maps: MapTable) -> ViewKeys | None:
     """`ViewKeys` of a corpus whose view rows follow its leaves (format 3 on), else None (the caller
     reads the leaves' own pattern columns)."""
     folder = corpus.view()
-    if folder is None or int(corpus.manifest().get("format_version", 1)) < _VIEW_FORMAT:
+    if folder is None:
         return None
     view = folder / VIEW_FILE
     n_view = pl.scan_parquet(view).select(pl.len()).collect().item()

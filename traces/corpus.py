@@ -26,6 +26,8 @@ CORPUS_FORMAT_VERSION = 3
 READABLE_FORMAT_VERSIONS = (1, 2, 3)
 #: The formats whose `leaves.parquet` is ordered by task (with `row_groups` in `corpus.json`).
 TASK_ORDERED_FORMAT_VERSIONS = (2, 3)
+#: The corpus format that introduced the mining view: from it on, the view's rows follow `leaves.parquet`.
+VIEW_FORMAT = 3
 CALLS_FILE = "calls.parquet"
 LEAVES_FILE = "leaves.parquet"
 EPISODES_FILE = "episodes.parquet"
@@ -167,8 +169,13 @@ class Corpus:
 
     def view(self) -> Path | None:
         """The folder holding the mining view's files (`output_contracts.traces.mining_view`) when
-        `corpus.json` lists them (format 3), else None: mining then reads `leaves.parquet`."""
-        files = self.manifest().get("files") or {}
+        `corpus.json` lists them at format 3 or later, else None: mining and the checker then read
+        `leaves.parquet`. A corpus rewritten at an older format may still list view files whose rows no
+        longer follow its leaves: they are not used."""
+        man = self.manifest()
+        files = man.get("files") or {}
+        if int(man.get("format_version", 1)) < VIEW_FORMAT:
+            return None
         return self.path if all(name in files for name in VIEW_FILES) else None
 
     def sha256(self) -> str:
