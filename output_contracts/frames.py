@@ -1,10 +1,14 @@
-"""Polars helpers shared by the batch and part loops of mining, checking and auditing."""
+"""Polars helpers shared by the batch and part loops of mining, checking and auditing, and by the
+writers of the corpus files."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 from polars.datatypes import DataTypeClass
 
 
@@ -50,3 +54,43 @@ def detach(value: Any) -> Any:
     if isinstance(value, list):
         return [detach(v) for v in value]
     return value
+
+
+class ExactGroups:
+    """Rows written in row groups of exactly `size` rows, whatever the pieces they are added in (the
+    last group holds the rest): a file's bytes then do not depend on where its pieces were cut."""
+
+    def __init__(self, write: Callable[[pl.DataFrame], None], size: int) -> None:
+        self.write = write
+        self.size = size
+        self.held: list[pl.DataFrame] = []
+        self.n_held = 0
+        self.written = False
+
+    def add(self, rows: pl.DataFrame) -> None:
+        self.held.append(rows)
+        self.n_held += rows.height
+        if self.n_held >= self.size:
+            rows = pl.concat(self.held, rechunk=False)
+            full = self.n_held // self.size * self.size
+            for s in range(0, full, self.size):
+                self.write(rows.slice(s, self.size))
+            rest = rows.slice(full)
+            self.held, self.n_held, self.written = [rest], rest.height, True
+
+    def close(self, empty: pl.DataFrame) -> None:
+        """Write the rest; `empty` (one empty group, for the schema) when no row came at all."""
+        if self.n_held or not self.written:
+            self.write(pl.concat(self.held) if self.n_held else empty)
+
+
+def write_ipc(
+    frame: pl.DataFrame, path: Path, batch_rows: int | None = None, compression: str | None = "lz4"
+) -> None:
+    """Write `frame` as an Arrow IPC file (for `pl.read_ipc`, or `pa.ipc.open_file` a batch at a
+    time), in record batches of `batch_rows` rows when given: pyarrow's writer, which took 0.6x the CPU
+    of polars' `write_ipc` (a streaming sink) on a chunk of the mining view's rows."""
+    table = frame.to_arrow()
+    options = pa.ipc.IpcWriteOptions(compression=compression)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as w:
+        w.write_table(table, max_chunksize=batch_rows)

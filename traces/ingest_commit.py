@@ -40,7 +40,7 @@ from output_contracts.traces.corpus import (
     SCHEMAS,
     TASK_ORDERED_FORMAT_VERSIONS,
 )
-from output_contracts.traces.ingest_columns import finalize_episodes
+from output_contracts.traces.ingest_episodes import write_episodes
 from output_contracts.traces.ingest_order import SortedRun, file_counts, restage_unsorted, write_sorted
 from output_contracts.traces.ingest_run import Run
 from output_contracts.traces.ingest_sources import SourceReport
@@ -211,17 +211,15 @@ def commit(
         _source_entry(r) for r in reports if not r.skipped
     ]
     order = {s["source"]: i for i, s in enumerate(all_sources)}
-    eps = finalize_episodes(
+    n_episodes = write_episodes(
+        eps_t.with_name(f".{EPISODES_FILE}.tmp"),
+        run.stage,
         calls_t.with_name(f".{CALLS_FILE}.tmp"),
-        eps_t if old else None,
+        eps_t if old and eps_t.exists() else None,
         run.episodes,
         order,
         run.episode_files,
     )
-    with reading(eps_t, writing=True):
-        eps.write_parquet(eps_t.with_name(f".{EPISODES_FILE}.tmp"))
-    n_episodes = eps.height
-    del eps  # not held while the view is written (about 250 MiB at 10M calls)
     _write_rejects(out, run.stage, append=old)
     n_rejects = int(((manifest or {}).get("counts") or {}).get("rejects", 0)) + run.n_rejects
     registry_entry = (manifest or {}).get("registry")

@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
-from output_contracts.frames import detach
+from output_contracts.frames import ExactGroups, detach, write_ipc
 from output_contracts.traces.leaves import tp_expr, tp_patterns
 
 VIEW_FILE = "view.parquet"
@@ -163,25 +163,16 @@ class ViewStage:
             self.folder / f"{self.name}-tasks-{k:05d}.arrow",
         )
         with reading(rows_file, writing=True):
-            _stage(local, rows_file)
-            _stage(runs, runs_file)
-            _stage(task_runs, tasks_file)
+            write_ipc(local, rows_file)
+            write_ipc(runs, runs_file)
+            write_ipc(task_runs, tasks_file)
         strings_file = self.folder / f"{self.name}-strings-{k:05d}.arrow"
         with reading(strings_file, writing=True):
-            _stage(strings, strings_file)
+            write_ipc(strings, strings_file)
         self.frames.append(
             (rows_file, runs_file, strings_file, tasks_file, pats.select("tool", "side", "pattern"))
         )
         self.rows += local.height
-
-
-def _stage(frame: pl.DataFrame, path: Path) -> None:
-    """Write `frame` as an lz4 Arrow IPC file for `pl.read_ipc` at commit: pyarrow's writer, which
-    took 0.6x the CPU of polars' `write_ipc` (a streaming sink) on a chunk's view rows."""
-    table = frame.to_arrow()
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as w:
-        w.write_table(table)
 
 
 def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -> dict[str, dict[str, Any]]:
@@ -198,7 +189,7 @@ def write_staged(stage: ViewStage, calls: Path, target: Callable[[str], Path]) -
         patterns.write_parquet(target(VIEW_PATTERNS_FILE))
         with maps, pq.ParquetWriter(target(VIEW_FILE), schema, compression="zstd") as w:
             # row groups of exactly ROW_GROUP_ROWS rows, as a view read back from the files has them
-            groups = _ExactGroups(lambda rows: _write_rows(w, rows, schema), ROW_GROUP_ROWS)
+            groups = ExactGroups(lambda rows: _write_rows(w, rows, schema), ROW_GROUP_ROWS)
             for k, (rows_file, runs_file, _, tasks_file, local_pats) in enumerate(stage.frames):
                 smap = maps.frame(k)
                 pmap = local_pats.join(
@@ -321,42 +312,14 @@ def _union(stage: ViewStage, target: Path) -> tuple[int, _Maps]:
     return total, _Maps(map_paths)
 
 
-class _ExactGroups:
-    """Rows written in row groups of exactly `size` rows, whatever the pieces they are added in (the
-    last group holds the rest): a file's bytes then do not depend on where its pieces were cut."""
-
-    def __init__(self, write: Callable[[pl.DataFrame], None], size: int) -> None:
-        self.write = write
-        self.size = size
-        self.held: list[pl.DataFrame] = []
-        self.n_held = 0
-        self.written = False
-
-    def add(self, rows: pl.DataFrame) -> None:
-        self.held.append(rows)
-        self.n_held += rows.height
-        if self.n_held >= self.size:
-            rows = pl.concat(self.held, rechunk=False)
-            full = self.n_held // self.size * self.size
-            for s in range(0, full, self.size):
-                self.write(rows.slice(s, self.size))
-            rest = rows.slice(full)
-            self.held, self.n_held, self.written = [rest], rest.height, True
-
-    def close(self, empty: pl.DataFrame) -> None:
-        """Write the rest; `empty` (one empty group, for the schema) when no row came at all."""
-        if self.n_held or not self.written:
-            self.write(pl.concat(self.held) if self.n_held else empty)
-
-
-def _strings_groups(out: pq.ParquetWriter) -> _ExactGroups:
+def _strings_groups(out: pq.ParquetWriter) -> ExactGroups:
     """`view_strings.parquet`'s row groups (of `STRINGS_GROUP_ROWS` strings) on `out`."""
 
     def write(strings: pl.DataFrame) -> None:
         batch = _batch(strings.get_column("str"), _STR)
         out.write_table(pa.Table.from_batches([batch]), row_group_size=STRINGS_GROUP_ROWS)
 
-    return _ExactGroups(write, STRINGS_GROUP_ROWS)
+    return ExactGroups(write, STRINGS_GROUP_ROWS)
 
 
 def write_strings(target: Path, strings: pl.Series) -> None:

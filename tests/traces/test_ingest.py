@@ -233,7 +233,7 @@ def test_interrupted_commit_leaves_previous_corpus_intact(
     def boom(*args: Any, **kw: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ingest_commit, "finalize_episodes", boom)
+    monkeypatch.setattr(ingest_commit, "write_episodes", boom)
     with pytest.raises(KeyboardInterrupt):
         ingest([b], out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # temp files and staging removed

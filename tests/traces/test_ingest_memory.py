@@ -14,7 +14,7 @@ import orjson
 import polars as pl
 import pytest
 
-import output_contracts.traces.ingest_columns as ingest_columns
+import output_contracts.traces.ingest_episodes as ingest_episodes
 import output_contracts.traces.ingest_order as ingest_order
 import output_contracts.traces.ingest_read as ingest_read
 from output_contracts.traces.corpus import MANIFEST_FILE
@@ -60,11 +60,17 @@ def test_bounded_merge_and_episodes_write_the_same_bytes(
     monkeypatch.setattr(ingest_order, "RANGE_ROWS", 6000)
     # the plain paths: a batch staged whole; every call's facts aggregated at once
     monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 1500)
-    monkeypatch.setattr(ingest_columns, "CALL_FACT_ROWS", 10**9)
+    monkeypatch.setattr(ingest_episodes, "CALL_FACT_ROWS", 10**9)
+    # row groups of the episodes file smaller than the ranges below write it in (the same in both runs)
+    monkeypatch.setattr(ingest_episodes, "GROUP_ROWS", 53)
     plain = _ingest_all(sources, tmp_path / "plain")
+    assert pl.read_parquet(tmp_path / "plain" / "episodes.parquet").height > 300
     # pieces that end inside takes and batches; call facts in batches that cut traces
     monkeypatch.setattr(ingest_order, "_PIECE_ROWS", 97)
-    monkeypatch.setattr(ingest_columns, "CALL_FACT_ROWS", 37)
+    monkeypatch.setattr(ingest_episodes, "CALL_FACT_ROWS", 37)
+    # episodes merged in buckets of a few traces, written in ranges that cut the row groups
+    monkeypatch.setattr(ingest_episodes, "SLICE_ROWS", 41)
+    monkeypatch.setattr(ingest_episodes, "RANGE_ROWS", 29)
     pieces = _ingest_all(sources, tmp_path / "pieces")
     assert sorted(pieces) == sorted(plain)
     for name, data in plain.items():
