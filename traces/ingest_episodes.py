@@ -138,10 +138,10 @@ def _call_facts(calls_path: Path, stage: Path) -> tuple[list[pl.DataFrame | Path
             calls.slice(start, CALL_FACT_ROWS)
             .group_by("trace_id")
             .agg(
-                pl.col("task_id").first().alias("c_task"),
+                pl.col("task_id").first().cast(pl.String).alias("c_task"),
                 pl.len().cast(pl.Int64).alias("n_calls"),
                 pl.col("fault").is_not_null().any().alias("c_faulty"),
-                pl.col("source").first().alias("c_source"),
+                pl.col("source").first().cast(pl.String).alias("c_source"),
                 pl.col("line").min().alias("c_line"),
             )
             .collect()

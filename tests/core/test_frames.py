@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.frames import detach
+from output_contracts.frames import ExactGroups, detach, write_ipc
 
 
 def held_bytes(s: pl.Series) -> int:
@@ -69,3 +71,32 @@ def test_detach_keeps_values_nulls_and_order(values: list[str | None], step: int
     assert out.schema == small.schema
     assert out["s"].to_list() == small["s"].to_list()
     assert out["i"].to_list() == small["i"].to_list()
+
+
+def test_write_ipc_holds_a_categorical_of_several_chunks(tmp_path: Path) -> None:
+    # chunks made apart export different dictionaries (the 10M ingest's per-batch call facts did)
+    first = pl.DataFrame({"t": ["x", "x"], "n": [1, 2]}).cast({"t": pl.Categorical})
+    second = pl.DataFrame({"t": ["y", None], "n": [3, 4]}).cast({"t": pl.Categorical})
+    frame = pl.concat([first, second], rechunk=False)
+    for batch_rows in (None, 1, 3):
+        write_ipc(frame, tmp_path / "f.arrow", batch_rows)
+        back = pl.read_ipc(tmp_path / "f.arrow")
+        assert back.get_column("t").cast(pl.String).to_list() == ["x", "x", "y", None]
+        assert back.get_column("n").to_list() == [1, 2, 3, 4]
+        with pa.ipc.open_file(pa.memory_map(str(tmp_path / "f.arrow"))) as reader:
+            sizes = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
+        assert sizes == {None: [2, 2], 1: [1, 1, 1, 1], 3: [2, 2]}[batch_rows]  # batches never exceed it
+
+
+@given(st.lists(st.integers(1, 9), max_size=8), st.integers(1, 5))
+def test_exact_groups_cut_at_multiples_of_the_size(pieces: list[int], size: int) -> None:
+    written: list[list[int]] = []
+    groups = ExactGroups(lambda f: written.append(f.get_column("v").to_list()), size)
+    start = 0
+    for n in pieces:
+        groups.add(pl.DataFrame({"v": list(range(start, start + n))}))
+        start += n
+    groups.close(pl.DataFrame({"v": []}, schema={"v": pl.Int64}))
+    assert [v for group in written for v in group] == list(range(start))
+    assert (all(len(g) == size for g in written[:-1]) and 0 < len(written[-1]) <= size) or start == 0
+    assert len(written) == max(1, -(-start // size))

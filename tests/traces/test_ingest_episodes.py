@@ -21,7 +21,7 @@ from polars.testing import assert_frame_equal
 
 import output_contracts.traces.ingest_commit as ingest_commit
 import output_contracts.traces.ingest_episodes as ingest_episodes
-from output_contracts.traces.corpus import EPISODE_SCHEMA
+from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA
 from output_contracts.traces.ingest import ingest
 from output_contracts.traces.ingest_columns import episode_frame
 from tests.traces.episodes_reference import reference_episodes
@@ -40,6 +40,7 @@ def _slices(facts: int, slice_rows: int, range_rows: int, group_rows: int) -> It
             setattr(ingest_episodes, n, v)
 
 
+_CALLS = {c: CALL_SCHEMA[c] for c in ("trace_id", "task_id", "fault", "source", "line")}
 _maybe_text = st.none() | st.sampled_from(["a", "b", "é", ""])
 _row = st.tuples(
     st.sampled_from([f"t{i}" for i in range(12)]),  # trace
