@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from output_contracts.errors import reading
@@ -208,6 +207,10 @@ def _cuts(keys: np.ndarray) -> list[int]:
 def _groups(out: pq.ParquetWriter) -> ExactGroups:
     """`episodes.parquet`'s row groups on `out`. A group's task dictionary is built from its own rows
     (first seen first), so the bytes depend on the rows alone, not on the frames they were cut from."""
+    # imported here, at commit, not with the module: pyarrow's compute functions take about 9 MiB
+    # (measured), which ingest's reading phase need not carry
+    import pyarrow.compute as pc
+
     schema = out.schema
 
     def write(frame: pl.DataFrame) -> None:
