@@ -310,3 +310,31 @@ def test_unchecked_calls_leaves_judged_and_their_violations_dropped(
         with monkeypatch.context() as m:  # the checked calls' leaves alone
             m.setattr(Corpus, "scan_leaves", lambda self, only=only: only.lazy())
             assert _found(c, corpus, **kw) == got[i]
+
+
+def test_episode_pass_on_the_view_equals_the_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CONSISTENT's corpus pass reads its sightings from the mining view (call ranks, pattern ids, string
+    codes) when the corpus has one, else from the leaves (hashes of the texts): the same violations, in
+    every checker mode, on the sample world with its faulty traces (which break CONSISTENT rules)."""
+    from output_contracts.rules.episodes import episode_violations
+
+    sample = Path(__file__).resolve().parents[2] / "sample_traces"
+    ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")
+    corpus = Corpus.open(tmp_path / "c")
+    cs = mine(corpus, folds=5, seed=13, verify=False)
+    flat = flat_rules(cs)
+    runs = [(flat, None, sorted(cs.tools), False), (cs, "cross", None, False), (cs, 1, None, True)]
+
+    def passes() -> list[list[tuple[Any, ...]]]:
+        out = []
+        for c, fold, tools, clean in runs:
+            entries = evaluate.rule_entries(c, fold, tools, None)
+            calls = evaluate.checked_calls(c, corpus, fold, tools, clean)
+            out.append(sorted(episode_violations(entries, corpus, calls).iter_rows()))
+        return out
+
+    assert corpus.view() is not None
+    view = passes()
+    assert view[0] and view[1]
+    monkeypatch.setattr(Corpus, "view", lambda self: None)
+    assert passes() == view
