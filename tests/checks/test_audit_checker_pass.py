@@ -312,29 +312,47 @@ def test_unchecked_calls_leaves_judged_and_their_violations_dropped(
             assert _found(c, corpus, **kw) == got[i]
 
 
-def test_episode_pass_on_the_view_equals_the_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """CONSISTENT's corpus pass reads its sightings from the mining view (call ranks, pattern ids, string
-    codes) when the corpus has one, else from the leaves (hashes of the texts): the same violations, in
-    every checker mode, on the sample world with its faulty traces (which break CONSISTENT rules)."""
-    from output_contracts.rules.episodes import episode_violations
+def test_the_view_paths_equal_the_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a corpus with a mining view the pass carries each string's code (DATE_ORDER parses each
+    distinct string once, FORMAT shapes each distinct (rule, string) once) and CONSISTENT's episode pass
+    reads its sightings from the view (call ranks, pattern ids, string codes instead of hashed texts);
+    without one, the leaves' texts. The same violations in every checker mode, on the sample world with
+    its faulty traces (which break DATE_ORDER and CONSISTENT rules)."""
+    from collections import Counter
 
     sample = Path(__file__).resolve().parents[2] / "sample_traces"
     ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")
     corpus = Corpus.open(tmp_path / "c")
     cs = mine(corpus, folds=5, seed=13, verify=False)
     flat = flat_rules(cs)
-    runs = [(flat, None, sorted(cs.tools), False), (cs, "cross", None, False), (cs, 1, None, True)]
-
-    def passes() -> list[list[tuple[Any, ...]]]:
-        out = []
-        for c, fold, tools, clean in runs:
-            entries = evaluate.rule_entries(c, fold, tools, None)
-            calls = evaluate.checked_calls(c, corpus, fold, tools, clean)
-            out.append(sorted(episode_violations(entries, corpus, calls).iter_rows()))
-        return out
-
+    runs = [(flat, dict(fold=None, tools=sorted(cs.tools))), (cs, dict(fold="cross")), (cs, dict(fold=1))]
     assert corpus.view() is not None
-    view = passes()
-    assert view[0] and view[1]
+    view = [_found(c, corpus, **kw) for c, kw in runs]
+    codes = {r.id: r.code for r in flat.all_rules()}
+    entries = evaluate.rule_entries(flat, None, sorted(cs.tools), None)
+    seen = Counter(codes[entries[ridx].rule.id] for _cid, ridx, _p, _pr in view[0])
+    assert seen["CONSISTENT"] > 0 and seen["DATE_ORDER"] > 0
     monkeypatch.setattr(Corpus, "view", lambda self: None)
-    assert passes() == view
+    assert [_found(c, corpus, **kw) for c, kw in runs] == view
+
+
+def test_format_on_codes_equals_format_on_texts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FORMAT names a string by its code where the hits carry one, else by its text: the same breaks."""
+    recs = [
+        {
+            "trace_id": f"t{i}",
+            "task_id": f"k{i}",
+            "tool": T,
+            "arguments": {"q": ["abc", "ab1", "AB1"][i % 3]},
+            "result": {
+                "id": ["ab-1", "AB-1234", "ab-cd", ""][i % 4],
+                "xs": [{"b": "4WQ150"}, {"b": "4wq150"}],
+            },
+        }
+        for i in range(12)
+    ]
+    corpus = corpus_from_records(recs, tmp_path / "c")
+    codes = _found(FORMAT_SET, corpus)
+    assert codes
+    monkeypatch.setattr(Corpus, "view", lambda self: None)
+    assert _found(FORMAT_SET, corpus) == codes
