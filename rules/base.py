@@ -284,17 +284,6 @@ class RuleEntry:
 
 #: Columns of a hit: a leaf of a checked call joined to one operand of one rule.
 HIT_COLS = ["cid", "k", "ridx", "op", "path", "kind", "num", "str", "len"]
-#: A column the hits have beside `HIT_COLS` on a corpus with a mining view: the string's corpus-wide code
-#: (UInt32, null for other kinds), equal exactly when the strings are, so that a code can judge or parse
-#: each distinct string once and join on an integer instead of the text (`string_key`).
-HIT_CODE = "scode"
-
-
-def string_key(hits: pl.LazyFrame) -> str:
-    """The column that names a hit's string: its code (`HIT_CODE`) when the hits have one, else `str`."""
-    return HIT_CODE if HIT_CODE in hits.collect_schema() else "str"
-
-
 #: One bit per JSON kind; a TYPE rule's allowed kinds are the OR of theirs (`number` = int | float).
 KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}
 NUMERIC_BITS = KIND_BIT["int"] | KIND_BIT["float"]

@@ -16,7 +16,6 @@ import polars as pl
 
 from output_contracts.jsonutil import canonical_str
 from output_contracts.rules.base import (
-    HIT_CODE,
     At,
     Nodes,
     Operand,
@@ -108,19 +107,10 @@ class DateOrder(PropertyCode):
             if not sub:
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-            if HIT_CODE in hits.collect_schema():
-                # each distinct string (by its code) parsed once; other kinds have no instant
-                strings = h.filter(pl.col("kind") == "string").select(HIT_CODE, "kind", "str")
-                seen = with_instant(strings.unique(subset=HIT_CODE, keep="any"), "_i", tz).select(
-                    HIT_CODE, "_i"
-                )
-                h = h.join(seen, on=HIT_CODE, how="left")
-            else:
-                h = with_instant(h, "_i", tz)
-            a = with_instance_key(op_hits(h, 0), sub, 0).select(
-                "cid", "ridx", "key", pl.col("_i").alias("ia")
+            a = with_instant(with_instance_key(op_hits(h, 0), sub, 0), "ia", tz).select(
+                "cid", "ridx", "key", "ia"
             )
-            b = with_instance_key(op_hits(h, 1), sub, 1).rename({"_i": "ib"})
+            b = with_instant(with_instance_key(op_hits(h, 1), sub, 1), "ib", tz)
             j = b.join(a, on=["cid", "ridx", "key"])
             bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
             outs.append(display(sub, broken(j.filter(bad)), 1))

@@ -30,7 +30,6 @@ from output_contracts.errors import CheckError
 from output_contracts.frames import detach
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.base import (
-    HIT_CODE,
     HIT_COLS,
     KIND_BIT,
     Aliases,
@@ -650,18 +649,9 @@ def _find_batch(
     if view is not None:
         # the pattern id of each row gathered from the view's `lpat` of the same rows, before any filter
         vk, lo, hi = view
-        # and each string's corpus-wide code (`scode`: equal exactly when the strings are), which the hits
-        # carry so that a code can work once per distinct string (`HIT_CODE`)
-        coded = (
-            pl.scan_parquet(vk.view)
-            .slice(lo, None if hi is None else hi - lo)
-            .select("lpat", "str")
-            .collect()
-        )
+        lpat = pl.scan_parquet(vk.view).slice(lo, None if hi is None else hi - lo).select("lpat").collect()
         part = batch_leaves.select("cid", "path", "kind", "num", "str", "len").collect()
-        part = part.with_columns(
-            vk.pid.gather(coded.get_column("lpat")), coded.get_column("str").alias(HIT_CODE)
-        )
+        part = part.with_columns(vk.pid.gather(lpat.get_column("lpat")))
         lf = part.lazy()
     else:
         lf = batch_leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
@@ -682,7 +672,7 @@ def _find_batch(
     if view is not None:
         ids = dict(view[0].ids)
         # the columns in the order `_pattern_ids` gives them
-        raw = raw.select(pl.exclude("pid", HIT_CODE), "pid", HIT_CODE)
+        raw = raw.select(pl.exclude("pid"), "pid")
         keyed: tuple[pl.DataFrame, dict[tuple[str, str, str], int]] | None = (
             _with_aliases(raw, wanted, ids),
             ids,
@@ -723,7 +713,6 @@ def _find_batch(
     code_ops = _by_code_rows(ops)
     code_lean_ops = _by_code_rows(lean_ops)
     leaves_k = batch.with_columns(kbit.alias("kbit"))
-    hit_cols = [*HIT_COLS, HIT_CODE] if view is not None else HIT_COLS
 
     def probe(frame: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame:
         """`frame` joined to an operand table; on the integer key, the leaves no row of the table names
@@ -755,7 +744,7 @@ def _find_batch(
             h = probe(leaves_k, table)
         if c.node_class:
             h = h.filter(c.keep())
-        joins.append(h.select(hit_cols))
+        joins.append(h.select(HIT_COLS))
         # only REQUIRED has lean rows: the other codes' joins would probe every leaf for nothing
         lean = (
             probe(batch.select("cid", *keys), code_lean_ops[name])

@@ -42,7 +42,6 @@ from output_contracts.rules.base import (
     Violation,
     broken,
     returned,
-    string_key,
 )
 from output_contracts.rules.model import Rule
 
@@ -306,15 +305,14 @@ class Format(NodeCode):
             schema={"ridx": pl.UInt32, "shape": pl.String},
         )
         strings = hits.filter(pl.col("kind") == "string")
-        # a string named by its code where the hits carry one (distinct codes are distinct strings)
-        ident = string_key(hits)
-        pairs = (
-            strings.select("ridx", "str").unique()
-            if ident == "str"
-            else strings.select("ridx", ident, "str").unique(subset=["ridx", ident], keep="any")
-        )
         # collected here: the plan below reads the distinct pairs several times
-        keyed = pairs.collect().join(level, on="ridx").with_columns(shape_expr("str", "exact").alias("exact"))
+        keyed = (
+            strings.select("ridx", "str")
+            .unique()
+            .collect()
+            .join(level, on="ridx")
+            .with_columns(shape_expr("str", "exact").alias("exact"))
+        )
         shapes = keyed.select("exact").unique()
         loose = shapes.with_columns(loosen_expr("exact").alias("shape"))
         keys = charset_keys(shapes, "exact")
@@ -322,14 +320,14 @@ class Format(NodeCode):
         whole = (
             pl.concat(
                 [
-                    keyed.filter(lv == "exact").select("ridx", ident, pl.col("exact").alias("shape")),
+                    keyed.filter(lv == "exact").select("ridx", "str", pl.col("exact").alias("shape")),
                     keyed.filter(lv == "loose")
                     .join(loose, on="exact", how="left", nulls_equal=True)
-                    .select("ridx", ident, "shape"),
+                    .select("ridx", "str", "shape"),
                 ]
             )
             .join(allowed, on=["ridx", "shape"], how="anti", nulls_equal=True)
-            .select("ridx", ident)
+            .select("ridx", "str")
         )
         # charset: a string breaks the rule when any one of its parts is not allowed
         charset = keyed.filter((lv == "charset") & pl.col("str").is_not_null()).join(
@@ -342,9 +340,9 @@ class Format(NodeCode):
             .join(allowed.rename({"shape": "part"}), on=["ridx", "part"], how="anti", nulls_equal=True)
             .select("ridx", "key")
         )
-        each = charset.join(bad_keys, on=["ridx", "key"], how="semi", nulls_equal=True).select("ridx", ident)
+        each = charset.join(bad_keys, on=["ridx", "key"], how="semi", nulls_equal=True).select("ridx", "str")
         bad = pl.concat([whole, each]).unique()
-        return broken(strings.join(bad.lazy(), on=["ridx", ident], how="semi", nulls_equal=True))
+        return broken(strings.join(bad.lazy(), on=["ridx", "str"], how="semi", nulls_equal=True))
 
 
 CODE = Format()

@@ -313,11 +313,10 @@ def test_unchecked_calls_leaves_judged_and_their_violations_dropped(
 
 
 def test_the_view_paths_equal_the_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a corpus with a mining view the pass carries each string's code (DATE_ORDER parses each
-    distinct string once, FORMAT shapes each distinct (rule, string) once) and CONSISTENT's episode pass
-    reads its sightings from the view (call ranks, pattern ids, string codes instead of hashed texts);
-    without one, the leaves' texts. The same violations in every checker mode, on the sample world with
-    its faulty traces (which break DATE_ORDER and CONSISTENT rules)."""
+    """On a corpus with a mining view the pass takes its pattern ids from the view and CONSISTENT's
+    episode pass reads its sightings from it (call ranks, pattern ids, string codes instead of hashed
+    texts); without one, from the leaves. The same violations in every checker mode, on the sample world
+    with its faulty traces (which break CONSISTENT rules, and DATE_ORDER ones)."""
     from collections import Counter
 
     sample = Path(__file__).resolve().parents[2] / "sample_traces"
@@ -334,25 +333,3 @@ def test_the_view_paths_equal_the_leaves(tmp_path: Path, monkeypatch: pytest.Mon
     assert seen["CONSISTENT"] > 0 and seen["DATE_ORDER"] > 0
     monkeypatch.setattr(Corpus, "view", lambda self: None)
     assert [_found(c, corpus, **kw) for c, kw in runs] == view
-
-
-def test_format_on_codes_equals_format_on_texts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """FORMAT names a string by its code where the hits carry one, else by its text: the same breaks."""
-    recs = [
-        {
-            "trace_id": f"t{i}",
-            "task_id": f"k{i}",
-            "tool": T,
-            "arguments": {"q": ["abc", "ab1", "AB1"][i % 3]},
-            "result": {
-                "id": ["ab-1", "AB-1234", "ab-cd", ""][i % 4],
-                "xs": [{"b": "4WQ150"}, {"b": "4wq150"}],
-            },
-        }
-        for i in range(12)
-    ]
-    corpus = corpus_from_records(recs, tmp_path / "c")
-    codes = _found(FORMAT_SET, corpus)
-    assert codes
-    monkeypatch.setattr(Corpus, "view", lambda self: None)
-    assert _found(FORMAT_SET, corpus) == codes
