@@ -13,7 +13,8 @@ violation (`episode_witnesses`): one implementation of the semantics, two evalua
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -23,6 +24,8 @@ from output_contracts.errors import CheckError
 from output_contracts.rules.base import RuleEntry, Violation, empty_hits
 from output_contracts.rules.consistent import EXACT_LIMIT, EpisodeMemory, episode_witness
 from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.leaves import KINDS
+from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
 
 CODE_NAME = "CONSISTENT"
 
@@ -33,21 +36,25 @@ CODE_NAME = "CONSISTENT"
 _STR_SALT, _BOOL_SALT, _NULL = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
 
 
-def entity_expr(is_str: pl.Expr, is_int: pl.Expr) -> pl.Expr:
+def entity_expr(is_str: pl.Expr, is_int: pl.Expr, text: pl.Expr | None = None) -> pl.Expr:
     """A key value's identity (`entity_key`) as a 64-bit hash: of the text, or of the whole number below
-    2^53; null if not judged. Hashes, not text: the corpus pass sorts and joins millions of them."""
+    2^53; null if not judged. Hashes, not text: the corpus pass sorts and joins millions of them.
+    `text`: what stands for the string (default: the hash of `str`; the mining view's string code,
+    equal exactly when the strings are, in the checker's episode pass)."""
     return (
         pl.when(is_str)
-        .then(pl.col("str").hash() ^ pl.lit(_STR_SALT, pl.UInt64))
+        .then((pl.col("str").hash() if text is None else text) ^ pl.lit(_STR_SALT, pl.UInt64))
         .when(is_int & (pl.col("num").abs() < EXACT_LIMIT))
         .then(pl.col("num").hash())
         .otherwise(None)
     )
 
 
-def value_hash(is_null: pl.Expr, is_bool: pl.Expr, is_num: pl.Expr, is_str: pl.Expr) -> pl.Expr:
+def value_hash(
+    is_null: pl.Expr, is_bool: pl.Expr, is_num: pl.Expr, is_str: pl.Expr, text: pl.Expr | None = None
+) -> pl.Expr:
     """A scalar's value under ECHO's equality (numbers by value, -0 = 0) as a 64-bit hash; null for
-    containers."""
+    containers. `text`: as in `entity_expr`."""
     return (
         pl.when(is_null)
         .then(pl.lit(_NULL, pl.UInt64))
@@ -56,7 +63,7 @@ def value_hash(is_null: pl.Expr, is_bool: pl.Expr, is_num: pl.Expr, is_str: pl.E
         .when(is_num)
         .then((pl.col("num") + 0.0).hash())
         .when(is_str)
-        .then(pl.col("str").hash() ^ pl.lit(_STR_SALT, pl.UInt64))
+        .then((pl.col("str").hash() if text is None else text) ^ pl.lit(_STR_SALT, pl.UInt64))
         .otherwise(None)
     )
 
@@ -215,6 +222,84 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
     return rows, touches
 
 
+def _view_sightings(
+    corpus: Corpus, folder: Path, calls: pl.LazyFrame, pairs: pl.DataFrame, place_ids: Mapping[str, int]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """`_sightings` read from the mining view (`output_contracts.traces.mining_view`) instead of the
+    leaves: its integer columns only (call rank, literal pattern id, kind code, number, string code), so
+    no string is decoded, and a string stands for itself by its corpus-wide code (equal exactly when
+    the texts are) instead of a hash of its text. `vp` and `kp` are the places' ids in `place_ids`."""
+    everything = corpus.scan_calls().select("cid", "trace_id", "source", "line", "index")
+    # the view's `call` is a call's rank among all the corpus's cids, in increasing order
+    everything = everything.with_columns((pl.col("cid").rank("ordinal") - 1).cast(pl.UInt32).alias("call"))
+    traces = calls.select("trace_id").unique()
+    n_traces = traces.select(pl.len()).collect().item()
+    if n_traces < corpus.scan_episodes().select(pl.len()).collect().item():
+        everything = everything.join(traces, on="trace_id", how="semi")
+    order = (
+        everything.select(
+            "cid",
+            "call",
+            pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"),
+            "source",
+            "line",
+            "index",
+        )
+        .sort("source", "line", "index")
+        .with_row_index("ord")
+        .select("cid", "call", "trace", "ord")
+        .collect()
+        .lazy()
+    )
+    patterns = pl.read_parquet(folder / VIEW_PATTERNS_FILE).select("side", "pattern")
+    arg_lpats = patterns.with_row_index("lpat").filter(pl.col("side") == "arg").get_column("lpat")
+    place = patterns.select(
+        pl.when(pl.col("side") == "result")
+        .then(pl.col("pattern").replace_strict(place_ids, default=None, return_dtype=pl.UInt32))
+        .alias("place")
+    ).get_column("place")
+    place_lpats = place.is_not_null().arg_true()
+    code = {k: i for i, k in enumerate(KINDS)}
+    kind = pl.col("kind")
+    arg = pl.col("lpat").is_in(arg_lpats.cast(pl.UInt32).implode())
+    read = (
+        pl.scan_parquet(folder / VIEW_FILE)
+        .select("call", "lpat", "kind", "num", "str")
+        .filter(
+            (arg & kind.is_in([code["string"], code["int"]]))
+            | pl.col("lpat").is_in(place_lpats.cast(pl.UInt32).implode())
+        )
+        .collect()
+    )
+    text = pl.col("str").cast(pl.UInt64)
+    is_str, is_int = kind == code["string"], kind == code["int"]
+    touches = (
+        read.lazy()
+        .filter(arg)
+        .join(order, on="call")
+        .select("trace", "ord", entity_expr(is_str, is_int, text).alias("key"))
+        .filter(pl.col("key").is_not_null())
+    )
+    result = read.filter(~arg)
+    leaves = result.with_columns(place.gather(result.get_column("lpat")).alias("place")).lazy()
+    keys = leaves.select(
+        "call", pl.col("place").alias("kp"), entity_expr(is_str, is_int, text).alias("key")
+    ).filter(pl.col("key").is_not_null())
+    is_num = kind.is_in([code["int"], code["float"]])
+    vals = leaves.select(
+        "call",
+        pl.col("place").alias("vp"),
+        value_hash(kind == code["null"], kind == code["bool"], is_num, is_str, text).alias("val"),
+    ).filter(pl.col("val").is_not_null())
+    rows = (
+        vals.join(pairs.lazy(), on="vp")
+        .join(keys, on=["call", "kp"])
+        .join(order, on="call")
+        .select("cid", "trace", "ord", "vp", "kp", "key", "val")
+    )
+    return rows, touches
+
+
 def episode_violations(entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.LazyFrame) -> pl.DataFrame:
     """(cid, ridx, path, present) of every CONSISTENT violation among the checked `calls` (cid,
     trace_id, k, tool, ...), the episodes' other status-ok calls serving as earlier sightings."""
@@ -231,14 +316,24 @@ def episode_violations(entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.L
         },
         schema={"ridx": pl.UInt32, "k": pl.Int32, "tool": pl.String, "vp": pl.String, "kp": pl.String},
     )
-    pairs = rules.select("vp", "kp").unique()
     checked = calls.select("cid", pl.col("k").cast(pl.Int32), pl.col("tool").cast(pl.String))
+    rules = rules.with_columns(pl.col("vp").alias("path"))
+    folder = corpus.view()
+    if folder is not None:
+        # the places as dense ids (the sightings are read from the view by pattern id)
+        place_ids = {p: i for i, p in enumerate(sorted(set(rules["vp"]) | set(rules["kp"])))}
+        rules = rules.with_columns(
+            pl.col(c).replace_strict(place_ids, return_dtype=pl.UInt32) for c in ("vp", "kp")
+        )
+        sightings = _view_sightings(corpus, folder, calls, rules.select("vp", "kp").unique(), place_ids)
+    else:
+        sightings = _sightings(corpus, calls, rules.select("vp", "kp").unique())
     broke = (
-        repeats(*_sightings(corpus, calls, pairs))
+        repeats(*sightings)
         .filter(pl.col("prev").is_not_null() & (pl.col("prev") != pl.col("val")))
         .join(checked, on="cid")
         .join(rules.lazy(), on=["k", "tool", "vp", "kp"])
-        .select("cid", "ridx", pl.col("vp").alias("path"), pl.lit(True).alias("present"))
+        .select("cid", "ridx", "path", pl.lit(True).alias("present"))
     )
     return broke.collect()
 

@@ -268,10 +268,68 @@ def test_batches_of_leaf_rows_and_of_call_ids_find_the_same(
     assert slices[0][0] == 0 and slices[-1][1] == cid.len()
     assert all(hi == lo2 for (_, hi), (lo2, _) in itertools.pairwise(slices))
     assert all(cid[lo] != cid[lo - 1] for lo, _ in slices[1:])  # cut between calls
+    vk = evaluate.view_keys(corpus, evaluate.map_table(cs))
+    assert vk is not None and evaluate.leaf_slices(corpus, 7, vk.view) == slices  # the view's call ranks
     assert [_found(flat if kw.get("tools") else cs, corpus, batch_calls=40, **kw) for kw in runs] == whole
-    # the same leaves, shuffled: a call's leaves are no longer together
+    # the same leaves, shuffled: a call's leaves are no longer together (a mining view's rows follow its
+    # leaves, so the shuffled corpus has none)
     shuffled = tmp_path / "shuffled.parquet"
     corpus.scan_leaves().collect().sample(fraction=1.0, shuffle=True, seed=3).write_parquet(shuffled)
     monkeypatch.setattr(Corpus, "scan_leaves", lambda self: pl.scan_parquet(shuffled))
+    monkeypatch.setattr(Corpus, "view", lambda self: None)
     assert evaluate.leaf_slices(corpus, 7) is None
     assert [_found(flat if kw.get("tools") else cs, corpus, batch_calls=40, **kw) for kw in runs] == whole
+
+
+def test_unchecked_calls_leaves_judged_and_their_violations_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass with one checker key keeps the leaves of the calls it does not check (a faulty call under
+    `clean_only`, a failed one) through its joins and drops their violations at the end: what it finds
+    is what the same pass finds over only the checked calls' leaves. The faulty calls do break rules
+    here, so dropping them matters."""
+    from tests.checks.test_audit import world
+
+    recs, _ = inject_records(world(30), rate=0.2, seed=5)
+    corpus = corpus_from_records(recs, tmp_path / "c")
+    cs = mine(corpus, folds=5, seed=13, verify=False)
+    flat = flat_rules(cs)
+    runs = [
+        (flat, dict(fold=None, tools=sorted(cs.tools))),
+        (flat, dict(fold=None, tools=sorted(cs.tools), clean_only=True)),
+        (cs, dict(fold=1, clean_only=True, batch_calls=40)),
+    ]
+    got = [_found(c, corpus, **kw) for c, kw in runs]
+    clean = set(evaluate.checked_calls(flat, corpus, None, None, True).collect().get_column("cid"))
+    assert got[1] and {r[0] for r in got[0]} - clean  # faulty calls break rules: dropped under clean_only
+    assert got[1] == [r for r in got[0] if r[0] in clean]
+    leaves = corpus.scan_leaves().collect()
+    for i, (c, kw) in enumerate(runs):
+        checked = evaluate.checked_calls(c, corpus, None, kw.get("tools"), bool(kw.get("clean_only")))
+        only = leaves.join(checked.select("cid").collect(), on="cid", how="semi")
+        with monkeypatch.context() as m:  # the checked calls' leaves alone
+            m.setattr(Corpus, "scan_leaves", lambda self, only=only: only.lazy())
+            assert _found(c, corpus, **kw) == got[i]
+
+
+def test_the_view_paths_equal_the_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a corpus with a mining view the pass takes its pattern ids from the view and CONSISTENT's
+    episode pass reads its sightings from it (call ranks, pattern ids, string codes instead of hashed
+    texts); without one, from the leaves. The same violations, flat and cross-fitted, on the sample
+    world with its faulty traces (which break CONSISTENT rules, and DATE_ORDER ones)."""
+    from collections import Counter
+
+    sample = Path(__file__).resolve().parents[2] / "sample_traces"
+    ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")
+    corpus = Corpus.open(tmp_path / "c")
+    cs = mine(corpus, folds=2, seed=13, verify=False)
+    flat = flat_rules(cs)
+    runs = [(flat, dict(fold=None, tools=sorted(cs.tools))), (cs, dict(fold="cross"))]
+    assert corpus.view() is not None
+    view = [_found(c, corpus, **kw) for c, kw in runs]
+    codes = {r.id: r.code for r in flat.all_rules()}
+    entries = evaluate.rule_entries(flat, None, sorted(cs.tools), None)
+    seen = Counter(codes[entries[ridx].rule.id] for _cid, ridx, _p, _pr in view[0])
+    assert seen["CONSISTENT"] > 0 and seen["DATE_ORDER"] > 0
+    monkeypatch.setattr(Corpus, "view", lambda self: None)
+    assert [_found(c, corpus, **kw) for c, kw in runs] == view
