@@ -150,27 +150,7 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
     Calls of other episodes may be among them (when `calls` covers every episode, the calls are not
     narrowed to its episodes): a call is paired only with calls of its own episode, so they change
     nothing for the checked calls, which the caller keeps."""
-    everything = corpus.scan_calls()
-    traces = calls.select("trace_id").unique()
-    n_traces = traces.select(pl.len()).collect().item()
-    if n_traces < corpus.scan_episodes().select(pl.len()).collect().item():
-        everything = everything.join(traces, on="trace_id", how="semi")
-    # the trace as an integer (its Categorical code, one per distinct id in this frame, which every
-    # row below is derived from): the pairing sorts and groups by it
-    order = (
-        everything.select(
-            "cid",
-            pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"),
-            "source",
-            "line",
-            "index",
-        )
-        .sort("source", "line", "index")
-        .with_row_index("ord")
-        .select("cid", "trace", "ord")
-        .collect()
-        .lazy()
-    )
+    order = _call_order(corpus, calls)
     kind = pl.col("kind")
     places = sorted(set(pairs["vp"].to_list()) | set(pairs["kp"].to_list()))
     # The leaves read once for both: argument keys (touches) and the few result leaves at tracked places
@@ -222,6 +202,32 @@ def _sightings(corpus: Corpus, calls: pl.LazyFrame, pairs: pl.DataFrame) -> tupl
     return rows, touches
 
 
+def _call_order(corpus: Corpus, calls: pl.LazyFrame, view_ranks: bool = False) -> pl.LazyFrame:
+    """Every call of the episodes in `calls` (of every episode when `calls` covers them all): cid,
+    trace, ord, in corpus order (source, line, index), and with `view_ranks` the call's rank among all
+    the corpus's cids (`call`, the mining view's call column). `trace` is the trace as an integer (its
+    Categorical code, one per distinct id in this frame, which every row derived from it shares): the
+    pairing sorts and groups by it."""
+    everything = corpus.scan_calls().select("cid", "trace_id", "source", "line", "index")
+    if view_ranks:  # ranked before the narrowing below, so the ranks are the whole corpus's
+        everything = everything.with_columns(
+            (pl.col("cid").rank("ordinal") - 1).cast(pl.UInt32).alias("call")
+        )
+    traces = calls.select("trace_id").unique()
+    n_traces = traces.select(pl.len()).collect().item()
+    if n_traces < corpus.scan_episodes().select(pl.len()).collect().item():
+        everything = everything.join(traces, on="trace_id", how="semi")
+    keep = ["cid", "call", "trace", "ord"] if view_ranks else ["cid", "trace", "ord"]
+    return (
+        everything.with_columns(pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"))
+        .sort("source", "line", "index")
+        .with_row_index("ord")
+        .select(keep)
+        .collect()
+        .lazy()
+    )
+
+
 def _view_sightings(
     corpus: Corpus, folder: Path, calls: pl.LazyFrame, pairs: pl.DataFrame, place_ids: Mapping[str, int]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -229,28 +235,7 @@ def _view_sightings(
     leaves: its integer columns only (call rank, literal pattern id, kind code, number, string code), so
     no string is decoded, and a string stands for itself by its corpus-wide code (equal exactly when
     the texts are) instead of a hash of its text. `vp` and `kp` are the places' ids in `place_ids`."""
-    everything = corpus.scan_calls().select("cid", "trace_id", "source", "line", "index")
-    # the view's `call` is a call's rank among all the corpus's cids, in increasing order
-    everything = everything.with_columns((pl.col("cid").rank("ordinal") - 1).cast(pl.UInt32).alias("call"))
-    traces = calls.select("trace_id").unique()
-    n_traces = traces.select(pl.len()).collect().item()
-    if n_traces < corpus.scan_episodes().select(pl.len()).collect().item():
-        everything = everything.join(traces, on="trace_id", how="semi")
-    order = (
-        everything.select(
-            "cid",
-            "call",
-            pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"),
-            "source",
-            "line",
-            "index",
-        )
-        .sort("source", "line", "index")
-        .with_row_index("ord")
-        .select("cid", "call", "trace", "ord")
-        .collect()
-        .lazy()
-    )
+    order = _call_order(corpus, calls, view_ranks=True)
     patterns = pl.read_parquet(folder / VIEW_PATTERNS_FILE).select("side", "pattern")
     arg_lpats = patterns.with_row_index("lpat").filter(pl.col("side") == "arg").get_column("lpat")
     place = patterns.select(

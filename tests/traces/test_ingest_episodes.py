@@ -81,16 +81,7 @@ def test_sliced_episodes_equal_the_whole_table_merge(
 ) -> None:
     tmp = tmp_path_factory.mktemp("eps")
     calls_path = tmp / "calls.parquet"
-    pl.DataFrame(
-        calls,
-        schema={
-            "trace_id": pl.String,
-            "task_id": pl.String,
-            "fault": pl.String,
-            "source": pl.String,
-            "line": pl.Int64,
-        },
-    ).write_parquet(calls_path)
+    pl.DataFrame(calls, schema=_CALLS).write_parquet(calls_path)  # typed as in `calls.parquet`
     files = []
     for i, rows in enumerate(spilled):
         files.append(tmp / f"spill-{i}.parquet")
@@ -106,15 +97,7 @@ def test_sliced_episodes_equal_the_whole_table_merge(
 
 def test_no_trace_writes_an_empty_table(tmp_path: Path) -> None:
     calls = tmp_path / "calls.parquet"
-    pl.DataFrame(
-        schema={
-            "trace_id": pl.String,
-            "task_id": pl.String,
-            "fault": pl.String,
-            "source": pl.String,
-            "line": pl.Int64,
-        }
-    ).write_parquet(calls)
+    pl.DataFrame(schema=_CALLS).write_parquet(calls)
     assert ingest_episodes.write_episodes(tmp_path / "e.parquet", tmp_path, calls, None, [], {}) == 0
     got = pl.read_parquet(tmp_path / "e.parquet")
     assert got.height == 0 and got.schema == pl.Schema(EPISODE_SCHEMA)
