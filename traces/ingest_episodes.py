@@ -66,7 +66,7 @@ _MERGED_SCHEMA = EPISODE_SCHEMA | {"task_id": pl.String()}
 
 class _Buckets:
     """Frames split by a hash of their `trace_id` into `n` buckets, each bucket's rows in the order they
-    were added. One bucket stays in memory; more are spilled to `folder`, `flush_rows` rows at a time."""
+    were added. One bucket stays in memory; more are spilled to `folder`, `SLICE_ROWS` rows at a time."""
 
     def __init__(self, folder: Path, name: str, n: int, schema: Mapping[str, pl.DataType]) -> None:
         self.folder, self.name, self.n, self.schema = folder, name, n, dict(schema)
