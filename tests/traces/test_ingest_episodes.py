@@ -28,10 +28,10 @@ from tests.traces.episodes_reference import reference_episodes
 
 
 @contextmanager
-def _slices(facts: int, slice_rows: int, range_rows: int, group_rows: int) -> Iterator[None]:
-    names = ("CALL_FACT_ROWS", "SLICE_ROWS", "RANGE_ROWS", "GROUP_ROWS")
+def _slices(facts: int, slice_rows: int, range_rows: int, group_rows: int, staged: int) -> Iterator[None]:
+    names = ("CALL_FACT_ROWS", "SLICE_ROWS", "RANGE_ROWS", "GROUP_ROWS", "_STAGED_GROUP_ROWS")
     saved = [getattr(ingest_episodes, n) for n in names]
-    for n, v in zip(names, (facts, slice_rows, range_rows, group_rows), strict=True):
+    for n, v in zip(names, (facts, slice_rows, range_rows, group_rows, staged), strict=True):
         setattr(ingest_episodes, n, v)
     try:
         yield
@@ -70,14 +70,14 @@ _call = st.fixed_dictionaries(
     spilled=st.lists(st.lists(_row, max_size=8), max_size=3),
     held=st.lists(_row, max_size=8),
     calls=st.lists(_call, max_size=30),
-    sizes=st.tuples(*(st.integers(1, 9) for _ in range(4))),
+    sizes=st.tuples(*(st.integers(1, 9) for _ in range(5))),
 )
 def test_sliced_episodes_equal_the_whole_table_merge(
     tmp_path_factory: pytest.TempPathFactory,
     spilled: list[list[tuple[Any, ...]]],
     held: list[tuple[Any, ...]],
     calls: list[dict[str, Any]],
-    sizes: tuple[int, int, int, int],
+    sizes: tuple[int, int, int, int, int],
 ) -> None:
     tmp = tmp_path_factory.mktemp("eps")
     calls_path = tmp / "calls.parquet"
@@ -128,6 +128,7 @@ def _held_to_reference(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(ingest_episodes, "SLICE_ROWS", 41)
     monkeypatch.setattr(ingest_episodes, "RANGE_ROWS", 29)
     monkeypatch.setattr(ingest_episodes, "GROUP_ROWS", 53)
+    monkeypatch.setattr(ingest_episodes, "_STAGED_GROUP_ROWS", 7)
     return seen
 
 
