@@ -154,17 +154,31 @@ def point_rates(table: pl.DataFrame) -> dict[str, tuple[float, float]]:
     return {k: (float(n), float(d)) for k, n, d in agg.iter_rows()}
 
 
+#: Draws per chunk of `_resample_sums`' exact path (2 MiB of int64 each array).
+CACHE_DRAWS = 2**18
+
+
 def draw_indexes_np(n_tasks: int, b0: int, b1: int, seed: int) -> np.ndarray:
     """Task indexes drawn by resamples b0..b1-1, resample-major, as int64: draw i of resample b is
     `splitmix64(offset + b * n_tasks + i) % n_tasks` (the stream `draws` counts; wrapping u64 arithmetic).
-    `tests/checks/test_audit_bootstrap.py` holds it to the same stream spelled in polars."""
+    `tests/checks/test_audit_bootstrap.py` holds it to the same stream spelled in polars.
+
+    Computed in place on one array and one scratch array (a chunk is millions of draws: a temporary
+    per step cost more than the arithmetic)."""
+    z = np.arange(b0 * n_tasks, b1 * n_tasks, dtype=np.uint64)
+    # the two additions folded into one constant: addition modulo 2**64 is associative
+    z += np.uint64((seed_offset(seed) + _GOLDEN) % 2**64)
+    t = np.empty_like(z)
     with np.errstate(over="ignore"):
-        z = np.arange(b0 * n_tasks, b1 * n_tasks, dtype=np.uint64) + np.uint64(seed_offset(seed))
-        z = z + np.uint64(_GOLDEN)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(_MIX1)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
-        z = z ^ (z >> np.uint64(31))
-    return (z % np.uint64(n_tasks)).astype(np.int64)
+        for shift, mix in ((30, _MIX1), (27, _MIX2)):
+            np.right_shift(z, np.uint64(shift), out=t)
+            z ^= t
+            z *= np.uint64(mix)
+        np.right_shift(z, np.uint64(31), out=t)
+        z ^= t
+    z %= np.uint64(n_tasks)
+    # every index is below n_tasks < 2**63: the same bits read as int64
+    return z.view(np.int64)
 
 
 def _resample_sums(dense: np.ndarray, n: int, n_boot: int, seed: int, max_rows: int) -> np.ndarray:
@@ -178,14 +192,18 @@ def _resample_sums(dense: np.ndarray, n: int, n_boot: int, seed: int, max_rows: 
     exact = (
         bool(np.all(dense == np.round(dense))) and float(np.abs(dense).sum(axis=0).max(initial=0)) * n < 2**53
     )
-    per_chunk = max(1, max_rows // n)
+    # The exact path works in chunks of about CACHE_DRAWS draws: its arrays then stay in the CPU's cache
+    # (at 30k tasks, 1,000 resamples: 0.55 CPU-s against 1.55 in chunks of `max_rows`).
+    per_chunk = max(1, (min(max_rows, CACHE_DRAWS) if exact else max_rows) // n)
     out: list[np.ndarray] = []
     for b0 in range(0, n_boot, per_chunk):
         b1 = min(n_boot, b0 + per_chunk)
         idx = draw_indexes_np(n, b0, b1, seed)
         if exact:
-            rows = np.repeat(np.arange(b1 - b0, dtype=np.int64) * n, n)
-            counts = np.bincount(rows + idx, minlength=(b1 - b0) * n).reshape(b1 - b0, n)
+            # resample r's draws counted in row r: its indexes offset by r * n, in place
+            grid = idx.reshape(b1 - b0, n)
+            grid += (np.arange(b1 - b0, dtype=np.int64) * n)[:, None]
+            counts = np.bincount(idx, minlength=(b1 - b0) * n).reshape(b1 - b0, n)
             out.append(counts.astype(np.float64) @ dense)
         else:
             frame = pl.DataFrame(dense, orient="row")
