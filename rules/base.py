@@ -397,6 +397,9 @@ class PropertyCode:
     #: A per-node code whose `keep` reads only `kbit` and its operand row's columns (not the leaf's
     #: value): the corpus pass judges it once per distinct (pattern, kind) of a batch.
     keep_by_kind: ClassVar[bool] = False
+    #: The hit columns `vectorised` reads (a subset of HIT_COLS): the corpus pass gathers only these
+    #: from the join of leaves to operands (a column not read is a column not copied per hit).
+    hit_cols: ClassVar[tuple[str, ...]] = tuple(HIT_COLS)
 
     # --- the rule itself
 
@@ -462,7 +465,7 @@ class PropertyCode:
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
-        """Violations (cid, ridx, path, present) of this code's `entries` among `hits` (HIT_COLS, the
+        """Violations (cid, ridx, path, present) of this code's `entries` among `hits` (its `hit_cols`, the
         leaves matching this code's operand rows; per-node codes' hits are already only the breaking
         ones) and `lean` (cid, ridx, aux of the leaves matching its lean rows)."""
         raise NotImplementedError

@@ -146,6 +146,7 @@ class Conditional(PropertyCode):
     short = "COND"
     summary = "a fact that held in every clean result with the same discriminator value fails"
     n_paths = None  # [P, D], and [P, D, Q] for a sum
+    hit_cols = ("cid", "ridx", "op", "kind", "num", "str", "len")
 
     def params(self, rule: Rule) -> ConditionalParams:
         when, then = rule.params.get("when"), rule.params.get("then")

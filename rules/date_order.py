@@ -48,6 +48,7 @@ class DateOrder(PropertyCode):
     short = "DATE"
     summary = "two ISO dates/times that were always ordered A <= B are not"
     n_paths = 2
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "str")
 
     def params(self, rule: Rule) -> DateOrderParams:
         tz = rule.params.get("tz")

@@ -40,6 +40,7 @@ class Domain(NodeCode):
     short = "DOM"
     summary = "a string outside the small set of values seen in clean results"
     node_class = 4
+    hit_cols = ("cid", "ridx", "path", "kind", "str")
 
     def params(self, rule: Rule) -> DomainParams:
         values = rule.params.get("values")

@@ -45,6 +45,7 @@ class Echo(PropertyCode):
     short = "ECHO"
     summary = "a result field that always echoed an argument differs from it"
     n_paths = 2
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "str")
 
     def describe(self, rule: Rule) -> str:
         return f"{rule.paths[0] or '(result)'} = {rule.paths[1] or '(result)'}"

@@ -30,7 +30,6 @@ from output_contracts.errors import CheckError
 from output_contracts.frames import detach
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.base import (
-    HIT_COLS,
     KIND_BIT,
     Aliases,
     At,
@@ -744,7 +743,7 @@ def _find_batch(
             h = probe(leaves_k, table)
         if c.node_class:
             h = h.filter(c.keep())
-        joins.append(h.select(HIT_COLS))
+        joins.append(h.select(c.hit_cols))
         # only REQUIRED has lean rows: the other codes' joins would probe every leaf for nothing
         lean = (
             probe(batch.select("cid", *keys), code_lean_ops[name])

@@ -241,6 +241,7 @@ class Format(NodeCode):
         "a string whose shape (character classes, length, case, padding) was never seen in clean results"
     )
     node_class = 5
+    hit_cols = ("cid", "ridx", "path", "kind", "str")
 
     def params(self, rule: Rule) -> FormatParams:
         level = rule.params.get("level")

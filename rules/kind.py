@@ -57,6 +57,7 @@ class Type(NodeCode):
     summary = "a value has another JSON kind than in every clean result"
     node_class = 1
     keep_by_kind = True
+    hit_cols = ("cid", "ridx", "path", "kind")
 
     def params(self, rule: Rule) -> TypeParams:
         kind = rule.params.get("kind")

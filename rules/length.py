@@ -45,6 +45,7 @@ class Length(NodeCode):
     short = "LEN"
     summary = "an array shorter than every clean result's (an empty list where there was always one)"
     node_class = 6
+    hit_cols = ("cid", "ridx", "path", "kind")
 
     def params(self, rule: Rule) -> LengthParams:
         m = rule.params.get("min")

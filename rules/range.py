@@ -74,6 +74,7 @@ class Range(NodeCode):
     short = "RNG"
     summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
     node_class = 7
+    hit_cols = ("cid", "ridx", "path", "kind", "num", "str")
 
     def params(self, rule: Rule) -> RangeParams:
         p = rule.params

@@ -108,6 +108,7 @@ class Relation(PropertyCode):
     short = "REL"
     summary = "an arithmetic relation that held exactly in clean results fails"
     n_paths = None
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "len")
 
     def params(self, rule: Rule) -> RelationParams:
         n = len(rule.paths)

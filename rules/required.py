@@ -107,6 +107,7 @@ class Required(PropertyCode):
     name = "REQUIRED"
     short = "REQ"
     summary = "a field present in every clean result is missing"
+    hit_cols = ("cid", "ridx", "op", "path", "kind")
 
     def validate(self, rule: Rule) -> None:
         super().validate(rule)

@@ -31,6 +31,7 @@ class Bound(NodeCode):
     with the comparison inline (the per-call hot path)."""
 
     op: ClassVar[str]  # "> 0"
+    hit_cols = ("cid", "ridx", "path", "kind", "num")
 
     @staticmethod
     def breaks_expr() -> pl.Expr:

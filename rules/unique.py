@@ -97,6 +97,7 @@ class Unique(NodeCode):
     short = "UNIQ"
     summary = "a list repeats an item (the same id twice) where clean lists never did"
     n_paths = None  # one path, or the fields of a composite identity
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "str")
 
     def validate(self, rule: Rule) -> None:
         if not rule.paths:

@@ -333,3 +333,17 @@ def test_the_view_paths_equal_the_leaves(tmp_path: Path, monkeypatch: pytest.Mon
     assert seen["CONSISTENT"] > 0 and seen["DATE_ORDER"] > 0
     monkeypatch.setattr(Corpus, "view", lambda self: None)
     assert [_found(c, corpus, **kw) for c, kw in runs] == view
+
+
+def test_every_code_reads_hit_columns_the_pass_has() -> None:
+    """Each code's `hit_cols` (what the corpus pass gathers per hit for it) are columns of HIT_COLS and
+    hold what every code's output needs: the call, the rule and the kind. Whether a code reads a column
+    left out is what the equivalence tests of each code decide (a missing column fails the plan)."""
+    from output_contracts.rules.base import HIT_COLS
+    from output_contracts.rules.codes import TABLE
+
+    for name, c in TABLE.items():
+        assert set(c.hit_cols) <= set(HIT_COLS), name
+        assert {"cid", "ridx", "kind"} <= set(c.hit_cols), name
+    # the codes whose joins are the largest read fewer columns than all
+    assert "str" not in TABLE["REQUIRED"].hit_cols and "num" not in TABLE["REQUIRED"].hit_cols
