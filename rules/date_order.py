@@ -108,10 +108,21 @@ class DateOrder(PropertyCode):
             if not sub:
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-            a = with_instant(with_instance_key(op_hits(h, 0), sub, 0), "ia", tz).select(
-                "cid", "ridx", "key", "ia"
+            # each distinct string read once (a corpus repeats its dates across calls), joined back
+            inst = with_instant(
+                h.filter(pl.col("kind") == "string")
+                .select("str")
+                .unique()
+                .with_columns(pl.lit("string").alias("kind")),
+                "_i",
+                tz,
+            ).select("str", "_i")
+            a = (
+                with_instance_key(op_hits(h, 0), sub, 0)
+                .join(inst, on="str", how="left")
+                .select("cid", "ridx", "key", pl.col("_i").alias("ia"))
             )
-            b = with_instant(with_instance_key(op_hits(h, 1), sub, 1), "ib", tz)
+            b = with_instance_key(op_hits(h, 1), sub, 1).join(inst, on="str", how="left").rename({"_i": "ib"})
             j = b.join(a, on=["cid", "ridx", "key"])
             bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
             outs.append(display(sub, broken(j.filter(bad)), 1))

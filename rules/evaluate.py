@@ -379,9 +379,11 @@ def _op_tables(entries: Sequence[RuleEntry]) -> tuple[pl.DataFrame, pl.DataFrame
 
 
 def _kind_bit(kind_dtype: pl.DataType) -> pl.Expr:
-    """The KIND_BIT of each leaf's kind (from the Enum's physical code when it is the corpus's own)."""
+    """The KIND_BIT of each leaf's kind (from the Enum's physical code when it is the corpus's own: a
+    gather from the seven bits, several times cheaper than a power per leaf)."""
     if kind_dtype == pl.Enum(list(KINDS)):
-        return pl.lit(2, pl.UInt8).pow(pl.col("kind").to_physical()).cast(pl.UInt8)
+        bits = pl.Series([KIND_BIT[k] for k in KINDS], dtype=pl.UInt8)
+        return pl.lit(bits).gather(pl.col("kind").to_physical())
     return pl.col("kind").cast(pl.String).replace_strict(KIND_BIT, default=0, return_dtype=pl.UInt8)
 
 
@@ -727,18 +729,27 @@ def _find_batch(
         if prefilter and c.keep_by_kind:
             # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
             # pairs meet the operand rows (a TYPE rule names nearly every pattern and breaks on few)
+            # (the distinct pairs as one integer column: a one-key unique is cheaper than a two-key one)
             pair = pl.col(keys[0]).cast(pl.UInt64) * 256 + pl.col("kbit").cast(pl.UInt64)
+            key_dtype = table.schema[keys[0]]
             breaking = (
-                leaves_k.select(keys[0], "kbit")
+                leaves_k.select(pair.alias("_pair"))
                 .unique()
+                .with_columns(
+                    (pl.col("_pair") // 256).cast(key_dtype).alias(keys[0]),
+                    (pl.col("_pair") % 256).cast(pl.UInt8).alias("kbit"),
+                )
                 .join(table.lazy(), on=keys)
                 .filter(c.keep())
-                .select(pair.alias("_pair"))
+                .select("_pair")
                 .unique()
-                .collect()
+                .collect(engine="in-memory")
                 .get_column("_pair")
             )
-            h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
+            if breaking.len():
+                h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
+            else:  # nothing breaks in this batch (the common case): no pass over its leaves
+                h = leaves_k.clear().join(table.lazy(), on=keys)
         else:
             h = probe(leaves_k, table)
         if c.node_class:
@@ -751,7 +762,11 @@ def _find_batch(
             else batch.clear().select("cid", *keys).join(lean_ops.clear().lazy(), on=keys)
         )
         joins.append(lean.select("cid", "ridx", "aux"))
-    frames = pl.collect_all(joins)
+    # the joins by the in-memory engine: on these plans (a filter, a join, a select of one batch held in
+    # memory) it does about 6% less work for the whole pass than the streaming default (instructions
+    # counted under valgrind, 100k calls); the codes' plans below stay on the default, which is cheaper
+    # for them
+    frames = pl.collect_all(joins, engine="in-memory")
     plans = []
     for i, name in enumerate(names):
         es = by_code[name]
