@@ -75,6 +75,7 @@ class Range(NodeCode):
     summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
     node_class = 7
     hit_cols = ("cid", "ridx", "path", "kind", "num", "str")
+    keep_cols = ("num", "str")
 
     def params(self, rule: Rule) -> RangeParams:
         p = rule.params
@@ -166,15 +167,23 @@ class Range(NodeCode):
 
     def keep(self) -> pl.Expr:
         # Inside the join: numbers are judged against their rule's bounds (`vectorised` tests them the
-        # same way), so only the breaking ones are kept; strings under a year rule are all kept (their
-        # year is read in `vectorised`, on those few rows only).
+        # same way), so only the breaking ones are kept; a string under a year rule is kept when its
+        # first four characters, read as a number, fall outside the bounds: a superset of the breaking
+        # ones (`vectorised` reads the same year, only where YEAR_RE matches), so the date columns a
+        # year rule names do not all go through YEAR_RE.
         num = pl.col("num")
         tmask, hi = pl.col("tmask"), pl.col("hi")
         numeric = ((pl.col("kbit") & NUMERIC_BITS) != 0) & (
             ((tmask == 1) & (num.abs() > hi))
             | ((tmask == 0) & ((num > hi) | ((num > 0) & (num < pl.col("lo").fill_null(0)))))
         )
-        return numeric | ((tmask == 2) & (pl.col("kbit") == KIND_BIT["string"]))
+        y = pl.col("str").str.slice(0, 4).cast(pl.Float64, strict=False)
+        year = (
+            (tmask == 2)
+            & (pl.col("kbit") == KIND_BIT["string"])
+            & ((y > hi) | (y < pl.col("lo").fill_null(-math.inf))).fill_null(False)
+        )
+        return numeric | year
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
