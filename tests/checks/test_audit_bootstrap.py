@@ -136,3 +136,13 @@ def test_the_audits_own_table_at_scale() -> None:
     assert stats.bootstrap_intervals(table, tasks, n_boot=1000, seed=13) == reference(
         table, tasks, n_boot=1000, seed=13
     )
+
+
+def test_cache_sized_chunks_cut_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact path's chunks of about CACHE_DRAWS draws: any chunk size (here 17 resamples of 57 tasks,
+    the last chunk short) gives the sums of one chunk of every resample."""
+    table, tasks = _table(np.random.default_rng(5), 57, 12, False)
+    want = stats.bootstrap_intervals(table, tasks, n_boot=300, seed=3)
+    monkeypatch.setattr(stats, "CACHE_DRAWS", 1000)
+    got = stats.bootstrap_intervals(table, tasks, n_boot=300, seed=3)
+    assert got == want == reference(table, tasks, n_boot=300, seed=3)
