@@ -75,7 +75,6 @@ class Range(NodeCode):
     summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
     node_class = 7
     hit_cols = ("cid", "ridx", "path", "kind", "num", "str")
-    keep_cols = ("num", "str")
 
     def params(self, rule: Rule) -> RangeParams:
         p = rule.params
