@@ -729,27 +729,18 @@ def _find_batch(
         if prefilter and c.keep_by_kind:
             # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
             # pairs meet the operand rows (a TYPE rule names nearly every pattern and breaks on few)
-            # (the distinct pairs as one integer column: a one-key unique is cheaper than a two-key one)
             pair = pl.col(keys[0]).cast(pl.UInt64) * 256 + pl.col("kbit").cast(pl.UInt64)
-            key_dtype = table.schema[keys[0]]
             breaking = (
-                leaves_k.select(pair.alias("_pair"))
+                leaves_k.select(keys[0], "kbit")
                 .unique()
-                .with_columns(
-                    (pl.col("_pair") // 256).cast(key_dtype).alias(keys[0]),
-                    (pl.col("_pair") % 256).cast(pl.UInt8).alias("kbit"),
-                )
                 .join(table.lazy(), on=keys)
                 .filter(c.keep())
-                .select("_pair")
+                .select(pair.alias("_pair"))
                 .unique()
-                .collect(engine="in-memory")
+                .collect()
                 .get_column("_pair")
             )
-            if breaking.len():
-                h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
-            else:  # nothing breaks in this batch (the common case): no pass over its leaves
-                h = leaves_k.clear().join(table.lazy(), on=keys)
+            h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
         else:
             h = probe(leaves_k, table)
         if c.node_class:
