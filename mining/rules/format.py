@@ -43,7 +43,7 @@ from output_contracts.mining.rules.domain import (
     value_tasks,
     value_totals,
 )
-from output_contracts.rules.format import LEVELS, charset_keys, key_parts, loosen_expr, shape_expr
+from output_contracts.rules.format import LEVELS, charset_keys, exact_shapes, key_parts, loosen_expr
 
 #: One row per (pool, charset part, fold, task) of a part's strings.
 _CHARSET_COLS = ["pool", "prt", "fold", "task"]
@@ -76,11 +76,8 @@ class Format:
         # the exact shape of each distinct string once; everything else of each distinct exact shape once
         # (far fewer: the loose shape and the charset key are functions of the exact shape); the levels'
         # values as small integers through the counting, their text joined back to the counts
-        shapes = (
-            rows.select("sc", "str")
-            .unique("sc", keep="any")
-            .select("sc", shape_expr("str", "exact").alias("exact"))
-        )
+        shapes = rows.select("sc", "str").unique("sc", keep="any")
+        shapes = shapes.select("sc", exact_shapes(shapes.get_column("str")).alias("exact"))
         ex = (
             shapes.select("exact")
             .unique()

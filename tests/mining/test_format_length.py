@@ -28,6 +28,7 @@ from output_contracts.rules.format import (
     LONG,
     NON_ASCII,
     charset_keys,
+    exact_shapes,
     key_parts,
     loosen,
     loosen_expr,
@@ -67,6 +68,28 @@ def test_shape_expr_equals_shape(values: list[str]) -> None:
         assert got == [shape(v, level) for v in values], level
         # the expression also works on an expression, not only on a column name
         assert s.to_frame().select(shape_expr(pl.col("s"), level).alias("out"))["out"].to_list() == got
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), texts), max_size=12),
+    cut=st.tuples(st.integers(0, 12), st.integers(0, 12)),
+    chunks=st.integers(1, 3),
+)
+def test_exact_shapes_equals_shape(values: list[str | None], cut: tuple[int, int], chunks: int) -> None:
+    """The byte-table `exact_shapes` (mining's and the corpus checker's) gives `shape(v, "exact")` for
+    every string, null for null, on slices (an Arrow offset) and on a Series of several chunks."""
+    s = pl.Series("s", values, dtype=pl.String)
+    want = [None if v is None else shape(v, "exact") for v in values]
+    got = exact_shapes(s)
+    assert got.to_list() == want and got.name == "s" and got.dtype == pl.String
+    lo, n = min(cut[0], len(values)), cut[1]
+    assert exact_shapes(s.slice(lo, n)).to_list() == want[lo : lo + n]
+    pieces = [s.slice(i * len(values) // chunks, len(values) // chunks + 1) for i in range(chunks)]
+    many = pl.concat(pieces, rechunk=False)
+    assert exact_shapes(many).to_list() == [
+        x for p in pieces for x in (None if v is None else shape(v, "exact") for v in p.to_list())
+    ]
 
 
 @settings(max_examples=150, deadline=None)
