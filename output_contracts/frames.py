@@ -4,9 +4,11 @@ writers of the corpus files."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from polars.datatypes import DataTypeClass
@@ -98,3 +100,56 @@ def write_ipc(
     options = pa.ipc.IpcWriteOptions(compression=compression)
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as w:
         w.write_table(table, max_chunksize=batch_rows)
+
+
+@dataclass(frozen=True)
+class StringBytes:
+    """A String Series as its Arrow buffers, for readers that work byte by byte in numpy (FORMAT's
+    shapes, ISO dates): `data[offsets[i]:offsets[i + 1]]` is the UTF-8 of row i (empty for null),
+    `lengths` its byte counts."""
+
+    array: pa.LargeStringArray
+    offsets: np.ndarray
+    data: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, strings: pl.Series) -> StringBytes:
+        arr = strings.rechunk().to_arrow()
+        if not isinstance(arr, pa.LargeStringArray):  # pragma: no cover - polars exports String so today
+            arr = pa.array(arr).cast(pa.large_string())
+        _validity, offsets_buf, data_buf = arr.buffers()
+        n = len(arr)
+        if offsets_buf is None:  # pragma: no cover - an empty array may come without buffers
+            offsets = np.zeros(n + 1, dtype=np.int64)
+        else:
+            offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + n + 1]
+        data = np.zeros(0, dtype=np.uint8) if data_buf is None else np.frombuffer(data_buf, dtype=np.uint8)
+        return cls(arr, offsets, data, np.diff(offsets))
+
+    def ascii(self) -> np.ndarray:
+        """Whether every byte of each string is below 0x80 (true for null)."""
+        high = np.zeros(self.data.size + 1, dtype=np.int64)
+        np.cumsum(self.data >= 0x80, out=high[1:])
+        return high[self.offsets[1:]] == high[self.offsets[:-1]]
+
+    def mapped(self, table: np.ndarray) -> pl.Series:
+        """Every byte through `table` (256 bytes), same offsets and nulls: valid UTF-8 when the table
+        maps ASCII to ASCII and leaves the other bytes alone."""
+        a = self.array
+        validity, offsets_buf, data_buf = a.buffers()
+        if data_buf is None or len(a) == 0:
+            return pl.Series(a, dtype=pl.String)
+        out = pa.LargeStringArray.from_buffers(
+            len(a), offsets_buf, pa.py_buffer(table[self.data]), validity, a.null_count, a.offset
+        )
+        return pl.Series(out, dtype=pl.String)
+
+    def window(self, rows: np.ndarray, width: int) -> np.ndarray:
+        """The first `width` bytes of each of `rows` as a (len(rows), width) uint8 matrix, 0 past a
+        string's end."""
+        at = self.offsets[rows][:, None] + np.arange(width)
+        inside = np.arange(width)[None, :] < self.lengths[rows][:, None]
+        if self.data.size == 0:
+            return np.zeros(at.shape, dtype=np.uint8)
+        return np.where(inside, self.data[np.minimum(at, self.data.size - 1)], 0).astype(np.uint8)

@@ -31,7 +31,7 @@ from output_contracts.rules.base import (
     resolve,
     side_doc,
 )
-from output_contracts.rules.dates import TZ_MODES, parse_instant, with_instant
+from output_contracts.rules.dates import MODES, TZ_MODES, lt, parse_instant, parse_iso
 from output_contracts.rules.keys import with_instance_key
 from output_contracts.rules.model import Rule
 
@@ -102,29 +102,26 @@ class DateOrder(PropertyCode):
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
+        # each distinct string read once (a corpus repeats its dates across calls), in every mode at once,
+        # as (us, ns) pairs: exactly `parse_instant`'s instants (years 1 to 9999, no Int64 overflow)
+        strings = hits.filter(pl.col("kind") == "string").select("str").unique().collect()
+        parsed = parse_iso(strings, "str").lazy()
         outs = []
         for tz in TZ_MODES:
             sub = [e for e in entries if self.params(e.rule).tz == tz]
             if not sub:
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-            # each distinct string read once (a corpus repeats its dates across calls), joined back
-            inst = with_instant(
-                h.filter(pl.col("kind") == "string")
-                .select("str")
-                .unique()
-                .with_columns(pl.lit("string").alias("kind")),
-                "_i",
-                tz,
-            ).select("str", "_i")
+            inst = parsed.filter(pl.col("mode") == MODES.index(tz) + 1).select("str", "us", "ns")
             a = (
                 with_instance_key(op_hits(h, 0), sub, 0)
                 .join(inst, on="str", how="left")
-                .select("cid", "ridx", "key", pl.col("_i").alias("ia"))
+                .select("cid", "ridx", "key", pl.col("us").alias("a_us"), pl.col("ns").alias("a_ns"))
             )
-            b = with_instance_key(op_hits(h, 1), sub, 1).join(inst, on="str", how="left").rename({"_i": "ib"})
+            b = with_instance_key(op_hits(h, 1), sub, 1).join(inst, on="str", how="left")
             j = b.join(a, on=["cid", "ridx", "key"])
-            bad = pl.col("ia").is_null() | pl.col("ib").is_null() | (pl.col("ia") > pl.col("ib"))
+            later = lt(pl.col("us"), pl.col("ns"), pl.col("a_us"), pl.col("a_ns"))
+            bad = pl.col("a_us").is_null() | pl.col("us").is_null() | later
             outs.append(display(sub, broken(j.filter(bad)), 1))
         return pl.concat(outs) if outs else empty_hits()
 

@@ -18,7 +18,7 @@ from output_contracts.checks.checker import (
     receipts_from_frame,
 )
 from output_contracts.errors import CheckError
-from output_contracts.rules.dates import parse_instant, with_instant
+from output_contracts.rules.dates import parse_instant
 from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
@@ -291,22 +291,42 @@ def test_vectorised_equals_plain(batch: list[tuple[dict[str, Any], Any]], tmp_pa
     assert_same(contract_set(), batch, tmp_path_factory.mktemp("prop"))
 
 
-date_text = st.one_of(
-    st.sampled_from(
-        [*DATES[:-1], "2026-03-01", "2026-03-01 10:00", "2026-03-01T24:00Z", "2026-03-01T10:00+2400"]
-    ),
-    st.from_regex(
-        r"\A20[0-9]{2}-[01][0-9]-[0-3][0-9]([T ][0-2][0-9]:[0-6][0-9](:[0-6][0-9](\.[0-9]{1,9})?)?(Z|[+-][0-2][0-9]:?[0-6][0-9])?)?\Z"
-    ),
-)
+#: (start argument, until) and (dep, arr) pairs at the edges of the calendar: year 0 (no such year for
+#: `parse_instant`), years whose nanosecond instants overflow an Int64 (before 1678, after 2262), and
+#: the years the byte-by-byte reader hands to the pattern (before 1700, after 2200).
+FAR_DATES = [
+    ("0000-01-01", "2026-03-01"),
+    ("0001-01-01", "0001-01-02"),
+    ("1600-02-29", "1600-03-01"),
+    ("1677-12-31", "2026-03-01"),
+    ("9999-12-31", "2026-03-01"),
+    ("2262-04-12", "2262-04-11"),
+    ("2199-12-31", "2201-01-01"),
+]
+FAR_TIMES = [
+    ("9999-12-31T23:59:59Z", "2026-03-01T10:00Z"),
+    ("1600-01-01T00:00Z", "2026-03-01T10:00Z"),
+    ("2300-01-01T00:00+01:00", "2299-12-31T23:30Z"),
+    ("0000-01-01T00:00Z", "2026-03-01T10:00Z"),
+]
 
 
-@settings(max_examples=60, deadline=None)
-@given(values=st.lists(date_text, min_size=1, max_size=20), tz=st.sampled_from(["aware", "naive", "date"]))
-def test_iso_parsing_matches_between_implementations(values: list[str], tz: str) -> None:
-    df = pl.DataFrame({"str": values, "kind": ["string"] * len(values)})
-    got = with_instant(df, "ns", tz)["ns"].to_list()
-    assert got == [parse_instant(v, tz) for v in values]
+def test_date_order_far_years_agree_between_paths(tmp_path: Path) -> None:
+    """The corpus checker's DATE_ORDER reads and orders dates exactly as `check_call` does at the edges
+    of the calendar (it read instants as Int64 nanoseconds, which wrap past 2262, and accepted year 0)."""
+    rules = tuple(r for r in RULES if r.code == "DATE_ORDER")
+    batch = [({"sku": "S1", "start": a}, {"until": b}) for a, b in FAR_DATES]
+    batch += [({"sku": "S1"}, {"flights": [{"dep": a, "arr": b}]}) for a, b in FAR_TIMES]
+    found = assert_same(contract_set(rules), batch, tmp_path)
+    fired = sorted(found.select("line", "path").iter_rows())
+    # year 0 does not parse; 9999 and 2262-04-12 come after their partners; 2300+01:00 is 2299-12-31T23:00Z
+    assert fired == [
+        (1, "/until"),
+        (5, "/until"),
+        (6, "/until"),
+        (8, "/flights/0/arr"),
+        (11, "/flights/0/arr"),
+    ]
 
 
 def test_parse_instant_modes() -> None:
