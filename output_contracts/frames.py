@@ -144,12 +144,3 @@ class StringBytes:
             len(a), offsets_buf, pa.py_buffer(table[self.data]), validity, a.null_count, a.offset
         )
         return pl.Series(out, dtype=pl.String)
-
-    def window(self, rows: np.ndarray, width: int) -> np.ndarray:
-        """The first `width` bytes of each of `rows` as a (len(rows), width) uint8 matrix, 0 past a
-        string's end."""
-        at = self.offsets[rows][:, None] + np.arange(width)
-        inside = np.arange(width)[None, :] < self.lengths[rows][:, None]
-        if self.data.size == 0:
-            return np.zeros(at.shape, dtype=np.uint8)
-        return np.where(inside, self.data[np.minimum(at, self.data.size - 1)], 0).astype(np.uint8)
