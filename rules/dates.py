@@ -97,7 +97,7 @@ def iso_fields(strings: pl.Series) -> IsoFields:
     data, last = b.data, b.data.size - 1
     start = b.offsets[rows]
     # the date: dashes first (most strings that are not dates leave here), then digits, then the calendar
-    keep = (data[start + 4] == 45) & (data[start + 7] == 45)
+    keep = (data[start + 4] == ord("-")) & (data[start + 7] == ord("-"))
     rows, start = rows[keep], start[keep]
     ln = b.lengths[rows]
 
@@ -127,13 +127,13 @@ def iso_fields(strings: pl.Series) -> IsoFields:
     date_only = ln == 10
     sep, colon1 = byte(10), byte(13)
     hm_ok, hm = number(11, 12, 14, 15)
-    timed = (ln >= 16) & ((sep == 84) | (sep == 32)) & (colon1 == 58) & hm_ok
+    timed = (ln >= 16) & ((sep == ord("T")) | (sep == ord(" "))) & (colon1 == ord(":")) & hm_ok
     hh, mi = hm // 100, hm % 100
     s_ok, ss = number(17, 18)
-    has_sec = timed & (ln >= 19) & (byte(16) == 58) & s_ok
+    has_sec = timed & (ln >= 19) & (byte(16) == ord(":")) & s_ok
     ss = np.where(has_sec, ss, 0)
     dot = byte(19)
-    has_frac = has_sec & (ln >= 21) & ((dot == 46) | (dot == 44))
+    has_frac = has_sec & (ln >= 21) & ((dot == ord(".")) | (dot == ord(",")))
     # the fraction: the run of digits from byte 20, at most 9 (a tenth digit leaves the rest unread)
     run = has_frac.copy()
     nfrac = np.zeros(rows.size, dtype=np.int64)
@@ -147,20 +147,19 @@ def iso_fields(strings: pl.Series) -> IsoFields:
     pos = np.where(has_frac, 20 + nfrac, np.where(has_sec, 19, 16))
     rest = ln - pos
     lead = byte(pos)
-    zulu = (rest == 1) & ((lead == 90) | (lead == 122))
-    signed = (lead == 43) | (lead == 45)
-    oh_ok, oh = digit(pos + 1)[0] & digit(pos + 2)[0], digit(pos + 1)[1] * 10 + digit(pos + 2)[1]
-    c_ok, c_m = digit(pos + 4)[0] & digit(pos + 5)[0], digit(pos + 4)[1] * 10 + digit(pos + 5)[1]
-    b_ok, b_m = digit(pos + 3)[0] & digit(pos + 4)[0], digit(pos + 3)[1] * 10 + digit(pos + 4)[1]
-    colon = signed & (rest == 6) & oh_ok & (byte(pos + 3) == 58) & c_ok
-    bare = signed & (rest == 5) & oh_ok & b_ok
-    om = np.where(colon, c_m, b_m)
+    zulu = (rest == 1) & ((lead == ord("Z")) | (lead == ord("z")))
+    signed = (lead == ord("+")) | (lead == ord("-"))
+    (d1, v1), (d2, v2), (d3, v3), (d4, v4), (d5, v5) = (digit(pos + k) for k in range(1, 6))
+    oh = v1 * 10 + v2
+    colon = signed & (rest == 6) & d1 & d2 & (byte(pos + 3) == ord(":")) & d4 & d5  # ±hh:mm
+    bare = signed & (rest == 5) & d1 & d2 & d3 & d4  # ±hhmm
+    om = np.where(colon, v4 * 10 + v5, v3 * 10 + v4)
     offset = (colon | bare) & (oh <= 23) & (om <= 59)
     zoned = zulu | offset
     time_ok = timed & (hh <= 23) & (mi <= 59) & (ss <= 59) & ((rest == 0) | zoned)
     fast = ok & (date_only | time_ok)
     timed_fast = fast & ~date_only
-    sign = np.where(lead == 45, -1, 1)
+    sign = np.where(lead == ord("-"), -1, 1)
     out.fast[rows] = fast
     out.mode[rows] = np.where(date_only, 1, np.where(zoned, 3, 2)) * fast
     out.days[rows] = np.where(fast, _days_from_civil(y, mo, d), 0)
