@@ -306,13 +306,18 @@ def test_merge_keeps_other_sizes_and_drops_old_formats(tmp_path: Path, smoke: tu
     run_all = bench_module("run_all")
     doc, _md, _tmp = smoke
     path = tmp_path / "results.json"
-    big = {**doc["runs"][0], "calls": 10_000_000}
+    # a run written before runs carried their own date
+    big = {**{k: v for k, v in doc["runs"][0].items() if k != "measured_at"}, "calls": 10_000_000}
     path.write_text(json.dumps({**doc, "runs": [big]}))
     merged = run_all.merge(path, doc["runs"][0])
     assert [r["calls"] for r in merged["runs"]] == [2000, 10_000_000]
     assert schema_errors(merged, "bench-results") == []
     md = run_all.markdown(merged, 2000)
     assert "## Peak RSS (MiB) by corpus size" in md and "10,000,000 calls" in md
+    # each column of the by-size table says when it was measured: an old 10M run is not read as today's
+    assert merged["runs"][0]["measured_at"] == merged["measured_at"]
+    assert md.splitlines()[-1] == f"| *measured* | {merged['measured_at']} | not recorded |"
+    assert f"; measured {merged['measured_at']};" in md
     again = run_all.merge(path, {**big, "total_seconds": 1.0})
     assert [r["total_seconds"] for r in again["runs"]] == [1.0]
     path.write_text(json.dumps({**doc, "version": 1, "runs": [big]}))  # the format before peers
