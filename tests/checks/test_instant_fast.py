@@ -1,6 +1,7 @@
-"""`dates.str_instant`'s fast reading (`datetime.fromisoformat` on the commonest spelling) gives what the
-mode's full pattern gives (`_read_instant`) on every string: near-dates built character by character
-(digits, non-ASCII digits, separators, signs, spaces, zones at every place) and real date-times."""
+"""`dates.str_instant`'s fast readings (the commonest spelling read by slicing, and answered from the
+memos of its pieces once they were read) give what the mode's full pattern gives (`_read_instant`) on
+every string: near-dates built character by character (digits, non-ASCII digits, separators, signs,
+spaces, zones at every place), real date-times, and strings put together from pieces read before."""
 
 from __future__ import annotations
 
@@ -24,6 +25,24 @@ def near_dates(draw: st.DrawFn) -> str:
         v[i] = c
     cut = draw(st.sampled_from([20, 20, 20, 19, 19, 10, 21, 18]))
     return "".join(v)[:cut] + draw(st.sampled_from(["", "", "", "Z", "0", ".5"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["2024-02-29", "2023-02-29", "1999-12-31", "2024-13-01", "0000-01-01"]), min_size=1
+    ),
+    st.lists(st.sampled_from(["T23:59", " 00:00", "T24:00", "T12:60", "t10:00", "T1\u0669:00"]), min_size=1),
+    st.lists(st.sampled_from([":59Z", ":60Z", ":00z", ":59", ":60", ":0Z", "Z:00"]), min_size=1),
+)
+def test_strings_of_pieces_read_before(heads: list[str], clocks: list[str], secs: list[str]) -> None:
+    """Every string made of pieces that earlier strings filled the memos with (valid or out of range
+    pieces, the two modes' second pieces, pieces that are not plain) reads as the pattern reads it."""
+    made = [h + c + s for h in heads for c in clocks for s in secs] + heads
+    for _ in range(2):  # the second time, the memos hold every plain piece
+        for v in made:
+            for tz in TZ_MODES:
+                assert str_instant(v, tz) == _read_instant(v, tz), (v, tz)
 
 
 def test_fast_reading_examples() -> None:
