@@ -397,6 +397,11 @@ class PropertyCode:
     #: A per-node code whose `keep` reads only `kbit` and its operand row's columns (not the leaf's
     #: value): the corpus pass judges it once per distinct (pattern, kind) of a batch.
     keep_by_kind: ClassVar[bool] = False
+    #: A per-node code whose operand rows with these `tmask` values break only on a number outside
+    #: magnitude bounds (`|num| > hi`, or `0 < num < lo`): on a pass where every call has checker key
+    #: 0, the corpus pass first keeps the leaves outside their pattern's envelope of those rows (the
+    #: least `hi`, the greatest `lo`), read from dense per-pattern arrays, and joins only those.
+    envelope_tmasks: ClassVar[tuple[int, ...]] = ()
     #: The hit columns `vectorised` reads (a subset of HIT_COLS): the corpus pass gathers only these
     #: from the join of leaves to operands (a column not read is a column not copied per hit).
     hit_cols: ClassVar[tuple[str, ...]] = tuple(HIT_COLS)

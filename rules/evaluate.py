@@ -19,11 +19,13 @@ engine too (`output_contracts.mining.verify`): mining and the checker stand on t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import numpy as np
 import polars as pl
 
 from output_contracts.errors import CheckError
@@ -31,6 +33,7 @@ from output_contracts.frames import detach
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.base import (
     KIND_BIT,
+    NUMERIC_BITS,
     Aliases,
     At,
     GroupFinder,
@@ -621,6 +624,44 @@ def _by_code_rows(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return {str(key[0]): part for key, part in frame.partition_by("code", as_dict=True).items()}
 
 
+def _enveloped(
+    leaves: pl.LazyFrame,
+    table: pl.DataFrame,
+    tmasks: tuple[int, ...],
+    probe: Callable[[pl.LazyFrame, pl.DataFrame], pl.LazyFrame],
+) -> pl.LazyFrame:
+    """The leaves (keyed by `pid`) joined to the operand rows of `table`, where the rows with a `tmask`
+    in `tmasks` meet only the numeric leaves outside their pattern's envelope: `|num|` above the least
+    `hi` of the pattern's rows, or `num` between 0 and the greatest `lo`. A leaf within it breaks none
+    of those rows (`RANGE.keep`: a number bound breaks above `hi` or strictly between 0 and `lo`, a
+    magnitude bound above `hi`), so the join keeps every hit the code's `keep` would keep, and no
+    longer copies the many leaves that hold. The envelope is read by position from two arrays indexed
+    by pattern id (no hash join per leaf). The other rows meet the leaves through `probe`."""
+    bounded = pl.col("tmask").is_in(list(tmasks))
+    rows, rest = table.filter(bounded), table.filter(~bounded)
+    parts = [] if rest.height == 0 else [probe(leaves, rest)]
+    if rows.height:
+        env = rows.group_by("pid").agg(
+            pl.col("hi").fill_null(math.inf).min().alias("hi"), pl.col("lo").fill_null(0.0).max().alias("lo")
+        )
+        # one slot past the greatest pattern id with rows, where every other pattern reads an envelope
+        # no number leaves (those leaves meet no row of the join anyway)
+        last = int(env.get_column("pid").max()) + 1  # type: ignore[arg-type]
+        hi = np.full(last + 1, math.inf)
+        lo = np.zeros(last + 1)
+        at = env.get_column("pid").to_numpy()
+        hi[at] = env.get_column("hi").to_numpy()
+        lo[at] = env.get_column("lo").to_numpy()
+        pid = pl.col("pid").clip(0, last)
+        num = pl.col("num")
+        outside = ((pl.col("kbit") & NUMERIC_BITS) != 0) & (
+            (num.abs() > pl.lit(pl.Series(hi)).gather(pid))
+            | ((num > 0) & (num < pl.lit(pl.Series(lo)).gather(pid)))
+        )
+        parts.append(leaves.filter(outside).join(rows.lazy(), on="pid"))
+    return parts[0] if len(parts) == 1 else pl.concat(parts)
+
+
 def _find_batch(
     entries: Sequence[RuleEntry],
     corpus: Corpus,
@@ -741,6 +782,8 @@ def _find_batch(
                 .get_column("_pair")
             )
             h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
+        elif prefilter and one_k and c.envelope_tmasks and table.height:
+            h = _enveloped(leaves_k, table, c.envelope_tmasks, probe)
         else:
             h = probe(leaves_k, table)
         if c.node_class:

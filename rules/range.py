@@ -75,6 +75,7 @@ class Range(NodeCode):
     summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
     node_class = 7
     hit_cols = ("cid", "ridx", "path", "kind", "num", "str")
+    envelope_tmasks = (0, 1)  # number and magnitude bounds (years are read from strings)
 
     def params(self, rule: Rule) -> RangeParams:
         p = rule.params
