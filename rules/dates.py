@@ -333,8 +333,8 @@ def str_instant(value: str, tz: str) -> int | None:
     """`parse_instant` of a string, not cached (the compiled checker keeps its own memo).
 
     A string of the plain length whose pieces (`_DAYS`, `_CLOCKS`) were all read before is answered by
-    three lookups: about a fifth of the cost of reading it (timestamps are mostly new strings, but their
-    dates, minutes and seconds repeat). Other strings: a plain one is read by slicing
+    three lookups: a fifth to a third of the cost of reading it afresh (timestamps are mostly new
+    strings, but their dates, minutes and seconds repeat). Other strings: a plain one is read by slicing
     (`_plain_instant`, which keeps its pieces), the rest by the mode's full pattern."""
     n = _PLAIN_LEN[tz]
     if len(value) == n:
