@@ -11,7 +11,7 @@ fault kind to its finder.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,9 +93,32 @@ def delete_at(doc: Any, path: str) -> Any:
     return doc
 
 
-def _nodes_at(doc: Any, pattern: str, maps: frozenset[str] = frozenset()) -> list[tuple[str, Any]]:
-    """Concrete (path, value) of every node of `doc` whose pattern is `pattern`."""
-    return [(p, v) for p, pat, v in walk(doc, maps) if pat == pattern]
+class Walked:
+    """One result and its nodes (`walk`), walked once per map set however many fault kinds ask about
+    it. The result is read as it is on the first ask: the caller does not change it in between
+    (`inject_records` plants a fault in a copy)."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+        self._walks: dict[frozenset[str], list[Node]] = {}
+        self._values: list[tuple[str, Any]] | None = None
+
+    def nodes(self, maps: frozenset[str] = frozenset()) -> list[Node]:
+        """`list(walk(doc, maps))`."""
+        got = self._walks.get(maps)
+        if got is None:
+            got = self._walks[maps] = list(walk(self.doc, maps))
+        return got
+
+    def values(self) -> list[tuple[str, Any]]:
+        """(concrete path, value) of every node, in document order."""
+        if self._values is None:
+            self._values = [(p, v) for p, _pat, v in self.nodes()]
+        return self._values
+
+    def at(self, pattern: str, maps: frozenset[str] = frozenset()) -> list[tuple[str, Any]]:
+        """Concrete (path, value) of every node whose pattern is `pattern`."""
+        return [(p, v) for p, pat, v in self.nodes(maps) if pat == pattern]
 
 
 # --- value helpers ----------------------------------------------------------------------------------
@@ -159,6 +182,31 @@ def _kind(v: Any) -> str:
     return "array" if isinstance(v, list) else "object"
 
 
+#: `_kind` of a value of exactly these types, read by one lookup (any other type goes to `_kind`).
+_KIND_OF_TYPE: dict[type, str] = {
+    type(None): "null",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+class _Place:
+    """What `learn` counts at one (tool, pattern), kept together so that a node costs one lookup."""
+
+    __slots__ = ("kinds", "negative", "nums", "parents", "pool", "present", "strings")
+
+    def __init__(self) -> None:
+        self.present = self.nums = self.parents = 0
+        self.negative = False
+        self.kinds: set[str] = set()
+        self.strings: Counter[str] = Counter()
+        self.pool: list[Any] = []
+
+
 def _arg_scalars(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [
         (p, v)
@@ -167,96 +215,188 @@ def _arg_scalars(args: Mapping[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def _sibling_dates(obj: Mapping[str, Any], path: str) -> list[tuple[str, str, Any, Any]]:
-    """Pairs (key A, key B, value A, value B) of date strings in one object, same parse mode."""
-    dated = [(k, v, classify(v)) for k, v in obj.items()]
-    dated = [(k, v, p) for k, v, p in dated if p is not None]
+def _sibling_dates(obj: Mapping[str, Any], instants: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
+    """Pairs (key A, key B, value A, value B) of date strings in one object, same parse mode.
+    `instants`: `classify`'s answers per string, kept across the objects of one `learn`."""
+    dated = []
+    for k, v in obj.items():
+        if isinstance(v, str):
+            p = instants.get(v, False)
+            if p is False:
+                p = instants[v] = classify(v)
+            if p is not None:
+                dated.append((k, v, p))
     out = []
     for i, (ka, va, pa) in enumerate(dated):
         for kb, vb, pb in dated[i + 1 :]:
-            assert pa is not None and pb is not None
             if pa[0] == pb[0]:
                 out.append((ka, kb, va, vb))
                 out.append((kb, ka, vb, va))
     return out
 
 
-def _relations(obj: Mapping[str, Any]) -> list[tuple[tuple[str, ...], bool]]:
-    """Candidate relations among numeric siblings: (A, B, C) meaning A = B + C, and (A, arr/*/x) sums.
+#: One object's relation candidates, by key: its numeric members (the first 12, in document order) and
+#: the sum terms (`arr/*/x`, each with its total and whether every term is an int) of its lists of objects.
+Shape = tuple[tuple[str, ...], tuple[str, ...]]
 
-    Returns (signature, holds) pairs; a signature is a tuple of member keys ("arr/*/x" for a sum term).
-    """
+
+def _relation_members(obj: Mapping[str, Any]) -> tuple[list[tuple[str, Any]], list[tuple[str, Any, bool]]]:
+    """(numeric members, sum terms) of one object (see `Shape`); no terms when no member is numeric."""
     nums = [(k, v) for k, v in obj.items() if is_num(v)][:12]
-    out: list[tuple[tuple[str, ...], bool]] = []
+    terms: list[tuple[str, Any, bool]] = []
+    if not nums:
+        return nums, terms
+    for kl, lst in obj.items():
+        if isinstance(lst, list) and lst and all(isinstance(x, dict) for x in lst):
+            keys = set.intersection(*(set(x) for x in lst))
+            for kx in sorted(keys):
+                vals = [x[kx] for x in lst]
+                if all(is_num(v) for v in vals):
+                    terms.append(
+                        (
+                            f"{escape_token(kl)}/*/{escape_token(kx)}",
+                            sum(vals),
+                            all(isinstance(v, int) for v in vals),
+                        )
+                    )
+    return nums, terms
+
+
+def _relation_signatures(shape: Shape) -> Iterator[tuple[str, ...]]:
+    """Every candidate relation of an object of this shape: (A, B, C) meaning A = B + C (B before C in
+    the object), and (A, arr/*/x) meaning A = the sum of x over arr. A signature is a tuple of member
+    keys (`arr/*/x` for a sum term)."""
+    keys, terms = shape
+    for ka in keys:
+        for j, kb in enumerate(keys):
+            if kb == ka:
+                continue
+            for kc in keys[j + 1 :]:
+                if kc != ka:
+                    yield (ka, kb, kc)
+        for term in terms:
+            yield (ka, term)
+
+
+def _holding_relations(
+    nums: Sequence[tuple[str, Any]], terms: Sequence[tuple[str, Any, bool]]
+) -> Iterator[tuple[str, ...]]:
+    """The signatures of `_relation_signatures` that hold in this object: exactly when every member is
+    an int, else within half a cent."""
     for ka, a in nums:
+        a_int = isinstance(a, int)
         for j, (kb, b) in enumerate(nums):
             if kb == ka:
                 continue
             for kc, c in nums[j + 1 :]:
-                if kc in (ka, kb):
-                    continue
-                exact = all(isinstance(x, int) for x in (a, b, c))
-                out.append(((ka, kb, kc), _tol_ok(a, b + c, exact)))
-        for kl, lst in obj.items():
-            if isinstance(lst, list) and lst and all(isinstance(x, dict) for x in lst):
-                keys = set.intersection(*(set(x) for x in lst))
-                for kx in sorted(keys):
-                    vals = [x[kx] for x in lst]
-                    if all(is_num(v) for v in vals):
-                        exact = isinstance(a, int) and all(isinstance(v, int) for v in vals)
-                        out.append(
-                            ((ka, f"{escape_token(kl)}/*/{escape_token(kx)}"), _tol_ok(a, sum(vals), exact))
-                        )
-    return out
+                if kc != ka and _tol_ok(a, b + c, a_int and isinstance(b, int) and isinstance(c, int)):
+                    yield (ka, kb, kc)
+        for term, total, all_int in terms:
+            if _tol_ok(a, total, a_int and all_int):
+                yield (ka, term)
 
 
-def learn(records: Sequence[Mapping[str, Any]]) -> Context:
+def _relation_key(tool: str, pattern: str, keys: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    return tool, tuple(f"{pattern}/{k}" if "/*/" in k else f"{pattern}/{escape_token(k)}" for k in keys)
+
+
+#: What `learn` can learn, and the parts each fault kind reads (its finder, or `_apply`, or both): the
+#: node statistics with every basic kind, the rest only for a finder that guesses without a contract set.
+PARTS = ("nodes", "echo", "order", "relations")
+_HEURISTIC_PARTS = {"stale_echo": "echo", "date_swap": "order", "relation_break": "relations"}
+
+
+def parts_needed(kinds: Sequence[str], *, heuristic: bool) -> frozenset[str]:
+    """The parts of `Context` that targeting and planting `kinds` read: none for the incident suite
+    (its targets are found by value shape alone), `nodes` for any basic kind, and the pair and relation
+    statistics only for the kinds that use them when no contract set names the targets."""
+    basic = [k for k in kinds if k in KINDS]
+    out = {"nodes"} if basic else set()
+    if heuristic:
+        out |= {_HEURISTIC_PARTS[k] for k in basic if k in _HEURISTIC_PARTS}
+    return frozenset(out)
+
+
+def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) -> Context:
+    """The heuristics' context over the eligible records; only `parts` (see `PARTS`) are filled, the
+    others stay empty (nothing reads them for the kinds asked: `parts_needed`)."""
     ctx = Context()
+    nodes, echo, order, relations = (part in parts for part in PARTS)
+    if not (nodes or echo or order or relations):
+        return ctx
+    instants: dict[str, Any] = {}
+    shapes: Counter[tuple[str, str, Shape]] = Counter()
+    places: dict[tuple[str, str], _Place] = {}
     for rec in records:
         if not is_eligible(rec, allow_labelled=False):
             continue
         tool = rec["tool"]
         ctx.tool_calls[tool] += 1
         result = rec["result"]
-        args = rec.get("arguments") or {}
-        arg_vals = _arg_scalars(args)
+        arg_vals = _arg_scalars(rec.get("arguments") or {}) if echo else []
         for path, pattern, v in walk(result):
             key = (tool, pattern)
-            ctx.present[key] += 1
-            ctx.kinds[key].add(_kind(v))
-            if is_num(v):
-                ctx.nums[key] += 1
-                if v < 0:
-                    ctx.negative.add(key)
-            elif isinstance(v, str):
-                ctx.strings[key][v] += 1
-            pool = ctx.scalars[key]
-            if isinstance(v, str | int) and not isinstance(v, bool) and len(pool) < 64 and v not in pool:
-                pool.append(v)
+            if nodes:
+                at = places.get(key)
+                if at is None:
+                    at = places[key] = _Place()
+                at.present += 1
+                kind = _KIND_OF_TYPE.get(type(v)) or _kind(v)
+                at.kinds.add(kind)
+                if kind == "int" or kind == "float":
+                    at.nums += 1
+                    if v < 0:
+                        at.negative = True
+                elif kind == "string":
+                    at.strings[v] += 1
+                if (kind == "string" or kind == "int") and len(at.pool) < 64 and v not in at.pool:
+                    at.pool.append(v)
+                if isinstance(v, dict):
+                    at.parents += 1
             if isinstance(v, dict):
-                ctx.parents[key] += 1
-                for ka, kb, va, vb in _sibling_dates(v, path):
-                    sig = (tool, f"{pattern}/{escape_token(ka)}", f"{pattern}/{escape_token(kb)}")
-                    ctx.order_seen[sig] += 1
-                    if va <= vb:
-                        ctx.order_ok[sig] += 1
-                for sig_keys, holds in _relations(v):
-                    rsig = (
-                        tool,
-                        tuple(
-                            f"{pattern}/{k}" if "/*/" in k else f"{pattern}/{escape_token(k)}"
-                            for k in sig_keys
-                        ),
-                    )
-                    ctx.rel_seen[rsig] += 1
-                    if holds:
-                        ctx.rel_ok[rsig] += 1
-            if "*" not in pattern and path and isinstance(v, str | int) and not isinstance(v, bool):
+                if order:
+                    for ka, kb, va, vb in _sibling_dates(v, instants):
+                        sig = (tool, f"{pattern}/{escape_token(ka)}", f"{pattern}/{escape_token(kb)}")
+                        ctx.order_seen[sig] += 1
+                        if va <= vb:
+                            ctx.order_ok[sig] += 1
+                if relations:
+                    nums, terms = _relation_members(v)
+                    if nums:
+                        shapes[
+                            (tool, pattern, (tuple(k for k, _ in nums), tuple(t for t, _, _ in terms)))
+                        ] += 1
+                        for sig_keys in _holding_relations(nums, terms):
+                            ctx.rel_ok[_relation_key(tool, pattern, sig_keys)] += 1
+            if (
+                arg_vals
+                and "*" not in pattern
+                and path
+                and isinstance(v, str | int)
+                and not isinstance(v, bool)
+            ):
                 for ap, av in arg_vals:
                     esig = (tool, pattern, ap)
                     ctx.echo_seen[esig] += 1
                     if av == v and type(av) is type(v):
                         ctx.echo_ok[esig] += 1
+    for key, at in places.items():
+        ctx.present[key] = at.present
+        ctx.kinds[key] = at.kinds
+        ctx.scalars[key] = at.pool
+        if at.nums:
+            ctx.nums[key] = at.nums
+        if at.negative:
+            ctx.negative.add(key)
+        if at.strings:
+            ctx.strings[key] = at.strings
+        if at.parents:
+            ctx.parents[key] = at.parents
+    # every candidate is counted as seen once per object of its shape (the candidates of the few
+    # distinct shapes are listed once, not once per object)
+    for (tool, pattern, shape), n in sorted(shapes.items()):
+        for sig_keys in _relation_signatures(shape):
+            ctx.rel_seen[_relation_key(tool, pattern, sig_keys)] += n
     return ctx
 
 
@@ -299,54 +439,58 @@ class Targets:
         self.rules = rules
         self.maps = maps or {}
 
-    def _walk(self, tool: str, res: Any) -> Iterator[Node]:
-        """`walk` with the patterns the targets are named in: the rules' (map keys as `~*`) when
-        targeting from a contract set, the literal ones the heuristics learnt otherwise."""
-        return walk(res, self.maps.get(tool, frozenset()) if self.rules is not None else frozenset())
+    def _named(self, tool: str) -> frozenset[str]:
+        """The map parents of the patterns the targets are named in: the rules' (map keys as `~*`) when
+        targeting from a contract set, none (the literal patterns the heuristics learnt) otherwise."""
+        return self.maps.get(tool, frozenset()) if self.rules is not None else frozenset()
 
     def _rules(self, tool: str, *codes: str) -> list[Rule] | None:
         if self.rules is None:
             return None
         return [r for r in self.rules.get(tool, []) if r.code in codes]
 
-    def find(self, kind: str, rec: Mapping[str, Any]) -> list[Target]:
-        """Where a fault of `kind` can go in this call (the kind's finder in `FINDERS`)."""
-        return FINDERS[kind](self, rec["tool"], rec["result"], rec.get("arguments") or {})
+    def find(self, kind: str, rec: Mapping[str, Any], walked: Walked | None = None) -> list[Target]:
+        """Where a fault of `kind` can go in this call (the kind's finder in `FINDERS`); `walked`: the
+        call's result, `Walked` once for all the kinds asked about it."""
+        w = walked if walked is not None else Walked(rec["result"])
+        return FINDERS[kind](self, rec["tool"], w, rec.get("arguments") or {})
 
-    def _t_sign_flip(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_sign_flip(self, tool: str, w: Walked, args: Any) -> list[Target]:
         rules = self._rules(tool, "POSITIVE", "NONNEG")
         if rules is not None:
             pats = {r.paths[0] for r in rules if split_side(r.paths[0])[0] == "result"}
             return [
                 Target("sign_flip", p)
-                for p, pat, v in self._walk(tool, res)
+                for p, pat, v in w.nodes(self._named(tool))
                 if pat in pats and is_num(v) and v > 0
             ]
         c = self.ctx
         return [
             Target("sign_flip", p)
-            for p, pat, v in walk(res)
+            for p, pat, v in w.nodes()
             if is_num(v) and v > 0 and (tool, pat) not in c.negative and c.nums[(tool, pat)] >= MIN_EVIDENCE
         ]
 
-    def _required_paths(self, tool: str, res: Any) -> list[tuple[str, str, Any]]:
+    def _required_paths(self, tool: str, w: Walked) -> list[tuple[str, str, Any]]:
         rules = self._rules(tool, "REQUIRED")
         if rules is not None:
             pats = {r.paths[0] for r in rules if split_side(r.paths[0])[0] == "result" and r.paths[0]}
-            return [(p, pat, v) for p, pat, v in self._walk(tool, res) if pat in pats and p]
-        return [(p, pat, v) for p, pat, v in walk(res) if p and _always_present(self.ctx, tool, pat)]
+            return [(p, pat, v) for p, pat, v in w.nodes(self._named(tool)) if pat in pats and p]
+        return [(p, pat, v) for p, pat, v in w.nodes() if p and _always_present(self.ctx, tool, pat)]
 
-    def _t_drop_field(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_drop_field(self, tool: str, w: Walked, args: Any) -> list[Target]:
+        res = w.doc
         out = []
-        for p, _pat, _v in self._required_paths(tool, res):
+        for p, _pat, _v in self._required_paths(tool, w):
             parent = get_at(res, p.rpartition("/")[0])
             if isinstance(parent, dict):
                 out.append(Target("drop_field", p))
         return out
 
-    def _t_null_field(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_null_field(self, tool: str, w: Walked, args: Any) -> list[Target]:
+        res = w.doc
         out = []
-        for p, pat, v in self._required_paths(tool, res):
+        for p, pat, v in self._required_paths(tool, w):
             parent = get_at(res, p.rpartition("/")[0])
             if (
                 v is not None
@@ -356,7 +500,7 @@ class Targets:
                 out.append(Target("null_field", p))
         return out
 
-    def _t_type_swap(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_type_swap(self, tool: str, w: Walked, args: Any) -> list[Target]:
         rules = self._rules(tool, "TYPE")
         if rules is not None:
             pats = {
@@ -376,11 +520,12 @@ class Targets:
             }
         return [
             Target("type_swap", p)
-            for p, pat, v in self._walk(tool, res)
+            for p, pat, v in w.nodes(self._named(tool))
             if p and pat in pats and (is_num(v) or (isinstance(v, dict) and v))
         ]
 
-    def _t_stale_echo(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_stale_echo(self, tool: str, w: Walked, args: Any) -> list[Target]:
+        res = w.doc
         rules = self._rules(tool, "ECHO")
         pairs: list[tuple[str, str]]
         if rules is not None:
@@ -402,7 +547,8 @@ class Targets:
                 out.append(Target("stale_echo", rp, ap))
         return out
 
-    def _t_date_swap(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_date_swap(self, tool: str, w: Walked, args: Any) -> list[Target]:
+        res = w.doc
         rules = self._rules(tool, "DATE_ORDER")
         if rules is not None:
             pairs = [
@@ -417,9 +563,7 @@ class Targets:
             ]
         out = []
         for pa, pb in sorted(set(pairs)):
-            for path_a, va in _nodes_at(
-                res, pa, self.maps.get(tool, frozenset()) if rules is not None else frozenset()
-            ):
+            for path_a, va in w.at(pa, self._named(tool)):
                 path_b = _pair_path(path_a, pa, pb)
                 try:
                     vb = get_at(res, path_b)
@@ -430,7 +574,7 @@ class Targets:
                     out.append(Target("date_swap", path_b, path_a))
         return out
 
-    def _t_relation_break(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_relation_break(self, tool: str, w: Walked, args: Any) -> list[Target]:
         rules = self._rules(tool, "RELATION")
         out = []
         if rules is not None:
@@ -438,7 +582,7 @@ class Targets:
                 if split_side(r.paths[0])[0] != "result":
                     continue
                 tol = str(r.params.get("tol", "exact"))
-                for p, v in _nodes_at(res, r.paths[0], self.maps.get(tool, frozenset())):
+                for p, v in w.at(r.paths[0], self._named(tool)):
                     if is_num(v):
                         out.append(Target("relation_break", p, params=(("tol", tol),)))
             return out
@@ -451,7 +595,7 @@ class Targets:
             }
         )
         for pat in heads:
-            for p, v in _nodes_at(res, pat):
+            for p, v in w.at(pat):
                 if is_num(v):
                     tol = "exact" if isinstance(v, int) else "cent"
                     out.append(Target("relation_break", p, params=(("tol", tol),)))
@@ -472,20 +616,20 @@ class Targets:
             if t == tool and 2 <= len(cnt) <= 8 and sum(cnt.values()) >= 20 and min(cnt.values()) >= 3
         }
 
-    def _t_domain_drift(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_domain_drift(self, tool: str, w: Walked, args: Any) -> list[Target]:
         doms = self._domain_values(tool)
         return [
             Target("domain_drift", p, params=(("values", tuple(doms[pat])),))
-            for p, pat, v in self._walk(tool, res)
+            for p, pat, v in w.nodes(self._named(tool))
             if pat in doms and isinstance(v, str)
         ]
 
-    def _t_plausible_string(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_plausible_string(self, tool: str, w: Walked, args: Any) -> list[Target]:
         c = self.ctx
         doms = self._domain_values(tool)
         arg_strings = {v for _p, v in _arg_scalars(args) if isinstance(v, str)}
         out = []
-        for p, pat, v in walk(res):
+        for p, pat, v in w.nodes():
             if not isinstance(v, str) or pat in doms or v in arg_strings or classify(v) is not None:
                 continue
             others = [s for s in c.scalars.get((tool, pat), []) if isinstance(s, str) and s != v]
@@ -493,14 +637,14 @@ class Targets:
                 out.append(Target("plausible_string", p))
         return out
 
-    def _t_truncated_list(self, tool: str, res: Any, args: Any) -> list[Target]:
+    def _t_truncated_list(self, tool: str, w: Walked, args: Any) -> list[Target]:
         return [
-            Target("truncated_list", p) for p, _pat, v in walk(res) if isinstance(v, list) and len(v) >= 2
+            Target("truncated_list", p) for p, _pat, v in w.nodes() if isinstance(v, list) and len(v) >= 2
         ]
 
 
 #: Each fault kind's target finder: the one table from kind to code (every kind of KINDS has one).
-FINDERS: dict[str, Callable[[Targets, str, Any, Any], list[Target]]] = {
+FINDERS: dict[str, Callable[[Targets, str, Walked, Any], list[Target]]] = {
     "sign_flip": Targets._t_sign_flip,
     "drop_field": Targets._t_drop_field,
     "null_field": Targets._t_null_field,

@@ -16,10 +16,11 @@ that the reported rate is honest about where the line falls.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import random
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,13 @@ def _is_money(v: Any) -> bool:
 
 def _is_date(v: Any) -> bool:
     """An ISO-8601 date, or a date-time with the `T` separator (the forms the date kinds rewrite)."""
-    if not isinstance(v, str) or classify(v) is None:
+    return isinstance(v, str) and _date_text(v)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _date_text(v: str) -> bool:
+    """`_is_date` of a string, kept: a result's strings are asked about by several kinds in turn."""
+    if classify(v) is None:
         return False
     m = _ISO_DATE.match(v)
     return m is not None and (m.group(4) == "" or _ISO_TIME.match(m.group(4)) is not None)
@@ -87,9 +94,26 @@ def _is_id(v: Any) -> bool:
     return isinstance(v, str) and _ID_LIKE.match(v) is not None and not _is_date(v)
 
 
-def _nodes(result: Any, pred: Callable[[Any], bool], *, root: bool = False) -> list[str]:
-    """Concrete paths of the nodes satisfying `pred` (the root only when `root`)."""
-    return [p for p, _pat, v in walk(result) if (p or root) and pred(v)]
+def nodes_of(result: Any) -> list[tuple[str, Any]]:
+    """(concrete path, value) of every node of `result`, in document order: what `At.among` reads, so
+    that the kinds asked about one result share one walk of it."""
+    return [(p, v) for p, _pat, v in walk(result)]
+
+
+@dataclass(frozen=True)
+class At:
+    """The targets of a kind that changes one node: the concrete paths of the nodes whose value `pick`
+    accepts (the root only when `root`)."""
+
+    pick: Callable[[Any], bool]
+    root: bool = False
+
+    def __call__(self, result: Any) -> list[str]:
+        return self.among(nodes_of(result))
+
+    def among(self, nodes: Sequence[tuple[str, Any]]) -> list[str]:
+        """The targets among `nodes_of(result)`."""
+        return [p for p, v in nodes if (p or self.root) and self.pick(v)]
 
 
 # --- new values ------------------------------------------------------------------------------------------
@@ -173,8 +197,8 @@ class Incident:
     what: str  # one line: what changes (docs/faults.md has the source)
     targets: Callable[[Any], list[str]]
     apply: Callable[[Any, random.Random, Sequence[Any]], Any]
-    #: the other node a two-node kind changes (`swapped_fields`): path -> partner path
-    partner: Callable[[Any, str], str] | None = None
+    #: the other node a two-node kind changes (`swapped_fields`): result -> {target path: partner path}
+    partner: Callable[[Any], Mapping[str, str]] | None = None
     #: it serves another call's result (`other_entity`): no target unless one that differs exists
     needs_other: bool = False
 
@@ -191,18 +215,16 @@ def _string_pairs(result: Any) -> Iterator[tuple[str, str]]:
                         yield f"{p}/{escape_token(a)}", f"{p}/{escape_token(b)}"
 
 
-def _swap_targets(result: Any) -> list[str]:
+def _swap_partners(result: Any) -> dict[str, str]:
+    """Each string that can swap, with its partner: the first later string of its object that differs."""
     seen: dict[str, str] = {}
     for a, b in _string_pairs(result):
         seen.setdefault(a, b)
-    return sorted(seen)
+    return seen
 
 
-def _swap_partner(result: Any, path: str) -> str:
-    for a, b in _string_pairs(result):
-        if a == path:
-            return b
-    raise KeyError(path)
+def _swap_targets(result: Any) -> list[str]:
+    return sorted(_swap_partners(result))
 
 
 def _duplicable(v: Any) -> bool:
@@ -244,109 +266,109 @@ INCIDENTS: tuple[Incident, ...] = (
     Incident(
         "empty_list",
         "a non-empty list comes back empty (a deprecated or filtered endpoint)",
-        lambda r: _nodes(r, lambda v: isinstance(v, list) and len(v) > 0, root=True),
+        At(lambda v: isinstance(v, list) and len(v) > 0, root=True),
         lambda v, rng, o: [],
     ),
     Incident(
         "duplicate_items",
         "a list repeats one of its items in place of the next (offset pagination drift)",
-        lambda r: _nodes(r, _duplicable, root=True),
+        At(_duplicable, root=True),
         _duplicate,
     ),
     Incident(
         "cents_units",
         "a money amount comes in cents (an integer 100× the amount)",
-        lambda r: _nodes(r, _is_money),
+        At(_is_money),
         lambda v, rng, o: round(v * 100),
     ),
     Incident(
         "unit_x1000",
         "a quantity comes in a unit 1000× smaller (grams for kilograms, ms for s)",
-        lambda r: _nodes(r, lambda v: _is_num(v) and v != 0 and abs(v) < 1e12),
+        At(lambda v: _is_num(v) and v != 0 and abs(v) < 1e12),
         lambda v, rng, o: v * 1000 if isinstance(v, int) else round(v * 1000, 6),
     ),
     Incident(
         "int32_saturation",
         "an integer saturates at 2³¹−1",
-        lambda r: _nodes(r, lambda v: isinstance(v, int) and not isinstance(v, bool) and v != INT32_MAX),
+        At(lambda v: isinstance(v, int) and not isinstance(v, bool) and v != INT32_MAX),
         lambda v, rng, o: INT32_MAX,
     ),
     Incident(
         "sentinel_minus_one",
         "a positive number becomes the sentinel −1 (unknown)",
-        lambda r: _nodes(r, lambda v: _is_num(v) and v > 0),
+        At(lambda v: _is_num(v) and v > 0),
         lambda v, rng, o: -1,
     ),
     Incident(
         "sentinel_zero",
         "a positive number becomes 0 (a default filled in for a missing value)",
-        lambda r: _nodes(r, lambda v: _is_num(v) and v > 0),
+        At(lambda v: _is_num(v) and v > 0),
         lambda v, rng, o: 0 if isinstance(v, int) else 0.0,
     ),
     Incident(
         "sentinel_text",
         "a string becomes the text `N/A`",
-        lambda r: _nodes(r, lambda v: _is_text(v) and v != "N/A"),
+        At(lambda v: _is_text(v) and v != "N/A"),
         lambda v, rng, o: "N/A",
     ),
     Incident(
         "epoch_date",
         "a date or date-time becomes the Unix epoch (a null converted to 0), same format",
-        lambda r: _nodes(r, lambda v: _is_date(v) and not v.startswith("1970-01-01")),
+        At(lambda v: _is_date(v) and not v.startswith("1970-01-01")),
         lambda v, rng, o: _epoch(v),
     ),
     Incident(
         "date_reformat",
         "an ISO-8601 date comes as `MM/DD/YYYY` (a locale default)",
-        lambda r: _nodes(r, _is_date),
+        At(_is_date),
         lambda v, rng, o: _date_reformat(v),
     ),
     Incident(
         "timezone_change",
         "a date-time's zone designator changes (`Z` ↔ `+00:00`, or an offset dropped)",
-        lambda r: _nodes(r, _is_zoned),
+        At(_is_zoned),
         lambda v, rng, o: _tz_change(v),
     ),
     Incident(
         "local_time_as_utc",
         "a date-time is local time labelled with the original zone (shifted five hours)",
-        lambda r: _nodes(r, _shiftable),
+        At(_shiftable),
         lambda v, rng, o: _shift_local(v),
     ),
     Incident(
         "enum_case",
         "a lower-case categorical value comes upper-case",
-        lambda r: _nodes(r, lambda v: isinstance(v, str) and _ENUM_LIKE.match(v) is not None),
+        At(lambda v: isinstance(v, str) and _ENUM_LIKE.match(v) is not None),
         lambda v, rng, o: v.upper(),
     ),
     Incident(
         "char_padding",
         "a string comes blank-padded to a fixed width (a CHAR column)",
-        lambda r: _nodes(r, lambda v: _is_text(v) and len(v) < 32),
+        At(lambda v: _is_text(v) and len(v) < 32),
         lambda v, rng, o: v.ljust(32),
     ),
     Incident(
         "id_case",
         "an identifier's letters change case",
-        lambda r: _nodes(r, _is_id),
+        At(_is_id),
         lambda v, rng, o: _swap_case(v),
     ),
     Incident(
         "id_format",
         "an identifier loses its separators and prefix punctuation (or gains one)",
-        lambda r: _nodes(r, _is_id),
+        At(_is_id),
         lambda v, rng, o: _id_format(v),
     ),
     Incident(
         "mojibake",
         "UTF-8 text decoded as Latin-1 (`é` → `Ã©`)",
-        lambda r: _nodes(r, lambda v: _is_text(v) and re.search("[aeiou]", v) is not None),
+        At(lambda v: _is_text(v) and re.search("[aeiou]", v) is not None),
         lambda v, rng, o: _mojibake(v),
     ),
     Incident(
         "truncated_string",
         "a string is cut to half its length (a column too narrow)",
-        lambda r: _nodes(r, lambda v: _is_text(v) and len(v) >= 6),
+        At(lambda v: _is_text(v) and len(v) >= 6),
         lambda v, rng, o: v[: len(v) // 2],
     ),
     Incident(
@@ -354,12 +376,12 @@ INCIDENTS: tuple[Incident, ...] = (
         "two string fields of one object swap values (a column mapping error)",
         _swap_targets,
         lambda v, rng, o: v,  # the swap is done by the caller with `partner`
-        _swap_partner,
+        _swap_partners,
     ),
     Incident(
         "wrong_currency",
         "a currency code changes (the amount is left as it was)",
-        lambda r: _nodes(r, lambda v: isinstance(v, str) and v in CURRENCIES),
+        At(lambda v: isinstance(v, str) and v in CURRENCIES),
         lambda v, rng, o: next(c for c in CURRENCIES if c != v),
     ),
 )

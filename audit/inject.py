@@ -53,16 +53,18 @@ from output_contracts.audit.fault_targets import (
     Context,
     Target,
     Targets,
+    Walked,
     decimals,
     delete_at,
     get_at,
     is_eligible,
     is_num,
     learn,
+    parts_needed,
     set_at,
     walk,
 )
-from output_contracts.audit.incidents import BY_KIND, INCIDENT_KINDS
+from output_contracts.audit.incidents import BY_KIND, INCIDENT_KINDS, At
 from output_contracts.choices import FAULT_GROUPS
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import TraceError, UsageError, reading
@@ -113,20 +115,28 @@ def parse_kinds(text: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def find_targets(
-    finder: Targets, kind: str, rec: Mapping[str, Any], others: Sequence[Any] = ()
+    finder: Targets,
+    kind: str,
+    rec: Mapping[str, Any],
+    others: Sequence[Any] = (),
+    walked: Walked | None = None,
 ) -> list[Target]:
     """Where a fault of `kind` can go in this call: an incident's targets by value shape alone, a basic
     kind's from the contract set or the heuristics (`Targets.find`). `others`: earlier results of the
-    same tool (an incident that serves one has no target without one that differs)."""
+    same tool (an incident that serves one has no target without one that differs). `walked`: the
+    call's result as `Walked`, when the caller asks about several kinds (one walk serves them all)."""
     incident = BY_KIND.get(kind)
     if incident is None:
-        return finder.find(kind, rec)
+        return finder.find(kind, rec, walked)
     res = rec["result"]
     if incident.needs_other and not any(o != res for o in others):
         return []
-    if incident.partner is None:
-        return [Target(kind, p) for p in incident.targets(res)]
-    return [Target(kind, p, incident.partner(res, p)) for p in incident.targets(res)]
+    if incident.partner is not None:
+        partners = incident.partner(res)
+        return [Target(kind, p, partners[p]) for p in incident.targets(res)]
+    if walked is not None and isinstance(incident.targets, At):
+        return [Target(kind, p) for p in incident.targets.among(walked.values())]
+    return [Target(kind, p) for p in incident.targets(res)]
 
 
 # --- applying a fault ---------------------------------------------------------------------------------
@@ -266,7 +276,7 @@ def inject_records(
     if not 0.0 <= rate <= 1.0 or math.isnan(rate):
         raise UsageError(f"rate must be between 0 and 1, got {rate}", field="rate")
     kinds = parse_kinds(list(kinds))
-    ctx = learn(records)
+    ctx = learn(records, parts_needed(kinds, heuristic=contracts is None))
     rules: dict[str, list[Rule]] | None = None
     if contracts is not None:
         rules = defaultdict(list)
@@ -294,7 +304,8 @@ def inject_records(
             out.append(dict(rec))
             continue
         selected += 1
-        found = {k: ts for k in kinds if (ts := find_targets(finder, k, rec, others))}
+        walked = Walked(rec["result"])
+        found = {k: ts for k in kinds if (ts := find_targets(finder, k, rec, others, walked))}
         if not found:
             no_target += 1
             out.append(dict(rec))
