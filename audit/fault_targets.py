@@ -60,6 +60,26 @@ def walk(doc: Any, maps: frozenset[str] = frozenset()) -> Iterator[Node]:
                 stack.append((f"{path}/{i}", pattern + "/*", v[i]))
 
 
+def _patterns(doc: Any, tokens: dict[str, str]) -> list[tuple[str, Any]]:
+    """(pattern, value) of every node of `doc`, in `walk`'s order, without the concrete paths;
+    `tokens`: each key's `/`-prefixed escaped token, kept across calls."""
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        pattern, v = stack.pop()
+        out.append((pattern, v))
+        if isinstance(v, dict):
+            for k in reversed(list(v)):
+                tok = tokens.get(k)
+                if tok is None:
+                    tok = tokens[k] = "/" + escape_token(str(k))
+                stack.append((pattern + tok, v[k]))
+        elif isinstance(v, list) and v:
+            item = pattern + "/*"
+            stack.extend((item, x) for x in reversed(v))
+    return out
+
+
 def _tokens(path: str) -> list[str]:
     return [unescape_token(t) for t in path.split("/")[1:]] if path else []
 
@@ -327,6 +347,7 @@ def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) 
     instants: dict[str, Any] = {}
     shapes: Counter[tuple[str, str, Shape]] = Counter()
     places: dict[tuple[str, str], _Place] = {}
+    tokens: dict[str, str] = {}
     for rec in records:
         if not is_eligible(rec, allow_labelled=False):
             continue
@@ -334,7 +355,7 @@ def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) 
         ctx.tool_calls[tool] += 1
         result = rec["result"]
         arg_vals = _arg_scalars(rec.get("arguments") or {}) if echo else []
-        for path, pattern, v in walk(result):
+        for pattern, v in _patterns(result, tokens):
             key = (tool, pattern)
             if nodes:
                 at = places.get(key)
@@ -356,7 +377,7 @@ def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) 
             if isinstance(v, dict):
                 if order:
                     for ka, kb, va, vb in _sibling_dates(v, instants):
-                        sig = (tool, f"{pattern}/{escape_token(ka)}", f"{pattern}/{escape_token(kb)}")
+                        sig = (tool, pattern + tokens[ka], pattern + tokens[kb])
                         ctx.order_seen[sig] += 1
                         if va <= vb:
                             ctx.order_ok[sig] += 1
@@ -371,7 +392,7 @@ def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) 
             if (
                 arg_vals
                 and "*" not in pattern
-                and path
+                and pattern  # not the root
                 and isinstance(v, str | int)
                 and not isinstance(v, bool)
             ):
