@@ -11,7 +11,7 @@ fault kind to its finder.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,10 @@ KINDS: tuple[str, ...] = (
 )
 
 MIN_EVIDENCE = 5  # records of a tool a heuristic needs before it trusts an "always" pattern
+#: Distinct strings `learn` counts per place: a place with more is neither a categorical domain (2 to 8
+#: values) nor too small for `plausible_string` (more than 8), and nothing reads which ones they are,
+#: so the count stops there and memory stays bounded however many ids the input holds.
+STRINGS_KEPT = 9
 
 
 # --- JSON pointer helpers -------------------------------------------------------------------------
@@ -337,7 +341,7 @@ def parts_needed(kinds: Sequence[str], *, heuristic: bool) -> frozenset[str]:
     return frozenset(out)
 
 
-def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) -> Context:
+def learn(records: Iterable[Mapping[str, Any]], parts: Collection[str] = PARTS) -> Context:
     """The heuristics' context over the eligible records; only `parts` (see `PARTS`) are filled, the
     others stay empty (nothing reads them for the kinds asked: `parts_needed`)."""
     ctx = Context()
@@ -369,7 +373,10 @@ def learn(records: Sequence[Mapping[str, Any]], parts: Collection[str] = PARTS) 
                     if v < 0:
                         at.negative = True
                 elif kind == "string":
-                    at.strings[v] += 1
+                    if v in at.strings:
+                        at.strings[v] += 1
+                    elif len(at.strings) < STRINGS_KEPT:
+                        at.strings[v] = 1
                 if (kind == "string" or kind == "int") and len(at.pool) < 64 and v not in at.pool:
                     at.pool.append(v)
                 if isinstance(v, dict):

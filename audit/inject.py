@@ -38,10 +38,11 @@ rate, seed and contract set -> the same output bytes.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ from output_contracts.audit.incidents import BY_KIND, INCIDENT_KINDS, At
 from output_contracts.choices import FAULT_GROUPS
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import TraceError, UsageError, reading
-from output_contracts.jsonutil import atomic_write_bytes, canonical_json
+from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_lines
 from output_contracts.rules.model import ContractSet, Rule
 
 #: Kinds the structural contracts are designed to catch (the acceptance target is >= 90% on these).
@@ -264,6 +265,88 @@ class InjectReport:
         return out
 
 
+class Planting:
+    """Faults planted in a stream of flat call records (see module docstring), in bounded memory.
+
+    `read()` gives the records afresh each time it is called: injection reads them twice when the kinds
+    asked need what the heuristics learn from the whole input first (`parts_needed`), else once.
+    Iterating gives the new records in input order; `report` is set once the iteration has ended. No
+    record is held beyond the one being planted (and the first `OTHER_RESULTS` results of each tool)."""
+
+    def __init__(
+        self,
+        read: Callable[[], Iterable[Mapping[str, Any]]],
+        *,
+        kinds: Sequence[str] = ALL_KINDS,
+        rate: float = 0.1,
+        seed: int = DEFAULT_SEED,
+        contracts: ContractSet | None = None,
+    ) -> None:
+        if not 0.0 <= rate <= 1.0 or math.isnan(rate):
+            raise UsageError(f"rate must be between 0 and 1, got {rate}", field="rate")
+        self.read, self.rate, self.seed, self.contracts = read, rate, seed, contracts
+        self.kinds = parse_kinds(list(kinds))
+        self.report: InjectReport | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        kinds, contracts = self.kinds, self.contracts
+        parts = parts_needed(kinds, heuristic=contracts is None)
+        ctx = learn(self.read(), parts) if parts else Context()
+        rules: dict[str, list[Rule]] | None = None
+        if contracts is not None:
+            rules = defaultdict(list)
+            for r in contracts.rules_for(None):
+                rules[r.tool].append(r)
+        maps = (
+            {t: tc.map_parents("result") for t, tc in contracts.tools.items()}
+            if contracts is not None
+            else None
+        )
+        finder = Targets(ctx, rules, maps)
+        rng = random.Random(self.seed)
+        seen_results: dict[str, list[Any]] = defaultdict(list)  # per tool, the first eligible results
+        counts: Counter[str] = Counter({k: 0 for k in kinds})
+        records = eligible = selected = no_target = 0
+        for rec in self.read():
+            records += 1
+            if not is_eligible(rec):
+                yield dict(rec)
+                continue
+            eligible += 1
+            earlier = seen_results[rec["tool"]]
+            others = tuple(earlier)
+            if len(earlier) < OTHER_RESULTS:
+                earlier.append(rec["result"])
+            if rng.random() >= self.rate:
+                yield dict(rec)
+                continue
+            selected += 1
+            walked = Walked(rec["result"])
+            found = {k: ts for k in kinds if (ts := find_targets(finder, k, rec, others, walked))}
+            if not found:
+                no_target += 1
+                yield dict(rec)
+                continue
+            least = min(counts[k] for k in found)
+            choices = [k for k in kinds if k in found and counts[k] == least]
+            kind = choices[rng.randrange(len(choices))]
+            targets = sorted(found[kind], key=lambda t: (t.path, t.other))
+            target = targets[rng.randrange(len(targets))]
+            new, labels = _apply(target, dict(rec), ctx, rng, others)
+            base = rec.get("labels") if isinstance(rec.get("labels"), dict) else {}
+            new["labels"] = {**(base or {}), **labels}
+            counts[kind] += 1
+            yield new
+        self.report = InjectReport(
+            records=records,
+            eligible=eligible,
+            selected=selected,
+            injected=dict(counts),
+            no_target=no_target,
+            targeting="contracts" if contracts is not None else "heuristic",
+        )
+
+
 def inject_records(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -272,76 +355,37 @@ def inject_records(
     seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
 ) -> tuple[list[dict[str, Any]], InjectReport]:
-    """Plant faults in flat call records (see module docstring); returns new records and a report."""
-    if not 0.0 <= rate <= 1.0 or math.isnan(rate):
-        raise UsageError(f"rate must be between 0 and 1, got {rate}", field="rate")
-    kinds = parse_kinds(list(kinds))
-    ctx = learn(records, parts_needed(kinds, heuristic=contracts is None))
-    rules: dict[str, list[Rule]] | None = None
-    if contracts is not None:
-        rules = defaultdict(list)
-        for r in contracts.rules_for(None):
-            rules[r.tool].append(r)
-    maps = (
-        {t: tc.map_parents("result") for t, tc in contracts.tools.items()} if contracts is not None else None
-    )
-    finder = Targets(ctx, rules, maps)
-    rng = random.Random(seed)
-    seen_results: dict[str, list[Any]] = defaultdict(list)  # per tool, the eligible results so far
-    counts: Counter[str] = Counter({k: 0 for k in kinds})
-    out: list[dict[str, Any]] = []
-    eligible = selected = no_target = 0
-    for rec in records:
-        if not is_eligible(rec):
-            out.append(dict(rec))
-            continue
-        eligible += 1
-        earlier = seen_results[rec["tool"]]
-        others = tuple(earlier)
-        if len(earlier) < OTHER_RESULTS:
-            earlier.append(rec["result"])
-        if rng.random() >= rate:
-            out.append(dict(rec))
-            continue
-        selected += 1
-        walked = Walked(rec["result"])
-        found = {k: ts for k in kinds if (ts := find_targets(finder, k, rec, others, walked))}
-        if not found:
-            no_target += 1
-            out.append(dict(rec))
-            continue
-        least = min(counts[k] for k in found)
-        choices = [k for k in kinds if k in found and counts[k] == least]
-        kind = choices[rng.randrange(len(choices))]
-        targets = sorted(found[kind], key=lambda t: (t.path, t.other))
-        target = targets[rng.randrange(len(targets))]
-        new, labels = _apply(target, dict(rec), ctx, rng, others)
-        base = rec.get("labels") if isinstance(rec.get("labels"), dict) else {}
-        new["labels"] = {**(base or {}), **labels}
-        counts[kind] += 1
-        out.append(new)
-    report = InjectReport(
-        records=len(records),
-        eligible=eligible,
-        selected=selected,
-        injected=dict(counts),
-        no_target=no_target,
-        targeting="contracts" if contracts is not None else "heuristic",
-    )
-    return out, report
+    """Plant faults in flat call records held in memory (`Planting` over a list); returns the new
+    records and the report."""
+    planting = Planting(lambda: records, kinds=kinds, rate=rate, seed=seed, contracts=contracts)
+    out = list(planting)
+    assert planting.report is not None
+    return out, planting.report
 
 
 def read_flat(
     paths: Iterable[str | Path], rejects: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """Flat JSONL records from files (`.jsonl` or `.jsonl.gz`), or every such file in a folder (sorted,
-    recursively). A bad line is an error naming the file and line, or, when a `rejects` list is given,
-    appended to it as `{source, line, error}` and left out, as `ingest` rejects a line. A file that
-    cannot be read or decompressed is always an error. Other formats: ingest them first and pass the
-    corpus folder."""
+    recursively), in a list: `iter_flat`'s records."""
+    return list(iter_flat(paths, rejects))
+
+
+#: Bytes read from a flat file at a time (`iter_flat`).
+READ_BYTES = 1 << 22
+
+
+def iter_flat(
+    paths: Iterable[str | Path], rejects: list[dict[str, Any]] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Flat JSONL records from files (`.jsonl` or `.jsonl.gz`), or every such file in a folder (sorted,
+    recursively), read `READ_BYTES` at a time. A bad line is an error naming the file and line, or, when
+    a `rejects` list is given, appended to it as `{source, line, error}` and left out, as `ingest`
+    rejects a line. A file that cannot be read or decompressed is always an error. Lines are counted
+    as `bytes.splitlines` counts them (a lone `\r` ends one too). Other formats: ingest them first and
+    pass the corpus folder."""
     import gzip
 
-    records: list[dict[str, Any]] = []
     for src in paths:
         p = Path(src)
         if p.is_dir():
@@ -353,39 +397,60 @@ def read_flat(
         else:
             files = [p]
         for f in files:
-            with reading(f):
-                data = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
-            for i, raw in enumerate(data.splitlines(), start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    rec = orjson.loads(raw)
-                    if not isinstance(rec, dict) or not isinstance(rec.get("tool"), str):
-                        raise TraceError(
-                            "not a flat call record (needs 'tool'); ingest other formats first and pass "
-                            "the corpus",
-                            source=str(f),
-                            line=i,
-                            field="tool",
-                        )
-                except orjson.JSONDecodeError as e:
-                    bad = TraceError(f"invalid JSON: {e}", source=str(f), line=i)
-                    if rejects is None:
-                        raise bad from e
-                    rejects.append({"source": str(f), "line": i, "error": bad.message})
-                    continue
-                except TraceError as e:
-                    if rejects is None:
-                        raise
-                    rejects.append({"source": str(f), "line": i, "error": e.message})
-                    continue
-                records.append(rec)
-    return records
+            with reading(f):  # opened here so that an OS error names the file; closed by the `with` below
+                opened: Any = gzip.open(f, "rb") if f.name.endswith(".gz") else f.open("rb")  # noqa: SIM115
+            with opened as fh:
+                i = 0
+                for physical in chunked_lines(functools.partial(_read, fh, f), size=READ_BYTES):
+                    for raw in physical.splitlines():
+                        i += 1
+                        if not raw.strip():
+                            continue
+                        rec = _flat_line(raw, f, i, rejects)
+                        if rec is not None:
+                            yield rec
 
 
-def records_from_corpus(corpus: Any) -> list[dict[str, Any]]:
-    """Flat records rebuilt from a corpus (calls, plus each episode's `reward` and visible `tools`, which the
-    flat format carries on any call of the trace), so an ingested corpus of any format can be injected."""
+def _read(fh: Any, f: Path, n: int) -> bytes:
+    """`n` bytes of `fh` (the file `f`), an OS or decompression error named as `f`'s."""
+    with reading(f):
+        data: bytes = fh.read(n)
+    return data
+
+
+def _flat_line(raw: bytes, f: Path, i: int, rejects: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """Line `i` of `f` as a flat record, or None when it is rejected into `rejects`."""
+    try:
+        rec = orjson.loads(raw)
+        if not isinstance(rec, dict) or not isinstance(rec.get("tool"), str):
+            raise TraceError(
+                "not a flat call record (needs 'tool'); ingest other formats first and pass the corpus",
+                source=str(f),
+                line=i,
+                field="tool",
+            )
+    except orjson.JSONDecodeError as e:
+        bad = TraceError(f"invalid JSON: {e}", source=str(f), line=i)
+        if rejects is None:
+            raise bad from e
+        rejects.append({"source": str(f), "line": i, "error": bad.message})
+        return None
+    except TraceError as e:
+        if rejects is None:
+            raise
+        rejects.append({"source": str(f), "line": i, "error": e.message})
+        return None
+    return rec
+
+
+#: Calls read from a corpus at a time (`iter_corpus_records`).
+CORPUS_BATCH = 20_000
+
+
+def iter_corpus_records(corpus: Any, batch: int = CORPUS_BATCH) -> Iterator[dict[str, Any]]:
+    """Flat records rebuilt from a corpus (calls, plus each episode's `reward` and visible `tools`, which
+    the flat format carries on any call of the trace), so an ingested corpus of any format can be
+    injected; read `batch` calls at a time, in the corpus's order."""
     import polars as pl
 
     cols = [
@@ -400,40 +465,44 @@ def records_from_corpus(corpus: Any) -> list[dict[str, Any]]:
         "started_at",
         "labels",
     ]
-    df = corpus.scan_calls().select(cols).with_columns(pl.col("task_id", "tool").cast(pl.String)).collect()
     episodes = {
         t: (r, tl)
         for t, r, tl in corpus.scan_episodes().select("trace_id", "reward", "tools").collect().iter_rows()
     }
-    out = []
-    for row in df.iter_rows(named=True):
-        reward, tools = episodes.get(row["trace_id"], (None, None))
-        rec: dict[str, Any] = {
-            "trace_id": row["trace_id"],
-            "task_id": row["task_id"],
-            "step": row["step"],
-            "tool": row["tool"],
-            "arguments": orjson.loads(row["arguments"]),
-            "status": str(row["status"]),
-        }
-        if row["result"] is not None:
-            rec["result"] = orjson.loads(row["result"])
-        if row["error"] is not None:
-            rec["error"] = row["error"]
-        if row["started_at"] is not None:
-            rec["started_at"] = row["started_at"]
-        rec["labels"] = orjson.loads(row["labels"]) if row["labels"] else {}
-        if reward is not None:
-            rec["reward"] = reward
-        if tools is not None:
-            rec["tools"] = orjson.loads(tools)
-        out.append(rec)
-    return out
+    calls = corpus.scan_calls().select(cols).with_columns(pl.col("task_id", "tool").cast(pl.String))
+    offset = 0
+    while True:
+        df = calls.slice(offset, batch).collect()
+        if df.height == 0:
+            return
+        offset += df.height
+        for row in df.iter_rows(named=True):
+            reward, tools = episodes.get(row["trace_id"], (None, None))
+            rec: dict[str, Any] = {
+                "trace_id": row["trace_id"],
+                "task_id": row["task_id"],
+                "step": row["step"],
+                "tool": row["tool"],
+                "arguments": orjson.loads(row["arguments"]),
+                "status": str(row["status"]),
+            }
+            if row["result"] is not None:
+                rec["result"] = orjson.loads(row["result"])
+            if row["error"] is not None:
+                rec["error"] = row["error"]
+            if row["started_at"] is not None:
+                rec["started_at"] = row["started_at"]
+            rec["labels"] = orjson.loads(row["labels"]) if row["labels"] else {}
+            if reward is not None:
+                rec["reward"] = reward
+            if tools is not None:
+                rec["tools"] = orjson.loads(tools)
+            yield rec
 
 
 def write_flat(records: Iterable[Mapping[str, Any]], out: str | Path) -> None:
-    """Write records as canonical flat JSONL, atomically."""
-    atomic_write_bytes(out, b"".join(canonical_json(dict(r)) + b"\n" for r in records))
+    """Write records as canonical flat JSONL, atomically, one record at a time."""
+    atomic_write_bytes(out, (canonical_json(dict(r)) + b"\n" for r in records))
 
 
 def inject_file(
@@ -452,18 +521,32 @@ def inject_file(
     from output_contracts.traces.corpus import Corpus
     from output_contracts.traces.sources import is_corpus
 
-    records: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
-    for s in sources:
-        if is_corpus(s):
-            records.extend(records_from_corpus(Corpus.open(s)))
-        else:
-            records.extend(read_flat([s], rejected))
-    if not records:
+
+    def read() -> Iterator[dict[str, Any]]:
+        rejected.clear()  # each reading rejects the same lines: the last one's are reported
+        for s in sources:
+            if is_corpus(s):
+                yield from iter_corpus_records(Corpus.open(s))
+            else:
+                yield from iter_flat([s], rejected)
+
+    planting = Planting(read, kinds=kinds, rate=rate, seed=seed, contracts=contracts)
+    write_flat(_not_empty(planting, sources, rejected), out)
+    assert planting.report is not None
+    return replace(planting.report, rejected=tuple(rejected))
+
+
+def _not_empty(
+    records: Iterable[dict[str, Any]], sources: Sequence[str | Path], rejected: list[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """`records`, or the error that there was none to inject into (raised before anything is written)."""
+    empty = True
+    for rec in records:
+        empty = False
+        yield rec
+    if empty:
         raise TraceError(
             "no call record to inject into" + (f" ({len(rejected)} lines rejected)" if rejected else ""),
             source=str(sources[0]) if sources else None,
         )
-    new, report = inject_records(records, kinds=kinds, rate=rate, seed=seed, contracts=contracts)
-    write_flat(new, out)
-    return replace(report, rejected=tuple(rejected))

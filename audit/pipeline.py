@@ -216,17 +216,19 @@ def _open_source(
     name = (p.name or str(p)) + (f" (+{len(paths) - 1} more)" if len(paths) > 1 else "")
     if not inject_kinds:
         return Source(corpus, name)
-    from output_contracts.audit.inject import inject_records, records_from_corpus, write_flat
+    from output_contracts.audit.inject import Planting, iter_corpus_records, write_flat
 
-    records, rep = inject_records(
-        records_from_corpus(corpus),
+    planting = Planting(
+        lambda: iter_corpus_records(corpus),
         kinds=inject_kinds,
         rate=inject_rate,
         seed=inject_seed,
         contracts=contracts,
     )
     flat = Path(work) / "injected.jsonl"
-    write_flat(records, flat)
+    write_flat(planting, flat)
+    rep = planting.report
+    assert rep is not None
     ingest([flat], Path(work) / "injected", format="flat", registry=reg, progress=progress)
     info = {"kinds": list(inject_kinds), "rate": inject_rate, "seed": inject_seed, **rep.to_json()}
     return Source(Corpus.open(Path(work) / "injected"), f"{name} (+inject)", info, corpus)

@@ -107,9 +107,10 @@ def _plain(ctx: ft.Context, part: str) -> dict[str, Any]:
         "order": ("order_seen", "order_ok"),
         "relations": ("rel_seen", "rel_ok"),
     }[part]
-    return {
-        f: dict(getattr(ctx, f)) if isinstance(getattr(ctx, f), dict) else getattr(ctx, f) for f in fields
-    }
+    out = {f: dict(getattr(ctx, f)) if isinstance(getattr(ctx, f), dict) else getattr(ctx, f) for f in fields}
+    if "strings" in out:  # a place with more than 8 distinct strings is only "many" (`STRINGS_KEPT`)
+        out["strings"] = {k: c if len(c) <= 8 else "many" for k, c in out["strings"].items()}
+    return out
 
 
 _scalar = st.one_of(
