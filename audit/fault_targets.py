@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
+from output_contracts.rules.base import KIND_OF_TYPE
 from output_contracts.rules.dates import classify
 from output_contracts.rules.model import Rule, split_side
 from output_contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
@@ -206,18 +207,6 @@ def _kind(v: Any) -> str:
     return "array" if isinstance(v, list) else "object"
 
 
-#: `_kind` of a value of exactly these types, read by one lookup (any other type goes to `_kind`).
-_KIND_OF_TYPE: dict[type, str] = {
-    type(None): "null",
-    bool: "bool",
-    int: "int",
-    float: "float",
-    str: "string",
-    list: "array",
-    dict: "object",
-}
-
-
 class _Place:
     """What `learn` counts at one (tool, pattern), kept together so that a node costs one lookup."""
 
@@ -366,7 +355,7 @@ def learn(records: Iterable[Mapping[str, Any]], parts: Collection[str] = PARTS) 
                 if at is None:
                     at = places[key] = _Place()
                 at.present += 1
-                kind = _KIND_OF_TYPE.get(type(v)) or _kind(v)
+                kind = KIND_OF_TYPE.get(type(v)) or _kind(v)  # one lookup for JSON's own types
                 at.kinds.add(kind)
                 if kind == "int" or kind == "float":
                     at.nums += 1
