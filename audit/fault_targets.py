@@ -121,7 +121,7 @@ def delete_at(doc: Any, path: str) -> Any:
 class Walked:
     """One result and its nodes (`walk`), walked once per map set however many fault kinds ask about
     it. The result is read as it is on the first ask: the caller does not change it in between
-    (`inject_records` plants a fault in a copy)."""
+    (`Planting` plants a fault in a copy)."""
 
     def __init__(self, doc: Any) -> None:
         self.doc = doc
@@ -249,7 +249,7 @@ def _sibling_dates(obj: Mapping[str, Any], instants: dict[str, Any]) -> list[tup
 
 
 #: One object's relation candidates, by key: its numeric members (the first 12, in document order) and
-#: the sum terms (`arr/*/x`, each with its total and whether every term is an int) of its lists of objects.
+#: the sum terms (`arr/*/x`) of its lists of objects. Objects of one shape have the same candidates.
 Shape = tuple[tuple[str, ...], tuple[str, ...]]
 
 
@@ -339,7 +339,7 @@ def learn(records: Iterable[Mapping[str, Any]], parts: Collection[str] = PARTS) 
         return ctx
     instants: dict[str, Any] = {}
     shapes: Counter[tuple[str, str, Shape]] = Counter()
-    places: dict[tuple[str, str], _Place] = {}
+    places: dict[str, dict[str, _Place]] = {}  # tool -> pattern -> its counts
     tokens: dict[str, str] = {}
     for rec in records:
         if not is_eligible(rec, allow_labelled=False):
@@ -348,29 +348,31 @@ def learn(records: Iterable[Mapping[str, Any]], parts: Collection[str] = PARTS) 
         ctx.tool_calls[tool] += 1
         result = rec["result"]
         arg_vals = _arg_scalars(rec.get("arguments") or {}) if echo else []
+        here = places.setdefault(tool, {})  # keyed by pattern alone: a string keeps its hash
         for pattern, v in _patterns(result, tokens):
-            key = (tool, pattern)
+            kind = KIND_OF_TYPE.get(type(v)) or _kind(v)  # one lookup for JSON's own types
             if nodes:
-                at = places.get(key)
+                at = here.get(pattern)
                 if at is None:
-                    at = places[key] = _Place()
+                    at = here[pattern] = _Place()
                 at.present += 1
-                kind = KIND_OF_TYPE.get(type(v)) or _kind(v)  # one lookup for JSON's own types
                 at.kinds.add(kind)
-                if kind == "int" or kind == "float":
-                    at.nums += 1
-                    if v < 0:
-                        at.negative = True
-                elif kind == "string":
+                if kind == "string":
                     if v in at.strings:
                         at.strings[v] += 1
                     elif len(at.strings) < STRINGS_KEPT:
                         at.strings[v] = 1
-                if (kind == "string" or kind == "int") and len(at.pool) < 64 and v not in at.pool:
-                    at.pool.append(v)
-                if isinstance(v, dict):
+                    if len(at.pool) < 64 and v not in at.pool:
+                        at.pool.append(v)
+                elif kind == "int" or kind == "float":
+                    at.nums += 1
+                    if v < 0:
+                        at.negative = True
+                    if kind == "int" and len(at.pool) < 64 and v not in at.pool:
+                        at.pool.append(v)
+                elif kind == "object":
                     at.parents += 1
-            if isinstance(v, dict):
+            if kind == "object":
                 if order:
                     for ka, kb, va, vb in _sibling_dates(v, instants):
                         sig = (tool, pattern + tokens[ka], pattern + tokens[kb])
@@ -385,30 +387,26 @@ def learn(records: Iterable[Mapping[str, Any]], parts: Collection[str] = PARTS) 
                         ] += 1
                         for sig_keys in _holding_relations(nums, terms):
                             ctx.rel_ok[_relation_key(tool, pattern, sig_keys)] += 1
-            if (
-                arg_vals
-                and "*" not in pattern
-                and pattern  # not the root
-                and isinstance(v, str | int)
-                and not isinstance(v, bool)
-            ):
-                for ap, av in arg_vals:
+            elif arg_vals and (kind == "string" or kind == "int") and pattern and "*" not in pattern:
+                for ap, av in arg_vals:  # (`pattern` is empty only at the root)
                     esig = (tool, pattern, ap)
                     ctx.echo_seen[esig] += 1
                     if av == v and type(av) is type(v):
                         ctx.echo_ok[esig] += 1
-    for key, at in places.items():
-        ctx.present[key] = at.present
-        ctx.kinds[key] = at.kinds
-        ctx.scalars[key] = at.pool
-        if at.nums:
-            ctx.nums[key] = at.nums
-        if at.negative:
-            ctx.negative.add(key)
-        if at.strings:
-            ctx.strings[key] = at.strings
-        if at.parents:
-            ctx.parents[key] = at.parents
+    for tool, here in places.items():
+        for pattern, at in here.items():
+            key = (tool, pattern)
+            ctx.present[key] = at.present
+            ctx.kinds[key] = at.kinds
+            ctx.scalars[key] = at.pool
+            if at.nums:
+                ctx.nums[key] = at.nums
+            if at.negative:
+                ctx.negative.add(key)
+            if at.strings:
+                ctx.strings[key] = at.strings
+            if at.parents:
+                ctx.parents[key] = at.parents
     # every candidate is counted as seen once per object of its shape (the candidates of the few
     # distinct shapes are listed once, not once per object)
     for (tool, pattern, shape), n in sorted(shapes.items()):
