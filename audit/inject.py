@@ -322,13 +322,16 @@ class Planting:
                 continue
             selected += 1
             walked = Walked(rec["result"])
-            found = {k: ts for k in kinds if (ts := find_targets(finder, k, rec, others, walked))}
+            found = least_injected(
+                kinds,
+                counts,
+                lambda k: find_targets(finder, k, rec, others, walked),  # noqa: B023 (used at once)
+            )
             if not found:
                 no_target += 1
                 yield dict(rec)
                 continue
-            least = min(counts[k] for k in found)
-            choices = [k for k in kinds if k in found and counts[k] == least]
+            choices = list(found)  # in `kinds` order
             kind = choices[rng.randrange(len(choices))]
             targets = sorted(found[kind], key=lambda t: (t.path, t.other))
             target = targets[rng.randrange(len(targets))]
@@ -345,6 +348,19 @@ class Planting:
             no_target=no_target,
             targeting="contracts" if contracts is not None else "heuristic",
         )
+
+
+def least_injected(
+    kinds: Sequence[str], counts: Mapping[str, int], search: Callable[[str], list[Target]]
+) -> dict[str, list[Target]]:
+    """The kinds (in `kinds` order) that have a target in this call (`search(kind)`) and were injected
+    least so far among those that have one, with their targets; empty when no kind has one. The count
+    levels are tried from the lowest, so a kind above the first level with a target is never searched."""
+    for level in sorted(set(counts[k] for k in kinds)):
+        found = {k: ts for k in kinds if counts[k] == level and (ts := search(k))}
+        if found:
+            return found
+    return {}
 
 
 def inject_records(

@@ -18,12 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from output_contracts.audit import inject as inj
+from output_contracts.audit.fault_targets import Target
 from output_contracts.audit.inject import (
     Planting,
     inject_file,
     inject_records,
     iter_corpus_records,
     iter_flat,
+    least_injected,
 )
 from output_contracts.errors import TraceError
 from output_contracts.traces.ingest import corpus_from_records
@@ -124,3 +126,27 @@ def test_inject_file_streams_corpus_and_flat_sources_alike(tmp_path: Path) -> No
     assert got == [orjson.loads(orjson.dumps(r, option=orjson.OPT_SORT_KEYS)) for r in want]
     rep_corpus = inject_file([str(corpus.path)], tmp_path / "b.jsonl", rate=0.2, seed=1)
     assert rep_corpus.injected == rep_flat.injected and rep_corpus.records == len(records)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=12))
+def test_least_injected_is_the_least_count_among_the_kinds_with_a_target(
+    kinds_spec: list[tuple[int, int]],
+) -> None:
+    kinds = [f"k{i}" for i in range(len(kinds_spec))]
+    counts = {k: c for k, (c, _n) in zip(kinds, kinds_spec, strict=True)}
+    targets = {
+        k: [Target(k, f"/{j}") for j in range(n)] for k, (_c, n) in zip(kinds, kinds_spec, strict=True)
+    }
+    searched: list[str] = []
+
+    def search(k: str) -> list[Target]:
+        searched.append(k)
+        return targets[k]
+
+    got = least_injected(kinds, counts, search)
+    having = [k for k in kinds if targets[k]]  # what searching every kind finds
+    least = min((counts[k] for k in having), default=None)
+    assert got == {k: targets[k] for k in having if counts[k] == least}
+    assert list(got) == [k for k in kinds if k in got]  # in the kinds' order
+    assert all(least is None or counts[k] <= least for k in searched)  # none above the least searched
