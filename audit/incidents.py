@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from output_contracts.audit.fault_targets import walk
+from output_contracts.audit.fault_targets import Walked, walk
 from output_contracts.rules.dates import classify
 from output_contracts.traces.leaves import escape_token
 
@@ -94,12 +94,6 @@ def _is_id(v: Any) -> bool:
     return isinstance(v, str) and _ID_LIKE.match(v) is not None and not _is_date(v)
 
 
-def nodes_of(result: Any) -> list[tuple[str, Any]]:
-    """(concrete path, value) of every node of `result`, in document order: what `At.among` reads, so
-    that the kinds asked about one result share one walk of it."""
-    return [(p, v) for p, _pat, v in walk(result)]
-
-
 @dataclass(frozen=True)
 class At:
     """The targets of a kind that changes one node: the concrete paths of the nodes whose value `pick`
@@ -109,10 +103,11 @@ class At:
     root: bool = False
 
     def __call__(self, result: Any) -> list[str]:
-        return self.among(nodes_of(result))
+        return self.among(Walked(result).values())
 
     def among(self, nodes: Sequence[tuple[str, Any]]) -> list[str]:
-        """The targets among `nodes_of(result)`."""
+        """The targets among a result's nodes (`Walked.values`: kinds asked about one result share
+        one walk of it)."""
         return [p for p, v in nodes if (p or self.root) and self.pick(v)]
 
 
