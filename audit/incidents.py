@@ -192,7 +192,8 @@ class Incident:
     what: str  # one line: what changes (docs/faults.md has the source)
     targets: Callable[[Any], list[str]]
     apply: Callable[[Any, random.Random, Sequence[Any]], Any]
-    #: the other node a two-node kind changes (`swapped_fields`): result -> {target path: partner path}
+    #: the other node a two-node kind changes (`swapped_fields`): result -> {target path: partner path},
+    #: whose keys, sorted, are its `targets` (one pass gives both)
     partner: Callable[[Any], Mapping[str, str]] | None = None
     #: it serves another call's result (`other_entity`): no target unless one that differs exists
     needs_other: bool = False

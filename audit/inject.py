@@ -134,7 +134,7 @@ def find_targets(
         return []
     if incident.partner is not None:
         partners = incident.partner(res)
-        return [Target(kind, p, partners[p]) for p in incident.targets(res)]
+        return [Target(kind, p, partners[p]) for p in sorted(partners)]
     if walked is not None and isinstance(incident.targets, At):
         return [Target(kind, p) for p in incident.targets.among(walked.values())]
     return [Target(kind, p) for p in incident.targets(res)]

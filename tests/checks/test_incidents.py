@@ -610,6 +610,8 @@ def test_property_targets_resolve(result: Any) -> None:
     for inc in INCIDENTS:
         paths = inc.targets(result)
         assert len(set(paths)) == len(paths), inc.kind
+        if inc.partner is not None:  # `find_targets` reads a two-node kind's targets off its partners
+            assert paths == sorted(inc.partner(result))
         for p in paths:
             get_at(result, p)  # raises when a path does not resolve
             assert p or inc.kind in ROOT_KINDS | {"empty_list", "duplicate_items"}
