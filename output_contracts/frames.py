@@ -129,8 +129,11 @@ class StringBytes:
 
     def ascii(self) -> np.ndarray:
         """Whether every byte of each string is below 0x80 (true for null)."""
+        over = self.data >= 0x80
+        if not over.any():  # the common case (ids, dates, codes): no running count needed
+            return np.ones(self.lengths.size, dtype=bool)
         high = np.zeros(self.data.size + 1, dtype=np.int64)
-        np.cumsum(self.data >= 0x80, out=high[1:])
+        np.cumsum(over, out=high[1:])
         return high[self.offsets[1:]] == high[self.offsets[:-1]]
 
     def mapped(self, table: np.ndarray) -> pl.Series:

@@ -48,7 +48,7 @@ class DateOrder(PropertyCode):
     short = "DATE"
     summary = "two ISO dates/times that were always ordered A <= B are not"
     n_paths = 2
-    hit_cols = ("cid", "ridx", "op", "path", "kind", "str")
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "str", "skey")
 
     def params(self, rule: Rule) -> DateOrderParams:
         tz = rule.params.get("tz")
@@ -104,7 +104,10 @@ class DateOrder(PropertyCode):
     ) -> pl.LazyFrame:
         # each distinct string read once (a corpus repeats its dates across calls), in every mode at once,
         # as (us, ns) pairs: exactly `parse_instant`'s instants (years 1 to 9999, no Int64 overflow)
-        strings = hits.filter(pl.col("kind") == "string").select("str").unique().collect()
+        # (strings told apart by their key `skey`, HIT_COLS: an integer on a corpus with a view)
+        strings = (
+            hits.filter(pl.col("kind") == "string").select("skey", "str").unique(subset="skey").collect()
+        )
         parsed = parse_iso(strings, "str").lazy()
         outs = []
         for tz in TZ_MODES:
@@ -112,13 +115,13 @@ class DateOrder(PropertyCode):
             if not sub:
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-            inst = parsed.filter(pl.col("mode") == MODES.index(tz) + 1).select("str", "us", "ns")
+            inst = parsed.filter(pl.col("mode") == MODES.index(tz) + 1).select("skey", "us", "ns")
             a = (
                 with_instance_key(op_hits(h, 0), sub, 0)
-                .join(inst, on="str", how="left")
+                .join(inst, on="skey", how="left")
                 .select("cid", "ridx", "key", pl.col("us").alias("a_us"), pl.col("ns").alias("a_ns"))
             )
-            b = with_instance_key(op_hits(h, 1), sub, 1).join(inst, on="str", how="left")
+            b = with_instance_key(op_hits(h, 1), sub, 1).join(inst, on="skey", how="left")
             j = b.join(a, on=["cid", "ridx", "key"])
             later = lt(pl.col("us"), pl.col("ns"), pl.col("a_us"), pl.col("a_ns"))
             bad = pl.col("a_us").is_null() | pl.col("us").is_null() | later

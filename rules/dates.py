@@ -139,6 +139,8 @@ def iso_fields(strings: pl.Series) -> IsoFields:
     nfrac = np.zeros(rows.size, dtype=np.int64)
     frac = np.zeros(rows.size, dtype=np.int64)
     for k in range(9):
+        if not run.any():  # no string's run reaches this digit (most values have no fraction at all)
+            break
         is_d, dk = digit(20 + k)
         run &= is_d & (20 + k < ln)
         nfrac += run

@@ -629,6 +629,7 @@ def _enveloped(
     table: pl.DataFrame,
     tmasks: tuple[int, ...],
     probe: Callable[[pl.LazyFrame, pl.DataFrame], pl.LazyFrame],
+    n_ids: int,
 ) -> pl.LazyFrame:
     """The leaves (keyed by `pid`) joined to the operand rows of `table`, where the rows with a `tmask`
     in `tmasks` meet only the numeric leaves outside their pattern's envelope: `|num|` above the least
@@ -636,7 +637,8 @@ def _enveloped(
     of those rows (`RANGE.keep`: a number bound breaks above `hi` or strictly between 0 and `lo`, a
     magnitude bound above `hi`), so the join keeps every hit the code's `keep` would keep, and no
     longer copies the many leaves that hold. The envelope is read by position from two arrays indexed
-    by pattern id (no hash join per leaf). The other rows meet the leaves through `probe`."""
+    by pattern id (`n_ids` of them: no hash join per leaf). The other rows meet the leaves through
+    `probe`."""
     bounded = pl.col("tmask").is_in(list(tmasks))
     rows, rest = table.filter(bounded), table.filter(~bounded)
     parts = [] if rest.height == 0 else [probe(leaves, rest)]
@@ -644,15 +646,13 @@ def _enveloped(
         env = rows.group_by("pid").agg(
             pl.col("hi").fill_null(math.inf).min().alias("hi"), pl.col("lo").fill_null(0.0).max().alias("lo")
         )
-        # one slot past the greatest pattern id with rows, where every other pattern reads an envelope
-        # no number leaves (those leaves meet no row of the join anyway)
-        last = int(env.get_column("pid").max()) + 1  # type: ignore[arg-type]
-        hi = np.full(last + 1, math.inf)
-        lo = np.zeros(last + 1)
+        # a pattern without rows reads an envelope no number leaves (its leaves meet no row anyway)
+        hi = np.full(n_ids, math.inf)
+        lo = np.zeros(n_ids)
         at = env.get_column("pid").to_numpy()
         hi[at] = env.get_column("hi").to_numpy()
         lo[at] = env.get_column("lo").to_numpy()
-        pid = pl.col("pid").clip(0, last)
+        pid = pl.col("pid")
         num = pl.col("num")
         outside = ((pl.col("kbit") & NUMERIC_BITS) != 0) & (
             (num.abs() > pl.lit(pl.Series(hi)).gather(pid))
@@ -660,6 +660,14 @@ def _enveloped(
         )
         parts.append(leaves.filter(outside).join(rows.lazy(), on="pid"))
     return parts[0] if len(parts) == 1 else pl.concat(parts)
+
+
+def _kind_pairs(pairs: pl.Series, n_ids: int) -> pl.Series:
+    """A Boolean Series indexed by `pid * 128 + kbit` (kbit < 128): true at the given pairs. A
+    `keep_by_kind` code's breaking (pattern, kind) pairs read by position instead of by hash."""
+    out = np.zeros(n_ids * 128, dtype=bool)
+    out[pairs.to_numpy()] = True
+    return pl.Series("_kp", out)
 
 
 def _find_batch(
@@ -691,12 +699,22 @@ def _find_batch(
     if view is not None:
         # the pattern id of each row gathered from the view's `lpat` of the same rows, before any filter
         vk, lo, hi = view
-        lpat = pl.scan_parquet(vk.view).slice(lo, None if hi is None else hi - lo).select("lpat").collect()
+        # and each string's key `skey` is its view code (HIT_COLS)
+        coded = (
+            pl.scan_parquet(vk.view)
+            .slice(lo, None if hi is None else hi - lo)
+            .select("lpat", "str")
+            .collect()
+        )
         part = batch_leaves.select("cid", "path", "kind", "num", "str", "len").collect()
-        part = part.with_columns(vk.pid.gather(lpat.get_column("lpat")))
+        part = part.with_columns(
+            vk.pid.gather(coded.get_column("lpat")), coded.get_column("str").alias("skey")
+        )
         lf = part.lazy()
     else:
-        lf = batch_leaves.select("cid", "tool", "side", "path", "pattern", "kind", "num", "str", "len")
+        lf = batch_leaves.select(
+            "cid", "tool", "side", "path", "pattern", "kind", "num", "str", pl.col("str").alias("skey"), "len"
+        )
     if one_k:
         # The leaves of calls not checked (a failed call, a faulty one under `clean_only`) are kept: every
         # code of this pass judges a call by its own leaves alone, so their violations are dropped at
@@ -754,6 +772,10 @@ def _find_batch(
     names = list(by_code)
     code_ops = _by_code_rows(ops)
     code_lean_ops = _by_code_rows(lean_ops)
+    # On the pattern id alone (every call has checker key 0), ids are dense (`n_ids` of them): a
+    # table indexed by pattern id is read by position.
+    dense = prefilter and one_k
+    n_ids = len(ids) if dense else 0
     leaves_k = batch.with_columns(kbit.alias("kbit"))
 
     def probe(frame: pl.LazyFrame, table: pl.DataFrame) -> pl.LazyFrame:
@@ -770,7 +792,7 @@ def _find_batch(
         if prefilter and c.keep_by_kind:
             # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
             # pairs meet the operand rows (a TYPE rule names nearly every pattern and breaks on few)
-            pair = pl.col(keys[0]).cast(pl.UInt64) * 256 + pl.col("kbit").cast(pl.UInt64)
+            pair = pl.col(keys[0]).cast(pl.UInt64) * 128 + pl.col("kbit").cast(pl.UInt64)
             breaking = (
                 leaves_k.select(keys[0], "kbit")
                 .unique()
@@ -781,9 +803,13 @@ def _find_batch(
                 .collect()
                 .get_column("_pair")
             )
-            h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
-        elif prefilter and one_k and c.envelope_tmasks and table.height:
-            h = _enveloped(leaves_k, table, c.envelope_tmasks, probe)
+            if dense:
+                kept = pl.lit(_kind_pairs(breaking, n_ids)).gather(pair.cast(pl.UInt32))
+            else:
+                kept = pair.is_in(breaking.implode())
+            h = leaves_k.filter(kept).join(table.lazy(), on=keys)
+        elif dense and c.envelope_tmasks and table.height:
+            h = _enveloped(leaves_k, table, c.envelope_tmasks, probe, n_ids)
         else:
             h = probe(leaves_k, table)
         if c.node_class:

@@ -44,6 +44,7 @@ from output_contracts.rules.base import (
     Violation,
     broken,
     returned,
+    rule_string_key,
 )
 from output_contracts.rules.model import Rule
 
@@ -267,7 +268,7 @@ class Format(NodeCode):
         "a string whose shape (character classes, length, case, padding) was never seen in clean results"
     )
     node_class = 5
-    hit_cols = ("cid", "ridx", "path", "kind", "str")
+    hit_cols = ("cid", "ridx", "path", "kind", "str", "skey")
 
     def params(self, rule: Rule) -> FormatParams:
         level = rule.params.get("level")
@@ -321,7 +322,8 @@ class Format(NodeCode):
         # A string's shape at every level follows from its exact shape (`loosen`; a charset key names
         # its parts), so shapes are computed once per distinct string, judged once per distinct (rule,
         # string) or (rule, charset key), and only the breaking pairs are joined back to the hits: a
-        # corpus repeats its ids, codes and dates across many calls.
+        # corpus repeats its ids, codes and dates across many calls. Strings are told apart by their
+        # key `skey` (HIT_COLS: an integer on a corpus with a view), not by hashing their text.
         ps = [(e.ridx, self.params(e.rule)) for e in entries]
         level = pl.DataFrame(
             {"ridx": [r for r, _p in ps], "level": [p.level for _r, p in ps]},
@@ -333,7 +335,14 @@ class Format(NodeCode):
         )
         strings = hits.filter(pl.col("kind") == "string")
         # collected here: the plan below reads the distinct pairs several times
-        keyed = strings.select("ridx", "str").unique().collect().join(level, on="ridx")
+        packed = rule_string_key(hits)
+        pairs = strings.select("ridx", "skey", "str")
+        pairs = (
+            pairs.unique(subset=["ridx", "skey"])
+            if packed is None
+            else pairs.filter(packed.is_first_distinct())
+        )
+        keyed = pairs.collect().join(level, on="ridx")
         keyed = keyed.with_columns(exact_shapes(keyed.get_column("str")).alias("exact"))
         shapes = keyed.select("exact").unique()
         loose = shapes.with_columns(loosen_expr("exact").alias("shape"))
@@ -342,14 +351,14 @@ class Format(NodeCode):
         whole = (
             pl.concat(
                 [
-                    keyed.filter(lv == "exact").select("ridx", "str", pl.col("exact").alias("shape")),
+                    keyed.filter(lv == "exact").select("ridx", "skey", pl.col("exact").alias("shape")),
                     keyed.filter(lv == "loose")
                     .join(loose, on="exact", how="left", nulls_equal=True)
-                    .select("ridx", "str", "shape"),
+                    .select("ridx", "skey", "shape"),
                 ]
             )
             .join(allowed, on=["ridx", "shape"], how="anti", nulls_equal=True)
-            .select("ridx", "str")
+            .select("ridx", "skey")
         )
         # charset: a string breaks the rule when any one of its parts is not allowed
         charset = keyed.filter((lv == "charset") & pl.col("str").is_not_null()).join(
@@ -362,9 +371,11 @@ class Format(NodeCode):
             .join(allowed.rename({"shape": "part"}), on=["ridx", "part"], how="anti", nulls_equal=True)
             .select("ridx", "key")
         )
-        each = charset.join(bad_keys, on=["ridx", "key"], how="semi", nulls_equal=True).select("ridx", "str")
+        each = charset.join(bad_keys, on=["ridx", "key"], how="semi", nulls_equal=True).select("ridx", "skey")
         bad = pl.concat([whole, each]).unique()
-        return broken(strings.join(bad.lazy(), on=["ridx", "str"], how="semi", nulls_equal=True))
+        if packed is None:
+            return broken(strings.join(bad.lazy(), on=["ridx", "skey"], how="semi", nulls_equal=True))
+        return broken(strings.filter(packed.is_in(bad.select(packed).to_series().implode())))
 
 
 CODE = Format()

@@ -251,15 +251,19 @@ HAND_CASES: list[tuple[Any, list[tuple[str, str, Any]]]] = [
 ]
 
 
-def test_hand_written_rules_both_levels_and_minima(tmp_path: Path) -> None:
-    """Hand-written rules the miner does not write (a minimum above 1, up to 255; an exact and a loose
-    rule at one place; root pointers): both implementations agree, and the witnesses are the listed ones."""
-    hand = ContractSet(
+def hand_set() -> ContractSet:
+    return ContractSet(
         params={"k": 1, "seed": 13},
         corpus={},
         tools={"h": ToolContracts(rules=HAND)},
         folds=(FoldChecker(0, tuple(r.id for r in HAND)),),
     )
+
+
+def test_hand_written_rules_both_levels_and_minima(tmp_path: Path) -> None:
+    """Hand-written rules the miner does not write (a minimum above 1, up to 255; an exact and a loose
+    rule at one place; root pointers): both implementations agree, and the witnesses are the listed ones."""
+    hand = hand_set()
     recs = [{**record(i, res), "tool": "h"} for i, (res, _) in enumerate(HAND_CASES)]
     corpus = corpus_from_records(recs, tmp_path / "hand")
     df = assert_same(hand, corpus)
@@ -267,6 +271,20 @@ def test_hand_written_rules_both_levels_and_minima(tmp_path: Path) -> None:
     got = [sorted((v.code, v.path, v.expected) for v in r.violations) for r in receipts]
     assert got == [sorted(e) for _, e in HAND_CASES]
     assert schema_errors(hand.to_json(), "contract-set") == []
+
+
+def test_format_on_string_codes_equals_strings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a corpus with a mining view the corpus pass tells strings apart by their view codes (`skey`),
+    without one by their text: the same FORMAT violations either way, with two rules at one place
+    (one string judged per rule) and strings that repeat across calls."""
+    hand = hand_set()
+    cases = [res for res, _ in HAND_CASES] * 2
+    corpus = corpus_from_records([{**record(i, r), "tool": "h"} for i, r in enumerate(cases)], tmp_path / "h")
+    assert corpus.view() is not None
+    coded = check_corpus(hand, corpus, codes=["FORMAT"])
+    assert coded.height == 2 * sum(c == "FORMAT" for _, e in HAND_CASES for c, _p, _x in e)
+    monkeypatch.setattr(Corpus, "view", lambda self: None)
+    assert check_corpus(hand, corpus, codes=["FORMAT"]).equals(coded)
 
 
 # Random results: strings of every shape at the FORMAT places, arrays of every length at the LENGTH ones.
