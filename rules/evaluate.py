@@ -662,14 +662,6 @@ def _enveloped(
     return parts[0] if len(parts) == 1 else pl.concat(parts)
 
 
-def _kind_pairs(pairs: pl.Series, n_ids: int) -> pl.Series:
-    """A Boolean Series indexed by `pid * 128 + kbit` (kbit < 128): true at the given pairs. A
-    `keep_by_kind` code's breaking (pattern, kind) pairs read by position instead of by hash."""
-    out = np.zeros(n_ids * 128, dtype=bool)
-    out[pairs.to_numpy()] = True
-    return pl.Series("_kp", out)
-
-
 def _find_batch(
     entries: Sequence[RuleEntry],
     corpus: Corpus,
@@ -792,7 +784,7 @@ def _find_batch(
         if prefilter and c.keep_by_kind:
             # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
             # pairs meet the operand rows (a TYPE rule names nearly every pattern and breaks on few)
-            pair = pl.col(keys[0]).cast(pl.UInt64) * 128 + pl.col("kbit").cast(pl.UInt64)
+            pair = pl.col(keys[0]).cast(pl.UInt64) * 256 + pl.col("kbit").cast(pl.UInt64)
             breaking = (
                 leaves_k.select(keys[0], "kbit")
                 .unique()
@@ -803,11 +795,7 @@ def _find_batch(
                 .collect()
                 .get_column("_pair")
             )
-            if dense:
-                kept = pl.lit(_kind_pairs(breaking, n_ids)).gather(pair.cast(pl.UInt32))
-            else:
-                kept = pair.is_in(breaking.implode())
-            h = leaves_k.filter(kept).join(table.lazy(), on=keys)
+            h = leaves_k.filter(pair.is_in(breaking.implode())).join(table.lazy(), on=keys)
         elif dense and c.envelope_tmasks and table.height:
             h = _enveloped(leaves_k, table, c.envelope_tmasks, probe, n_ids)
         else:
