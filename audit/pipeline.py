@@ -74,6 +74,7 @@ from output_contracts.mining.params import MineParams
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.folds import fold_table
 from output_contracts.rules.model import ContractSet
+from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.sources import is_corpus, open_corpus
 
@@ -546,14 +547,14 @@ def replay(
 
 
 def _in_sample_refers(
-    cids: pl.Series, found: pl.DataFrame, entries: Sequence[Any], corpus: Corpus
+    cids: pl.Series, found: pl.DataFrame, entries: Sequence[Any], corpus: Corpus, texts: CallTexts | None
 ) -> dict[str, tuple[str, ...]]:
     """Fired call id -> the earlier calls its violations refer to when every one is CONSISTENT, else ()."""
     from output_contracts.mining.data import call_ids
     from output_contracts.rules.episodes import episode_witnesses
 
     hits = found.filter(pl.col("cid").is_in(cids.implode()))
-    witnessed = episode_witnesses(entries, corpus, hits)
+    witnessed = episode_witnesses(entries, corpus, hits, texts)
     refs: dict[int, list[str] | None] = {}
     for cid, ridx in hits.select("cid", "ridx").iter_rows():
         v = witnessed.get((cid, ridx))
@@ -575,7 +576,7 @@ def _cross_from_flat(cs: ContractSet, corpus: Corpus, flat: FlatPass) -> pl.Data
     from output_contracts.checks.checker import violation_frame
     from output_contracts.rules.evaluate import checked_calls, rule_entries
 
-    found, entries = flat
+    found, entries, texts = flat
     cross = rule_entries(cs, "cross", None, None)
     calls = checked_calls(cs, corpus, "cross", None, False)
     if found.height == 0 or not cross:
@@ -601,11 +602,12 @@ def _cross_from_flat(cs: ContractSet, corpus: Corpus, flat: FlatPass) -> pl.Data
         .join(cross_rule, on=["fold", "rule"])
         .select("cid", pl.col("xridx").alias("ridx"), "path", "present")
     )
-    return violation_frame(corpus, x, cross, calls)
+    return violation_frame(corpus, x, cross, calls, texts)
 
 
-#: What the flat pass found (`find_violations`' violations and rule entries), for `_cross_from_flat`.
-FlatPass = tuple[pl.DataFrame, list[Any]]
+#: What the flat pass found (`find_violations`' violations and rule entries), and the stored texts of
+#: the calls its witnesses read (`CallTexts`, None when nothing fired), for `_cross_from_flat`.
+FlatPass = tuple[pl.DataFrame, list[Any], CallTexts | None]
 
 
 def _verified_in_sample(
@@ -626,6 +628,7 @@ def _verified_in_sample(
     from output_contracts.checks.checker import find_violations
     from output_contracts.mining.data import clean_calls
     from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
+    from output_contracts.rules.episodes import CODE_NAME as CONSISTENT
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
     if verify:
@@ -640,14 +643,24 @@ def _verified_in_sample(
         else:
             clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
         raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
-    flat = (found, entries) if keep else None
+    # The stored texts of every call that fired and of every episode holding a CONSISTENT hit, read
+    # once for the in-sample and the cross-fitted witnesses (both are subsets of this pass's hits).
+    texts = None
+    if found.height:
+        cons = [e.ridx for e in entries if e.rule.code == CONSISTENT]
+        texts = CallTexts.read(
+            corpus,
+            found.get_column("cid").unique(),
+            found.filter(pl.col("ridx").is_in(cons)).get_column("cid").unique(),
+        )
+    flat = (found, entries, texts) if keep else None
     full = {r.id for r in cs.rules_for(None)}
     in_full = [e.ridx for e in entries if e.rule.id in full]
     found = found.filter(pl.col("ridx").is_in(in_full))
     cids = found.get_column("cid").unique()
     if cids.len() == 0:
         return {}, flat
-    return _in_sample_refers(cids, found, entries, corpus), flat
+    return _in_sample_refers(cids, found, entries, corpus, texts), flat
 
 
 def load_replay(ledger_dir: str | Path) -> Replay:

@@ -49,6 +49,7 @@ from output_contracts.rules.evaluate import (
     call_violations as call_violations,  # re-exported: the generic engine, which tests hold the compiled one to
 )
 from output_contracts.rules.model import ContractSet
+from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.base import decode_result, tool_names
 from output_contracts.traces.model import ToolCall
@@ -134,27 +135,34 @@ def check_corpus(
 
 
 def violation_frame(
-    corpus: Corpus, found: pl.DataFrame, entries: Sequence[RuleEntry], calls: pl.LazyFrame
+    corpus: Corpus,
+    found: pl.DataFrame,
+    entries: Sequence[RuleEntry],
+    calls: pl.LazyFrame,
+    texts: CallTexts | None = None,
 ) -> pl.DataFrame:
     """`check_corpus`'s frame from a vectorised pass (`find_violations`' found, entries and calls):
     each violation with its witness, rendered as `check_call` renders it. Apart so that a caller with
-    the pass in hand (`audit` derives the cross-fitted replay's from its flat pass) renders the same."""
+    the pass in hand (`audit` derives the cross-fitted replay's from its flat pass) renders the same.
+    `texts`: the fired calls' stored texts read already (`CallTexts`), else read here."""
     if found.height == 0:
         return pl.DataFrame(schema=VIOLATION_SCHEMA)
     cids = found.get_column("cid").unique()
+    if texts is not None and texts.has_calls(cids):
+        stored = texts.frame.lazy()
+    else:
+        stored = corpus.scan_calls()
     meta = (
         calls.filter(pl.col("cid").is_in(cids.implode()))
         .join(
-            corpus.scan_calls()
-            .select("cid", "arguments", "result")
-            .filter(pl.col("cid").is_in(cids.implode())),
+            stored.select("cid", "arguments", "result").filter(pl.col("cid").is_in(cids.implode())),
             on="cid",
         )
         .collect()
     )
     rows = found.join(meta, on="cid").sort(["source", "line", "cid", "ridx", "path"])
     by_idx = {e.ridx: e for e in entries}
-    episodic = episode_witnesses(entries, corpus, found)
+    episodic = episode_witnesses(entries, corpus, found, texts)
     docs: dict[int, tuple[Any, Any]] = {}
     expected: list[str] = []
     observed: list[str] = []

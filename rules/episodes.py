@@ -23,6 +23,7 @@ import polars as pl
 from output_contracts.errors import CheckError
 from output_contracts.rules.base import RuleEntry, Violation, empty_hits
 from output_contracts.rules.consistent import EXACT_LIMIT, EpisodeMemory, episode_witness
+from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import KINDS
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
@@ -324,10 +325,11 @@ def episode_violations(entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.L
 
 
 def episode_witnesses(
-    entries: Sequence[RuleEntry], corpus: Corpus, found: pl.DataFrame
+    entries: Sequence[RuleEntry], corpus: Corpus, found: pl.DataFrame, texts: CallTexts | None = None
 ) -> dict[tuple[int, int], Violation]:
     """The violation of each CONSISTENT hit (cid, ridx) of `found`, rendered by replaying `EpisodeMemory`
-    over the status-ok calls of the episodes that hold one, in input order."""
+    over the status-ok calls of the episodes that hold one, in input order. `texts`: those calls, read
+    already (`CallTexts`); read from the corpus when absent or when it does not hold them all."""
     by_idx = {e.ridx: e for e in entries}
     hits = found.filter(pl.col("ridx").is_in([e.ridx for e in entries if e.rule.code == CODE_NAME]))
     if hits.height == 0:
@@ -338,6 +340,11 @@ def episode_witnesses(
     pairs = {(e.rule.paths[0], e.rule.paths[1]) for e in entries if e.rule.code == CODE_NAME}
     cids = pl.Series(list(want), dtype=pl.UInt64)
     calls = corpus.scan_calls()
+    if texts is not None and texts.has_calls(cids):
+        held = texts.frame.lazy()
+        mine = held.filter(pl.col("cid").is_in(cids.implode())).select("trace_id").unique().collect()
+        if texts.has_episodes(mine.get_column("trace_id")):
+            calls = held
     traces = calls.filter(pl.col("cid").is_in(cids.implode())).select("trace_id").unique()
     episode_calls = (
         calls.join(traces, on="trace_id", how="semi")

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 import output_contracts.checks.checker as checker
@@ -176,9 +177,12 @@ def test_misfires_from_a_pass_over_every_call_equal_mines_own(corpus: Corpus) ->
 
 def _cross_equal(cs: ContractSet, corpus: Corpus) -> int:
     """The cross-fitted frame derived from the flat pass equals the cross pass's own (same rows, same
-    order, same witnesses); returns how many violations there were."""
+    order, same witnesses; the derived one rendered from the texts the flat pass read once, the own one
+    read from the corpus); returns how many violations there were."""
     _, flat = _verified_in_sample(cs, corpus, keep=True)
     assert flat is not None
+    texts = flat[2]
+    assert texts is not None and texts.has_calls(flat[0].get_column("cid").unique())
     derived = _cross_from_flat(cs, corpus, flat)
     own = check_corpus(cs, corpus, fold="cross")
     assert derived.schema == own.schema
@@ -228,3 +232,48 @@ def test_cross_replay_from_the_flat_pass_on_real_tool_output(
     corpus = Corpus.open(tmp_path / "corpus")
     cs = mine(corpus, folds=5, seed=13, verify=False)
     assert _cross_equal(cs, corpus) > 0
+
+
+def test_call_texts_hold_the_calls_and_whole_episodes(tmp_path: Path) -> None:
+    """`CallTexts.read` holds the calls asked for and every call of the episodes asked for, as the corpus
+    stores them; CONSISTENT's witnesses replayed from them equal those read from the corpus, and texts
+    that lack an episode's call are not used (the corpus is read instead)."""
+    from output_contracts.rules.episodes import CODE_NAME, episode_witnesses
+    from output_contracts.traces.call_texts import CallTexts
+    from output_contracts.traces.ingest import ingest
+
+    if not (SAMPLE / "faulty").is_dir():
+        pytest.skip("sample_traces/faulty is absent")
+    ingest(
+        [SAMPLE / "clean", SAMPLE / "faulty"],
+        tmp_path / "c",
+        registry=SAMPLE / "tools.json",
+    )
+    corpus = Corpus.open(tmp_path / "c")
+    cs = mine(corpus, folds=2, seed=13, verify=False)
+    found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
+    cons = found.filter(pl.col("ridx").is_in([e.ridx for e in entries if e.rule.code == CODE_NAME]))
+    assert cons.height > 0
+    some = found.get_column("cid").unique().sort().head(5)
+    texts = CallTexts.read(corpus, some, cons.get_column("cid").unique())
+    calls = corpus.scan_calls().with_columns(pl.col("tool").cast(pl.String))
+    traces = calls.filter(pl.col("cid").is_in(cons.get_column("cid").implode())).select("trace_id").unique()
+    want = calls.filter(
+        pl.col("cid").is_in(some.implode())
+        | pl.col("trace_id").is_in(traces.collect().get_column("trace_id").implode())
+    ).collect()
+    assert texts.frame.sort("cid").equals(want.select(texts.frame.columns).sort("cid"))
+    assert sorted(texts.traces.to_list()) == sorted(traces.collect().get_column("trace_id").to_list())
+    assert texts.has_calls(some) and not texts.has_calls(calls.select("cid").collect().get_column("cid"))
+    read = episode_witnesses(entries, corpus, found)
+    assert read and episode_witnesses(entries, corpus, found, texts) == read
+    # an episode whose calls are not all held (its hit calls are): its calls are read from the corpus,
+    # with the same witnesses
+    first = texts.traces[0]
+    kept = texts.frame.filter(
+        (pl.col("trace_id") != first) | pl.col("cid").is_in(found.get_column("cid").implode())
+    )
+    assert kept.height < texts.frame.height
+    partial = CallTexts(kept, kept.get_column("cid"), texts.traces.filter(texts.traces != first))
+    assert partial.has_calls(cons.get_column("cid")) and not partial.has_episodes(texts.traces)
+    assert episode_witnesses(entries, corpus, found, partial) == read
