@@ -143,7 +143,7 @@ class StringBytes:
         validity, offsets_buf, data_buf = a.buffers()
         if data_buf is None or len(a) == 0:
             return pl.Series(a, dtype=pl.String)
-        out = pa.LargeStringArray.from_buffers(
-            len(a), offsets_buf, pa.py_buffer(table[self.data]), validity, a.null_count, a.offset
-        )
+        # `take`: about twice as fast as indexing by a byte array (numpy's general fancy-index path)
+        data = pa.py_buffer(table.take(self.data))
+        out = pa.LargeStringArray.from_buffers(len(a), offsets_buf, data, validity, a.null_count, a.offset)
         return pl.Series(out, dtype=pl.String)

@@ -218,14 +218,15 @@ def _call_order(corpus: Corpus, calls: pl.LazyFrame, view_ranks: bool = False) -
     n_traces = traces.select(pl.len()).collect().item()
     if n_traces < corpus.scan_episodes().select(pl.len()).collect().item():
         everything = everything.join(traces, on="trace_id", how="semi")
-    keep = ["cid", "call", "trace", "ord"] if view_ranks else ["cid", "trace", "ord"]
+    keep = ["cid", "call", "trace"] if view_ranks else ["cid", "trace"]
+    frame = everything.with_columns(
+        pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace")
+    ).collect()
+    # sorted by gathering the kept integer columns in the sort's order: a sort of the frame would move
+    # its strings (trace id, source) too, about half of this function's time at 1M calls
+    order = frame.select(pl.arg_sort_by("source", "line", "index")).to_series()
     return (
-        everything.with_columns(pl.col("trace_id").cast(pl.Categorical).to_physical().alias("trace"))
-        .sort("source", "line", "index")
-        .with_row_index("ord")
-        .select(keep)
-        .collect()
-        .lazy()
+        frame.select(pl.col(c).gather(order) for c in keep).with_row_index("ord").select(*keep, "ord").lazy()
     )
 
 

@@ -347,3 +347,47 @@ def test_every_code_reads_hit_columns_the_pass_has() -> None:
         assert {"cid", "ridx", "kind"} <= set(c.hit_cols), name
     # the codes whose joins are the largest read fewer columns than all
     assert "str" not in TABLE["REQUIRED"].hit_cols and "num" not in TABLE["REQUIRED"].hit_cols
+
+
+def test_call_order_is_the_sorted_corpus(tmp_path: Path) -> None:
+    """`episodes._call_order` (the episode pass's numbering: the kept columns gathered in the sort's
+    order) gives the rows a sort of the whole frame by (source, line, index) gives, on a corpus of
+    several sources, for every episode and for a few."""
+    from output_contracts.rules.episodes import _call_order
+
+    sample = Path(__file__).resolve().parents[2] / "sample_traces"
+    ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")
+    corpus = Corpus.open(tmp_path / "c")
+    assert corpus.scan_calls().select(pl.col("source").n_unique()).collect().item() > 1
+    every = corpus.scan_calls().select("cid", "trace_id")
+    some = every.filter(
+        pl.col("trace_id").is_in(
+            every.select("trace_id")
+            .unique()
+            .sort("trace_id")
+            .head(7)
+            .collect()
+            .get_column("trace_id")
+            .implode()
+        )
+    )
+    for calls in (every, some):
+        for ranks in (False, True):
+            ref = corpus.scan_calls().select("cid", "trace_id", "source", "line", "index")
+            if ranks:
+                ref = ref.with_columns((pl.col("cid").rank("ordinal") - 1).cast(pl.UInt32).alias("call"))
+            ref = ref.join(calls.select("trace_id").unique(), on="trace_id", how="semi").sort(
+                "source", "line", "index"
+            )
+            got = _call_order(corpus, calls, view_ranks=ranks).collect()
+            want = ref.with_row_index("ord").collect()
+            assert got.select("cid", *(["call"] if ranks else []), "ord").equals(
+                want.select("cid", *(["call"] if ranks else []), "ord")
+            )
+            # the trace column numbers the episodes: equal exactly where the trace ids are
+            pairs = got.select("trace").with_columns(want.get_column("trace_id")).unique()
+            assert (
+                pairs.height
+                == pairs.get_column("trace").n_unique()
+                == pairs.get_column("trace_id").n_unique()
+            )
