@@ -261,10 +261,13 @@ class Relation(PropertyCode):
                 if not sub:
                     continue
                 h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
+                # the instance key names an array element or map entry: with no wildcard operand it is
+                # "" on every hit, so the rows are grouped and joined on integers alone
+                key = ["key"] if form != "sum_over" and any(op.wpos for e in sub for op in e.ops) else []
                 base = (
-                    with_instance_key(op_hits(h, 0), sub, 0)
+                    (with_instance_key(op_hits(h, 0), sub, 0) if key else op_hits(h, 0))
                     .filter(num_kind)
-                    .select("cid", "ridx", "key", "path", pl.col("num").alias("a"))
+                    .select("cid", "ridx", *key, "path", pl.col("num").alias("a"))
                 )
                 if form == "sum_over":
                     terms = op_hits(h, 1)
@@ -275,7 +278,7 @@ class Relation(PropertyCode):
                     j = base.join(arrays, on=["cid", "ridx"]).join(total, on=["cid", "ridx"], how="left")
                     j = j.with_columns(pl.col("rhs").fill_null(0.0))
                 else:
-                    j = base.join(_terms(sub, h, form, num_kind), on=["cid", "ridx", "key"])
+                    j = base.join(_terms(sub, h, form, num_kind, key), on=["cid", "ridx", *key])
                 bad = ~tol_ok(pl.col("a"), pl.col("rhs"), tol)
                 outs.append(display(sub, broken(j.filter(bad)), 0))
         if not outs:
@@ -285,8 +288,12 @@ class Relation(PropertyCode):
         return pl.concat(outs).collect(engine="in-memory").lazy()
 
 
-def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Expr) -> pl.LazyFrame:
-    """Per (call, rule, instance key): the right-hand side of complete, all-numeric term groups."""
+def _terms(
+    sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Expr, key: Sequence[str]
+) -> pl.LazyFrame:
+    """Per (call, rule, instance key): the right-hand side of complete, all-numeric term groups. `key`:
+    ["key"], or [] when no operand has a wildcard (every instance key is "")."""
+    wide = max(len(e.ops) for e in sub) <= 64  # terms 1 .. 63 as bits of a UInt64
     coef = pl.DataFrame(
         {
             "ridx": [e.ridx for e in sub for _ in e.ops[1:]],
@@ -297,11 +304,23 @@ def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Ex
                 for i in range(1, len(e.ops))
             ],
             "nterms": [len(e.ops) - 1 for e in sub for _ in e.ops[1:]],
+            # (bits only while they fit in 64: a rule of more terms counts distinct operands instead)
+            "bit": [1 << i if wide else 0 for e in sub for i in range(1, len(e.ops))],
+            "full": [(1 << len(e.ops)) - 2 if wide else 0 for e in sub for _ in e.ops[1:]],
         },
-        schema={"ridx": pl.UInt32, "op": pl.UInt8, "c": pl.Float64, "nterms": pl.UInt32},
+        schema={
+            "ridx": pl.UInt32,
+            "op": pl.UInt8,
+            "c": pl.Float64,
+            "nterms": pl.UInt32,
+            "bit": pl.UInt64,
+            "full": pl.UInt64,
+        },
     )
     parts = [
-        with_instance_key(op_hits(h, i), sub, i).select("cid", "ridx", "op", "key", "kind", "num", "len")
+        (with_instance_key(op_hits(h, i), sub, i) if key else op_hits(h, i)).select(
+            "cid", "ridx", "op", *key, "kind", "num", "len"
+        )
         for i in range(1, max(len(e.ops) for e in sub))
     ]
     if form == "count_of":
@@ -321,17 +340,22 @@ def _terms(sub: Sequence[RuleEntry], h: pl.LazyFrame, form: str, num_kind: pl.Ex
         if form in ("linear", "count_of")
         else pl.col("num").first() * pl.col("num").last()
     )
+    # A group is complete when it holds each of its rule's terms once: `n == nterms` rows whose operand
+    # bits (1 << op, op in 1..nterms) sum to all of them, which n powers of two do only when distinct
+    # (a repeated one carries, leaving fewer than n bits set). A sum, where counting distinct
+    # operands would build a hash set per group.
     return (
-        terms.group_by("cid", "ridx", "key")
+        terms.group_by("cid", "ridx", *key)
         .agg(
             agg.alias("rhs"),
             pl.len().alias("n"),
             pl.col("nonnum").sum().alias("nonnum"),
-            pl.col("op").n_unique().alias("nops"),
+            (pl.col("bit").sum() if wide else pl.col("op").n_unique().cast(pl.UInt64)).alias("bits"),
             pl.col("nterms").first(),
+            (pl.col("full") if wide else pl.col("nterms").cast(pl.UInt64)).first().alias("full"),
         )
         .filter(
-            (pl.col("nonnum") == 0) & (pl.col("n") == pl.col("nterms")) & (pl.col("nops") == pl.col("nterms"))
+            (pl.col("nonnum") == 0) & (pl.col("n") == pl.col("nterms")) & (pl.col("bits") == pl.col("full"))
         )
     )
 

@@ -89,7 +89,10 @@ def _incomplete_calls(
         .get_column("cid")
         .implode()
     )
-    return hits.filter(pl.col("cid").is_in(short)), lean.filter(pl.col("cid").is_in(short))
+    # collected here: the plans of `vectorised` read each several times, and a lazy filter would be
+    # evaluated again in each (about 40% of `vectorised`'s time at 100k calls)
+    kept = pl.collect_all([hits.filter(pl.col("cid").is_in(short)), lean.filter(pl.col("cid").is_in(short))])
+    return kept[0].lazy(), kept[1].lazy()
 
 
 def _plain_key(e: RuleEntry) -> bool:

@@ -329,6 +329,25 @@ def test_date_order_far_years_agree_between_paths(tmp_path: Path) -> None:
     ]
 
 
+def test_relation_of_many_terms_agrees_between_paths(tmp_path: Path) -> None:
+    """A linear RELATION of 70 terms (past the 63 operand bits the corpus pass counts complete term
+    groups with, so it counts distinct operands instead) beside one of two, in one group: both paths
+    agree on holding, broken and incomplete results."""
+    terms = [f"/x{i}" for i in range(70)]
+    rules = (
+        rule("RELATION", ["/total", *terms], {"form": "linear", "coef": [1] * 70, "tol": "exact"}),
+        rule("RELATION", ["/net", "/x0", "/x1"], {"form": "linear", "coef": [1, -1], "tol": "exact"}),
+    )
+    whole = {f"x{i}": i for i in range(70)}
+    batch: list[tuple[dict[str, Any], Any]] = [
+        ({}, {**whole, "total": sum(range(70)), "net": -1}),  # both hold
+        ({}, {**whole, "total": 7, "net": 0}),  # both broken
+        ({}, {**{k: v for k, v in whole.items() if k != "x5"}, "total": 7, "net": -1}),  # a term missing
+    ]
+    found = assert_same(contract_set(rules), batch, tmp_path)
+    assert sorted(found.select("line", "path").iter_rows()) == [(2, "/net"), (2, "/total")]
+
+
 def test_parse_instant_modes() -> None:
     assert parse_instant("2026-03-01T12:00+02:00", "aware") == parse_instant("2026-03-01T10:00Z", "aware")
     assert parse_instant("2026-03-01T10:00Z", "naive") is None
