@@ -32,7 +32,7 @@ from output_contracts.rules.base import (
     side_doc,
 )
 from output_contracts.rules.dates import MODES, TZ_MODES, lt, parse_instant, parse_iso
-from output_contracts.rules.keys import with_instance_key
+from output_contracts.rules.keys import instance_key, keyed_hits
 from output_contracts.rules.model import Rule
 
 
@@ -116,17 +116,14 @@ class DateOrder(PropertyCode):
                 continue
             h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
             inst = parsed.filter(pl.col("mode") == MODES.index(tz) + 1).select("skey", "us", "ns")
-            # the instance key names an array element or map entry: with no wildcard operand it is ""
-            # on every hit, so the two sides meet on integers alone (as RELATION's do)
-            key = ["key"] if any(op.wpos for e in sub for op in e.ops) else []
+            # with no wildcard operand the two sides meet on integers alone (`instance_key`)
+            key = instance_key(sub)
             a = (
-                (with_instance_key(op_hits(h, 0), sub, 0) if key else op_hits(h, 0))
+                keyed_hits(op_hits(h, 0), sub, 0, key)
                 .join(inst, on="skey", how="left")
                 .select("cid", "ridx", *key, pl.col("us").alias("a_us"), pl.col("ns").alias("a_ns"))
             )
-            b = (with_instance_key(op_hits(h, 1), sub, 1) if key else op_hits(h, 1)).join(
-                inst, on="skey", how="left"
-            )
+            b = keyed_hits(op_hits(h, 1), sub, 1, key).join(inst, on="skey", how="left")
             j = b.join(a, on=["cid", "ridx", *key])
             later = lt(pl.col("us"), pl.col("ns"), pl.col("a_us"), pl.col("a_ns"))
             bad = pl.col("a_us").is_null() | pl.col("us").is_null() | later

@@ -343,8 +343,8 @@ def episode_witnesses(
     calls = corpus.scan_calls()
     if texts is not None and texts.has_calls(cids):
         held = texts.frame.lazy()
-        mine = held.filter(pl.col("cid").is_in(cids.implode())).select("trace_id").unique().collect()
-        if texts.has_episodes(mine.get_column("trace_id")):
+        of_hits = held.filter(pl.col("cid").is_in(cids.implode())).select("trace_id").unique().collect()
+        if texts.has_episodes(of_hits.get_column("trace_id")):
             calls = held
     traces = calls.filter(pl.col("cid").is_in(cids.implode())).select("trace_id").unique()
     episode_calls = (

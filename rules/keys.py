@@ -62,3 +62,14 @@ def with_instance_key(df: pl.LazyFrame, entries: Sequence[RuleEntry], i: int) ->
         ids = pl.Series(list(tails), dtype=pl.UInt32).implode()
         parts.insert(0, with_key(df.filter(~pl.col("ridx").is_in(ids)), rest, i))
     return pl.concat(parts)
+
+
+def instance_key(entries: Sequence[RuleEntry]) -> list[str]:
+    """The columns that name a hit's instance for these rules: ["key"] when some operand has a
+    wildcard, else [] (every instance key would be "", a string grouped and joined on for nothing)."""
+    return ["key"] if any(op.wpos for e in entries for op in e.ops) else []
+
+
+def keyed_hits(df: pl.LazyFrame, entries: Sequence[RuleEntry], i: int, key: Sequence[str]) -> pl.LazyFrame:
+    """Hits of operand `i` with their instance `key` column when `key` (`instance_key`) asks for it."""
+    return with_instance_key(df, entries, i) if key else df

@@ -40,7 +40,7 @@ from output_contracts.rules.base import (
     resolve,
     side_doc,
 )
-from output_contracts.rules.keys import with_instance_key
+from output_contracts.rules.keys import instance_key, keyed_hits
 from output_contracts.rules.model import Rule
 from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN
 
@@ -261,11 +261,11 @@ class Relation(PropertyCode):
                 if not sub:
                     continue
                 h = hits.filter(pl.col("ridx").is_in([e.ridx for e in sub]))
-                # the instance key names an array element or map entry: with no wildcard operand it is
-                # "" on every hit, so the rows are grouped and joined on integers alone
-                key = ["key"] if form != "sum_over" and any(op.wpos for e in sub for op in e.ops) else []
+                # with no wildcard operand the rows are grouped and joined on integers alone
+                # (`instance_key`); a sum over an array pairs by call alone
+                key = [] if form == "sum_over" else instance_key(sub)
                 base = (
-                    (with_instance_key(op_hits(h, 0), sub, 0) if key else op_hits(h, 0))
+                    keyed_hits(op_hits(h, 0), sub, 0, key)
                     .filter(num_kind)
                     .select("cid", "ridx", *key, "path", pl.col("num").alias("a"))
                 )
@@ -293,7 +293,7 @@ def _terms(
 ) -> pl.LazyFrame:
     """Per (call, rule, instance key): the right-hand side of complete, all-numeric term groups. `key`:
     ["key"], or [] when no operand has a wildcard (every instance key is "")."""
-    wide = max(len(e.ops) for e in sub) <= 64  # terms 1 .. 63 as bits of a UInt64
+    as_bits = max(len(e.ops) for e in sub) <= 64  # terms 1 .. 63 as bits of a UInt64
     coef = pl.DataFrame(
         {
             "ridx": [e.ridx for e in sub for _ in e.ops[1:]],
@@ -305,8 +305,8 @@ def _terms(
             ],
             "nterms": [len(e.ops) - 1 for e in sub for _ in e.ops[1:]],
             # (bits only while they fit in 64: a rule of more terms counts distinct operands instead)
-            "bit": [1 << i if wide else 0 for e in sub for i in range(1, len(e.ops))],
-            "full": [(1 << len(e.ops)) - 2 if wide else 0 for e in sub for _ in e.ops[1:]],
+            "bit": [1 << i if as_bits else 0 for e in sub for i in range(1, len(e.ops))],
+            "full": [(1 << len(e.ops)) - 2 if as_bits else 0 for e in sub for _ in e.ops[1:]],
         },
         schema={
             "ridx": pl.UInt32,
@@ -318,9 +318,7 @@ def _terms(
         },
     )
     parts = [
-        (with_instance_key(op_hits(h, i), sub, i) if key else op_hits(h, i)).select(
-            "cid", "ridx", "op", *key, "kind", "num", "len"
-        )
+        keyed_hits(op_hits(h, i), sub, i, key).select("cid", "ridx", "op", *key, "kind", "num", "len")
         for i in range(1, max(len(e.ops) for e in sub))
     ]
     if form == "count_of":
@@ -350,9 +348,9 @@ def _terms(
             agg.alias("rhs"),
             pl.len().alias("n"),
             pl.col("nonnum").sum().alias("nonnum"),
-            (pl.col("bit").sum() if wide else pl.col("op").n_unique().cast(pl.UInt64)).alias("bits"),
+            (pl.col("bit").sum() if as_bits else pl.col("op").n_unique().cast(pl.UInt64)).alias("bits"),
             pl.col("nterms").first(),
-            (pl.col("full") if wide else pl.col("nterms").cast(pl.UInt64)).first().alias("full"),
+            (pl.col("full") if as_bits else pl.col("nterms").cast(pl.UInt64)).first().alias("full"),
         )
         .filter(
             (pl.col("nonnum") == 0) & (pl.col("n") == pl.col("nterms")) & (pl.col("bits") == pl.col("full"))
