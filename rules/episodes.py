@@ -96,12 +96,15 @@ def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
     touches after sightings at the same ord (a call's own arguments do not void its own comparison).
     The running maximum is taken over `grp * 2^32 + ord` with the group's dense rank `grp`, so one
     cumulative maximum over the whole sorted frame never carries a touch into the next group."""
-    group = ["trace", "_vp", "_kp", "key"]
-    s = (
-        rows.with_columns(pl.col("vp").hash().alias("_vp"), pl.col("kp").hash().alias("_kp"))
-        .collect()
-        .with_row_index("_row")
-    )
+    schema = rows.collect_schema()
+    if schema["vp"] == schema["kp"] == pl.UInt32:
+        # place ids (the view's path): both in one exact UInt64, one sort key fewer
+        places = [(pl.col("vp").cast(pl.UInt64) * (2**32) + pl.col("kp").cast(pl.UInt64)).alias("_vp")]
+        group = ["trace", "_vp", "key"]
+    else:
+        places = [pl.col("vp").hash().alias("_vp"), pl.col("kp").hash().alias("_kp")]
+        group = ["trace", "_vp", "_kp", "key"]
+    s = rows.with_columns(places).collect().with_row_index("_row")
     events = pl.concat(
         [
             s.select("trace", "key", pl.col("ord").cast(pl.UInt32), "_row", pl.lit(False).alias("touch")),
@@ -137,7 +140,7 @@ def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
     return (
         s.sort([*group, "ord"])
         .with_columns(pl.when(same & ~voided).then(pl.col("val").shift(1)).alias("prev"))
-        .drop("_row", "_t", "_vp", "_kp")
+        .drop("_row", "_t", *group[1:-1])
         .lazy()
     )
 
