@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from output_contracts.errors import CheckError
+from output_contracts.frames import pack_pair
 from output_contracts.jsonutil import canonical_str
 from output_contracts.rules.model import Rule, split_side
 from output_contracts.traces.leaves import (
@@ -298,7 +299,7 @@ def rule_string_key(hits: pl.LazyFrame) -> pl.Expr | None:
     `is_in`) costs about a third of a two-column `unique` or join."""
     if hits.collect_schema()["skey"] != pl.UInt32:
         return None
-    return (pl.col("ridx").cast(pl.UInt64) * (2**32) + pl.col("skey").cast(pl.UInt64)).alias("_rs")
+    return pack_pair("ridx", "skey").alias("_rs")
 
 
 def empty_hits() -> pl.LazyFrame:

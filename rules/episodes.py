@@ -21,6 +21,7 @@ import orjson
 import polars as pl
 
 from output_contracts.errors import CheckError
+from output_contracts.frames import pack_pair
 from output_contracts.rules.base import RuleEntry, Violation, empty_hits
 from output_contracts.rules.consistent import EXACT_LIMIT, EpisodeMemory, episode_witness
 from output_contracts.traces.call_texts import CallTexts
@@ -99,11 +100,11 @@ def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
     schema = rows.collect_schema()
     if schema["vp"] == schema["kp"] == pl.UInt32:
         # place ids (the view's path): both in one exact UInt64, one sort key fewer
-        places = [(pl.col("vp").cast(pl.UInt64) * (2**32) + pl.col("kp").cast(pl.UInt64)).alias("_vp")]
-        group = ["trace", "_vp", "key"]
+        places = [pack_pair("vp", "kp").alias("_vp")]
     else:
         places = [pl.col("vp").hash().alias("_vp"), pl.col("kp").hash().alias("_kp")]
-        group = ["trace", "_vp", "_kp", "key"]
+    place_cols = [p.meta.output_name() for p in places]
+    group = ["trace", *place_cols, "key"]
     s = rows.with_columns(places).collect().with_row_index("_row")
     events = pl.concat(
         [
@@ -140,7 +141,7 @@ def repeats(rows: pl.LazyFrame, touches: pl.LazyFrame) -> pl.LazyFrame:
     return (
         s.sort([*group, "ord"])
         .with_columns(pl.when(same & ~voided).then(pl.col("val").shift(1)).alias("prev"))
-        .drop("_row", "_t", *group[1:-1])
+        .drop("_row", "_t", *place_cols)
         .lazy()
     )
 

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from output_contracts.errors import CheckError
-from output_contracts.frames import detach
+from output_contracts.frames import detach, pack_pair
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.base import (
     KIND_BIT,
@@ -605,7 +605,7 @@ def view_keys(corpus: Corpus, maps: MapTable) -> ViewKeys | None:
 def _packed_key() -> pl.Expr:
     """A row's checker key `k` and pattern id `pid` as one UInt64 (`kp`), the key a cross-fitted
     batch joins its leaves to the operands on."""
-    return (pl.col("k").cast(pl.UInt64) * (2**32) + pl.col("pid").cast(pl.UInt64)).alias("kp")
+    return pack_pair("k", "pid").alias("kp")
 
 
 def _with_pid(ops: pl.DataFrame, ids: Mapping[tuple[str, str, str], int]) -> pl.DataFrame:

@@ -38,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from output_contracts.frames import pack_pair
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining.data import (
     CLS_ARR,
@@ -193,11 +194,6 @@ def _sum_pairs(ctx: MiningContext, tools: set[str]) -> pl.DataFrame:
                     continue  # a member of Q's own array: its first member, or a sum over one member
                 rows.append((len(rows), tool, ppid, ppat, first, qpid, qpat, apid))
     return pl.DataFrame(rows, schema=_SUM_SCHEMA, orient="row")
-
-
-def _pack(a: str, b: str) -> pl.Expr:
-    """Two UInt32 id columns as one UInt64 (a pair tested with one `is_in`)."""
-    return pl.col(a).cast(pl.UInt64) * (1 << 32) + pl.col(b).cast(pl.UInt64)
 
 
 def _sum_rows(part: Leaves, sums: pl.DataFrame, d: pl.LazyFrame) -> list[pl.DataFrame]:
@@ -518,12 +514,12 @@ class Conditional:
             .with_columns(_cond_expr().alias("dtext"), pl.lit("g").alias("part"))
             .drop("cls", "num", "str")
         )
-        pair_ids = plan["pairs"].select(_pack("dpid", "ppid")).to_series()
+        pair_ids = plan["pairs"].select(pack_pair("dpid", "ppid")).to_series()
         paired = (
             d.lazy()
             .select("cid", "fold", "dpid", "dkey")
             .join(p.lazy().select("cid", "ppid", "arr", "empty", "vkey"), on="cid")
-            .filter(_pack("dpid", "ppid").is_in(pair_ids.implode()))
+            .filter(pack_pair("dpid", "ppid").is_in(pair_ids.implode()))
             .group_by("dpid", "dkey", "ppid", "fold")
             .agg(
                 pl.len().alias("present"),

@@ -37,6 +37,7 @@ from typing import Any
 import polars as pl
 
 from output_contracts.errors import MiningError
+from output_contracts.frames import pack_pair
 from output_contracts.mining.data import (
     CLS_BOOL,
     CLS_NULL,
@@ -314,19 +315,15 @@ def sighting_pairs(
     # each kept row with the values its call holds at the places paired with its key place: joined on
     # the call alone (only the row number travels; the rest is gathered by it), the pairs tested on one
     # packed integer
-    pair_ids = pairs.select(pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64))
+    pair_ids = pairs.select(pack_pair("kp", "vp"))
     rows = (
         k.select("cid", "kp", "_r")
         .join(vals.filter(pl.col("vp").is_in(pairs["vp"].implode())), on="cid")
-        .filter(
-            (pl.col("kp").cast(pl.UInt64) * (1 << 32) + pl.col("vp").cast(pl.UInt64)).is_in(
-                pair_ids.to_series().implode()
-            )
-        )
+        .filter(pack_pair("kp", "vp").is_in(pair_ids.to_series().implode()))
         .select("_r", "vp", "val")
     )
     # by (vp, _r): the previous row of the same (entity, place, vp) is the previous sighting
-    rows = rows.sort(pl.col("vp").cast(pl.UInt64) * (1 << 32) + pl.col("_r").cast(pl.UInt64))
+    rows = rows.sort(pack_pair("vp", "_r"))
     r = rows["_r"]
     s = rows.with_columns(k["_g"].gather(r), k["ord"].gather(r), k["_t"].gather(r))
     vp = pl.col("vp")
