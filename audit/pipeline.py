@@ -643,10 +643,15 @@ def _verified_in_sample(
         else:
             clean = clean.with_columns(pl.lit(0, pl.Int32).alias("fold"))
         raise_misfires(misfires_from(cs, found, entries, clean.select("cid", "fold"), corpus))
+    full = {r.id for r in cs.rules_for(None)}
+    in_full = [e.ridx for e in entries if e.rule.id in full]
+    in_sample = found.filter(pl.col("ridx").is_in(in_full))
+    cids = in_sample.get_column("cid").unique()
     # The stored texts of every call that fired and of every episode holding a CONSISTENT hit, read
-    # once for the in-sample and the cross-fitted witnesses (both are subsets of this pass's hits).
+    # once for the in-sample and the cross-fitted witnesses (both are subsets of this pass's hits),
+    # and only when one of them will render
     texts = None
-    if found.height:
+    if found.height and (keep or cids.len()):
         cons = [e.ridx for e in entries if e.rule.code == CONSISTENT]
         texts = CallTexts.read(
             corpus,
@@ -654,13 +659,9 @@ def _verified_in_sample(
             found.filter(pl.col("ridx").is_in(cons)).get_column("cid").unique(),
         )
     flat = (found, entries, texts) if keep else None
-    full = {r.id for r in cs.rules_for(None)}
-    in_full = [e.ridx for e in entries if e.rule.id in full]
-    found = found.filter(pl.col("ridx").is_in(in_full))
-    cids = found.get_column("cid").unique()
     if cids.len() == 0:
         return {}, flat
-    return _in_sample_refers(cids, found, entries, corpus, texts), flat
+    return _in_sample_refers(cids, in_sample, entries, corpus, texts), flat
 
 
 def load_replay(ledger_dir: str | Path) -> Replay:
