@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from output_contracts import __version__
+from output_contracts.allocator import tune_allocator
 from output_contracts.cli import (
     audit_cmd,
     check_cmd,
@@ -73,7 +74,8 @@ for module in (
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: the allocator's settings first (before any command loads polars)."""
+    tune_allocator()
     app()
 
 
