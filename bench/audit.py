@@ -40,7 +40,6 @@ import common  # noqa: E402  (bench/common.py: the one generated world every ben
 import generate  # noqa: E402
 
 CHILD_MINE = """
-from output_contracts.allocator import tune_allocator; tune_allocator()  # as `contracts` starts
 import resource, sys, time
 from output_contracts.mining import mine
 from output_contracts.traces.corpus import Corpus
@@ -51,7 +50,6 @@ print(secs, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(cs.all_rules
 """
 
 CHILD_AUDIT = """
-from output_contracts.allocator import tune_allocator; tune_allocator()  # as `contracts` starts
 import resource, sys, time
 from output_contracts.audit import pipeline as A
 from output_contracts.mining import mine
@@ -76,7 +74,6 @@ print(t3 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, t1 - t0, t2 -
 #: called inside another is subtracted from it, so the phases add up to the total. CPU seconds of the
 #: whole process, threads included.
 CHILD_PHASES = """
-from output_contracts.allocator import tune_allocator; tune_allocator()  # as `contracts` starts
 import collections, sys, tempfile, time
 from pathlib import Path
 from output_contracts.audit import pipeline as A, scoring as S

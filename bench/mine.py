@@ -36,7 +36,6 @@ import generate  # noqa: E402
 _PRELUDE = f"""
 import json, resource, sys, time
 sys.path.insert(0, {str(ROOT)!r})
-OURS
 import polars as pl
 def _report(**kw):
     kw["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -44,14 +43,8 @@ def _report(**kw):
 """
 
 
-#: Our children start as the `contracts` command does: the allocator's settings before polars loads
-#: (`output_contracts.allocator`); the scan, a peer, runs with polars' own.
-_TUNE = "from output_contracts.allocator import tune_allocator; tune_allocator()"
-
-
-def _child(code: str, ours: bool = True) -> dict[str, float]:
-    prelude = _PRELUDE.replace("OURS", _TUNE if ours else "")
-    p = subprocess.run([sys.executable, "-c", prelude + code], cwd=ROOT, capture_output=True, text=True)
+def _child(code: str) -> dict[str, float]:
+    p = subprocess.run([sys.executable, "-c", _PRELUDE + code], cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"child failed:\n{p.stderr}")
     for line in p.stdout.splitlines():
@@ -69,8 +62,7 @@ pl.scan_parquet(f).collect()
 w, c = time.perf_counter(), time.process_time()
 df = pl.scan_parquet(f).collect()
 _report(wall=time.perf_counter() - w, cpu=time.process_time() - c, rows=df.height)
-""",
-        ours=False,
+"""
     )
 
 
