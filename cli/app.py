@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from output_contracts import __version__
-from output_contracts.allocator import tune_allocator
 from output_contracts.cli import (
     audit_cmd,
     check_cmd,
@@ -74,8 +73,7 @@ for module in (
 
 
 def main() -> None:
-    """Console-script entry point: the allocator's settings first (before any command loads polars)."""
-    tune_allocator()
+    """Console-script entry point."""
     app()
 
 
