@@ -23,6 +23,7 @@ corpus was read in (a test mines the same corpus in one part and in several and 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -47,6 +48,11 @@ class MiningContext:
     pools: (
         pl.DataFrame
     )  # pid, tool, pattern, pool of result patterns (`output_contracts.mining.shapes.pools`)
+
+    @functools.cached_property
+    def pooled(self) -> pl.DataFrame:
+        """`pooled_stats` of this context, computed once: five rule classes read it."""
+        return _pooled_stats(self)
 
 
 class RuleClass(Protocol):
@@ -87,6 +93,11 @@ class FromStats:
 
 
 def pooled_stats(ctx: MiningContext) -> pl.DataFrame:
+    """`_pooled_stats(ctx)`, computed once per context (`MiningContext.pooled`)."""
+    return ctx.pooled
+
+
+def _pooled_stats(ctx: MiningContext) -> pl.DataFrame:
     """The merged path statistics of every (tool, pattern, cls, checker) with its pool's beside them.
 
     Added columns, per (pool, cls, checker): `p_n`, `p_calls`, `p_tasks` (the largest member's: a
