@@ -237,10 +237,18 @@ def assemble(
     order = {c: i for i, c in enumerate(CODES)}
     per_rule: dict[str, dict[int, dict[str, Any]]] = {}
     heads: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}
-    for row in merged.iter_rows(named=True):
-        p = orjson.loads(row["params"])
-        rid = rule_id(row["tool"], row["code"], row["paths"], p)
-        heads[rid] = (row["tool"], row["code"], tuple(row["paths"]), p)
+    # a rule has a row per checker holding it: its id (a hash) is made once, at its first row; rows are
+    # read column-wise (`iter_rows(named=True)` builds them one value at a time)
+    names = merged.columns
+    rid_of: dict[tuple[Any, ...], str] = {}
+    for values in zip(*(merged.get_column(c).to_list() for c in names), strict=True):
+        row = dict(zip(names, values, strict=True))
+        head = (row["tool"], row["code"], tuple(row["paths"]), row["params"])
+        rid = rid_of.get(head)
+        if rid is None:
+            p = orjson.loads(row["params"])
+            rid = rid_of[head] = rule_id(row["tool"], row["code"], row["paths"], p)
+            heads[rid] = (row["tool"], row["code"], head[2], p)
         per_rule.setdefault(rid, {})[row["checker"]] = row
     rules_by_tool: dict[str, list[Rule]] = {t: [] for t in tool_names}
     fold_rules: dict[int, dict[str, Support]] = {f: {} for f in range(params.k)} if params.k > 1 else {}
