@@ -708,15 +708,16 @@ def _count_hist(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> p
     return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)  # type: ignore[arg-type]
 
 
-def _count_ok(hist: pl.DataFrame, k: int) -> dict[tuple[int, int], float]:
+def _count_ok(hist: pl.DataFrame, k: int, keys: Sequence[str] = ("cand",)) -> dict[tuple[int, ...], float]:
     """(count_of candidate, checker) -> the share of its qualifying calls that have the most common
     length (docs/rules.md: a count matching a list's length by coincidence on t tasks has chance at
-    most that share to the power t)."""
+    most that share to the power t). `keys`: what names a candidate (`("spec", "cand")` for the rows
+    of several specs at once; the dictionary's keys are then (spec, cand, checker))."""
     if hist.height == 0:
         return {}
-    merged = by_checker(hist, ["cand", "v"], [pl.col("n").sum()], k)
-    share = merged.group_by("cand", "checker").agg((pl.col("n").max() / pl.col("n").sum()).alias("q"))
-    return {(c, ch): q for c, ch, q in share.select("cand", "checker", "q").iter_rows()}
+    merged = by_checker(hist, [*keys, "v"], [pl.col("n").sum()], k)
+    share = merged.group_by(*keys, "checker").agg((pl.col("n").max() / pl.col("n").sum()).alias("q"))
+    return {tuple(r[:-1]): r[-1] for r in share.select(*keys, "checker", "q").iter_rows()}
 
 
 def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> pl.DataFrame:
@@ -792,26 +793,28 @@ def _verify_part(wide: pl.DataFrame, fields: list[Field], cands: list[Cand]) -> 
     return pl.concat(frames)
 
 
-def _verify_merge(long: pl.DataFrame, k: int) -> pl.DataFrame:
-    """Per (candidate index, checker): the parts' and folds' `_verify_part` rows merged."""
+def _verify_merge(long: pl.DataFrame, k: int, keys: Sequence[str] = ("cand",)) -> pl.DataFrame:
+    """Per (candidate index, checker): the parts' and folds' `_verify_part` rows merged. `keys`: what
+    names a candidate (`("spec", "cand")` for the rows of several specs at once)."""
+    keys = list(keys)
     # Operand index `o` within each row's list (one row per part, candidate and fold).
     rowed = long.with_row_index("_row")
     mn_parts = rowed.explode("mn").with_columns(pl.int_range(pl.len()).over("_row").alias("o"))
     mx_parts = rowed.explode("mx").with_columns(pl.int_range(pl.len()).over("_row").alias("o"))
     ranges = by_checker(
-        mn_parts.select("_row", "cand", "fold", "o", "mn").join(
+        mn_parts.select("_row", *keys, "fold", "o", "mn").join(
             mx_parts.select("_row", "o", "mx"), on=["_row", "o"]
         ),
-        ["cand", "o"],
+        [*keys, "o"],
         [pl.col("mn").min(), pl.col("mx").max()],
         k,
     )
-    varying = ranges.group_by("cand", "checker").agg(
+    varying = ranges.group_by(*keys, "checker").agg(
         ((pl.col("mn") < pl.col("mx")) | pl.col("mn").is_null()).all().alias("varying")
     )
     merged = by_checker(
         long.drop("mn", "mx"),
-        ["cand"],
+        keys,
         [
             pl.col("q").sum(),
             pl.col("calls").sum(),
@@ -824,7 +827,7 @@ def _verify_merge(long: pl.DataFrame, k: int) -> pl.DataFrame:
         ],
         k,
     )
-    return merged.join(varying, on=["cand", "checker"], how="left")
+    return merged.join(varying, on=[*keys, "checker"], how="left")
 
 
 def _tol_for(c: Cand, klass: dict[int, str]) -> str:
@@ -1046,16 +1049,50 @@ class Relation:
     def finish(self, ctx: MiningContext, plan: Any, rows: Sequence[Any]) -> pl.DataFrame:
         if plan is None:
             return cand_frame()
+        k = ctx.data.k
+        specs = [j for j in sorted(plan.cands) if any(j in r for r in rows)]
+        if not specs:
+            return cand_frame()
+
+        def tagged(slot: int) -> pl.DataFrame:
+            """Every spec's rows of one kind (verification, field stats, count histogram), by spec."""
+            return pl.concat(
+                [
+                    r[j][slot].with_columns(pl.lit(j, pl.Int64).alias("spec"))
+                    for j in specs
+                    for r in rows
+                    if j in r
+                ]
+            )
+
+        # Every spec merged at once, with the spec as a key: a polars step costs about as much on a
+        # spec's few rows as on all of them (RELATION's finish was a seventh of a small corpus's mine).
+        res = _by_spec(_verify_merge(tagged(0), k, keys=("spec", "cand")))
+        shares: dict[int, dict[tuple[int, int], float]] = {}
+        for (j, c, ch), q in _count_ok(tagged(2), k, keys=("spec", "cand")).items():
+            shares.setdefault(j, {})[(c, ch)] = q
+        klass_rows = _by_spec(
+            by_checker(
+                tagged(1).select("spec", "name", "fold", "n", "n_int", "n_cent"),
+                ["spec", "name"],
+                [pl.col("n").sum(), pl.col("n_int").sum(), pl.col("n_cent").sum()],
+                k,
+            )
+        )
         out = []
-        for j in sorted(plan.cands):
-            got = [r[j] for r in rows if j in r]
-            if not got:
-                continue
-            res = _verify_merge(pl.concat([g[0] for g in got]), ctx.data.k)
-            fst = pl.concat([g[1] for g in got])
-            shares = _count_ok(pl.concat([g[2] for g in got]), ctx.data.k)
+        for j in specs:
             spec = plan.specs[j]
-            out.append(self._finish_group(ctx, spec.tool, res, list(spec.fields), plan.cands[j], fst, shares))
+            out.append(
+                self._finish_group(
+                    ctx,
+                    spec.tool,
+                    res[j],
+                    list(spec.fields),
+                    plan.cands[j],
+                    klass_rows.get(j, pl.DataFrame()),  # no number seen: no class
+                    shares.get(j, {}),
+                )
+            )
         return cand_frame(pl.concat(out)) if out else cand_frame()
 
     def _finish_group(
@@ -1065,26 +1102,21 @@ class Relation:
         res: pl.DataFrame,
         fields: list[Field],
         cands: list[Cand],
-        fst: pl.DataFrame,
+        klass_rows: pl.DataFrame,
         shares: dict[tuple[int, int], float],
     ) -> pl.DataFrame:
-        k = ctx.data.k
+        """The rules of one spec: `res` its merged verification rows, `klass_rows` its fields' number
+        counts per checker (name, checker, n, n_int, n_cent), `shares` its `_count_ok`."""
         need = ctx.params.needed("RELATION")
         # Tolerance class per field per checker.
-        klass_rows = by_checker(
-            fst.select("name", "fold", "n", "n_int", "n_cent"),
-            ["name"],
-            [pl.col("n").sum(), pl.col("n_int").sum(), pl.col("n_cent").sum()],
-            k,
-        )
         name_idx = {f.name: i for i, f in enumerate(fields)}
         klass: dict[int, dict[int, str]] = {}
         for r in klass_rows.iter_rows(named=True):
             kl = "int" if r["n_int"] == r["n"] else "cent" if r["n_cent"] == r["n"] else "rel"
             klass.setdefault(r["checker"], {})[name_idx[r["name"]]] = kl
         rows = []
-        for checker in sorted(res["checker"].unique().to_list()):
-            sub = res.filter(pl.col("checker") == checker)
+        by_checker_rows = res.partition_by("checker", as_dict=True, maintain_order=True)
+        for (checker,), sub in sorted(by_checker_rows.items()):
             holding: list[Cand] = []
             info = {}
             known_eq: list[tuple[int, int]] = []
