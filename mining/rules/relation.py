@@ -26,9 +26,11 @@ tool's first SAMPLE_CALLS calls by call key in that fold: the candidate sample, 
 corpus size) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
 cent); a larger sample of rows refutes candidates in one vectorised join of each space's candidates
 with its rows (a candidate refuted in two or more folds cannot hold in any checker: a fold checker
-leaves out only one fold), and only the survivors are verified on every call. Generation and refutation
-run for every search space at once (rows keyed by space), since the sample rows are few. Known limit: a relation over fields that are never all present
-together in a fold's generation rows is not proposed.
+leaves out only one fold), and only the survivors are verified on every call. Sampling, generation and
+refutation run for every search space at once (rows keyed by space), since the sample rows are few; the
+wide frames (one row per call or array instance, one column per field) are built a batch of spaces at
+a time (`_wide_all`). Known limit: a relation over fields that are never all present together in a
+fold's generation rows is not proposed.
 
 Why one module of ~800 lines: generation, refutation, verification and the implied-relation filter share
 one numbering of the fields of a search space (`GroupSpec`, `Field`) and one candidate encoding; split
@@ -75,6 +77,7 @@ MAX_FIELDS_TERNARY = 40  # three-term sums are searched for up to this many fiel
 MAX_FIELDS = 150  # beyond this many numeric fields in one group, no relation search at all
 GEN_ABS, GEN_REL = 0.006, 1e-9  # candidate tolerance: looser than every verification tolerance
 BATCH = 150  # candidates verified per polars pass
+WIDE_BATCH_ROWS = 65_536  # numbers of the specs whose wide frames are built together (`_wide_all`)
 
 
 @dataclass(frozen=True)
@@ -179,19 +182,27 @@ def _specs(ctx: MiningContext, num_pids: pl.Series) -> list[GroupSpec]:
     return out
 
 
-def _wide_frames(
+def _wide_all(
     specs: Sequence[tuple[int, GroupSpec]], part: Leaves, stats: bool = True
-) -> Iterator[tuple[int, pl.DataFrame, pl.DataFrame | None]]:
-    """(spec index, wide frame, per-field per-fold stats) of one task part, for every spec with rows.
+) -> Iterator[tuple[pl.DataFrame, pl.DataFrame | None]]:
+    """The wide frames of every spec of one task part, a batch of specs at a time, and their per-field
+    per-fold stats: (wide, stats) per batch.
 
-    Wide frame: one row per call (plain group) or array instance (`inst`), one Float64 column per field,
-    plus cid, fold, task; per-field stats: name, fold, n, n_int, n_cent (int / 2-decimal counts), or
-    None when `stats` is off (the plan needs none).
+    Wide: `spec`, `cid`, `inst` (the array instance of a group spec; null for a plain spec), one Float64
+    column per field name of a spec of the batch (`c0`, `s1`, ...; a spec's rows hold null in the names
+    that are not its own), `fold`, `task`; one row per (spec, call) or (spec, call, instance), each
+    spec's rows together, by call and instance. A spec with no row has none. Stats (None when `stats`
+    is off: the plan needs none): spec, name, fold, n, n_int, n_cent (int / 2-decimal counts).
 
     Every spec's rows are cut from the part in one pass per kind of field (a pattern id belongs to at
-    most one plain spec and one array group): the numbers joined once to (pid -> spec, column) and split
-    by spec, not joined once per spec."""
-    calls = part.calls.select("cid", "fold", "task")
+    most one plain spec and one array group). Every step after that (pivot, sums, the join to the
+    calls, the sort, the stats) runs once per batch with the spec as a key: a polars step costs about
+    as much on one spec's few rows as on all of them (on a small corpus RELATION's plan was a quarter
+    of the mine, most of it steps repeated per spec). A batch holds specs of at most `WIDE_BATCH_ROWS`
+    numbers together (a larger spec is a batch of its own), since its wide frame has a column for
+    every field name of the batch on every row: on a large part, all specs at once measured no faster
+    and held 100 MB more at 1M calls."""
+    calls_tool = part.calls.select("cid", "fold", "task", "tool")
     plain_map = _field_map([(i, s.name_of) for i, s in specs if not s.group])
     len_pids = sorted({p for _, s in specs for p, n in s.name_of if n.startswith("l")})
     nums = (
@@ -215,12 +226,12 @@ def _wide_frames(
         .join(plain_map.lazy(), on="pid", how="inner", maintain_order="left")
         .collect()
     )
-    plain_rows = _by_spec(nums)
+    flat = nums.filter(~pl.col("sum")).drop("sum")
+    srows = nums.filter(pl.col("sum")).drop("sum")
     group_map = _field_map([(i, s.name_of) for i, s in specs if s.group])
     first_map = _field_map([(i, s.firsts) for i, s in specs if s.firsts])
     wild_pids = sorted(set(group_map["pid"].to_list()) | set(first_map["pid"].to_list()))
-    group_rows: dict[int, pl.DataFrame] = {}
-    first_rows: dict[int, pl.DataFrame] = {}
+    wl: pl.DataFrame | None = None
     if wild_pids:
         wnum = part.scan_paths(wild_pids).filter(pl.col("cls") == CLS_NUM).collect()
         if group_map.height:
@@ -242,9 +253,9 @@ def _wide_frames(
                 )
                 .select("cid", "fold", "pid", "inst", "num", "code")
                 .join(group_map.lazy(), on="pid", how="inner", maintain_order="left")
+                .drop("sum")
                 .collect()
             )
-            group_rows = _by_spec(wl)
         if first_map.height:
             # the member at index 0: its path is the pattern with the one `*` written `0`
             zero = pl.DataFrame(
@@ -256,62 +267,156 @@ def _wide_frames(
                 .select("cid", "pid", "code", "num", "fold")
                 .join(first_map, on="pid")
             )
-            first_rows = _by_spec(first)
-    for i, spec in specs:
-        if spec.group:
-            long = group_rows.get(i)
-            if long is None or long.height == 0:
-                continue
-            wide = long.pivot(on="col", index=["cid", "inst"], values="num", aggregate_function="first")
-            order = ["cid", "inst"]
-        else:
-            got = plain_rows.get(i)
-            flat = (got if got is not None else nums.clear().drop("spec")).filter(~pl.col("sum")).drop("sum")
-            if i in first_rows:
-                flat = pl.concat([flat, first_rows[i].select(flat.columns)])
-            if flat.height == 0:
-                continue
-            wide = flat.pivot(on="col", index="cid", values="num", aggregate_function="first")
-            long = flat
-            if any(f.is_sum for f in spec.fields):
-                srows = got.filter(pl.col("sum")).drop("sum") if got is not None else flat.clear()
-                sw = srows.group_by("cid", "col").agg(pl.col("num").sum())
-                long = pl.concat([flat, srows])
-                if sw.height:
-                    wide = wide.join(
-                        sw.pivot(on="col", index="cid", values="num", aggregate_function="first"),
-                        on="cid",
-                        how="left",
-                    )
-                # an empty sum is 0: a call without the array sums to 0 over it
-                wide = wide.with_columns(
-                    [
-                        pl.col(f.name).fill_null(0.0) if f.name in wide.columns else pl.lit(0.0).alias(f.name)
-                        for f in spec.fields
-                        if f.is_sum
-                    ]
-                )
-            order = ["cid"]
+            # a spec's own numbers first, then its first members (`first` in the pivot keeps that order)
+            flat = pl.concat([flat, first.select(flat.columns)])
+    sizes: dict[int, int] = {}
+    for frame in (flat, srows, *([wl] if wl is not None else [])):
+        for sp, n in frame.group_by("spec").len().iter_rows():
+            sizes[sp] = sizes.get(sp, 0) + n
+    batches: list[list[int]] = [[]]
+    rows = 0
+    for i, _ in specs:
+        if i not in sizes:
+            continue
+        if batches[-1] and rows + sizes[i] > WIDE_BATCH_ROWS:
+            batches.append([])
+            rows = 0
+        batches[-1].append(i)
+        rows += sizes[i]
+    keys = pl.concat(
+        [m.select("key", "spec", pl.col("col").alias("name")) for m in (plain_map, group_map, first_map)]
+    ).unique()
+    batches = [b for b in batches if b]
+    flats, sums, wls = (_split(f, batches) if f is not None else None for f in (flat, srows, wl))
+    assert flats is not None and sums is not None
+    for j, batch in enumerate(batches):
+        chosen = [(i, sp) for i, sp in specs if i in set(batch)]
+        yield _wide_batch(
+            chosen, flats[j], sums[j], wls[j] if wls is not None else None, calls_tool, keys, stats
+        )
+
+
+def _split(frame: pl.DataFrame, batches: Sequence[Sequence[int]]) -> list[pl.DataFrame]:
+    """The rows of each batch of specs (by the `spec` column), in their order: one partition, not a
+    filter per batch."""
+    if len(batches) == 1:
+        return [frame]
+    parts = frame.partition_by("spec", as_dict=True, maintain_order=True)
+    out = []
+    for b in batches:
+        got = [parts[(i,)] for i in b if (i,) in parts]
+        out.append(pl.concat(got) if got else frame.clear())
+    return out
+
+
+def _wide_batch(
+    specs: Sequence[tuple[int, GroupSpec]],
+    flat: pl.DataFrame,
+    srows: pl.DataFrame,
+    wl: pl.DataFrame | None,
+    calls_tool: pl.DataFrame,
+    keys: pl.DataFrame,
+    stats: bool,
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """`_wide_all`'s frames of one batch of specs from their rows: `flat` (a plain spec's numbers and
+    first members), `srows` (the numbers it sums), `wl` (a group spec's numbers, with `inst`); `keys`:
+    field key -> spec, name."""
+    calls = calls_tool.drop("tool")
+    frames = []
+    if flat.height:
+        # A call's leaves are all its own tool's, so a plain spec's rows are its calls: one row per call
+        # pivots every plain spec at once (the spec comes back from the call's tool).
+        wide = flat.pivot(on="col", index="cid", values="num", aggregate_function="first")
+        if srows.height:
+            wide = wide.join(
+                srows.pivot(on="col", index="cid", values="num", aggregate_function="sum"),
+                on="cid",
+                how="left",
+            )
+        spec_of = {s.tool: i for i, s in specs if not s.group}
+        wide = wide.join(calls_tool, on="cid", how="inner").with_columns(
+            pl.col("tool").cast(pl.String).replace_strict(spec_of, return_dtype=pl.Int64).alias("spec")
+        )
+        # an empty sum is 0: a call without the array sums to 0 over it (in the specs that sum it)
+        summed: dict[str, list[int]] = {}
+        for i, s in specs:
+            for f in s.fields:
+                if f.is_sum and not s.group:
+                    summed.setdefault(f.name, []).append(i)
         wide = wide.with_columns(
-            [pl.lit(None, pl.Float64).alias(f.name) for f in spec.fields if f.name not in wide.columns]
+            pl.when(pl.col("spec").is_in(ids))
+            .then(pl.col(name).fill_null(0.0) if name in wide.columns else pl.lit(0.0))
+            .otherwise(pl.col(name) if name in wide.columns else pl.lit(None, pl.Float64))
+            .alias(name)
+            for name, ids in summed.items()
         )
-        wide = wide.join(calls, on="cid", how="inner").sort(order)
+        frames.append(wide.drop("tool").sort("cid"))
+    if wl is not None and wl.height:
+        frames.append(
+            wl.pivot(on="col", index=["spec", "cid", "inst"], values="num", aggregate_function="first")
+            .join(calls, on="cid", how="inner")
+            .sort("spec", "cid", "inst")
+        )
+    names = sorted({f.name for _, s in specs for f in s.fields})
+    # a spec's rows all come from one of the frames, so concatenating keeps each spec's order
+    wide = (
+        pl.concat(frames, how="diagonal")
+        if frames
+        else pl.DataFrame(schema={"spec": pl.Int64(), **calls.schema})
+    )
+    wide = wide.with_columns(
+        [pl.lit(None, pl.String).alias("inst")] * ("inst" not in wide.columns)
+        + [pl.lit(None, pl.Float64).alias(n) for n in names if n not in wide.columns]
+    )
+    fst = None
+    if stats:
+        longs = [flat.select("key", "fold", "code", "num"), srows.select("key", "fold", "code", "num")]
+        if wl is not None:
+            longs.append(wl.select("key", "fold", "code", "num"))
         fst = (
-            long.group_by("col", "fold")
+            pl.concat(longs)
+            .group_by("key", "fold")
             .agg(pl.len().alias("n"), _IS_INT.sum().alias("n_int"), _CENT.sum().alias("n_cent"))
-            .rename({"col": "name"})
-            if stats
-            else None
+            .join(keys, on="key")
+            .drop("key")
         )
-        yield i, wide, fst
+    return wide, fst
+
+
+def _spec_frame(wide: pl.DataFrame, spec: GroupSpec) -> pl.DataFrame:
+    """One spec's rows of a `_wide_all` frame (its partition) with its own columns only: cid, inst (a
+    group spec), its fields, fold, task."""
+    return wide.select(
+        "cid", *(["inst"] if spec.group else []), *(f.name for f in spec.fields), "fold", "task"
+    )
+
+
+def _wide_frames(
+    specs: Sequence[tuple[int, GroupSpec]], part: Leaves, stats: bool = True
+) -> Iterator[tuple[int, pl.DataFrame, pl.DataFrame | None]]:
+    """(spec index, wide frame, per-field per-fold stats) of one task part, for every spec with rows
+    (`_wide_all` split by spec). Wide frame: one row per call (plain group) or array instance (`inst`),
+    one Float64 column per field, plus cid, fold, task; per-field stats: name, fold, n, n_int, n_cent,
+    or None when `stats` is off."""
+    of = dict(specs)
+    for wide, fst in _wide_all(specs, part, stats):
+        fsts = _by_spec(fst) if fst is not None else {}
+        for i, w in sorted(_by_spec(wide).items()):
+            yield i, _spec_frame(w, of[i]), fsts.get(i) if fst is not None else None
 
 
 def _field_map(named: Sequence[tuple[int, Sequence[tuple[int, str]]]]) -> pl.DataFrame:
-    """pid -> spec, col (the field's column name), sum (a Σ field) of the given specs' fields."""
-    rows = [(p, i, n, n.startswith("s")) for i, name_of in named for p, n in name_of]
+    """pid -> spec, col (the field's column name), sum (a Σ field), key (the field's number: one
+    integer for (spec, col), the same in every map) of the given specs' fields."""
+    kinds = {"c": 0, "s": 1, "l": 2, "f": 3}
+    rows = [
+        (p, i, n, n.startswith("s"), (i << 32) | (kinds[n[0]] << 28) | int(n[1:]))
+        for i, name_of in named
+        for p, n in name_of
+    ]
     return pl.DataFrame(
         rows,
-        schema={"pid": pl.UInt32, "spec": pl.Int64, "col": pl.String, "sum": pl.Boolean},
+        schema={"pid": pl.UInt32, "spec": pl.Int64, "col": pl.String, "sum": pl.Boolean, "key": pl.Int64},
         orient="row",
     )
 
@@ -342,8 +447,9 @@ def _first_path(pattern: str) -> str:
     return "/".join(tokens)
 
 
-def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(generation rows, refutation rows) of every fold, as wide frames with a row id `_r`.
+def _sample_all(wide: pl.DataFrame, names: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(generation rows, refutation rows) of every fold of every spec of a `_wide_all` frame (`names`:
+    its field columns), as wide frames with `spec` and `_r`, the row's number within its spec's frame.
 
     Both come from a bounded window of each fold: its first WINDOW rows by call key. Generation rows
     are the GEN_ROWS rows of the window with the most present non-zero fields (rows of zeros match
@@ -352,31 +458,55 @@ def _sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame,
     where it is present. Sampling only prunes candidates: every relation emitted is verified on every
     call, so the window bounds cost, not correctness (a relation over fields that never co-occur in a
     window is not proposed).
-    """
-    w = wide.with_row_index("_r").group_by("fold", maintain_order=True).head(WINDOW)
-    score = pl.sum_horizontal(
-        [(pl.col(f.name).is_not_null() & (pl.col(f.name) != 0)).cast(pl.Int32) for f in fields]
+
+    Every spec at once, the spec a key of every step: a spec's rows hold null in the names that are not
+    its fields, which count as absent, so its picks are those made on its own frame alone
+    (`tests/mining/relation_reference.sample_rows`)."""
+    w = (
+        wide.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).over("spec").alias("_r"))
+        .group_by("spec", "fold", maintain_order=True)
+        .head(WINDOW)
     )
-    scored = w.with_columns(score.alias("_score"))
+    score = pl.sum_horizontal([(pl.col(n).is_not_null() & (pl.col(n) != 0)).cast(pl.Int32) for n in names])
+    key = ["spec", "_r"]
     gen_picks = [
-        scored.sort(["fold", "_score", "_r"], descending=[False, True, False])
-        .group_by("fold", maintain_order=True)
+        w.with_columns(score.alias("_score"))
+        .sort(["spec", "fold", "_score", "_r"], descending=[False, False, True, False])
+        .group_by("spec", "fold", maintain_order=True)
         .head(GEN_ROWS)
-        .select("_r")
+        .select(key)
     ]
-    ref_picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
-    # per field and fold, the rank of each row where the field is present (every field at once)
+    ref_picks = [w.group_by("spec", "fold", maintain_order=True).head(SAMPLE_ROWS).select(key)]
     present = (
-        w.select("_r", "fold", *[pl.col(f.name).is_not_null() for f in fields])
-        .unpivot(index=["_r", "fold"])
+        w.select(*key, "fold", *[pl.col(n).is_not_null() for n in names])
+        .unpivot(index=[*key, "fold"])
         .filter(pl.col("value"))
-        .select("_r", pl.col("_r").rank("ordinal").over("fold", "variable").alias("_rank"))
+        .select(*key, pl.col("_r").rank("ordinal").over("spec", "fold", "variable").alias("_rank"))
     )
-    gen_picks.append(present.filter(pl.col("_rank") == 1).select("_r"))
-    ref_picks.append(present.filter(pl.col("_rank") <= SAMPLE_PER_COLUMN).select("_r"))
-    gen = w.join(pl.concat(gen_picks).unique(), on="_r", how="semi").sort("_r")
-    ref = w.join(pl.concat(ref_picks).unique(), on="_r", how="semi").sort("_r")
+    gen_picks.append(present.filter(pl.col("_rank") == 1).select(key))
+    ref_picks.append(present.filter(pl.col("_rank") <= SAMPLE_PER_COLUMN).select(key))
+    gen = w.join(pl.concat(gen_picks).unique(), on=key, how="semi").sort(key)
+    ref = w.join(pl.concat(ref_picks).unique(), on=key, how="semi").sort(key)
     return gen, ref
+
+
+def _long_all(rows: pl.DataFrame, fields: Sequence[tuple[int, Sequence[Field]]]) -> pl.DataFrame:
+    """`_long` of the sample rows of several specs at once (`rows` with `spec`, as `_sample_all` makes
+    them; `fields`: (spec, its fields)): (s, r, j, v), field j by index within its spec."""
+    jmap = pl.DataFrame(
+        [(i, f.name, j) for i, fs in fields for j, f in enumerate(fs)],
+        schema={"spec": pl.Int64, "name": pl.String, "j": pl.Int64},
+        orient="row",
+    )
+    names = sorted(set(jmap["name"].to_list()))
+    return (
+        rows.select("spec", "_r", *names)
+        .unpivot(index=["spec", "_r"], variable_name="name", value_name="v")
+        .drop_nulls("v")
+        .filter(pl.col("v").abs() < 1e15)
+        .join(jmap, on=["spec", "name"])
+        .select(pl.col("spec").alias("s"), pl.col("_r").alias("r"), "j", "v")
+    )
 
 
 def _long(rows: pl.DataFrame, fields: list[Field]) -> pl.DataFrame:
@@ -420,12 +550,13 @@ NO_TERM = -1
 Batch = Sequence[tuple[int, pl.DataFrame, list[Field], bool]]
 
 
-def _roles(batch: Batch) -> pl.DataFrame:
+def _roles(spaces: Sequence[tuple[int, Sequence[Field], bool]]) -> pl.DataFrame:
     """(s, j) -> res (may be the left-hand side), sl (a sum or length: only the sum_over/count_of term),
-    is_sum, is_len, tern (the spec searches three-term sums) of every field of every spec in `batch`."""
+    is_sum, is_len, tern (the spec searches three-term sums) of every field of every space (spec,
+    fields, tern)."""
     rows = [
         (s, j, f.result and not f.is_sum and not f.is_len, f.is_sum, f.is_len, tern)
-        for s, _, fields, tern in batch
+        for s, fields, tern in spaces
         for j, f in enumerate(fields)
     ]
     return pl.DataFrame(
@@ -452,12 +583,19 @@ def _generate(batch: Batch) -> pl.DataFrame:
     SUM_OVER, COUNT_OF. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C,
     joined on a rounded key, so the cost is (fields² per row), not fields⁴.
     """
-    cols = ["s", *CAND_COLS]
     if not batch:
         return pl.DataFrame(schema={"s": pl.Int64, **CAND_COLS})
     long = pl.concat(
         [_long(gen, fields).with_columns(pl.lit(s, pl.Int64).alias("s")) for s, gen, fields, _ in batch]
-    ).join(_roles(batch), on=["s", "j"])
+    )
+    return _generate_long(long, [(s, fields, tern) for s, _, fields, tern in batch])
+
+
+def _generate_long(long: pl.DataFrame, spaces: Sequence[tuple[int, Sequence[Field], bool]]) -> pl.DataFrame:
+    """`_generate` from the generation rows already in long form (s, r, j, v), of the `spaces` (spec,
+    fields, whether three-term sums are searched)."""
+    cols = ["s", *CAND_COLS]
+    long = long.join(_roles(spaces), on=["s", "j"])
     on = ["s", "r"]
     lhs = long.filter("res").select("s", "r", "tern", pl.col("j").alias("a"), pl.col("v").alias("va"))
     ops = long.filter(~pl.col("is_sum") & ~pl.col("is_len")).select("s", "r", "j", "v")
@@ -1004,25 +1142,44 @@ class Relation:
         sample (the first SAMPLE_CALLS calls of each tool and fold by call key)."""
         specs = _specs(ctx, ctx.num_pids)
         whole = _whole_tools(ctx)
-        batch = []
         presence: dict[int, list[tuple[int, int, int]]] = {}
-        for i, wide, _ in _wide_frames(list(enumerate(specs)), ctx.sample, stats=False):
-            fields = list(specs[i].fields)
-            if wide.height == 0 or len(fields) < 2:
+        spaces: list[tuple[int, list[Field], bool]] = []
+        gens: list[pl.DataFrame] = []
+        refs: dict[int, pl.DataFrame] = {}
+        for wide, _ in _wide_all(list(enumerate(specs)), ctx.sample, stats=False):
+            live = sorted(i for i in wide["spec"].unique().to_list() if len(specs[i].fields) >= 2)
+            if not live:
                 continue
-            if specs[i].tool in whole:
-                presence[i] = _presence(wide, fields)
-            gen, ref = _sample_rows(wide, fields)
-            ternary = sum(1 for f in fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY
-            batch.append((i, gen, ref, fields, ternary))
+            wide = wide.filter(pl.col("spec").is_in(live))
+            of_whole = [i for i in live if specs[i].tool in whole]
+            if of_whole:
+                for i, frame in _by_spec(wide.filter(pl.col("spec").is_in(of_whole))).items():
+                    presence[i] = _presence(frame, list(specs[i].fields))
+            batch = [
+                (
+                    i,
+                    list(specs[i].fields),
+                    sum(1 for f in specs[i].fields if not (f.is_sum or f.is_len)) <= MAX_FIELDS_TERNARY,
+                )
+                for i in live
+            ]
+            # every spec of the batch sampled at once (rows keyed by spec)
+            gen, ref = _sample_all(wide, sorted({f.name for _, fields, _ in batch for f in fields}))
+            gens.append(_long_all(gen, [(i, fields) for i, fields, _ in batch]))
+            refs.update(_by_spec(ref))
+            spaces += batch
+        if not spaces:
+            return None
+        spaces.sort(key=lambda t: t[0])
+        # every spec generated and refuted at once
         survivors = _refute(
-            _generate([(i, gen, fields, t) for i, gen, _, fields, t in batch]),
-            [(i, ref, fields, t) for i, _, ref, fields, t in batch],
+            _generate_long(pl.concat(gens), spaces),
+            [(i, refs[i], fields, t) for i, fields, t in spaces if i in refs],
             ctx.data.k,
         )
         need = (ctx.params.needed("RELATION"), ctx.params.tasks_needed("RELATION"))
         cands: dict[int, list[Cand]] = {}
-        for i, _, _, fields, _ in batch:
+        for i, fields, _ in spaces:
             found = [c for c in _to_cands(survivors.get(i, _NO_CANDS)) if _across(c, fields)]
             if i in presence:
                 found = _reachable(found, fields, presence[i], need)

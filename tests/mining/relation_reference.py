@@ -1,5 +1,5 @@
-"""RELATION's candidate generation and refutation as they were before issue 21 batched them across
-search spaces: one search space at a time (`mining/rules/relation.py` at the fourth round). The
+"""RELATION's candidate sampling, generation and refutation as they were before issue 21 batched them
+across search spaces: one search space at a time (`mining/rules/relation.py` at the fourth round). The
 reference `tests/mining/test_relation_batch.py` holds the batched code to, on random sample rows."""
 
 from __future__ import annotations
@@ -9,10 +9,14 @@ import polars as pl
 from output_contracts.mining.rules.relation import (
     CAND_COLS,
     COUNT_OF,
+    GEN_ROWS,
     LINEAR,
     NO_TERM,
     PRODUCT,
+    SAMPLE_PER_COLUMN,
+    SAMPLE_ROWS,
     SUM_OVER,
+    WINDOW,
     Field,
     _close,
     _keyed,
@@ -174,3 +178,32 @@ def refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int) 
         .filter(pl.col("_folds") > allowed)
     )
     return idx.join(bad, on="_c", how="anti").select(list(CAND_COLS))
+
+
+def sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(generation rows, refutation rows) of every fold of one space's wide frame, with a row id `_r`:
+    `relation._sample_all` one space at a time, as it was before issue 21 batched the spaces."""
+    w = wide.with_row_index("_r").group_by("fold", maintain_order=True).head(WINDOW)
+    score = pl.sum_horizontal(
+        [(pl.col(f.name).is_not_null() & (pl.col(f.name) != 0)).cast(pl.Int32) for f in fields]
+    )
+    scored = w.with_columns(score.alias("_score"))
+    gen_picks = [
+        scored.sort(["fold", "_score", "_r"], descending=[False, True, False])
+        .group_by("fold", maintain_order=True)
+        .head(GEN_ROWS)
+        .select("_r")
+    ]
+    ref_picks = [w.group_by("fold", maintain_order=True).head(SAMPLE_ROWS).select("_r")]
+    # per field and fold, the rank of each row where the field is present (every field at once)
+    present = (
+        w.select("_r", "fold", *[pl.col(f.name).is_not_null() for f in fields])
+        .unpivot(index=["_r", "fold"])
+        .filter(pl.col("value"))
+        .select("_r", pl.col("_r").rank("ordinal").over("fold", "variable").alias("_rank"))
+    )
+    gen_picks.append(present.filter(pl.col("_rank") == 1).select("_r"))
+    ref_picks.append(present.filter(pl.col("_rank") <= SAMPLE_PER_COLUMN).select("_r"))
+    gen = w.join(pl.concat(gen_picks).unique(), on="_r", how="semi").sort("_r")
+    ref = w.join(pl.concat(ref_picks).unique(), on="_r", how="semi").sort("_r")
+    return gen, ref
