@@ -283,17 +283,19 @@ def _wide_all(
             rows = 0
         batches[-1].append(i)
         rows += sizes[i]
-    keys = pl.concat(
-        [m.select("key", "spec", pl.col("col").alias("name")) for m in (plain_map, group_map, first_map)]
-    ).unique()
+    keys = (
+        pl.concat(
+            [m.select("key", "spec", pl.col("col").alias("name")) for m in (plain_map, group_map, first_map)]
+        ).unique()
+        if stats
+        else None
+    )
     batches = [b for b in batches if b]
     flats, sums, wls = (_split(f, batches) if f is not None else None for f in (flat, srows, wl))
     assert flats is not None and sums is not None
     for j, batch in enumerate(batches):
         chosen = [(i, sp) for i, sp in specs if i in set(batch)]
-        yield _wide_batch(
-            chosen, flats[j], sums[j], wls[j] if wls is not None else None, calls_tool, keys, stats
-        )
+        yield _wide_batch(chosen, flats[j], sums[j], wls[j] if wls is not None else None, calls_tool, keys)
 
 
 def _split(frame: pl.DataFrame, batches: Sequence[Sequence[int]]) -> list[pl.DataFrame]:
@@ -315,12 +317,11 @@ def _wide_batch(
     srows: pl.DataFrame,
     wl: pl.DataFrame | None,
     calls_tool: pl.DataFrame,
-    keys: pl.DataFrame,
-    stats: bool,
+    keys: pl.DataFrame | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """`_wide_all`'s frames of one batch of specs from their rows: `flat` (a plain spec's numbers and
     first members), `srows` (the numbers it sums), `wl` (a group spec's numbers, with `inst`); `keys`:
-    field key -> spec, name."""
+    field key -> spec, name (None: no stats)."""
     calls = calls_tool.drop("tool")
     frames = []
     if flat.height:
@@ -369,7 +370,7 @@ def _wide_batch(
         + [pl.lit(None, pl.Float64).alias(n) for n in names if n not in wide.columns]
     )
     fst = None
-    if stats:
+    if keys is not None:
         longs = [flat.select("key", "fold", "code", "num"), srows.select("key", "fold", "code", "num")]
         if wl is not None:
             longs.append(wl.select("key", "fold", "code", "num"))
@@ -491,8 +492,9 @@ def _sample_all(wide: pl.DataFrame, names: Sequence[str]) -> tuple[pl.DataFrame,
 
 
 def _long_all(rows: pl.DataFrame, fields: Sequence[tuple[int, Sequence[Field]]]) -> pl.DataFrame:
-    """`_long` of the sample rows of several specs at once (`rows` with `spec`, as `_sample_all` makes
-    them; `fields`: (spec, its fields)): (s, r, j, v), field j by index within its spec."""
+    """(s, r, j, v): every present value (|v| < 1e15) of the sample rows of several specs (`rows` with
+    `spec`, as `_sample_all` makes them; `fields`: (spec, its fields)), field j by index within its
+    spec."""
     jmap = pl.DataFrame(
         [(i, f.name, j) for i, fs in fields for j, f in enumerate(fs)],
         schema={"spec": pl.Int64, "name": pl.String, "j": pl.Int64},
@@ -506,19 +508,6 @@ def _long_all(rows: pl.DataFrame, fields: Sequence[tuple[int, Sequence[Field]]])
         .filter(pl.col("v").abs() < 1e15)
         .join(jmap, on=["spec", "name"])
         .select(pl.col("spec").alias("s"), pl.col("_r").alias("r"), "j", "v")
-    )
-
-
-def _long(rows: pl.DataFrame, fields: list[Field]) -> pl.DataFrame:
-    """(r, j, v): every present value of the sample rows, field j by index."""
-    idx = {f.name: i for i, f in enumerate(fields)}
-    return (
-        rows.select("_r", *[pl.col(f.name).cast(pl.Float64) for f in fields])
-        .unpivot(index="_r", variable_name="name", value_name="v")
-        .drop_nulls("v")
-        .filter(pl.col("v").abs() < 1e15)
-        .with_columns(pl.col("name").replace_strict(idx, return_dtype=pl.Int64).alias("j"))
-        .select(pl.col("_r").alias("r"), "j", "v")
     )
 
 
@@ -545,8 +534,8 @@ LINEAR, PRODUCT, SUM_OVER, COUNT_OF = 0, 1, 2, 3
 NO_TERM = -1
 
 
-#: One generation (or refutation) input of `_generate` and `_refute`: (spec index, sample rows, the
-#: spec's fields, whether three-term sums are searched).
+#: One refutation input of `_refute`: (spec index, sample rows, the spec's fields, whether three-term
+#: sums are searched).
 Batch = Sequence[tuple[int, pl.DataFrame, list[Field], bool]]
 
 
@@ -573,27 +562,17 @@ def _roles(spaces: Sequence[tuple[int, Sequence[Field], bool]]) -> pl.DataFrame:
     )
 
 
-def _generate(batch: Batch) -> pl.DataFrame:
+def _generate(long: pl.DataFrame, spaces: Sequence[tuple[int, Sequence[Field], bool]]) -> pl.DataFrame:
     """Candidates matching on at least one generation row where all their operands are present, of
-    every spec of `batch` at once (column `s`: the spec; rows of different specs never pair, since
-    every join is on (s, r)): one polars pass per step for all specs, not one per spec (the sample
-    rows are few, so per-spec passes were mostly fixed cost).
+    every space of `spaces` (spec, fields, whether three-term sums are searched) at once, from their
+    generation rows in long form (s, r, j, v: `_long_all`). Rows of different specs never pair, since
+    every join is on (s, r): one polars pass per step for all specs, not one per spec (the sample rows
+    are few, so per-spec passes were mostly fixed cost).
 
     Rows (s, form, a, t0, t1, t2, c0, c1, c2): LINEAR (unused terms = NO_TERM, coef 0), PRODUCT,
     SUM_OVER, COUNT_OF. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C,
     joined on a rounded key, so the cost is (fields² per row), not fields⁴.
     """
-    if not batch:
-        return pl.DataFrame(schema={"s": pl.Int64, **CAND_COLS})
-    long = pl.concat(
-        [_long(gen, fields).with_columns(pl.lit(s, pl.Int64).alias("s")) for s, gen, fields, _ in batch]
-    )
-    return _generate_long(long, [(s, fields, tern) for s, _, fields, tern in batch])
-
-
-def _generate_long(long: pl.DataFrame, spaces: Sequence[tuple[int, Sequence[Field], bool]]) -> pl.DataFrame:
-    """`_generate` from the generation rows already in long form (s, r, j, v), of the `spaces` (spec,
-    fields, whether three-term sums are searched)."""
     cols = ["s", *CAND_COLS]
     long = long.join(_roles(spaces), on=["s", "j"])
     on = ["s", "r"]
@@ -1173,7 +1152,7 @@ class Relation:
         spaces.sort(key=lambda t: t[0])
         # every spec generated and refuted at once
         survivors = _refute(
-            _generate_long(pl.concat(gens), spaces),
+            _generate(pl.concat(gens), spaces),
             [(i, refs[i], fields, t) for i, fields, t in spaces if i in refs],
             ctx.data.k,
         )

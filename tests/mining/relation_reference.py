@@ -20,8 +20,20 @@ from output_contracts.mining.rules.relation import (
     Field,
     _close,
     _keyed,
-    _long,
 )
+
+
+def long_rows(rows: pl.DataFrame, fields: list[Field]) -> pl.DataFrame:
+    """(r, j, v): every present value of the sample rows, field j by index."""
+    idx = {f.name: i for i, f in enumerate(fields)}
+    return (
+        rows.select("_r", *[pl.col(f.name).cast(pl.Float64) for f in fields])
+        .unpivot(index="_r", variable_name="name", value_name="v")
+        .drop_nulls("v")
+        .filter(pl.col("v").abs() < 1e15)
+        .with_columns(pl.col("name").replace_strict(idx, return_dtype=pl.Int64).alias("j"))
+        .select(pl.col("_r").alias("r"), "j", "v")
+    )
 
 
 def generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataFrame:
@@ -31,7 +43,7 @@ def generate(gen: pl.DataFrame, fields: list[Field], ternary: bool) -> pl.DataFr
     SUM_OVER. Three-term sums are found by meeting in the middle: A − d·D = b·B + c·C, joined on a
     rounded key, so the cost is (fields² per row), not fields⁴.
     """
-    long = _long(gen, fields)
+    long = long_rows(gen, fields)
     res = {i for i, f in enumerate(fields) if f.result and not f.is_sum and not f.is_len}
     sums = {i for i, f in enumerate(fields) if f.is_sum}
     lens = {i for i, f in enumerate(fields) if f.is_len}
