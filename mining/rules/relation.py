@@ -294,7 +294,8 @@ def _wide_all(
     flats, sums, wls = (_split(f, batches) if f is not None else None for f in (flat, srows, wl))
     assert flats is not None and sums is not None
     for j, batch in enumerate(batches):
-        chosen = [(i, sp) for i, sp in specs if i in set(batch)]
+        members = set(batch)
+        chosen = [(i, sp) for i, sp in specs if i in members]
         yield _wide_batch(chosen, flats[j], sums[j], wls[j] if wls is not None else None, calls_tool, keys)
 
 
@@ -403,7 +404,7 @@ def _wide_frames(
     for wide, fst in _wide_all(specs, part, stats):
         fsts = _by_spec(fst) if fst is not None else {}
         for i, w in sorted(_by_spec(wide).items()):
-            yield i, _spec_frame(w, of[i]), fsts.get(i) if fst is not None else None
+            yield i, _spec_frame(w, of[i]), fsts.get(i)
 
 
 def _field_map(named: Sequence[tuple[int, Sequence[tuple[int, str]]]]) -> pl.DataFrame:
