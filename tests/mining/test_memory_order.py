@@ -132,6 +132,15 @@ def test_call_order_columns_attach_like_a_join(sample_corpus: Corpus) -> None:
     assert_frame_equal(
         order.attach(probe).sort("cid"), probe.join(joined, on="cid").sort("cid"), check_column_order=False
     )
+    # a call's rows in runs of 1-4 (as a part's leaves come), and a call seen again after others
+    rows = [i for i in range(probe.height) for _ in range(1 + i % 4)] + [0, 7, 0]
+    runs = probe[rows]
+    assert_frame_equal(
+        order.attach(runs),
+        runs.join(joined, on="cid", how="left", maintain_order="left"),
+        check_column_order=False,
+    )
+    assert order.attach(runs.head(0)).height == 0
 
 
 def test_compacted_rows_mine_the_same_bytes(
