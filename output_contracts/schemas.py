@@ -1,7 +1,10 @@
 """The JSON Schemas of every artifact, shipped in `output_contracts/schemas/`, and one way to validate.
 
 Validation collects every problem (like bagit's validator) and reports the first few in one error, naming
-the file and the JSON Pointer of the offending field.
+the file and the JSON Pointer of the offending field. A document is first put to the schema's fast exact
+test (`output_contracts.schema_fast`): one it accepts is valid without jsonschema being imported (a
+corpus manifest, checked by every command that opens a corpus), and only one it refuses goes to
+jsonschema, which finds and words the problems.
 
 `jsonschema` is imported lazily, on the first validation, through `jsonschema_module()`: importing it
 pulls in its format checkers, and one of them (`rfc3987_syntax`, for `iri` / `iri-reference`) compiles a
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from output_contracts.errors import SchemaError
+from output_contracts.schema_fast import Check, compile_schema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -95,8 +99,19 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
+@functools.cache
+def fast_check(name: str) -> Check | None:
+    """The fast exact test of a packaged schema (`output_contracts.schema_fast`), or None."""
+    return compile_schema(load_schema(name))
+
+
 def schema_errors(instance: Any, name: str) -> list[str]:
-    """Every validation problem of `instance` against schema `name`, as `pointer: message` lines, sorted."""
+    """Every validation problem of `instance` against schema `name`, as `pointer: message` lines, sorted.
+    A document the fast test accepts has none (jsonschema is not even imported); any other goes to
+    jsonschema, which finds and words its problems."""
+    fast = fast_check(name)
+    if fast is not None and fast(instance):
+        return []
     errs = []
     for e in _validator(name).iter_errors(instance):
         pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)
