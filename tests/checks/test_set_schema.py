@@ -24,6 +24,7 @@ from output_contracts.rules import set_schema
 from output_contracts.rules.model import ContractSet
 from output_contracts.rules.set_schema import conforms
 from output_contracts.schemas import _validator, jsonschema_module, load_schema, schema_errors
+from tests.json_tree import locations, subtrees
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = orjson.loads((REPO / "tests" / "golden" / "sample-contracts.json").read_bytes())
@@ -62,17 +63,6 @@ def _small_set() -> dict[str, Any]:
 SMALL = _small_set()
 
 
-def _subtrees(v: Any) -> list[Any]:
-    out = [v]
-    if isinstance(v, dict):
-        for x in v.values():
-            out.extend(_subtrees(x))
-    elif isinstance(v, list):
-        for x in v:
-            out.extend(_subtrees(x))
-    return out
-
-
 _ODD = [
     None, True, False, 0, 1, -1, 1.0, 0.5, 2.5, 255, 256, -0.5, "", "x", "\n",
     "/a", "/a/*", "/a/~*/b", "/*", "a/b", "$args", "$args/a", "$argsx/a", "/a\n",
@@ -87,10 +77,10 @@ _ODD = [
     {"calls": -1, "tasks": 0}, {"calls": 1.0, "tasks": 2.5},
 ]  # fmt: skip
 _KEYS = sorted(
-    {k for v in _subtrees(SMALL) if isinstance(v, dict) for k in v}
+    {k for v in subtrees(SMALL) if isinstance(v, dict) for k in v}
     | {"extra", "coef", "in_full", "max_violation_rate", "substitutes_inferred", "rule_source", "support"}
 )
-_VALUES = st.one_of(st.sampled_from(_ODD), st.sampled_from(_subtrees(SMALL))).map(copy.deepcopy)
+_VALUES = st.one_of(st.sampled_from(_ODD), st.sampled_from(subtrees(SMALL))).map(copy.deepcopy)
 
 
 def _mutate(doc: Any, data: st.DataObject) -> Any:
@@ -148,18 +138,6 @@ def set_schema_document() -> dict[str, Any]:
     return load_schema("contract-set")
 
 
-def _locations(v: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in `v` (as a key path), `v` itself first."""
-    out = [at]
-    if isinstance(v, dict):
-        for k, x in v.items():
-            out.extend(_locations(x, (*at, k)))
-    elif isinstance(v, list):
-        for i, x in enumerate(v):
-            out.extend(_locations(x, (*at, i)))
-    return out
-
-
 def _changed(doc: Any, at: tuple[Any, ...], change: Any) -> Any:
     """`doc` with `change(node)` applied to a copy of the node at `at`; the containers on the way are
     copied, everything else is shared (the variants are only read)."""
@@ -176,7 +154,7 @@ def _variants(doc: Any) -> Iterator[Any]:
     """`doc` changed in one place every way the pool allows: each place set to each pool value, each
     key or element dropped, each known key added, each list lengthened by a copy of its first item."""
     pool = [*_ODD, ["/a"] * 17, ["/a", "/b", "/c", "/d", "/e"], ["/a", "/b/*", "/c"], [1, -1, 1]]
-    for at in _locations(doc):
+    for at in locations(doc):
         node = doc
         for k in at:
             node = node[k]

@@ -13,6 +13,7 @@ from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASK
 from output_contracts.mining.rules import RULE_CLASSES
 from output_contracts.rules.codes import TABLE
 from output_contracts.rules.model import CODES
+from tests.json_tree import subtrees
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "output_contracts" / "schemas"
@@ -20,17 +21,14 @@ SCHEMAS = REPO / "output_contracts" / "schemas"
 
 def _enums(node: object) -> list[list[str]]:
     """Every `enum` list in a schema that contains "REQUIRED" (the code enums)."""
-    out: list[list[str]] = []
-    if isinstance(node, dict):
-        e = node.get("enum")
-        if isinstance(e, list) and "REQUIRED" in e and "TYPE" in e:
-            out.append(e)
-        for v in node.values():
-            out.extend(_enums(v))
-    elif isinstance(node, list):
-        for v in node:
-            out.extend(_enums(v))
-    return out
+    return [
+        v["enum"]
+        for v in subtrees(node)
+        if isinstance(v, dict)
+        and isinstance(v.get("enum"), list)
+        and "REQUIRED" in v["enum"]
+        and "TYPE" in v["enum"]
+    ]
 
 
 def test_table_and_codes_agree() -> None:

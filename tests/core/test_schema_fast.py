@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from output_contracts.schema_fast import compile_schema, json_equal
 from output_contracts.schemas import _validator, load_schema, schema_errors, schema_names
+from tests.json_tree import locations, subtrees
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
@@ -89,16 +90,6 @@ _ODD: list[Any] = [
 ]  # fmt: skip
 
 
-def _locations(v: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield at
-    if isinstance(v, dict):
-        for k, x in v.items():
-            yield from _locations(x, (*at, k))
-    elif isinstance(v, list):
-        for i, x in enumerate(v):
-            yield from _locations(x, (*at, i))
-
-
 def _at(doc: Any, at: tuple[Any, ...]) -> Any:
     for k in at:
         doc = doc[k]
@@ -108,8 +99,8 @@ def _at(doc: Any, at: tuple[Any, ...]) -> Any:
 def _variants(doc: dict[str, Any]) -> Iterator[Any]:
     """`doc` changed in one place every way the pool allows: each value set to each pool value, each
     key or element dropped, a known or unknown key added, each list lengthened."""
-    keys = sorted({k for at in _locations(doc) for k in at if isinstance(k, str)} | {"extra", "bytes"})
-    for at in _locations(doc):
+    keys = sorted({k for at in locations(doc) for k in at if isinstance(k, str)} | {"extra", "bytes"})
+    for at in locations(doc):
         node = _at(doc, at)
         if isinstance(node, dict | list):
             slots = list(node) if isinstance(node, dict) else list(range(len(node)))
@@ -147,17 +138,6 @@ def test_every_single_change_of_a_manifest(manifest: dict[str, Any]) -> None:
     assert n > 2000 and 0 < bad < n
 
 
-def _subtrees(v: Any) -> list[Any]:
-    out = [v]
-    if isinstance(v, dict):
-        for x in v.values():
-            out.extend(_subtrees(x))
-    elif isinstance(v, list):
-        for x in v:
-            out.extend(_subtrees(x))
-    return out
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_changes_of_real_artifacts(manifest: dict[str, Any], data: st.DataObject) -> None:
@@ -165,9 +145,9 @@ def test_random_changes_of_real_artifacts(manifest: dict[str, Any], data: st.Dat
     docs = [d for d in _documents(manifest) if d[0] != "audit-report"][:6]
     name, doc = data.draw(st.sampled_from(docs))
     doc = copy.deepcopy(doc)
-    values = st.one_of(st.sampled_from(_ODD), st.sampled_from(_subtrees(doc))).map(copy.deepcopy)
+    values = st.one_of(st.sampled_from(_ODD), st.sampled_from(subtrees(doc))).map(copy.deepcopy)
     for _ in range(data.draw(st.integers(1, 3))):
-        places = [at for at in _locations(doc) if isinstance(_at(doc, at), dict | list) and _at(doc, at)]
+        places = [at for at in locations(doc) if isinstance(_at(doc, at), dict | list) and _at(doc, at)]
         if not places:
             break
         node = _at(doc, data.draw(st.sampled_from(places)))
