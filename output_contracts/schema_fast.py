@@ -220,6 +220,10 @@ class _Compiler:
         patterns = [(re.compile(p), self.compile(sub)) for p, sub in s.get("patternProperties", {}).items()]
         extra_schema = s.get("additionalProperties", True)
         extra = None if extra_schema is True else self.compile(extra_schema)
+        if not patterns and extra is None:
+            # only the named keys are tested: look them up (an `if` branch names one key of many)
+            named_only = tuple(props.items())
+            return lambda v: not isinstance(v, dict) or all(t(v[k]) for k, t in named_only if k in v)
 
         def test(v: Any) -> bool:
             if not isinstance(v, dict):
