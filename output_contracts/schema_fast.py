@@ -100,22 +100,6 @@ class _Compiler:
         self.refs: dict[str, Check] = {}
         self.root = self.compile(schema, top=True)
 
-    def ref(self, ref: str) -> Check:
-        """The test of a `#/...` fragment, compiled once (a cell breaks reference cycles)."""
-        if not ref.startswith("#"):
-            raise Unsupported(ref)
-        if ref not in self.refs:
-            cell: list[Check] = []
-            self.refs[ref] = lambda v: cell[0](v)
-            node: Any = self.doc
-            for token in filter(None, ref[1:].split("/")):
-                token = token.replace("~1", "/").replace("~0", "~")
-                if not isinstance(node, Mapping) or token not in node:
-                    raise Unsupported(ref)
-                node = node[token]
-            cell.append(self.compile(node))
-        return self.refs[ref]
-
     def compile(self, s: Any, top: bool = False) -> Check:
         if s is True:
             return lambda v: True
@@ -145,8 +129,21 @@ class _Compiler:
 
     # -- keywords -----------------------------------------------------------------------------------
 
-    def k_ref(self, arg: str, s: Mapping[str, Any]) -> Check:
-        return self.ref(arg)
+    def k_ref(self, ref: str, s: Mapping[str, Any]) -> Check:
+        """The test of a `#/...` fragment, compiled once (a cell breaks reference cycles)."""
+        if not ref.startswith("#"):
+            raise Unsupported(ref)
+        if ref not in self.refs:
+            cell: list[Check] = []
+            self.refs[ref] = lambda v: cell[0](v)
+            node: Any = self.doc
+            for token in filter(None, ref[1:].split("/")):
+                token = token.replace("~1", "/").replace("~0", "~")
+                if not isinstance(node, Mapping) or token not in node:
+                    raise Unsupported(ref)
+                node = node[token]
+            cell.append(self.compile(node))
+        return self.refs[ref]
 
     def k_type(self, arg: str | list[str], s: Mapping[str, Any]) -> Check:
         names = [arg] if isinstance(arg, str) else list(arg)
