@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -49,6 +50,14 @@ df = pl.read_ndjson(sys.argv[1], infer_schema_length=None)
 print(time.perf_counter() - t, df.height, 0)
 """
 
+
+#: The phases of `CHILD_PHASES` that are per-line Python work (the rest writes, sorts and codes columns
+#: in polars and pyarrow): what `bench/floors.py` sets against the peer's time.
+PER_LINE_PHASES = (
+    "read: lines, JSON, validation, ids, episode rows",
+    "leaf walk + canonical JSON texts",
+    "frames (columns from the walk's lists)",
+)
 
 #: `--phases`: the real `ingest` with timers wrapped around its parts (nothing re-implemented here);
 #: each phase is exclusive of the phases it calls. "read" is everything per line outside the walk:
@@ -97,11 +106,20 @@ print(json.dumps({"phases": T, "total": total, "calls": r.calls, "leaves": r.lea
 """
 
 
-def print_phases(path: Path, chunk_rows: int, scratch: Path) -> None:
-    """Run `CHILD_PHASES` on `path` and print its table."""
+def phases(path: Path, chunk_rows: int, scratch: Path) -> dict[str, Any]:
+    """Run `CHILD_PHASES` on `path` (the corpus goes to `scratch`): {"phases": {name: CPU s}, "total",
+    "calls", "leaves"}."""
     import json
 
-    r = json.loads(common.child_stdout(CHILD_PHASES, str(path), str(scratch / "corpus"), str(chunk_rows)))
+    out: dict[str, Any] = json.loads(
+        common.child_stdout(CHILD_PHASES, str(path), str(scratch / "corpus"), str(chunk_rows))
+    )
+    return out
+
+
+def print_phases(path: Path, chunk_rows: int, scratch: Path) -> None:
+    """Run `CHILD_PHASES` on `path` and print its table."""
+    r = phases(path, chunk_rows, scratch)
     total = r["total"]
     print(f"ingest by phase (CPU s; {r['calls']:,} calls, {r['leaves']:,} leaves)")
     for name, cpu in sorted(r["phases"].items(), key=lambda kv: -kv[1]):
