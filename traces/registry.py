@@ -168,9 +168,8 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
     Accepts `{"tools": [...]}` or a bare list of tools. `text` (the file's bytes) lets errors carry the
     line of the offending field. Raises `SchemaError` naming the file, line and field.
     """
-    from output_contracts.schemas import jsonschema_module, load_schema
-
-    jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
+    from output_contracts.schema_fast import metaschema_check
+    from output_contracts.schemas import fast_check, jsonschema_module, load_schema
 
     doc = {"tools": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}
@@ -188,22 +187,30 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
             probe = probe.rpartition("/")[0]
         return _dotted(parts), line
 
-    schema = load_schema(REGISTRY_SCHEMA)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    if errors:
-        e = errors[0]
-        fld, line = where(list(e.absolute_path))
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise SchemaError(
-            f"not a valid tool registry: {fld}: {e.message}{more}", source=source, line=line, field=fld
+    # The exact fast tests accept what is valid without importing jsonschema (`output_contracts.
+    # schema_fast`); what they refuse, jsonschema judges and words.
+    fast = fast_check(REGISTRY_SCHEMA)
+    if fast is None or not fast(doc):
+        jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
+        validator = jsonschema.Draft202012Validator(load_schema(REGISTRY_SCHEMA))
+        errors = sorted(
+            validator.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message)
         )
+        if errors:
+            e = errors[0]
+            fld, line = where(list(e.absolute_path))
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise SchemaError(
+                f"not a valid tool registry: {fld}: {e.message}{more}", source=source, line=line, field=fld
+            )
+    is_schema = metaschema_check()
     tools: dict[str, ToolSpec] = {}
     for i, d in enumerate(doc["tools"]):
         for key in ("parameters", "output"):
             sub = d.get(key)
-            if sub is None:
+            if sub is None or (is_schema is not None and is_schema(sub)):
                 continue
+            jsonschema = jsonschema_module()
             problems = sorted(
                 jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA).iter_errors(sub),
                 key=lambda e: (list(map(str, e.absolute_path)), e.message),
