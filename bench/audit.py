@@ -37,7 +37,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
-import generate  # noqa: E402
 
 CHILD_MINE = """
 import resource, sys, time
@@ -156,10 +155,7 @@ def run_child(code: str, *args: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
-    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
+    common.world_args(ap)
     ap.add_argument("--phases", action="store_true", help="only: CPU seconds of audit --folds 5 by phase")
     ap.add_argument(
         "--corpus", type=Path, help="an ingested corpus to measure instead of the generated world"

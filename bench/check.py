@@ -35,7 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
-import generate  # noqa: E402
 
 CHILD_PREPARE = """
 import sys
@@ -104,11 +103,8 @@ def run_child(code: str, *args: str, stdin: Path | None = None) -> tuple[list[st
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
+    common.world_args(ap)
     ap.add_argument("--mine-calls", type=int, default=100_000)
-    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ns = ap.parse_args(argv)
     world = (ns.seed, ns.fault_every, ns.data)
     src = common.world_input(ns.calls, *world)

@@ -247,6 +247,17 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def world_args(ap: Any, calls: int = 1_000_000) -> None:
+    """The options of the generated world every stage script takes: `--calls`, `--seed`,
+    `--fault-every`, `--data` (what `world_input` reads)."""
+    import generate  # bench/ is on sys.path wherever this module is imported
+
+    ap.add_argument("--calls", type=int, default=calls)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
+    ap.add_argument("--data", type=Path, default=DATA, help="where inputs are cached (bench/data)")
+
+
 def world_input(calls: int, seed: int = 13, fault_every: int | None = None, data: Path = DATA) -> Path:
     """The sample world's flat JSONL of `calls` records (`bench/generate.py`), generated once into `data`:
     the one input every benchmark reads, cached under the same name by all of them."""

@@ -41,7 +41,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import common  # noqa: E402
-import generate  # noqa: E402
 import ingest as ingest_bench  # noqa: E402  (bench/ingest.py)
 
 from output_contracts.checks.checker import _flat_fields  # noqa: E402
@@ -143,10 +142,7 @@ def _batch(batch: list[bytes]) -> tuple[int, tuple[float, float, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
-    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
+    common.world_args(ap)
     ap.add_argument("--input", type=Path, help="a flat JSONL file instead of the generated world")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ns = ap.parse_args(argv)

@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
-import generate  # noqa: E402
 
 from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS  # noqa: E402
 
@@ -155,16 +154,13 @@ def _polars_version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
+    common.world_args(ap)
     ap.add_argument(
         "--chunk-rows",
         type=int,
         default=DEFAULT_CHUNK_ROWS,
         help=f"rows a chunk (default {DEFAULT_CHUNK_ROWS:,}: ingest's own)",
     )
-    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
     ap.add_argument("--input", type=Path, help="a flat JSONL file to ingest instead of the generated world")
     ap.add_argument("--phases", action="store_true", help="only: CPU seconds of ingest by phase")
     ns = ap.parse_args(argv)

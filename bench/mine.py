@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import common  # noqa: E402  (bench/common.py: the one generated world every benchmark reads)
-import generate  # noqa: E402
 
 _PRELUDE = f"""
 import json, resource, sys, time
@@ -138,10 +137,7 @@ def print_phases(r: dict[str, object]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--calls", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
-    ap.add_argument("--data", type=Path, default=common.DATA, help="where inputs are cached (bench/data)")
+    common.world_args(ap)
     ap.add_argument("--skip-verify", action="store_true", help="do not time the verified (default) mine")
     ap.add_argument("--phases", action="store_true", help="only: CPU seconds of mine --folds 5 by phase")
     ap.add_argument(
