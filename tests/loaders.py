@@ -1,8 +1,10 @@
-"""Loaders several test modules share: bench scripts as modules, GitHub YAML as GitHub reads it."""
+"""Loaders several test modules share: bench scripts as modules or run as scripts, GitHub YAML as GitHub
+reads it."""
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +28,19 @@ def bench_module(name: str) -> ModuleType:
         return mod
     finally:
         sys.path.remove(str(REPO / "bench"))
+
+
+def run_bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python bench/<script> ARGS...` from the repository root, its output captured (exit code not
+    checked: the caller asserts it)."""
+    return subprocess.run(
+        [sys.executable, f"bench/{script}", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def github_yaml(path: Path) -> dict[str, Any]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -15,7 +13,7 @@ import orjson
 import pytest
 
 from tests.json_tree import subtrees
-from tests.loaders import bench_module
+from tests.loaders import bench_module, run_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,14 +38,7 @@ def test_flatten_counts_every_node(floors: ModuleType) -> None:
 
 def test_floors_script_figures_add_up(tmp_path: Path) -> None:
     out = tmp_path / "floors.json"
-    p = subprocess.run(
-        [sys.executable, "bench/floors.py", "--calls", "2000", "--data", str(tmp_path), "--json", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    p = run_bench("floors.py", "--calls", "2000", "--data", str(tmp_path), "--json", str(out))
     assert p.returncode == 0, p.stderr
     r = json.loads(out.read_text())
     assert r["lines"] == 2000

@@ -4,23 +4,14 @@ receipts to the faulty sample calls, and the reported added latency is proxied m
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.loaders import run_bench
 
 
 def test_proxy_latency_bench_runs(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    p = subprocess.run(
-        [sys.executable, "bench/proxy_latency.py", "--calls", "60", "--warmup", "10", "--json", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    p = run_bench("proxy_latency.py", "--calls", "60", "--warmup", "10", "--json", str(out))
     assert p.returncode == 0, p.stderr
     res = json.loads(out.read_text())
     assert res["calls"] == 60 and res["rules"] == 485

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from output_contracts.schemas import schema_errors
-from tests.loaders import bench_module
+from tests.loaders import bench_module, run_bench
 from tests.once import made_once, run_folder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,14 +51,7 @@ TARGETS = [
 
 
 def _run_all(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "bench/run_all.py", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_bench("run_all.py", *args)
 
 
 @pytest.fixture(scope="module")
