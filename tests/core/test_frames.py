@@ -1,15 +1,17 @@
-"""`output_contracts.frames.detach`: small results kept across batch/part loops own their memory."""
+"""`output_contracts.frames`: small results kept across batch/part loops own their memory (`detach`); Arrow
+strings reach polars unchanged (`from_arrow_strings`, `StringBytes.mapped`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.frames import ExactGroups, detach, write_ipc
+from output_contracts.frames import ExactGroups, StringBytes, detach, from_arrow_strings, write_ipc
 
 
 def held_bytes(s: pl.Series) -> int:
@@ -100,3 +102,20 @@ def test_exact_groups_cut_at_multiples_of_the_size(pieces: list[int], size: int)
     assert [v for group in written for v in group] == list(range(start))
     assert (all(len(g) == size for g in written[:-1]) and 0 < len(written[-1]) <= size) or start == 0
     assert len(written) == max(1, -(-start // size))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.none() | st.text(max_size=6), max_size=30), st.integers(0, 5), st.integers(0, 5))
+def test_from_arrow_strings_is_polars_own_conversion(values: list[str | None], start: int, cut: int) -> None:
+    """The PyCapsule route gives the Series polars' pyarrow route gives, slices (an offset) included,
+    and a byte map through `StringBytes.mapped` keeps values, nulls and order."""
+    arr = pa.array(values, type=pa.large_string()).slice(min(start, len(values)), max(0, len(values) - cut))
+    got = from_arrow_strings(arr)
+    assert got.dtype == pl.String
+    assert got.to_list() == pl.Series(arr, dtype=pl.String).to_list() == arr.to_pylist()
+    upper = np.arange(256, dtype=np.uint8)
+    upper[ord("a") : ord("z") + 1] -= 32
+    mapped = StringBytes.of(pl.Series(values, dtype=pl.String)).mapped(upper)
+    assert mapped.to_list() == [
+        None if v is None else "".join(c.upper() if "a" <= c <= "z" else c for c in v) for v in values
+    ]
