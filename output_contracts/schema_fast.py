@@ -347,8 +347,8 @@ def metaschema_check() -> Check | None:
     read or use a keyword outside this module's set (then jsonschema decides every schema).
 
     Why: a tool registry's parameter and output schemas are checked against the metaschema whenever it
-    is loaded (every `mine`, `check` and `audit` of a corpus with `tools.json`); through jsonschema that
-    was 2.8 ms a schema plus its import, 0.15 CPU-s for the sample world's ten tools.
+    is loaded (`mine` and `audit` of a corpus with `tools.json`, `registry`, `plan-check`); through
+    jsonschema that was 2.8 ms a schema plus its import, 0.13 CPU-s for the sample world's ten tools.
 
     How: the metaschema is read from the files jsonschema validates with (`jsonschema_specifications`,
     located without importing it) and bundled into one document for `compile_schema`: each vocabulary

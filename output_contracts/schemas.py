@@ -105,15 +105,21 @@ def fast_check(name: str) -> Check | None:
     return compile_schema(load_schema(name))
 
 
-def schema_errors(instance: Any, name: str) -> list[str]:
-    """Every validation problem of `instance` against schema `name`, as `pointer: message` lines, sorted.
-    A document the fast test accepts has none (jsonschema is not even imported); any other goes to
-    jsonschema, which finds and words its problems."""
+def validation_errors(instance: Any, name: str) -> list[jsonschema.ValidationError]:
+    """jsonschema's errors of `instance` against schema `name`. A document the fast test accepts has
+    none (jsonschema is not even imported); any other goes to jsonschema, which finds and words its
+    problems."""
     fast = fast_check(name)
     if fast is not None and fast(instance):
         return []
+    return list(_validator(name).iter_errors(instance))
+
+
+def schema_errors(instance: Any, name: str) -> list[str]:
+    """Every validation problem of `instance` against schema `name`, as `pointer: message` lines, sorted
+    (`validation_errors`)."""
     errs = []
-    for e in _validator(name).iter_errors(instance):
+    for e in validation_errors(instance, name):
         pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in e.absolute_path)
         errs.append(f"{pointer if pointer != '/' else '(root)'}: {e.message}")
     return sorted(errs)

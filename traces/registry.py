@@ -169,7 +169,7 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
     line of the offending field. Raises `SchemaError` naming the file, line and field.
     """
     from output_contracts.schema_fast import metaschema_check
-    from output_contracts.schemas import fast_check, jsonschema_module, load_schema
+    from output_contracts.schemas import jsonschema_module, validation_errors
 
     doc = {"tools": data} if isinstance(data, list) else data
     lines = pointer_lines(text) if text is not None else {}
@@ -189,20 +189,16 @@ def registry_from_json(data: Any, *, source: str | None = None, text: bytes | No
 
     # The exact fast tests accept what is valid without importing jsonschema (`output_contracts.
     # schema_fast`); what they refuse, jsonschema judges and words.
-    fast = fast_check(REGISTRY_SCHEMA)
-    if fast is None or not fast(doc):
-        jsonschema = jsonschema_module()  # imported on first use (see output_contracts/schemas.py)
-        validator = jsonschema.Draft202012Validator(load_schema(REGISTRY_SCHEMA))
-        errors = sorted(
-            validator.iter_errors(doc), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    errors = sorted(
+        validation_errors(doc, REGISTRY_SCHEMA), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    )
+    if errors:
+        e = errors[0]
+        fld, line = where(list(e.absolute_path))
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise SchemaError(
+            f"not a valid tool registry: {fld}: {e.message}{more}", source=source, line=line, field=fld
         )
-        if errors:
-            e = errors[0]
-            fld, line = where(list(e.absolute_path))
-            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-            raise SchemaError(
-                f"not a valid tool registry: {fld}: {e.message}{more}", source=source, line=line, field=fld
-            )
     is_schema = metaschema_check()
     tools: dict[str, ToolSpec] = {}
     for i, d in enumerate(doc["tools"]):
