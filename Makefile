@@ -5,29 +5,20 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-MODLIST := $(VENV)/.modules
-PKGDIRS := output_contracts cli traces rules mining checks audit registry repair ledger
-# the editable install's link tree, which the package is imported through (see `bytecode`)
-LINKTREE := build/__editable__.output_contracts-*/
+# The package's folders: output_contracts/ and every top-level folder it links to (the one package rule,
+# docs/design.md): output_contracts/F -> ../F makes folder F the subpackage output_contracts.F.
+PKGDIRS := output_contracts $(sort $(notdir $(shell find output_contracts -maxdepth 1 -type l)))
 DEMO   := .demo
 CONTRACTS := $(BIN)/contracts
 
-.PHONY: install bytecode test test-wheel lint format demo bench sample clean FORCE
+.PHONY: install bytecode test test-wheel lint format demo bench sample clean
 
-# The editable install is "strict" (a link tree mypy and IDEs see as a normal package), so it must be
-# redone when a module is added or removed: $(MODLIST) changes only when the set of files changes.
-$(MODLIST): FORCE
-	@mkdir -p $(VENV)
-	@find $(PKGDIRS) \( -name '*.py' -o -name '*.json' \) | sort > $@.new
-	@cmp -s $@.new $@ || mv $@.new $@
-	@rm -f $@.new
-
-$(STAMP): pyproject.toml $(MODLIST)
+$(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@# the distribution was called `contracts` before 0.2 (it clashed with PyPI's and PyContracts' `contracts`)
 	@$(BIN)/python -m pip uninstall -q -y contracts >/dev/null 2>&1 || true
-	$(BIN)/python -m pip install -q -e '.[dev]' --config-settings editable_mode=strict
+	$(BIN)/python -m pip install -q -e '.[dev]'
 	@touch $@
 
 install: $(STAMP)
@@ -35,13 +26,11 @@ install: $(STAMP)
 # Bytecode compiled once, as pip does for an installed wheel: where the environment sets
 # PYTHONDONTWRITEBYTECODE (this project's machines do), every process would otherwise compile the modules
 # it imports again (`contracts mine`: 88 modules, 0.2 CPU-s), and the suite starts many such processes.
-# The package is imported through the editable install's link tree (build/__editable__.*: one symlink a
-# module), and Python keeps a module's compiled file beside the path it imported it by, so that tree is
-# compiled too: the source folders' own compiled files serve only what is run from the repository root
-# (tests, bench). Python still reads a compiled file only while it matches its source, so an edit is
-# never missed.
+# A module imported as output_contracts/F/m.py keeps its compiled file in output_contracts/F/__pycache__,
+# which is F/__pycache__ itself (the link is to the folder). Python still reads a compiled file only while
+# it matches its source, so an edit is never missed.
 bytecode: $(STAMP)
-	@$(BIN)/python -m compileall -q $(PKGDIRS) tests bench sample_traces $(LINKTREE) > /dev/null
+	@$(BIN)/python -m compileall -q $(PKGDIRS) tests bench sample_traces > /dev/null
 
 # `make test` is the suite (under 10 minutes on 2 cores); `make test-wheel` builds the wheel and installs it
 # into a fresh venv beside PyContracts (about 2 minutes, needs PyPI): .ci/run runs both. `--dist worksteal`:
@@ -53,14 +42,13 @@ test: $(STAMP) bytecode
 test-wheel: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -m wheel
 
-# mypy reads the strict editable link tree, where the folders are mapped into one `output_contracts` package.
 VULTURE_DIRS := $(PKGDIRS) tests bench sample_traces vulture_allowlist.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/vulture $(VULTURE_DIRS) --min-confidence 60
-	cd $(LINKTREE) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p output_contracts
+	$(BIN)/mypy -p output_contracts
 
 format: $(STAMP)
 	$(BIN)/ruff format .

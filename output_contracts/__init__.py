@@ -5,20 +5,11 @@ is a thin layer over it. Subpackages: `traces` (formats, ingest, corpus, registr
 `repair`, `ledger`.
 """
 
-import os as _os
+from typing import TYPE_CHECKING
 
-# In a source checkout the subpackages are sibling folders of this one (DESIGN §1); setuptools maps them
-# for installs. When the checkout itself is first on sys.path (`python -m pytest`, `python -c` from the
-# repository root), let `output_contracts.mining` & co. resolve to those folders too.
-_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
-if _os.path.isfile(_os.path.join(_root, "mining", "__init__.py")) and _root not in __path__:
-    __path__.append(_root)
-
-from typing import TYPE_CHECKING  # noqa: E402
-
-from output_contracts.errors import ContractsError  # noqa: E402
-from output_contracts.jsonutil import canonical_json  # noqa: E402
-from output_contracts.lazy import lazy_exports  # noqa: E402
+from output_contracts.errors import ContractsError
+from output_contracts.jsonutil import canonical_json
+from output_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers only: at run time the names below load on first use
     from output_contracts.checks.api import Checker as Checker
