@@ -18,16 +18,16 @@ from output_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from output_contracts.audit.inject import inject_records as inject_records
-    from output_contracts.audit.model import AuditReport as AuditReport
     from output_contracts.audit.pipeline import audit as audit
     from output_contracts.audit.pipeline import audit_report as audit_report
     from output_contracts.audit.pipeline import audit_score as audit_score
     from output_contracts.audit.pipeline import open_source as open_source
+    from output_contracts.audit.report_model import AuditReport as AuditReport
 
 #: The public entry points, imported when first used: `output_contracts.audit.stats` or `.heldout` alone (as
 #: `contracts mine` needs) must not load the whole pipeline.
 _EXPORTS = {
-    "AuditReport": "output_contracts.audit.model",
+    "AuditReport": "output_contracts.audit.report_model",
     "audit": "output_contracts.audit.pipeline",
     "audit_report": "output_contracts.audit.pipeline",
     "audit_score": "output_contracts.audit.pipeline",

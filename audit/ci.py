@@ -2,7 +2,7 @@
 
 SARIF results are the organic calls the audit fired on: every fire event frozen in the ledger whose call
 carries no fault label, one result per violation, at the call's file and line (relative path, record
-start line for whole-file JSON inputs: `checks.formats.locations`). Fires on labelled (planted) calls
+start line for whole-file JSON inputs: `checks.renderers.locations`). Fires on labelled (planted) calls
 are what `--inject` measures detection with, not findings in the traces, so they are left out and
 counted in the run's properties. Gates become run-level notifications (`error` when failed, `note` when
 passed), and the headline figures sit in the run's properties.
@@ -20,11 +20,11 @@ from typing import Any
 
 import polars as pl
 
-from output_contracts.audit.model import AuditReport, pct
 from output_contracts.audit.pipeline import load_replay
 from output_contracts.audit.report import per100_text, rate_text
-from output_contracts.checks.formats.base import RenderOptions
-from output_contracts.checks.formats.sarif import receipt_results, sarif_log
+from output_contracts.audit.report_model import AuditReport, pct
+from output_contracts.checks.renderers.renderer import RenderOptions
+from output_contracts.checks.renderers.sarif import receipt_results, sarif_log
 from output_contracts.jsonutil import canonical_str
 from output_contracts.traces.corpus import Corpus
 

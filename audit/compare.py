@@ -36,7 +36,7 @@ from typing import Any
 import polars as pl
 
 from output_contracts.audit import stats
-from output_contracts.audit.model import Record, round_figure
+from output_contracts.audit.report_model import Record, round_figure
 from output_contracts.choices import DEFAULT_STRATA as DEFAULT_STRATA
 from output_contracts.choices import PairBy as PairBy
 from output_contracts.errors import UsageError

@@ -5,7 +5,7 @@ output and the Markdown share, and the Markdown itself. The rich table lives in
 from __future__ import annotations
 
 from output_contracts.audit.compare import Arm, CompareReport, Cost, Difference, Points, Receipts
-from output_contracts.audit.model import pct
+from output_contracts.audit.report_model import pct
 
 
 def signed(x: float | None, digits: int = 1) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from output_contracts import __version__
 from output_contracts.audit.artifacts import Artifact, Kind
-from output_contracts.audit.model import Gate
+from output_contracts.audit.report_model import Gate
 from output_contracts.audit.svg import Bar, Curve, CurvePoint, Row, curve_chart, interval_chart
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining.diff import diff_sets

@@ -14,7 +14,7 @@ Two phases, in this order, and the order is the point:
    `audit-score` runs this phase alone from a frozen ledger and a corpus, optionally with other labels,
    and gets the same report when nothing changed. The truth is read by `output_contracts.audit.truth`, the
    sections are computed by `output_contracts.audit.scoring`, and the report is an `AuditReport`
-   (`output_contracts.audit.model`): `audit_report`, `rescore_report` and `audit_score_report` return it;
+   (`output_contracts.audit.report_model`): `audit_report`, `rescore_report` and `audit_score_report` return it;
    `audit`, `rescore` and `audit_score` return its JSON (`AuditReport.to_json()`, a dict).
 
 Definitions (where the issue is silent, decided here):
@@ -61,9 +61,9 @@ from typing import Any
 import orjson
 import polars as pl
 
-from output_contracts.audit.model import AuditReport, LedgerAnchor
 from output_contracts.audit.propagation import propagation_episodes
 from output_contracts.audit.report import evaluate_gates
+from output_contracts.audit.report_model import AuditReport, LedgerAnchor
 from output_contracts.audit.scoring import assemble
 from output_contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
 from output_contracts.checks.receipts import Receipt, Violation, encode, recovery_plan

@@ -1,6 +1,6 @@
 """The audit report's renderings that need no terminal (Markdown, GitHub annotations), and the gates.
 
-The report is an `AuditReport` (`output_contracts.audit.model`), whose figures are held exactly as its JSON
+The report is an `AuditReport` (`output_contracts.audit.report_model`), whose figures are held exactly as its JSON
 (schema `audit-report`) shows them: the Markdown, the annotations and the gate verdicts all read those
 attributes, so a figure printed anywhere equals the JSON figure (a test parses the Markdown back and
 compares). The rich terminal table lives in `output_contracts.cli.audit_cmd`.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from output_contracts.audit.model import AuditReport, Estimate, Gate, Interval, Spurious, num, pct
+from output_contracts.audit.report_model import AuditReport, Estimate, Gate, Interval, Spurious, num, pct
 
 
 def num1(x: float | None) -> str:

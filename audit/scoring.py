@@ -1,6 +1,6 @@
 """Phase 2 of the audit, section by section: the frozen fire events joined with the population and the
 truth (`join`), every rate of the report bootstrapped at once (`bootstrap_rates`), then one function per
-section of the report (`output_contracts.audit.model`), put together by `assemble`.
+section of the report (`output_contracts.audit.report_model`), put together by `assemble`.
 `output_contracts.audit.pipeline.score` calls `assemble` once it has checked that the population is the one the
 ledger froze, and adds the gates.
 
@@ -20,7 +20,8 @@ from typing import Any
 import polars as pl
 
 import output_contracts.audit.stats as stats
-from output_contracts.audit.model import (
+from output_contracts.audit.propagation import EPISODE_SCHEMA as PROP_EPISODES
+from output_contracts.audit.report_model import (
     AbstentionRow,
     AuditReport,
     ContractsFacts,
@@ -47,7 +48,6 @@ from output_contracts.audit.model import (
     round_figure,
     scaled,
 )
-from output_contracts.audit.propagation import EPISODE_SCHEMA as PROP_EPISODES
 from output_contracts.audit.truth import EPISODE_SCHEMA as TRUTH_EPISODES
 from output_contracts.audit.truth import Truth
 

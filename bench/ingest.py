@@ -63,11 +63,11 @@ PER_LINE_PHASES = (
 #: reading, `orjson.loads`, validation, call ids, episode rows. The timers cost about 1 µs a call.
 CHILD_PHASES = """
 import collections, json, sys, time
-import output_contracts.traces.ingest_columns as C
-import output_contracts.traces.ingest_commit as K
-import output_contracts.traces.ingest_order as O
-import output_contracts.traces.ingest_read as R
-import output_contracts.traces.ingest_run as U
+import output_contracts.traces.ingest.columns as C
+import output_contracts.traces.ingest.commit as K
+import output_contracts.traces.ingest.order as O
+import output_contracts.traces.ingest.read as R
+import output_contracts.traces.ingest.run as U
 import output_contracts.traces.mining_view as V
 from output_contracts.traces.ingest import ingest
 T = collections.defaultdict(float)

@@ -36,7 +36,7 @@ from output_contracts.rules.compiled import compiled_violations
 from output_contracts.rules.consistent import EpisodeMemory
 from output_contracts.rules.evaluate import episode_memory
 from output_contracts.rules.model import ContractSet
-from output_contracts.traces.registry import Registry, load_registry
+from output_contracts.traces.tool_registry import Registry, load_registry
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: What a wrapped tool does with a receipt: `"text"`, `"field"`, or a callback (see `output_contracts.checks.wrapper`).

@@ -51,8 +51,8 @@ from output_contracts.rules.evaluate import (
 from output_contracts.rules.model import ContractSet
 from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.formats.base import decode_result, tool_names
-from output_contracts.traces.model import ToolCall
+from output_contracts.traces.formats.adapter import decode_result, tool_names
+from output_contracts.traces.records import ToolCall
 
 #: Columns and types of the frame `check_corpus` returns (one row per violation).
 VIOLATION_SCHEMA: dict[str, pl.DataType] = {
@@ -419,7 +419,7 @@ class _LineParser:
         self.dropped: list[str] = []  # calls the adapter left out of a kept episode (since last read)
         try:
             self.detect: Any = importlib.import_module("output_contracts.traces.formats.detect")
-            base = importlib.import_module("output_contracts.traces.formats.base")
+            base = importlib.import_module("output_contracts.traces.formats.adapter")
             flat = importlib.import_module("output_contracts.traces.formats.flat")
         except ImportError:  # pragma: no cover - adapters are part of the package
             self.detect = None

@@ -1,6 +1,6 @@
 """What `contracts check` says besides receipts: the stable codes (`CODE_INFO`, which `contracts codes`
 lists and SARIF names its rules from) and the run's `Summary`. The output formats are one module each
-in `output_contracts.checks.formats`."""
+in `output_contracts.checks.renderers`."""
 
 from __future__ import annotations
 

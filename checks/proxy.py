@@ -52,7 +52,7 @@ from output_contracts.checks.api import Checker, Session
 from output_contracts.choices import RECEIPT_PLACES as RECEIPT_PLACES
 from output_contracts.errors import CheckError, UsageError
 from output_contracts.jsonutil import chunked_lines
-from output_contracts.traces.registry import schema_types
+from output_contracts.traces.tool_registry import schema_types
 
 META_KEY = "contracts/outcome_contract"
 TIMEOUT_CODE = -32001  # the MCP SDKs' "request timeout"

@@ -47,8 +47,8 @@ from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
 
 if TYPE_CHECKING:
-    from output_contracts.audit.model import AuditReport
-    from output_contracts.checks.formats.base import RenderOptions
+    from output_contracts.audit.report_model import AuditReport
+    from output_contracts.checks.renderers.renderer import RenderOptions
     from output_contracts.traces.corpus import Corpus
 
 
@@ -148,8 +148,8 @@ def _gates(
 
 def _headline_table(report: AuditReport) -> Grid:
     """The headline figures with intervals and counts (detection per kind under the overall one)."""
-    from output_contracts.audit.model import Interval, num, pct
     from output_contracts.audit.report import counts_text, interval_text, num1
+    from output_contracts.audit.report_model import Interval, num, pct
 
     t = Grid(
         [
@@ -194,7 +194,7 @@ def _headline_table(report: AuditReport) -> Grid:
 
 def _tools_table(report: AuditReport, limit: int | None = 20) -> Grid:
     """The most firing tools (20 of them on a terminal, every one with --plain)."""
-    from output_contracts.audit.model import pct
+    from output_contracts.audit.report_model import pct
 
     tt = Grid(
         [

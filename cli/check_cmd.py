@@ -266,9 +266,9 @@ def check(
     Exit 0 when every call holds, 1 when any violation is found, 2 on usage or input errors.
     """
     from output_contracts.checks.checker import load_contracts
-    from output_contracts.checks.formats import FORMATS, github
     from output_contracts.checks.outputs import SummaryBuilder
     from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS
+    from output_contracts.checks.renderers import FORMATS, github
     from output_contracts.rules.model import CODES
 
     cfg = config()

@@ -13,8 +13,8 @@ import typer
 from output_contracts.errors import UsageError
 
 if TYPE_CHECKING:  # the formats load polars and pyarrow: imported by the functions that use them
-    from output_contracts.checks.formats import github
-    from output_contracts.checks.formats.base import RenderOptions
+    from output_contracts.checks.renderers import github
+    from output_contracts.checks.renderers.renderer import RenderOptions
     from output_contracts.rules.model import ContractSet
 
 BaseOpt = Annotated[
@@ -49,8 +49,8 @@ def render_options(
     base: Path | None, max_results: int, max_annotations: int, contracts: ContractSet | None
 ) -> RenderOptions:
     """The document formats' options: relative paths, caps and each rule's level."""
-    from output_contracts.checks.formats.base import RenderOptions, rule_levels
-    from output_contracts.checks.formats.locations import Locator
+    from output_contracts.checks.renderers.locations import Locator
+    from output_contracts.checks.renderers.renderer import RenderOptions, rule_levels
 
     if base is not None and not base.is_dir():
         raise UsageError("--base must be an existing folder", source=str(base), field="--base")
@@ -72,6 +72,6 @@ def append_step_summary(markdown: str) -> None:
 
 def step_summary(items: list[github.Annotation], opts: RenderOptions, title: str) -> None:
     """Append the annotations left out of the log to the job summary (when it is set)."""
-    from output_contracts.checks.formats import github
+    from output_contracts.checks.renderers import github
 
     append_step_summary(github.step_summary(items, limit=opts.max_annotations, title=title))

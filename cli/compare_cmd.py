@@ -55,7 +55,7 @@ def parse_strata(text: str) -> tuple[float, ...]:
 
 def _row(t: Grid, label: str, d: Difference) -> None:
     from output_contracts.audit.compare_render import p_text, points_text, wl_text
-    from output_contracts.audit.model import pct
+    from output_contracts.audit.report_model import pct
 
     t.add_row(
         label,

@@ -220,8 +220,8 @@ def mine_command(
     from output_contracts.mining.coverage import uncovered
     from output_contracts.mining.miner import mine
     from output_contracts.mining.params import MineParams
-    from output_contracts.traces.registry import load_registry
     from output_contracts.traces.sources import is_corpus, open_corpus
+    from output_contracts.traces.tool_registry import load_registry
 
     if engine is Engine.local and (scheduler is not None or workers is not None):
         raise UsageError(

@@ -40,7 +40,7 @@ from output_contracts.registry.export import Target
 
 if TYPE_CHECKING:
     from output_contracts.registry.check import RegistryCheck
-    from output_contracts.traces.registry import Registry
+    from output_contracts.traces.tool_registry import Registry
 
 
 class PlanFormat(StrEnum):
@@ -53,7 +53,7 @@ class PlanFormat(StrEnum):
 
 
 def _registry(path: Path | None) -> Registry:
-    from output_contracts.traces.registry import load_registry
+    from output_contracts.traces.tool_registry import load_registry
 
     return load_registry(config().require_path("paths.registry", path, "tool registry (--registry)"))
 
@@ -185,7 +185,7 @@ def registry_infer(
     from output_contracts.registry.substitutes import infer_substitutes, with_substitutes
     from output_contracts.rules.model import ContractSet
     from output_contracts.traces.corpus import Corpus
-    from output_contracts.traces.registry import load_registry, ordered_json, save_registry
+    from output_contracts.traces.tool_registry import load_registry, ordered_json, save_registry
 
     cpath = config().require_path("paths.corpus", corpus, "corpus folder")
     c = Corpus.open(cpath)
@@ -335,7 +335,7 @@ def tools_export(
     description; mcp: `outputSchema` (object outputs) plus the field list in the description.
     """
     from output_contracts.registry.export import export_tools
-    from output_contracts.traces.registry import ordered_json
+    from output_contracts.traces.tool_registry import ordered_json
 
     del quiet  # accepted everywhere (issue 22); export writes nothing to stderr
     reg = _registry(registry)

@@ -128,8 +128,8 @@ def repair_cases_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Build repair cases by corrupting correct calls; targets go to a separate file."""
-    import output_contracts.repair.audit as audit
     import output_contracts.repair.cases as cases
+    import output_contracts.repair.split_audit as audit
 
     cfg = config()
     seed_v = int(cfg.get("repair.seed", seed))
@@ -496,8 +496,8 @@ def split_audit_command(
     quiet: QuietFlag = False,
 ) -> None:
     """Check that two case sets share no fingerprint of any kind; exit 1 listing every overlap."""
-    import output_contracts.repair.audit as audit
     import output_contracts.repair.cases as cases
+    import output_contracts.repair.split_audit as audit
 
     if (train_targets is None) != (test_targets is None):
         fail("give both --train-targets and --test-targets, or neither", field="train_targets")

@@ -49,7 +49,7 @@ from output_contracts.mining.shapes import linked_tools
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.registry import Registry, load_registry
+from output_contracts.traces.tool_registry import Registry, load_registry
 
 #: How long to wait for a remote scheduler to answer before giving up (seconds).
 CONNECT_TIMEOUT = 10

@@ -104,7 +104,7 @@ def decide(
     `stats`: one row per literal (tool, side, pattern) of the clean calls with `n` (nodes), `n_obj`
     (object nodes) and `kinds` (OR of `1 << kind code`). `evidence`, where given, holds the task counts
     of each open-key-set candidate (see `open_candidates`); without it that test is not applied.
-    `declared`: map parents a registry declares (`output_contracts.traces.registry.declared_maps`): maps
+    `declared`: map parents a registry declares (`output_contracts.traces.tool_registry.declared_maps`): maps
     whatever the data says, and the starting point of the decisions below them.
     """
     per: dict[tuple[str, str], dict[str, tuple[int, int, int]]] = defaultdict(dict)

@@ -58,7 +58,7 @@ from output_contracts.rules.model import (
     rule_id,
 )
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.registry import Registry, declared_maps, load_registry
+from output_contracts.traces.tool_registry import Registry, declared_maps, load_registry
 
 REGISTRY_FILE = "tools.json"
 
@@ -184,7 +184,7 @@ def resolve_params(params: MineParams | None, settings: Mapping[str, Any]) -> Mi
 
 
 def registry_maps(registry: Registry | None) -> dict[str, list[str]]:
-    """Result maps each tool's declared output schema describes (`output_contracts.traces.registry.declared_maps`)."""
+    """Result maps each tool's declared output schema describes (`output_contracts.traces.tool_registry.declared_maps`)."""
     if registry is None:
         return {}
     out = {}

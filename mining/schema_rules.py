@@ -5,7 +5,7 @@ The declaration is taken at its word where it can be checked against our rule co
 types -> nothing), `minimum: 0` -> NONNEG, `exclusiveMinimum: 0` or `minimum > 0` -> POSITIVE, a
 string `enum` -> DOMAIN, `format: date-time` / `date` -> TYPE string. `properties` descend into keys,
 `items` into `*`, and the `additionalProperties` schema of an object without `properties` (a map) into
-`~*`; such a map is also a map parent of the tool's contracts (`output_contracts.traces.registry.declared_maps`). Schema rules need no support. A declared rule that the clean data of a checker
+`~*`; such a map is also a map parent of the tool's contracts (`output_contracts.traces.tool_registry.declared_maps`). Schema rules need no support. A declared rule that the clean data of a checker
 contradicts is left out of that checker: every emitted rule must hold on the data it ships with, and a
 declaration the tool itself does not honour is a finding about the declaration, not a contract.
 Support recorded for a schema rule is what the checker's data shows for it (0 when unobserved).
@@ -77,7 +77,7 @@ def declared(schema: Any, prefix: str = "") -> list[tuple[str, str, dict[str, An
         out.extend(declared(items, prefix + "/*"))
     entries = schema.get("additionalProperties")
     if isinstance(entries, Mapping) and not isinstance(props, Mapping):
-        out.extend(declared(entries, prefix + "/~*"))  # a map: its keys are data (traces.registry)
+        out.extend(declared(entries, prefix + "/~*"))  # a map: its keys are data (traces.tool_registry)
     return out
 
 

@@ -20,7 +20,7 @@ any other keyword (`format`, `unevaluatedProperties`, a remote `$ref`, a nested 
 fast test (`compile_schema` returns None) and is always validated by jsonschema.
 
 `metaschema_check` is the same kind of test for "is this a valid JSON Schema", used on a tool registry's
-parameter and output schemas (`output_contracts.traces.registry`): the Draft 2020-12 metaschema, read
+parameter and output schemas (`output_contracts.traces.tool_registry`): the Draft 2020-12 metaschema, read
 from jsonschema's own copy and bundled into one document, compiled here.
 """
 

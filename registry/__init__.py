@@ -1,4 +1,4 @@
-"""Operations on the tool registry (`output_contracts.traces.registry` holds the model, which ingest reads too):
+"""Operations on the tool registry (`output_contracts.traces.tool_registry` holds the model, which ingest reads too):
 plan checking (`plan`), model-facing tool definitions (`export`), and proposing (`infer`) or checking (`check`) declared
 outputs against a corpus."""
 

@@ -23,7 +23,7 @@ from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.rules.evaluate import generalize_patterns
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import MAP_TOKEN, escape_token, unescape_token
-from output_contracts.traces.registry import (
+from output_contracts.traces.tool_registry import (
     KIND_TO_TYPE,
     Registry,
     declared_maps,

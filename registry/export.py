@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from output_contracts.errors import UsageError
-from output_contracts.traces.registry import (
+from output_contracts.traces.tool_registry import (
     Registry,
     ToolSpec,
     field_schema,

@@ -39,7 +39,7 @@ import orjson
 
 from output_contracts.errors import CheckError, SchemaError
 from output_contracts.schemas import jsonschema_module
-from output_contracts.traces.registry import (
+from output_contracts.traces.tool_registry import (
     pointer_lines,
 )
 

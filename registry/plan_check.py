@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from output_contracts.schemas import jsonschema_module
-from output_contracts.traces.registry import (
+from output_contracts.traces.tool_registry import (
     Registry,
     ToolSpec,
     deref,

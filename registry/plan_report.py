@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from output_contracts import __version__
-from output_contracts.checks.formats import github
-from output_contracts.checks.formats.base import RenderOptions
-from output_contracts.checks.formats.locations import Location, Locator
-from output_contracts.checks.formats.sarif import Result, sarif_log
+from output_contracts.checks.renderers import github
+from output_contracts.checks.renderers.locations import Location, Locator
+from output_contracts.checks.renderers.renderer import RenderOptions
+from output_contracts.checks.renderers.sarif import Result, sarif_log
 from output_contracts.defaults import docs_url
 from output_contracts.registry.plan import (
     CODE_HELP,
@@ -18,7 +18,7 @@ from output_contracts.registry.plan import (
     PLAN_REPORT_VERSION,
     PlanReport,
 )
-from output_contracts.traces.registry import Registry
+from output_contracts.traces.tool_registry import Registry
 
 # ---------------------------------------------------------------------------------------------------
 # Reports in the output formats (text, json, sarif, github)
@@ -66,7 +66,7 @@ def _annotations(reports: Sequence[PlanReport], locator: Locator) -> list[github
 
 
 def reports_github(reports: Sequence[PlanReport], options: RenderOptions | None = None) -> list[str]:
-    """GitHub Actions workflow commands, grouped per plan and capped (`checks.formats.github`)."""
+    """GitHub Actions workflow commands, grouped per plan and capped (`checks.renderers.github`)."""
     opts = options or RenderOptions()
     text = github.render(
         _annotations(reports, opts.locator), limit=opts.max_annotations, what="plan-check errors"

@@ -43,7 +43,7 @@ from typing import Any
 import polars as pl
 
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.registry import Registry
+from output_contracts.traces.tool_registry import Registry
 
 #: The tie-breaker's read verbs (only when the corpus has no re-read evidence about a tool either way).
 READ_VERBS = (

@@ -344,7 +344,7 @@ def load_corpus_calls(
     draws and case ids use `SourceCall.key`, the content, so they do not depend on file bytes or paths.
     """
     from output_contracts.traces.corpus import Corpus
-    from output_contracts.traces.registry import load_registry
+    from output_contracts.traces.tool_registry import load_registry
 
     corpus = Corpus.open(corpus_path)
     registry = load_registry(registry_path)

@@ -329,7 +329,7 @@ def explain_decode_error(e: BaseException) -> TraceError | None:
 def verify_corpus(path: str | Path) -> list[str]:
     """Recompute every recorded digest and row count of a corpus: the problems found (empty when it is
     intact). Slower than `Corpus.open`'s size check: it reads every byte."""
-    from output_contracts.traces.ingest_commit import file_digest
+    from output_contracts.jsonutil import file_sha256
 
     p = Path(path)
     corpus = Corpus.open(p)  # corpus.json: parsed and checked against its schema there
@@ -342,7 +342,7 @@ def verify_corpus(path: str | Path) -> list[str]:
                 problems.append(f"{name}: missing")
             continue
         want = entry.get("sha256")
-        if want is not None and file_digest(f)["sha256"] != want:
+        if want is not None and file_sha256(f) != want:
             problems.append(f"{name}: sha256 differs from corpus.json (the file was changed)")
             continue
         if name.endswith(".parquet"):

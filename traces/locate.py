@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from output_contracts.traces.ingest_read import _BOM, Document, open_source, whole_document
+from output_contracts.traces.ingest.read import _BOM, Document, open_source, whole_document
 
 # JSON strings (escapes included) and the structural characters; everything else (numbers, literals,
 # blanks) lies between tokens and needs no attention.

@@ -21,7 +21,7 @@ from typing import Any
 
 from output_contracts import Checker, Receipt, checked
 from output_contracts.registry.export import export_tools
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from openai_loop import DEFAULT_CONTRACTS, DEFAULT_REGISTRY, lookup_inventory, query_warehouse, summary

@@ -23,7 +23,7 @@ from typing import Any
 
 from output_contracts import Checker
 from output_contracts.registry.export import export_tools
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CONTRACTS = HERE.parents[1] / "tests" / "golden" / "sample-contracts.json"

@@ -32,7 +32,7 @@ import polars as pl
 
 from output_contracts.mining.data import Leaves, MiningData, low_octave_aggs
 from output_contracts.mining.params import MineParams
-from output_contracts.traces.registry import Registry
+from output_contracts.traces.tool_registry import Registry
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from output_contracts.audit.inject import DETECTABLE, inject_records
-from output_contracts.audit.model import AuditReport
 from output_contracts.audit.pipeline import audit, audit_report, audit_score, canonical_report, load_replay
 from output_contracts.audit.report import pct, to_markdown
+from output_contracts.audit.report_model import AuditReport
 from output_contracts.cli.app import app
 from output_contracts.errors import CheckError
 from output_contracts.mining import mine

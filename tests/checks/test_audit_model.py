@@ -1,4 +1,4 @@
-"""The audit report as typed values (`output_contracts.audit.model`): its JSON is the dict API's, renderers and
+"""The audit report as typed values (`output_contracts.audit.report_model`): its JSON is the dict API's, renderers and
 gates read its attributes, and the package's entry points load lazily."""
 
 from __future__ import annotations
@@ -14,15 +14,6 @@ import pytest
 
 from output_contracts.audit import stats
 from output_contracts.audit.inject import inject_records
-from output_contracts.audit.model import (
-    AuditReport,
-    Detection,
-    Estimate,
-    Interval,
-    KindRates,
-    RuleRow,
-    round_figure,
-)
 from output_contracts.audit.pipeline import (
     audit_report,
     audit_score,
@@ -33,6 +24,15 @@ from output_contracts.audit.pipeline import (
     rescore_report,
 )
 from output_contracts.audit.report import evaluate_gates, github_annotations, to_markdown
+from output_contracts.audit.report_model import (
+    AuditReport,
+    Detection,
+    Estimate,
+    Interval,
+    KindRates,
+    RuleRow,
+    round_figure,
+)
 from output_contracts.schemas import validate
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
@@ -175,9 +175,12 @@ def test_package_entry_points_load_lazily() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     before, names, exported = json.loads(out.stdout.strip().splitlines()[-1])
-    assert "output_contracts.audit.pipeline" not in before and "output_contracts.audit.model" not in before
+    assert (
+        "output_contracts.audit.pipeline" not in before
+        and "output_contracts.audit.report_model" not in before
+    )
     assert names == ["output_contracts.audit.pipeline"] * 4 + [
-        "output_contracts.audit.model",
+        "output_contracts.audit.report_model",
         "output_contracts.audit.inject",
     ]
     assert exported == [

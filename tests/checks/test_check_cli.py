@@ -16,7 +16,7 @@ from output_contracts.cli.app import app
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 
 T = "lookup_inventory"
 REPO = Path(__file__).resolve().parents[2]

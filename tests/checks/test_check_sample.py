@@ -22,7 +22,7 @@ from output_contracts.mining import mine
 from output_contracts.rules.evaluate import episode_memory
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 
 INVISIBLE_BY_DESIGN = {"plausible_string"}
 

@@ -14,9 +14,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from output_contracts.checks.formats.base import RenderOptions, rule_level
-from output_contracts.checks.formats.github import MAX_SUMMARY_ROWS
-from output_contracts.checks.formats.locations import Locator
+from output_contracts.checks.renderers.github import MAX_SUMMARY_ROWS
+from output_contracts.checks.renderers.locations import Locator
+from output_contracts.checks.renderers.renderer import RenderOptions, rule_level
 from output_contracts.cli.app import app
 from output_contracts.defaults import DOCS_URL
 from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from output_contracts.checks.checker import check_call
-from output_contracts.checks.formats import github as gh
-from output_contracts.checks.formats.base import RenderOptions, rule_levels
-from output_contracts.checks.formats.junit import junit as render_junit
-from output_contracts.checks.formats.sarif import sarif
 from output_contracts.checks.outputs import CODE_INFO, SummaryBuilder, summary_lines
 from output_contracts.checks.receipts import encode
+from output_contracts.checks.renderers import github as gh
+from output_contracts.checks.renderers.junit import junit as render_junit
+from output_contracts.checks.renderers.renderer import RenderOptions, rule_levels
+from output_contracts.checks.renderers.sarif import sarif
 from output_contracts.cli.app import app
 from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.traces.ingest import corpus_from_records
@@ -201,7 +201,7 @@ def test_every_code_has_a_docs_section(repo: Path) -> None:
 
 
 def test_every_output_format_choice_has_a_module() -> None:
-    from output_contracts.checks.formats import FORMATS
+    from output_contracts.checks.renderers import FORMATS
     from output_contracts.cli.check_cmd import CheckOutput
 
     assert {c.value for c in CheckOutput} == set(FORMATS)

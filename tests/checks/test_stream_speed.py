@@ -24,7 +24,7 @@ from output_contracts.checks.checker import StreamItem, _CallIds, check_lines
 from output_contracts.checks.receipts import encode
 from output_contracts.cli.check_cmd import _stdin_batches
 from output_contracts.rules.model import ContractSet
-from output_contracts.traces.model import make_call_id
+from output_contracts.traces.records import make_call_id
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_CS = ContractSet.load(REPO / "tests" / "golden" / "sample-contracts.json")
@@ -189,7 +189,7 @@ def test_flat_fields_vouch_only_for_what_the_adapter_parses_alike(record: dict[s
     """`_flat_fields` gives a record's fields only when the flat adapter parses it to the same fields
     (call, task, whether the line declares its episode, visible tools); else None, and the adapter
     parses or refuses it itself."""
-    from output_contracts.traces.formats.base import RecordContext
+    from output_contracts.traces.formats.adapter import RecordContext
     from output_contracts.traces.formats.flat import FlatAdapter
 
     seen: list[Any] = []
@@ -306,7 +306,7 @@ def _reference_stream(
     from output_contracts.jsonutil import canonical_json, sha256_hex
     from output_contracts.rules.consistent import EpisodeMemory
     from output_contracts.rules.evaluate import call_violations, episode_memory
-    from output_contracts.traces.formats.base import RecordContext
+    from output_contracts.traces.formats.adapter import RecordContext
     from output_contracts.traces.formats.flat import FlatAdapter
 
     adapter, sha = FlatAdapter().begin(), sha256_hex("-")

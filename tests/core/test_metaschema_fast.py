@@ -169,7 +169,7 @@ def test_random_schema_like_documents(doc: Any) -> None:
 def test_loading_a_registry_does_not_import_jsonschema() -> None:
     code = (
         "import sys\n"
-        "from output_contracts.traces.registry import load_registry\n"
+        "from output_contracts.traces.tool_registry import load_registry\n"
         f"r = load_registry({str(REPO / 'sample_traces' / 'tools.json')!r})\n"
         "assert len(r.names()) == 10, r.names()\n"
         "print('jsonschema' in sys.modules)\n"

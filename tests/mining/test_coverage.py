@@ -107,7 +107,7 @@ def test_check_can_fail_on_calls_nothing_checks(tmp_path: Path) -> None:
 
 
 def test_audit_reports_coverage_and_gates_on_it(tmp_path: Path) -> None:
-    from output_contracts.audit.model import round_figure
+    from output_contracts.audit.report_model import round_figure
     from output_contracts.schemas import schema_errors
 
     corpus_from_records(_records(), tmp_path / "c")

@@ -32,7 +32,7 @@ from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 from tests.conftest import REPO
 from tests.mining.helpers import call, tasks
 from tests.mining.worlds import world

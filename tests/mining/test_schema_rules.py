@@ -8,7 +8,7 @@ import orjson
 
 from output_contracts.mining import mine
 from output_contracts.mining.schema_rules import declared
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 from tests.mining.helpers import call, corpus, find
 
 OUTPUT = {

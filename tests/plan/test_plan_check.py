@@ -15,7 +15,7 @@ from output_contracts.registry.plan import find_references, load_plan, parse_pla
 from output_contracts.registry.plan_check import check_plan
 from output_contracts.registry.plan_report import reports_json
 from output_contracts.schemas import schema_errors
-from output_contracts.traces.registry import registry_from_json
+from output_contracts.traces.tool_registry import registry_from_json
 
 Write = Callable[[str, Any], Path]
 
@@ -281,7 +281,7 @@ def test_find_references_round_trip(parts: list[tuple[str, list[str]]], glue: st
 
 
 def test_findings_sorted_and_deterministic(world: Path) -> None:
-    from output_contracts.traces.registry import load_registry
+    from output_contracts.traces.tool_registry import load_registry
 
     reg = load_registry(world / "tools.json")
     a = check_plan(load_plan(world / "fail-many.json"), reg)
@@ -293,7 +293,7 @@ def test_findings_sorted_and_deterministic(world: Path) -> None:
 
 
 def test_report_json_validates(world: Path) -> None:
-    from output_contracts.traces.registry import load_registry
+    from output_contracts.traces.tool_registry import load_registry
 
     reg = load_registry(world / "tools.json")
     reports = [check_plan(load_plan(p), reg) for p in sorted(world.glob("*.json*")) if p.name != "tools.json"]

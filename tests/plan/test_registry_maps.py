@@ -18,7 +18,7 @@ from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.registry import declared_maps, map_value_schema, registry_from_json
+from output_contracts.traces.tool_registry import declared_maps, map_value_schema, registry_from_json
 
 T = "get_product_details"
 U = "get_user_details"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from output_contracts.errors import SchemaError, TraceError
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.leaves import flatten
-from output_contracts.traces.registry import (
+from output_contracts.traces.tool_registry import (
     field_schema,
     item_schema,
     load_registry,

@@ -20,7 +20,7 @@ from output_contracts.rules.model import ContractSet, Rule, Support, ToolContrac
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.registry import load_registry, registry_from_json
+from output_contracts.traces.tool_registry import load_registry, registry_from_json
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_traces"
@@ -467,7 +467,7 @@ def test_infer_leaves_out_a_tool_name_the_registry_cannot_hold(tmp_path: Path) -
     """Issue 17, row 15: a 5,000-character tool name in the corpus. `registry infer` writes a registry
     its own loader accepts (the tool left out, with a warning naming it), and `tools export` reads it."""
     from output_contracts.schemas import load_schema
-    from output_contracts.traces.registry import MAX_TOOL_NAME
+    from output_contracts.traces.tool_registry import MAX_TOOL_NAME
 
     assert load_schema("tool-registry")["$defs"]["tool"]["properties"]["name"]["maxLength"] == MAX_TOOL_NAME
     long = "t" * 5000

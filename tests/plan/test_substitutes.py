@@ -19,7 +19,7 @@ from output_contracts.registry.substitutes import infer_substitutes, with_substi
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.registry import Registry, ToolSpec, load_registry
+from output_contracts.traces.tool_registry import Registry, ToolSpec, load_registry
 
 
 def _shop(n: int = 12) -> list[dict[str, Any]]:

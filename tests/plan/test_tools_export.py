@@ -10,7 +10,7 @@ import pytest
 
 from output_contracts.errors import UsageError
 from output_contracts.registry.export import Target, export_tools, parameters_of, parse_export
-from output_contracts.traces.registry import Registry, load_registry, registry_from_json
+from output_contracts.traces.tool_registry import Registry, load_registry, registry_from_json
 
 EDGE_CASES: dict[str, Any] = {
     "tools": [

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from output_contracts.traces.registry import Registry, load_registry
+from output_contracts.traces.tool_registry import Registry, load_registry
 from tests.sample.conftest import SAMPLE
 
 

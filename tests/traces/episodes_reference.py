@@ -1,4 +1,4 @@
-"""The episodes table as ingest built it before issue 21's sliced writer (`traces/ingest_episodes.py`):
+"""The episodes table as ingest built it before issue 21's sliced writer (`traces/ingest/episodes.py`):
 the whole table merged, joined and sorted at once. Kept as the reference the sliced writer is held to
 (`tests/traces/test_ingest_episodes.py`)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from output_contracts.traces.corpus import EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
-from output_contracts.traces.ingest_columns import EPISODE_ROW_SCHEMA, episode_frame
+from output_contracts.traces.ingest.columns import EPISODE_ROW_SCHEMA, episode_frame
 
 #: The text columns of episode rows coded while they are merged (`finalize_episodes`).
 _CODED = ("task_id", "labels", "tools", "source")

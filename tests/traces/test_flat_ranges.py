@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from output_contracts.cli.app import app
 from output_contracts.errors import TraceError
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.formats.base import INT64_MAX, RecordContext, RecordError
+from output_contracts.traces.formats.adapter import INT64_MAX, RecordContext, RecordError
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.ingest import ingest
 

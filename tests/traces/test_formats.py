@@ -13,7 +13,7 @@ import pytest
 
 from output_contracts.errors import TraceError
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.formats.base import Answers, decode_result, text_of_blocks
+from output_contracts.traces.formats.adapter import Answers, decode_result, text_of_blocks
 from output_contracts.traces.formats.detect import FORMAT_NAMES, detect_records
 from output_contracts.traces.formats.otlp import any_value
 from output_contracts.traces.ingest import ingest

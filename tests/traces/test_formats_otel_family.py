@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from output_contracts.cli.app import app
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.formats.base import RecordContext
+from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.detect import FORMAT_NAMES
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openinference import OpenInferenceAdapter

@@ -675,8 +675,8 @@ def test_forced_format_through_cli(
 
 
 def test_reject_codes_documented_and_in_schema() -> None:
-    """Every stable reject code of `formats.base` is in docs/formats.md's table and the manifest schema."""
-    from output_contracts.traces.formats import base
+    """Every stable reject code of `formats.adapter` is in docs/formats.md's table and the manifest schema."""
+    from output_contracts.traces.formats import adapter as base
 
     codes = {v for k, v in vars(base).items() if k.startswith("R_") and isinstance(v, str)}
     assert "R_NO_CALLS" in codes

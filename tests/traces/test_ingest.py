@@ -14,8 +14,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-import output_contracts.traces.ingest_commit as ingest_commit
-import output_contracts.traces.ingest_read as ingest_read
+import output_contracts.traces.ingest.commit as ingest_commit
+import output_contracts.traces.ingest.read as ingest_read
 from output_contracts.errors import ContractsError, TraceError
 from output_contracts.jsonutil import file_sha256, sha256_hex
 from output_contracts.schemas import load_schema, schema_errors

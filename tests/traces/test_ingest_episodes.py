@@ -1,4 +1,4 @@
-"""`episodes.parquet` written in slices (`traces/ingest_episodes.py`: rows bucketed by trace, buckets
+"""`episodes.parquet` written in slices (`traces/ingest/episodes.py`: rows bucketed by trace, buckets
 merged alone, the file written one key range at a time) holds the very rows the whole-table merge held
 (`episodes_reference.py`), with slices small enough that a trace's rows and calls are cut across
 batches, buckets, ranges and row groups: on random inputs (hypothesis), on ingests of the sample world
@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-import output_contracts.traces.ingest_commit as ingest_commit
-import output_contracts.traces.ingest_episodes as ingest_episodes
+import output_contracts.traces.ingest.commit as ingest_commit
+import output_contracts.traces.ingest.episodes as ingest_episodes
 from output_contracts.traces.corpus import CALL_SCHEMA, EPISODE_SCHEMA
 from output_contracts.traces.ingest import ingest
-from output_contracts.traces.ingest_columns import episode_frame
+from output_contracts.traces.ingest.columns import episode_frame
 from tests.traces.episodes_reference import reference_episodes
 
 

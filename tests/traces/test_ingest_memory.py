@@ -14,9 +14,9 @@ import orjson
 import polars as pl
 import pytest
 
-import output_contracts.traces.ingest_episodes as ingest_episodes
-import output_contracts.traces.ingest_order as ingest_order
-import output_contracts.traces.ingest_read as ingest_read
+import output_contracts.traces.ingest.episodes as ingest_episodes
+import output_contracts.traces.ingest.order as ingest_order
+import output_contracts.traces.ingest.read as ingest_read
 from output_contracts.traces.corpus import MANIFEST_FILE
 from output_contracts.traces.ingest import ingest
 

@@ -1,5 +1,5 @@
 """Corpus format 2: `leaves.parquet` ordered by task, each row group's task range in `corpus.json`
-(`output_contracts.traces.ingest_order`), and format-1 corpora (leaves in ingest order) still read."""
+(`output_contracts.traces.ingest.order`), and format-1 corpora (leaves in ingest order) still read."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import output_contracts.traces.ingest.order as ingest_order
 from output_contracts.errors import TraceError
 from output_contracts.jsonutil import write_json
-from output_contracts.traces import ingest_order
 from output_contracts.traces.corpus import (
     CORPUS_FORMAT_VERSION,
     LEAVES_FILE,
@@ -24,8 +24,8 @@ from output_contracts.traces.corpus import (
     verify_corpus,
 )
 from output_contracts.traces.ingest import corpus_from_records, ingest
-from output_contracts.traces.ingest_commit import file_digest
-from output_contracts.traces.ingest_order import group_sizes
+from output_contracts.traces.ingest.commit import file_digest
+from output_contracts.traces.ingest.order import group_sizes
 from output_contracts.traces.leaves import flatten
 from tests.mining.worlds import world
 
@@ -188,7 +188,7 @@ def test_registry_readers_agree_on_both_formats(tmp_path: Path) -> None:
     leaves in either order, with or without a per-leaf call id, to the same answer."""
     from output_contracts.registry.check import check_registry
     from output_contracts.registry.infer import observed_patterns
-    from output_contracts.traces.registry import registry_from_json
+    from output_contracts.traces.tool_registry import registry_from_json
 
     recs = _records(200, 15)
     new = corpus_from_records(recs, tmp_path / "new")

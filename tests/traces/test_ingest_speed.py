@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from output_contracts.progress import NULL_PROGRESS
 from output_contracts.traces.corpus import CALL_SCHEMA
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     RecordContext,
     RecordError,
     optional_reward,
@@ -24,11 +24,11 @@ from output_contracts.traces.formats.base import (
 )
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.ingest import DEFAULT_CHUNK_ROWS, ingest
-from output_contracts.traces.ingest_columns import Columns as _Columns
-from output_contracts.traces.ingest_columns import truncate as _truncate
-from output_contracts.traces.ingest_run import Run
+from output_contracts.traces.ingest.columns import Columns as _Columns
+from output_contracts.traces.ingest.columns import truncate as _truncate
+from output_contracts.traces.ingest.run import Run
 from output_contracts.traces.leaves import LEAF_SCHEMA, flatten
-from output_contracts.traces.model import ToolCall
+from output_contracts.traces.records import ToolCall
 
 CTX = RecordContext("s.jsonl", "ab" * 32, 1)
 
@@ -244,7 +244,7 @@ def _corpus_bytes(folder: Path) -> dict[str, bytes]:
 
 
 def _both_paths(tmp_path: Path, lines: list[bytes], monkeypatch: pytest.MonkeyPatch, chunk_rows: int) -> None:
-    import output_contracts.traces.ingest_read as ingest_read
+    import output_contracts.traces.ingest.read as ingest_read
 
     src = tmp_path / "in.jsonl"
     src.write_bytes(b"".join(lines))
@@ -331,7 +331,7 @@ def test_repeated_results_copy_the_first_ones_rows(
         + b"}\n"
         for i, (k, tool, ok) in enumerate(picks)
     ]
-    import output_contracts.traces.ingest_columns as ingest_columns
+    import output_contracts.traces.ingest.columns as ingest_columns
 
     with monkeypatch.context() as m:
         m.setattr(ingest_columns, "CACHE_PROBE", probe)  # 3: the cache may switch off mid-chunk
@@ -391,7 +391,7 @@ def test_calls_row_groups_do_not_depend_on_chunking(
     calls whatever the chunk size, so chunking changes no byte of the corpus."""
     import pyarrow.parquet as pq
 
-    import output_contracts.traces.ingest_run as ingest_run
+    import output_contracts.traces.ingest.run as ingest_run
 
     monkeypatch.setattr(ingest_run, "CALL_GROUP_ROWS", group)
     recs = [
@@ -522,7 +522,7 @@ def test_run_facts_and_reward_fast_paths_match_the_plain_checks(rec: dict[str, A
 def test_result_cache_stops_when_results_rarely_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
     """A chunk whose first `CACHE_PROBE` results are mostly new stops looking them up (issue 21): later
     repeats are walked again, and the rows are the same either way."""
-    import output_contracts.traces.ingest_columns as ingest_columns
+    import output_contracts.traces.ingest.columns as ingest_columns
 
     monkeypatch.setattr(ingest_columns, "CACHE_PROBE", 4)
     values = [_RESULT_POOL[i] for i in (0, 1, 2, 0, 0, 8, 8)]  # 1 hit in the first 4: off after the 4th

@@ -15,10 +15,10 @@ from output_contracts.progress import NULL_PROGRESS
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.detect import detect_records
 from output_contracts.traces.ingest import ingest
-from output_contracts.traces.ingest_commit import commit, open_stage
-from output_contracts.traces.ingest_read import _unclaimed, read_source
-from output_contracts.traces.ingest_run import Run
-from output_contracts.traces.ingest_sources import already_ingested, expand_sources, hashed_sources
+from output_contracts.traces.ingest.commit import commit, open_stage
+from output_contracts.traces.ingest.read import _unclaimed, read_source
+from output_contracts.traces.ingest.run import Run
+from output_contracts.traces.ingest.sources import already_ingested, expand_sources, hashed_sources
 
 CALL = {"trace_id": "t1", "tool": "get", "arguments": {"a": 1}, "result": {"b": 2}}
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.ingest_columns import Columns as _Columns
+from output_contracts.traces.ingest.columns import Columns as _Columns
 from output_contracts.traces.leaves import flatten, rebuild
 
 scalars = (

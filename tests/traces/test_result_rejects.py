@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_DUPLICATE_RESULT,
     R_ORPHAN_RESULT,
     R_UNKEYED_RESULT,

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import output_contracts.traces.ingest_order as ingest_order
+import output_contracts.traces.ingest.order as ingest_order
 import output_contracts.traces.mining_view as mv
 from output_contracts.traces.corpus import CALLS_FILE, LEAVES_FILE, Corpus
 from output_contracts.traces.ingest import ingest

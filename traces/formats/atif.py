@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_NO_CALLS,
     R_ORPHAN_RESULT,
     DroppedCall,
@@ -36,7 +36,7 @@ from output_contracts.traces.formats.base import (
     require_str,
     tool_names,
 )
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 
 class AtifAdapter(WholeDocument):

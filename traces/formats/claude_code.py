@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     Adapter,
     DroppedCall,
     Parsed,
@@ -28,7 +28,7 @@ from output_contracts.traces.formats.base import (
     require_str,
 )
 from output_contracts.traces.formats.session import SessionJoin
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 _ROLES = ("user", "assistant")
 

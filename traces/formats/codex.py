@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     Adapter,
     DroppedCall,
     Parsed,
@@ -31,7 +31,7 @@ from output_contracts.traces.formats.base import (
     parse_arguments,
 )
 from output_contracts.traces.formats.session import SessionJoin
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")

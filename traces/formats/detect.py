@@ -15,9 +15,9 @@ from enum import StrEnum
 from typing import Any
 
 from output_contracts.errors import TraceError
+from output_contracts.traces.formats.adapter import Adapter
 from output_contracts.traces.formats.anthropic import AnthropicAdapter
 from output_contracts.traces.formats.atif import AtifAdapter
-from output_contracts.traces.formats.base import Adapter
 from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
 from output_contracts.traces.formats.flat import FlatAdapter

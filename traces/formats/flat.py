@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     INT64_MAX,
     Adapter,
     Parsed,
@@ -28,7 +28,7 @@ from output_contracts.traces.formats.base import (
     run_facts,
     tool_names,
 )
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 #: A record's episode facts: reward, tools, trial, agent_cost, user_cost.
 EpisodeFacts = tuple[float | None, tuple[str, ...] | None, int | None, float | None, float | None]

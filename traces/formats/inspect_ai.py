@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_NO_CALLS,
     Adapter,
     Answers,
@@ -41,7 +41,7 @@ from output_contracts.traces.formats.base import (
     list_of_dicts,
     require_str,
 )
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_FIELD,
     Adapter,
     Parsed,
@@ -38,7 +38,7 @@ from output_contracts.traces.formats.base import (
 )
 from output_contracts.traces.formats.pyliteral import decode_literal
 from output_contracts.traces.formats.span_join import Bad, Exec, join
-from output_contracts.traces.model import Episode
+from output_contracts.traces.records import Episode
 
 _OBJECTS = ("trace", "trace.span")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     Adapter,
     Answers,
     DroppedCall,
@@ -27,7 +27,7 @@ from output_contracts.traces.formats.base import (
     parse_arguments,
     record_episode,
 )
-from output_contracts.traces.model import ToolCall
+from output_contracts.traces.records import ToolCall
 
 
 def episode_id(rec: dict[str, Any]) -> str:

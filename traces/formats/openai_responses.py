@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     Adapter,
     Answers,
     DroppedCall,
@@ -26,7 +26,7 @@ from output_contracts.traces.formats.base import (
     record_episode,
 )
 from output_contracts.traces.formats.openai_chat import episode_id
-from output_contracts.traces.model import ToolCall
+from output_contracts.traces.records import ToolCall
 
 _TYPES = ("function_call", "function_call_output")
 

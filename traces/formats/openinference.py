@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_NO_CONTENT,
     RecordError,
     decode_result,

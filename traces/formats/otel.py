@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     Adapter,
     Parsed,
     RecordContext,
@@ -49,7 +49,7 @@ from output_contracts.traces.formats.otlp import (
     is_error_status,
 )
 from output_contracts.traces.formats.span_join import Bad, Exec, Mention, Reply, join
-from output_contracts.traces.model import Episode
+from output_contracts.traces.records import Episode
 
 OP = "gen_ai.operation.name"
 CONV = "gen_ai.conversation.id"

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from output_contracts.traces.formats.base import R_FIELD, R_NO_CONTENT, RecordError
+from output_contracts.traces.formats.adapter import R_FIELD, R_NO_CONTENT, RecordError
 from output_contracts.traces.formats.otlp import Span
 from output_contracts.traces.formats.span_join import Bad, Mention, Reply, mention
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from output_contracts.traces.formats.base import INT64_MAX, INT64_MIN, UINT64_MAX, RecordError
+from output_contracts.traces.formats.adapter import INT64_MAX, INT64_MIN, UINT64_MAX, RecordError
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")

@@ -19,7 +19,7 @@ import ast
 import math
 from typing import Any
 
-from output_contracts.traces.formats.base import INT64_MAX, INT64_MIN, decode_result
+from output_contracts.traces.formats.adapter import INT64_MAX, INT64_MIN, decode_result
 
 MAX_LITERAL_CHARS = 1 << 20
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_DUPLICATE_RESULT,
     R_NO_CALLS,
     R_ORPHAN_RESULT,
@@ -31,7 +31,7 @@ from output_contracts.traces.formats.base import (
     RecordContext,
     answered_call,
 )
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 
 @dataclass

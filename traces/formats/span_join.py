@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_FIELD,
     R_UNMATCHED,
     Answers,
@@ -41,7 +41,7 @@ from output_contracts.traces.formats.base import (
     outcome,
     parse_arguments,
 )
-from output_contracts.traces.model import ToolCall
+from output_contracts.traces.records import ToolCall
 
 Sort = tuple[int, int, int]
 

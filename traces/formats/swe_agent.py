@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_NO_CALLS,
     Parsed,
     RecordContext,
@@ -31,7 +31,7 @@ from output_contracts.traces.formats.base import (
     list_of_dicts,
 )
 from output_contracts.traces.formats.openai_chat import chat_calls
-from output_contracts.traces.model import Episode
+from output_contracts.traces.records import Episode
 
 
 def _instance(record: dict[str, Any], source: str) -> str:

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_NO_CALLS,
     Adapter,
     Answers,
@@ -46,7 +46,7 @@ from output_contracts.traces.formats.base import (
     tool_names,
 )
 from output_contracts.traces.formats.openai_chat import chat_calls  # `Error:` outputs become errors there
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ result becomes a leaf row), and it is pure — no files, no formats — so it ca
 alone (`tests/traces/test_ingest_speed.py`, `test_leaves_property.py`). `Columns` holds one chunk of
 calls in flat Python lists and turns it into polars frames; `stage_calls` adds a parsed record's calls
 all or nothing; `truncate` undoes a half-added record; `episode_row` makes an episode's row (merged into
-`episodes.parquet` at commit by `ingest_episodes`). Writing the frames (chunk parts, the final files) is the
-run's and the commit's business (`ingest_run`, `ingest_commit`).
+`episodes.parquet` at commit by `episodes`). Writing the frames (chunk parts, the final files) is the
+run's and the commit's business (`run`, `commit`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import polars as pl
 
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, LATE_EPISODE_COLUMNS
-from output_contracts.traces.formats.base import Parsed, RecordError
+from output_contracts.traces.formats.adapter import Parsed, RecordError
 from output_contracts.traces.leaves import KIND_DTYPE, KINDS, LEAF_SCHEMA, SIDE_DTYPE, SIDES
-from output_contracts.traces.model import Episode, ToolCall, make_call_id
+from output_contracts.traces.records import Episode, ToolCall, make_call_id
 
 
 def canon(value: Any) -> str:
@@ -242,7 +242,7 @@ class Columns:
         *,
         plain: bool = False,
     ) -> None:
-        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`ingest_read`).
+        """`add` from plain values: the flat format's path, which builds no `ToolCall` (`read`).
         `plain`: the values come straight from `orjson.loads`, so a repeated result's rows are copied
         (`_results`)."""
         has_result = not (status == "error" and result is None)
@@ -316,7 +316,7 @@ class Columns:
         self.n = n + 1
 
     def trace_calls(self, source: str) -> dict[str, int]:
-        """Calls of this chunk per trace, of the calls from `source` (for `ingest_read`'s step counts)."""
+        """Calls of this chunk per trace, of the calls from `source` (for `read`'s step counts)."""
         keys = list(CALL_SCHEMA)
         ti, si = keys.index("trace_id"), keys.index("source")
         out: dict[str, int] = {}
@@ -334,7 +334,7 @@ class Columns:
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The chunk as (calls, leaves) frames with the corpus schemas; calls in ingest order, leaves
-        ordered by task (stable: a sorted run, `ingest_order`). The order is decided per call, on the
+        ordered by task (stable: a sorted run, `order`). The order is decided per call, on the
         calls' tasks, and applied to the leaves as one gather: no per-leaf sort key."""
         calls = _strided_frame(self.call_flat, _CALL_ROW_SCHEMA).cast(CALL_SCHEMA)  # type: ignore[arg-type]
         rank = (
@@ -406,7 +406,7 @@ def add_call(
     """Add one call from plain values: its step (given, else the calls seen so far in its trace, counted
     in `steps`), its call id (source sha256, line, index); a value that cannot be encoded is a
     `RecordError` naming the call, with nothing of it added. The one per-call body of `stage_calls`
-    and of the flat format's fused path (`ingest_read`)."""
+    and of the flat format's fused path (`read`)."""
     seen = steps.get(trace_id, 0)
     steps[trace_id] = seen + 1
     try:

@@ -2,22 +2,22 @@
 
 The pipeline, one module a step, and why it is shaped so:
 
-1. **Sources** (`ingest_sources`): files, folders (walked recursively for `*.jsonl`, `*.jsonl.gz`,
+1. **Sources** (`sources`): files, folders (walked recursively for `*.jsonl`, `*.jsonl.gz`,
    `*.json`, `*.json.gz`, `*.traj`, `*.eval`, sorted by path so two runs read in the same order) or `-`
    (stdin, spooled to a file so it can be hashed and read like any file). A source whose sha256 is already in `corpus.json`,
    or that repeats an earlier source of the same run, is skipped: ingest is idempotent.
-2. **Reading** (`ingest_read`): streamed line by line with a hard cap (`MAX_LINE_BYTES`, 16 MiB) so one
+2. **Reading** (`read`): streamed line by line with a hard cap (`MAX_LINE_BYTES`, 16 MiB) so one
    giant line cannot exhaust memory; a whole-file JSON document (a τ-bench array, an OTLP or τ²-bench
    object) is loaded whole and split into records by its adapter. Every line read is exactly one of ok,
    rejected or blank (`lines = ok + rejects + blank`, checked before anything is written). For `flat`,
    ok lines are calls; for episode formats an ok line is an episode record and calls are counted
    separately, as are calls dropped from a kept episode (a tool call without a result): those go to
    `rejects.jsonl` with their `index`.
-3. **Columns** (`ingest_columns`, `ingest_run`): calls and their leaves are built as column lists and
+3. **Columns** (`columns`, `run`): calls and their leaves are built as column lists and
    flushed every `chunk_rows` calls to a staging folder inside the corpus (calls appended to one Parquet
    file, leaves ordered by task: straight into the final file while chunks come in task order, else as
    Arrow streams: sorted runs), so memory stays bounded.
-4. **Commit** (`ingest_commit`, `ingest_order`): the staged calls become `calls.parquet` (after the old
+4. **Commit** (`commit`, `order`): the staged calls become `calls.parquet` (after the old
    calls, by a streaming polars sink, when appending), old and new leaves are merged by task (corpus
    format 2), into temporary files beside the targets,
    then renamed; `corpus.json` is written last. An interrupted run
@@ -39,7 +39,7 @@ from output_contracts.errors import TraceError
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import MANIFEST_FILE, Corpus
 from output_contracts.traces.formats.detect import get_adapter
-from output_contracts.traces.ingest_commit import (
+from output_contracts.traces.ingest.commit import (
     IngestReport,
     RegistryCopy,
     clean_up,
@@ -51,9 +51,9 @@ from output_contracts.traces.ingest_commit import (
     registry_changed,
     unchanged,
 )
-from output_contracts.traces.ingest_read import MAX_LINE_BYTES, read_source
-from output_contracts.traces.ingest_run import Run
-from output_contracts.traces.ingest_sources import (
+from output_contracts.traces.ingest.read import MAX_LINE_BYTES, read_source
+from output_contracts.traces.ingest.run import Run
+from output_contracts.traces.ingest.sources import (
     Source,
     SourceReport,
     already_ingested,
@@ -62,7 +62,7 @@ from output_contracts.traces.ingest_sources import (
     known_sources,
     total_bytes,
 )
-from output_contracts.traces.registry import load_registry
+from output_contracts.traces.tool_registry import load_registry
 
 
 def ingest(

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from output_contracts.checks.formats.base import Document, RenderOptions, message, violations
 from output_contracts.checks.outputs import Summary
+from output_contracts.checks.renderers.renderer import Document, RenderOptions, message, violations
 
 
 def junit(

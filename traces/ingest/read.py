@@ -16,7 +16,7 @@
   whose calls and results are on different lines), and `finish` stages what it still holds when the
   source ends: calls no line answered, each a reject on its own line.
 - **Records to the run**: each record goes through its adapter; its calls are staged into the chunk all
-  or nothing (`ingest_columns.stage_calls`), a bad record becomes one reject (with `R_FORMAT` when it
+  or nothing (`columns.stage_calls`), a bad record becomes one reject (with `R_FORMAT` when it
   clearly belongs to another format, or a mixed-format error under auto-detection), and a call dropped
   from a kept episode becomes a reject with its `index`.
 - **Accounting**: every line read is exactly one of ok, rejected or blank (`lines = ok + rejects +
@@ -35,7 +35,7 @@ from typing import IO, Any, cast
 import orjson
 
 from output_contracts.errors import TraceError, reading
-from output_contracts.traces.formats.base import (
+from output_contracts.traces.formats.adapter import (
     R_FORMAT,
     R_JSON,
     R_NOT_OBJECT,
@@ -55,9 +55,9 @@ from output_contracts.traces.formats.detect import (
 )
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.inspect_ai import read_eval_zip
-from output_contracts.traces.ingest_columns import add_call, episode_row, stage_calls
-from output_contracts.traces.ingest_run import Run
-from output_contracts.traces.ingest_sources import Hashed, Source, SourceReport, skipped_source
+from output_contracts.traces.ingest.columns import add_call, episode_row, stage_calls
+from output_contracts.traces.ingest.run import Run
+from output_contracts.traces.ingest.sources import Hashed, Source, SourceReport, skipped_source
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 RAW_LIMIT = 4096

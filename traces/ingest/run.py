@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 from output_contracts.errors import TraceError, reading
 from output_contracts.progress import Progress
 from output_contracts.traces.corpus import CALL_SCHEMA, REJECTS_FILE
-from output_contracts.traces.ingest_columns import Columns, canon, episode_frame
-from output_contracts.traces.ingest_order import DirectLeaves, SortedRun, run_counts, write_run
+from output_contracts.traces.ingest.columns import Columns, canon, episode_frame
+from output_contracts.traces.ingest.order import DirectLeaves, SortedRun, run_counts, write_run
 
 #: Positions in an `episode_row` of the facts filled from a trace's later rows.
 _FACTS = frozenset((1, 2, 3, 4, 7, 8, 9))
@@ -47,7 +47,7 @@ class Run:
     chunks: int = 0  # chunks flushed
     #: the leaves of chunks that came in task order, straight into the final file's row groups ...
     direct: DirectLeaves | None = None
-    #: ... and those of later chunks, staged as sorted runs merged at commit (`ingest_order`)
+    #: ... and those of later chunks, staged as sorted runs merged at commit (`order`)
     leaf_runs: list[SortedRun] = field(default_factory=list)
     rejects_fh: IO[bytes] | None = None
     n_rejects: int = 0
@@ -61,7 +61,7 @@ class Run:
     #: merges by the same first-non-null rule as `add_episode`.
     episode_files: list[Path] = field(default_factory=list)
     #: per flushed chunk, its calls per (source, trace) (`source`, `trace_id`, `n`): what a flat source
-    #: needs to count its traces' calls only once a line without a `step` asks for it (`ingest_read`)
+    #: needs to count its traces' calls only once a line without a `step` asks for it (`read`)
     trace_files: list[Path] = field(default_factory=list)
     #: The last `tools` tuple seen and its canonical JSON: adapters hand the same tuple object to the
     #: records of an episode (the flat adapter to every record with the same list), so `is` finds it.

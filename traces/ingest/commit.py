@@ -13,7 +13,6 @@ interrupted run leaves the previous corpus as it was.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 import tempfile
@@ -27,7 +26,7 @@ import polars as pl
 
 from output_contracts import __version__
 from output_contracts.errors import TraceError, reading
-from output_contracts.jsonutil import sha256_hex, write_json
+from output_contracts.jsonutil import file_sha256, sha256_hex, write_json
 from output_contracts.schemas import validate
 from output_contracts.traces.corpus import (
     CALL_SCHEMA,
@@ -40,10 +39,10 @@ from output_contracts.traces.corpus import (
     SCHEMAS,
     TASK_ORDERED_FORMAT_VERSIONS,
 )
-from output_contracts.traces.ingest_episodes import write_episodes
-from output_contracts.traces.ingest_order import SortedRun, file_counts, restage_unsorted, write_sorted
-from output_contracts.traces.ingest_run import Run
-from output_contracts.traces.ingest_sources import SourceReport
+from output_contracts.traces.ingest.episodes import write_episodes
+from output_contracts.traces.ingest.order import SortedRun, file_counts, restage_unsorted, write_sorted
+from output_contracts.traces.ingest.run import Run
+from output_contracts.traces.ingest.sources import SourceReport
 from output_contracts.traces.mining_view import VIEW_FILES, ViewStage, write_staged
 
 REGISTRY_FILE = "tools.json"
@@ -177,11 +176,7 @@ def _source_entry(r: SourceReport) -> dict[str, Any]:
 
 def file_digest(path: Path) -> dict[str, Any]:
     """`{"bytes": size, "sha256": hex}` of a file, read in 1 MiB blocks (what `corpus.json` records)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return {"bytes": path.stat().st_size, "sha256": h.hexdigest()}
+    return {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
 
 
 def _write_rejects(out: Path, stage: Path, append: bool) -> None:

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from output_contracts.errors import reading
 from output_contracts.frames import ExactGroups, write_ipc
 from output_contracts.traces.corpus import EPISODE_SCHEMA, LATE_EPISODE_COLUMNS
-from output_contracts.traces.ingest_columns import EPISODE_ROW_SCHEMA, episode_frame
+from output_contracts.traces.ingest.columns import EPISODE_ROW_SCHEMA, episode_frame
 
 #: Calls aggregated at a time into per-trace call facts.
 CALL_FACT_ROWS = 500_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from output_contracts.checks.formats.base import Document, RenderOptions
 from output_contracts.checks.outputs import Summary
+from output_contracts.checks.renderers.renderer import Document, RenderOptions
 from output_contracts.jsonutil import pretty_json
 
 

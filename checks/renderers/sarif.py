@@ -20,9 +20,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.checks.formats.base import LEVELS, Document, RenderOptions, capped, message, violations
-from output_contracts.checks.formats.locations import Location
 from output_contracts.checks.outputs import CODE_INFO, DOCS_PAGE, SARIF_SCHEMA_URI, Summary
+from output_contracts.checks.renderers.locations import Location
+from output_contracts.checks.renderers.renderer import (
+    LEVELS,
+    Document,
+    RenderOptions,
+    capped,
+    message,
+    violations,
+)
 from output_contracts.defaults import docs_url
 from output_contracts.jsonutil import canonical_str, pretty_json
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from output_contracts.checks.formats.locations import Locator
 from output_contracts.checks.outputs import Summary
+from output_contracts.checks.renderers.locations import Locator
 from output_contracts.choices import MAX_ANNOTATIONS as MAX_ANNOTATIONS
 from output_contracts.choices import MAX_SARIF_RESULTS as MAX_SARIF_RESULTS
 from output_contracts.jsonutil import canonical_str

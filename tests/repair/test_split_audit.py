@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from output_contracts.repair import audit, cases
+from output_contracts.repair import cases
+from output_contracts.repair import split_audit as audit
 from tests.repair.conftest import SCHEMA
 
 OTHER_SCHEMA: dict[str, Any] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from output_contracts.checks.formats.base import Streaming
+from output_contracts.checks.renderers.renderer import Streaming
 from output_contracts.jsonutil import canonical_json
 
 

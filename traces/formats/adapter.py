@@ -21,7 +21,7 @@ from typing import Any, ClassVar, NamedTuple
 import orjson
 
 from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.model import Episode, ToolCall
+from output_contracts.traces.records import Episode, ToolCall
 
 # Stable reject codes (the `code` field of rejects.jsonl), documented in docs/formats.md.
 R_JSON = "R_JSON"  # not valid JSON

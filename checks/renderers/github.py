@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from output_contracts.checks.formats.base import Document, RenderOptions, capped, message, violations
-from output_contracts.checks.formats.locations import Location
 from output_contracts.checks.outputs import Summary
+from output_contracts.checks.renderers.locations import Location
+from output_contracts.checks.renderers.renderer import Document, RenderOptions, capped, message, violations
 
 #: Rows of the step-summary table at most (GitHub takes 1 MiB of summary per step).
 MAX_SUMMARY_ROWS = 1000
