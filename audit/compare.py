@@ -39,8 +39,8 @@ from output_contracts.audit import stats
 from output_contracts.audit.report_model import Record, round_figure
 from output_contracts.choices import DEFAULT_STRATA as DEFAULT_STRATA
 from output_contracts.choices import PairBy as PairBy
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.errors import UsageError
-from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 
 REPORT_VERSION = 1

@@ -15,9 +15,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.rules.base import KIND_OF_TYPE
-from output_contracts.rules.dates import classify
-from output_contracts.rules.model import Rule, split_side
+from output_contracts.codes.contract_set import Rule, split_side
+from output_contracts.codes.dates import classify
+from output_contracts.codes.spec import KIND_OF_TYPE
 from output_contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
 
 #: The fault taxonomy, in the order reports list it (docs/faults.md).

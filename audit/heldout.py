@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from output_contracts.checks.checker import check_corpus
-from output_contracts.rules.folds import fold_table
-from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.codes.contract_set import ContractSet, Rule
+from output_contracts.codes.folds import fold_table
 from output_contracts.traces.corpus import Corpus
 
 #: Below this many distinct tasks a rule's 95% task-level violation bound exceeds 10% (1 − 0.05^(1/29)).

@@ -26,10 +26,10 @@ from output_contracts import __version__
 from output_contracts.audit.artifacts import Artifact, Kind
 from output_contracts.audit.report_model import Gate
 from output_contracts.audit.svg import Bar, Curve, CurvePoint, Row, curve_chart, interval_chart
+from output_contracts.codes.contract_set import ContractSet, Rule
+from output_contracts.codes.table import describe
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining.diff import diff_sets
-from output_contracts.rules.codes import describe
-from output_contracts.rules.model import ContractSet, Rule
 
 #: Rows shown in the charts and tables that rank things (the full lists are in the input files).
 TOP_RULES = 15

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from output_contracts.audit.fault_targets import Walked, walk
-from output_contracts.rules.dates import classify
+from output_contracts.codes.dates import classify
 from output_contracts.traces.leaves import escape_token
 
 #: What an HTTP proxy or CDN serves in place of the API's JSON (cached error page, status 200).

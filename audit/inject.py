@@ -67,10 +67,10 @@ from output_contracts.audit.fault_targets import (
 )
 from output_contracts.audit.incidents import BY_KIND, INCIDENT_KINDS, At
 from output_contracts.choices import FAULT_GROUPS
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import TraceError, UsageError, reading
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_lines
-from output_contracts.rules.model import ContractSet, Rule
 
 #: Kinds the structural contracts are designed to catch (the acceptance target is >= 90% on these).
 DETECTABLE: tuple[str, ...] = (

@@ -67,13 +67,13 @@ from output_contracts.audit.report_model import AuditReport, LedgerAnchor
 from output_contracts.audit.scoring import assemble
 from output_contracts.audit.truth import Truth, apply_labels_file, truth_from_corpus
 from output_contracts.checks.receipts import Receipt, Violation, encode, recovery_plan
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.folds import fold_table
+from output_contracts.codes.mine_params import MineParams
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import CheckError, TraceError
 from output_contracts.jsonutil import canonical_str, json_sha256, sha256_hex
-from output_contracts.mining.params import MineParams
 from output_contracts.progress import NULL_PROGRESS, Progress
-from output_contracts.rules.folds import fold_table
-from output_contracts.rules.model import ContractSet
 from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.sources import is_corpus, open_corpus
@@ -550,8 +550,8 @@ def _in_sample_refers(
     cids: pl.Series, found: pl.DataFrame, entries: Sequence[Any], corpus: Corpus, texts: CallTexts | None
 ) -> dict[str, tuple[str, ...]]:
     """Fired call id -> the earlier calls its violations refer to when every one is CONSISTENT, else ()."""
+    from output_contracts.codes.engine.episodes import episode_witnesses
     from output_contracts.mining.data import call_ids
-    from output_contracts.rules.episodes import episode_witnesses
 
     hits = found.filter(pl.col("cid").is_in(cids.implode()))
     witnessed = episode_witnesses(entries, corpus, hits, texts)
@@ -574,7 +574,7 @@ def _cross_from_flat(cs: ContractSet, corpus: Corpus, flat: FlatPass) -> pl.Data
     checked beside it, nor on which checker holds it), renumbered as the cross pass numbers its rules.
     This saves a second pass over every call; `tests/checks/test_audit_reuse.py` compares the two."""
     from output_contracts.checks.checker import violation_frame
-    from output_contracts.rules.evaluate import checked_calls, rule_entries
+    from output_contracts.codes.engine.evaluate import checked_calls, rule_entries
 
     found, entries, texts = flat
     cross = rule_entries(cs, "cross", None, None)
@@ -626,9 +626,9 @@ def _verified_in_sample(
     beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
     """
     from output_contracts.checks.checker import find_violations
+    from output_contracts.codes.engine.episodes import CODE_NAME as CONSISTENT
     from output_contracts.mining.data import clean_calls
     from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
-    from output_contracts.rules.episodes import CODE_NAME as CONSISTENT
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
     if verify:

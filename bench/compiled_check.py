@@ -54,11 +54,11 @@ import orjson
 from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import check_call
 from output_contracts.checks.receipts import Receipt, recovery_plan
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.engine.compiled import compiled_violations
+from output_contracts.codes.engine.evaluate import call_violations
 from output_contracts.mining import mine
 from output_contracts.registry.infer import infer_registry
-from output_contracts.rules.compiled import compiled_violations
-from output_contracts.rules.evaluate import call_violations
-from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 

@@ -85,7 +85,7 @@ _report(wall=time.perf_counter() - w, cpu=time.process_time() - t, rules=len(cs.
 _PHASES = """
 import collections
 from output_contracts.mining import data as D, miner as M, patterns as P
-from output_contracts.mining.rules import RULE_CLASSES
+from output_contracts.mining.rule_classes import RULE_CLASSES
 from output_contracts.mining.schema_rules import SchemaRules
 from output_contracts.traces.corpus import Corpus
 T = collections.defaultdict(float)

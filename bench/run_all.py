@@ -149,7 +149,7 @@ from pathlib import Path
 sys.path.insert(0, "bench")
 import peer_fastjsonschema as P
 from output_contracts.checks.checker import check_call
-from output_contracts.rules.model import ContractSet
+from output_contracts.codes.contract_set import ContractSet
 cs = ContractSet.load(sys.argv[2])
 codes = json.loads(sys.argv[5])
 if codes is not None:

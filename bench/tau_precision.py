@@ -35,8 +35,8 @@ from typing import Any
 import orjson
 
 from output_contracts.audit.pipeline import audit, open_source
-from output_contracts.mining.params import MineParams
-from output_contracts.rules.model import ContractSet, split_side
+from output_contracts.codes.contract_set import ContractSet, split_side
+from output_contracts.codes.mine_params import MineParams
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 from output_contracts.traces.leaves import WILD_TOKENS, unescape_token

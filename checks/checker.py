@@ -1,10 +1,10 @@
 """The checker: check tool calls against a contract set, and turn what breaks into receipts.
 
-The evaluation itself is the engine of `output_contracts.rules.evaluate`, a driver over one module per property
-code (`output_contracts.rules`); this module is what a user of the checker calls:
+The evaluation itself is the engine of `output_contracts.codes.engine.evaluate`, a driver over one module per property
+code (`output_contracts.codes`); this module is what a user of the checker calls:
 
 * `check_call` — one call in plain Python, for use inside an agent loop: a `Receipt`, or None. It runs the
-  compiled checker (`output_contracts.rules.compiled`: one generated function per tool, cached per
+  compiled checker (`output_contracts.codes.engine.compiled`: one generated function per tool, cached per
   contract set), which finds what `call_violations` finds, rendered the same way.
 * `check_corpus` — every call of a Parquet corpus, vectorised: one row per violation with its witness
   (expected, observed, detail) rendered exactly as `check_call` renders it (a test compares them over
@@ -30,14 +30,11 @@ import orjson
 import polars as pl
 
 from output_contracts.checks.receipts import Receipt, planned_receipt
-from output_contracts.errors import CheckError, ContractsError
-from output_contracts.jsonutil import canonical_str, sha256_hex
-from output_contracts.progress import NULL_PROGRESS, Progress
-from output_contracts.rules.base import RuleEntry, Violation
-from output_contracts.rules.compiled import compiled_memory, compiled_violations
-from output_contracts.rules.consistent import EpisodeMemory
-from output_contracts.rules.episodes import episode_witnesses
-from output_contracts.rules.evaluate import (
+from output_contracts.codes.consistent.check import EpisodeMemory
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.engine.compiled import compiled_memory, compiled_violations
+from output_contracts.codes.engine.episodes import episode_witnesses
+from output_contracts.codes.engine.evaluate import (
     BATCH_CALLS,
     Fold,
     checked_calls,
@@ -45,10 +42,13 @@ from output_contracts.rules.evaluate import (
     find_violations,
     witness,
 )
-from output_contracts.rules.evaluate import (
+from output_contracts.codes.engine.evaluate import (
     call_violations as call_violations,  # re-exported: the generic engine, which tests hold the compiled one to
 )
-from output_contracts.rules.model import ContractSet
+from output_contracts.codes.spec import RuleEntry, Violation
+from output_contracts.errors import CheckError, ContractsError
+from output_contracts.jsonutil import canonical_str, sha256_hex
+from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import decode_result, tool_names

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.rules.codes import TABLE
+from output_contracts.codes.table import TABLE
 
 DOCS_PAGE = "docs/codes.md"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

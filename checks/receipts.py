@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from output_contracts.choices import EncoderName as EncoderName
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.spec import Violation
 from output_contracts.errors import CheckError
 from output_contracts.jsonutil import canonical_json
-from output_contracts.rules.base import Violation
-from output_contracts.rules.model import ContractSet
 
 ENCODERS = tuple(e.value for e in EncoderName)
 #: Encoders whose receipts carry the violations (code, path, ...): what CI formats (sarif, junit,

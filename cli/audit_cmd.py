@@ -455,8 +455,8 @@ def audit_cmd(
         open_source,
         work_dir,
     )
-    from output_contracts.mining.params import MineParams
-    from output_contracts.rules.model import ContractSet
+    from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.codes.mine_params import MineParams
 
     cfg = config()
     src: list[Path] | None = list(sources) if sources else None
@@ -644,7 +644,7 @@ def inject_cmd(
 ) -> None:
     """Plant labelled faults (labels.fault, fault_path, original) in clean traces, for measuring detection."""
     from output_contracts.audit.inject import inject_file, parse_kinds
-    from output_contracts.rules.model import ContractSet
+    from output_contracts.codes.contract_set import ContractSet
 
     s = int(config().get("mine.seed", seed))
     cs = ContractSet.load(contracts_file) if contracts_file is not None else None

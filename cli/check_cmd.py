@@ -48,7 +48,7 @@ from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunke
 if TYPE_CHECKING:
     from output_contracts.checks.checker import Fold
     from output_contracts.checks.outputs import SummaryBuilder
-    from output_contracts.rules.model import ContractSet
+    from output_contracts.codes.contract_set import ContractSet
 
 
 class CheckOutput(StrEnum):
@@ -269,7 +269,7 @@ def check(
     from output_contracts.checks.outputs import SummaryBuilder
     from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS
     from output_contracts.checks.renderers import FORMATS, github
-    from output_contracts.rules.model import CODES
+    from output_contracts.codes.contract_set import CODES
 
     cfg = config()
     cpath = cfg.require_path("paths.contracts", contracts_path, "contract set (--contracts)")

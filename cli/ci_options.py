@@ -15,7 +15,7 @@ from output_contracts.errors import UsageError
 if TYPE_CHECKING:  # the formats load polars and pyarrow: imported by the functions that use them
     from output_contracts.checks.renderers import github
     from output_contracts.checks.renderers.renderer import RenderOptions
-    from output_contracts.rules.model import ContractSet
+    from output_contracts.codes.contract_set import ContractSet
 
 BaseOpt = Annotated[
     Path | None,

@@ -46,8 +46,8 @@ from output_contracts.errors import UsageError
 from output_contracts.jsonutil import pretty_json
 
 if TYPE_CHECKING:
+    from output_contracts.codes.contract_set import ContractSet, Rule
     from output_contracts.mining.diff import SetDiff
-    from output_contracts.rules.model import ContractSet, Rule
 
 
 class Engine(StrEnum):
@@ -77,8 +77,8 @@ def _parse_min_support(items: list[str] | None) -> dict[str, int] | None:
 
 def _summary(cs: ContractSet, dest: str, plain: bool, to: Console) -> None:
     """The rules per tool and class (on stderr; `--plain` TSV on stdout unless the set goes there)."""
-    from output_contracts.rules.codes import TABLE
-    from output_contracts.rules.model import CODES
+    from output_contracts.codes.contract_set import CODES
+    from output_contracts.codes.table import TABLE
 
     # column headers: the short names (narrow terminals); `contracts codes` lists the full names
     grid = Grid(
@@ -217,9 +217,9 @@ def mine_command(
     plain: PlainFlag = False,
 ) -> None:
     """Mine per-tool contracts (rules with support) from clean traces, with k-fold checkers."""
+    from output_contracts.codes.mine_params import MineParams
     from output_contracts.mining.coverage import uncovered
     from output_contracts.mining.miner import mine
-    from output_contracts.mining.params import MineParams
     from output_contracts.traces.sources import is_corpus, open_corpus
     from output_contracts.traces.tool_registry import load_registry
 
@@ -299,7 +299,7 @@ def mine_command(
 
 
 def _rule_json(r: Rule) -> dict[str, Any]:
-    from output_contracts.rules.codes import describe
+    from output_contracts.codes.table import describe
 
     d = r.to_json()
     d["statement"] = describe(r)
@@ -334,8 +334,8 @@ def rules_command(
 ) -> None:
     """List the rules of a contract set: tool, code, path, params, support, source."""
     from output_contracts.audit.heldout import THIN_TASKS, fold_report
-    from output_contracts.rules.codes import describe_params
-    from output_contracts.rules.model import CODES, ContractSet
+    from output_contracts.codes.contract_set import CODES, ContractSet
+    from output_contracts.codes.table import describe_params
     from output_contracts.traces.corpus import Corpus
 
     path = config().require_path("paths.contracts", contracts, "contract set")
@@ -429,7 +429,7 @@ def rules_command(
 
 
 def _diff_table(d: SetDiff, plain: bool) -> None:
-    from output_contracts.rules.codes import describe
+    from output_contracts.codes.table import describe
 
     grid = Grid(
         [Column("change", "key"), Column("tool", "name"), Column("code", "key"), Column("rule", "text")]
@@ -464,8 +464,8 @@ def diff_command(
     plain: PlainFlag = False,
 ) -> None:
     """Compare two contract sets: rules added, removed and changed (same tool/code/paths, new params)."""
+    from output_contracts.codes.contract_set import ContractSet
     from output_contracts.mining.diff import diff_sets
-    from output_contracts.rules.model import ContractSet
 
     del quiet  # accepted everywhere (issue 22); diff writes nothing to stderr
     d = diff_sets(ContractSet.load(old), ContractSet.load(new))

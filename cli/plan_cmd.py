@@ -181,9 +181,9 @@ def registry_infer(
     nested as deep as the rule paths go; every field seen in clean results is declared. With
     --substitutes, each tool also gets `substitutes_inferred` (docs/registry.md).
     """
+    from output_contracts.codes.contract_set import ContractSet
     from output_contracts.registry.infer import infer_registry
     from output_contracts.registry.substitutes import infer_substitutes, with_substitutes
-    from output_contracts.rules.model import ContractSet
     from output_contracts.traces.corpus import Corpus
     from output_contracts.traces.tool_registry import load_registry, ordered_json, save_registry
 

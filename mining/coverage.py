@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.mine_params import MineParams
+from output_contracts.codes.table import CODES
 from output_contracts.mining.data import clean_calls
-from output_contracts.mining.params import MineParams
-from output_contracts.rules.codes import CODES
-from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 
 

@@ -34,25 +34,32 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
 
+from output_contracts.codes.folds import fold_table
+from output_contracts.codes.mining_frames import (
+    CLS_ARR,
+    CLS_NUM,
+    CLS_STR,
+    ECHO_SAMPLE_CALLS,
+    KIND_CODE,
+    SAMPLE_CALLS,
+    SCALAR_CLASSES,
+    Leaves,
+    by_checker,
+    first_calls,
+    fold_examples,
+    low_octave_aggs,
+    merged_examples,
+)
 from output_contracts.errors import MiningError, reading
-from output_contracts.rules.folds import fold_table
 from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
 from output_contracts.traces.leaves import tp_expr, tp_patterns
-from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE, WILD_TOKEN
+from output_contracts.traces.mining_view import WILD_TOKEN
+from output_contracts.traces.mining_view_reader import View
 
-#: Physical codes of the `kind` Enum of leaves.parquet, and the "kind class" used for grouping:
-#: int and float share the class "number" so that a field holding both is one group.
-KIND_CODE = {"null": 0, "bool": 1, "int": 2, "float": 3, "string": 4, "array": 5, "object": 6}
-CLS_NULL, CLS_BOOL, CLS_NUM, CLS_STR, CLS_ARR, CLS_OBJ = 0, 1, 2, 4, 5, 6
-CLS_NAME = {0: "null", 1: "bool", 2: "number", 4: "string", 5: "array", 6: "object"}
-SCALAR_CLASSES = (CLS_NULL, CLS_BOOL, CLS_NUM, CLS_STR)
-
-FULL = -1  # checker id of the full checker
 _U64 = pl.UInt64
 
 #: Leaf rows (of the whole leaves file, clean or not) per task part; a corpus below it is mined in one
@@ -61,155 +68,8 @@ _U64 = pl.UInt64
 #: 1.5M 53.2 and 1.07 GiB). At 10M calls (235M leaf rows), once no per-corpus table held more than a
 #: few bytes a call, the peak was the part: 2,076 MiB with 3M-row parts, 1,595 MiB with 2M.
 PART_ROWS = 2_000_000
-#: Calls per (tool, fold), first by call key, whose numbers RELATION proposes candidates from ...
-SAMPLE_CALLS = 4000
-#: ... and whose scalars refute ECHO candidates (a prefix of the same calls).
-ECHO_SAMPLE_CALLS = 64
 
 LEAF_COLUMNS = ("cid", "task", "pid", "side", "path", "code", "cls", "num", "str", "len", "fold")
-
-
-@dataclass(frozen=True)
-class Leaves:
-    """Clean leaves of some calls (one task part, the whole corpus, or the sample), tagged with fold.
-
-    `leaves`: cid, task (UInt32 task code), pid (pattern id), side, path (wildcard patterns only, else
-    null), code (kind code), cls (kind class), num, str, len, fold, sc (the string's UInt32 code,
-    `with_codes`: compare codes only within one part's frame, never across parts or in the sample). `calls`: cid, task, tool, fold of the
-    same calls. `patterns`: the corpus-wide pattern table (see `MiningData`)."""
-
-    leaves: pl.DataFrame
-    calls: pl.DataFrame
-    patterns: pl.DataFrame
-    k: int
-    n_result: int | None = None  # the first n_result rows are the result side's (None: not ordered)
-
-    def result(self) -> pl.DataFrame:
-        """The result-side leaves: a zero-copy slice when they come first, else a filter."""
-        if self.n_result is not None:
-            return self.leaves.slice(0, self.n_result)
-        return self.leaves.filter(pl.col("side") == "result")
-
-    def scan_paths(self, pids: Sequence[int]) -> pl.LazyFrame:
-        """Clean leaves of the given patterns with their concrete `path` (kept in memory for wildcard
-        patterns only: array instances are paired by index): cid, pid, path, code, cls, num, str, fold,
-        task (the leaves' own task codes: compare them only with each other), sc."""
-        return (
-            self.leaves.lazy()
-            .filter(pl.col("pid").is_in(list(pids)))
-            .select("cid", "pid", "path", "code", "cls", "num", "str", "fold", "task", "sc")
-        )
-
-
-@dataclass(frozen=True)
-class View:
-    """The corpus's mining view (`output_contracts.traces.mining_view`): `lpats` (lpat -> tool, side,
-    pattern) in memory, the string dictionary left on disk (`strings`: code -> string, read only for
-    the few codes or values asked for: at 10M calls it is 14M strings, 245 MiB in memory); and, once
-    `selecting` has run, what every read filters by, computed once per load instead of per chunk:
-    `keep` (the lpats of the selected tools; None: all) and `drop` (the view call indexes of the calls
-    left out; None: none).
-
-    A part's rows take their call keys and string texts from `leaves.parquet`, which holds the same rows
-    in the same order (`scan_with_leaves`): reading those two columns of a row range costs less than
-    gathering them from in-memory dictionaries, and nothing per corpus stays in memory for them."""
-
-    path: Path
-    strings: Path
-    lpats: pl.DataFrame
-    leaves: Path
-    keep: pl.Series | None = None
-    drop: pl.Series | None = None
-
-    @staticmethod
-    def open(corpus: Corpus) -> View | None:
-        """The view of a corpus that has one (`Corpus.view`), else None."""
-        folder = corpus.view()
-        if folder is None:
-            return None
-        return View(
-            folder / VIEW_FILE,
-            folder / VIEW_STRINGS_FILE,
-            pl.read_parquet(folder / VIEW_PATTERNS_FILE).with_row_index("lpat"),
-            corpus.path / LEAVES_FILE,
-        )
-
-    def selecting(self, corpus: Corpus, tools: Sequence[str] | None, unclean: pl.DataFrame | None) -> View:
-        """This view restricted to the clean calls of `tools` (`unclean`: cids of the calls left out)."""
-        keep = None
-        if tools is not None:
-            keep = self.lpats.filter(pl.col("tool").is_in(list(tools)))["lpat"].cast(pl.UInt32)
-        drop = None if unclean is None else call_indexes(corpus, unclean["cid"])
-        return replace(self, keep=keep, drop=drop)
-
-    def codes(self, values: pl.Series) -> pl.Series:
-        """The string codes of `values` (each must be in the dictionary), in their order."""
-        want = pl.DataFrame({"str": values.cast(pl.String)}).with_row_index("_i")
-        found = (
-            pl.scan_parquet(self.strings)
-            .with_row_index("code")
-            .join(want.lazy(), on="str")
-            .select("_i", "code")
-            .collect(engine="streaming")
-        )
-        if found.height != want.height:
-            raise MiningError("a value is missing from the mining view's strings", source=str(self.strings))
-        return found.sort("_i")["code"].cast(pl.UInt32)
-
-    def texts(self, codes: pl.Series) -> pl.Series:
-        """The strings of `codes` (nulls stay null), in their order."""
-        wanted = codes.drop_nulls().unique()
-        found = (
-            pl.scan_parquet(self.strings)
-            .with_row_index("code")
-            .filter(pl.col("code").is_in(wanted.cast(pl.UInt32).implode()))
-            .collect(engine="streaming")
-        )
-        return pl.DataFrame({"code": codes.cast(pl.UInt32)}).join(
-            found, on="code", how="left", maintain_order="left"
-        )["str"]
-
-    def scan(self, start: int, rows: int) -> pl.LazyFrame:
-        """View rows [start, start + rows) of the selected tools' clean calls (`selecting`)."""
-        return self._filtered(pl.scan_parquet(self.path).slice(start, rows))
-
-    def read_with_leaves(self, start: int, rows: int) -> pl.DataFrame:
-        """View rows [start, start + rows), read, unfiltered, with `cid` and `text` (the string of
-        `str`) from the same rows of `leaves.parquet` (`kept` says which rows the selection keeps).
-        The two files are read apart and put side by side, not rechunked: the caller's one filter per
-        side copies every column once anyway (`_read_view_chunk`)."""
-        view = pl.scan_parquet(self.path).slice(start, rows).collect()
-        leaves = (
-            pl.scan_parquet(self.leaves)
-            .slice(start, rows)
-            .select("cid", pl.col("str").alias("text"))
-            .collect()
-        )
-        return view.hstack(leaves)
-
-    def kept(self, raw: pl.DataFrame) -> pl.Series | None:
-        """Which rows of `read_with_leaves` the selection keeps (`selecting`; None: all)."""
-        keep = None
-        if self.keep is not None:
-            keep = raw["lpat"].is_in(self.keep.implode())
-        if self.drop is not None:
-            kept = raw["call"].is_in(self.drop.implode()).not_()
-            keep = kept if keep is None else keep & kept
-        return keep
-
-    def _filtered(self, lf: pl.LazyFrame) -> pl.LazyFrame:
-        # the slice comes first (a range of file rows), then the filters
-        if self.keep is not None:
-            lf = lf.filter(pl.col("lpat").is_in(self.keep.implode()))
-        if self.drop is not None:
-            lf = lf.filter(~pl.col("call").is_in(self.drop.implode()))
-        return lf
-
-
-def call_indexes(corpus: Corpus, cids: pl.Series) -> pl.Series:
-    """The view's call indexes of `cids` (a call's rank among the corpus's cids in increasing order)."""
-    every = corpus.scan_calls().select(pl.col("cid").unique().sort()).collect()["cid"]
-    return every.search_sorted(cids).cast(pl.UInt32)
 
 
 @dataclass(frozen=True)
@@ -729,30 +589,6 @@ def _fill_paths(path: pl.Series, fill: pl.Series, patterns: pl.Series) -> pl.Ser
     return path.scatter(at, patterns.gather(fill.gather(at)))
 
 
-#: Calls taken at once by `first_calls` (its group-by's memory follows this, not the corpus).
-FIRST_CALLS_SLICE = 1_000_000
-
-
-def first_calls(calls: pl.DataFrame, n: int) -> pl.DataFrame:
-    """The first `n` calls of each (tool, fold) by call key (call keys are hashes: a fair sample):
-    cid, tool, fold, groups in order of their first call.
-
-    The calls are taken in slices of FIRST_CALLS_SLICE in key order, each cut to its first `n` per
-    group, and the cuts cut again: a group's first `n` calls of the whole are among its first `n` of
-    the slices up to where they lie, so the result is the same as one group-by over every call, which
-    held index lists for all 10M calls of a 10M-call corpus at once."""
-    c = calls.select("cid", "tool", "fold")
-    if not c["cid"].flags["SORTED_ASC"]:
-        c = c.sort("cid")
-    heads = [
-        c.slice(at, FIRST_CALLS_SLICE).group_by("tool", "fold", maintain_order=True).head(n)
-        for at in range(0, max(c.height, 1), FIRST_CALLS_SLICE)
-    ]
-    return (
-        pl.concat(heads).group_by("tool", "fold", maintain_order=True).head(n).select("cid", "tool", "fold")
-    )
-
-
 def sample_filter(calls: pl.DataFrame) -> pl.Expr:
     """Which leaves make up the candidate sample: the numbers and arrays (their lengths: RELATION's
     count_of) of the first SAMPLE_CALLS calls per (tool, fold) (RELATION) and the scalars of the first
@@ -762,86 +598,6 @@ def sample_filter(calls: pl.DataFrame) -> pl.Expr:
     return (pl.col("cid").is_in(rel.implode()) & pl.col("cls").is_in([CLS_NUM, CLS_ARR])) | (
         pl.col("cid").is_in(echo.implode()) & pl.col("cls").is_in(SCALAR_CLASSES)
     )
-
-
-def distinct(frame: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
-    """`frame.select(cols).unique()` (row order unspecified, as there) for integer columns: when their
-    values are non-negative, not null, and fit in 63 bits together, as one UInt64 key per row (hashing
-    one integer instead of encoding rows measured about 2x faster); otherwise the plain `unique`."""
-    widths = []
-    for c in cols:
-        col = frame[c]
-        if not col.dtype.is_integer() or col.null_count() or (col.len() and col.min() < 0):  # type: ignore[operator]
-            return frame.select(cols).unique()
-        widths.append(max(1, int(col.max() or 0).bit_length()))  # type: ignore[arg-type]
-    if sum(widths) > 63:
-        return frame.select(cols).unique()
-    shifts = [sum(widths[:i]) for i in range(len(cols))]
-    key = pl.sum_horizontal(pl.col(c).cast(_U64) * (1 << s) for c, s in zip(cols, shifts, strict=True))
-    keys = frame.select(key.alias("k")).to_series().unique()
-    return pl.DataFrame(
-        {
-            c: ((keys // (1 << s)) % (1 << w)).cast(frame[c].dtype)
-            for c, s, w in zip(cols, shifts, widths, strict=True)
-        }
-    )
-
-
-def checker_frame(k: int) -> pl.DataFrame:
-    """One row per checker id: -1 (full), then 0..k-1 when k > 1."""
-    ids = [FULL, *range(k)] if k > 1 else [FULL]
-    return pl.DataFrame({"checker": ids}, schema={"checker": pl.Int32})
-
-
-#: Rows of per-fold statistics times checkers up to which `by_checker` groups all the checkers' copies in
-#: one group-by: a polars group-by costs about 0.6 ms however few its rows, so a small input paid that
-#: k + 1 times (52 merges took 0.24 of the 1.5 CPU-s of a 3,000-call corpus's `mine`).
-#: Above it, one group-by per checker, so that the k + 1 copies are never held at once.
-CROSS_ROWS = 1 << 16
-
-
-def by_checker(per_fold: pl.DataFrame, keys: Sequence[str], aggs: Sequence[pl.Expr], k: int) -> pl.DataFrame:
-    """Merge per-fold statistics into per-checker ones: checker f sees every fold but f; -1 sees all.
-
-    Rows come in checker blocks (-1, then 0 .. k-1), each in the order of its group-by. A small input is
-    crossed with the checkers and grouped once (`CROSS_ROWS`); a large one is grouped per checker, one
-    after the other, in one query: a cross join with the checkers would hold k copies of the rows at
-    once (at 10M calls FORMAT's per-part shape counts made that 1.1 GiB of mining's peak)."""
-    ids = checker_frame(k)
-    rows = per_fold.lazy()
-    if per_fold.height * ids.height <= CROSS_ROWS and "checker" not in per_fold.columns:
-        merged = (
-            rows.join(ids.lazy(), how="cross", maintain_order="left_right")  # a group keeps its rows' order
-            .filter((pl.col("checker") == FULL) | (pl.col("fold") != pl.col("checker")))
-            .group_by(*keys, "checker")
-            .agg(aggs)
-            .sort("checker", maintain_order=True)
-        )
-    else:
-        merged = pl.concat(
-            [
-                (rows if c == FULL else rows.filter(pl.col("fold") != c))
-                .group_by(keys)
-                .agg(aggs)
-                .with_columns(pl.lit(c, pl.Int32).alias("checker"))
-                for c in ids["checker"].to_list()
-            ],
-            parallel=False,  # one group-by's tables live at a time
-        )
-    return merged.select(*keys, "checker", pl.exclude(*keys, "checker")).collect()
-
-
-def merged_examples(col: str = "ex") -> pl.Expr:
-    """Merge per-fold example lists into the checker's: the 3 smallest call keys of the union."""
-    return pl.col(col).list.explode(keep_nulls=False, empty_as_null=False).unique().sort().head(3).alias(col)
-
-
-def fold_examples(col: str = "cid", distinct: bool = True) -> pl.Expr:
-    """Up to 3 example call keys of a group (per part and fold): the smallest distinct ones, so that
-    neither row order, parallel joins nor the part split changes them. `distinct=False` skips the
-    de-duplication where a group has at most one row per call (patterns without wildcards)."""
-    c = pl.col(col).unique() if distinct else pl.col(col)
-    return c.bottom_k(3).alias("ex")
 
 
 def group_key(cls: bool = True) -> pl.Expr:
@@ -951,23 +707,6 @@ def path_stats_part(part: Leaves) -> pl.DataFrame:
     )
 
 
-def low_octave_aggs(prefix: str = "") -> list[pl.Expr]:
-    """Merge (lowbin, n_low1, n_low2) rows — per group: the lowest octave b of its whole numbers >= 1,
-    and the distinct tasks with one in [2^b, 2^(b+1)) and in [2^b, 2^(b+2)) — into one group's (the sign
-    rule's evidence about 0, `output_contracts.mining.rules.sign`). Rows at a higher b have no value in the
-    merged lowest octave, and those one octave up have their lowest octave as the merged second one;
-    each task belongs to one row (one part and fold), so the counts add up."""
-    b = pl.col("lowbin").min()
-    return [
-        b.alias(f"{prefix}lowbin"),
-        pl.col("n_low1").filter(pl.col("lowbin") == b).sum().alias(f"{prefix}n_low1"),
-        (
-            pl.col("n_low2").filter(pl.col("lowbin") == b).sum()
-            + pl.col("n_low1").filter(pl.col("lowbin") == b + 1).sum()
-        ).alias(f"{prefix}n_low2"),
-    ]
-
-
 #: An ISO-8601 date at the start of a string (DATE_ORDER's candidate test, counted in `path_stats`).
 DATE_LIKE = r"^\d{4}-\d{2}-\d{2}"
 
@@ -1006,34 +745,3 @@ def merge_path_stats(per_fold: Sequence[pl.DataFrame], k: int) -> pl.DataFrame:
         ],
         k,
     )
-
-
-def parent_expr(col: str = "pattern") -> pl.Expr:
-    """Parent pattern of a pattern (`/items/*/price` -> `/items/*`, `/a` -> ``)."""
-    return pl.col(col).str.replace(r"/[^/]*$", "")
-
-
-def last_token_expr(col: str = "pattern") -> pl.Expr:
-    return pl.col(col).str.extract(r"/([^/]*)$", 1)
-
-
-def cand_frame(rows: pl.DataFrame | None = None) -> pl.DataFrame:
-    """An empty (or cast) candidate-rule frame with the columns every rule class returns."""
-    if rows is None:
-        return pl.DataFrame(schema=CAND_SCHEMA)
-    return rows.select(list(CAND_SCHEMA)).cast(CAND_SCHEMA)  # type: ignore[arg-type]
-
-
-#: What every rule class returns: one row per (checker, rule). `params` is canonical JSON text;
-#: `n` is the count of qualifying examples the thresholds and max_violation_rate are based on.
-CAND_SCHEMA: dict[str, Any] = {
-    "checker": pl.Int32,
-    "tool": pl.String,
-    "code": pl.String,
-    "paths": pl.List(pl.String),
-    "params": pl.String,
-    "calls": pl.Int64,
-    "tasks": pl.Int64,
-    "n": pl.Int64,
-    "ex": pl.List(pl.UInt64),
-}

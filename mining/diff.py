@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from output_contracts.codes.contract_set import CODES, ContractSet, Rule
 from output_contracts.jsonutil import canonical_str
-from output_contracts.rules.model import CODES, ContractSet, Rule
 
 Key = tuple[str, str, tuple[str, ...]]
 

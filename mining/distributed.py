@@ -3,7 +3,7 @@
 Why per tool. Every rule is about one tool, and every statistic a rule class computes is grouped by
 (tool, pattern, fold): the candidates, the per-fold sampling windows (RELATION's and ECHO's are per
 (tool, fold), first by call key), the example calls (the smallest global call keys) and the schema rules
-(per declared tool). Fold assignment hashes each task id on its own (`output_contracts.rules.folds.fold_of`),
+(per declared tool). Fold assignment hashes each task id on its own (`output_contracts.codes.folds.fold_of`),
 so a task lands in the same fold whichever tools are mined with it. Mining `tools=[t]` therefore yields
 exactly tool t's part of the all-tools contract set, and the merge is a union: tools are disjoint, each
 fold checker's rule list is re-sorted in the full set's rule order, and the corpus summary (clean calls,
@@ -16,7 +16,7 @@ Partitions. One per tool that has clean calls, biggest first so the long tasks s
 tools whose outputs share an object shape (`output_contracts.mining.shapes.linked_tools`) form one partition:
 their DOMAIN, TYPE and sign rules are judged over the pooled evidence, so mining `tools=[t]` alone
 would not give t's part of the whole set; likewise a tool with a CONSISTENT candidate and the tools whose
-results are its earlier sightings (`output_contracts.mining.rules.consistent.episode_links`). The driver reads the clean pattern table once to find them. Registry
+results are its earlier sightings (`output_contracts.codes.consistent.mine.episode_links`). The driver reads the clean pattern table once to find them. Registry
 tools without clean calls (their rules are schema declarations only) ride along with the smallest
 partition, because mining needs at least one clean call. Each worker reads only its tools' rows: the
 tool filter is pushed down into the Parquet scans.
@@ -39,15 +39,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from output_contracts.codes.consistent.mine import episode_links
+from output_contracts.codes.contract_set import ContractSet, FoldChecker, Support, ToolContracts
+from output_contracts.codes.mine_params import MineParams
 from output_contracts.errors import MiningError
 from output_contracts.mining.data import clean_calls
 from output_contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
-from output_contracts.mining.params import MineParams
 from output_contracts.mining.patterns import pattern_table
-from output_contracts.mining.rules.consistent import episode_links
 from output_contracts.mining.shapes import linked_tools
 from output_contracts.progress import NULL_PROGRESS, Progress
-from output_contracts.rules.model import ContractSet, FoldChecker, Support, ToolContracts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.tool_registry import Registry, load_registry
 

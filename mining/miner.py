@@ -28,27 +28,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from output_contracts.frames import detach
-from output_contracts.mining.data import (
-    CLS_NUM,
-    FULL,
-    PART_ROWS,
-    Leaves,
-    MiningData,
-    call_ids,
-    cand_frame,
-    load,
-    merge_path_stats,
-    path_stats_part,
-    sample_filter,
-)
-from output_contracts.mining.params import MineParams, RuleSource, violation_bound
-from output_contracts.mining.rules import RULE_CLASSES, drop_subsumed
-from output_contracts.mining.rules.base import MiningContext, RuleClass
-from output_contracts.mining.schema_rules import SchemaRules
-from output_contracts.mining.shapes import pools
-from output_contracts.progress import NULL_PROGRESS, Progress
-from output_contracts.rules.model import (
+from output_contracts.codes.contract_set import (
     CODES,
     ContractSet,
     FoldChecker,
@@ -57,6 +37,23 @@ from output_contracts.rules.model import (
     ToolContracts,
     rule_id,
 )
+from output_contracts.codes.mine_params import MineParams, RuleSource, violation_bound
+from output_contracts.codes.mining_context import MiningContext, RuleClass
+from output_contracts.codes.mining_frames import CLS_NUM, FULL, Leaves, cand_frame
+from output_contracts.frames import detach
+from output_contracts.mining.data import (
+    PART_ROWS,
+    MiningData,
+    call_ids,
+    load,
+    merge_path_stats,
+    path_stats_part,
+    sample_filter,
+)
+from output_contracts.mining.rule_classes import RULE_CLASSES, drop_subsumed
+from output_contracts.mining.schema_rules import SchemaRules
+from output_contracts.mining.shapes import pools
+from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.tool_registry import Registry, declared_maps, load_registry
 
@@ -168,7 +165,7 @@ def mine(
     return cs
 
 
-#: Parts after which a rule class that can (`compact`, `output_contracts.mining.rules.base`) merges the
+#: Parts after which a rule class that can (`compact`, `output_contracts.codes.mining_context`) merges the
 #: rows it has so far into one frame: at 10M calls FORMAT's per-part shape counts were 215 MiB over 82
 #: parts when merged at the end.
 COMPACT_AFTER = 8

@@ -14,18 +14,12 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from output_contracts.codes.mining_frames import KIND_CODE
 from output_contracts.mining import maps as map_keys
-from output_contracts.mining.data import (
-    _U64,
-    KIND_CODE,
-    READ_CHUNK_ROWS,
-    View,
-    _scan,
-    clean_calls,
-    leaf_rows,
-)
+from output_contracts.mining.data import _U64, READ_CHUNK_ROWS, _scan, clean_calls, leaf_rows
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import is_wild, tp_expr
+from output_contracts.traces.mining_view_reader import View
 
 
 def pattern_table(

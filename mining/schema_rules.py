@@ -18,8 +18,9 @@ from typing import Any
 
 import polars as pl
 
-from output_contracts.jsonutil import canonical_str
-from output_contracts.mining.data import (
+from output_contracts.codes.domain.mine import merge_string_values, string_values
+from output_contracts.codes.mining_context import MiningContext
+from output_contracts.codes.mining_frames import (
     CLS_NUM,
     CLS_OBJ,
     CLS_STR,
@@ -29,8 +30,7 @@ from output_contracts.mining.data import (
     checker_frame,
     parent_expr,
 )
-from output_contracts.mining.rules.base import MiningContext
-from output_contracts.mining.rules.domain import merge_string_values, string_values
+from output_contracts.jsonutil import canonical_str
 
 _TYPES = {
     "integer": "int",

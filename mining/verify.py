@@ -2,7 +2,7 @@
 
 Deequ's and Great Expectations' users most often complain of suggested constraints that fail on the very
 data they were suggested from. Here that is impossible by construction, and `mine` proves it on every
-run: the contract set is handed to `output_contracts.rules.evaluate.find_violations` (the engine `contracts
+run: the contract set is handed to `output_contracts.codes.engine.evaluate.find_violations` (the engine `contracts
 check` and `contracts audit` run), and every checker must fire zero times on its own clean mining data
 — the full checker on every clean call, fold checker f on the clean calls of every fold but f.
 
@@ -13,7 +13,7 @@ and the judgement are separate so that a caller that has run the flat pass for i
 the full checker's in-sample replay is the same pass restricted to the full checker's rules) can verify
 without a second pass; `assert_holds` runs both for `mine`.
 
-The engine lives in `output_contracts.rules`, below mining and checking alike, so this needs no upward import.
+The engine lives in `output_contracts.codes`, below mining and checking alike, so this needs no upward import.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from output_contracts.mining.data import FULL, MiningData, call_ids
-from output_contracts.rules.base import RuleEntry
-from output_contracts.rules.evaluate import find_violations
-from output_contracts.rules.model import ContractSet, ToolContracts
+from output_contracts.codes.contract_set import ContractSet, ToolContracts
+from output_contracts.codes.engine.evaluate import find_violations
+from output_contracts.codes.mining_frames import FULL
+from output_contracts.codes.spec import RuleEntry
+from output_contracts.mining.data import MiningData, call_ids
 from output_contracts.traces.corpus import Corpus
 
 #: How many misfires `misfires` collects by default (the message shows the first 5).

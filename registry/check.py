@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
+from output_contracts.codes.engine.evaluate import generalize_patterns
 from output_contracts.progress import NULL_PROGRESS, Progress
-from output_contracts.rules.evaluate import generalize_patterns
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import MAP_TOKEN, escape_token, unescape_token
 from output_contracts.traces.tool_registry import (

@@ -16,8 +16,8 @@ from output_contracts.checks.outputs import Summary
 from output_contracts.checks.renderers.locations import Locator
 from output_contracts.choices import MAX_ANNOTATIONS as MAX_ANNOTATIONS
 from output_contracts.choices import MAX_SARIF_RESULTS as MAX_SARIF_RESULTS
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.jsonutil import canonical_str
-from output_contracts.rules.model import ContractSet, Rule
 
 #: A mined rule whose clean support spans at least this many tasks is reported as a `warning`, below it
 #: as a `note` (30 is the per-group task bar of CONDITIONAL and the default min support of most classes).

@@ -10,8 +10,8 @@ import orjson
 import polars as pl
 
 from output_contracts.checks.checker import call_violations, check_corpus
-from output_contracts.rules.evaluate import episode_memory
-from output_contracts.rules.model import ContractSet
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.engine.evaluate import episode_memory
 from output_contracts.traces.corpus import Corpus
 
 

@@ -27,12 +27,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import output_contracts.rules.evaluate as evaluate
+import output_contracts.codes.engine.evaluate as evaluate
 from output_contracts.audit.inject import inject_records
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.codes.format.check import LONG
 from output_contracts.mining import mine
 from output_contracts.mining.verify import flat_rules
-from output_contracts.rules.format import LONG
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records, ingest
 from tests.checks.equivalence import assert_paths_agree
@@ -197,7 +204,7 @@ def _concrete(pattern: str, draw: Any) -> str:
 
 @st.composite
 def keyed_hits(draw: Any) -> tuple[list[Any], pl.DataFrame]:
-    from output_contracts.rules.base import Operand, RuleEntry
+    from output_contracts.codes.spec import Operand, RuleEntry
 
     entries, rows = [], []
     for ridx in range(draw(st.integers(1, 4))):
@@ -224,8 +231,8 @@ def _partition(frame: pl.DataFrame) -> set[frozenset[int]]:
 @settings(max_examples=60, deadline=None)
 @given(case=keyed_hits())
 def test_instance_keys_pair_the_hits_with_key_pairs(case: tuple[list[Any], pl.DataFrame]) -> None:
-    from output_contracts.rules.base import with_key
-    from output_contracts.rules.keys import with_instance_key
+    from output_contracts.codes.keys import with_instance_key
+    from output_contracts.codes.spec import with_key
 
     entries, frame = case
     width = max(len(e.ops) for e in entries)
@@ -339,8 +346,8 @@ def test_every_code_reads_hit_columns_the_pass_has() -> None:
     """Each code's `hit_cols` (what the corpus pass gathers per hit for it) are columns of HIT_COLS and
     hold what every code's output needs: the call, the rule and the kind. Whether a code reads a column
     left out is what the equivalence tests of each code decide (a missing column fails the plan)."""
-    from output_contracts.rules.base import HIT_COLS
-    from output_contracts.rules.codes import TABLE
+    from output_contracts.codes.spec import HIT_COLS
+    from output_contracts.codes.table import TABLE
 
     for name, c in TABLE.items():
         assert set(c.hit_cols) <= set(HIT_COLS), name
@@ -353,7 +360,7 @@ def test_call_order_is_the_sorted_corpus(tmp_path: Path) -> None:
     """`episodes._call_order` (the episode pass's numbering: the kept columns gathered in the sort's
     order) gives the rows a sort of the whole frame by (source, line, index) gives, on a corpus of
     several sources, for every episode and for a few."""
-    from output_contracts.rules.episodes import _call_order
+    from output_contracts.codes.engine.episodes import _call_order
 
     sample = Path(__file__).resolve().parents[2] / "sample_traces"
     ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")

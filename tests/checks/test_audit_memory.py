@@ -69,9 +69,9 @@ def test_checker_batches_are_detached(tmp_path: Path, monkeypatch: pytest.Monkey
     """Every batch's violations are kept detached (`output_contracts.frames.detach`: one chunk a column, own
     string data): kept as returned, a batch's few rows held that batch's leaves, and a 10M-call audit
     grew ~85 MiB a batch."""
+    from output_contracts.codes.engine import evaluate as checker
     from output_contracts.frames import detach
     from output_contracts.mining import mine
-    from output_contracts.rules import evaluate as checker
     from tests.core.test_frames import held_bytes
     from tests.mining.helpers import call, corpus
 

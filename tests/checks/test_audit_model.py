@@ -201,7 +201,7 @@ def test_report_rounds_with_the_one_public_function() -> None:
     """The report's figures round with `stats.round_figure`; nothing reaches into `stats` privately."""
     assert round_figure is stats.round_figure
     users = []
-    for d in ("audit", "cli", "checks", "mining", "repair", "registry", "ledger", "rules", "traces", "bench"):
+    for d in ("audit", "cli", "checks", "mining", "repair", "registry", "ledger", "codes", "traces", "bench"):
         for p in sorted((REPO / d).rglob("*.py")):
             text = p.read_text(encoding="utf-8")
             for m in re.finditer(r"\bstats\._[a-z]", text):

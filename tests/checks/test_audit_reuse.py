@@ -17,10 +17,10 @@ import output_contracts.mining as mining
 from output_contracts.audit.inject import inject_records
 from output_contracts.audit.pipeline import _cross_from_flat, _verified_in_sample, audit, canonical_report
 from output_contracts.checks.checker import check_corpus, find_violations
+from output_contracts.codes.contract_set import ContractSet, FoldChecker, Rule, ToolContracts
 from output_contracts.mining import mine
 from output_contracts.mining.data import call_ids, load
 from output_contracts.mining.verify import flat_rules, misfires, misfires_from
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, ToolContracts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.test_audit import world
@@ -238,7 +238,7 @@ def test_call_texts_hold_the_calls_and_whole_episodes(tmp_path: Path) -> None:
     """`CallTexts.read` holds the calls asked for and every call of the episodes asked for, as the corpus
     stores them; CONSISTENT's witnesses replayed from them equal those read from the corpus, and texts
     that lack an episode's call are not used (the corpus is read instead)."""
-    from output_contracts.rules.episodes import CODE_NAME, episode_witnesses
+    from output_contracts.codes.engine.episodes import CODE_NAME, episode_witnesses
     from output_contracts.traces.call_texts import CallTexts
     from output_contracts.traces.ingest import ingest
 

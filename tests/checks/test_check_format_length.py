@@ -25,10 +25,17 @@ from output_contracts.checks.checker import (
 )
 from output_contracts.checks.receipts import encode
 from output_contracts.cli.app import app
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.codes.format.check import LONG, NON_ASCII
+from output_contracts.codes.spec import Violation
 from output_contracts.mining import mine
-from output_contracts.rules.base import Violation
-from output_contracts.rules.format import LONG, NON_ASCII
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 from output_contracts.checks.checker import call_violations, check_call, check_corpus
 from output_contracts.checks.receipts import encode
 from output_contracts.cli.app import app
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

@@ -17,9 +17,9 @@ import polars as pl
 import pytest
 
 from output_contracts.checks.checker import call_violations, check_corpus
+from output_contracts.codes.engine.evaluate import episode_memory
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.rules.evaluate import episode_memory
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 from output_contracts.traces.tool_registry import load_registry

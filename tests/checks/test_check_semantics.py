@@ -17,9 +17,16 @@ from output_contracts.checks.checker import (
     check_corpus,
     receipts_from_frame,
 )
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.codes.dates import parse_instant
 from output_contracts.errors import CheckError
-from output_contracts.rules.dates import parse_instant
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 

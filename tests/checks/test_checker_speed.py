@@ -15,7 +15,14 @@ import orjson
 import polars as pl
 
 from output_contracts.checks.checker import call_violations, check_corpus
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
 from output_contracts.traces.ingest import corpus_from_records
 
 T = "get_order"

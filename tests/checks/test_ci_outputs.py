@@ -18,8 +18,15 @@ from output_contracts.checks.renderers.github import MAX_SUMMARY_ROWS
 from output_contracts.checks.renderers.locations import Locator
 from output_contracts.checks.renderers.renderer import RenderOptions, rule_level
 from output_contracts.cli.app import app
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
 from output_contracts.defaults import DOCS_URL
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.traces.locate import record_lines
 from tests.vendored import sarif_errors
 

@@ -1,5 +1,5 @@
-"""The compiled per-call checker (`output_contracts.rules.compiled`) finds exactly what the generic
-engine (`output_contracts.rules.evaluate.call_violations`) finds, rendered the same way.
+"""The compiled per-call checker (`output_contracts.codes.engine.compiled`) finds exactly what the generic
+engine (`output_contracts.codes.engine.evaluate.call_violations`) finds, rendered the same way.
 
 Held three ways: hypothesis differential tests over random results and random mutations of real ones,
 for every rule class (inline, per-rule fallback, whole-call fallback and CONSISTENT); the receipts of
@@ -26,13 +26,15 @@ from typer.testing import CliRunner
 from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import check_call, load_contracts
 from output_contracts.cli.app import app
-from output_contracts.rules import compiled, consistent, dates
-from output_contracts.rules.base import resolve
-from output_contracts.rules.compiled import compiled_violations, format_breaks, program
-from output_contracts.rules.echo import echo_equal
-from output_contracts.rules.evaluate import call_violations, episode_memory
-from output_contracts.rules.format import LONG, parts, shape
-from output_contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes import dates
+from output_contracts.codes.consistent import check as consistent
+from output_contracts.codes.contract_set import ContractSet, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.echo.check import echo_equal
+from output_contracts.codes.engine import compiled
+from output_contracts.codes.engine.compiled import compiled_violations, format_breaks, program
+from output_contracts.codes.engine.evaluate import call_violations, episode_memory
+from output_contracts.codes.format.check import LONG, parts, shape
+from output_contracts.codes.spec import resolve
 from tests.loaders import bench_module
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.rules.compiled import compiled_memory, compiled_violations, program
-from output_contracts.rules.evaluate import call_violations, episode_memory
-from output_contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.contract_set import ContractSet, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.engine.compiled import compiled_memory, compiled_violations, program
+from output_contracts.codes.engine.evaluate import call_violations, episode_memory
 
 
 def _rule(tool: str, paths: list[str]) -> Rule:

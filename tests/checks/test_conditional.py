@@ -11,10 +11,17 @@ from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_call
 from output_contracts.checks.receipts import encode
+from output_contracts.codes.conditional.check import cond_key
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.codes.table import describe
 from output_contracts.errors import CheckError
-from output_contracts.rules.codes import describe
-from output_contracts.rules.conditional import cond_key
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree

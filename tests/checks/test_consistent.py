@@ -12,9 +12,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_call, check_corpus, check_lines
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.codes.engine.evaluate import episode_memory
 from output_contracts.errors import CheckError
-from output_contracts.rules.evaluate import episode_memory
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.traces.ingest import corpus_from_records
 from tests.checks.equivalence import assert_paths_agree
 

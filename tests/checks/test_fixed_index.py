@@ -14,9 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_call
-from output_contracts.rules.base import Operand
-from output_contracts.rules.codes import describe
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
+from output_contracts.codes.spec import Operand
+from output_contracts.codes.table import describe
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
 from output_contracts.traces.leaves import fixed_index, unfix

@@ -41,9 +41,9 @@ from output_contracts.audit.inject import (
     read_flat,
 )
 from output_contracts.cli.app import app
+from output_contracts.codes.dates import classify
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import canonical_json
-from output_contracts.rules.dates import classify
 from output_contracts.traces.leaves import escape_token, unescape_token
 
 EXPECTED_KINDS = (

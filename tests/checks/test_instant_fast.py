@@ -10,7 +10,7 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.rules.dates import TZ_MODES, _read_instant, parse_instant, str_instant
+from output_contracts.codes.dates import TZ_MODES, _read_instant, parse_instant, str_instant
 
 #: What may stand at each place of `YYYY-MM-DDThh:mm:ssZ`: the expected character, a digit, or an odd one.
 ODD = "0123456789-:T tZz+.,\u0660\u0967\uff10\u00b2_ \x00"

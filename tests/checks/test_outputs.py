@@ -18,7 +18,14 @@ from output_contracts.checks.renderers.junit import junit as render_junit
 from output_contracts.checks.renderers.renderer import RenderOptions, rule_levels
 from output_contracts.checks.renderers.sarif import sarif
 from output_contracts.cli.app import app
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
 from output_contracts.traces.ingest import corpus_from_records
 from tests.vendored import validator
 

@@ -17,9 +17,16 @@ from output_contracts.checks.receipts import (
     recovery_plan,
     recovery_tools,
 )
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
 from output_contracts.errors import CheckError
 from output_contracts.jsonutil import canonical_json, loads
-from output_contracts.rules.model import ContractSet, FoldChecker, Rule, Support, ToolContracts, rule_id
 from output_contracts.schemas import schema_errors
 
 T = "lookup_inventory"

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from output_contracts.codes import set_schema
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.set_schema import conforms
 from output_contracts.errors import ContractsError
-from output_contracts.rules import set_schema
-from output_contracts.rules.model import ContractSet
-from output_contracts.rules.set_schema import conforms
 from output_contracts.schemas import _validator, jsonschema_module, load_schema, schema_errors
 from tests.json_tree import locations, subtrees
 

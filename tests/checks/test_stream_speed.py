@@ -23,7 +23,7 @@ from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import StreamItem, _CallIds, check_lines
 from output_contracts.checks.receipts import encode
 from output_contracts.cli.check_cmd import _stdin_batches
-from output_contracts.rules.model import ContractSet
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.traces.records import make_call_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -303,9 +303,9 @@ def _reference_stream(
     with an `EpisodeMemory` for every trace whether or not it tracks a place, every call id hashed
     (`make_call_id`) before anything needs it; the encoded receipts, one per line."""
     from output_contracts.checks.receipts import planned_receipt
+    from output_contracts.codes.consistent.check import EpisodeMemory
+    from output_contracts.codes.engine.evaluate import call_violations, episode_memory
     from output_contracts.jsonutil import canonical_json, sha256_hex
-    from output_contracts.rules.consistent import EpisodeMemory
-    from output_contracts.rules.evaluate import call_violations, episode_memory
     from output_contracts.traces.formats.adapter import RecordContext
     from output_contracts.traces.formats.flat import FlatAdapter
 

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LIBRARY = ["output_contracts", "traces", "rules", "mining", "checks", "audit", "registry", "repair", "ledger"]
+LIBRARY = ["output_contracts", "traces", "codes", "mining", "checks", "audit", "registry", "repair", "ledger"]
 FORBIDDEN_IN_LIBRARY = {"typer", "rich", "click"}
 
 
@@ -60,7 +60,7 @@ def test_library_never_exits() -> None:
 
 
 def test_no_bare_imports_of_top_level_folders() -> None:
-    folders = {"cli", "traces", "rules", "mining", "checks", "audit", "registry", "repair", "ledger"}
+    folders = {"cli", "traces", "codes", "mining", "checks", "audit", "registry", "repair", "ledger"}
     bad = []
     for folder in [*LIBRARY, "cli", "tests", "bench", "sample_traces"]:
         for f in _modules(folder):
@@ -71,25 +71,25 @@ def test_no_bare_imports_of_top_level_folders() -> None:
 
 
 #: Which packages each package may import (DESIGN §1): cli -> audit, repair, registry -> checks, mining
-#: -> rules -> traces -> contracts (the root); ledger on the root only. Every import counts, including
+#: -> codes -> traces -> output_contracts (the root); ledger on the root only. Every import counts, including
 #: those made inside functions (`ast.walk` sees them); the one exception is the root package's TYPE_CHECKING block (below).
 ALLOWED: dict[str, set[str]] = {
     "output_contracts": set(),
     "traces": {"output_contracts"},
-    "rules": {"traces", "output_contracts"},
-    "mining": {"rules", "traces", "output_contracts"},
-    "checks": {"rules", "traces", "output_contracts"},
+    "codes": {"traces", "output_contracts"},
+    "mining": {"codes", "traces", "output_contracts"},
+    "checks": {"codes", "traces", "output_contracts"},
     "ledger": {"output_contracts"},
-    "audit": {"checks", "mining", "rules", "traces", "ledger", "output_contracts"},
-    "registry": {"checks", "mining", "rules", "traces", "output_contracts"},
-    "repair": {"checks", "mining", "rules", "traces", "ledger", "output_contracts"},
+    "audit": {"checks", "mining", "codes", "traces", "ledger", "output_contracts"},
+    "registry": {"checks", "mining", "codes", "traces", "output_contracts"},
+    "repair": {"checks", "mining", "codes", "traces", "ledger", "output_contracts"},
     "cli": {
         "audit",
         "repair",
         "registry",
         "checks",
         "mining",
-        "rules",
+        "codes",
         "traces",
         "ledger",
         "output_contracts",
@@ -150,7 +150,7 @@ def test_each_subpackage_re_exports_its_entry_points() -> None:
     in `__all__` resolves, and each lists a few (the ledger, a model room of its own, lists its whole API)."""
     import importlib
 
-    for name in ("checks", "rules", "mining", "registry", "repair"):
+    for name in ("checks", "codes", "mining", "registry", "repair"):
         mod = importlib.import_module(f"output_contracts.{name}")
         exported = list(mod.__all__)
         assert 2 <= len(exported) <= 16, name

@@ -1,6 +1,6 @@
-"""Every place that lists the property codes agrees with the one table (`output_contracts.rules.codes.TABLE`).
+"""Every place that lists the property codes agrees with the one table (`output_contracts.codes.table.TABLE`).
 
-Adding a code is a `rules/` module, a `mining/rules/` class and their table rows (docs/design.md,
+Adding a code is a `rules/` module, a `codes/` class and their table rows (docs/design.md,
 "Adding a property code"); the JSON Schemas, thresholds and docs that enumerate codes are checked here,
 so a code cannot be half-added."""
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from output_contracts.mining.rules import RULE_CLASSES
-from output_contracts.rules.codes import TABLE
-from output_contracts.rules.model import CODES
+from output_contracts.codes.contract_set import CODES
+from output_contracts.codes.mine_params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from output_contracts.codes.table import TABLE
+from output_contracts.mining.rule_classes import RULE_CLASSES
 from tests.json_tree import subtrees
 
 REPO = Path(__file__).resolve().parents[2]

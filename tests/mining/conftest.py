@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.mining import mine
-from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 from tests.conftest import SAMPLE
 from tests.once import made_once, run_folder

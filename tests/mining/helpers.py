@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.mining import mine
-from output_contracts.rules.model import ContractSet, Rule
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 

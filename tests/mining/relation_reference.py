@@ -1,12 +1,12 @@
 """RELATION's candidate sampling, generation and refutation as they were before issue 21 batched them
-across search spaces: one search space at a time (`mining/rules/relation.py` at the fourth round). The
+across search spaces: one search space at a time (`codes/relation/mine.py` at the fourth round). The
 reference `tests/mining/test_relation_batch.py` holds the batched code to, on random sample rows."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from output_contracts.mining.rules.relation import (
+from output_contracts.codes.relation.mine import (
     CAND_COLS,
     COUNT_OF,
     GEN_ROWS,

@@ -1,4 +1,4 @@
-"""`output_contracts.mining.data.by_checker`: the one-group-by path for small inputs (the per-fold rows
+"""`output_contracts.codes.mining_frames.by_checker`: the one-group-by path for small inputs (the per-fold rows
 crossed with the checkers) and the per-checker path for large ones give the same rows, in the same
 checker blocks, and both equal a plain-Python merge of the folds each checker sees."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining import data
-from output_contracts.mining.data import FULL, by_checker, merged_examples
+from output_contracts.codes import mining_frames as data
+from output_contracts.codes.mining_frames import FULL, by_checker, merged_examples
 
 AGGS = [
     pl.col("n").sum(),

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
-from output_contracts.rules.model import ContractSet
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from tests.conftest import REPO, SAMPLE

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from output_contracts.codes.conditional.mine import CHANCE, DISC_MAX
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.mine_params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
 from output_contracts.mining.data import leaf_rows
-from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from output_contracts.mining.rules.conditional import CHANCE, DISC_MAX
-from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

@@ -10,9 +10,9 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining.data import CLS_ARR, CLS_BOOL, CLS_NULL, CLS_NUM, CLS_STR
-from output_contracts.mining.rules.conditional import _cond_expr, _cond_hash
-from output_contracts.rules.episodes import value_expr, value_hash
+from output_contracts.codes.conditional.mine import _cond_expr, _cond_hash
+from output_contracts.codes.engine.episodes import value_expr, value_hash
+from output_contracts.codes.mining_frames import CLS_ARR, CLS_BOOL, CLS_NULL, CLS_NUM, CLS_STR
 
 LEAF = st.one_of(
     st.tuples(st.just(CLS_STR), st.none(), st.sampled_from(["", "a", "b", "s:a", "z", "n:zero", "b:true"])),

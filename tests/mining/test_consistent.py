@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from output_contracts.codes.consistent.mine import ID_MIN_KEYS
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.mine_params import DEFAULT_MIN_TASKS
 from output_contracts.mining import mine
-from output_contracts.mining.params import DEFAULT_MIN_TASKS
-from output_contracts.mining.rules.consistent import ID_MIN_KEYS
-from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.helpers import find, rules

@@ -7,10 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from output_contracts.codes.contract_set import CODES, ContractSet
 from output_contracts.errors import MiningError, SchemaError
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining import mine
-from output_contracts.rules.model import CODES, ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
@@ -78,7 +78,7 @@ def test_bad_parameters(small) -> None:
 
 def test_max_violation_rate_replaces_thresholds(small) -> None:
     """n = 59 is the smallest n with 1 - 0.05^(1/n) <= 0.05: rules need 59 examples then."""
-    from output_contracts.mining.params import examples_for_rate, violation_bound
+    from output_contracts.codes.mine_params import examples_for_rate, violation_bound
 
     assert examples_for_rate(0.05) == 59
     assert violation_bound(59) <= 0.05 < violation_bound(58)

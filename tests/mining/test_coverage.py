@@ -8,9 +8,9 @@ import orjson
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
+from output_contracts.codes.mine_params import MineParams
 from output_contracts.mining import mine
 from output_contracts.mining.coverage import uncovered
-from output_contracts.mining.params import MineParams
 from output_contracts.traces.ingest import corpus_from_records
 
 

@@ -10,7 +10,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.rules.dates import MODES, parse_instant, parse_iso, parse_iso_pattern
+from output_contracts.codes.dates import MODES, parse_instant, parse_iso, parse_iso_pattern
 
 _d2 = st.integers(0, 99).map(lambda n: f"{n:02d}")
 #: years the byte-by-byte reader reads (1700-2200) and the far ones it leaves to the pattern
@@ -85,7 +85,7 @@ def test_plain_reading_equals_the_pattern(values: list[str | None]) -> None:
 
 def test_plain_spellings_are_read_without_the_pattern() -> None:
     """The common spellings take the byte-by-byte path (what makes it fast), the far years do not."""
-    from output_contracts.rules.dates import iso_fields
+    from output_contracts.codes.dates import iso_fields
 
     plain = ["2024-05-01", "2024-05-01T10:00", "2024-05-01 10:00:59.5", "2024-05-01T10:00:00,123456789-01:30"]
     plain += ["2024-05-01T10:00:00Z", "2024-05-01T10:00z", "2024-05-01T10:00:00+0530"]

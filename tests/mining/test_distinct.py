@@ -1,4 +1,4 @@
-"""`output_contracts.mining.data.distinct`: the packed-integer `unique` gives the rows `unique` gives."""
+"""`output_contracts.codes.mining_frames.distinct`: the packed-integer `unique` gives the rows `unique` gives."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining.data import distinct
+from output_contracts.codes.mining_frames import distinct
 
 _TYPES = (pl.UInt8, pl.UInt32, pl.Int32, pl.UInt64, pl.Int64)
 

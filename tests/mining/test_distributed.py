@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.mine_params import MineParams
 from output_contracts.errors import MiningError
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining import mine
 from output_contracts.mining.distributed import DASK_MISSING, merge, mine_dask, mine_part, plan
-from output_contracts.mining.params import MineParams
-from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

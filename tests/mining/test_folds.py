@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from output_contracts.codes.contract_set import CODES, ContractSet
+from output_contracts.codes.folds import fold_of
 from output_contracts.errors import MiningError
 from output_contracts.mining import mine
-from output_contracts.rules.folds import fold_of
-from output_contracts.rules.model import CODES, ContractSet
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 

@@ -17,13 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.jsonutil import canonical_str
-from output_contracts.mining import MineParams, mine
-from output_contracts.mining.data import leaf_rows
-from output_contracts.mining.params import DEFAULT_MIN_TASKS, FORMAT_MAX_SHAPES
-from output_contracts.rules.folds import fold_of
-from output_contracts.rules.format import CODE as FORMAT_CODE
-from output_contracts.rules.format import (
+from output_contracts.codes.contract_set import ContractSet, Rule
+from output_contracts.codes.folds import fold_of
+from output_contracts.codes.format.check import CODE as FORMAT_CODE
+from output_contracts.codes.format.check import (
     FORMAT_MAX_LEN,
     LONG,
     NON_ASCII,
@@ -39,7 +36,10 @@ from output_contracts.rules.format import (
     shown,
     with_parts,
 )
-from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.codes.mine_params import DEFAULT_MIN_TASKS, FORMAT_MAX_SHAPES
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import MineParams, mine
+from output_contracts.mining.data import leaf_rows
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

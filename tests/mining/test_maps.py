@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_corpus
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining import maps as map_keys
 from output_contracts.mining import mine
 from output_contracts.mining.data import leaf_rows, load
-from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors, validate
 from output_contracts.traces.ingest import corpus_from_records
 from output_contracts.traces.leaves import MAP_TOKEN, escape_token, generalize
@@ -502,8 +502,8 @@ def test_contract_set_with_maps_validates(tmp_path: Path) -> None:
 def test_tool_partitions_merge_to_the_same_bytes(tmp_path: Path) -> None:
     """The Dask engine mines one tool partition at a time (`mine(tools=[...])`): map decisions are per
     tool, so the merged partitions are the local engine's bytes (run here in-process, no cluster)."""
+    from output_contracts.codes.mine_params import MineParams
     from output_contracts.mining.distributed import merge, mine_part, plan
-    from output_contracts.mining.params import MineParams
 
     c = corpus(tmp_path, _determinism_world())
     local = pretty_json(mine(c, folds=3).to_json())

@@ -12,12 +12,13 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from output_contracts.mining.data import View, call_indexes, clean_calls
-from output_contracts.mining.rules import consistent
-from output_contracts.rules.model import ContractSet
+from output_contracts.codes.consistent import mine as consistent
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.mining.data import clean_calls
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 from output_contracts.traces.mining_view import VIEW_STRINGS_FILE
+from output_contracts.traces.mining_view_reader import View, call_indexes
 
 
 def _reference_order(corpus: Corpus, clean: pl.DataFrame) -> pl.DataFrame:
@@ -100,7 +101,7 @@ def test_view_strings_stay_on_disk(sample_corpus: Corpus) -> None:
 @pytest.mark.parametrize("step", [7, 50, 1_000_000])
 def test_first_calls_in_slices(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
     """Slicing the calls changes nothing: the same rows, in the same order, as one group-by over all."""
-    from output_contracts.mining import data
+    from output_contracts.codes import mining_frames as data
 
     rng = __import__("random").Random(step)
     n = 400

@@ -9,10 +9,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from output_contracts.codes.contract_set import CODES, ContractSet
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
 from output_contracts.mining.data import leaf_rows, load
-from output_contracts.rules.model import CODES, ContractSet
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world

@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
+from output_contracts.codes.contract_set import ContractSet, Rule
+from output_contracts.codes.folds import fold_of
+from output_contracts.codes.mine_params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from output_contracts.codes.range.check import CODE as RANGE_CODE
+from output_contracts.codes.unique.check import CODE as UNIQUE_CODE
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import MineParams, mine
 from output_contracts.mining.data import leaf_rows
-from output_contracts.mining.params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from output_contracts.rules.folds import fold_of
-from output_contracts.rules.model import ContractSet, Rule
-from output_contracts.rules.range import CODE as RANGE_CODE
-from output_contracts.rules.unique import CODE as UNIQUE_CODE
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.mining import mine
 from output_contracts.mining.diff import diff_sets
-from output_contracts.rules.model import ContractSet
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 from tests.mining import taudb

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining.rules.relation import _first_path
+from output_contracts.codes.relation.mine import _first_path
 from tests.mining.helpers import call, find, mine_records, rules
 
 

@@ -8,7 +8,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining.rules.relation import CAND_COLS, Field, _generate, _long_all, _refute
+from output_contracts.codes.relation.mine import CAND_COLS, Field, _generate, _long_all, _refute
 from tests.mining import relation_reference as old
 
 #: values that make sums, differences and products meet (cents and halves included), and zeros

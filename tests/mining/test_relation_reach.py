@@ -13,9 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining import mine
-from output_contracts.mining.rules import relation
-from output_contracts.mining.rules.relation import (
+from output_contracts.codes.relation import mine as relation
+from output_contracts.codes.relation.mine import (
     Cand,
     Field,
     _presence,
@@ -23,6 +22,7 @@ from output_contracts.mining.rules.relation import (
     _verify_merge,
     _verify_part,
 )
+from output_contracts.mining import mine
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.test_verify_by_construction import World, low_params, records
 

@@ -19,10 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.mining import mine
-from output_contracts.mining.data import CLS_ARR, CLS_NUM, Leaves
-from output_contracts.mining.rules import relation
-from output_contracts.mining.rules.relation import (
+from output_contracts.codes.mining_frames import CLS_ARR, CLS_NUM, Leaves
+from output_contracts.codes.relation import mine as relation
+from output_contracts.codes.relation.mine import (
     Field,
     GroupSpec,
     _by_spec,
@@ -30,6 +29,7 @@ from output_contracts.mining.rules.relation import (
     _sample_all,
     _wide_frames,
 )
+from output_contracts.mining import mine
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining import relation_reference as old

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from output_contracts.rules.model import ContractSet, Rule
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.schemas import schema_errors
 from tests.conftest import SAMPLE
 

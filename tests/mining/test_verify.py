@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from output_contracts.checks.checker import check_corpus
+from output_contracts.codes.contract_set import CODES, ContractSet, ToolContracts
 from output_contracts.mining import mine
 from output_contracts.mining.data import load
 from output_contracts.mining.verify import assert_holds, misfires
-from output_contracts.rules.model import CODES, ContractSet, ToolContracts
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 

@@ -32,13 +32,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_call
+from output_contracts.codes.consistent import mine as consistent
+from output_contracts.codes.contract_set import CODES, ContractSet
+from output_contracts.codes.engine.evaluate import episode_memory
+from output_contracts.codes.mine_params import DEFAULT_MIN_TASKS, MineParams
 from output_contracts.mining import mine
 from output_contracts.mining.data import load
-from output_contracts.mining.params import DEFAULT_MIN_TASKS, MineParams
-from output_contracts.mining.rules import consistent
 from output_contracts.mining.verify import misfires, raise_misfires
-from output_contracts.rules.evaluate import episode_memory
-from output_contracts.rules.model import CODES, ContractSet
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 

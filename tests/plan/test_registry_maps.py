@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from output_contracts.checks.checker import call_violations
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.mining import mine
 from output_contracts.registry.check import check_registry, declared_patterns
 from output_contracts.registry.infer import infer_registry
-from output_contracts.rules.model import ContractSet
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

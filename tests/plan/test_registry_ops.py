@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
+from output_contracts.codes.contract_set import ContractSet, Rule, Support, ToolContracts, rule_id
 from output_contracts.registry.check import check_registry
 from output_contracts.registry.infer import infer_registry
-from output_contracts.rules.model import ContractSet, Rule, Support, ToolContracts, rule_id
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

@@ -30,7 +30,7 @@ K, SEED = 5, 13
 
 def fold_of(task_id: str, seed: int, k: int) -> int:
     """DESIGN §3's fold assignment, restated here so this test does not depend on the miner's import
-    chain (output_contracts.rules.folds implements the same formula)."""
+    chain (output_contracts.codes.folds implements the same formula)."""
     return int(hashlib.sha256(f"{seed}:{task_id}".encode()).hexdigest()[:8], 16) % k
 
 

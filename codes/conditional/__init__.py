@@ -1,0 +1,1 @@
+"""The CONDITIONAL property code."""

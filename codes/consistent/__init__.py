@@ -1,0 +1,1 @@
+"""The CONSISTENT property code."""

@@ -1,0 +1,359 @@
+"""CONSISTENT — `paths [P, K]`, params `{}`: within one episode, an entity keeps the value at P.
+
+K is the entity's key (`/reservation_id`), P a field of the same object (`/created_at`); both are result
+pointers without wildcards, with the same parent. The rule is the only one that judges a call against
+*other* calls: when a call of the rule's tool returns the entity K = k with P = v, and an earlier call of
+the same episode (any tool) returned P = w for the same K = k at the same pointers, then v must equal w.
+Catches what no per-call contract can see because the value is plausible on its own: a time shifted by
+a zone (local time labelled UTC), another record's field served from a stale cache, a wrong currency.
+
+Definitions both evaluations share (`EpisodeMemory` is the one implementation, and the corpus path
+replays it for the witness):
+- *earlier*: earlier in the input (source, line, index within the line), among the episode's calls with
+  status ok; what each of them returned at (P, K) is remembered, the latest one winning, whatever the
+  tool (a write tool's result updates the memory like a read's);
+- *touched*: a call whose arguments name the entity (its key value anywhere in them), of any tool and
+  any status, voids what was remembered of it before: unless its own result shows the entity again,
+  there is no earlier value to compare a later call with (a write whose result is an error page or an
+  acknowledgement may have changed it). A call's own arguments never void its own comparison;
+- *the same entity*: K holds a string, or an integer below 2^53, equal as JSON (`"7"` is not `7`);
+- *equal*: as ECHO compares — numbers by value, everything else by kind and value; only scalars at P
+  are judged (a list or object at P is not).
+A call with no earlier call of its entity is not judged; nor is a call checked alone (`check_call`
+without an `EpisodeMemory`): the rule needs the episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
+
+import polars as pl
+
+from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.echo.check import echo_equal
+from output_contracts.codes.spec import (
+    At,
+    Nodes,
+    Operand,
+    OpRow,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    empty_hits,
+    name,
+    resolve,
+)
+from output_contracts.jsonutil import canonical_str
+from output_contracts.traces.leaves import WILD_TOKENS, unescape_token
+
+#: Integer keys at or beyond 2^53 are not judged: a corpus stores numbers as float64 (as UNIQUE).
+EXACT_LIMIT = 2.0**53
+
+
+def entity_key(v: Any) -> tuple[str, Any] | None:
+    """The identity of a key value: a string, or an integer below 2^53; None for anything else."""
+    if isinstance(v, str):
+        return ("s", v)
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) < EXACT_LIMIT:
+        return ("n", float(v))
+    return None
+
+
+def judged(v: Any) -> bool:
+    """Whether a value at P is judged: JSON scalars only."""
+    return v is None or isinstance(v, bool | int | float | str)
+
+
+#: A call's id, or a function giving it (called only when a violation cites the call).
+CallId = str | Callable[[], str]
+
+
+class Seen(NamedTuple):
+    """What an earlier call of the episode returned at P for one entity (an immutable record; a named
+    tuple, made in half the time of a frozen dataclass, as every observed call makes one per place)."""
+
+    value: Any
+    call_id: CallId  # or a function giving it, called by `episode_witness` (`Seen.id`)
+    tool: str
+
+    def id(self) -> str:
+        """The earlier call's id (computed now when it was kept as a function)."""
+        return self.call_id if isinstance(self.call_id, str) else self.call_id()
+
+
+_ABSENT = object()
+#: A pointer's steps: per token, the object key and the array index it names (None: no index).
+Steps = tuple[tuple[str, int | None], ...]
+#: Paths whose steps `steps_of` keeps (the cache is emptied when full).
+STEPS_CACHE_SIZE = 4096
+_STEPS: dict[str, Steps | None] = {}
+
+
+def steps_of(path: str) -> Steps | None:
+    """The steps `resolve` takes down a concrete path, computed once per path; None when a token is a
+    non-ASCII digit string (`resolve` itself then judges: `int()` of it is its business)."""
+    hit = _STEPS.get(path, _ABSENT)
+    if hit is not _ABSENT:
+        return hit  # type: ignore[return-value]
+    steps: Steps | None = ()
+    out: list[tuple[str, int | None]] = []
+    for tok in path.split("/")[1:]:
+        if tok.isdigit() and not tok.isascii():
+            steps = None
+            break
+        out.append((unescape_token(tok), int(tok) if tok.isdigit() else None))
+    else:
+        steps = tuple(out)
+    if len(_STEPS) >= STEPS_CACHE_SIZE:  # bounded, whatever the paths (non-ASCII digits included)
+        _STEPS.clear()
+    _STEPS[path] = steps
+    return steps
+
+
+def walk(doc: Any, path: str) -> Any:
+    """`resolve(doc, path)`'s value when present, else `_ABSENT`: the same walk on precomputed steps."""
+    return walk_steps(doc, steps_of(path) if path else (), path)
+
+
+def walk_steps(doc: Any, steps: Steps | None, path: str) -> Any:
+    """`walk` with the path's steps given (`steps_of(path)`)."""
+    if steps is None:
+        ok, v = resolve(doc, path)
+        return v if ok else _ABSENT
+    cur = doc
+    for key, idx in steps:
+        if isinstance(cur, dict):
+            if key not in cur:
+                return _ABSENT
+            cur = cur[key]
+        elif isinstance(cur, list):
+            if idx is None or idx >= len(cur):
+                return _ABSENT
+            cur = cur[idx]
+        else:
+            return _ABSENT
+    return cur
+
+
+_EXACT_INT = 2**53
+
+
+def _ekey(v: Any) -> Any:
+    """`entity_key` as one value, what `EpisodeMemory` keys by: the string itself, or the integer's float
+    (a string never equals a float, so the tagged pairs are not needed); None when not an entity."""
+    t = type(v)
+    if t is str:
+        return v
+    if t is int:
+        return float(v) if -_EXACT_INT < v < _EXACT_INT else None
+    key = entity_key(v)  # subclasses, and what is no key
+    return None if key is None else key[1]
+
+
+#: The types `judged` accepts, tested by identity first.
+_JUDGED_TYPES = frozenset((str, int, float, bool, type(None)))
+
+
+class EpisodeMemory:
+    """The latest value each entity had at each tracked (P, K) place, over the calls of one episode seen
+    so far. `observe` every call with status ok, in input order, after checking it.
+
+    Kept per place (in `pairs` order): a table from the entity (`_ekey`) to what was seen, (value, call
+    id, tool); the places are walked grouped by K, so a K shared by several places is read once."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self.pairs = tuple(sorted(set(pairs)))
+        self._index = {pk: i for i, pk in enumerate(self.pairs)}
+        by_k: dict[str, list[tuple[int, str, Steps | None]]] = {}
+        for i, (p, k) in enumerate(self.pairs):
+            by_k.setdefault(k, []).append((i, p, steps_of(p) if p else ()))
+        #: per K: (K, its steps, its key when one key below the result, its places (index, P, P's steps,
+        #: P's key when one key below the result)): the steps computed once per memory
+        self._plan = tuple(
+            (
+                k,
+                ks,
+                ks[0][0] if ks is not None and len(ks) == 1 else None,
+                tuple(
+                    (i, p, ps, ps[0][0] if ps is not None and len(ps) == 1 else None) for i, p, ps in places
+                ),
+            )
+            for k, places in by_k.items()
+            for ks in [steps_of(k) if k else ()]
+        )
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._seen: list[dict[Any, tuple[Any, CallId, str]]] = [{} for _ in self.pairs]
+        #: the entities remembered at any place, so that `touch` skips the others at once
+        self._known: set[Any] = set()
+
+    def earlier(self, p: str, k: str, key: tuple[str, Any]) -> Seen | None:
+        """What was last seen of entity `key` (an `entity_key`) at (P, K), or None."""
+        i = self._index.get((p, k))
+        hit = None if i is None else self._seen[i].get(key[1])
+        return None if hit is None else Seen(*hit)
+
+    def touch(self, arguments: Any) -> None:
+        """Forget every entity the call's arguments name (a key value anywhere in them): the call may
+        have changed it, and unless its result shows the entity again there is nothing to compare a
+        later call with. Every call does this, whatever its status, after it is checked."""
+        known = self._known
+        if not known:
+            return
+        # every scalar anywhere in the arguments whose entity is remembered
+        stack = [arguments]
+        while stack:
+            v = stack.pop()
+            t = type(v)
+            if t is dict:
+                stack.extend(v.values())
+            elif t is list:
+                stack.extend(v)
+            elif t is str:
+                if v in known:
+                    self._forget(v)
+            elif isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+            else:
+                key = _ekey(v)
+                if key is not None and key in known:
+                    self._forget(key)
+
+    def _forget(self, key: Any) -> None:
+        self._known.discard(key)
+        for seen in self._seen:
+            seen.pop(key, None)
+
+    def blank(self) -> EpisodeMemory:
+        """An empty memory of another episode tracking the same places (what a stream starts per
+        episode), without sorting the places or computing their steps again."""
+        fresh = EpisodeMemory.__new__(EpisodeMemory)
+        fresh.pairs, fresh._index, fresh._plan = self.pairs, self._index, self._plan
+        fresh._fresh()
+        return fresh
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: CallId = "", ok: bool = True) -> None:
+        """After a call is checked: `touch` its arguments, then `observe` its result (status ok only)."""
+        if self._known:
+            self.touch(arguments)
+        if ok:
+            self.observe(tool, result, call_id)
+
+    def observe(self, tool: str, result: Any, call_id: CallId = "") -> None:
+        """Remember what `result` shows at each tracked place. `call_id` may be a function giving it:
+        it is then kept as is and called only when a violation cites the call (`check -` hashes an id
+        only if needed)."""
+        if type(result) is not dict and not isinstance(result, dict):
+            return
+        get = result.get
+        seen = self._seen
+        for k, ks, ktop, places in self._plan:
+            kv = get(ktop, _ABSENT) if ktop is not None else walk_steps(result, ks, k)
+            if kv is _ABSENT:
+                continue
+            key = _ekey(kv)
+            if key is None:
+                continue
+            hit = False
+            for i, p, ps, ptop in places:
+                pv = get(ptop, _ABSENT) if ptop is not None else walk_steps(result, ps, p)
+                if pv is not _ABSENT and (type(pv) in _JUDGED_TYPES or judged(pv)):
+                    seen[i][key] = (pv, call_id, tool)
+                    hit = True
+            if hit:
+                self._known.add(key)
+
+    def breaks(self, rule: Rule, result: Any) -> Seen | None:
+        """The earlier sighting `result` contradicts under `rule`, or None."""
+        p, k = rule.paths
+        i = self._index.get((p, k))
+        if i is None or not self._known:
+            return None
+        kv = walk(result, k)
+        key = None if kv is _ABSENT else _ekey(kv)
+        if key is None:
+            return None
+        hit = self._seen[i].get(key)
+        if hit is None:
+            return None
+        pv = walk(result, p)
+        if pv is _ABSENT or not judged(pv):
+            return None
+        w = hit[0]
+        if (type(pv) is type(w) and pv == w) or echo_equal(pv, w):
+            return None
+        return Seen(*hit)
+
+
+def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
+    """The violation of `rule` by `result`, against the earlier sighting `seen`."""
+    p, k = rule.paths
+    _, pv = resolve(result, p)
+    _, kv = resolve(result, k)
+    call_id = seen.id()
+    earlier = f"{seen.tool} (call {call_id})" if call_id else seen.tool
+    return Violation(
+        CODE.name,
+        rule.id,
+        p,
+        seen.value,
+        pv,
+        True,
+        f"{rule.tool} returned {name(p)}={canonical_str(pv)} for {name(k)}={canonical_str(kv)}, but "
+        f"{earlier} returned {name(p)}={canonical_str(seen.value)} for the same {name(k)} earlier in this "
+        f"episode; in every one of {rule.support.calls} clean repeats the value never changed",
+        call_id or None,
+    )
+
+
+def place_error(paths: Sequence[str]) -> str | None:
+    """Why (P, K) cannot be a CONSISTENT place, or None."""
+    if len(paths) != 2:
+        return "needs exactly two paths [P, K]"
+    p, k = paths
+    for x in (p, k):
+        if x.startswith("$args") or not x.startswith("/"):
+            return f"{x or '(result)'} is not a result field"
+        if any(t in WILD_TOKENS for t in x.split("/")):
+            return f"{x} has a wildcard"
+    if p == k:
+        return "P and K are the same field"
+    if p.rsplit("/", 1)[0] != k.rsplit("/", 1)[0]:
+        return "P and K are not fields of the same object"
+    return None
+
+
+class Consistent(PropertyCode):
+    name = "CONSISTENT"
+    short = "CONS"
+    summary = "an entity's field differs from what an earlier call of the same episode returned for it"
+    n_paths = 2
+
+    def validate(self, rule: Rule) -> None:
+        why = place_error(rule.paths)
+        if why is not None:
+            raise self.bad(rule, why)
+
+    def describe(self, rule: Rule) -> str:
+        return f"{rule.paths[0]} same per {rule.paths[1]} in an episode"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return []  # judged per episode (`EpisodeMemory`), never on a call alone
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        raise NotImplementedError("CONSISTENT is rendered by episode_witness, with the earlier call")
+
+    def op_rows(self, entries: Sequence[RuleEntry]) -> list[OpRow]:
+        return []  # not joined to the leaves: `output_contracts.codes.engine.episodes` judges it over whole episodes
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        return empty_hits()
+
+
+CODE = Consistent()

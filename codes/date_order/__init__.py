@@ -1,0 +1,1 @@
+"""The DATE_ORDER property code."""

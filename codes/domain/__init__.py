@@ -1,0 +1,1 @@
+"""The DOMAIN property code."""

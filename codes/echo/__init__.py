@@ -1,0 +1,1 @@
+"""The ECHO property code."""

@@ -1,0 +1,104 @@
+"""ECHO — `paths [R, "$args/A"]` (no wildcards), params `{}`: a result field equals an argument.
+
+Semantics: when both are present and scalar, the result value equals the argument value — numbers
+numerically (`3 == 3.0`), everything else by kind and value (`"3" != 3`). Violation path = R's concrete
+path; expected the argument value; observed the result value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.spec import (
+    NUMERIC_KINDS,
+    SCALAR_KINDS,
+    At,
+    Nodes,
+    Operand,
+    PropertyCode,
+    RuleEntry,
+    Violation,
+    broken,
+    display,
+    kind_of,
+    name,
+    op_hits,
+    resolve,
+)
+from output_contracts.jsonutil import canonical_str
+
+
+def echo_equal(r: Any, a: Any) -> bool:
+    """Equality as ECHO means it: numbers numerically, anything else by kind and value."""
+    kr, ka = kind_of(r), kind_of(a)
+    if kr in NUMERIC_KINDS and ka in NUMERIC_KINDS:
+        return float(r) == float(a)
+    return kr == ka and r == a
+
+
+class Echo(PropertyCode):
+    name = "ECHO"
+    short = "ECHO"
+    summary = "a result field that always echoed an argument differs from it"
+    n_paths = 2
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "str")
+
+    def describe(self, rule: Rule) -> str:
+        return f"{rule.paths[0] or '(result)'} = {rule.paths[1] or '(result)'}"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        first, arg = ops[0], ops[1]
+        args_at = nodes.get((arg.side, arg.pattern), [])
+        out = []
+        for p, r in nodes.get((first.side, first.pattern), []):
+            for _q, a in args_at:
+                if kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a):
+                    out.append(first.display(p))
+        return out
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        arg = at.ops[1]
+        _, a_val = resolve(at.arguments, arg.pattern)
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            a_val,
+            at.observed,
+            True,
+            f"{rule.tool} returned {name(at.path)}={at.shown} but was called with {arg.display(arg.pattern)}="
+            f"{canonical_str(a_val)}; in every one of {rule.support.calls} clean calls the result echoed the "
+            "argument",
+        )
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        r = op_hits(hits, 0).filter(pl.col("kind").is_in(SCALAR_KINDS))
+        a = (
+            op_hits(hits, 1)
+            .filter(pl.col("kind").is_in(SCALAR_KINDS))
+            .select(
+                "cid",
+                "ridx",
+                pl.col("kind").alias("akind"),
+                pl.col("num").alias("anum"),
+                pl.col("str").alias("astr"),
+            )
+        )
+        j = r.join(a, on=["cid", "ridx"])
+        both_num = pl.col("kind").is_in(NUMERIC_KINDS) & pl.col("akind").is_in(NUMERIC_KINDS)
+        same = (pl.col("kind") == pl.col("akind")) & (
+            (pl.col("kind") == "null")
+            | ((pl.col("kind") == "bool") & (pl.col("num") == pl.col("anum")))
+            | ((pl.col("kind") == "string") & (pl.col("str") == pl.col("astr")))
+        )
+        equal = pl.when(both_num).then(pl.col("num") == pl.col("anum")).otherwise(same)
+        return display(entries, broken(j.filter(~equal)), 0)
+
+
+CODE = Echo()

@@ -1,0 +1,1 @@
+"""The FORMAT property code."""

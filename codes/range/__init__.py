@@ -1,0 +1,1 @@
+"""The RANGE property code."""

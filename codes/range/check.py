@@ -1,0 +1,235 @@
+"""RANGE — `paths [P]`, params `{"of": "number"|"magnitude"|"year", "min": x|null, "max": y}`: every
+number at a pattern (or the year of every ISO date there) lies within magnitude bounds.
+
+`of: number`: a number v at P breaks the rule when v > max, or when min is set and 0 < v < min (zero
+and negative values are the sign codes' business, so a sentinel −1 gets one receipt, not two). The
+miner's bounds are powers of ten around the clean values (`output_contracts.codes.range.mine`): a unit
+change (cents for dollars, grams for kilograms, ×1000), a saturated int32 (2³¹−1) or a 9999 sentinel
+leaves the decades the field lives in, while an ordinary new value does not.
+
+`of: magnitude` (a field that holds negatives too, such as payments and refunds): a number v at P
+breaks the rule when |v| > max (`min` is null); the same unit changes and saturations, in either
+direction.
+
+`of: year`: a string at P that starts like an ISO date (`YYYY-MM-DD`) breaks the rule when its year is
+outside [min, max]: a null turned into the Unix epoch (`1970-01-01`), a `9999-12-31` "forever"
+sentinel, a two-digit year read as the first century. Other strings are FORMAT's business.
+
+Per-node code: over a corpus the comparison is made inside the join of leaves to operands (the bounds
+travel in a small per-rule table joined to the breaking candidates).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.spec import (
+    KIND_BIT,
+    NUMERIC_BITS,
+    NUMERIC_KINDS,
+    At,
+    NodeCode,
+    Nodes,
+    Operand,
+    PathFinder,
+    RuleEntry,
+    Violation,
+    broken,
+    name,
+)
+
+OF = ("number", "magnitude", "year")
+#: A string whose year RANGE reads: `YYYY-MM-DD` at its start.
+YEAR_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+_YEAR = re.compile(YEAR_RE)
+
+
+@dataclass(frozen=True)
+class RangeParams:
+    """`{"of": ..., "min": x|null, "max": y}`."""
+
+    of: str
+    min: float | None
+    max: float
+
+
+def _year(v: str) -> int | None:
+    return int(v[:4]) if _YEAR.match(v) else None
+
+
+def _num_text(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
+
+
+class Range(NodeCode):
+    name = "RANGE"
+    short = "RNG"
+    summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
+    node_class = 7
+    hit_cols = ("cid", "ridx", "path", "kind", "num", "str")
+    envelope_tmasks = (0, 1)  # number and magnitude bounds (years are read from strings)
+
+    def params(self, rule: Rule) -> RangeParams:
+        p = rule.params
+        of, lo, hi = p.get("of"), p.get("min"), p.get("max")
+
+        def num(x: object) -> bool:
+            return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+        if of not in OF:
+            raise self.bad(rule, f"RANGE needs params.of, one of {', '.join(OF)}")
+        if not num(hi) or not (lo is None or (num(lo) and lo <= hi)):
+            raise self.bad(rule, "RANGE needs params.max, a number, and params.min, null or a number <= max")
+        if of == "magnitude" and (lo is not None or hi <= 0):  # type: ignore[operator]
+            raise self.bad(rule, "RANGE of magnitude needs params.min null and params.max > 0")
+        return RangeParams(str(of), None if lo is None else float(lo), float(hi))  # type: ignore[arg-type]
+
+    def describe(self, rule: Rule) -> str:
+        p = self.params(rule)
+        what = rule.paths[0] or "(result)"
+        if p.of == "year":
+            return f"year of {what} in [{_num_text(p.min)}, {_num_text(p.max)}]"
+        if p.of == "magnitude":
+            return f"|{what}| <= {_num_text(p.max)}"
+        if p.min is None:
+            return f"{what} <= {_num_text(p.max)}"
+        return f"{what} in [{_num_text(p.min)}, {_num_text(p.max)}] when > 0"
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        key, prefix = self.at(ops)
+        p = self.params(rule)
+        hi = p.max
+        if p.of == "year":
+            lo_y = -math.inf if p.min is None else p.min
+
+            def years(nodes: Nodes) -> list[str]:
+                out = []
+                for path, v in nodes.get(key, ()):
+                    if type(v) is str:
+                        y = _year(v)
+                        if y is not None and (y < lo_y or y > hi):
+                            out.append(prefix + path)
+                return out
+
+            return years
+        if p.of == "magnitude":
+            return lambda nodes: [
+                prefix + path
+                for path, v in nodes.get(key, ())
+                if (type(v) is int or type(v) is float) and abs(float(v)) > hi
+            ]
+        lo = 0.0 if p.min is None else p.min
+        return lambda nodes: [
+            prefix + path
+            for path, v in nodes.get(key, ())
+            # as float64, the way a corpus stores numbers (an int beyond 2^53 compares as its nearest double)
+            if (type(v) is int or type(v) is float) and (float(v) > hi or 0 < float(v) < lo)
+        ]
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        p = self.params(rule)
+        if p.of == "year":
+            expected = f"year in [{_num_text(p.min)}, {_num_text(p.max)}]"
+            seen = f"{name(at.path)}={at.shown}"
+        elif p.of == "magnitude":
+            expected = f"in [-{_num_text(p.max)}, {_num_text(p.max)}]"
+            seen = f"{name(at.path)}={at.shown}"
+        else:
+            expected = (
+                f"<= {_num_text(p.max)}" if p.min is None else f"in [{_num_text(p.min)}, {_num_text(p.max)}]"
+            )
+            seen = f"{name(at.path)}={at.shown}"
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            expected,
+            at.observed,
+            True,
+            f"{rule.tool} returned {seen}; every one of {rule.support.calls} clean results had {expected}",
+        )
+
+    def node_mask(self, rule: Rule) -> int:
+        """What the bounds are of: 0 a number, 1 a magnitude, 2 a year."""
+        return OF.index(self.params(rule).of)
+
+    def node_bounds(self, rule: Rule) -> tuple[float | None, float | None]:
+        p = self.params(rule)
+        return (p.min, p.max)
+
+    def keep(self) -> pl.Expr:
+        # Inside the join: numbers are judged against their rule's bounds (`vectorised` tests them the
+        # same way), so only the breaking ones are kept; a string under a year rule is kept when its
+        # first four characters, read as a number, fall outside the bounds: a superset of the breaking
+        # ones (`vectorised` reads the same year, only where YEAR_RE matches), so the date columns a
+        # year rule names do not all go through YEAR_RE.
+        num = pl.col("num")
+        tmask, hi = pl.col("tmask"), pl.col("hi")
+        numeric = ((pl.col("kbit") & NUMERIC_BITS) != 0) & (
+            ((tmask == 1) & (num.abs() > hi))
+            | ((tmask == 0) & ((num > hi) | ((num > 0) & (num < pl.col("lo").fill_null(0)))))
+        )
+        y = pl.col("str").str.slice(0, 4).cast(pl.Float64, strict=False)
+        year = (
+            (tmask == 2)
+            & (pl.col("kbit") == KIND_BIT["string"])
+            & ((y > hi) | (y < pl.col("lo").fill_null(-math.inf))).fill_null(False)
+        )
+        return numeric | year
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        ps = [(e.ridx, self.params(e.rule)) for e in entries]
+        bounds = pl.DataFrame(
+            {
+                "ridx": [r for r, _ in ps],
+                "year": [p.of == "year" for _, p in ps],
+                "mag": [p.of == "magnitude" for _, p in ps],
+                "lo": [p.min for _, p in ps],
+                "hi": [p.max for _, p in ps],
+            },
+            schema={
+                "ridx": pl.UInt32,
+                "year": pl.Boolean,
+                "mag": pl.Boolean,
+                "lo": pl.Float64,
+                "hi": pl.Float64,
+            },
+        )
+        h = hits.join(bounds.lazy(), on="ridx")
+        y = (
+            pl.when(pl.col("str").str.contains(YEAR_RE))
+            .then(pl.col("str").str.slice(0, 4).cast(pl.Float64, strict=False))
+            .otherwise(None)
+        )
+        num_bad = (
+            pl.col("kind").cast(pl.String).is_in(NUMERIC_KINDS)
+            & ~pl.col("year")
+            & (
+                pl.when(pl.col("mag"))
+                .then(pl.col("num").abs() > pl.col("hi"))
+                .otherwise(
+                    (pl.col("num") > pl.col("hi"))
+                    | ((pl.col("num") > 0) & (pl.col("num") < pl.col("lo").fill_null(0)))
+                )
+            )
+        )
+        year_bad = (
+            pl.col("year")
+            & (pl.col("kind") == "string")
+            & y.is_not_null()
+            & ((y > pl.col("hi")) | (y < pl.col("lo").fill_null(-math.inf)))
+        )
+        return broken(h.filter(num_bad | year_bad))
+
+
+CODE = Range()

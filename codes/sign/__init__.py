@@ -1,0 +1,1 @@
+"""The POSITIVE and NONNEG property codes."""

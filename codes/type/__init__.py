@@ -1,0 +1,1 @@
+"""The TYPE property code."""

@@ -1,0 +1,326 @@
+"""UNIQUE — `paths [P]` or `[A/*/f1, A/*/f2, ...]`, params `{}`: within one list, no two items hold the
+same value at P (or, given several fields of the items of one list, the same values at all of them).
+
+P is `A/*` (the items of the list at A are scalars) or `A/*/f` (each item is an object and `f` its
+field: the item's id). The list is the *instance*: the concrete path before the last `*`'s index, so
+under nested lists (`/orders/*/items/*/id`) each order's items are judged apart. A repeated value is
+reported at its second and later positions (in index order), with the first one named.
+
+What it catches: a page that repeats an item (offset pagination that drifted while items were added),
+a join that duplicated rows, a cache that served the same record twice in one list.
+
+*Composite* (several paths, every one `A/*/f` of the same list): an item's identity is the set of
+(field, value) pairs it holds among those fields, judged values only (an item holding none of them is
+not judged); no two items of one list may have the same identity. For items whose every single field
+repeats legitimately (a round trip's two flights share a flight number on different days, a flight's
+date recurs), the whole item still never does. A repeat is reported at the later item's path (`/flights/1`),
+the item itself as observed.
+
+Values compare as JSON scalars: numbers by value (`1` = `1.0`, `0` = `-0.0`), strings by text, never a
+string with a number; null, booleans and numbers of magnitude 2^53 or more (float64 cannot tell such
+ids apart) are not judged.
+
+Per call: the nodes at P are grouped by instance and sorted by index. Over a corpus: the same on the
+hits of P (instance and index split from the concrete path, duplicates found with a rank over
+(call, rule, instance, value)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.spec import (
+    At,
+    NodeCode,
+    Nodes,
+    Operand,
+    PathFinder,
+    RuleEntry,
+    Violation,
+    broken,
+    display,
+    index_nodes,
+    name,
+    resolve,
+)
+from output_contracts.traces.leaves import unescape_token
+
+
+def item_split(pattern: str) -> int | None:
+    """How many tokens follow the last `*` of a UNIQUE pattern (0 for `A/*`, 1 for `A/*/f`), or None
+    when the pattern is neither form."""
+    toks = pattern.split("/")
+    if len(toks) >= 2 and toks[-1] == "*":
+        return 0
+    if len(toks) >= 3 and toks[-2] == "*" and toks[-1] not in ("*", "~*"):
+        return 1
+    return None
+
+
+#: Numbers at or beyond 2^53 in magnitude are not judged: a corpus stores numbers as float64, where
+#: distinct ids of that size (snowflake ids) can collide.
+EXACT_LIMIT = 2.0**53
+
+
+def _key(v: object) -> tuple[int, object] | None:
+    """The identity of a judged value: (0, number) or (1, string); None for what is not judged."""
+    t = type(v)
+    if t is int or t is float:
+        x = float(v)  # type: ignore[arg-type]
+        return (0, x) if abs(x) < EXACT_LIMIT else None
+    if t is str:
+        return (1, v)
+    return None
+
+
+def _instance(path: str, after: int) -> tuple[str, int]:
+    """(list path, index) of a concrete path at a UNIQUE pattern with `after` tokens after the `*`."""
+    toks = path.split("/")
+    cut = len(toks) - after - 1
+    return "/".join(toks[:cut]), int(toks[cut])
+
+
+#: The most fields a composite UNIQUE reads.
+MAX_FIELDS = 16
+
+
+def list_of(path: str) -> str:
+    """The list pattern of a composite UNIQUE field (`/flights/*/date` -> `/flights/*`)."""
+    return path.rpartition("/")[0]
+
+
+class Unique(NodeCode):
+    name = "UNIQUE"
+    short = "UNIQ"
+    summary = "a list repeats an item (the same id twice) where clean lists never did"
+    n_paths = None  # one path, or the fields of a composite identity
+    hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "str")
+
+    def validate(self, rule: Rule) -> None:
+        if not rule.paths:
+            raise self.bad(rule, "UNIQUE needs a path")
+        if len(rule.paths) == 1:
+            if item_split(Operand.of(rule.paths[0]).pattern) is None:
+                raise self.bad(rule, "UNIQUE needs a path ending in `/*` or `/*/<field>`")
+            return
+        lists = {list_of(p) for p in rule.paths}
+        if (
+            len(rule.paths) > MAX_FIELDS
+            or len(set(rule.paths)) != len(rule.paths)
+            or len(lists) != 1
+            or any(item_split(Operand.of(p).pattern) != 1 for p in rule.paths)
+        ):
+            raise self.bad(
+                rule, f"a composite UNIQUE needs 2 to {MAX_FIELDS} distinct fields `A/*/f` of one list A/*"
+            )
+
+    def describe(self, rule: Rule) -> str:
+        if len(rule.paths) > 1:
+            fields = ", ".join(p.rpartition("/")[2] for p in rule.paths)
+            return f"{list_of(rule.paths[0])} unique by ({fields}) within its list"
+        return f"{rule.paths[0]} unique within its list"
+
+    def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
+        return list(self.find(rule, ops)(nodes))
+
+    def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
+        if len(ops) > 1:
+            return _composite_finder(ops)
+        key, prefix = self.at(ops)
+        after = item_split(ops[0].pattern)
+        assert after is not None
+
+        def repeats(nodes: Nodes) -> list[str]:
+            got = nodes.get(key)
+            if not got or len(got) < 2:
+                return []
+            seen: dict[tuple[str, tuple[int, object]], list[tuple[int, str]]] = {}
+            for path, v in got:
+                k = _key(v)
+                if k is not None:
+                    inst, idx = _instance(path, after)
+                    seen.setdefault((inst, k), []).append((idx, path))
+            out: list[str] = []
+            for places in seen.values():
+                if len(places) > 1:
+                    places.sort()
+                    out.extend(prefix + p for _i, p in places[1:])
+            return out
+
+        return repeats
+
+    def witness(self, rule: Rule, at: At) -> Violation:
+        if len(at.ops) > 1:
+            return _composite_witness(rule, at)
+        after = item_split(at.ops[0].pattern)
+        assert after is not None
+        inst, idx = _instance(at.raw, after)
+        first = None
+        k = _key(at.observed)
+        doc = at.arguments if at.ops[0].side == "arg" else at.result
+        ok, items = resolve(doc, inst)
+        field = unescape_token(at.raw.split("/")[-1])
+        if ok and isinstance(items, list):
+            for i, item in enumerate(items[:idx]):
+                v = item if after == 0 else (item.get(field) if isinstance(item, dict) else None)
+                if k is not None and _key(v) == k:
+                    first = i
+                    break
+        tail = "" if after == 0 else "/" + at.raw.split("/")[-1]
+        where = f"{name(inst) if inst else 'the result'}"
+        earlier = f"item {first}" if first is not None else "an earlier item"
+        return Violation(
+            self.name,
+            rule.id,
+            at.path,
+            "unique",
+            at.observed,
+            True,
+            f"{rule.tool} returned item {idx} of {where} with {name(tail) if tail else 'the value'} "
+            f"{at.shown}, as {earlier} did; in every one of {rule.support.calls} clean results the "
+            f"items of that list were distinct",
+        )
+
+    def vectorised(
+        self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
+    ) -> pl.LazyFrame:
+        single = [e for e in entries if len(e.ops) == 1]
+        multi = [e for e in entries if len(e.ops) > 1]
+        out = []
+        if single:
+            ids = pl.Series([e.ridx for e in single], dtype=pl.UInt32).implode()
+            out.append(self._single(single, hits.filter(pl.col("ridx").is_in(ids))))
+        if multi:
+            ids = pl.Series([e.ridx for e in multi], dtype=pl.UInt32).implode()
+            out.append(_composite(multi, hits.filter(pl.col("ridx").is_in(ids))))
+        return pl.concat(out) if len(out) > 1 else out[0]
+
+    def _single(self, entries: Sequence[RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
+        cuts = pl.DataFrame(
+            {
+                "ridx": [e.ridx for e in entries],
+                "after": [item_split(e.ops[0].pattern) or 0 for e in entries],
+            },
+            schema={"ridx": pl.UInt32, "after": pl.Int64},
+        )
+        toks = pl.col("path").str.split("/")
+        cut = toks.list.len() - pl.col("after") - 1
+        value = value_expr()
+        # Only values that repeat within a call and rule can repeat within one list of it: a cheap
+        # equality test on the raw columns first (the judged number, -0 as 0, or string), so that the
+        # paths are split and ranked for those few hits alone.
+        numeric = pl.col("kind").cast(pl.String).is_in(["int", "float"]) & (pl.col("num").abs() < EXACT_LIMIT)
+        num = pl.when(numeric).then(pl.when(pl.col("num") == 0).then(0.0).otherwise(pl.col("num")))
+        text = pl.when(pl.col("kind") == "string").then(pl.col("str"))
+        repeated = pl.struct(pl.col("cid"), pl.col("ridx"), num.alias("_n"), text.alias("_s")).is_duplicated()
+        h = (
+            hits.filter(repeated)
+            .join(cuts.lazy(), on="ridx")
+            .with_columns(
+                toks.list.head(cut).list.join("/").alias("inst"),
+                toks.list.get(cut).cast(pl.Int64).alias("idx"),
+                value.alias("val"),
+            )
+            .filter(pl.col("val").is_not_null())
+            .with_columns(pl.col("idx").rank("ordinal").over("cid", "ridx", "inst", "val").alias("nth"))
+            .filter(pl.col("nth") > 1)
+        )
+        return display(entries, broken(h), 0)
+
+
+def value_expr() -> pl.Expr:
+    """`_key` over hit columns as text (`n<number>`, `s<string>`; null for what is not judged)."""
+    return (
+        pl.when(pl.col("kind").cast(pl.String).is_in(["int", "float"]) & (pl.col("num").abs() < EXACT_LIMIT))
+        .then(
+            pl.concat_str(
+                pl.lit("n"),
+                pl.when(pl.col("num") == 0).then(0.0).otherwise(pl.col("num")).cast(pl.String),
+            )
+        )
+        .when(pl.col("kind") == "string")
+        .then(pl.concat_str(pl.lit("s"), pl.col("str")))
+        .otherwise(None)
+    )
+
+
+def _identities(
+    nodes: Nodes, ops: Sequence[Operand]
+) -> dict[tuple[str, int], tuple[tuple[int, object], ...]]:
+    """Per item (list path, index) of a composite rule: its (field, value) pairs, judged values only."""
+    items: dict[tuple[str, int], dict[int, object]] = {}
+    for fi, op in enumerate(ops):
+        for path, v in nodes.get((op.side, op.pattern), ()):
+            k = _key(v)
+            if k is not None:
+                items.setdefault(_instance(path, 1), {})[fi] = k
+    return {item: tuple(sorted(fields.items())) for item, fields in items.items()}
+
+
+def _composite_finder(ops: Sequence[Operand]) -> PathFinder:
+    prefix = "$args" if ops[0].side == "arg" else ""
+
+    def repeats(nodes: Nodes) -> list[str]:
+        seen: dict[tuple[str, tuple[tuple[int, object], ...]], list[int]] = {}
+        for (inst, idx), ident in _identities(nodes, ops).items():
+            seen.setdefault((inst, ident), []).append(idx)
+        out: list[str] = []
+        for (inst, _ident), idxs in seen.items():
+            if len(idxs) > 1:
+                out.extend(f"{prefix}{inst}/{i}" for i in sorted(idxs)[1:])
+        return out
+
+    return repeats
+
+
+def _composite_witness(rule: Rule, at: At) -> Violation:
+    nodes: Nodes = {}
+    side = at.ops[0].side
+    index_nodes(side, at.arguments if side == "arg" else at.result, nodes)
+    ids = _identities(nodes, at.ops)
+    inst, _, tail = at.raw.rpartition("/")
+    idx = int(tail)
+    mine = ids.get((inst, idx))
+    first = min(
+        (i for (ins, i), ident in ids.items() if ins == inst and ident == mine and i < idx), default=None
+    )
+    fields = ", ".join(p.rpartition("/")[2] for p in rule.paths)
+    where = name(inst) if inst else "the result"
+    earlier = f"item {first}" if first is not None else "an earlier item"
+    return Violation(
+        "UNIQUE",
+        rule.id,
+        at.path,
+        "unique",
+        at.observed,
+        True,
+        f"{rule.tool} returned item {idx} of {where} with the same {fields} as {earlier}; in every one of "
+        f"{rule.support.calls} clean results the items of that list were distinct",
+    )
+
+
+def _composite(entries: Sequence[RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
+    """Composite repeats over a corpus: per item, its sorted (operand, value) pairs as one key."""
+    toks = pl.col("path").str.split("/")
+    cut = toks.list.len() - 2
+    items = (
+        hits.with_columns(value_expr().alias("val"))
+        .filter(pl.col("val").is_not_null())
+        .with_columns(
+            toks.list.head(cut).list.join("/").alias("inst"),
+            toks.list.get(cut).cast(pl.Int64).alias("idx"),
+            pl.concat_str(pl.col("op").cast(pl.String), pl.lit(":"), pl.col("val")).alias("fv"),
+        )
+        .group_by("cid", "ridx", "inst", "idx")
+        .agg(pl.col("fv").sort().str.join("\u001f").alias("ident"))
+        .with_columns(pl.col("idx").rank("ordinal").over("cid", "ridx", "inst", "ident").alias("nth"))
+        .filter(pl.col("nth") > 1)
+    )
+    path = pl.concat_str(pl.col("inst"), pl.lit("/"), pl.col("idx").cast(pl.String))
+    return display(entries, broken(items, path), 0)
+
+
+CODE = Unique()
