@@ -45,7 +45,8 @@ from output_contracts.codes.engine.evaluate import (
 from output_contracts.codes.engine.evaluate import (
     call_violations as call_violations,  # re-exported: the generic engine, which tests hold the compiled one to
 )
-from output_contracts.codes.spec import RuleEntry, Violation
+from output_contracts.codes.hits import RuleEntry
+from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError, ContractsError
 from output_contracts.jsonutil import canonical_str, sha256_hex
 from output_contracts.progress import NULL_PROGRESS, Progress

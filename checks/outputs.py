@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.codes.table import TABLE
+from output_contracts.codes.table import specs
 
 DOCS_PAGE = "docs/codes.md"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -31,7 +31,7 @@ class CodeInfo:
 CODE_INFO: dict[str, CodeInfo] = {
     c.code: c
     for c in (
-        *(CodeInfo(name, "mined", c.summary) for name, c in TABLE.items()),
+        *(CodeInfo(c.name, "mined", c.summary) for c in specs()),
         CodeInfo(
             "E_SCHEMA", "plan-check", "a plan step references an output field its tool does not declare"
         ),

@@ -33,7 +33,8 @@ from typing import Any
 
 from output_contracts.choices import EncoderName as EncoderName
 from output_contracts.codes.contract_set import ContractSet
-from output_contracts.codes.spec import Violation
+from output_contracts.codes.table import sentence
+from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError
 from output_contracts.jsonutil import canonical_json
 
@@ -157,7 +158,7 @@ def _check_encoder(encoder: str) -> None:
 def encode_violation(v: Violation, encoder: str) -> dict[str, Any]:
     """One violation in the given encoder's shape (`generic` has none: it is never called for it)."""
     if encoder == "v1":
-        return {"code": v.code, "rule": v.rule, "path": v.path, "message": v.sentence()}
+        return {"code": v.code, "rule": v.rule, "path": v.path, "message": sentence(v)}
     return {
         "code": v.code,
         "rule": v.rule,

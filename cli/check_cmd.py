@@ -269,7 +269,9 @@ def check(
     from output_contracts.checks.outputs import SummaryBuilder
     from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS
     from output_contracts.checks.renderers import FORMATS, github
-    from output_contracts.codes.contract_set import CODES
+    from output_contracts.codes.table import names
+
+    CODES = names()
 
     cfg = config()
     cpath = cfg.require_path("paths.contracts", contracts_path, "contract set (--contracts)")

@@ -77,13 +77,13 @@ def _parse_min_support(items: list[str] | None) -> dict[str, int] | None:
 
 def _summary(cs: ContractSet, dest: str, plain: bool, to: Console) -> None:
     """The rules per tool and class (on stderr; `--plain` TSV on stdout unless the set goes there)."""
-    from output_contracts.codes.contract_set import CODES
-    from output_contracts.codes.table import TABLE
+    from output_contracts.codes.table import specs
+
+    CODES = [c.name for c in specs()]
+    short = {c.name: c.short for c in specs()}
 
     # column headers: the short names (narrow terminals); `contracts codes` lists the full names
-    grid = Grid(
-        [Column("tool", "name"), *(Column(TABLE[c].short, "num") for c in CODES), Column("total", "num")]
-    )
+    grid = Grid([Column("tool", "name"), *(Column(short[c], "num") for c in CODES), Column("total", "num")])
     full = cs.rules_for(None)
     counts = Counter((r.tool, r.code) for r in full)
     for tool in sorted(cs.tools):
@@ -334,7 +334,10 @@ def rules_command(
 ) -> None:
     """List the rules of a contract set: tool, code, path, params, support, source."""
     from output_contracts.audit.heldout import THIN_TASKS, fold_report
-    from output_contracts.codes.contract_set import CODES, ContractSet
+    from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.codes.table import names
+
+    CODES = names()
     from output_contracts.codes.table import describe_params
     from output_contracts.traces.corpus import Corpus
 

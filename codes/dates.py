@@ -30,10 +30,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from output_contracts.codes.date_order import TZ_MODES as TZ_MODES
 from output_contracts.frames import StringBytes
-
-#: DATE_ORDER's `tz` modes (a rule compares its two values in one of them).
-TZ_MODES = ("aware", "naive", "date")
 
 ISO_RE = (
     r"^(\d{4})-(\d{2})-(\d{2})"

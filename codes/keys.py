@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from output_contracts.codes.spec import RuleEntry, with_key
+from output_contracts.codes.hits import RuleEntry, with_key
 
 
 def tail(e: RuleEntry, i: int) -> str | None:

@@ -8,24 +8,8 @@ The reasons for each value are in docs/rules.md; in short:
 - `max_violation_rate` (the "rule of three": 1 − 0.05^(1/n) is the 95% upper bound on a violation rate
   after n clean examples and no violation) can replace the per-class example threshold: a rule is then
   kept when that bound is at most X;
-- DATE_ORDER needs 7 distinct tasks: if the two dates were ordered at random per task, seeing the same
-  order in 7 independent tasks has chance 0.5^7 < 0.01 (Daikon's ordering test);
-- DOMAIN counts tasks, not rows: >= 50 tasks, each value in >= 3 tasks, and a cross-validated
-  Good–Turing unseen mass (pairs of values seen in one of 5 task splits only) <= 1%; judged per pool of
-  same-shaped objects across tools (`output_contracts.mining.shapes`);
-- FORMAT is DOMAIN's test applied to the strings' shapes (`output_contracts.codes.format.check`), at the exact level
-  when its set of shapes is closed, else at the loose one, else (strings of one length) at the charset
-  one, whose parts are judged per task;
-- LENGTH ("never empty") needs 300 distinct tasks with no empty array: after zero events in t tasks the
-  95% upper bound on the per-task rate is about 3/t (the rule of three), 1% at t = 300, the audit's
-  whole budget of spurious receipts per clean episode. (100 tasks was tried: τ-bench retail's
-  `get_user_details` `/orders` was non-empty in 120 tasks of one fold and empty in 4 of 450 held-out
-  episodes; 62 of the 500 users have no order.)
-- CONSISTENT ("an entity's field never changes within an episode") counts pairs of calls on one entity
-  and needs 200 distinct tasks holding such a pair with no change: a claim about a rare event, like
-  LENGTH's, so after zero changes in t tasks the 95% upper bound on the per-task rate is about 3/t,
-  1.5% at 200 (a thin write tool of τ-bench airline has 80-140 tasks with a repeat in a 600-task corpus
-  and gets no rule; the reservation reader, 340, does).
+- each code's own thresholds are in its spec (`Code.min_support`, `Code.min_tasks`) and the constants of
+  its chance argument in its folder's `mine.py` (`CONSTANTS`), where the argument itself is written.
 """
 
 from __future__ import annotations
@@ -37,73 +21,26 @@ from typing import Any
 
 from output_contracts.choices import Clean as Clean
 from output_contracts.choices import RuleSource as RuleSource
-from output_contracts.codes.contract_set import CODES
-from output_contracts.codes.format.check import FORMAT_MAX_LEN
+from output_contracts.codes.table import miner_constants, names, specs
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.errors import MiningError
 
-#: Minimum qualifying examples per code (calls; values for POSITIVE and NONNEG; tasks for DOMAIN and
-#: FORMAT; arrays for LENGTH).
-DEFAULT_MIN_SUPPORT: dict[str, int] = {
-    "REQUIRED": 20,
-    "TYPE": 20,
-    "POSITIVE": 30,
-    "NONNEG": 30,
-    "DOMAIN": 50,
-    "ECHO": 20,
-    "DATE_ORDER": 20,
-    "RELATION": 30,
-    "FORMAT": 50,
-    "LENGTH": 30,
-    "RANGE": 30,
-    "UNIQUE": 30,
-    "CONSISTENT": 30,
-    "CONDITIONAL": 30,
-}
 
-#: Minimum distinct tasks per code (1 where DESIGN §3 sets none).
-DEFAULT_MIN_TASKS: dict[str, int] = {
-    "REQUIRED": 3,
-    "TYPE": 1,
-    "POSITIVE": 1,
-    "NONNEG": 1,
-    "DOMAIN": 2,
-    "ECHO": 1,
-    "DATE_ORDER": 7,
-    "RELATION": 1,
-    "FORMAT": 2,
-    "LENGTH": 300,
-    "RANGE": 200,
-    "UNIQUE": 300,
-    "CONSISTENT": 200,
-    "CONDITIONAL": 30,
-}
+def default_min_support() -> dict[str, int]:
+    """Minimum qualifying examples per code (calls; values for POSITIVE and NONNEG; tasks for DOMAIN and
+    FORMAT; arrays for LENGTH): each code's spec says its own (`Code.min_support`)."""
+    return {c.name: c.min_support for c in specs()}
+
+
+def default_min_tasks() -> dict[str, int]:
+    """Minimum distinct tasks per code (`Code.min_tasks`; 1 where DESIGN §3 sets none)."""
+    return {c.name: c.min_tasks for c in specs()}
 
 
 CLEAN_MODES = tuple(c.value for c in Clean)
 
 
 RULE_SOURCES = tuple(s.value for s in RuleSource)
-
-DOMAIN_MIN_TASKS = 3  # each value seen in at least this many distinct tasks
-DOMAIN_SPLITS = 5  # task splits the value set must be stable across ...
-DOMAIN_MAX_UNSEEN = 0.01  # ... : (value, task) pairs of values seen in one split only, at most this share
-DOMAIN_MAX_SHARE = 0.1  # distinct values <= (value, task) pairs * this
-FORMAT_MAX_SHAPES = 8  # at most this many shapes at a place (per level)
-#: RANGE on numbers: the bounds are the powers of ten beyond the extremes times / divided by this, so a
-#: bound is never closer than a factor 3 to a clean value (a maximum of 9,500 alone would otherwise give
-#: 10,000; the sample world's order totals crossed such a bound in held-out tasks).
-RANGE_MARGIN = 3.0
-#: RANGE on years: the margin below the earliest decade and above the latest, in years.
-YEAR_MARGIN = 10
-ECHO_MIN_DISTINCT = 2  # an echo needs >= 2 distinct argument values (equal constants are coincidence)
-RELATION_MIN_TUPLES = 5  # Daikon's ternary minimum: >= 5 distinct operand tuples
-RELATION_MAX_TERMS = 3
-#: RELATION count_of: kept only when the most common length takes at most this share of the qualifying
-#: calls and they come from at least COUNT_OF_MIN_TASKS tasks (a coincidence then has chance at most
-#: 0.75^30 ~ 2e-4; docs/rules.md).
-COUNT_OF_MAX_SHARE = 0.75
-COUNT_OF_MIN_TASKS = 30
 
 
 def violation_bound(n: int) -> float:
@@ -136,8 +73,8 @@ class MineParams:
     seed: int = DEFAULT_SEED
     clean: Clean = Clean.ok
     max_domain: int = 8
-    min_support: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_SUPPORT))
-    min_tasks: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MIN_TASKS))
+    min_support: Mapping[str, int] = field(default_factory=default_min_support)
+    min_tasks: Mapping[str, int] = field(default_factory=default_min_tasks)
     max_violation_rate: float | None = None
     tools: tuple[str, ...] | None = None
     rule_source: RuleSource = RuleSource.all
@@ -167,12 +104,12 @@ class MineParams:
             raise MiningError(f"clean must be one of {', '.join(CLEAN_MODES)}, got {clean!r}", field="clean")
         if max_domain < 1:
             raise MiningError(f"max_domain must be >= 1, got {max_domain}", field="max_domain")
-        sup = dict(DEFAULT_MIN_SUPPORT)
+        sup = default_min_support()
         for code, n in (min_support or {}).items():
             c = code.upper()
-            if c not in CODES:
+            if c not in names():
                 raise MiningError(
-                    f"unknown rule class {code!r} in min_support (known: {', '.join(CODES)})",
+                    f"unknown rule class {code!r} in min_support (known: {', '.join(names())})",
                     field="min_support",
                 )
             if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -235,21 +172,8 @@ class MineParams:
             "min_tasks": dict(sorted(self.min_tasks.items())),
             "max_violation_rate": self.max_violation_rate,
             "tools": list(self.tools) if self.tools is not None else None,
-            "domain": {
-                "min_value_tasks": DOMAIN_MIN_TASKS,
-                "splits": DOMAIN_SPLITS,
-                "max_unseen": DOMAIN_MAX_UNSEEN,
-                "max_share": DOMAIN_MAX_SHARE,
-            },
-            "echo": {"min_distinct": ECHO_MIN_DISTINCT},
-            "relation": {
-                "min_tuples": RELATION_MIN_TUPLES,
-                "max_terms": RELATION_MAX_TERMS,
-                "count_of_max_share": COUNT_OF_MAX_SHARE,
-                "count_of_min_tasks": COUNT_OF_MIN_TASKS,
-            },
-            "format": {"max_shapes": FORMAT_MAX_SHAPES, "max_len": FORMAT_MAX_LEN},
-            "range": {"margin": RANGE_MARGIN, "year_margin": YEAR_MARGIN},
+            # each code folder's constants (its mine.py `CONSTANTS`), under the folder's name
+            **miner_constants(),
         }
         if self.rule_source is not RuleSource.all:
             out["rule_source"] = self.rule_source.value  # absent: every source (the default)

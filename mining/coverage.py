@@ -15,7 +15,7 @@ import polars as pl
 
 from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.mine_params import MineParams
-from output_contracts.codes.table import CODES
+from output_contracts.codes.table import names
 from output_contracts.mining.data import clean_calls
 from output_contracts.traces.corpus import Corpus
 
@@ -67,7 +67,7 @@ def uncovered(corpus: Corpus, contracts: ContractSet, params: MineParams) -> lis
         .collect()
     )
     kinds = {t: list(k) for t, k in roots.iter_rows()}
-    least = min(params.needed(c) for c in CODES)
+    least = min(params.needed(c) for c in names())
     out = []
     for t in gaps:
         n_clean, tasks = per_tool.get(t, (0, 0))

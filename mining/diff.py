@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from output_contracts.codes.contract_set import CODES, ContractSet, Rule
+from output_contracts.codes.contract_set import ContractSet, Rule
+from output_contracts.codes.table import names
 from output_contracts.jsonutil import canonical_str
 
 Key = tuple[str, str, tuple[str, ...]]
@@ -65,7 +66,8 @@ def _key(r: Rule) -> Key:
 
 
 def _order(k: Key) -> tuple[Any, ...]:
-    return (k[0], CODES.index(k[1]) if k[1] in CODES else len(CODES), list(k[2]))
+    codes = names()
+    return (k[0], codes.index(k[1]) if k[1] in codes else len(codes), list(k[2]))
 
 
 def diff_sets(old: ContractSet, new: ContractSet) -> SetDiff:

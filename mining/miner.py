@@ -29,7 +29,6 @@ import orjson
 import polars as pl
 
 from output_contracts.codes.contract_set import (
-    CODES,
     ContractSet,
     FoldChecker,
     Rule,
@@ -40,6 +39,8 @@ from output_contracts.codes.contract_set import (
 from output_contracts.codes.mine_params import MineParams, RuleSource, violation_bound
 from output_contracts.codes.mining_context import MiningContext, RuleClass
 from output_contracts.codes.mining_frames import CLS_NUM, FULL, Leaves, cand_frame
+from output_contracts.codes.table import miners, subsumed_by
+from output_contracts.codes.table import names as code_names
 from output_contracts.frames import detach
 from output_contracts.mining.data import (
     PART_ROWS,
@@ -50,7 +51,6 @@ from output_contracts.mining.data import (
     path_stats_part,
     sample_filter,
 )
-from output_contracts.mining.rule_classes import RULE_CLASSES, drop_subsumed
 from output_contracts.mining.schema_rules import SchemaRules
 from output_contracts.mining.shapes import pools
 from output_contracts.progress import NULL_PROGRESS, Progress
@@ -128,7 +128,7 @@ def mine(
             pools=pools(data.patterns),
         )
         tool_names = _tool_names(data, registry, params)
-        classes: list[RuleClass] = [cls() for cls in RULE_CLASSES]
+        classes: list[RuleClass] = miners()
         classes.append(SchemaRules(tool_names))
         plans = [c.plan(ctx) for c in classes]
         progress.advance()
@@ -163,6 +163,19 @@ def mine(
     progress.advance()
     progress.finish()
     return cs
+
+
+def drop_subsumed(cands: pl.DataFrame) -> pl.DataFrame:
+    """Candidate rules (CAND_SCHEMA) without those a candidate of another code at the same place implies
+    (`Code.subsumed_by`: the implied rule could never fire first)."""
+    place = pl.concat_str(
+        pl.col("checker"), pl.col("tool"), pl.col("paths").list.join("\x00"), separator="\x01"
+    )
+    out = cands.with_columns(place.alias("_place"))
+    for code, by in subsumed_by().items():
+        implying = out.filter(pl.col("code").is_in(by))["_place"].unique().implode()
+        out = out.filter(~((pl.col("code") == code) & pl.col("_place").is_in(implying)))
+    return out.drop("_place")
 
 
 #: Parts after which a rule class that can (`compact`, `output_contracts.codes.mining_context`) merges the
@@ -231,7 +244,7 @@ def assemble(
     ).unique()
     id_rows = call_ids(data.corpus, wanted["cid"])
     id_of = dict(zip(id_rows["cid"].to_list(), id_rows["call_id"].to_list(), strict=True))
-    order = {c: i for i, c in enumerate(CODES)}
+    order = {c: i for i, c in enumerate(code_names())}
     per_rule: dict[str, dict[int, dict[str, Any]]] = {}
     heads: dict[str, tuple[str, str, tuple[str, ...], dict[str, Any]]] = {}
     # a rule has a row per checker holding it: its id (a hash) is made once, at its first row; rows are

@@ -25,8 +25,8 @@ import polars as pl
 
 from output_contracts.codes.contract_set import ContractSet, ToolContracts
 from output_contracts.codes.engine.evaluate import find_violations
+from output_contracts.codes.hits import RuleEntry
 from output_contracts.codes.mining_frames import FULL
-from output_contracts.codes.spec import RuleEntry
 from output_contracts.mining.data import MiningData, call_ids
 from output_contracts.traces.corpus import Corpus
 

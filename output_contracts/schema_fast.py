@@ -57,12 +57,18 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> Check | None:
 
 
 def _is_number(v: Any) -> bool:
-    """jsonschema's `number`: any `numbers.Number` but a bool."""
+    """jsonschema's `number`: any `numbers.Number` but a bool (the types JSON decodes to tested first)."""
+    t = type(v)
+    if t is int or t is float:
+        return True
     return isinstance(v, Number) and not isinstance(v, bool)
 
 
 def _is_integer(v: Any) -> bool:
     """jsonschema's `integer` (Draft 4 on): an int but a bool, or a float with an integral value."""
+    t = type(v)
+    if t is int:
+        return True
     if isinstance(v, bool):
         return False
     return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
@@ -102,6 +108,29 @@ def _unique(items: list[Any]) -> bool:
     return not any(json_equal(items[i], items[j]) for i in range(len(items)) for j in range(i))
 
 
+def _every(checks: Sequence[Check]) -> Check:
+    """One test that holds when each of `checks` does (in order, stopping at the first that fails)."""
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        a, b = checks
+        return lambda v: a(v) and b(v)
+    if len(checks) == 3:
+        a, b, c = checks
+        return lambda v: a(v) and b(v) and c(v)
+    tests = tuple(checks)
+
+    def every(v: Any) -> bool:
+        for t in tests:
+            if not t(v):
+                return False
+        return True
+
+    return every
+
+
 class _Compiler:
     def __init__(self, schema: Mapping[str, Any] | bool) -> None:
         self.doc = schema
@@ -131,9 +160,7 @@ class _Compiler:
         # (`then` and `else` without `if` do nothing)
         if not checks:
             return lambda v: True
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(c(v) for c in checks)
+        return _every(checks)
 
     # -- keywords -----------------------------------------------------------------------------------
 
@@ -172,8 +199,8 @@ class _Compiler:
         return lambda v: json_equal(v, arg)
 
     def k_pattern(self, arg: str, s: Mapping[str, Any]) -> Check:
-        rx = re.compile(arg)
-        return lambda v: not isinstance(v, str) or rx.search(v) is not None
+        search = re.compile(arg).search
+        return lambda v: not isinstance(v, str) or search(v) is not None
 
     def k_minLength(self, arg: int, s: Mapping[str, Any]) -> Check:
         return lambda v: not isinstance(v, str) or len(v) >= arg
@@ -211,12 +238,21 @@ class _Compiler:
         return lambda v: not isinstance(v, dict) or len(v) <= arg
 
     def k_required(self, arg: list[str], s: Mapping[str, Any]) -> Check:
-        keys = tuple(arg)
-        return lambda v: not isinstance(v, dict) or all(k in v for k in keys)
+        keys = frozenset(arg)
+        return lambda v: not isinstance(v, dict) or keys <= v.keys()
 
     def k_propertyNames(self, arg: Any, s: Mapping[str, Any]) -> Check:
         test = self.compile(arg)
-        return lambda v: not isinstance(v, dict) or all(test(k) for k in v)
+
+        def names(v: Any) -> bool:
+            if not isinstance(v, dict):
+                return True
+            for k in v:
+                if not test(k):
+                    return False
+            return True
+
+        return names
 
     def k_properties(self, arg: Mapping[str, Any], s: Mapping[str, Any]) -> Check:
         """`properties`, `patternProperties` and `additionalProperties` together (the last applies to
@@ -229,6 +265,34 @@ class _Compiler:
             # only the named keys are tested: look them up (an `if` branch names one key of many)
             named_only = tuple(props.items())
             return lambda v: not isinstance(v, dict) or all(t(v[k]) for k, t in named_only if k in v)
+        if not patterns and extra_schema is False:
+            # a closed object: its keys are a subset of the named ones, each tested by its own schema
+            allowed = frozenset(props)
+
+            def closed(v: Any) -> bool:
+                if not isinstance(v, dict):
+                    return True
+                if not v.keys() <= allowed:
+                    return False
+                for k, x in v.items():
+                    if not props[k](x):
+                        return False
+                return True
+
+            return closed
+        if not patterns and not props and extra is not None:
+            # a map: every value tested by the one schema
+            each = extra
+
+            def values(v: Any) -> bool:
+                if not isinstance(v, dict):
+                    return True
+                for x in v.values():
+                    if not each(x):
+                        return False
+                return True
+
+            return values
 
         def test(v: Any) -> bool:
             if not isinstance(v, dict):
@@ -255,6 +319,19 @@ class _Compiler:
         rest = self.compile(s["items"]) if "items" in s else None
         n = len(prefix)
 
+        if not prefix and rest is not None:
+            each = rest
+
+            def items(v: Any) -> bool:
+                if not isinstance(v, list):
+                    return True
+                for x in v:
+                    if not each(x):
+                        return False
+                return True
+
+            return items
+
         def test(v: Any) -> bool:
             if not isinstance(v, list):
                 return True
@@ -265,8 +342,51 @@ class _Compiler:
         return test
 
     def k_allOf(self, arg: list[Any], s: Mapping[str, Any]) -> Check:
+        dispatch = self._discriminated(arg)
+        if dispatch is not None:
+            return dispatch
         tests = [self.compile(sub) for sub in arg]
         return lambda v: all(t(v) for t in tests)
+
+    def _discriminated(self, arg: list[Any]) -> Check | None:
+        """`allOf` of branches `{"if": {"properties": {K: {"const": c}}}, "then": T}` on one key K, each c
+        a string (a contract set's rule: one branch per property code): the branches whose c equals the
+        object's K, looked up instead of each `if` tested. Exact: an `if` of `properties` holds for a
+        value that is not an object and for an object without K (then every `then` applies), and only a
+        string equals a string constant (then none applies to another K). None for any other `allOf`."""
+        key: str | None = None
+        by_const: dict[str, list[Any]] = {}
+        for branch in arg:
+            if not isinstance(branch, Mapping) or set(branch) != {"if", "then"}:
+                return None
+            cond = branch["if"]
+            if not isinstance(cond, Mapping) or set(cond) != {"properties"} or len(cond["properties"]) != 1:
+                return None
+            ((k, when),) = cond["properties"].items()
+            if key is not None and k != key:
+                return None
+            key = k
+            if not isinstance(when, Mapping) or set(when) != {"const"} or type(when["const"]) is not str:
+                return None
+            by_const.setdefault(when["const"], []).append(branch["then"])
+        if key is None:
+            return None
+        thens = {
+            c: self.compile(subs[0] if len(subs) == 1 else {"allOf": subs}) for c, subs in by_const.items()
+        }
+        every = [thens[c] for c in by_const]
+        name = key
+
+        def dispatch(v: Any) -> bool:
+            if not isinstance(v, dict) or name not in v:
+                return all(t(v) for t in every)
+            c = v[name]
+            if not isinstance(c, str):
+                return True
+            t = thens.get(c)
+            return t is None or t(v)
+
+        return dispatch
 
     def k_anyOf(self, arg: list[Any], s: Mapping[str, Any]) -> Check:
         tests = [self.compile(sub) for sub in arg]

@@ -46,7 +46,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/checks/test_check_cli.py": 112,
     "tests/mining/test_parts.py": 110,
     "tests/checks/test_audit.py": 104,
-    "tests/checks/test_set_schema.py": 98,
+    "tests/checks/test_contract_set_schema.py": 98,
     "tests/cli/test_terminal_width.py": 94,
     "tests/checks/test_check_format_length.py": 90,
     "tests/mining/test_parts_layout.py": 84,

@@ -29,54 +29,23 @@ expected the consequent (`"present when /status in {delivered}"`, c, or the sum)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
+from output_contracts.codes.conditional import Conditional, sum_of
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.echo.check import echo_equal
-from output_contracts.codes.relation.check import TOLERANCES, array_of, tol_ok, within
-from output_contracts.codes.spec import (
+from output_contracts.codes.evaluation import Check
+from output_contracts.codes.hits import RuleEntry, empty_hits, op_hits
+from output_contracts.codes.nodes import (
     NUMERIC_KINDS,
     SCALAR_KINDS,
-    At,
     Nodes,
     Operand,
-    PropertyCode,
-    RuleEntry,
-    Violation,
-    aliases_of,
-    empty_hits,
-    index_nodes,
     is_num,
     kind_of,
-    name,
-    op_hits,
 )
-from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN, WILD_TOKENS
-
-SIGNS = ("negative", "zero", "positive")
-
-
-def sign_of(v: float) -> str:
-    return "zero" if v == 0 else ("positive" if v > 0 else "negative")
-
-
-def cond_key(v: Any) -> str | None:
-    """The condition key of a discriminator value: `s:<text>`, `b:true`, `z`, or `n:<sign>` for a
-    number; None for a container (never a condition). The polars spelling is `cond_key_expr`."""
-    k = kind_of(v)
-    if k == "string":
-        return "s:" + v
-    if k == "bool":
-        return "b:true" if v else "b:false"
-    if k == "null":
-        return "z"
-    if k in NUMERIC_KINDS:
-        return "n:" + sign_of(float(v))
-    return None
+from output_contracts.codes.relation.check import TOLERANCES, array_of, tol_ok, within
 
 
 def cond_key_expr() -> pl.Expr:
@@ -102,122 +71,8 @@ def cond_key_expr() -> pl.Expr:
     )
 
 
-def value_key(v: Any) -> str | None:
-    """A scalar consequent value under ECHO's equality as one string (numbers by value); None for a
-    container."""
-    k = kind_of(v)
-    if k in NUMERIC_KINDS:
-        return "n:" + repr(float(v))
-    if k == "string":
-        return "s:" + v
-    if k == "bool":
-        return "b:true" if v else "b:false"
-    if k == "null":
-        return "z"
-    return None
-
-
-@dataclass(frozen=True)
-class ConditionalParams:
-    """The condition (`keys`: the `cond_key`s it admits) and the consequent (`then`, `value`)."""
-
-    when: dict[str, Any]
-    keys: frozenset[str]
-    then: str
-    value: Any = None
-    tol: str = ""  # sum_of: RELATION's tolerance
-
-    def holds(self, v: Any) -> bool:
-        """Whether a discriminator value satisfies the condition."""
-        return cond_key(v) in self.keys
-
-
-def sum_of(nodes: Sequence[tuple[str, Any]]) -> float | int:
-    """The sum of the numbers among (path, value) nodes (an empty sum is 0), as RELATION's sum_over."""
-    total: float | int = 0
-    for _p, v in nodes:
-        if is_num(v):
-            total = total + v
-    return total
-
-
-class Conditional(PropertyCode):
-    name = "CONDITIONAL"
-    short = "COND"
-    summary = "a fact that held in every clean result with the same discriminator value fails"
-    n_paths = None  # [P, D], and [P, D, Q] for a sum
+class ConditionalCheck(Conditional, Check):
     hit_cols = ("cid", "ridx", "op", "kind", "num", "str", "len")
-
-    def params(self, rule: Rule) -> ConditionalParams:
-        when, then = rule.params.get("when"), rule.params.get("then")
-        keys: set[str] = set()
-        if isinstance(when, dict) and set(when) == {"in"} and isinstance(when["in"], list) and when["in"]:
-            for v in when["in"]:
-                k = cond_key(v)
-                if k is None or k.startswith("n:"):
-                    raise self.bad(rule, "CONDITIONAL when.in lists strings, booleans or null")
-                keys.add(k)
-        elif (
-            isinstance(when, dict)
-            and set(when) == {"sign"}
-            and isinstance(when["sign"], list)
-            and when["sign"]
-        ):
-            if not all(s in SIGNS for s in when["sign"]):
-                raise self.bad(rule, f"CONDITIONAL when.sign lists signs, each one of {', '.join(SIGNS)}")
-            keys = {"n:" + s for s in when["sign"]}
-        else:
-            raise self.bad(rule, 'CONDITIONAL needs params.when, {"in": [values]} or {"sign": [signs]}')
-        if isinstance(then, dict) and set(then) == {"equals"} and value_key(then["equals"]) is not None:
-            return ConditionalParams(dict(when), frozenset(keys), "equals", then["equals"])
-        if isinstance(then, dict) and set(then) == {"sum"} and then["sum"] in TOLERANCES:
-            if len(rule.paths) != 3:
-                raise self.bad(rule, "a CONDITIONAL sum needs paths [P, D, summed pattern]")
-            return ConditionalParams(dict(when), frozenset(keys), "sum_of", None, str(then["sum"]))
-        if then in ("present", "absent", "nonempty", "empty"):
-            return ConditionalParams(dict(when), frozenset(keys), str(then))
-        raise self.bad(
-            rule,
-            'CONDITIONAL needs params.then, one of present, absent, nonempty, empty, {"equals": scalar} or '
-            '{"sum": tolerance}',
-        )
-
-    def validate(self, rule: Rule) -> None:
-        prm = self.params(rule)
-        if len(rule.paths) != (3 if prm.then == "sum_of" else 2):
-            raise self.bad(rule, "needs paths [P, D] ([P, D, summed pattern] for sum_of)")
-        p, d = rule.paths[:2]
-        for x in (p, d):
-            if x.startswith("$args") or not x.startswith("/"):
-                raise self.bad(rule, f"{x or '(result)'} is not a result field")
-            if any(t in WILD_TOKENS for t in x.split("/")):
-                raise self.bad(rule, f"{x} has a wildcard")
-        if d == p or d.startswith(p + "/"):
-            raise self.bad(rule, "P is D or holds it")
-        if prm.then == "sum_of":
-            q = rule.paths[2]
-            if q.startswith("$args") or INDEX_TOKEN not in q.split("/") or MAP_TOKEN in q.split("/"):
-                raise self.bad(rule, f"{q} is not a result pattern over array members")
-
-    def condition(self, rule: Rule) -> str:
-        """The condition as people read it: `/status in {delivered, shipped}`, `/count is positive`."""
-        p = self.params(rule)
-        d = rule.paths[1]
-        if "sign" in p.when:
-            return f"{d} is {' or '.join(p.when['sign'])}"
-        shown = ", ".join(v if isinstance(v, str) else canonical_str(v) for v in p.when["in"])
-        return f"{d} in {{{shown}}}"
-
-    def consequent(self, rule: Rule) -> str:
-        p = self.params(rule)
-        if p.then == "equals":
-            return f"= {canonical_str(p.value)}"
-        if p.then == "sum_of":
-            return f"= Σ {rule.paths[2]} ({p.tol})"
-        return {"present": "present", "absent": "absent", "nonempty": "not empty", "empty": "empty"}[p.then]
-
-    def describe(self, rule: Rule) -> str:
-        return f"{rule.paths[0]} {self.consequent(rule)} when {self.condition(rule)}"
 
     def operands(self, rule: Rule) -> list[Operand]:
         """D first (operand 0: the condition), then P (operand 1: the judged place); a sum also reads the
@@ -255,46 +110,6 @@ class Conditional(PropertyCode):
         if kind_of(v) in SCALAR_KINDS and not echo_equal(v, p.value):
             return [p_op.concrete(())]
         return []
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        p = self.params(rule)
-        cond = self.condition(rule)
-        present = p.then != "present"
-        expected: Any = p.value if p.then == "equals" else f"{self.consequent(rule)} when {cond}"
-        if p.then == "sum_of":
-            q = Operand.of(rule.paths[2])
-            nodes: Nodes = {}
-            index_nodes("result", at.result, nodes, fixed=aliases_of([q]).get("result"))
-            expected = sum_of(nodes.get(("result", q.pattern), []))
-            how = {"exact": "exactly", "cent": "to the cent", "rel": "to 1e-9 relative"}[p.tol]
-            return Violation(
-                self.name,
-                rule.id,
-                at.path,
-                expected,
-                at.observed,
-                True,
-                f"{rule.tool} returned {name(at.path)}={at.shown} with {cond}, but the sum of "
-                f"{name(rule.paths[2])} is {canonical_str(expected)}; in every one of {rule.support.calls} clean "
-                f"results with {cond} {name(rule.paths[0])} was that sum {how}",
-            )
-        what = {
-            "present": f"no {name(at.path)}",
-            "absent": f"{name(at.path)}={at.shown}",
-            "nonempty": f"an empty {name(at.path)}",
-            "empty": f"{name(at.path)} with {len(at.observed) if isinstance(at.observed, list) else 0} items",
-            "equals": f"{name(at.path)}={at.shown}",
-        }[p.then]
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            expected,
-            at.observed if present else None,
-            present,
-            f"{rule.tool} returned {what} with {cond}; in every one of {rule.support.calls} clean results "
-            f"with {cond} it was {self.consequent(rule)}",
-        )
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
@@ -394,4 +209,4 @@ class Conditional(PropertyCode):
         return out
 
 
-CODE = Conditional()
+CHECKS = (ConditionalCheck(),)

@@ -1,34 +1,58 @@
-"""CONDITIONAL: a fact about P that holds whenever the discriminator D has some value
-(`output_contracts.codes.conditional.check`).
+"""CONDITIONAL — `paths [P, D]` (no wildcards), params `{"when": W, "then": T}`
 
-Candidates, per tool, among result fields without wildcards: discriminators D — a field holding
-strings (at most DISC_MAX distinct ones in some part and fold), booleans, or whole numbers that are
-sometimes 0 and sometimes positive (the sign is the condition: a count of hits, of items); and
-consequents P — every other such field that is not an ancestor of D, with the consequent types its
-data admits: *present*/*absent* where P is optional (present in some calls of the tool, not all),
-*nonempty*/*empty* where P holds arrays of both kinds, *equals* where P holds strings (at most
-DISC_MAX), booleans or null.
+*Qualifying example*: a clean call whose D has the group's value (strings, booleans, null) or sign
+(whole numbers that are sometimes 0 and sometimes positive: a count of hits, of shipments). Candidates,
+per tool: D among result fields holding strings (at most 16 distinct in the candidate sample) or
+booleans, or such counts; P every other field without wildcards, not an ancestor of D, that is optional
+(*present*/*absent*), holds arrays of both emptinesses (*nonempty*/*empty*) or strings, booleans and null
+(*equals*). *Holds* per the chance argument below. *Catches*: a field dropped from the very records that
+must have it (`drop_field` on `delivered_at` of a delivered order), a list emptied while its own count
+says it has items (`empty_list` on search results: the sample world's `/results` went from 74% to 100%),
+an exchange or return record that lost its items, a currency that does not fit the country.
 
-Qualifying example: a clean call of the tool whose D has the condition value (one value, one group).
-A group is judged when it has at least `min_support` CONDITIONAL calls (30) from `min_tasks` tasks (30),
-and D has 2..DISC_MAX values in the checker's data. The consequent must hold on every call of the group
-(*nonempty*, *empty*, *equals*: P present, of the right kind, in every one).
+Found on real tool output: τ-bench retail `get_order_details` — `/fulfillments` empty when `/status` in
+{pending, pending (item modified)} and not empty when delivered, processed, return or exchange requested;
+`/return_items` present when `return requested`; the four `/exchange_*` fields when `exchange requested`.
+τ-bench airline has no optional field or list that depends on a categorical one, and gets none.
+Conservation candidates P = Σ Q: P a plain numeric field or the first member (`*0`) of a numeric field of
+an array of a plain parent, Q a numeric field of another such array (never P's own). Found on τ-bench
+retail: `get_order_details` `/payment_history/*0/amount = Σ /items/*/price (cent)` when `/status` is any
+state but `pending (item modified)` — a conservation across arrays, on the tools' own output
+(it took retail `duplicate_items` from 31% to 60%).
 
-Chance argument. Were P's fact independent of D, each task of the group would show it with probability
-at most q, the share of the tool's clean calls (all values of D) that show it, so t tasks would show it
-with probability at most q^t. Many (group, P, consequent) pairs are tried per tool, so the bound is
-Bonferroni's: keep only if q^t ≤ CHANCE / m, where m is the number of pairs tried for that tool in that
-checker (CHANCE = 0.01). A fact true of the tool as a whole (q = 1) is no conditional rule (REQUIRED,
-LENGTH, DOMAIN speak of it). Values of D whose groups give the same consequent are merged into one
-rule (`when: {"in": [...]}`); its support is the sum of the groups' calls and the largest group's tasks
-(a lower bound of the union's distinct tasks).
+Statistics: per (part, fold): groups (D, value) — calls, tasks, examples; pairs (D, value, P) — P present,
+an array, an empty array, a scalar, least and greatest scalar; the tool's base rates (P, and P = c) and
+calls; for conservation, per (D, value, pair) judged calls, calls holding at each tolerance, whole and
+2-decimal calls, the 5 smallest hashes of P's values, and per pair the same over the tool with its
+failing tasks. Sums, minima, maxima and bottom-k sets: they merge exactly over parts and folds.
 
-Statistics, per (part, fold): groups (D, condition key) — calls, tasks, example calls; pairs (D, key,
-P) — calls with P present, with P an array, an empty array, a scalar, and the least and greatest
-scalar value key (64-bit hashes: equal least and greatest is one value); the tool's base rates (P) —
-the same counts over all its calls; the equals base rate (P, value) — calls, and the value's text; and
-calls per tool. All are sums, minima or maxima, and tasks are counted
-per part and fold, where each task lies in one of each: every statistic merges exactly.
+Checker semantics: see [codes.md](codes.md#conditional).
+
+**CONDITIONAL: the base rate, corrected for the number of tries.** "P is present whenever D = v" is evidence
+of a dependence only if it would be unlikely were P's presence independent of D. Let q be the share of the
+tool's clean calls (every value of D) that show the fact (P present; P absent; a non-empty or an empty
+array; P = c). Independence would give each of the group's t tasks the fact with probability at most q, all
+t with probability at most q^t. Per tool and checker many (group, P, consequent) pairs are tried — m of them
+— so the test is Bonferroni's: a rule is kept only if q^t ≤ 0.01 / m. With q = 0.5 and m = 100, 14 tasks
+suffice; with q = 0.9, 88. A field present at random in half the calls, or absent in 1 of 20 whatever the
+status, never passes; one present in 90% of all calls is no evidence for a group of 40 tasks (0.92^40 ≈
+0.04). Each group also needs 30 calls from 30 tasks of its own, D must take 2–16 values in the checker's
+data (counted exactly per checker; screened on the candidate sample so that no choice depends on how the
+corpus is split into parts), and a fact of every call (q = 1) is left to REQUIRED, LENGTH and DOMAIN. Values
+of D whose groups give the same consequent are merged into one rule; its support is the groups' calls summed
+and the largest group's tasks (a lower bound of the union's).
+
+*Conservation given a state* (`then: {"sum": tol}`) rests on RELATION's argument instead: an identity
+P = Σ Q that holds to the cent on every call of a group over ≥ 5 distinct values of P is no coincidence.
+What needs its own argument is the condition, because it says "the identity never fails in these
+states". Two tests, Bonferroni over the (D, pair) tried per tool: the failures must be explained by D
+— had the k tasks with a failure been independent of D, all k would have missed the condition's groups
+with probability (1 − s)^k, s the condition's share of the judged calls; kept only if that is ≤ 0.01 / m
+— and the condition must have the tasks of a rare-event claim: its largest group ≥ 300 tasks (LENGTH's
+rule of three). On τ-bench retail the status condition passes both (the 45 failures of a 600-task
+corpus all fall in `pending (item modified)`; 373 tasks in the largest other state); a condition on
+`/address/state` that happened to hold in four states of 37 tasks each passed the first and fails the
+second, as it should: an order from those states gets modified in the next task.
 """
 
 from __future__ import annotations
@@ -39,7 +63,6 @@ from typing import Any
 import polars as pl
 
 from output_contracts.codes.engine.episodes import value_expr, value_hash
-from output_contracts.codes.mine_params import RELATION_MIN_TUPLES
 from output_contracts.codes.mining_context import MiningContext, support_ok
 from output_contracts.codes.mining_frames import (
     CLS_ARR,
@@ -55,8 +78,18 @@ from output_contracts.codes.mining_frames import (
     merged_examples,
 )
 from output_contracts.codes.relation.check import CENT_TOL, REL_TOL
+from output_contracts.codes.relation.mine import RELATION_MIN_TUPLES
 from output_contracts.frames import pack_pair
 from output_contracts.jsonutil import canonical_str
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a call whose discriminator D has the condition's value (one value, one group)"
+SUPPORT = "≥ {min_support} calls, ≥ {min_tasks} tasks per group"
+CONDITIONS = (
+    "the fact holds on every call of the group; D has 2–16 values; "
+    "q^t ≤ 0.01 / m against the tool's base rate q (below); not a fact of every call"
+)
 
 #: At most this many distinct values for a string discriminator (or an *equals* consequent).
 DISC_MAX = 16
@@ -382,8 +415,32 @@ def _sum_cands(of: Any, groups: pl.DataFrame, sums: pl.DataFrame, k: int) -> pl.
     return ok.join(kept.select("tool", "checker", "dpid", "spid"), on=["tool", "checker", "dpid", "spid"])
 
 
-class Conditional:
-    """The CONDITIONAL rule class."""
+class ConditionalMiner:
+    """The CONDITIONAL rule class.
+
+    Candidates, per tool, among result fields without wildcards: discriminators D — a field holding strings
+    (at most DISC_MAX distinct ones in the candidate sample), booleans, or whole numbers that are sometimes 0
+    and sometimes positive (the sign is the condition: a count of hits, of items); and consequents P — every
+    other such field that is not an ancestor of D, with the consequent types its data admits:
+    *present*/*absent* where P is optional (present in some calls of the tool, not all), *nonempty*/*empty*
+    where P holds arrays of both kinds, *equals* where P holds strings (at most DISC_MAX), booleans or null.
+
+    A group is judged when it has at least `min_support` CONDITIONAL calls (30) from `min_tasks` tasks (30),
+    and D has 2..DISC_MAX values in the checker's data. The consequent must hold on every call of the group
+    (*nonempty*, *empty*, *equals*: P present, of the right kind, in every one).
+
+    Many (group, P, consequent) pairs are tried per tool, so the bound is Bonferroni's: keep only if q^t ≤
+    CHANCE / m, where m is the number of pairs tried for that tool in that checker (CHANCE = 0.01). Values of
+    D whose groups give the same consequent are merged into one rule (`when: {"in": [...]}`); its support is
+    the sum of the groups' calls and the largest group's tasks (a lower bound of the union's distinct tasks).
+
+    Statistics, per (part, fold): groups (D, condition key) — calls, tasks, example calls; pairs (D, key, P) —
+    calls with P present, with P an array, an empty array, a scalar, and the least and greatest scalar value
+    key (64-bit hashes: equal least and greatest is one value); the tool's base rates (P) — the same counts
+    over all its calls; the equals base rate (P, value) — calls, and the value's text; and calls per tool. All
+    are sums, minima or maxima, and tasks are counted per part and fold, where each task lies in one of each:
+    every statistic merges exactly.
+    """
 
     codes = (CODE,)
 
@@ -732,3 +789,7 @@ class Conditional:
             orient="row",
         )
         return cand_frame(frame)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (ConditionalMiner,)

@@ -25,27 +25,19 @@ without an `EpisodeMemory`): the rule needs the episode.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import polars as pl
 
+from output_contracts.codes.consistent import CallId, Consistent, Seen
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.echo.check import echo_equal
-from output_contracts.codes.spec import (
-    At,
-    Nodes,
-    Operand,
-    OpRow,
-    PropertyCode,
-    RuleEntry,
-    Violation,
-    empty_hits,
-    name,
-    resolve,
-)
-from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import WILD_TOKENS, unescape_token
+from output_contracts.codes.evaluation import Check
+from output_contracts.codes.hits import OpRow, RuleEntry, empty_hits
+from output_contracts.codes.nodes import Nodes, Operand, resolve
+from output_contracts.codes.violation import Violation
+from output_contracts.traces.leaves import unescape_token
 
 #: Integer keys at or beyond 2^53 are not judged: a corpus stores numbers as float64 (as UNIQUE).
 EXACT_LIMIT = 2.0**53
@@ -63,23 +55,6 @@ def entity_key(v: Any) -> tuple[str, Any] | None:
 def judged(v: Any) -> bool:
     """Whether a value at P is judged: JSON scalars only."""
     return v is None or isinstance(v, bool | int | float | str)
-
-
-#: A call's id, or a function giving it (called only when a violation cites the call).
-CallId = str | Callable[[], str]
-
-
-class Seen(NamedTuple):
-    """What an earlier call of the episode returned at P for one entity (an immutable record; a named
-    tuple, made in half the time of a frozen dataclass, as every observed call makes one per place)."""
-
-    value: Any
-    call_id: CallId  # or a function giving it, called by `episode_witness` (`Seen.id`)
-    tool: str
-
-    def id(self) -> str:
-        """The earlier call's id (computed now when it was kept as a function)."""
-        return self.call_id if isinstance(self.call_id, str) else self.call_id()
 
 
 _ABSENT = object()
@@ -290,62 +265,13 @@ class EpisodeMemory:
 
 
 def episode_witness(rule: Rule, result: Any, seen: Seen) -> Violation:
-    """The violation of `rule` by `result`, against the earlier sighting `seen`."""
-    p, k = rule.paths
-    _, pv = resolve(result, p)
-    _, kv = resolve(result, k)
-    call_id = seen.id()
-    earlier = f"{seen.tool} (call {call_id})" if call_id else seen.tool
-    return Violation(
-        CODE.name,
-        rule.id,
-        p,
-        seen.value,
-        pv,
-        True,
-        f"{rule.tool} returned {name(p)}={canonical_str(pv)} for {name(k)}={canonical_str(kv)}, but "
-        f"{earlier} returned {name(p)}={canonical_str(seen.value)} for the same {name(k)} earlier in this "
-        f"episode; in every one of {rule.support.calls} clean repeats the value never changed",
-        call_id or None,
-    )
+    """The violation of `rule` by `result`, against the earlier sighting `seen` (`Consistent.episode_witness`)."""
+    return CHECK.episode_witness(rule, result, seen)
 
 
-def place_error(paths: Sequence[str]) -> str | None:
-    """Why (P, K) cannot be a CONSISTENT place, or None."""
-    if len(paths) != 2:
-        return "needs exactly two paths [P, K]"
-    p, k = paths
-    for x in (p, k):
-        if x.startswith("$args") or not x.startswith("/"):
-            return f"{x or '(result)'} is not a result field"
-        if any(t in WILD_TOKENS for t in x.split("/")):
-            return f"{x} has a wildcard"
-    if p == k:
-        return "P and K are the same field"
-    if p.rsplit("/", 1)[0] != k.rsplit("/", 1)[0]:
-        return "P and K are not fields of the same object"
-    return None
-
-
-class Consistent(PropertyCode):
-    name = "CONSISTENT"
-    short = "CONS"
-    summary = "an entity's field differs from what an earlier call of the same episode returned for it"
-    n_paths = 2
-
-    def validate(self, rule: Rule) -> None:
-        why = place_error(rule.paths)
-        if why is not None:
-            raise self.bad(rule, why)
-
-    def describe(self, rule: Rule) -> str:
-        return f"{rule.paths[0]} same per {rule.paths[1]} in an episode"
-
+class ConsistentCheck(Consistent, Check):
     def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
         return []  # judged per episode (`EpisodeMemory`), never on a call alone
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        raise NotImplementedError("CONSISTENT is rendered by episode_witness, with the earlier call")
 
     def op_rows(self, entries: Sequence[RuleEntry]) -> list[OpRow]:
         return []  # not joined to the leaves: `output_contracts.codes.engine.episodes` judges it over whole episodes
@@ -356,4 +282,5 @@ class Consistent(PropertyCode):
         return empty_hits()
 
 
-CODE = Consistent()
+CHECK = ConsistentCheck()
+CHECKS = (CHECK,)

@@ -1,31 +1,35 @@
-"""CONSISTENT: within one episode, an entity keeps the value of a field (`output_contracts.codes.consistent.check`).
+"""CONSISTENT — `paths [P, K]` (no wildcards, one object), params `{}`
 
-Candidates: per tool, (P, K) pairs of result fields of one object (no wildcards, not the root), where K
-is a *key*: its name is the name of one of the tool's own arguments (the tool is called for the entity
-it returns: `get_reservation_details(reservation_id)` returns `/reservation_id`; its `/user_id` names
-another entity, the reservation's owner, and is no key of the reservation); P is any other field of the
-same object that held a scalar. Qualifying example: a clean call of the tool holding a judged key
-at K and a scalar at P, after an earlier call of the same episode (any tool, input order) that returned
-the same key at K and a scalar at P, with no call in between whose arguments name the key (a touch);
-it holds when the two values are equal (ECHO's equality). The
-pairing (`sighting_pairs`, on integer keys) gives exactly the pairs of the checker's own
-(`output_contracts.codes.engine.episodes.repeats`; a property test holds the two together), so the miner counts
-exactly what the checker judges.
+*Qualifying example*: a clean call of the tool holding a key (a string, or an integer below 2^53) at K
+and a scalar at P, after an earlier call of the same episode — any tool, input order — that returned the
+same key at K and a scalar at P: the pairing `output_contracts.codes.engine.episodes.repeats` shared by the miner and
+the checker. ≥ 30 such repeats from ≥ 200 tasks, none with a change; P took ≥ 2 values; K is named by
+one of the tool's own arguments and showed ≥ 50 distinct values. Candidates: per tool, every (P, K) of fields of one
+object whose K qualifies. *Catches*: a time served in another zone (`local_time_as_utc`), a field of
+another entity's cached record, a wrong currency on an order seen before: values that are plausible on
+their own. Limits: only entities seen twice in an episode are judged (on τ-bench airline, 521 repeats of
+a reservation in 600 tasks × 2 trials); a thin write tool (fewer than 200 tasks with a repeat) gets no
+rule; `mine --tool` sees only the selected tools' calls as earlier calls, `check` sees every call.
 
-Keep only if no qualifying pair changed, with at least 30 pairs from at least 200 distinct tasks, and
-P took at least two values over them (a field that never varies is the same under any key, and says
-nothing about the entity: DOMAIN and RANGE judge constants), and K held at least 50 distinct values
-in the repeats (`ID_MIN_KEYS`: a category is not an identity; a field that is the same for every
-reservation of a cabin class in one episode is a coincidence of who the episode is about).
+Checker semantics (`output_contracts.codes.consistent.check`): the latest earlier sighting per (entity, P, K) place
+wins, whatever tool returned it; a write tool's result updates it like a read's; error calls are no
+sighting. Both paths replay one `EpisodeMemory`; the corpus path finds the violations in polars over
+whole episodes and renders their witnesses by replaying the memory over those episodes only.
 
-Chance argument. The claim is about a rare event, as LENGTH's and UNIQUE's: that a field of one entity
-does not change between two reads in one episode. After zero changes in t tasks, the 95% upper bound of
-the share of tasks where it changes is 1 − 0.05^(1/t) ≈ 3/t, 1.5% at 200 tasks. What is mutable the data
-refutes long before: a status that a write tool changes, a count that a booking moves, a field keyed
-by something that is not an identity (two reservations of one user differ in every field).
-
-Statistics: per (part, fold, tool, P, K): pairs, changed pairs, distinct tasks (each task lies in one
-part and one fold, so they add up), example calls.
+**CONSISTENT: 200 tasks, and a key that is an identity.** "An entity's field does not change between two
+reads in one episode" is, like LENGTH's and UNIQUE's, a claim about a rare event: after zero changes in t
+tasks the 95% upper bound of the per-task rate is ≈ 3/t, 1.5% at 200 tasks. What is mutable the data
+refutes long before (a status a write tool changes; a baggage count an update moves). Two things make the
+claim about an *entity* rather than a coincidence: K must be the identity of the returned record — a field
+whose name the tool itself takes as an argument (it was called for that entity; `get_reservation_details`
+takes `reservation_id`, not `user_id`, which names the owner, another entity) and whose repeats show ≥ 50
+distinct values (kept exactly over parts and folds as the 50 smallest value hashes: the bottom 50 of a
+union is the bottom 50 of the parts' bottom 50), so a cabin class or a list of airports is no key; and P
+must take ≥ 2 values (a field that never varies holds under any key and says nothing about the entity;
+DOMAIN and RANGE judge constants). Keyed by any identity found in the record, the first version also mined
+`nonfree_baggages` per `user_id` on τ-bench airline (in the training folds every reservation of a user in
+one episode had the same count) and it fired twice on held-out episodes: a foreign key names the owner,
+not the record.
 """
 
 from __future__ import annotations
@@ -56,6 +60,17 @@ from output_contracts.frames import pack_pair
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import WILD_TOKENS
 from output_contracts.traces.mining_view_reader import View, call_indexes
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = (
+    "a call holding entity K = k and a scalar at P, "
+    "after an earlier call of the episode that returned K = k and P"
+)
+SUPPORT = "≥ {min_support} repeats, ≥ {min_tasks} tasks"
+CONDITIONS = (
+    "no change; P took ≥ 2 values; K named by one of the tool's own arguments and ≥ 50 distinct key values"
+)
 
 #: A key is an identifier when its repeats show at least this many distinct values: a category (DOMAIN
 #: admits at most 8 values; a cabin class, a list of a few dozen airports) names no entity. Counted
@@ -337,8 +352,32 @@ def sighting_pairs(
     )
 
 
-class Consistent:
-    """The CONSISTENT rule class."""
+class ConsistentMiner:
+    """The CONSISTENT rule class.
+
+    Candidates: per tool, (P, K) pairs of result fields of one object (no wildcards, not the root), where K is
+    a *key*: its name is the name of one of the tool's own arguments (the tool is called for the entity it
+    returns: `get_reservation_details(reservation_id)` returns `/reservation_id`; its `/user_id` names another
+    entity, the reservation's owner, and is no key of the reservation); P is any other field of the same
+    object that held a scalar. Qualifying example: a clean call of the tool holding a judged key at K and a
+    scalar at P, after an earlier call of the same episode (any tool, input order) that returned the same key
+    at K and a scalar at P, with no call in between whose arguments name the key (a touch); it holds when the
+    two values are equal (ECHO's equality). The pairing (`sighting_pairs`, on integer keys) gives exactly the
+    pairs of the checker's own (`output_contracts.codes.engine.episodes.repeats`; a property test holds the
+    two together), so the miner counts exactly what the checker judges.
+
+    K must hold at least 50 distinct values in the repeats (`ID_MIN_KEYS`: a category is not an identity; a
+    field that is the same for every reservation of a cabin class in one episode is a coincidence of who the
+    episode is about).
+
+    A thin write tool of τ-bench airline has 80-140 tasks with a repeat in a 600-task corpus and gets no rule;
+    the reservation reader, 340, does. What is mutable the data refutes long before: a status that a write
+    tool changes, a count that a booking moves, a field keyed by something that is not an identity (two
+    reservations of one user differ in every field).
+
+    Statistics: per (part, fold, tool, P, K): pairs, changed pairs, distinct tasks (each task lies in one part
+    and one fold, so they add up), example calls.
+    """
 
     codes = ("CONSISTENT",)
 
@@ -525,3 +564,7 @@ class Consistent:
             pl.lit("{}").alias("params"),
         )
         return cand_frame(out)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (ConsistentMiner,)

@@ -9,56 +9,21 @@ entry); paths without wildcards pair per call. Violation path = B's concrete pat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.date_order import DateOrder
 from output_contracts.codes.dates import MODES, TZ_MODES, lt, parse_instant, parse_iso
+from output_contracts.codes.evaluation import Check
+from output_contracts.codes.hits import RuleEntry, broken, display, empty_hits, op_hits
 from output_contracts.codes.keys import instance_key, keyed_hits
-from output_contracts.codes.spec import (
-    At,
-    Nodes,
-    Operand,
-    PathFinder,
-    PropertyCode,
-    RuleEntry,
-    Violation,
-    broken,
-    display,
-    empty_hits,
-    name,
-    op_hits,
-    resolve,
-    side_doc,
-)
-from output_contracts.jsonutil import canonical_str
+from output_contracts.codes.nodes import Nodes, Operand, PathFinder
 
 
-@dataclass(frozen=True)
-class DateOrderParams:
-    """`{"tz": mode}`: how the two values are read and compared (`output_contracts.codes.dates`)."""
-
-    tz: str
-
-
-class DateOrder(PropertyCode):
-    name = "DATE_ORDER"
-    short = "DATE"
-    summary = "two ISO dates/times that were always ordered A <= B are not"
-    n_paths = 2
+class DateOrderCheck(DateOrder, Check):
     hit_cols = ("cid", "ridx", "op", "path", "kind", "str", "skey")
-
-    def params(self, rule: Rule) -> DateOrderParams:
-        tz = rule.params.get("tz")
-        if tz not in TZ_MODES:
-            raise self.bad(rule, f"DATE_ORDER tz must be one of {', '.join(TZ_MODES)}")
-        return DateOrderParams(str(tz))
-
-    def describe(self, rule: Rule) -> str:
-        p = [x or "(result)" for x in rule.paths]
-        return f"{p[0]} <= {p[1]} ({rule.params.get('tz')})"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         tz = self.params(rule).tz  # once per rule, not per call
@@ -80,24 +45,6 @@ class DateOrder(PropertyCode):
                 if ia is None or ib is None or ia > ib:
                     out.append(b_op.display(p))
         return out
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        a_op, b_op = at.ops
-        a_path = a_op.concrete(b_op.key_of(at.raw))
-        _, a_val = resolve(side_doc(a_op.side, at.arguments, at.result), a_path)
-        a_shown = a_val if isinstance(a_val, str) else canonical_str(a_val)
-        a_name = a_op.display(a_path)
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            f">= {a_name} ({a_shown})",
-            at.observed,
-            True,
-            f"{rule.tool} returned {name(at.path)}={at.shown} against {name(a_name)}={canonical_str(a_val)}; "
-            f"every one of {rule.support.calls} clean results had {name(a_op.display(a_op.pattern))} <= "
-            f"{name(b_op.display(b_op.pattern))} ({self.params(rule).tz} ISO-8601)",
-        )
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
@@ -131,4 +78,4 @@ class DateOrder(PropertyCode):
         return pl.concat(outs) if outs else empty_hits()
 
 
-CODE = DateOrder()
+CHECKS = (DateOrderCheck(),)

@@ -1,18 +1,23 @@
-"""DATE_ORDER: two ISO dates or date-times in a result are ordered, A <= B.
+"""DATE_ORDER — `paths [A, B]`, params `{"tz": "date" | "naive" | "aware"}`
 
-Paths [A, B], params {"tz": "date" | "naive" | "aware"} (see `output_contracts.codes.dates`). Both paths lie in
-the same array instance when they have wildcards: `/flights/*/depart` pairs with `/flights/*/arrive` of
-the same flight (same prefix up to the last `*`, equal indexes); paths without wildcards pair per call.
+Values are ISO-8601: dates `YYYY-MM-DD`; date-times `YYYY-MM-DD[T| ]hh:mm[:ss[.fraction]]` without a zone
+(`naive`) or with `Z` / `±hh[:mm]` (`aware`, compared as instants: `10:00+02:00` is before `09:30Z`). The
+parser (`output_contracts.codes.dates.parse_iso`, vectorised with polars) refuses anything else, including
+impossible dates (Feb 30) and hour 24. *Qualifying example*: an instance where both A and B are present —
+a call, or with wildcards the same array element (`/flights/*/depart`, `/flights/*/arrive` pair by
+index: same prefix up to the last `*`). *Holds* when both parse in the rule's mode and A ≤ B, in every
+qualifying instance: so a field mixing naive and aware values, or holding nulls where the other date is
+present, gets no rule — naive and aware are never compared silently. *Trivial cases*: at least one
+instance with A < B (two always-equal fields are an equality); ≥ 7 tasks (below). Every holding pair is
+emitted, including A ≤ C when A ≤ B ≤ C also hold: the middle date may be absent where the outer two are
+present. *Catches*: swapped dates, an end before its start.
 
-Qualifying example: an instance (a call, or an array element) where both A and B are present, whatever
-their kind. It agrees with the rule when both parse in the rule's mode and A <= B; a null, a number, a
-naive time where aware ones are expected, an unparseable string: all are counterexamples, so a field
-mixing naive and aware values gets no rule in either mode.
+Checker semantics: A ≤ B in the rule's tz mode; a value that does not parse in that mode is a violation.
+Violation path = B's concrete path; expected `">= <A's path> (<A value>)"`; observed B's value.
 
-Keep only if: zero counterexamples; >= 20 qualifying calls; >= 7 distinct tasks (if A and B were
-ordered at random per task, 7 tasks agreeing has chance 0.5^7 < 1%); and A < B at least once (two
-fields that are always equal are an equality, not an order). Every holding pair is emitted, including
-A <= C when A <= B and B <= C also hold: the middle date may be absent where the outer two are present.
+**DATE_ORDER: 7 tasks.** If two date fields were unrelated, each task would order them one way or the
+other with probability about 1/2; seven tasks agreeing by chance has probability 0.5^7 < 1% (Daikon's
+ordering test, counted in tasks instead of rows).
 """
 
 from __future__ import annotations
@@ -34,6 +39,12 @@ from output_contracts.codes.mining_frames import (
     merged_examples,
 )
 
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "an instance with both paths present"
+SUPPORT = "≥ {min_support} calls, ≥ {min_tasks} tasks"
+CONDITIONS = "A < B at least once"
+
 #: The pattern up to and including its last wildcard token (`*`, or `~*` for a map key).
 WILD_PREFIX = r"^(.*(?:^|/)~?\*)(?:/[^*]*)?$"
 
@@ -49,8 +60,14 @@ def date_patterns(ctx: MiningContext) -> pl.DataFrame:
     )
 
 
-class DateOrder:
-    """The DATE_ORDER rule class."""
+class DateOrderMiner:
+    """The DATE_ORDER rule class.
+
+    Qualifying example: an instance (a call, or an array element) where both A and B are present, whatever
+    their kind. It agrees with the rule when both parse in the rule's mode and A <= B; a null, a number, a
+    naive time where aware ones are expected, an unparseable string: all are counterexamples, so a field
+    mixing naive and aware values gets no rule in either mode.
+    """
 
     codes = ("DATE_ORDER",)
 
@@ -164,3 +181,7 @@ class DateOrder:
                 )
             )
         return cand_frame(pl.concat(out))
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (DateOrderMiner,)

@@ -9,50 +9,19 @@ an anti-join with the allowed values finds the ones outside.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    KIND_BIT,
-    At,
-    NodeCode,
-    Operand,
-    PathFinder,
-    RuleEntry,
-    Violation,
-    outside,
-    returned,
-)
-from output_contracts.jsonutil import canonical_str
+from output_contracts.codes.domain import Domain
+from output_contracts.codes.evaluation import NodeCheck
+from output_contracts.codes.hits import KIND_BIT, RuleEntry, outside
+from output_contracts.codes.nodes import Operand, PathFinder
 
 
-@dataclass(frozen=True)
-class DomainParams:
-    """`{"values": [...]}`: the allowed strings, sorted."""
-
-    values: tuple[str, ...]
-
-
-class Domain(NodeCode):
-    name = "DOMAIN"
-    short = "DOM"
-    summary = "a string outside the small set of values seen in clean results"
+class DomainCheck(Domain, NodeCheck):
     node_class = 4
     hit_cols = ("cid", "ridx", "path", "kind", "str")
-
-    def params(self, rule: Rule) -> DomainParams:
-        values = rule.params.get("values")
-        if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
-            raise self.bad(rule, "DOMAIN needs params.values, a list of strings")
-        return DomainParams(tuple(values))
-
-    def describe(self, rule: Rule) -> str:
-        values = [
-            v if v and v.strip() == v and "," not in v else repr(v) for v in rule.params.get("values", [])
-        ]
-        return f"{rule.paths[0] or '(result)'} in {{{', '.join(values)}}}"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
@@ -60,20 +29,6 @@ class Domain(NodeCode):
         return lambda nodes: [
             prefix + p for p, v in nodes.get(key, ()) if isinstance(v, str) and v not in allowed
         ]
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        values = list(self.params(rule).values)
-        listed = ", ".join(canonical_str(v) for v in values)
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            values,
-            at.observed,
-            True,
-            f"{rule.tool} returned {returned(at.path, at.shown)}; every one of {rule.support.calls} clean "
-            f"results had one of {listed}",
-        )
 
     def keep(self) -> pl.Expr:
         return pl.col("kbit") == KIND_BIT["string"]
@@ -85,4 +40,4 @@ class Domain(NodeCode):
         return outside(hits.filter(pl.col("kind") == "string"), allowed, "str")
 
 
-CODE = Domain()
+CHECKS = (DomainCheck(),)

@@ -1,31 +1,27 @@
-"""DOMAIN: every string at a pattern is one of a small set of values.
+"""DOMAIN — `paths [P]`, params `{"values": [sorted strings]}`
 
-Qualifying example: a *task* with a string node at P in a clean result (other kinds are TYPE's
-business). Values are counted in distinct tasks, not rows: the calls of one task repeat the same
-records (a customer's order is read, modified and read again), so a row count says how busy a task
-was, not how often a value occurs in the world.
+*Qualifying example*: every string node at P. *Holds* per the table above and the chance argument below.
+*Trivial cases*: ids and free text are excluded by the count tests (most of their values are rare);
+a one-value domain is allowed when the value was seen often enough (a currency that is always `"USD"`).
+*Catches*: a status outside the set (`"shippped"`, `"ontrac"`).
 
-Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape (every
-order-returning tool's `/items/*/options/connectivity`, and the catalogue's variant options), their
-observations are pooled before the value set is judged, and each member gets the pooled set — the set
-one tool alone would have cut short is what each tool gets.
+Checker semantics: every string node at P is one of values. Expected the list; observed the string.
 
-Keep only if, in the checker's data of the pool:
-- at least `min_support` DOMAIN (50) distinct tasks hold a string there (and `min_tasks`);
-- at most `max_domain` (8) distinct values, and at most 1 per DOMAIN_MAX_SHARE⁻¹ (10) (value, task)
-  pairs;
-- every value seen in at least DOMAIN_MIN_TASKS (3) distinct tasks: a value seen in one or two tasks is
-  the visible edge of a tail of values not seen at all (Good–Turing: the unseen mass is estimated by
-  the share of values seen once, so a set is closed only when there are none);
-- the set is stable across the checker's task splits: tasks are dealt into DOMAIN_SPLITS (5) splits
-  (by task order, independent of the folds), and the (value, task) pairs whose value occurs in one
-  split only — the pairs a set learned without that split would reject — must stay below
-  DOMAIN_MAX_UNSEEN (1%). This is the cross-validated form of the same Good–Turing estimate, and it is
-  what the audit measures afterwards: the share of held-out tasks a value set misses.
-
-Ids and free text fail at once (most values are rare). Statistics are monoids per (part, fold, split):
-value task counts per (pool, value, fold, split) and, per (pool, fold), distinct calls and tasks; they
-merge per checker like every other class.
+**DOMAIN: counted in tasks, 50 tasks, each value in 3, stable across splits.** A categorical field is a
+closed set only if the values seen are all the values there are, and the unit of evidence is the task:
+the calls of one task read the same records again and again (a customer's order is read, modified and
+read again), so a value seen 40 times in one task has been seen once. Good–Turing estimates the
+probability that the next task shows a value never seen before as (values seen in exactly one task) /
+(tasks); every value of a kept domain must be seen in ≥ 3 distinct tasks, so that estimate is 0 for
+every kept domain, and a free-text field fails it first (its values are almost all seen once). With
+few tasks a zero estimate means little, so the domain also needs ≥ 50 tasks and must be *stable across
+task splits*: the tasks are dealt into 5 splits (by task order, independent of the folds), and the
+(value, task) pairs whose value occurs in one split only — the pairs a set learned without that split
+would reject, the cross-validated form of the same estimate — must be ≤ 1% of all pairs. Distinct
+values must also stay ≤ pairs/10 and ≤ `--max-domain` (8). On real catalogues the per-tool samples are
+what made domains short (`connectivity` learned as {Ethernet, Wi-Fi, wireless} by a write tool that
+returns a few dozen orders; the catalogue also has `wired`): pooling is what fixes that, the task counts
+are what keep a domain from being closed on one busy task's repetitions.
 """
 
 from __future__ import annotations
@@ -35,14 +31,29 @@ from typing import Any
 
 import polars as pl
 
-from output_contracts.codes.mine_params import (
-    DOMAIN_MAX_SHARE,
-    DOMAIN_MAX_UNSEEN,
-    DOMAIN_MIN_TASKS,
-    DOMAIN_SPLITS,
-)
 from output_contracts.codes.mining_context import MiningContext, paths_one, support_ok
 from output_contracts.codes.mining_frames import CLS_STR, Leaves, by_checker, cand_frame
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a task with a string at the pattern (pooled)"
+SUPPORT = "≥ {min_support} tasks"
+CONDITIONS = (
+    "≤ `--max-domain` (8) values and ≤ (value, task) pairs / 10; each value in ≥ 3 tasks; "
+    "values seen in one of 5 task splits only ≤ 1% of pairs"
+)
+
+DOMAIN_MIN_TASKS = 3  # each value seen in at least this many distinct tasks
+DOMAIN_SPLITS = 5  # task splits the value set must be stable across ...
+DOMAIN_MAX_UNSEEN = 0.01  # ... : (value, task) pairs of values seen in one split only, at most this share
+DOMAIN_MAX_SHARE = 0.1  # distinct values <= (value, task) pairs * this
+#: What the contract set records of these constants (its `params`).
+CONSTANTS = {
+    "min_value_tasks": DOMAIN_MIN_TASKS,
+    "splits": DOMAIN_SPLITS,
+    "max_unseen": DOMAIN_MAX_UNSEEN,
+    "max_share": DOMAIN_MAX_SHARE,
+}
 
 
 def string_values(part: Leaves, pids: list[int]) -> pl.DataFrame:
@@ -105,8 +116,31 @@ def value_totals(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-class Domain:
-    """The DOMAIN rule class."""
+class DomainMiner:
+    """The DOMAIN rule class.
+
+    Qualifying example: a *task* with a string node at P in a clean result (other kinds are TYPE's business).
+
+    Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape
+    (every order-returning tool's `/items/*/options/connectivity`, and the catalogue's variant options), their
+    observations are pooled before the value set is judged, and each member gets the pooled set — the set one
+    tool alone would have cut short is what each tool gets.
+
+    Keep only if, in the checker's data of the pool:
+    - at least `min_support` DOMAIN (50) distinct tasks hold a string there (and `min_tasks`);
+    - at most `max_domain` (8) distinct values, and at most 1 per DOMAIN_MAX_SHARE⁻¹ (10) (value, task) pairs;
+    - every value seen in at least DOMAIN_MIN_TASKS (3) distinct tasks: a value seen in one or two tasks is
+      the visible edge of a tail of values not seen at all (Good–Turing: the unseen mass is estimated by the
+      share of values seen once, so a set is closed only when there are none);
+    - the set is stable across the checker's task splits: tasks are dealt into DOMAIN_SPLITS (5) splits (by
+      task order, independent of the folds), and the (value, task) pairs whose value occurs in one split only
+      — the pairs a set learned without that split would reject — must stay below DOMAIN_MAX_UNSEEN (1%). This
+      is the cross-validated form of the same Good–Turing estimate, and it is what the audit measures
+      afterwards: the share of held-out tasks a value set misses.
+
+    Statistics are monoids per (part, fold, split): value task counts per (pool, value, fold, split) and, per
+    (pool, fold), distinct calls and tasks; they merge per checker like every other class.
+    """
 
     codes = ("DOMAIN",)
 
@@ -199,3 +233,7 @@ def _json_list(values: pl.Series) -> str:
     from output_contracts.jsonutil import canonical_str
 
     return canonical_str(values.to_list())
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (DomainMiner,)

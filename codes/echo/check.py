@@ -13,23 +13,10 @@ from typing import Any
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    NUMERIC_KINDS,
-    SCALAR_KINDS,
-    At,
-    Nodes,
-    Operand,
-    PropertyCode,
-    RuleEntry,
-    Violation,
-    broken,
-    display,
-    kind_of,
-    name,
-    op_hits,
-    resolve,
-)
-from output_contracts.jsonutil import canonical_str
+from output_contracts.codes.echo import Echo
+from output_contracts.codes.evaluation import Check
+from output_contracts.codes.hits import RuleEntry, broken, display, op_hits
+from output_contracts.codes.nodes import NUMERIC_KINDS, SCALAR_KINDS, Nodes, Operand, kind_of
 
 
 def echo_equal(r: Any, a: Any) -> bool:
@@ -40,15 +27,8 @@ def echo_equal(r: Any, a: Any) -> bool:
     return kr == ka and r == a
 
 
-class Echo(PropertyCode):
-    name = "ECHO"
-    short = "ECHO"
-    summary = "a result field that always echoed an argument differs from it"
-    n_paths = 2
+class EchoCheck(Echo, Check):
     hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "str")
-
-    def describe(self, rule: Rule) -> str:
-        return f"{rule.paths[0] or '(result)'} = {rule.paths[1] or '(result)'}"
 
     def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
         first, arg = ops[0], ops[1]
@@ -59,21 +39,6 @@ class Echo(PropertyCode):
                 if kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a):
                     out.append(first.display(p))
         return out
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        arg = at.ops[1]
-        _, a_val = resolve(at.arguments, arg.pattern)
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            a_val,
-            at.observed,
-            True,
-            f"{rule.tool} returned {name(at.path)}={at.shown} but was called with {arg.display(arg.pattern)}="
-            f"{canonical_str(a_val)}; in every one of {rule.support.calls} clean calls the result echoed the "
-            "argument",
-        )
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
@@ -101,4 +66,4 @@ class Echo(PropertyCode):
         return display(entries, broken(j.filter(~equal)), 0)
 
 
-CODE = Echo()
+CHECKS = (EchoCheck(),)

@@ -1,16 +1,17 @@
-"""ECHO: a result field repeats an argument.
+"""ECHO — `paths [R, "$args/A"]` (no wildcards), params `{}`
 
-Paths [R, "$args/A"], both without wildcards. Qualifying example: a clean call where both R and A are
-present and scalar (null, bool, number, string). It holds when the values are equal — numbers compared
-numerically (3 == 3.0), everything else by kind and value. Support >= 20 calls; and the argument must
-take >= 2 distinct values among the qualifying calls, because two paths that always hold the same
-constant are equal by coincidence, not by echo.
+*Qualifying example*: a call where both R and A are present and scalar. *Holds* when the values are
+equal — numbers numerically (`3 == 3.0`), everything else by kind and value (`"3" != 3`). Absence of R
+is REQUIRED's business, not a counterexample. With a registry that declares the tool's `parameters`,
+only declared argument paths are candidates. *Trivial cases*: ≥ 2 distinct argument values (equal
+constants are not an echo). *Catches*: a stale result for another id (`order_id` differs from the one
+asked for).
 
-Search: every (result field, argument) pair of a tool is a candidate; a sample of calls per fold refutes
-most of them at once (a pair whose values differ in sampled calls of two folds cannot hold in any
-checker), and only the survivors are counted over every call (one join of their nodes on the call key).
-Values are compared through a 64-bit hash of the string or the number. When the registry declares the
-tool's `parameters`, only declared argument paths are echo candidates.
+Checker semantics: when both are present and scalar, result value == argument value. Violation path =
+R's concrete path; expected the argument value; observed the result value.
+
+**ECHO: 2 distinct argument values.** Two fields that are always `"USD"` are equal by coincidence; an
+echo is only evidenced when the argument varied and the result followed it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 import polars as pl
 
 from output_contracts.codes.contract_set import ARGS_PREFIX
-from output_contracts.codes.mine_params import ECHO_MIN_DISTINCT
 from output_contracts.codes.mining_context import MiningContext
 from output_contracts.codes.mining_frames import (
     CLS_STR,
@@ -34,6 +34,16 @@ from output_contracts.codes.mining_frames import (
     fold_examples,
     merged_examples,
 )
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a call with both paths present and scalar"
+SUPPORT = "≥ {min_support} calls"
+CONDITIONS = "≥ 2 distinct argument values"
+
+ECHO_MIN_DISTINCT = 2  # an echo needs >= 2 distinct argument values (equal constants are coincidence)
+#: What the contract set records of these constants (its `params`).
+CONSTANTS = {"min_distinct": ECHO_MIN_DISTINCT}
 
 
 def declared_arg_patterns(schema: Any, prefix: str = "") -> list[str]:
@@ -95,8 +105,14 @@ def _args(part: Leaves, apids: list[int]) -> pl.DataFrame:
     )
 
 
-class Echo:
-    """The ECHO rule class."""
+class EchoMiner:
+    """The ECHO rule class.
+
+    Search: every (result field, argument) pair of a tool is a candidate; a sample of calls per fold refutes
+    most of them at once (a pair whose values differ in sampled calls of two folds cannot hold in any
+    checker), and only the survivors are counted over every call (one join of their nodes on the call key).
+    Values are compared through a 64-bit hash of the string or the number.
+    """
 
     codes = ("ECHO",)
 
@@ -191,3 +207,7 @@ class Echo:
             pl.col("n_match").alias("n"),
         )
         return cand_frame(out)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (EchoMiner,)

@@ -21,7 +21,7 @@ CONDITIONAL (not sum: strings by set membership, numbers by sign) and DATE_ORDER
 between places without wildcards; at each array element (or map entry), RELATION between members of that
 element; during the walk, RELATION sum_over (a running total, in the order the finder adds) and UNIQUE
 of one path under one wildcard (the first of each value kept, the paths of repeats). Per-rule fallback to
-the code's own finder (`PropertyCode.find`), run on the nodes the walk collected for that rule's operands
+the code's own finder (`Check.find`), run on the nodes the walk collected for that rule's operands
 only (still no full index): ECHO with wildcards, RELATION across elements and sum_over with wildcards in
 A or the array, CONDITIONAL sum, DATE_ORDER with wildcards, composite and nested UNIQUE. CONSISTENT is
 judged against the episode memory exactly as the engine does; on a memory from `compiled_memory` its
@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.codes.conditional.check import ConditionalParams
+from output_contracts.codes.conditional import ConditionalParams
 from output_contracts.codes.consistent.check import (
     _ABSENT,
     _JUDGED_TYPES,
@@ -58,23 +58,23 @@ from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.codes.dates import TZ_MODES, parse_instant, str_instant
 from output_contracts.codes.echo.check import echo_equal
 from output_contracts.codes.engine.evaluate import EPISODE_CODE, call_violations, code, render_witness
+from output_contracts.codes.evaluation import Check
 from output_contracts.codes.format.check import FORMAT_MAX_LEN, LONG, NON_ASCII
-from output_contracts.codes.range.check import _year
-from output_contracts.codes.relation.check import CENT_TOL, RelationParams, within
-from output_contracts.codes.required.check import _child_missing
-from output_contracts.codes.spec import (
+from output_contracts.codes.nodes import (
     KIND_OF_TYPE,
     NUMERIC_KINDS,
     SCALAR_KINDS,
     Operand,
     PathFinder,
-    PropertyCode,
-    Violation,
     is_num,
     kind_of,
 )
+from output_contracts.codes.range.check import _year
+from output_contracts.codes.relation.check import CENT_TOL, RelationParams, within
+from output_contracts.codes.required.check import _child_missing
 from output_contracts.codes.unique.check import EXACT_LIMIT as _UNIQUE_LIMIT
 from output_contracts.codes.unique.check import item_split
+from output_contracts.codes.violation import Violation
 from output_contracts.jsonutil import canonical_json, sha256_hex
 from output_contracts.traces.leaves import (
     INDEX_TOKEN,
@@ -973,7 +973,7 @@ class ToolProgram:
     rules: tuple[Rule, ...]
     run: Callable[[Any, Any], list[tuple[int, str]]] | None
     source: str | None
-    render: tuple[tuple[PropertyCode, tuple[Operand, ...]], ...] = ()
+    render: tuple[tuple[Check, tuple[Operand, ...]], ...] = ()
 
     def witness(self, i: int, path: str, arguments: Any, result: Any) -> Violation:
         """The violation of rule `i` at `path`, as `evaluate.witness` renders it."""

@@ -21,7 +21,8 @@ import orjson
 import polars as pl
 
 from output_contracts.codes.consistent.check import EXACT_LIMIT, EpisodeMemory, episode_witness
-from output_contracts.codes.spec import RuleEntry, Violation, empty_hits
+from output_contracts.codes.hits import RuleEntry, empty_hits
+from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError
 from output_contracts.frames import pack_pair
 from output_contracts.traces.call_texts import CallTexts

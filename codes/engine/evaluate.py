@@ -5,10 +5,10 @@ is a method of the code's module. Two entry points with one meaning:
 
 * `find_violations` — vectorised over a corpus. The leaves of the checked calls are read in batches
   and joined once to a table of rule operands on (checker, tool, side, pattern), each code contributing
-  its rows (`PropertyCode.op_rows`); the per-node codes keep only their breaking hits inside that join
-  (`PropertyCode.keep`), and each code then finds its violations among its own hits with polars
-  (`PropertyCode.vectorised`). Python runs per rule and per violation, never per call.
-* `call_violations` — one call in plain Python (`PropertyCode.find`, or `group` for codes that share
+  its rows (`Check.op_rows`); the per-node codes keep only their breaking hits inside that join
+  (`Check.keep`), and each code then finds its violations among its own hits with polars
+  (`Check.vectorised`). Python runs per rule and per violation, never per call.
+* `call_violations` — one call in plain Python (`Check.find`, or `group` for codes that share
   work across rules), for use inside an agent loop.
 
 A property test holds the two to the same violations on random corpora. Both render a violation's
@@ -29,30 +29,24 @@ import numpy as np
 import polars as pl
 
 from output_contracts.codes.consistent.check import EpisodeMemory, episode_witness
-from output_contracts.codes.contract_set import CODES, ContractSet, Rule, split_side
+from output_contracts.codes.contract_set import ContractSet, Rule, split_side
 from output_contracts.codes.engine.episodes import episode_violations
+from output_contracts.codes.evaluation import Check
 from output_contracts.codes.folds import fold_table
-from output_contracts.codes.spec import (
-    KIND_BIT,
-    NUMERIC_BITS,
+from output_contracts.codes.hits import KIND_BIT, NUMERIC_BITS, OpRow, RuleEntry, display, empty_hits
+from output_contracts.codes.nodes import (
     Aliases,
-    At,
     GroupFinder,
     Nodes,
     Operand,
-    OpRow,
     PathFinder,
-    PropertyCode,
-    RuleEntry,
-    Violation,
     aliases_of,
-    display,
-    empty_hits,
     index_nodes,
     resolve,
     side_doc,
 )
-from output_contracts.codes.table import TABLE
+from output_contracts.codes.table import checks, names
+from output_contracts.codes.violation import At, Violation
 from output_contracts.errors import CheckError
 from output_contracts.frames import detach, pack_pair
 from output_contracts.progress import NULL_PROGRESS, Progress
@@ -71,13 +65,13 @@ BATCH_CALLS = 100_000
 MapTable = Mapping[str, tuple[frozenset[str], frozenset[str]]]  # tool -> (arg maps, result maps)
 
 
-def code(rule: Rule) -> PropertyCode:
+def code(rule: Rule) -> Check:
     """The code of a rule, validated: an unknown code or a rule its code cannot evaluate is a CheckError
     (a contract set from a newer miner)."""
-    c = TABLE.get(rule.code)
+    c = checks().get(rule.code)
     if c is None:
         raise CheckError(
-            f"rule {rule.id} ({rule.tool} {rule.code}): unknown property code (known: {', '.join(CODES)})",
+            f"rule {rule.id} ({rule.tool} {rule.code}): unknown property code (known: {', '.join(names())})",
             code="E_RULE",
             field=rule.id,
         )
@@ -102,7 +96,7 @@ def witness(rule: Rule, path: str, arguments: Any, result: Any) -> Violation:
 
 
 def render_witness(
-    rule: Rule, c: PropertyCode, ops: tuple[Operand, ...], path: str, arguments: Any, result: Any
+    rule: Rule, c: Check, ops: tuple[Operand, ...], path: str, arguments: Any, result: Any
 ) -> Violation:
     """`witness` with the rule's code (validated) and its paths as operands given: what a caller that
     renders many witnesses of the same rules (the compiled checker) keeps instead of recomputing."""
@@ -152,7 +146,7 @@ _NO_MAPS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     """Rules of one checker per tool, validated once and cached per contract set object: a finder per
-    rule, or per group of rules for codes that group (`PropertyCode.group`)."""
+    rule, or per group of rules for codes that group (`Check.group`)."""
     key = (id(contracts), fold)
     hit = _CACHE.get(key)
     if hit is not None and hit.contracts is contracts:
@@ -175,7 +169,7 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
         per_code.setdefault((r.tool, r.code), []).append((i, r, ops))
     grouped: dict[str, list[tuple[str, GroupFinder]]] = {}
     for (tool, name), rules in per_code.items():
-        c = TABLE[name]
+        c = checks()[name]
         groups = c.group([(r, ops) for _i, r, ops in rules])
         if groups is None:
             ranked[tool].extend((i, r, c.find(r, ops)) for i, r, ops in rules)
@@ -334,13 +328,13 @@ def _by_code(entries: Sequence[RuleEntry]) -> dict[str, list[RuleEntry]]:
 
 
 def _op_tables(entries: Sequence[RuleEntry]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(operands, lean operands) of every code's rules (`PropertyCode.op_rows`): the tables the batch's
+    """(operands, lean operands) of every code's rules (`Check.op_rows`): the tables the batch's
     leaves are joined to. `cls` and `tmask` are what the per-node prefilter reads."""
     main: list[tuple[Any, ...]] = []
     lean: list[tuple[Any, ...]] = []
     ridx_rule = {e.ridx: e.rule for e in entries}
     for name, es in _by_code(entries).items():
-        c = TABLE[name]
+        c = checks()[name]
         for row in c.op_rows(es):
             if row.lean:
                 lean.append((row.k, row.tool, row.side, row.pattern, row.ridx, row.aux, name))
@@ -779,7 +773,7 @@ def _find_batch(
 
     joins = []
     for name in names:
-        c = TABLE[name]
+        c = checks()[name]
         table = code_ops.get(name, ops.clear())
         if prefilter and c.keep_by_kind:
             # judged once per distinct (pattern id, kind) of the batch: only the leaves of the breaking
@@ -818,7 +812,7 @@ def _find_batch(
     plans = []
     for i, name in enumerate(names):
         es = by_code[name]
-        c = TABLE[name]
+        c = checks()[name]
         found = c.vectorised(es, frames[2 * i].lazy(), frames[2 * i + 1].lazy())
         if c.node_class:
             # a per-node code reports its one operand's paths: argument paths in rule notation

@@ -1,18 +1,5 @@
-"""FORMAT — `paths [P]`, params `{"level": "exact"|"loose"|"charset", "shapes": [sorted strings]}`: every
-string at a pattern has one of a small set of shapes.
-
-A string's *shape* maps each character to its class: an ASCII capital to `A`, a small letter to `a`, a
-digit to `9`, any non-ASCII character to `¤`; everything else (punctuation, spaces) stays itself. The
-`exact` shape keeps the length (`#W0174651` -> `#A9999999`), the `loose` one collapses each run of one
-class into a single character (`Yusuf Rossi` -> `Aa Aa`, `yusuf.rossi7301@example.com` -> `a.a9@a.a`).
-A string longer than FORMAT_MAX_LEN characters has the shape `…` (a character no shape can contain),
-so a field of short ids that suddenly holds a page of text breaks the rule.
-
-The `charset` level is for random identifiers (`4WQ150`, `Q-3FA9C01B2E`), whose exact and loose shapes are
-as many as their values: a string's *parts* are its length with each character class it holds
-(`4WQ150` -> `6:9`, `6:A`; the exact shape's distinct characters), and the rule allows a set of parts,
-so a string is allowed when every one of its parts is (any mix of the classes seen at a length seen).
-`shape(s, "charset")` is the merged form (`6:9A`) a witness shows; `parts` is what is judged.
+"""The evaluation of FORMAT: every string at a pattern has one of a small set of shapes
+(`output_contracts.codes.format.shapes`), judged per call in Python and over a corpus in polars.
 
 What it catches: id and date format drift (`#w0174651`, `05/01/2024`, `2024-05-01T10:00:00+00:00` for
 `...Z`), case changes, padding (`'ABC  '`), mojibake (`JosÃ©`), sentinel text (`N/A`), truncated ids.
@@ -25,88 +12,24 @@ ones. The Python (`shape`) and polars (`shape_expr`) spellings are held equal by
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    KIND_BIT,
-    At,
-    NodeCode,
-    Operand,
-    PathFinder,
-    RuleEntry,
-    Violation,
-    broken,
-    returned,
-    rule_string_key,
-)
+from output_contracts.codes.evaluation import NodeCheck
+from output_contracts.codes.format import Format
+from output_contracts.codes.format.shapes import FORMAT_MAX_LEN, LONG, NON_ASCII, parts, shape
+from output_contracts.codes.hits import KIND_BIT, RuleEntry, broken, rule_string_key
+from output_contracts.codes.nodes import Operand, PathFinder
 from output_contracts.frames import StringBytes
 
-LEVELS = ("exact", "loose", "charset")
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
-#: Strings longer than this have the one shape LONG (ids and codes are short; free text is not a format).
-FORMAT_MAX_LEN = 64
-LONG = "\u2026"
-NON_ASCII = "\u00a4"
 
-_ASCII = str.maketrans(
-    {
-        **{chr(c): "A" for c in range(ord("A"), ord("Z") + 1)},
-        **{chr(c): "a" for c in range(ord("a"), ord("z") + 1)},
-        **{chr(c): "9" for c in range(ord("0"), ord("9") + 1)},
-    }
-)
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
 _CLASS_CHARS = [chr(c) for c in (*range(65, 91), *range(97, 123), *range(48, 58))]
 _CLASS_OF = ["A"] * 26 + ["a"] * 26 + ["9"] * 10
-_RUNS_RE = re.compile("([Aa9" + NON_ASCII + r"])\1+")
-
-
-def shape(s: str, level: str) -> str:
-    """The shape of `s` at `level` (see the module docstring)."""
-    if len(s) > FORMAT_MAX_LEN:
-        return LONG
-    t = s.translate(_ASCII)
-    if not t.isascii():
-        t = _NON_ASCII_RE.sub(NON_ASCII, t)
-    if level == "charset":
-        return f"{len(s)}:{''.join(sorted(set(t)))}"
-    return loosen(t) if level == "loose" else t
-
-
-def parts(s: str) -> frozenset[str]:
-    """The charset parts of `s`: `<length>:<class>` for each character class it holds (`…` if long; the
-    empty string's one part is `0:`)."""
-    merged = shape(s, "charset")
-    if merged == LONG:
-        return frozenset((LONG,))
-    n, classes = merged.split(":", 1)
-    return frozenset(f"{n}:{c}" for c in classes) if classes else frozenset((merged,))
-
-
-def merge_parts(ps: Sequence[str]) -> list[str]:
-    """Parts merged per length (`6:9`, `6:A` -> `6:9A`), in length order: how people read a set of parts."""
-    by_len: dict[int, set[str]] = {}
-    other: list[str] = []
-    for p in ps:
-        n, sep, c = p.partition(":")
-        if sep and n.isdigit():
-            by_len.setdefault(int(n), set()).update(c)
-        else:
-            other.append(p)
-    return [f"{n}:{''.join(sorted(cs))}" for n, cs in sorted(by_len.items())] + sorted(other)
-
-
-def loosen(exact: str) -> str:
-    """The loose shape of an exact shape: each run of one class collapsed (`LONG` stays itself), so
-    `loosen(shape(s, "exact")) == shape(s, "loose")` for every string."""
-    return _RUNS_RE.sub(r"\1", exact)
 
 
 def loosen_expr(col: str | pl.Expr) -> pl.Expr:
@@ -236,52 +159,9 @@ def key_parts(keys: FrameT) -> FrameT:
     )
 
 
-def listed(p: FormatParams) -> str:
-    """A rule's shapes as people read them (charset parts merged per length: `[9A]{6}`)."""
-    shapes = merge_parts(p.shapes) if p.level == "charset" else p.shapes
-    return ", ".join(shown(s, p.level) for s in shapes)
-
-
-def shown(sh: str, level: str) -> str:
-    """A shape as people read it: runs of three or more written `9{7}` (exact), a run as `a+` (loose),
-    `[9A]{6}` (charset: the classes a string of that length may mix)."""
-    if level == "charset":
-        n, sep, c = sh.partition(":")
-        return f"[{c}]{{{n}}}" if sep else sh
-    if level == "loose":
-        return re.sub("([Aa9" + NON_ASCII + "])", r"\1+", sh)
-    return re.sub("([Aa9" + NON_ASCII + r"])\1{2,}", lambda m: f"{m.group(1)}{{{len(m.group(0))}}}", sh)
-
-
-@dataclass(frozen=True)
-class FormatParams:
-    """`{"level": ..., "shapes": [...]}`: the allowed shapes at one level, sorted."""
-
-    level: str
-    shapes: tuple[str, ...]
-
-
-class Format(NodeCode):
-    name = "FORMAT"
-    short = "FMT"
-    summary = (
-        "a string whose shape (character classes, length, case, padding) was never seen in clean results"
-    )
+class FormatCheck(Format, NodeCheck):
     node_class = 5
     hit_cols = ("cid", "ridx", "path", "kind", "str", "skey")
-
-    def params(self, rule: Rule) -> FormatParams:
-        level = rule.params.get("level")
-        shapes = rule.params.get("shapes")
-        if level not in LEVELS:
-            raise self.bad(rule, f"FORMAT needs params.level, one of {', '.join(LEVELS)}")
-        if not (isinstance(shapes, list) and shapes and all(isinstance(v, str) for v in shapes)):
-            raise self.bad(rule, "FORMAT needs params.shapes, a non-empty list of strings")
-        return FormatParams(str(level), tuple(shapes))
-
-    def describe(self, rule: Rule) -> str:
-        p = self.params(rule)
-        return f"{rule.paths[0] or '(result)'} shaped {{{listed(p)}}} ({p.level})"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
@@ -298,20 +178,6 @@ class Format(NodeCode):
             for path, v in nodes.get(key, ())
             if isinstance(v, str) and shape(v, level) not in allowed
         ]
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        p = self.params(rule)
-        seen = shape(at.observed, p.level) if isinstance(at.observed, str) else "?"
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            list(p.shapes),
-            at.observed,
-            True,
-            f"{rule.tool} returned {returned(at.path, at.shown)}, shaped {shown(seen, p.level)}; every one "
-            f"of {rule.support.calls} clean results was shaped {listed(p)}",
-        )
 
     def keep(self) -> pl.Expr:
         return pl.col("kbit") == KIND_BIT["string"]
@@ -378,4 +244,4 @@ class Format(NodeCode):
         return broken(strings.filter(packed.is_in(bad.select(packed).to_series().implode())))
 
 
-CODE = Format()
+CHECKS = (FormatCheck(),)

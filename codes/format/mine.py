@@ -1,28 +1,35 @@
-"""FORMAT: every string at a pattern has one of a small set of shapes (`output_contracts.codes.format.check`).
+"""FORMAT — `paths [P]`, params `{"level": "exact" | "loose" | "charset", "shapes": [sorted shapes]}`
 
-Qualifying example: a *task* with a string node at P in a clean result, as for DOMAIN. The values judged
-are the strings' shapes, not the strings: `#W0174651` and `#W4817420` are one shape, `#A9999999`.
+*Qualifying example*: a task with a string node at P. *Holds* per the chance argument below (DOMAIN's
+test on shapes, per pool). *Trivial cases*: where DOMAIN holds at the place (subsumed); free text (too
+many shapes). *Catches*: id and date format drift (`#w0174651`, `05/01/2024`, `+00:00` for `Z`), case
+changes, blank padding, mojibake (`JosÃ©`), sentinel text (`N/A`), truncated ids, a page of text where
+a short code belongs (strings over 64 characters have the one shape `…`).
 
-Keep only if, in the checker's data of the pool (`output_contracts.mining.shapes`), the set of shapes passes
-DOMAIN's whole test (`output_contracts.codes.domain.mine.closed_sets`) with FORMAT's own support: at least
-`min_support` FORMAT (50) distinct tasks, at most FORMAT_MAX_SHAPES (8) shapes and one per 10
-(shape, task) pairs, every shape seen in at least 3 tasks, and the cross-validated unseen mass (the
-(shape, task) pairs of shapes seen in one task split only) at most 1%. The exact level is tried first;
-where its set is not closed (names, e-mail addresses: lengths vary), or where two of its shapes differ only in the lengths of their
-runs (`Aaa`, `Aaaa`: a list of the lengths seen, not a format), the loose one (runs collapsed); where
-neither is closed and every string has one length (random identifiers: `4WQ150`), the charset one, whose
-values are a string's parts (`6:9`, `6:A`), its distinct share and unseen mass counted over tasks.
+Checker semantics: every string node at P has an allowed shape (charset: every part of it is allowed).
+Expected the shapes; observed the string.
 
-Chance argument: the same as DOMAIN's, on shapes. A shape seen in one or two tasks is the visible edge
-of a tail of unseen ones (Good–Turing), so a set is kept only when none is rare; and the split test
-measures, before the audit does, the share of held-out tasks whose shape a set learned without them
-would reject. Free text fails at once: its shapes are as many as its values.
+**FORMAT: DOMAIN's test on shapes.** A string's shape replaces each character by its class (`A` capital,
+`a` small letter, `9` digit, `¤` non-ASCII; punctuation and spaces stay), keeping lengths (`exact`) or
+collapsing runs (`loose`). The set of shapes at a place is judged exactly as DOMAIN judges values —
+counted in tasks, ≥ 50 tasks, every shape in ≥ 3 tasks, the cross-validated unseen mass ≤ 1% — so the
+same Good–Turing argument applies: a set is kept only when no shape is rare, and free text (as many
+shapes as values) fails at once. Exact first; loose when the exact set is not closed or when two exact
+shapes differ only in run lengths (`Aaa`, `Aaaa`: the lengths seen, not a format). Where DOMAIN holds at
+the same place, FORMAT is not emitted (every allowed value has an allowed shape).
 
-Not emitted where a DOMAIN rule holds on the same place and checker (every value in the set has an
-allowed shape, so FORMAT could never fire first): `output_contracts.mining.rule_classes.drop_subsumed`.
-
-Statistics: DOMAIN's monoids, over the shapes, per level: (pool, shape, fold, split) task counts and
-(pool, fold) calls and tasks. Shapes are computed once per distinct string of a part.
+*Charset*, the third level, is for random identifiers (`4WQ150`, `Q-3FA9C01B2E`), whose exact and
+loose shapes are as many as their values. A string's *parts* are its length paired with each character
+class it holds (`4WQ150` → `6:9`, `6:A`); the closed-set test runs on the parts, counted in tasks (the
+distinct share and the unseen mass over tasks, not over (part, task) pairs: a rare `-` beside the two
+common parts would otherwise be diluted threefold), and a string is allowed when each of its parts is.
+The argument is the same on a smaller alphabet: a class or a length seen in fewer than 3 tasks, or only
+in one task split, is the edge of an unseen tail and keeps the level from closing. Parts at two lengths
+are the lengths seen, not a format (as for exact shapes), so charset is used only where every string has
+one length. It is tried last: a place whose exact or loose set is closed keeps that. On τ-bench airline it
+gives the reservation ids (`/reservation_id`, `/reservations/*`: `[9A]{6}`, 558 tasks), which no other
+level could state; on the sample world the hexadecimal quote, invoice, refund, shipment and tracking ids
+and the search cursor.
 """
 
 from __future__ import annotations
@@ -39,18 +46,57 @@ from output_contracts.codes.domain.mine import (
     value_tasks,
     value_totals,
 )
-from output_contracts.codes.format.check import LEVELS, charset_keys, exact_shapes, key_parts, loosen_expr
-from output_contracts.codes.mine_params import FORMAT_MAX_SHAPES
+from output_contracts.codes.format import LEVELS
+from output_contracts.codes.format.check import charset_keys, exact_shapes, key_parts, loosen_expr
+from output_contracts.codes.format.shapes import FORMAT_MAX_LEN
 from output_contracts.codes.mining_context import MiningContext, paths_one
 from output_contracts.codes.mining_frames import CLS_STR, Leaves, cand_frame, distinct
 from output_contracts.jsonutil import canonical_str
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a task with a string at the pattern (pooled)"
+SUPPORT = "≥ {min_support} tasks"
+CONDITIONS = (
+    "DOMAIN's test on the strings' shapes (≤ 8 shapes); exact, else loose, else charset (one length); "
+    "not where DOMAIN holds"
+)
+
+FORMAT_MAX_SHAPES = 8  # at most this many shapes at a place (per level)
+#: What the contract set records of these constants (its `params`).
+CONSTANTS = {"max_shapes": FORMAT_MAX_SHAPES, "max_len": FORMAT_MAX_LEN}
 
 #: One row per (pool, charset part, fold, task) of a part's strings.
 _CHARSET_COLS = ["pool", "prt", "fold", "task"]
 
 
-class Format:
-    """The FORMAT rule class."""
+class FormatMiner:
+    """The FORMAT rule class.
+
+    The values judged are the strings' shapes, not the strings: `#W0174651` and `#W4817420` are one shape,
+    `#A9999999`.
+
+    Keep only if, in the checker's data of the pool (`output_contracts.mining.shapes`), the set of shapes
+    passes DOMAIN's whole test (`output_contracts.codes.domain.mine.closed_sets`) with FORMAT's own support:
+    at least `min_support` FORMAT (50) distinct tasks, at most FORMAT_MAX_SHAPES (8) shapes and one per 10
+    (shape, task) pairs, every shape seen in at least 3 tasks, and the cross-validated unseen mass (the
+    (shape, task) pairs of shapes seen in one task split only) at most 1%. The exact level is tried first;
+    where its set is not closed (names, e-mail addresses: lengths vary), or where two of its shapes differ
+    only in the lengths of their runs (`Aaa`, `Aaaa`: a list of the lengths seen, not a format), the loose one
+    (runs collapsed); where neither is closed and every string has one length (random identifiers: `4WQ150`),
+    the charset one, whose values are a string's parts (`6:9`, `6:A`), its distinct share and unseen mass
+    counted over tasks.
+
+    A shape seen in one or two tasks is the visible edge of a tail of unseen ones (Good–Turing), so a set is
+    kept only when none is rare; and the split test measures, before the audit does, the share of held-out
+    tasks whose shape a set learned without them would reject.
+
+    Not emitted where a DOMAIN rule holds on the same place and checker (every value in the set has an allowed
+    shape, so FORMAT could never fire first): `output_contracts.mining.miner.drop_subsumed`.
+
+    Statistics: DOMAIN's monoids, over the shapes, per level: (pool, shape, fold, split) task counts and
+    (pool, fold) calls and tasks. Shapes are computed once per distinct string of a part.
+    """
 
     codes = ("FORMAT",)
 
@@ -183,3 +229,7 @@ class Format:
             .with_columns(pl.lit("FORMAT").alias("code"), paths_one(), pl.col("tasks").alias("n"))
         )
         return cand_frame(out)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (FormatMiner,)

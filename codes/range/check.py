@@ -24,84 +24,28 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    KIND_BIT,
-    NUMERIC_BITS,
-    NUMERIC_KINDS,
-    At,
-    NodeCode,
-    Nodes,
-    Operand,
-    PathFinder,
-    RuleEntry,
-    Violation,
-    broken,
-    name,
-)
+from output_contracts.codes.evaluation import NodeCheck
+from output_contracts.codes.hits import KIND_BIT, NUMERIC_BITS, RuleEntry, broken
+from output_contracts.codes.nodes import NUMERIC_KINDS, Nodes, Operand, PathFinder
+from output_contracts.codes.range import OF, Range
 
-OF = ("number", "magnitude", "year")
 #: A string whose year RANGE reads: `YYYY-MM-DD` at its start.
 YEAR_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _YEAR = re.compile(YEAR_RE)
-
-
-@dataclass(frozen=True)
-class RangeParams:
-    """`{"of": ..., "min": x|null, "max": y}`."""
-
-    of: str
-    min: float | None
-    max: float
 
 
 def _year(v: str) -> int | None:
     return int(v[:4]) if _YEAR.match(v) else None
 
 
-def _num_text(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(x)
-
-
-class Range(NodeCode):
-    name = "RANGE"
-    short = "RNG"
-    summary = "a number (or a date's year) outside the orders of magnitude of every clean result"
+class RangeCheck(Range, NodeCheck):
     node_class = 7
     hit_cols = ("cid", "ridx", "path", "kind", "num", "str")
     envelope_tmasks = (0, 1)  # number and magnitude bounds (years are read from strings)
-
-    def params(self, rule: Rule) -> RangeParams:
-        p = rule.params
-        of, lo, hi = p.get("of"), p.get("min"), p.get("max")
-
-        def num(x: object) -> bool:
-            return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-        if of not in OF:
-            raise self.bad(rule, f"RANGE needs params.of, one of {', '.join(OF)}")
-        if not num(hi) or not (lo is None or (num(lo) and lo <= hi)):
-            raise self.bad(rule, "RANGE needs params.max, a number, and params.min, null or a number <= max")
-        if of == "magnitude" and (lo is not None or hi <= 0):  # type: ignore[operator]
-            raise self.bad(rule, "RANGE of magnitude needs params.min null and params.max > 0")
-        return RangeParams(str(of), None if lo is None else float(lo), float(hi))  # type: ignore[arg-type]
-
-    def describe(self, rule: Rule) -> str:
-        p = self.params(rule)
-        what = rule.paths[0] or "(result)"
-        if p.of == "year":
-            return f"year of {what} in [{_num_text(p.min)}, {_num_text(p.max)}]"
-        if p.of == "magnitude":
-            return f"|{what}| <= {_num_text(p.max)}"
-        if p.min is None:
-            return f"{what} <= {_num_text(p.max)}"
-        return f"{what} in [{_num_text(p.min)}, {_num_text(p.max)}] when > 0"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
@@ -133,29 +77,6 @@ class Range(NodeCode):
             # as float64, the way a corpus stores numbers (an int beyond 2^53 compares as its nearest double)
             if (type(v) is int or type(v) is float) and (float(v) > hi or 0 < float(v) < lo)
         ]
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        p = self.params(rule)
-        if p.of == "year":
-            expected = f"year in [{_num_text(p.min)}, {_num_text(p.max)}]"
-            seen = f"{name(at.path)}={at.shown}"
-        elif p.of == "magnitude":
-            expected = f"in [-{_num_text(p.max)}, {_num_text(p.max)}]"
-            seen = f"{name(at.path)}={at.shown}"
-        else:
-            expected = (
-                f"<= {_num_text(p.max)}" if p.min is None else f"in [{_num_text(p.min)}, {_num_text(p.max)}]"
-            )
-            seen = f"{name(at.path)}={at.shown}"
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            expected,
-            at.observed,
-            True,
-            f"{rule.tool} returned {seen}; every one of {rule.support.calls} clean results had {expected}",
-        )
 
     def node_mask(self, rule: Rule) -> int:
         """What the bounds are of: 0 a number, 1 a magnitude, 2 a year."""
@@ -232,4 +153,4 @@ class Range(NodeCode):
         return broken(h.filter(num_bad | year_bad))
 
 
-CODE = Range()
+CHECKS = (RangeCheck(),)

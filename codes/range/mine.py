@@ -1,29 +1,23 @@
-"""RANGE: every number at a pattern (or the year of every ISO date there) lies within the decades the
-clean values live in (`output_contracts.codes.range.check`).
+"""RANGE — `paths [P]`, params `{"of": "number" | "magnitude" | "year", "min": x | null, "max": y}`
 
-Numbers (judged per pool, `output_contracts.mining.shapes`, like the sign rules): a field whose clean values
-are all >= 0 and not constant gets `max` = the power of ten strictly above three times its largest value
-and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values from
-12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). A field that also
-holds negatives (payments and refunds) gets the same bound on magnitudes (`of: magnitude`, |v| <= max,
-from the largest |v|). Years (judged per pool too: the `/flights/*/date` of every tool that returns a reservation is one
-field): a string field whose every value, in every member of its pool, starts like an ISO date gets the
-decade of its earliest year minus one decade, to the end of the decade after its latest: 2019–2024
-gives [2000, 2039].
+*Qualifying example*: every number at P (per pool), or every date-like string at P (all strings there
+must be dates); ≥ 30 values from ≥ 200 tasks. A field holding negatives gets `of: magnitude` (the bound
+on |v| from its largest magnitude; no lower bound). *Trivial cases*: constant fields.
+*Catches*: unit changes, saturation, epoch / far-future sentinel dates.
 
-Chance argument (distribution-free). Tasks are exchangeable draws: the chance that a new task holds a
-value above the largest of t earlier tasks' values is at most 1/(t+1), whatever the distribution (the
-new one is the largest of t+1 with chance 1/(t+1)); the same for the smallest. With RANGE's default of
-200 distinct tasks that is at most 0.5% per bound and place, and the bounds sit up to a decade beyond
-the extremes, so the real rate is far below it. What the rule catches is what leaves the decades: a
-unit change (×100, ×1000), int32 saturation, 9999 or epoch sentinels.
+Checker semantics: a number breaks it above max, or between 0 and min (0 and below are the sign codes');
+with `magnitude`, when |v| > max; a date string breaks it when its year is outside [min, max].
 
-The same argument holds for |v| on a field with negatives (the largest magnitude of t+1 exchangeable
-tasks is the new one with chance 1/(t+1)).
-
-Not emitted: a lower bound on fields holding negatives (small magnitudes near zero are ordinary
-there), on constant fields (a value that never varied says nothing about a spread), and where the bounds would be
-implied by another rule (a DOMAIN-valued field has no numbers; the sign codes handle 0 and below).
+**RANGE: 200 tasks, distribution-free.** With tasks as exchangeable draws, the chance that a new task
+holds a value above the largest of t earlier tasks' values is at most 1/(t+1), whatever the
+distribution; at 200 tasks ≤ 0.5% per bound and place. The bounds sit beyond the extremes by at least a
+factor 3 (rounded outward to powers of ten: 12.5–830 gives [1, 10000]), so the real rate is far below
+that; a bound right at the next power of ten was tried and the sample world's order totals crossed it in
+held-out tasks (a maximum of 9,5xx, a held-out 10,2xx). Years of ISO dates get the earliest decade
+minus ten years to the end of the decade after the latest (2019–2024 gives [2000, 2039]), judged per
+pool like the numbers (every member's strings date-like; the tasks of the largest member count). What leaves
+such bounds is a unit change (×100 cents, ×1000), int32 saturation (2,147,483,647), an epoch or 9999
+sentinel date.
 """
 
 from __future__ import annotations
@@ -32,9 +26,25 @@ import math
 
 import polars as pl
 
-from output_contracts.codes.mine_params import RANGE_MARGIN, YEAR_MARGIN
 from output_contracts.codes.mining_context import FromStats, MiningContext, paths_one, pooled_stats
 from output_contracts.codes.mining_frames import CLS_NUM, CLS_STR, cand_frame
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a number (pooled) or a date-like string at the pattern"
+SUPPORT = "≥ {min_support} values, ≥ {min_tasks} tasks"
+CONDITIONS = (
+    "numbers: not constant (with negatives: a bound on magnitude only); dates: every string date-like"
+)
+
+#: RANGE on numbers: the bounds are the powers of ten beyond the extremes times / divided by this, so a
+#: bound is never closer than a factor 3 to a clean value (a maximum of 9,500 alone would otherwise give
+#: 10,000; the sample world's order totals crossed such a bound in held-out tasks).
+RANGE_MARGIN = 3.0
+#: RANGE on years: the margin below the earliest decade and above the latest, in years.
+YEAR_MARGIN = 10
+#: What the contract set records of these constants (its `params`).
+CONSTANTS = {"margin": RANGE_MARGIN, "year_margin": YEAR_MARGIN}
 
 #: No RANGE above this (a bound of 10^300 says nothing, and 10^309 is not a float).
 MAX_BOUND = 1e300
@@ -71,8 +81,25 @@ def _num(x: float) -> str:
     return str(int(x)) if 1 <= x < 1e15 else repr(float(x))
 
 
-class Range(FromStats):
-    """The RANGE rule class."""
+class RangeMiner(FromStats):
+    """The RANGE rule class.
+
+    Numbers (judged per pool, `output_contracts.mining.shapes`, like the sign rules): a field whose clean
+    values are all >= 0 and not constant gets `max` = the power of ten strictly above three times its largest
+    value and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values
+    from 12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). Years (judged per
+    pool too: the `/flights/*/date` of every tool that returns a reservation is one field): a string field
+    whose every value, in every member of its pool, starts like an ISO date gets the decade of its earliest
+    year minus one decade, to the end of the decade after its latest: 2019–2024 gives [2000, 2039].
+
+    Chance argument (distribution-free): of t+1 exchangeable tasks, the new one is the largest with chance
+    1/(t+1); the same for the smallest. The same argument holds for |v| on a field with negatives (the largest
+    magnitude of t+1 exchangeable tasks is the new one with chance 1/(t+1)).
+
+    Not emitted: a lower bound on fields holding negatives (small magnitudes near zero are ordinary there), on
+    constant fields (a value that never varied says nothing about a spread), and where the bounds would be
+    implied by another rule (a DOMAIN-valued field has no numbers; the sign codes handle 0 and below).
+    """
 
     codes = ("RANGE",)
 
@@ -135,3 +162,7 @@ class Range(FromStats):
         }
         out = pl.DataFrame(rows, schema=schema).with_columns(pl.lit("RANGE").alias("code"), paths_one())
         return cand_frame(out)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (RangeMiner,)

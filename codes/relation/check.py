@@ -14,38 +14,24 @@ the computed right-hand side; observed A's value.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.evaluation import Check
+from output_contracts.codes.hits import RuleEntry, broken, display, empty_hits, op_hits
 from output_contracts.codes.keys import instance_key, keyed_hits
-from output_contracts.codes.spec import (
+from output_contracts.codes.nodes import (
     NUMERIC_KINDS,
-    At,
     Nodes,
     Operand,
     PathFinder,
-    PropertyCode,
-    RuleEntry,
-    Violation,
-    aliases_of,
-    broken,
-    display,
-    empty_hits,
-    index_nodes,
     is_num,
-    name,
-    op_hits,
-    resolve,
-    side_doc,
 )
-from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN
+from output_contracts.codes.relation import FORMS, TOLERANCES, Relation, RelationParams, rhs_of
+from output_contracts.traces.leaves import INDEX_TOKEN
 
-TOLERANCES = ("exact", "cent", "rel")
-FORMS = ("linear", "product", "sum_over", "count_of")
 CENT_TOL = 0.005 + 1e-9
 REL_TOL = 1e-9
 
@@ -70,31 +56,6 @@ def tol_ok(a: pl.Expr, rhs: pl.Expr, tol: str) -> pl.Expr:
     return d <= REL_TOL * pl.max_horizontal(pl.lit(1.0), a.abs(), rhs.abs())
 
 
-@dataclass(frozen=True)
-class RelationParams:
-    """`{"form", "tol", "coef"?}`: the relation's form, its tolerance and (linear) the coefficient of
-    each term."""
-
-    form: str
-    tol: str
-    coef: tuple[int, ...] = ()
-
-
-def rhs_of(p: RelationParams, values: list[Any]) -> float | int:
-    """Right-hand side of a linear/product/count_of relation from operand values [X1, X2, ...] (all
-    numeric; a count_of's one value is already the array's length)."""
-    if p.form == "count_of":
-        count: int = values[0]
-        return count
-    if p.form == "product":
-        product: float | int = values[0] * values[1]
-        return product
-    total: float | int = 0
-    for c, v in zip(p.coef, values, strict=True):
-        total = total + v if c == 1 else total - v
-    return total
-
-
 def array_of(term: Operand) -> Operand:
     """The array a sum_over term's members lie in (up to its first `*`; a fixed index `*0` before it
     stays part of the array's path)."""
@@ -103,57 +64,8 @@ def array_of(term: Operand) -> Operand:
     return Operand.of(("$args" if term.side == "arg" else "") + prefix)
 
 
-class Relation(PropertyCode):
-    name = "RELATION"
-    short = "REL"
-    summary = "an arithmetic relation that held exactly in clean results fails"
-    n_paths = None
+class RelationCheck(Relation, Check):
     hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "len")
-
-    def params(self, rule: Rule) -> RelationParams:
-        n = len(rule.paths)
-        p = rule.params
-        form, tol = p.get("form"), p.get("tol")
-        if tol not in TOLERANCES:
-            raise self.bad(rule, f"RELATION tol must be one of {', '.join(TOLERANCES)}")
-        coef: tuple[int, ...] = ()
-        if form == "linear":
-            raw = p.get("coef")
-            if not (isinstance(raw, list) and len(raw) == n - 1 and all(c in (1, -1) for c in raw)):
-                raise self.bad(rule, "linear RELATION needs one coefficient in {1, -1} per term")
-            coef = tuple(int(c) for c in raw)
-        elif form == "product":
-            if n != 3:
-                raise self.bad(rule, "product RELATION needs paths [A, X1, X2]")
-        elif form == "sum_over":
-            if n != 2 or not Operand.of(rule.paths[1]).wpos:
-                raise self.bad(rule, "sum_over RELATION needs paths [A, pattern with a wildcard]")
-            if MAP_TOKEN in rule.paths[1] or "/*" not in rule.paths[1]:
-                raise self.bad(
-                    rule, "sum_over RELATION sums array members only (its pattern has a map key '~*')"
-                )
-        elif form == "count_of":
-            if n != 2:
-                raise self.bad(rule, "count_of RELATION needs paths [A, array]")
-        else:
-            raise self.bad(rule, f"unknown RELATION form {form!r}")
-        return RelationParams(str(form), str(tol), coef)
-
-    def describe(self, rule: Rule) -> str:
-        p = [x or "(result)" for x in rule.paths]
-        form, tol = rule.params.get("form"), rule.params.get("tol")
-        if form == "product":
-            rhs = f"{p[1]} × {p[2]}"
-        elif form == "sum_over":
-            rhs = f"Σ {p[1]}"
-        elif form == "count_of":
-            rhs = f"len({p[1]})"
-        else:
-            rhs = ""
-            for i, (c, x) in enumerate(zip(rule.params.get("coef", []), p[1:], strict=False)):
-                sign = "-" if c < 0 else "+"
-                rhs += (f"-{x}" if c < 0 else x) if i == 0 else f" {sign} {x}"
-        return f"{p[0]} = {rhs} ({tol})"
 
     def operands(self, rule: Rule) -> list[Operand]:
         """The paths; a sum_over also reads the array holding the summed members (op 2): a present
@@ -202,52 +114,6 @@ class Relation(PropertyCode):
             if not within(a, rhs_of(rp, [v[0] for v in vals]), tol):
                 out.append(first.display(p))
         return out
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        ops = at.ops
-        a_op = ops[0]
-        rp = self.params(rule)
-        form = rp.form
-        a_key = a_op.key_of(at.raw)
-        if form == "sum_over":
-            term = ops[1]
-            nodes: Nodes = {}
-            fixed = aliases_of([term]).get(term.side)
-            index_nodes(term.side, side_doc(term.side, at.arguments, at.result), nodes, fixed=fixed)
-            rhs: float | int = 0
-            for _p, v in nodes.get((term.side, term.pattern), []):
-                if is_num(v):
-                    rhs = rhs + v
-            formula = f"sum of {name(term.display(term.pattern))}"
-        else:
-            vals = []
-            for op in ops[1:]:
-                _, v = resolve(side_doc(op.side, at.arguments, at.result), op.concrete(a_key))
-                vals.append(v)
-            names = [name(op.display(op.pattern)) for op in ops[1:]]
-            if form == "count_of":
-                rhs = len(vals[0]) if type(vals[0]) is list else 0
-                formula = f"the number of {names[0]}"
-            elif form == "product":
-                rhs = rhs_of(rp, vals)
-                formula = " * ".join(names)
-            else:
-                rhs = rhs_of(rp, vals)
-                parts = [names[0] if rp.coef[0] == 1 else f"-{names[0]}"]
-                for c, nm in zip(rp.coef[1:], names[1:], strict=True):
-                    parts.append(f"{'+' if c == 1 else '-'} {nm}")
-                formula = " ".join(parts)
-        how = {"exact": "exactly", "cent": "to the cent", "rel": "to 1e-9 relative"}[rp.tol]
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            rhs,
-            at.observed,
-            True,
-            f"{rule.tool} returned {name(at.path)}={at.shown} but {formula} = {canonical_str(rhs)}; every one "
-            f"of {rule.support.calls} clean results had {name(a_op.display(a_op.pattern))} = {formula} {how}",
-        )
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
@@ -299,7 +165,7 @@ def _terms(
             "ridx": [e.ridx for e in sub for _ in e.ops[1:]],
             "op": [i for e in sub for i in range(1, len(e.ops))],
             "c": [
-                (CODE.params(e.rule).coef[i - 1] if form == "linear" else 1)
+                (CHECK.params(e.rule).coef[i - 1] if form == "linear" else 1)
                 for e in sub
                 for i in range(1, len(e.ops))
             ],
@@ -358,4 +224,5 @@ def _terms(
     )
 
 
-CODE = Relation()
+CHECK = RelationCheck()
+CHECKS = (CHECK,)

@@ -1,41 +1,60 @@
-"""RELATION: an exact arithmetic relation between numeric fields of one call.
+"""RELATION — `paths [A, X1, ...]`
 
-Forms (DESIGN §3 and the shared rule semantics):
-  linear   A = Σ ci·Xi, ci ∈ {1, −1}, 1 to 3 terms (A = B, A = B ± C, A = B + C + D, ...);
-  product  A = X1 × X2;
-  sum_over A = Σ of every number at a wildcard pattern (`/items/*/price`; an empty sum is 0);
-  count_of A = the number of members of a result array at a pattern without wildcards (`/count =
-           len(/shipments)`); its own chance argument replaces the tuple count (`_count_ok`).
-A is a result field; the Xi may be result or argument fields (`$args/quantity`). Operands either have no
-wildcard (paired per call, arguments included), or all lie in the same array instance (`/items/*/total =
-/items/*/price × /items/*/qty`, paired by index). Tolerance `tol`: "exact" when every operand is an int,
-"cent" (|A − rhs| <= 0.005) when every value has at most 2 decimals, otherwise "rel" (1e-9 relative).
+Forms: `{"form": "linear", "coef": [c1..], "tol": T}` — A = Σ ci·Xi, ci ∈ {1, −1}, 1 to 3 terms (A = B,
+A = B ± C, A = B + C + D, e.g. total = fare + taxes + fees); `{"form": "product", "tol": T}` — A = X1 × X2
+(e.g. freight = `$args/quantity` × unit_rate); `{"form": "sum_over", "tol": T}` — A = Σ of every number at
+a wildcard pattern (subtotal = Σ `/items/*/line_total`; an empty sum is 0); `{"form": "count_of", "tol":
+"exact"}` — A = the number of members of the array at X1 (`/count = len(/shipments)`). A is a result field; operands
+may be argument paths. Operands have no wildcard (paired per call, arguments included) or all lie in the
+same array element (`/items/*/line_total = /items/*/quantity × /items/*/unit_price`). The first member of
+an array of a plain parent counts as a field without wildcard (`/payment_history/*0/amount`), so a
+conservation across arrays can be stated (`/payment_history/*0/amount = Σ /items/*/price`, held by
+τ-bench retail's cancel, exchange, return and address/payment-change tools on every call); not with
+another first member of the same array (the array-element group says it of every member) nor with the
+sum or length of its own array (that holds only while the array has one member). Tolerance T:
+`exact` when every operand is an int; `cent` (|A − rhs| ≤ 0.005 + 1e-9) when every value has at most
+2 decimals; otherwise `rel` (|A − rhs| ≤ 1e-9 · max(1, |A|, |rhs|)).
 
-Qualifying example: a call (or array instance) where every operand is present and numeric. Keep only if:
-zero counterexamples; >= 30 qualifying calls; >= 5 distinct operand tuples (Daikon's minimum for ternary
-invariants); no operand constant over the qualifying examples (a relation that holds because a side is
-constant, or always zero, says nothing); and not implied by relations already kept (A = B and B = C imply
-A = C; B = A − C is A = B + C rewritten): linear relations are kept in order of fewest terms, fewest
-minus signs, then path order, and one is dropped when its coefficient vector lies in the span of those
-kept; products and sums are deduplicated after replacing each field by the first field of its equality
-class. A one-term equality between a result and an argument is ECHO's business and is not emitted.
+*Qualifying example*: an instance where every operand is present and numeric. *Trivial cases*: no
+operand constant over the qualifying examples (a relation that holds because a side is constant or
+always zero says nothing), and for three-term sums no *pair* of terms constant either (`/a = /x + /y −
+/z` where `/y − /z` is always 0 is really `/a = /x`); ≥ 5 distinct operand tuples (a `count_of` needs
+only its two sides to vary, see below); a one-term equality
+between a result and an argument is ECHO's business and is not emitted. *Implied relations are dropped*:
+linear relations are kept in order of fewest terms, fewest minus signs, then path order, and one whose
+coefficient vector lies in the span of those already kept (exact rational elimination) is dropped — so
+`/on_hand = /available + /reserved` is stated once, not again as `/available = /on_hand − /reserved`, and
+A = C is not stated when A = B and B = C are; products and sums are deduplicated after replacing every
+field by the first field of its equality class. *Catches*: a total that no longer adds up, a line total
+that is not quantity × price, a list that lost or repeated members while its count did not
+(`count_of`: an emptied or duplicated page, a count zeroed by a sentinel).
 
-Search (near-linear in calls): candidate relations are generated on a few rows of each fold (the rows
-with the most non-zero fields, plus one row per field where it is present, all from the rows of the
-tool's first SAMPLE_CALLS calls by call key in that fold: the candidate sample, read once whatever the
-corpus size) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the
-cent); a larger sample of rows refutes candidates in one vectorised join of each space's candidates
-with its rows (a candidate refuted in two or more folds cannot hold in any checker: a fold checker
-leaves out only one fold), and only the survivors are verified on every call. Sampling, generation and
-refutation run for every search space at once (rows keyed by space), since the sample rows are few; the
-wide frames (one row per call or array instance, one column per field) are built a batch of spaces at
-a time (`_wide_all`). Known limit: a relation over fields that are never all present together in a
-fold's generation rows is not proposed.
+*`count_of` (count-like fields equal to len(list))*: the left side is a result number, the
+right side the length of a result array at a pattern without wildcards (the search covers the plain
+group of a tool, not arrays nested in arrays). Its chance argument replaces the ≥ 5 tuples of the other
+forms: if the count and the list's length were unrelated, a call would match with probability
+Σ_v P(count = v)·P(len = v) ≤ max_v P(len = v) = q, and tasks are independent, so holding on t tasks
+has chance at most q^t. A `count_of` is kept only when both sides vary, the most common length takes
+at most `COUNT_OF_MAX_SHARE` = 0.75 of the qualifying calls (counted per checker, merged over parts and
+folds) and the calls come from at least `COUNT_OF_MIN_TASKS` = 30 tasks: q^t ≤ 0.75^30 ≈ 2·10⁻⁴.
 
-Why one module of ~800 lines: generation, refutation, verification and the implied-relation filter share
-one numbering of the fields of a search space (`GroupSpec`, `Field`) and one candidate encoding; split
-apart, each stage would re-derive them or pass them through a public interface nobody else uses. The
-stages are separate functions in order of the pipeline.
+*Search* (near-linear in calls): candidates are generated on a few rows per fold — the 6 rows with the
+most non-zero fields and one row per field where it is present, drawn from the rows of the tool's first
+4,000 calls (by call key) in that fold —
+by meeting in the middle (A − d·D = b·B + c·C, joined on a key rounded to the cent), so three-term sums
+cost fields² per row, not fields⁴; a larger sample of rows per fold then refutes candidates (one refuted
+in two or more folds cannot hold in any checker: a fold checker leaves out only one fold), and the
+survivors are verified on every call with vectorised polars expressions. Groups with more than 40
+numeric fields skip three-term sums; more than 150 skip the search. Known limit: a relation whose fields
+are never all present together in a fold's generation rows is not proposed (sampling bounds the cost,
+never the correctness of what is emitted).
+
+Checker semantics: every operand present and numeric ⇒ |A − rhs| within T. Violation path = A's
+concrete path; expected the computed right-hand side; observed A's value.
+
+**RELATION: coefficients in {−1, 1}, 5 tuples.** Small integer coefficients keep the search finite and
+the relations meaningful (totals, differences, products); Daikon's minimum for ternary invariants is 5
+distinct tuples, below which an exact linear fit is likely by chance.
 """
 
 from __future__ import annotations
@@ -49,7 +68,6 @@ import polars as pl
 
 from output_contracts.codes.contract_set import ARGS_PREFIX
 from output_contracts.codes.date_order.mine import WILD_PREFIX
-from output_contracts.codes.mine_params import COUNT_OF_MAX_SHARE, COUNT_OF_MIN_TASKS, RELATION_MIN_TUPLES
 from output_contracts.codes.mining_context import MiningContext
 from output_contracts.codes.mining_frames import (
     CAND_SCHEMA,
@@ -65,6 +83,27 @@ from output_contracts.codes.mining_frames import (
 )
 from output_contracts.jsonutil import canonical_str
 from output_contracts.traces.leaves import MAP_TOKEN
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "an instance with every operand numeric"
+SUPPORT = "≥ {min_support} calls"
+CONDITIONS = "≥ 5 distinct tuples; no constant operand or pair of terms; not implied"
+
+RELATION_MIN_TUPLES = 5  # Daikon's ternary minimum: >= 5 distinct operand tuples
+RELATION_MAX_TERMS = 3
+#: RELATION count_of: kept only when the most common length takes at most this share of the qualifying
+#: calls and they come from at least COUNT_OF_MIN_TASKS tasks (a coincidence then has chance at most
+#: 0.75^30 ~ 2e-4; docs/rules.md).
+COUNT_OF_MAX_SHARE = 0.75
+COUNT_OF_MIN_TASKS = 30
+#: What the contract set records of these constants (its `params`).
+CONSTANTS = {
+    "min_tuples": RELATION_MIN_TUPLES,
+    "max_terms": RELATION_MAX_TERMS,
+    "count_of_max_share": COUNT_OF_MAX_SHARE,
+    "count_of_min_tasks": COUNT_OF_MIN_TASKS,
+}
 
 #: The rule-path token of the first member of an array (`output_contracts.traces.leaves.fixed_index`).
 FIRST_TOKEN = "*0"
@@ -1112,8 +1151,26 @@ class _Plan:
     cands: dict[int, list[Cand]]  # spec index -> candidates surviving the sample
 
 
-class Relation:
-    """The RELATION rule class."""
+class RelationMiner:
+    """The RELATION rule class.
+
+    `count_of`: its own chance argument replaces the tuple count (`_count_ok`).
+
+    Search (near-linear in calls): candidate relations are generated on a few rows of each fold (the rows with
+    the most non-zero fields, plus one row per field where it is present, all from the rows of the tool's
+    first SAMPLE_CALLS calls by call key in that fold: the candidate sample, read once whatever the corpus
+    size) by meeting in the middle with polars joins (A − d·D = b·B + c·C on a key rounded to the cent); a
+    larger sample of rows refutes candidates in one vectorised join of each space's candidates with its rows
+    (a candidate refuted in two or more folds cannot hold in any checker: a fold checker leaves out only one
+    fold), and only the survivors are verified on every call. Sampling, generation and refutation run for
+    every search space at once (rows keyed by space), since the sample rows are few; the wide frames (one row
+    per call or array instance, one column per field) are built a batch of spaces at a time (`_wide_all`).
+
+    Why one module of ~800 lines: generation, refutation, verification and the implied-relation filter share
+    one numbering of the fields of a search space (`GroupSpec`, `Field`) and one candidate encoding; split
+    apart, each stage would re-derive them or pass them through a public interface nobody else uses. The
+    stages are separate functions in order of the pipeline.
+    """
 
     codes = ("RELATION",)
 
@@ -1306,4 +1363,8 @@ class Relation:
         return cand_frame(pl.DataFrame(rows, schema=CAND_SCHEMA))
 
 
-__all__ = ["Relation"]
+__all__ = ["RelationMiner"]
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (RelationMiner,)

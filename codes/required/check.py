@@ -18,18 +18,10 @@ from typing import Any
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule, split_side
-from output_contracts.codes.spec import (
-    At,
-    GroupFinder,
-    Nodes,
-    Operand,
-    OpRow,
-    PathFinder,
-    PropertyCode,
-    RuleEntry,
-    Violation,
-    empty_hits,
-)
+from output_contracts.codes.evaluation import Check
+from output_contracts.codes.hits import OpRow, RuleEntry, empty_hits
+from output_contracts.codes.nodes import GroupFinder, Nodes, Operand, PathFinder
+from output_contracts.codes.required import Required
 from output_contracts.traces.leaves import (
     WILD_TOKENS,
     escape_token,
@@ -106,19 +98,8 @@ def _flat(e: RuleEntry) -> bool:
     return not e.ops[0].wpos
 
 
-class Required(PropertyCode):
-    name = "REQUIRED"
-    short = "REQ"
-    summary = "a field present in every clean result is missing"
+class RequiredCheck(Required, Check):
     hit_cols = ("cid", "ridx", "op", "path", "kind")
-
-    def validate(self, rule: Rule) -> None:
-        super().validate(rule)
-        if split_side(rule.paths[0])[1] == "":
-            raise self.bad(rule, "REQUIRED needs a path below the root")
-
-    def describe(self, rule: Rule) -> str:
-        return f"{rule.paths[0] or '(result)'} present"
 
     def operands(self, rule: Rule) -> list[Operand]:
         """The parent first, then the key's own path."""
@@ -181,18 +162,6 @@ class Required(PropertyCode):
             return missing
 
         return [finder(pkey, prefix, members) for pkey, (prefix, members) in groups.items()]
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        key = unescape_token(at.raw.rpartition("/")[2])
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            "present",
-            None,
-            False,
-            f"{rule.tool} returned no '{key}' at {at.path}; every one of {rule.support.calls} clean results had it",
-        )
 
     def op_rows(self, entries: Sequence[RuleEntry]) -> list[OpRow]:
         """Parents once per group (op 0, ridx = the group id); children per rule (op 1), lean (ids only,
@@ -310,4 +279,4 @@ class Required(PropertyCode):
         )
 
 
-CODE = Required()
+CHECKS = (RequiredCheck(),)

@@ -1,10 +1,17 @@
-"""REQUIRED: a key present in every object at its parent pattern.
+"""REQUIRED — `paths [P]`, params `{}`
 
-Qualifying example: an object node at parent(P) in a clean result (the whole result for top-level keys).
-Counterexample: such an object without the key. Since a key occurs at most once per object, the rule
-holds exactly when (#nodes at P) == (#object nodes at parent(P)); both counts are fold monoids.
-Missing and null differ: a key whose value is null is present. Support = calls and tasks with an object
-at parent(P) (DESIGN §3: >= 20 calls from >= 3 tasks).
+*Qualifying example*: every object node at parent(P) in a clean result (the whole result for a top-level
+key; every element object for `/items/*/price`; calls without items do not qualify). *Holds* when each
+such object has the key last(P), with any value — **a key holding `null` is present**, a missing key is
+not. Mined as (#nodes at P) == (#objects at parent(P)). *Catches*: a result that lost `/order_id`; an
+item without `price`. *Trivial cases*: array elements (`/items/*`) are never REQUIRED keys.
+
+Checker semantics: for every node at parent(P) that is an object, the key last(P) is present. Violation
+path = parent's concrete path + "/" + key; expected `"present"`; observed `null` with `present: false`.
+
+**REQUIRED: 3 tasks.** Calls of one task tend to share one shape (one customer, one legacy system); a key
+seen in 20 calls of 2 tasks may be a property of those tasks. Three tasks is the smallest number that
+lets a held-out fold checker still see two.
 """
 
 from __future__ import annotations
@@ -15,9 +22,19 @@ from output_contracts.codes.mining_context import FromStats, MiningContext, path
 from output_contracts.codes.mining_frames import CLS_OBJ, cand_frame, last_token_expr, parent_expr
 from output_contracts.traces.leaves import WILD_TOKENS
 
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "an object at the parent pattern"
+SUPPORT = "≥ {min_support} calls, ≥ {min_tasks} tasks"
+CONDITIONS = ""
 
-class Required(FromStats):
-    """The REQUIRED rule class."""
+
+class RequiredMiner(FromStats):
+    """The REQUIRED rule class.
+
+    Since a key occurs at most once per object, the rule holds exactly when (#nodes at P) == (#object nodes at
+    parent(P)); both counts are fold monoids.
+    """
 
     codes = ("REQUIRED",)
 
@@ -49,3 +66,7 @@ class Required(FromStats):
             )
         )
         return cand_frame(rows)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (RequiredMiner,)

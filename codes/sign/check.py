@@ -1,4 +1,4 @@
-"""POSITIVE and NONNEG — `paths [P]`, params `{}`: every number at a pattern is > 0, or >= 0.
+"""The evaluation of the sign codes: every number at a pattern is > 0 (POSITIVE), or >= 0 (NONNEG).
 
 Semantics: every int/float node at P is > 0 (POSITIVE) or >= 0 (NONNEG); other kinds are TYPE's
 business. Expected `"> 0"` / `">= 0"`; observed the number. Per-node codes: over a corpus, only the
@@ -8,51 +8,25 @@ numbers that break the bound are kept inside the join.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    NUMERIC_BITS,
-    NUMERIC_KINDS,
-    At,
-    NodeCode,
-    Operand,
-    PathFinder,
-    RuleEntry,
-    Violation,
-    broken,
-    is_num,
-    name,
-)
+from output_contracts.codes.evaluation import NodeCheck
+from output_contracts.codes.hits import NUMERIC_BITS, RuleEntry, broken
+from output_contracts.codes.nodes import NUMERIC_KINDS, Operand, PathFinder, is_num
+from output_contracts.codes.sign import Nonneg, Positive, Sign
 
 
-class Bound(NodeCode):
-    """A sign bound: `breaks_expr` on the `num` column, `op` in text; each subclass writes its `find`
-    with the comparison inline (the per-call hot path)."""
+class Bound(Sign, NodeCheck):
+    """A sign bound's evaluation: `breaks_expr` on the `num` column; each code writes its `find` with the
+    comparison inline (the per-call hot path)."""
 
-    op: ClassVar[str]  # "> 0"
     hit_cols = ("cid", "ridx", "path", "kind", "num")
 
     @staticmethod
     def breaks_expr() -> pl.Expr:
         raise NotImplementedError
-
-    def describe(self, rule: Rule) -> str:
-        return f"{rule.paths[0] or '(result)'} {self.op}"
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            self.op,
-            at.observed,
-            True,
-            f"{rule.tool} returned {name(at.path)}={at.shown}; every one of {rule.support.calls} clean "
-            f"results had {name(at.path)} {self.op}",
-        )
 
     def keep(self) -> pl.Expr:
         return ((pl.col("kbit") & NUMERIC_BITS) != 0) & self.breaks_expr()
@@ -64,12 +38,8 @@ class Bound(NodeCode):
         return broken(h.filter(self.breaks_expr()))
 
 
-class Positive(Bound):
-    name = "POSITIVE"
-    short = "POS"
-    summary = "a number that was > 0 in every clean result is <= 0"
+class PositiveCheck(Positive, Bound):
     node_class = 2
-    op = "> 0"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
@@ -80,12 +50,8 @@ class Positive(Bound):
         return pl.col("num") <= 0
 
 
-class Nonneg(Bound):
-    name = "NONNEG"
-    short = "NNEG"
-    summary = "a number that was >= 0 in every clean result is negative"
+class NonnegCheck(Nonneg, Bound):
     node_class = 3
-    op = ">= 0"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
@@ -96,5 +62,4 @@ class Nonneg(Bound):
         return pl.col("num") < 0
 
 
-POSITIVE = Positive()
-NONNEG = Nonneg()
+CHECKS = (PositiveCheck(), NonnegCheck())

@@ -1,31 +1,33 @@
-"""POSITIVE and NONNEG: every number at a pattern is > 0, or >= 0.
+"""POSITIVE / NONNEG — `paths [P]`, params `{}`
 
-Qualifying example: every int or float node at P in a clean result (other kinds are TYPE's business).
-Support = the count of such values (>= 30). Only the strongest true statement is emitted: POSITIVE when
-the minimum is > 0, NONNEG when it is exactly 0 — never POSITIVE where NONNEG is all the data supports,
-and never both. A field holding one constant number gets no sign rule: "always 3" is not evidence about
-the sign of a quantity that never varied.
+*Qualifying example*: every int or float node at P (other kinds are TYPE's business). *Holds* when the
+minimum is > 0 (POSITIVE) or exactly 0 (NONNEG). *Trivial cases*: only the stronger claim is emitted —
+never POSITIVE where a 0 was seen (NONNEG is all the data supports), never both; a constant number gets
+no sign rule ("always 3" is no evidence about a quantity that never varied). *Catches*: a sign flip, a
+negative stock count.
 
-Counts. On a whole-number field, POSITIVE and NONNEG differ at 0 only, and whether 0 can occur is a
-question about the bottom of the data, counted in tasks (a task that reads the same flight five times
-has seen its seat count once). Let [2^b, 2^(b+1)) be the lowest octave holding a value (so nothing lies
-in [0, 2^b)). POSITIVE is kept when either
-- the empty stretch below is significant: of the N2 tasks with a value in the lowest two octaves
-  [2^b, 2^(b+2)), none has one in [0, 2^b). Had the values been spread evenly over [0, 2^(b+2)), each of
-  those tasks would have landed there with chance 1/4: (3/4)^N2 < COUNT_ZERO_CHANCE (1%) needs
-  N2 >= 17 — item quantities (a 1, 2 or 3 in hundreds of tasks, never a 0), response times that start
-  at 12 ms; or
-- a legal 0 would be too rare to matter: had 0 been as common as an integer of the lowest octave (N1
-  tasks there, E0 = N1 / 2^b tasks with a 0 expected), it would show up in at most ZERO_COST (1%) of
-  the tasks — cents totals that start at 1,702. 1 task in 100 is one rule's worst case using up the
-  audit's whole target (at most 1 spurious receipt per 100 clean episodes).
-Otherwise (a cabin with 2 or 3 seats left, in the search results of four tasks: zeros plausible and, if
-legal, frequent) the rule is NONNEG, which the data does support. Floats are not counts and keep
-POSITIVE on their minimum.
+*The first member* (`/payment_history/*0/amount`): where the members of a list have no sign rule as a
+whole, their first one may — the original payment of a reservation is positive, a later refund is not.
+The same statistics and decision over the members at index 0 of the lists of a plain parent (one `*`),
+judged per pool of the member pattern, emitted only where the member pattern has no sign rule in that
+checker (it would imply the first member's). On τ-bench airline it states `/payment_history/*0/amount > 0`
+for every reservation tool (550 tasks), which catches a `-1` or `0` sentinel in the booking's payment
+(airline incident suite 81% → 83%, seeds 1–4), with no clean fire.
 
-Judged per pool (`output_contracts.mining.shapes`): minimum, maximum, int-ness and support over every place of
-the same object shape, so a refund's negative amount in one tool's output keeps every tool returning
-that payment history from claiming POSITIVE.
+Checker semantics: every int/float node at P is > 0 / ≥ 0. Expected `"> 0"` / `">= 0"`; observed the
+number.
+
+**POSITIVE on whole numbers: evidence about 0.** On an int field, POSITIVE and NONNEG differ at 0 only,
+and whether 0 can occur is a question about the bottom of the data, counted in tasks. Let [2^b, 2^(b+1))
+be the lowest octave holding a value. POSITIVE is kept when the empty stretch [0, 2^b) is significant —
+of the N2 tasks with a value in the lowest two octaves [2^b, 2^(b+2)), none has one below 2^b, and had
+the values been spread evenly over [0, 2^(b+2)) each would have landed there with chance 1/4:
+(3/4)^N2 < 1% needs N2 ≥ 17 (item quantities: 1 to 3 in hundreds of tasks, never 0) — or when a legal 0
+would be too rare to matter: had 0 been as common as an integer of the lowest octave (N1 tasks there:
+N1/2^b tasks with a 0 expected), it would show up in at most 1% of the tasks (cents totals that start at
+1,702). Otherwise — a cabin with 2 or 3 seats left in the search results of four tasks — the rule is
+NONNEG. Floats keep POSITIVE on their minimum. The statistics (the lowest octave and its task counts)
+are monoids: a fold whose own lowest octave is higher has nothing in the merged one.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ from output_contracts.codes.mining_frames import (
     low_octave_aggs,
     merged_examples,
 )
+
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a number at the pattern"
+SUPPORT = "≥ {min_support} values"
+CONDITIONS = "not constant; only the stronger claim; on whole numbers POSITIVE needs evidence about 0 (below)"
 
 #: POSITIVE on an all-int field: chance of an empty stretch below the values by luck alone ...
 COUNT_ZERO_CHANCE = 0.01
@@ -76,8 +84,29 @@ def signed(ctx: MiningContext, nums: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([pos, nonneg])
 
 
-class Sign(FromStats):
-    """The POSITIVE / NONNEG rule class."""
+class SignMiner(FromStats):
+    """The POSITIVE / NONNEG rule class.
+
+    Counts. On a whole-number field, POSITIVE and NONNEG differ at 0 only, and whether 0 can occur is a
+    question about the bottom of the data, counted in tasks (a task that reads the same flight five times has
+    seen its seat count once). Let [2^b, 2^(b+1)) be the lowest octave holding a value (so nothing lies in
+    [0, 2^b)). POSITIVE is kept when either
+    - the empty stretch below is significant: of the N2 tasks with a value in the lowest two octaves
+      [2^b, 2^(b+2)), none has one in [0, 2^b). Had the values been spread evenly over [0, 2^(b+2)), each of
+      those tasks would have landed there with chance 1/4: (3/4)^N2 < COUNT_ZERO_CHANCE (1%) needs N2 >= 17 —
+      item quantities (a 1, 2 or 3 in hundreds of tasks, never a 0), response times that start at 12 ms; or
+    - a legal 0 would be too rare to matter: had 0 been as common as an integer of the lowest octave (N1 tasks
+      there, E0 = N1 / 2^b tasks with a 0 expected), it would show up in at most ZERO_COST (1%) of the tasks —
+      cents totals that start at 1,702. 1 task in 100 is one rule's worst case using up the audit's whole
+      target (at most 1 spurious receipt per 100 clean episodes).
+    Otherwise (a cabin with 2 or 3 seats left, in the search results of four tasks: zeros plausible and, if
+    legal, frequent) the rule is NONNEG, which the data does support. Floats are not counts and keep POSITIVE
+    on their minimum.
+
+    Judged per pool (`output_contracts.mining.shapes`): minimum, maximum, int-ness and support over every
+    place of the same object shape, so a refund's negative amount in one tool's output keeps every tool
+    returning that payment history from claiming POSITIVE.
+    """
 
     codes = ("POSITIVE", "NONNEG")
 
@@ -93,7 +122,7 @@ class Sign(FromStats):
         return cand_frame(rows)
 
 
-class FirstSign:
+class FirstSignMiner:
     """POSITIVE / NONNEG of the first member of a list (`/payment_history/*0/amount`), where the list's
     members as a whole have no sign rule: the original payment is positive, a later refund is not.
 
@@ -180,7 +209,9 @@ class FirstSign:
         nums = merged.join(per, on=["pool", "checker"])
         # where the members as a whole already have a sign rule, the first member's is implied
         whole = (
-            Sign().from_stats(ctx).select("tool", pl.col("paths").list.first().alias("pattern"), "checker")
+            SignMiner()
+            .from_stats(ctx)
+            .select("tool", pl.col("paths").list.first().alias("pattern"), "checker")
         )
         rows_out = (
             signed(ctx, nums)
@@ -194,3 +225,10 @@ class FirstSign:
             )
         )
         return cand_frame(rows_out)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (
+    SignMiner,
+    FirstSignMiner,
+)

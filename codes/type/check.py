@@ -8,35 +8,15 @@ operands only when its kind is outside the rule's allowed kinds (`tmask`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    KIND_BIT,
-    KIND_OF_TYPE,
-    NUMERIC_KINDS,
-    At,
-    NodeCode,
-    Operand,
-    PathFinder,
-    RuleEntry,
-    Violation,
-    broken,
-    kind_of,
-    returned,
-)
-
-KINDS = ("null", "bool", "int", "string", "array", "object", "number")
-
-
-@dataclass(frozen=True)
-class TypeParams:
-    """`{"kind": K}`: the one JSON kind every node has (`number` = int or float)."""
-
-    kind: str
+from output_contracts.codes.evaluation import NodeCheck
+from output_contracts.codes.hits import KIND_BIT, RuleEntry, broken
+from output_contracts.codes.nodes import KIND_OF_TYPE, NUMERIC_KINDS, Operand, PathFinder, kind_of
+from output_contracts.codes.type import Type
 
 
 def allowed_kinds(want: str) -> int:
@@ -51,22 +31,10 @@ def _ok(v: Any, want: str) -> bool:
     return k in NUMERIC_KINDS if want == "number" else k == want
 
 
-class Type(NodeCode):
-    name = "TYPE"
-    short = "TYPE"
-    summary = "a value has another JSON kind than in every clean result"
+class TypeCheck(Type, NodeCheck):
     node_class = 1
     keep_by_kind = True
     hit_cols = ("cid", "ridx", "path", "kind")
-
-    def params(self, rule: Rule) -> TypeParams:
-        kind = rule.params.get("kind")
-        if kind not in KINDS:
-            raise self.bad(rule, f"TYPE kind {kind!r} is not one of {' '.join(KINDS)}")
-        return TypeParams(str(kind))
-
-    def describe(self, rule: Rule) -> str:
-        return f"{rule.paths[0] or '(result)'} is {rule.params.get('kind')}"
 
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         key, prefix = self.at(ops)
@@ -85,20 +53,6 @@ class Type(NodeCode):
             return _ok(v, want)
 
         return lambda nodes: [prefix + p for p, v in nodes.get(key, ()) if not type_ok(v)]
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        want = self.params(rule).kind
-        art = "an" if want[0] in "aeiou" else "a"
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            want,
-            at.observed,
-            True,
-            f"{rule.tool} returned {returned(at.path, at.shown)} ({kind_of(at.observed)}); "
-            f"every one of {rule.support.calls} clean results had {art} {want} there",
-        )
 
     def node_mask(self, rule: Rule) -> int:
         return allowed_kinds(self.params(rule).kind)
@@ -123,4 +77,4 @@ class Type(NodeCode):
         return broken(h.filter(bad))
 
 
-CODE = Type()
+CHECKS = (TypeCheck(),)

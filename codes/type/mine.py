@@ -1,18 +1,14 @@
-"""TYPE: every node at a pattern has one JSON kind.
+"""TYPE — `paths [P]`, params `{"kind": K}`
 
-Qualifying example: every node at P in a clean result. The kind is "int" when every node is an int,
-"number" when the nodes are floats or a mix of ints and floats (a float field whose values happen to be
-whole is common, so the miner never claims "float"), otherwise the one kind seen (bool, string, array,
-object). A pattern holding two kinds (say string and null) gets no TYPE rule. Always-null fields get
-none either: a field that never carried a value says nothing about the value it will carry.
-Support = calls with a node at P (>= 20).
+*Qualifying example*: every node at P. *Holds* when every node has one kind: `int` when all are ints;
+`number` when they are floats or a mix of ints and floats — the miner never claims `float`, since a
+float field whose values happen to be whole is common (`19.0` serialised as `19`); otherwise `bool`,
+`string`, `array` or `object`. *Trivial cases*: a field that is always `null` gets no TYPE rule (it never
+carried a value, so it says nothing about the value it will carry); a nullable field (string or null)
+gets none either. *Catches*: a number returned as a string (`"4"`), `null` in a typed field.
 
-Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape, the
-kind is decided over all of them, so a gift card balance that is whole in one tool's mining data and
-fractional after a refund in another's is `number` for both. A pooled member gets the rule when the
-pool's largest member meets the support. (A "money-like field with many distinct whole values is a
-`number`" rule was tried and dropped: whole cents, milliseconds and counts are legitimately `int` and
-look the same; evidence across tools and map entries is what tells them apart.)
+Checker semantics: every node at P has kind K (`number` = int or float). Expected the kind; observed the
+offending value.
 """
 
 from __future__ import annotations
@@ -28,9 +24,20 @@ from output_contracts.codes.mining_context import (
 )
 from output_contracts.codes.mining_frames import CLS_NAME, CLS_NULL, CLS_NUM, cand_frame
 
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a node at the pattern"
+SUPPORT = "≥ {min_support} calls"
+CONDITIONS = "one kind; never `null` alone"
 
-class Kind(FromStats):
-    """The TYPE rule class."""
+
+class TypeMiner(FromStats):
+    """The TYPE rule class.
+
+    Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape, the
+    kind is decided over all of them. A pooled member gets the rule when the pool's largest member meets the
+    support.
+    """
 
     codes = ("TYPE",)
 
@@ -54,3 +61,7 @@ class Kind(FromStats):
             pl.col("p_tasks").alias("tasks"),
         )
         return cand_frame(rows)
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (TypeMiner,)

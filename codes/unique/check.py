@@ -32,96 +32,15 @@ from collections.abc import Sequence
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.spec import (
-    At,
-    NodeCode,
-    Nodes,
-    Operand,
-    PathFinder,
-    RuleEntry,
-    Violation,
-    broken,
-    display,
-    index_nodes,
-    name,
-    resolve,
-)
-from output_contracts.traces.leaves import unescape_token
+from output_contracts.codes.evaluation import NodeCheck
+from output_contracts.codes.hits import RuleEntry, broken, display
+from output_contracts.codes.nodes import Nodes, Operand, PathFinder
+from output_contracts.codes.unique import Unique
+from output_contracts.codes.unique.items import EXACT_LIMIT, identities, instance_of, item_split, judged_key
 
 
-def item_split(pattern: str) -> int | None:
-    """How many tokens follow the last `*` of a UNIQUE pattern (0 for `A/*`, 1 for `A/*/f`), or None
-    when the pattern is neither form."""
-    toks = pattern.split("/")
-    if len(toks) >= 2 and toks[-1] == "*":
-        return 0
-    if len(toks) >= 3 and toks[-2] == "*" and toks[-1] not in ("*", "~*"):
-        return 1
-    return None
-
-
-#: Numbers at or beyond 2^53 in magnitude are not judged: a corpus stores numbers as float64, where
-#: distinct ids of that size (snowflake ids) can collide.
-EXACT_LIMIT = 2.0**53
-
-
-def _key(v: object) -> tuple[int, object] | None:
-    """The identity of a judged value: (0, number) or (1, string); None for what is not judged."""
-    t = type(v)
-    if t is int or t is float:
-        x = float(v)  # type: ignore[arg-type]
-        return (0, x) if abs(x) < EXACT_LIMIT else None
-    if t is str:
-        return (1, v)
-    return None
-
-
-def _instance(path: str, after: int) -> tuple[str, int]:
-    """(list path, index) of a concrete path at a UNIQUE pattern with `after` tokens after the `*`."""
-    toks = path.split("/")
-    cut = len(toks) - after - 1
-    return "/".join(toks[:cut]), int(toks[cut])
-
-
-#: The most fields a composite UNIQUE reads.
-MAX_FIELDS = 16
-
-
-def list_of(path: str) -> str:
-    """The list pattern of a composite UNIQUE field (`/flights/*/date` -> `/flights/*`)."""
-    return path.rpartition("/")[0]
-
-
-class Unique(NodeCode):
-    name = "UNIQUE"
-    short = "UNIQ"
-    summary = "a list repeats an item (the same id twice) where clean lists never did"
-    n_paths = None  # one path, or the fields of a composite identity
+class UniqueCheck(Unique, NodeCheck):
     hit_cols = ("cid", "ridx", "op", "path", "kind", "num", "str")
-
-    def validate(self, rule: Rule) -> None:
-        if not rule.paths:
-            raise self.bad(rule, "UNIQUE needs a path")
-        if len(rule.paths) == 1:
-            if item_split(Operand.of(rule.paths[0]).pattern) is None:
-                raise self.bad(rule, "UNIQUE needs a path ending in `/*` or `/*/<field>`")
-            return
-        lists = {list_of(p) for p in rule.paths}
-        if (
-            len(rule.paths) > MAX_FIELDS
-            or len(set(rule.paths)) != len(rule.paths)
-            or len(lists) != 1
-            or any(item_split(Operand.of(p).pattern) != 1 for p in rule.paths)
-        ):
-            raise self.bad(
-                rule, f"a composite UNIQUE needs 2 to {MAX_FIELDS} distinct fields `A/*/f` of one list A/*"
-            )
-
-    def describe(self, rule: Rule) -> str:
-        if len(rule.paths) > 1:
-            fields = ", ".join(p.rpartition("/")[2] for p in rule.paths)
-            return f"{list_of(rule.paths[0])} unique by ({fields}) within its list"
-        return f"{rule.paths[0]} unique within its list"
 
     def paths(self, rule: Rule, nodes: Nodes, ops: Sequence[Operand]) -> list[str]:
         return list(self.find(rule, ops)(nodes))
@@ -139,9 +58,9 @@ class Unique(NodeCode):
                 return []
             seen: dict[tuple[str, tuple[int, object]], list[tuple[int, str]]] = {}
             for path, v in got:
-                k = _key(v)
+                k = judged_key(v)
                 if k is not None:
-                    inst, idx = _instance(path, after)
+                    inst, idx = instance_of(path, after)
                     seen.setdefault((inst, k), []).append((idx, path))
             out: list[str] = []
             for places in seen.values():
@@ -151,38 +70,6 @@ class Unique(NodeCode):
             return out
 
         return repeats
-
-    def witness(self, rule: Rule, at: At) -> Violation:
-        if len(at.ops) > 1:
-            return _composite_witness(rule, at)
-        after = item_split(at.ops[0].pattern)
-        assert after is not None
-        inst, idx = _instance(at.raw, after)
-        first = None
-        k = _key(at.observed)
-        doc = at.arguments if at.ops[0].side == "arg" else at.result
-        ok, items = resolve(doc, inst)
-        field = unescape_token(at.raw.split("/")[-1])
-        if ok and isinstance(items, list):
-            for i, item in enumerate(items[:idx]):
-                v = item if after == 0 else (item.get(field) if isinstance(item, dict) else None)
-                if k is not None and _key(v) == k:
-                    first = i
-                    break
-        tail = "" if after == 0 else "/" + at.raw.split("/")[-1]
-        where = f"{name(inst) if inst else 'the result'}"
-        earlier = f"item {first}" if first is not None else "an earlier item"
-        return Violation(
-            self.name,
-            rule.id,
-            at.path,
-            "unique",
-            at.observed,
-            True,
-            f"{rule.tool} returned item {idx} of {where} with {name(tail) if tail else 'the value'} "
-            f"{at.shown}, as {earlier} did; in every one of {rule.support.calls} clean results the "
-            f"items of that list were distinct",
-        )
 
     def vectorised(
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
@@ -247,25 +134,12 @@ def value_expr() -> pl.Expr:
     )
 
 
-def _identities(
-    nodes: Nodes, ops: Sequence[Operand]
-) -> dict[tuple[str, int], tuple[tuple[int, object], ...]]:
-    """Per item (list path, index) of a composite rule: its (field, value) pairs, judged values only."""
-    items: dict[tuple[str, int], dict[int, object]] = {}
-    for fi, op in enumerate(ops):
-        for path, v in nodes.get((op.side, op.pattern), ()):
-            k = _key(v)
-            if k is not None:
-                items.setdefault(_instance(path, 1), {})[fi] = k
-    return {item: tuple(sorted(fields.items())) for item, fields in items.items()}
-
-
 def _composite_finder(ops: Sequence[Operand]) -> PathFinder:
     prefix = "$args" if ops[0].side == "arg" else ""
 
     def repeats(nodes: Nodes) -> list[str]:
         seen: dict[tuple[str, tuple[tuple[int, object], ...]], list[int]] = {}
-        for (inst, idx), ident in _identities(nodes, ops).items():
+        for (inst, idx), ident in identities(nodes, ops).items():
             seen.setdefault((inst, ident), []).append(idx)
         out: list[str] = []
         for (inst, _ident), idxs in seen.items():
@@ -274,32 +148,6 @@ def _composite_finder(ops: Sequence[Operand]) -> PathFinder:
         return out
 
     return repeats
-
-
-def _composite_witness(rule: Rule, at: At) -> Violation:
-    nodes: Nodes = {}
-    side = at.ops[0].side
-    index_nodes(side, at.arguments if side == "arg" else at.result, nodes)
-    ids = _identities(nodes, at.ops)
-    inst, _, tail = at.raw.rpartition("/")
-    idx = int(tail)
-    mine = ids.get((inst, idx))
-    first = min(
-        (i for (ins, i), ident in ids.items() if ins == inst and ident == mine and i < idx), default=None
-    )
-    fields = ", ".join(p.rpartition("/")[2] for p in rule.paths)
-    where = name(inst) if inst else "the result"
-    earlier = f"item {first}" if first is not None else "an earlier item"
-    return Violation(
-        "UNIQUE",
-        rule.id,
-        at.path,
-        "unique",
-        at.observed,
-        True,
-        f"{rule.tool} returned item {idx} of {where} with the same {fields} as {earlier}; in every one of "
-        f"{rule.support.calls} clean results the items of that list were distinct",
-    )
 
 
 def _composite(entries: Sequence[RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame:
@@ -323,4 +171,4 @@ def _composite(entries: Sequence[RuleEntry], hits: pl.LazyFrame) -> pl.LazyFrame
     return display(entries, broken(items, path), 0)
 
 
-CODE = Unique()
+CHECKS = (UniqueCheck(),)

@@ -1,22 +1,26 @@
-"""UNIQUE: within one list, no two items hold the same value at P (`output_contracts.codes.unique.check`).
+"""UNIQUE — `paths [A/*]` or `[A/*/f]`, params `{}`
 
-Candidates: result patterns `A/*` (lists of scalars) and `A/*/f` (a scalar field of object items)
-holding strings or numbers. Qualifying example: a list instance (one list in one call) with at least
-two items holding a judged value at P. Keep only if no qualifying instance of the checker's data holds
-a repeated value, with at least `min_support` UNIQUE (30) such instances from at least 300 distinct
-tasks; then one rule per list (the same list repeated shows at every one of its fields): the scalar
-items themselves, else the first string field, else the first numeric field, in pattern order. (The
-field with the most distinct values would name the id best, but a distinct count is not a monoid over
-task parts: the choice would depend on how the corpus was read.)
+*Qualifying example*: a list instance with ≥ 2 judged items (strings, or numbers below 2^53 in
+magnitude); ≥ 30 lists from ≥ 300 tasks, none with a repeat. One rule per list: the scalar items, else
+the first string field, else the first numeric field, in pattern order (a distinct count would pick the
+id better but is not a monoid over task parts), else — a list of objects none of whose fields is unique on
+its own — the composite identity of its items over all their scalar fields (2–16; `/flights/* unique by
+(date, destination, flight_number, origin, price)`: a round trip may fly the same flight number twice,
+never the same flight). Judged per pool, as LENGTH: the flights of a reservation are one list whichever
+tool returns it, so the largest member's lists and tasks are the support and a repeat in any member
+refutes every member. Pooling found what per-tool mining missed on τ-bench airline: one clean
+`update_reservation_flights` result holds the same flight twice (the tool accepts a repeated flight), so
+no tool's `/flights` is unique — per tool, the reader's rule would have fired on the next reservation
+read after such an update. *Catches*: pagination drift repeating an item, a join that duplicated a row.
 
-Chance argument. "Never repeats" is, like LENGTH's "never empty", a claim about a rare event: after no
-repeat in t tasks the 95% upper bound of the per-task rate is 1 − 0.05^(1/t) ≈ 3/t, 1% at 300 tasks,
-the audit's whole budget of spurious receipts per clean episode. A field whose values come from a small
-set (a quantity, a colour) repeats by chance within a few hundred lists and gets no rule: that is the
-data refuting the rule, not a threshold.
+Checker semantics: within one list, no value (composite: no identity) repeats; reported at the second
+and later occurrences.
 
-Statistics: per (part, fold, pid): qualifying instances, instances with a repeat, and distinct tasks
-holding a qualifying instance (each task lies in one part and one fold, so they add up).
+**UNIQUE: 300 tasks.** "Never repeats an item" is, like LENGTH's "never empty", a claim about a rare
+event. Tasks are the independent unit; after zero repeats in t tasks the 95% upper bound of the per-task
+rate is 1 − 0.05^(1/t) ≈ 3/t, which is 1% — the audit's whole budget of one spurious receipt per 100
+clean episodes — at t = 300. A field whose values come from a small set (a quantity, a colour) repeats by
+chance within a few hundred lists: the data refutes UNIQUE there, no threshold needed.
 """
 
 from __future__ import annotations
@@ -37,12 +41,26 @@ from output_contracts.codes.mining_frames import (
     fold_examples,
     merged_examples,
 )
-from output_contracts.codes.unique.check import EXACT_LIMIT, MAX_FIELDS, item_split
+from output_contracts.codes.unique.items import EXACT_LIMIT, MAX_FIELDS, item_split
 from output_contracts.traces.leaves import WILD_TOKENS
 
+#: This folder's row of the support table of docs/rules.md: the qualifying example, the default
+#: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
+QUALIFYING = "a list with ≥ 2 judged items at `A/*` or `A/*/f` (pooled)"
+SUPPORT = "≥ {min_support} lists, ≥ {min_tasks} tasks"
+CONDITIONS = "no repeat; one rule per list: a field, else the items' composite identity"
 
-class Unique:
-    """The UNIQUE rule class."""
+
+class UniqueMiner:
+    """The UNIQUE rule class.
+
+    One rule per list (the same list repeated shows at every one of its fields). (The field with the most
+    distinct values would name the id best, but a distinct count is not a monoid over task parts: the choice
+    would depend on how the corpus was read.)
+
+    Statistics: per (part, fold, pid): qualifying instances, instances with a repeat, and distinct tasks
+    holding a qualifying instance (each task lies in one part and one fold, so they add up).
+    """
 
     codes = ("UNIQUE",)
 
@@ -262,3 +280,7 @@ class Unique:
             )
         )
         return pl.concat([cand_frame(out), cand_frame(comp)])
+
+
+#: This folder's miners, in the order the miner runs them.
+MINERS = (UniqueMiner,)

@@ -37,7 +37,7 @@ from output_contracts.codes.contract_set import (
     ToolContracts,
     rule_id,
 )
-from output_contracts.codes.format.check import LONG
+from output_contracts.codes.format.shapes import LONG
 from output_contracts.mining import mine
 from output_contracts.mining.verify import flat_rules
 from output_contracts.traces.corpus import Corpus
@@ -204,7 +204,8 @@ def _concrete(pattern: str, draw: Any) -> str:
 
 @st.composite
 def keyed_hits(draw: Any) -> tuple[list[Any], pl.DataFrame]:
-    from output_contracts.codes.spec import Operand, RuleEntry
+    from output_contracts.codes.hits import RuleEntry
+    from output_contracts.codes.nodes import Operand
 
     entries, rows = [], []
     for ridx in range(draw(st.integers(1, 4))):
@@ -231,8 +232,8 @@ def _partition(frame: pl.DataFrame) -> set[frozenset[int]]:
 @settings(max_examples=60, deadline=None)
 @given(case=keyed_hits())
 def test_instance_keys_pair_the_hits_with_key_pairs(case: tuple[list[Any], pl.DataFrame]) -> None:
+    from output_contracts.codes.hits import with_key
     from output_contracts.codes.keys import with_instance_key
-    from output_contracts.codes.spec import with_key
 
     entries, frame = case
     width = max(len(e.ops) for e in entries)
@@ -346,14 +347,14 @@ def test_every_code_reads_hit_columns_the_pass_has() -> None:
     """Each code's `hit_cols` (what the corpus pass gathers per hit for it) are columns of HIT_COLS and
     hold what every code's output needs: the call, the rule and the kind. Whether a code reads a column
     left out is what the equivalence tests of each code decide (a missing column fails the plan)."""
-    from output_contracts.codes.spec import HIT_COLS
-    from output_contracts.codes.table import TABLE
+    from output_contracts.codes.hits import HIT_COLS
+    from output_contracts.codes.table import checks
 
-    for name, c in TABLE.items():
+    for name, c in checks().items():
         assert set(c.hit_cols) <= set(HIT_COLS), name
         assert {"cid", "ridx", "kind"} <= set(c.hit_cols), name
     # the codes whose joins are the largest read fewer columns than all
-    assert "str" not in TABLE["REQUIRED"].hit_cols and "num" not in TABLE["REQUIRED"].hit_cols
+    assert "str" not in checks()["REQUIRED"].hit_cols and "num" not in checks()["REQUIRED"].hit_cols
 
 
 def test_call_order_is_the_sorted_corpus(tmp_path: Path) -> None:

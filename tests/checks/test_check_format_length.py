@@ -33,8 +33,8 @@ from output_contracts.codes.contract_set import (
     ToolContracts,
     rule_id,
 )
-from output_contracts.codes.format.check import LONG, NON_ASCII
-from output_contracts.codes.spec import Violation
+from output_contracts.codes.format.shapes import LONG, NON_ASCII
+from output_contracts.codes.violation import Violation
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus

@@ -36,8 +36,8 @@ from output_contracts.codes.contract_set import (
     ToolContracts,
     rule_id,
 )
-from output_contracts.codes.spec import Violation
 from output_contracts.codes.table import describe
+from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError, ContractsError
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors

@@ -33,8 +33,8 @@ from output_contracts.codes.echo.check import echo_equal
 from output_contracts.codes.engine import compiled
 from output_contracts.codes.engine.compiled import compiled_violations, format_breaks, program
 from output_contracts.codes.engine.evaluate import call_violations, episode_memory
-from output_contracts.codes.format.check import LONG, parts, shape
-from output_contracts.codes.spec import resolve
+from output_contracts.codes.format.shapes import LONG, parts, shape
+from output_contracts.codes.nodes import resolve
 from tests.loaders import bench_module
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_call
 from output_contracts.checks.receipts import encode
-from output_contracts.codes.conditional.check import cond_key
+from output_contracts.codes.conditional import cond_key
 from output_contracts.codes.contract_set import (
     ContractSet,
     FoldChecker,

@@ -22,7 +22,7 @@ from output_contracts.codes.contract_set import (
     ToolContracts,
     rule_id,
 )
-from output_contracts.codes.spec import Operand
+from output_contracts.codes.nodes import Operand
 from output_contracts.codes.table import describe
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from output_contracts.codes.conditional.mine import CHANCE, DISC_MAX
 from output_contracts.codes.contract_set import ContractSet
-from output_contracts.codes.mine_params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
+from output_contracts.codes.mine_params import default_min_support, default_min_tasks
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
 from output_contracts.mining.data import leaf_rows
@@ -166,8 +166,8 @@ def _xs(cs: ContractSet) -> set[tuple[str, str]]:
 
 
 def test_group_support_counts_tasks(tmp_path: Path) -> None:
-    need = DEFAULT_MIN_TASKS["CONDITIONAL"]
-    assert need == DEFAULT_MIN_SUPPORT["CONDITIONAL"] == 30
+    need = default_min_tasks()["CONDITIONAL"]
+    assert need == default_min_support()["CONDITIONAL"] == 30
     ok = mine_records(tmp_path, _recs({"a": need, "b": 200}, {"a": 1.0, "b": 0.0}))
     assert ('"present"', '{"in":["a"]}') in _xs(ok)
     thin = mine_records(tmp_path, _recs({"a": need - 1, "b": 200}, {"a": 1.0, "b": 0.0}))

@@ -9,7 +9,7 @@ import pytest
 
 from output_contracts.codes.consistent.mine import ID_MIN_KEYS
 from output_contracts.codes.contract_set import ContractSet
-from output_contracts.codes.mine_params import DEFAULT_MIN_TASKS
+from output_contracts.codes.mine_params import default_min_tasks
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
@@ -70,7 +70,7 @@ def places(cs: ContractSet, tool: str = GET) -> set[tuple[str, ...]]:
 
 
 def test_immutable_fields_of_an_entity_hold_and_mutable_ones_are_refuted(tmp_path: Path) -> None:
-    n = DEFAULT_MIN_TASKS["CONSISTENT"]
+    n = default_min_tasks()["CONSISTENT"]
     cs = mined(tmp_path, [r for t in range(n) for r in episode(t)])
     assert places(cs) == {
         ("/created_at", "/booking_id"),
@@ -92,7 +92,7 @@ def test_immutable_fields_of_an_entity_hold_and_mutable_ones_are_refuted(tmp_pat
 
 
 def test_support_one_change_and_identity(tmp_path: Path) -> None:
-    n = DEFAULT_MIN_TASKS["CONSISTENT"]
+    n = default_min_tasks()["CONSISTENT"]
     thin = mined(tmp_path, [r for t in range(n - 1) for r in episode(t)], name="thin")
     assert places(thin) == set()
     changed = [r for t in range(n) for r in episode(t, created=("a", "b") if t == 7 else None)]

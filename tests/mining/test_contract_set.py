@@ -7,7 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from output_contracts.codes.contract_set import CODES, ContractSet
+from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.table import names
 from output_contracts.errors import MiningError, SchemaError
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining import mine
@@ -15,6 +16,7 @@ from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 
+CODES = names()
 LOW = {c: 5 for c in CODES}
 
 

@@ -19,24 +19,27 @@ from hypothesis import strategies as st
 
 from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.codes.folds import fold_of
-from output_contracts.codes.format.check import CODE as FORMAT_CODE
 from output_contracts.codes.format.check import (
-    FORMAT_MAX_LEN,
-    LONG,
-    NON_ASCII,
     charset_keys,
     exact_shapes,
     key_parts,
-    loosen,
     loosen_expr,
+    shape_expr,
+    with_parts,
+)
+from output_contracts.codes.format.mine import FORMAT_MAX_SHAPES
+from output_contracts.codes.format.shapes import (
+    FORMAT_MAX_LEN,
+    LONG,
+    NON_ASCII,
+    loosen,
     merge_parts,
     parts,
     shape,
-    shape_expr,
     shown,
-    with_parts,
 )
-from output_contracts.codes.mine_params import DEFAULT_MIN_TASKS, FORMAT_MAX_SHAPES
+from output_contracts.codes.mine_params import default_min_tasks
+from output_contracts.codes.table import checks
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import MineParams, mine
 from output_contracts.mining.data import leaf_rows
@@ -228,7 +231,7 @@ def test_world_format_rules(world_cs: ContractSet) -> None:
     }
     r = find(world_cs, "FORMAT", "/order_id")
     assert r is not None and (r.support.calls, r.support.tasks) == (320, 320)
-    assert FORMAT_CODE.describe(r) == "/order_id shaped {A{3}-9{6}} (exact)"
+    assert checks()["FORMAT"].describe(r) == "/order_id shaped {A{3}-9{6}} (exact)"
     # a small set of values is DOMAIN's, and FORMAT is subsumed there; free text has no format
     assert find(world_cs, "DOMAIN", "/status") is not None
     assert find(world_cs, "DOMAIN", "/tags/*") is not None
@@ -251,7 +254,7 @@ def test_world_length_rules(world_cs: ContractSet) -> None:
 def test_world_contract_set_is_valid(world_cs: ContractSet) -> None:
     data = world_cs.to_json()
     assert schema_errors(data, "contract-set") == []
-    assert data["params"]["min_tasks"]["LENGTH"] == DEFAULT_MIN_TASKS["LENGTH"] == 300
+    assert data["params"]["min_tasks"]["LENGTH"] == default_min_tasks()["LENGTH"] == 300
     assert data["params"]["min_support"]["FORMAT"] == 50
     assert ContractSet.from_json(data).to_json() == data
 
@@ -348,7 +351,10 @@ def test_root_places(tmp_path: Path) -> None:
         ("skus", "FORMAT", ("/*",)): {"level": "exact", "shapes": ["AAA-9999"]},
         ("ident", "FORMAT", ("",)): {"level": "exact", "shapes": ["AA99999"]},
     }
-    assert FORMAT_CODE.describe(find(cs, "FORMAT", "", tool="ident")) == "(result) shaped {AA9{5}} (exact)"  # type: ignore[arg-type]
+    assert (
+        checks()["FORMAT"].describe(find(cs, "FORMAT", "", tool="ident"))
+        == "(result) shaped {AA9{5}} (exact)"
+    )  # type: ignore[arg-type]
 
 
 # ---- the chance arguments of FORMAT ------------------------------------------------------------------
@@ -454,7 +460,7 @@ def test_random_ids_are_judged_by_their_character_classes(tmp_path: Path) -> Non
     r = find(cs, "FORMAT", "/id")
     assert r is not None and r.params == {"level": "charset", "shapes": ["6:9", "6:A"]}
     assert (r.support.calls, r.support.tasks) == (200, 200)
-    assert FORMAT_CODE.describe(r) == "/id shaped {[9A]{6}} (charset)"
+    assert checks()["FORMAT"].describe(r) == "/id shaped {[9A]{6}} (charset)"
 
 
 def test_charset_needs_one_length_and_no_rare_class(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import output_contracts.traces.ingest.order as ingest_order
-from output_contracts.codes.contract_set import CODES
+from output_contracts.codes.table import names
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
 from output_contracts.mining.data import Unit, leaf_rows, load, plan_parts
@@ -18,6 +18,7 @@ from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 from tests.traces.test_ingest_order import make_format_1
 
+CODES = names()
 LOW = {c: 5 for c in CODES}
 
 

@@ -20,9 +20,8 @@ import pytest
 
 from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.codes.folds import fold_of
-from output_contracts.codes.mine_params import DEFAULT_MIN_SUPPORT, DEFAULT_MIN_TASKS
-from output_contracts.codes.range.check import CODE as RANGE_CODE
-from output_contracts.codes.unique.check import CODE as UNIQUE_CODE
+from output_contracts.codes.mine_params import default_min_support, default_min_tasks
+from output_contracts.codes.table import checks
 from output_contracts.defaults import DEFAULT_SEED
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import MineParams, mine
@@ -108,7 +107,7 @@ def test_world_range_rules(world_cs: ContractSet) -> None:
     assert find(world_cs, "RANGE", "/version") is None
     for r in rules(world_cs, "RANGE"):
         assert (r.support.calls, r.support.tasks) == (320, 320), r.paths
-    describe = {r.paths[0]: RANGE_CODE.describe(r) for r in rules(world_cs, "RANGE")}
+    describe = {r.paths[0]: checks()["RANGE"].describe(r) for r in rules(world_cs, "RANGE")}
     assert describe == {
         "/total": "/total in [1, 10000] when > 0",
         "/discount": "/discount <= 1000",
@@ -129,7 +128,7 @@ def test_world_unique_rules(world_cs: ContractSet) -> None:
     for r in rules(world_cs, "UNIQUE"):
         assert (r.support.calls, r.support.tasks) == (320, 320), r.paths
     r = find(world_cs, "UNIQUE", "/items/*/sku")
-    assert r is not None and UNIQUE_CODE.describe(r) == "/items/*/sku unique within its list"
+    assert r is not None and checks()["UNIQUE"].describe(r) == "/items/*/sku unique within its list"
     # a small value set repeats by chance and refutes the rule
     for p in ("/items/*/color", "/items/*/qty", "/items/*/slot"):
         assert find(world_cs, "UNIQUE", p) is None, p
@@ -138,16 +137,16 @@ def test_world_unique_rules(world_cs: ContractSet) -> None:
 def test_world_contract_set_is_valid(world_cs: ContractSet) -> None:
     data = world_cs.to_json()
     assert schema_errors(data, "contract-set") == []
-    assert data["params"]["min_tasks"]["RANGE"] == DEFAULT_MIN_TASKS["RANGE"] == 200
-    assert data["params"]["min_tasks"]["UNIQUE"] == DEFAULT_MIN_TASKS["UNIQUE"] == 300
-    assert data["params"]["min_support"]["RANGE"] == DEFAULT_MIN_SUPPORT["RANGE"] == 30
-    assert data["params"]["min_support"]["UNIQUE"] == DEFAULT_MIN_SUPPORT["UNIQUE"] == 30
+    assert data["params"]["min_tasks"]["RANGE"] == default_min_tasks()["RANGE"] == 200
+    assert data["params"]["min_tasks"]["UNIQUE"] == default_min_tasks()["UNIQUE"] == 300
+    assert data["params"]["min_support"]["RANGE"] == default_min_support()["RANGE"] == 30
+    assert data["params"]["min_support"]["UNIQUE"] == default_min_support()["UNIQUE"] == 30
     assert ContractSet.from_json(data).to_json() == data
     # every mined rule is one the checker accepts
     for r in rules(world_cs, "RANGE"):
-        RANGE_CODE.validate(r)
+        checks()["RANGE"].validate(r)
     for r in rules(world_cs, "UNIQUE"):
-        UNIQUE_CODE.validate(r)
+        checks()["UNIQUE"].validate(r)
 
 
 # ---- small corpora -------------------------------------------------------------------------------------
@@ -264,7 +263,7 @@ def _prices(n_tasks: int, calls_per_task: int = 1) -> list[dict[str, Any]]:
 
 
 def test_range_needs_200_tasks(tmp_path: Path) -> None:
-    assert DEFAULT_MIN_TASKS["RANGE"] == 200
+    assert default_min_tasks()["RANGE"] == 200
     assert rules(mine_records(tmp_path, _prices(199)), "RANGE") == []
     # the threshold counts tasks, not calls
     assert rules(mine_records(tmp_path, _prices(199, calls_per_task=2)), "RANGE") == []
@@ -391,7 +390,7 @@ def _lists(n_tasks: int, calls_per_task: int = 1, repeat_in: int | None = None) 
 
 
 def test_unique_needs_300_tasks(tmp_path: Path) -> None:
-    assert DEFAULT_MIN_TASKS["UNIQUE"] == 300
+    assert default_min_tasks()["UNIQUE"] == 300
     assert rules(mine_records(tmp_path, _lists(299)), "UNIQUE") == []
     assert rules(mine_records(tmp_path, _lists(299, calls_per_task=2)), "UNIQUE") == []
     r = find(mine_records(tmp_path, _lists(300)), "UNIQUE", "/xs/*/id")

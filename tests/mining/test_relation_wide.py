@@ -39,14 +39,14 @@ from tests.mining.test_verify_by_construction import World, low_params, records
 def _captured(corpus: Corpus, monkeypatch: pytest.MonkeyPatch, k: int = 3) -> tuple[list[GroupSpec], Leaves]:
     """The specs of a mine of `corpus` and its (only) task part, as `Relation.scan` sees them."""
     box: dict[str, Any] = {}
-    scan = relation.Relation.scan
+    scan = relation.RelationMiner.scan
 
-    def spy(self: relation.Relation, ctx: Any, part: Leaves, plan: Any) -> Any:
+    def spy(self: relation.RelationMiner, ctx: Any, part: Leaves, plan: Any) -> Any:
         box["part"] = part
         box["specs"] = relation._specs(ctx, ctx.num_pids)
         return scan(self, ctx, part, plan)
 
-    monkeypatch.setattr(relation.Relation, "scan", spy)
+    monkeypatch.setattr(relation.RelationMiner, "scan", spy)
     mine(corpus, low_params(k, 2, "ok", 1), verify=False)
     monkeypatch.undo()
     return box["specs"], box["part"]

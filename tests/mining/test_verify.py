@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 
 from output_contracts.checks.checker import check_corpus
-from output_contracts.codes.contract_set import CODES, ContractSet, ToolContracts
+from output_contracts.codes.contract_set import ContractSet, ToolContracts
+from output_contracts.codes.table import names
 from output_contracts.mining import mine
 from output_contracts.mining.data import load
 from output_contracts.mining.verify import assert_holds, misfires
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world
 
+CODES = names()
 LOW = {c: 5 for c in CODES}
 
 

@@ -33,9 +33,10 @@ from hypothesis import strategies as st
 
 from output_contracts.checks.checker import check_call
 from output_contracts.codes.consistent import mine as consistent
-from output_contracts.codes.contract_set import CODES, ContractSet
+from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.engine.evaluate import episode_memory
-from output_contracts.codes.mine_params import DEFAULT_MIN_TASKS, MineParams
+from output_contracts.codes.mine_params import MineParams, default_min_tasks
+from output_contracts.codes.table import names
 from output_contracts.mining import mine
 from output_contracts.mining.data import load
 from output_contracts.mining.verify import misfires, raise_misfires
@@ -80,6 +81,9 @@ class World:
     faulty: float  # chance that an episode is labelled faulty (its calls break freely)
     errors: float  # chance that a call is an error call
     rewards: bool  # episodes carry a reward (some below 1)
+
+
+CODES = names()
 
 
 FEATURES = ("id", "num", "amount", "state", "dates", "sum", "items", "tags", "map", "name", "opt", "kinds")
@@ -302,7 +306,7 @@ def low_params(k: int, seed: int, clean: str, min_tasks: int) -> MineParams:
         k=k,
         seed=seed,
         min_support=dict.fromkeys(CODES, 3),
-        min_tasks=dict.fromkeys(DEFAULT_MIN_TASKS, min_tasks),
+        min_tasks=dict.fromkeys(default_min_tasks(), min_tasks),
         clean=MineParams.of(clean=clean).clean,
     )
 

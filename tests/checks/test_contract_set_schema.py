@@ -1,15 +1,16 @@
-"""`rules/set_schema.conforms` accepts exactly what jsonschema accepts of `contract-set.schema.json`.
+"""The fast test of `contract-set.schema.json` (`output_contracts.schema_fast`, with its per-code dispatch)
+accepts exactly what jsonschema accepts.
 
-`ContractSet.load` trusts `conforms` and skips jsonschema for a set it accepts, so a set it wrongly
+`ContractSet.load` trusts the fast test and skips jsonschema for a set it accepts, so a set it wrongly
 accepted would load without its error: these tests compare the two on real contract sets and on
 random mutations of a small set that holds a rule of every code (every parameter shape of the schema's
-`allOf` branches), near-valid values drawn from the set itself as often as odd ones.
+per-code branches, which `output_contracts.codes.generate` writes from the specs), near-valid values
+drawn from the set itself as often as odd ones.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from output_contracts.codes import set_schema
 from output_contracts.codes.contract_set import ContractSet
-from output_contracts.codes.set_schema import conforms
+from output_contracts.codes.table import names
 from output_contracts.errors import ContractsError
-from output_contracts.schemas import _validator, jsonschema_module, load_schema, schema_errors
+from output_contracts.schema_fast import Check, compile_schema
+from output_contracts.schemas import _validator, fast_check, jsonschema_module, load_schema, schema_errors
 from tests.json_tree import locations, subtrees
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,8 +70,7 @@ _ODD = [
     "r-0123456789ab", "r-0123456789ab\n", "r-0123456789AB", "0123456789abcdef", "0123456789abcde",
     "a" * 64, "a" * 64 + "\n", "mined", "schema", "exact", "loose", "present", "in", "number", "year",
     "aware", "linear", "cent", "negative", "ok", "reward", "int",
-    *(["REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN", "ECHO", "DATE_ORDER", "RELATION", "FORMAT",
-       "LENGTH", "RANGE", "UNIQUE", "CONSISTENT", "CONDITIONAL"]),
+    *names(),
     [], ["a"], ["a", "a"], [1, -1], [1.0], [True], [1, -1, 1, -1], ["mined", "mined"], ["zero", "zero"],
     {}, {"in": ["x", None, True]}, {"in": []}, {"in": [1]}, {"sign": ["zero"]}, {"sign": ["zero", "zero"]},
     {"equals": 1}, {"equals": [1]}, {"sum": "cent"}, {"sum": "x"}, {"kind": "int"}, {"calls": 1, "tasks": 0},
@@ -111,10 +111,11 @@ def _mutate(doc: Any, data: st.DataObject) -> Any:
     return doc
 
 
-def test_the_schema_is_the_one_the_fast_test_states() -> None:
-    """A changed schema makes every load take jsonschema until `set_schema` is brought in step."""
-    path = REPO / "output_contracts" / "schemas" / "contract-set.schema.json"
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == set_schema.SCHEMA_SHA256
+def conforms(doc: Any) -> bool:
+    """The fast test's verdict on a whole contract set."""
+    check = fast_check("contract-set")
+    assert check is not None, "the contract-set schema uses a keyword the fast test does not state"
+    return check(doc)
 
 
 def test_real_contract_sets_conform() -> None:
@@ -174,16 +175,19 @@ def _variants(doc: Any) -> Iterator[Any]:
 
 @pytest.mark.slow  # about 40k rule variants judged by jsonschema: ~8 CPU-s
 def test_conforms_is_jsonschema_on_every_single_change_of_a_rule() -> None:
-    """Each rule shape, changed in one place every way: `_rule` agrees with the schema's `rule`."""
+    """Each rule shape, changed in one place every way: the fast test agrees with jsonschema on the
+    schema's `rule`."""
     full = set_schema_document()
     rule_schema = {"$schema": full["$schema"], "$defs": full["$defs"], "$ref": "#/$defs/rule"}
     validator = jsonschema_module().validators.validator_for(full)(rule_schema)
+    fast: Check | None = compile_schema(rule_schema)
+    assert fast is not None
     rules = [r for tc in SMALL["tools"].values() for r in tc["rules"]]
     checked = accepted = 0
     for rule in rules:
         for variant in _variants(rule):
             want = validator.is_valid(variant)
-            assert set_schema._rule(variant) == want, variant
+            assert fast(variant) == want, variant
             checked += 1
             accepted += want
     assert checked > 10_000 and accepted > 100  # the pool reaches valid variants, not only invalid ones
@@ -240,14 +244,3 @@ def test_a_refused_set_is_worded_by_jsonschema(tmp_path: Path) -> None:
         ContractSet.load(p)
     assert "not a valid contract-set" in e.value.message
     assert "'not-hex' does not match" in e.value.message
-
-
-def test_an_unknown_schema_means_jsonschema(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(set_schema, "SCHEMA_SHA256", "0" * 64)
-    set_schema._schema_is_known.cache_clear()
-    try:
-        assert not conforms(GOLDEN)
-    finally:
-        monkeypatch.undo()
-        set_schema._schema_is_known.cache_clear()
-    assert conforms(GOLDEN)
