@@ -133,11 +133,11 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _type_only(tree: ast.Module) -> set[int]:
+def _type_only(nodes: Iterable[ast.AST]) -> set[int]:
     """Ids of the nodes under `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports that never run.
     Its `else:` branch does run, so it is not skipped."""
     out: set[int] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.If) and _dotted(node.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}:
             for stmt in node.body:
                 out.update(id(n) for n in ast.walk(stmt))
@@ -293,9 +293,10 @@ class _Reader:
     def read(self) -> None:
         path = self.graph.modules[self.module]
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        skip = _type_only(tree)
+        nodes = list(ast.walk(tree))
+        skip = _type_only(nodes)
         # First the imports and the names they bind, then what is read through those names.
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Import):
                 self.plain_import(node, id(node) in skip)
             elif isinstance(node, ast.ImportFrom):
@@ -307,7 +308,7 @@ class _Reader:
                     dotted = _dotted(target)
                     if name is not None and self.ours(name) and dotted is not None:
                         self.bound[dotted] = name
-        for node in ast.walk(tree):
+        for node in nodes:
             self.read_through(node, id(node) in skip)
 
     def read_through(self, node: ast.AST, type_only: bool) -> None:
