@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -512,7 +511,7 @@ def _package(root: Path, files: Mapping[str, str]) -> Graph:
     for rel, text in files.items():
         path = root / "pkg" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
     for folder in {(root / "pkg" / rel).parent for rel in files}:
         (folder / "__init__.py").touch()
     return build_graph(root, "pkg")
@@ -532,6 +531,11 @@ def test_a_circle_closed_inside_a_function_is_found_with_its_lines(tmp_path: Pat
             "pkg.a (pkg/a.py:1) -> pkg.b (pkg/b.py:2) -> pkg.c (pkg/c.py:1) -> pkg.a"
         ]
     }
+
+
+def test_a_module_importing_itself_is_a_circle_of_one(tmp_path: Path) -> None:
+    g = _package(tmp_path, {"a.py": "def f():\n    from pkg.a import f\n    return f\n"})
+    assert circles(g) == {("pkg.a",): ["pkg.a (pkg/a.py:2) -> pkg.a"]}
 
 
 def test_type_checking_imports_make_no_circle_but_still_count_as_private(tmp_path: Path) -> None:
