@@ -93,8 +93,10 @@ class Plan:
     source: str = "<plan>"
 
 
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+def plan_pointer(path: Sequence[str | int]) -> str:
+    """The RFC 6901 pointer of a path in a plan or in a step's arguments (`/rows/0/a~1b`): how findings
+    name a place, and the key of the line numbers read off the plan's text."""
+    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in path)
 
 
 def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = None) -> Plan:
@@ -103,7 +105,7 @@ def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = No
 
     if not isinstance(data, list | dict):
         raise SchemaError(
-            f'not a valid plan: expected a list of steps or {{"steps": [...]}}, got {_show(data)}',
+            f'not a valid plan: expected a list of steps or {{"steps": [...]}}, got {show_value(data)}',
             source=source,
             line=1,
             field="(root)",
@@ -121,7 +123,7 @@ def plan_from_json(data: Any, *, source: str = "<plan>", text: bytes | None = No
         parts = list(e.absolute_path)
         if bare and parts and parts[0] == "steps":
             parts = parts[1:]
-        ptr = "".join("/" + _escape(str(p)) for p in parts)
+        ptr = plan_pointer(parts)
         line = _nearest(lines, ptr)
         fld = _field_name(list(e.absolute_path))
         raise SchemaError(
@@ -166,7 +168,7 @@ def _field_name(parts: Sequence[Any]) -> str:
 
 def _short_message(e: jsonschema.ValidationError) -> str:
     if e.validator == "anyOf" and e.path and e.path[-1] == "id":
-        return f"step id must be a non-empty string without '$', '{{', '}}' or spaces, or an integer; got {_show(e.instance)}"
+        return f"step id must be a non-empty string without '$', '{{', '}}' or spaces, or an integer; got {show_value(e.instance)}"
     return e.message
 
 
@@ -282,6 +284,12 @@ def find_references(s: str, step_ids: Iterable[str] = ()) -> tuple[list[Referenc
     return refs, bad, whole
 
 
+def literal_text(s: str) -> str:
+    """An argument string as the plain text it makes: its references dropped and each `$${` read as the
+    `${` it writes. A reference inside longer text makes a string, and this is the string judged."""
+    return _REF.sub(lambda m: "${" if m.group(0) == "$${" else "", s)
+
+
 def _parse_ref(text: str, body: str, ids: Sequence[str]) -> Reference | None:
     if not body:
         return None
@@ -304,13 +312,6 @@ def _parse_ref(text: str, body: str, ids: Sequence[str]) -> Reference | None:
         path.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
         pos = m.end()
     return Reference(text=text, step=step, path=tuple(path))
-
-
-def _path_label(path: Sequence[str | int]) -> str:
-    out = ""
-    for t in path:
-        out += f"[{t}]" if isinstance(t, int) else (f".{t}" if out else t)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -379,6 +380,8 @@ class PlanReport:
         }
 
 
-def _show(v: Any) -> str:
+def show_value(v: Any) -> str:
+    """A JSON value as a plan message quotes it: compact JSON, cut to 60 characters so a message stays
+    one readable line."""
     text = orjson.dumps(v).decode("utf-8")
     return text if len(text) <= 60 else text[:57] + "..."

@@ -10,6 +10,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from output_contracts.registry.plan import (
+    Plan,
+    PlanFinding,
+    PlanReport,
+    Reference,
+    Step,
+    find_references,
+    literal_text,
+    plan_pointer,
+    show_value,
+)
 from output_contracts.schemas import jsonschema_module
 from output_contracts.traces.tool_registry import (
     Registry,
@@ -26,19 +37,6 @@ from output_contracts.traces.tool_registry import (
 
 if TYPE_CHECKING:
     import jsonschema
-
-from output_contracts.registry.plan import (
-    _REF,
-    Plan,
-    PlanFinding,
-    PlanReport,
-    Reference,
-    Step,
-    _escape,
-    _path_label,
-    _show,
-    find_references,
-)
 
 # ---------------------------------------------------------------------------------------------------
 # The check
@@ -98,7 +96,7 @@ def check_plan(plan: Plan, registry: Registry) -> PlanReport:
             )
         sites: list[_Site] = []
         for path, value in _strings(st.arguments, ()):
-            pointer = _pointer(path)
+            pointer = plan_pointer(path)
             refs, bad, whole = find_references(value, ids)
             for b in bad:
                 findings.append(
@@ -129,7 +127,11 @@ def check_plan(plan: Plan, registry: Registry) -> PlanReport:
             else:
                 sites.append(
                     _Site(
-                        path, refs[0].text if refs else bad[0], "string", [_blank_refs(value)], embedded=value
+                        path,
+                        refs[0].text if refs else bad[0],
+                        "string",
+                        [literal_text(value)],
+                        embedded=value,
                     )
                 )
         if spec is not None:
@@ -164,12 +166,12 @@ def _strings(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[st
             yield from _strings(v, (*path, i))
 
 
-def _pointer(path: Sequence[str | int]) -> str:
-    return "".join("/" + _escape(str(t)) for t in path)
-
-
-def _blank_refs(s: str) -> str:
-    return _REF.sub(lambda m: "${" if m.group(0) == "$${" else "", s)
+def _path_label(path: Sequence[str | int]) -> str:
+    """A path as messages name it: `rows[0].node`."""
+    out = ""
+    for t in path:
+        out += f"[{t}]" if isinstance(t, int) else (f".{t}" if out else t)
+    return out
 
 
 def _check_reference(
@@ -277,10 +279,10 @@ def _site_for(path: tuple[str | int, ...], ref_text: str, resolved: Any) -> _Sit
     sub, root = resolved
     s = deref(sub, root)
     if isinstance(s, Mapping) and "const" in s:
-        return _Site(path, ref_text, f"const {_show(s['const'])}", [s["const"]], judge_enum=True)
+        return _Site(path, ref_text, f"const {show_value(s['const'])}", [s["const"]], judge_enum=True)
     if isinstance(s, Mapping) and isinstance(s.get("enum"), list) and s["enum"]:
         return _Site(
-            path, ref_text, "one of " + ", ".join(_show(v) for v in s["enum"]), list(s["enum"]), True
+            path, ref_text, "one of " + ", ".join(show_value(v) for v in s["enum"]), list(s["enum"]), True
         )
     types = schema_types(sub, root)
     if types is None:
@@ -346,7 +348,7 @@ def _arg_findings(
     st: Step, spec: ToolSpec, e: jsonschema.ValidationError, site: _Site | None
 ) -> list[PlanFinding]:
     path = list(e.absolute_path)
-    pointer = _pointer(path)
+    pointer = plan_pointer(path)
     label = _path_label(path)
     head = f"step {st.id}: {spec.name}"
 
@@ -385,7 +387,7 @@ def _arg_findings(
             takes = ", ".join(props) or "none"
             out.append(
                 mk(
-                    _pointer([*path, name]),
+                    plan_pointer([*path, name]),
                     f"{head} takes no argument '{name}'{where} (takes: {takes})",
                     suggest(name, props),
                 )
@@ -395,7 +397,7 @@ def _arg_findings(
         return [
             mk(
                 pointer,
-                f"{head} argument '{label}' must be {_expected(e)}, but {_show(site.embedded)} is a string "
+                f"{head} argument '{label}' must be {_expected(e)}, but {show_value(site.embedded)} is a string "
                 "(a reference inside text makes a string)",
             )
         ]
@@ -408,7 +410,9 @@ def _arg_findings(
             )
         ]
     if _is_type_failure(e):
-        return [mk(pointer, f"{head} argument '{label}' must be {_expected(e)}, got {_show(e.instance)}")]
+        return [
+            mk(pointer, f"{head} argument '{label}' must be {_expected(e)}, got {show_value(e.instance)}")
+        ]
     if e.validator in ("enum", "const"):
         options = e.validator_value if e.validator == "enum" else [e.validator_value]
         sugg = (
@@ -417,17 +421,21 @@ def _arg_findings(
             else None
         )
         return [
-            mk(pointer, f"{head} argument '{label}' must be {_expected(e)}, got {_show(e.instance)}", sugg)
+            mk(
+                pointer,
+                f"{head} argument '{label}' must be {_expected(e)}, got {show_value(e.instance)}",
+                sugg,
+            )
         ]
     plain = _plain_constraint(e)
     if plain is not None and path:
-        return [mk(pointer, f"{head} argument '{label}' must {plain}, got {_show(e.instance)}")]
+        return [mk(pointer, f"{head} argument '{label}' must {plain}, got {show_value(e.instance)}")]
     where = f"argument '{label}'" if path else "arguments"
     return [mk(pointer, f"{head} {where}: {e.message}")]
 
 
 def _num(v: Any) -> str:
-    return _show(v)
+    return show_value(v)
 
 
 def _plain_constraint(e: jsonschema.ValidationError) -> str | None:
@@ -441,7 +449,7 @@ def _plain_constraint(e: jsonschema.ValidationError) -> str | None:
         "multipleOf": lambda: f"be a multiple of {_num(v)}",
         "minLength": lambda: f"have at least {v} character(s)",
         "maxLength": lambda: f"have at most {v} character(s)",
-        "pattern": lambda: f"match the pattern {_show(v)}",
+        "pattern": lambda: f"match the pattern {show_value(v)}",
         "format": lambda: f"be a valid {v}",
         "minItems": lambda: f"have at least {v} item(s)",
         "maxItems": lambda: f"have at most {v} item(s)",
@@ -478,9 +486,9 @@ def _expected(e: jsonschema.ValidationError) -> str:
         t = e.validator_value
         return type_label(frozenset([t] if isinstance(t, str) else t))
     if e.validator == "enum":
-        return "one of " + ", ".join(_show(v) for v in e.validator_value)
+        return "one of " + ", ".join(show_value(v) for v in e.validator_value)
     if e.validator == "const":
-        return _show(e.validator_value)
+        return show_value(e.validator_value)
     if e.validator in ("anyOf", "oneOf"):
         types: set[str] = set()
         for c in e.context or ():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from output_contracts.traces.ingest.read import _BOM, Document, open_source, whole_document
+from output_contracts.traces.ingest.read import Document, open_source, whole_document, without_bom
 
 # JSON strings (escapes included) and the structural characters; everything else (numbers, literals,
 # blanks) lies between tokens and needs no attention.
@@ -94,8 +94,7 @@ def record_lines(path: str | Path) -> tuple[int, ...] | None:
             data = fh.read()
     except (OSError, EOFError, ValueError):
         return None
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
+    data = without_bom(data)
     value = doc.value
     if isinstance(value, list):
         starts = _element_starts(data, want_key=False)

@@ -94,7 +94,7 @@ class ViewStage:
 
     Why: the corpus's dictionaries are known only at commit, when the leaves are on disk; reading them
     back and coding every row by value against the corpus's dictionaries cost ingest a fifth of its
-    time (issue 21). A frame's rows are still in memory when it is written, and its own dictionaries
+    time. A frame's rows are still in memory when it is written, and its own dictionaries
     are small. Calls and tasks come in runs (a call's leaves are contiguous, the frame is ordered by
     task), so they are staged as runs, not per row; the commit maps small tables and repeats runs."""
 

@@ -59,7 +59,7 @@ _CALL_ROW_SCHEMA: dict[str, pl.DataType] = {
 _LEAF_ROW_SCHEMA: dict[str, pl.DataType] = {
     "path": pl.String(),
     "pattern": pl.String(),
-    "kind": pl.UInt8(),  # the index in KINDS: a small int per node, not a string (issue 21)
+    "kind": pl.UInt8(),  # the index in KINDS: a small int per node, not a string (cheaper to build)
     "num": pl.Float64(),
     "str": pl.String(),
     "len": pl.Int64(),
@@ -93,7 +93,7 @@ class Columns:
     short-lived tuple onto one flat list (six appends per node measured slower), inlines scalar children,
     which are most nodes, reuses the path string as the pattern while no array is crossed (there they
     are equal), and caches the children's paths per object shape and place (a quarter of the walk on the
-    sample world, issue 21). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
+    sample world). Polars takes each column as a strided slice of that list once per chunk (`frames`); the
     call rows are laid out the same way. The call-level columns of leaves (`cid`, `tool`, `task_id`) are not
     repeated per node in Python but gathered by polars from one (call, side, count) segment per side;
     leaves join calls by `cid` (no per-leaf `call_id` string: nothing reads one).

@@ -224,7 +224,7 @@ def _leaf_arrow_schema() -> pa.Schema:
 #: Columns of `leaves.parquet` with min/max statistics: those readers filter on (a part's tasks, the
 #: tools mined, the side), whose row groups statistics can skip. The others are mixed within every row
 #: group, so their statistics skip nothing, and computing them (over every path and string value) was a
-#: fifth of the write; reading is faster without them too (measured in the issue-21 report).
+#: fifth of the write; reading is faster without them too (docs/performance.md).
 LEAF_STATISTICS = ("cid", "tool", "task_id", "side")
 
 

@@ -61,6 +61,7 @@ from output_contracts.traces.ingest.sources import Hashed, Source, SourceReport,
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 RAW_LIMIT = 4096
+#: The UTF-8 byte-order mark some editors write at the start of a file: not part of the JSON.
 _BOM = b"\xef\xbb\xbf"
 
 #: One line as read: (1-based number, bytes, too_long). An over-long line's bytes are its head only.
@@ -77,6 +78,13 @@ def open_source(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+def without_bom(data: bytes) -> bytes:
+    """`data` without a leading UTF-8 byte-order mark: the start of a source, as its JSON begins (its
+    first line, the head a whole-file document is sniffed from, or the whole file when a report
+    counts its lines)."""
+    return data[len(_BOM) :] if data.startswith(_BOM) else data
+
+
 def _lines(fh: IO[bytes]) -> Iterator[Line]:
     """`(line number, bytes, too_long)`; an over-long line is skipped to its end, its head kept."""
     n = 0
@@ -86,8 +94,8 @@ def _lines(fh: IO[bytes]) -> Iterator[Line]:
         if not raw:
             return
         n += 1
-        if n == 1 and raw.startswith(_BOM):
-            raw = raw[len(_BOM) :]
+        if n == 1:
+            raw = without_bom(raw)
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             head = raw[:RAW_LIMIT]
             while raw and not raw.endswith(b"\n"):
@@ -163,8 +171,7 @@ def whole_document(path: Path) -> Document | BrokenDocument | None:
         head = fh.read(1 << 16)
         if head.startswith(b"PK\x03\x04") and not path.name.endswith(".gz"):
             return zip_document(path)
-        if head.startswith(_BOM):
-            head = head[len(_BOM) :]
+        head = without_bom(head)
         stripped = head.lstrip()
         first = stripped[:1]
         if first == b"{":
