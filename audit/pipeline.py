@@ -627,7 +627,7 @@ def _verified_in_sample(
     """
     from output_contracts.checks.checker import find_violations
     from output_contracts.codes.engine.episodes import CODE_NAME as CONSISTENT
-    from output_contracts.mining.data import clean_calls
+    from output_contracts.mining.clean import clean_calls
     from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
 
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))

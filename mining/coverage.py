@@ -16,7 +16,7 @@ import polars as pl
 from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.mine_params import MineParams
 from output_contracts.codes.table import names
-from output_contracts.mining.data import clean_calls
+from output_contracts.mining.clean import clean_calls
 from output_contracts.traces.corpus import Corpus
 
 

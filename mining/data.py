@@ -36,7 +36,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from output_contracts.codes.folds import fold_table
 from output_contracts.codes.mining_frames import (
@@ -55,7 +54,8 @@ from output_contracts.codes.mining_frames import (
     merged_examples,
 )
 from output_contracts.errors import MiningError, reading
-from output_contracts.traces.corpus import LEAVES_FILE, Corpus, LeafGroup
+from output_contracts.mining.clean import READ_CHUNK_ROWS, clean_calls, leaf_rows, scan_leaves
+from output_contracts.traces.corpus import Corpus, LeafGroup
 from output_contracts.traces.leaves import tp_expr, tp_patterns
 from output_contracts.traces.mining_view import WILD_TOKEN
 from output_contracts.traces.mining_view_reader import View
@@ -157,48 +157,6 @@ def call_ids(corpus: Corpus, cids: pl.Series | Sequence[int]) -> pl.DataFrame:
         .collect()
         .sort("cid")
     )
-
-
-def clean_calls(
-    corpus: Corpus, clean: str, tools: Sequence[str] | None, *, ids: bool = True, strings: bool = True
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(clean calls: cid, call_id, task_id, task, tool; cids of the calls left out of the clean set).
-
-    `ids=False` leaves out call_id (mining at scale keeps no call id strings in memory); `strings=False`
-    leaves task_id and tool Categorical (`task` is task_id's code: one string per task, not per call; at
-    10M calls the per-call strings were 1.1 GiB of mining's load)."""
-    calls = corpus.scan_calls().select("cid", "call_id", "trace_id", "task_id", "tool", "status", "fault")
-    if tools is not None:
-        calls = calls.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
-    eps = corpus.scan_episodes().select("trace_id", "faulty", "reward")
-    bad_traces = [
-        calls.filter(pl.col("fault").is_not_null()).select("trace_id"),
-        eps.filter(pl.col("faulty").fill_null(False)).select("trace_id"),
-    ]
-    if clean == "reward":
-        bad_traces.append(
-            eps.filter(pl.col("reward").is_not_null() & (pl.col("reward") != 1.0)).select("trace_id")
-        )
-    bad = pl.concat(bad_traces).unique()
-    flagged = calls.with_columns(
-        ((pl.col("status") == "ok") & ~pl.col("trace_id").is_in(bad.collect()["trace_id"].implode())).alias(
-            "ok"
-        )
-    )
-    both = flagged.select(
-        "cid",
-        *(["call_id"] if ids else []),
-        pl.col("task_id").cast(pl.String) if strings else pl.col("task_id"),
-        pl.col("task_id").to_physical().alias("task"),
-        pl.col("tool").cast(pl.String) if strings else pl.col("tool"),
-        "ok",
-    ).collect()
-    return both.filter(pl.col("ok")).drop("ok"), both.filter(~pl.col("ok")).select("cid")
-
-
-def leaf_rows(corpus: Corpus) -> int:
-    """Rows of the corpus's leaves file (from the Parquet footer: nothing is read)."""
-    return int(pq.ParquetFile(corpus.path / LEAVES_FILE).metadata.num_rows)
 
 
 def load(
@@ -372,20 +330,6 @@ def _empty_leaves() -> pl.DataFrame:
     )
 
 
-def _scan(corpus: Corpus, tools: Sequence[str] | None) -> pl.LazyFrame:
-    lf = corpus.scan_leaves().select(
-        "cid", "task_id", "tool", "side", "pattern", "path", "kind", "num", "str", "len"
-    )
-    if tools is not None:
-        lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
-    return lf
-
-
-#: Rows of leaves.parquet decoded at once while reading a part: the decoded strings and categoricals of
-#: a chunk are dropped as soon as its compact rows (integer ids) are made.
-READ_CHUNK_ROWS = 4_000_000
-
-
 def _read_leaves(data: MiningData, begin: int, end: int) -> tuple[pl.DataFrame, int]:
     """The clean leaves among file rows [begin, end), with global task and pattern ids, read in chunks
     of READ_CHUNK_ROWS file rows; result-side rows first (so `Leaves.result` is a slice), and their
@@ -415,7 +359,9 @@ def _read_chunk(data: MiningData, start: int, rows: int) -> tuple[pl.DataFrame, 
     first (each side in file order), and how many those are."""
     if data.view is not None:
         return _read_view_chunk(data, data.view, start, rows)
-    lf = _scan(data.corpus, None).slice(start, rows)  # the slice comes first: it is a range of file rows
+    lf = scan_leaves(data.corpus, None).slice(
+        start, rows
+    )  # the slice comes first: it is a range of file rows
     if data.tools is not None:
         lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(data.tools)))
     if data.unclean is not None:

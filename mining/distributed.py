@@ -43,7 +43,7 @@ from output_contracts.codes.consistent.mine import episode_links
 from output_contracts.codes.contract_set import ContractSet, FoldChecker, Support, ToolContracts
 from output_contracts.codes.mine_params import MineParams
 from output_contracts.errors import MiningError
-from output_contracts.mining.data import clean_calls
+from output_contracts.mining.clean import clean_calls
 from output_contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
 from output_contracts.mining.patterns import pattern_table
 from output_contracts.mining.shapes import linked_tools

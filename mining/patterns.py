@@ -16,7 +16,7 @@ import polars as pl
 
 from output_contracts.codes.mining_frames import KIND_CODE
 from output_contracts.mining import maps as map_keys
-from output_contracts.mining.data import _U64, READ_CHUNK_ROWS, _scan, clean_calls, leaf_rows
+from output_contracts.mining.clean import READ_CHUNK_ROWS, clean_calls, leaf_rows, scan_leaves
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import is_wild, tp_expr
 from output_contracts.traces.mining_view_reader import View
@@ -53,7 +53,7 @@ def patterns_of(
     if view is not None:
         seen = [_view_counts(view, corpus)]
     else:
-        seen = [_leaf_counts(_clean_scan(corpus, tools, unclean, start)) for start in _chunks(corpus)]
+        seen = [_leaf_counts(_cleanscan_leaves(corpus, tools, unclean, start)) for start in _chunks(corpus)]
     stats = (
         pl.concat(seen)
         .group_by("tool", "side", "pattern")
@@ -108,7 +108,7 @@ def _leaf_counts(lf: pl.LazyFrame) -> pl.DataFrame:
     group-by on (pattern, kind) as a single integer key, rows per kind (merged by the caller)."""
     return (
         lf.select(
-            (tp_expr() * 8 + pl.col("kind").to_physical().cast(_U64)).alias("tpk"),
+            (tp_expr() * 8 + pl.col("kind").to_physical().cast(pl.UInt64)).alias("tpk"),
             "tool",
             "side",
             "pattern",
@@ -138,7 +138,7 @@ def _view_counts(view: View, corpus: Corpus) -> pl.DataFrame:
     integer group-by per chunk, the strings joined to the (few) groups."""
     counts = [
         view.scan(start, READ_CHUNK_ROWS)
-        .group_by((pl.col("lpat").cast(_U64) * 8 + pl.col("kind").cast(_U64)).alias("lk"))
+        .group_by((pl.col("lpat").cast(pl.UInt64) * 8 + pl.col("kind").cast(pl.UInt64)).alias("lk"))
         .agg(pl.len().alias("n"))
         .collect()
         for start in _chunks(corpus)
@@ -155,11 +155,11 @@ def _view_counts(view: View, corpus: Corpus) -> pl.DataFrame:
     )
 
 
-def _clean_scan(
+def _cleanscan_leaves(
     corpus: Corpus, tools: Sequence[str] | None, unclean: pl.DataFrame | None, start: int
 ) -> pl.LazyFrame:
     """One chunk of file rows of the leaves, restricted to the selected tools' clean calls."""
-    lf = _scan(corpus, None).slice(start, READ_CHUNK_ROWS)  # the slice first: a range of file rows
+    lf = scan_leaves(corpus, None).slice(start, READ_CHUNK_ROWS)  # the slice first: a range of file rows
     if tools is not None:
         lf = lf.filter(pl.col("tool").cast(pl.String).is_in(list(tools)))
     if unclean is not None:
@@ -211,7 +211,7 @@ def _open_evidence(
         pairs = [pl.concat(pairs).join(lpats, on="lpat").select("tool", "side", "pattern", "task_id")]
     else:
         for start in _chunks(corpus):
-            lf = _clean_scan(corpus, tools, unclean, start)
+            lf = _cleanscan_leaves(corpus, tools, unclean, start)
             pairs.append(
                 lf.select(
                     pl.col("tool").cast(pl.String),

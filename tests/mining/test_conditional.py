@@ -19,7 +19,7 @@ from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.mine_params import default_min_support, default_min_tasks
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.mining.data import leaf_rows
+from output_contracts.mining.clean import leaf_rows
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records

@@ -20,7 +20,8 @@ from output_contracts.codes.contract_set import ContractSet
 from output_contracts.jsonutil import pretty_json
 from output_contracts.mining import maps as map_keys
 from output_contracts.mining import mine
-from output_contracts.mining.data import leaf_rows, load
+from output_contracts.mining.clean import leaf_rows
+from output_contracts.mining.data import load
 from output_contracts.schemas import schema_errors, validate
 from output_contracts.traces.ingest import corpus_from_records
 from output_contracts.traces.leaves import MAP_TOKEN, escape_token, generalize

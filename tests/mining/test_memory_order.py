@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 
 from output_contracts.codes.consistent import mine as consistent
 from output_contracts.codes.contract_set import ContractSet
-from output_contracts.mining.data import clean_calls
+from output_contracts.mining.clean import clean_calls
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 from output_contracts.traces.mining_view import VIEW_STRINGS_FILE
@@ -151,7 +151,7 @@ def test_compacted_rows_mine_the_same_bytes(
     (the session's `sample_contracts`: folds 5, seed 13)."""
     from output_contracts.jsonutil import canonical_str
     from output_contracts.mining import miner
-    from output_contracts.mining.data import leaf_rows
+    from output_contracts.mining.clean import leaf_rows
 
     monkeypatch.setattr(miner, "COMPACT_AFTER", 2)
     got = miner.mine(sample_corpus, folds=5, seed=13, part_rows=leaf_rows(sample_corpus) // 7 + 1)

@@ -20,7 +20,8 @@ from polars.testing import assert_frame_equal
 from output_contracts.codes.contract_set import ContractSet
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.mining.data import _read_chunk, _read_leaves, leaf_rows, load
+from output_contracts.mining.clean import leaf_rows
+from output_contracts.mining.data import _read_chunk, _read_leaves, load
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import CORPUS_FORMAT_VERSION, MANIFEST_FILE, Corpus
 from output_contracts.traces.ingest import ingest

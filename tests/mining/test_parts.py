@@ -13,7 +13,8 @@ from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.table import names
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.mining.data import leaf_rows, load
+from output_contracts.mining.clean import leaf_rows
+from output_contracts.mining.data import load
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world

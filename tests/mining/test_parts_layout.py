@@ -12,7 +12,8 @@ import output_contracts.traces.ingest.order as ingest_order
 from output_contracts.codes.table import names
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine
-from output_contracts.mining.data import Unit, leaf_rows, load, plan_parts
+from output_contracts.mining.clean import leaf_rows
+from output_contracts.mining.data import Unit, load, plan_parts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.mining.worlds import world

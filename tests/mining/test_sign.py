@@ -123,7 +123,7 @@ def test_no_first_member_rule_where_the_list_has_one(tmp_path: Path) -> None:
 def test_first_member_rules_merge_over_parts(tmp_path: Path) -> None:
     from output_contracts.jsonutil import canonical_str
     from output_contracts.mining import mine
-    from output_contracts.mining.data import leaf_rows
+    from output_contracts.mining.clean import leaf_rows
     from output_contracts.traces.ingest import corpus_from_records
 
     corpus = corpus_from_records(_payments(120), tmp_path / "p")
