@@ -2,9 +2,10 @@
 
 A configured repository can run `contracts mine`, `contracts audit --folds 5` or `contracts repair-replay`
 with no path arguments, as a CI job calls them. Precedence: command line > config file > built-in
-defaults. Every resolved value remembers where it came from, which `contracts config` prints. Relative
-paths in a config file are resolved against that file's folder, so the file means the same thing from any
-working directory.
+defaults; this module resolves the last two, and `output_contracts.settings` puts the command line on top,
+once per command. Every resolved value remembers where it came from, which `contracts config` prints.
+Relative paths in a config file are resolved against that file's folder, so the file means the same thing
+from any working directory.
 """
 
 from __future__ import annotations
@@ -185,6 +186,8 @@ def _coerce(key: str, kind: str, value: Any, base: Path, source: str) -> Any:
     if kind == "table":
         if not isinstance(value, dict):
             raise bad("a table")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+            raise bad("a table of integers")
         return dict(sorted(value.items()))
     raise AssertionError(kind)
 
