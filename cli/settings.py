@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from output_contracts.cli.common import config
+from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.settings import Settings, resolve, setting
 
@@ -38,6 +39,12 @@ def parse_min_support(items: list[str]) -> dict[str, int]:
             )
         res[code.strip().upper()] = int(n)
     return res
+
+
+def check_bootstrap(n: int) -> None:
+    """`--bootstrap` within the bounds `audit.bootstrap` has in a config file."""
+    if not 0 <= n <= MAX_BOOTSTRAP:
+        raise UsageError(f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, got {n}", field="--bootstrap")
 
 
 @dataclass(frozen=True, kw_only=True)
