@@ -1,25 +1,26 @@
 """`contracts audit`, `contracts audit-score` and `contracts inject` (docs/audit.md, docs/faults.md).
 
-Thin layer: resolve options against the project config, call `output_contracts.audit.pipeline` /
-`output_contracts.audit.inject`, render the report (rich tables on stdout for `text`; workflow commands for
-`github`), write `--json` / `--markdown`, and exit 1 when a gate fails.
+Thin layer: resolve the settings (`AuditSettings`: options over the project config), call
+`output_contracts.audit.pipeline` / `output_contracts.audit.inject`, render the report (rich tables on
+stdout for `text`; workflow commands for `github`), write `--json` / `--markdown`, and exit 1 when a gate
+fails.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
 from output_contracts import __version__
 from output_contracts.choices import FAULT_GROUPS, MAX_SARIF_RESULTS, EncoderName, RuleSource
-from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, render_options
+from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, append_step_summary, render_options
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
     BootstrapOpt,
@@ -27,7 +28,6 @@ from output_contracts.cli.common import (
     OverwriteFlag,
     PlainFlag,
     QuietFlag,
-    config,
     contracts_option,
     corpus_option,
     err,
@@ -41,14 +41,18 @@ from output_contracts.cli.common import (
     registry_option,
     seed_option,
 )
+from output_contracts.cli.settings import MiningSettings, check_bootstrap, resolved
 from output_contracts.cli.tables import Column, Grid, say, say_anchor, say_command, show
-from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.settings import Settings, setting
 
 if TYPE_CHECKING:
+    from output_contracts.audit.pipeline import Source as AuditSource
     from output_contracts.audit.report_model import AuditReport
     from output_contracts.checks.renderers.renderer import RenderOptions
+    from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.codes.mine_params import MineParams
     from output_contracts.traces.corpus import Corpus
 
 
@@ -132,18 +136,6 @@ MinCovOpt = Annotated[
         help="Gate: exit 1 when the share of checked calls whose tool has at least one rule is below this.",
     ),
 ]
-
-
-def _gates(
-    max_fire: float | None, max_spur: float | None, min_det: float | None, min_cov: float | None
-) -> dict[str, float | None]:
-    cfg = config()
-    return {
-        "max_fire_rate": cfg.get("audit.max_fire_rate", max_fire),
-        "max_spurious_per_100": cfg.get("audit.max_spurious_per_100", max_spur),
-        "min_detection": cfg.get("audit.min_detection", min_det),
-        "min_coverage": cfg.get("audit.min_coverage", min_cov),
-    }
 
 
 def _headline_table(report: AuditReport) -> Grid:
@@ -264,24 +256,48 @@ def _render_text(report: AuditReport, plain: bool = False) -> None:
         say(out, ("PASS " if g.passed else "FAIL ") + g.message(), style=None if g.passed else "red")
 
 
-def _emit(
-    report: AuditReport,
-    json_path: Path | None,
-    md_path: Path | None,
-    fmt: AuditOutput,
-    quiet: bool,
-    html_path: Path | None = None,
-    json_stdout: bool = False,
-    plain: bool = False,
-) -> None:
+def _emit(report: AuditReport, s: ReportSettings) -> None:
     """Write the report files, render it (`--json`: the JSON report on stdout instead of the tables),
     append the step summary, and exit 1 on a failed gate (`-q` silences stderr only)."""
-    from output_contracts.audit.artifacts import Kind, artifact_of
-    from output_contracts.audit.html import render_html
-    from output_contracts.audit.report import github_annotations, per100_text, rate_text, to_markdown
+    from output_contracts.audit.report import per100_text, rate_text, to_markdown
 
+    json_path, md_path = s.report_files
     md = to_markdown(report)
     data = report.to_json()
+    _write_reports(data, md, json_path, md_path, s.html_path)
+    if s.as_json or s.output_format == AuditOutput.json:
+        out.file.write(pretty_json(data).decode("utf-8"))
+    elif s.output_format == AuditOutput.github:
+        from output_contracts.audit.report import github_annotations
+
+        for line in github_annotations(report):
+            out.print(line, markup=False)
+        append_step_summary(md + "\n")
+    else:
+        _render_text(report, s.plain)
+    if not s.quiet:
+        say(
+            err,
+            f"fire rate {rate_text(report.fire_rate)}; spurious per 100 episodes {per100_text(report.spurious)}; "
+            f"detection {rate_text(report.detection.overall)}",
+        )
+        for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (s.html_path, "HTML")):
+            if p is not None:
+                say(err, f"wrote {what} report {p}")
+    failed = [g for g in report.gates if not g.passed]
+    if failed:
+        for g in failed if not s.quiet else ():
+            say(err, f"gate failed: {g.message()}", style="red")
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _write_reports(
+    data: dict[str, Any], md: str, json_path: Path | None, md_path: Path | None, html_path: Path | None
+) -> None:
+    """The report files asked for: JSON, Markdown, and the HTML page `contracts report` would draw."""
+    from output_contracts.audit.artifacts import Kind, artifact_of
+    from output_contracts.audit.html import render_html
+
     if json_path is not None:
         atomic_write_bytes(json_path, pretty_json(data))
     if md_path is not None:
@@ -290,70 +306,35 @@ def _emit(
         name = str(json_path) if json_path is not None else "audit"
         art = artifact_of(Kind.AUDIT, name, pretty_json(data), data)
         atomic_write_bytes(html_path, render_html([art], title="contracts audit").encode("utf-8"))
-    if json_stdout or fmt == AuditOutput.json:
-        out.file.write(pretty_json(data).decode("utf-8"))
-    elif fmt == AuditOutput.github:
-        for line in github_annotations(report):
-            out.print(line, markup=False)
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(md + "\n")
-    else:
-        _render_text(report, plain)
-    if not quiet:
-        say(
-            err,
-            f"fire rate {rate_text(report.fire_rate)}; spurious per 100 episodes {per100_text(report.spurious)}; "
-            f"detection {rate_text(report.detection.overall)}",
-        )
-        for p, what in ((json_path, "JSON"), (md_path, "Markdown"), (html_path, "HTML")):
-            if p is not None:
-                say(err, f"wrote {what} report {p}")
-    failed = [g for g in report.gates if not g.passed]
-    if failed:
-        for g in failed if not quiet else ():
-            say(err, f"gate failed: {g.message()}", style="red")
-        raise typer.Exit(EXIT_FINDINGS)
 
 
 def _ci_outputs(
     report: AuditReport,
+    s: ReportSettings,
     ledger_dir: Path,
     corpus: Corpus,
-    sarif_path: Path | None,
-    junit_path: Path | None,
     opts: RenderOptions,
-    quiet: bool,
     original: Corpus | None = None,
 ) -> None:
     """Write the SARIF and JUnit files asked for (before the gates decide the exit code)."""
     from output_contracts.audit.ci import audit_junit, audit_sarif, fired_receipts
 
-    if sarif_path is not None:
+    if s.sarif_path is not None:
         receipts, labelled = fired_receipts(ledger_dir, corpus, original)
         log = audit_sarif(report, receipts, labelled, version=__version__, options=opts)
-        atomic_write_bytes(sarif_path, pretty_json(log))
-        if not quiet:
+        atomic_write_bytes(s.sarif_path, pretty_json(log))
+        if not s.quiet:
             props = log["runs"][0]["properties"]
             say(
                 err,
-                f"wrote SARIF {sarif_path}: {len(log['runs'][0]['results'])} results "
+                f"wrote SARIF {s.sarif_path}: {len(log['runs'][0]['results'])} results "
                 f"({props['omitted_results']} left out by --max-results, {labelled} labelled fired calls "
                 "not reported)",
             )
-    if junit_path is not None:
-        atomic_write_bytes(junit_path, audit_junit(report))
-        if not quiet:
-            say(err, f"wrote JUnit {junit_path}")
-
-
-def _default_reports(json_path: Path | None, md_path: Path | None) -> tuple[Path | None, Path | None]:
-    """Report files: the ones given, else `paths.reports/audit.{json,md}` when configured."""
-    reports = config().path("paths.reports")
-    if json_path is None and md_path is None and reports is not None:
-        json_path, md_path = reports / "audit.json", reports / "audit.md"
-    return json_path, md_path
+    if s.junit_path is not None:
+        atomic_write_bytes(s.junit_path, audit_junit(report))
+        if not s.quiet:
+            say(err, f"wrote JUnit {s.junit_path}")
 
 
 def _ledger_dir(
@@ -373,42 +354,147 @@ def _ledger_dir(
     return ledger_dir, temporary
 
 
+AuditSourcesArg = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="SRC",
+        help="A corpus folder, or trace files and folders (ingested together). Default: paths.corpus "
+        "or paths.traces.",
+        show_default=False,
+    ),
+]
+AuditContractsOpt = Annotated[
+    Path | None,
+    contracts_option("Use this contract set (must be mined with the same K and seed) instead of mining."),
+]
+InjectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--inject",
+        metavar="KIND,...",
+        help=f"Plant faults first: comma-separated kinds or groups ({', '.join(FAULT_GROUPS)}); "
+        "docs/faults.md lists the kinds.",
+    ),
+]
+AuditRateOpt = Annotated[
+    float, typer.Option("--rate", metavar="SHARE", help="Share of eligible calls to fault with --inject.")
+]
+AuditLedgerOpt = Annotated[
+    Path | None,
+    ledger_option(
+        "Ledger folder for the frozen fire events (new or empty; default: paths.ledger, else "
+        "CORPUS/audits/NAME for a corpus folder, else a temporary folder; stderr names it)."
+    ),
+]
+AuditEncoderOpt = Annotated[
+    EncoderName, typer.Option("--encoder", help="Receipt encoder whose size is costed.")
+]
+AuditRegistryOpt = Annotated[
+    Path | None,
+    registry_option(
+        "tools.json for substitutes/recovery tools (default: paths.registry, or SRC/tools.json)."
+    ),
+]
+NoInSampleOpt = Annotated[
+    bool, typer.Option("--no-in-sample", help="Skip the in-sample (non-split) comparison replay.")
+]
+AuditSourceOpt = Annotated[
+    RuleSource | None,
+    typer.Option(
+        "--source",
+        help="Mine rules from: all, mined (traces only), or schema (the registry's output schemas "
+        "only: the schema-only detector to compare with).",
+    ),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSettings(Settings):
+    """What `audit` and `audit-score` share: the bootstrap and CI gates (`[audit]`), and where and how
+    the report goes."""
+
+    bootstrap: int = setting("audit.bootstrap")
+    max_fire_rate: float | None = setting("audit.max_fire_rate")
+    max_spurious_per_100: float | None = setting("audit.max_spurious_per_100")
+    min_detection: float | None = setting("audit.min_detection")
+    min_coverage: float | None = setting("audit.min_coverage")
+    as_json: bool
+    json_path: Path | None
+    md_path: Path | None
+    html_path: Path | None
+    output_format: AuditOutput
+    sarif_path: Path | None
+    junit_path: Path | None
+    uri_base: Path | None
+    max_results: int
+    quiet: bool
+    plain: bool
+
+    @property
+    def gates(self) -> dict[str, float | None]:
+        """The gates by the names the audit report uses (None: no gate)."""
+        return {
+            "max_fire_rate": self.max_fire_rate,
+            "max_spurious_per_100": self.max_spurious_per_100,
+            "min_detection": self.min_detection,
+            "min_coverage": self.min_coverage,
+        }
+
+    @property
+    def report_files(self) -> tuple[Path | None, Path | None]:
+        """The JSON and Markdown report files to write."""
+        return self.json_path, self.md_path
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditSettings(MiningSettings, ReportSettings):
+    """`contracts audit`, resolved: its options over `[paths]`, `[audit]` and `[mine]` over the defaults
+    (the thresholds of the mining it runs come from `[mine]` alone)."""
+
+    sources: list[Path] = setting(
+        "paths.corpus",
+        "paths.traces",
+        many=True,
+        missing="no corpus or traces given: pass SRC or set 'corpus' (or 'traces') under [paths] in "
+        "contracts.toml",
+    )
+    folds: int = setting("audit.folds")
+    seed: int = setting("mine.seed")
+    ledger: Path | None = setting("paths.ledger")
+    registry: Path | None = setting("paths.registry")
+    rule_source: str = setting("mine.source")
+    reports: Path | None = setting("paths.reports")
+    part_rows: int | None = setting("mine.part_rows")
+    contracts_file: Path | None
+    inject: str | None
+    rate: float
+    overwrite: bool
+    encoder: EncoderName
+    no_in_sample: bool
+
+    def check(self) -> None:
+        """`--bootstrap` and `--rate` within their bounds."""
+        check_bootstrap(self.bootstrap)
+        if not 0.0 <= self.rate <= 1.0:
+            raise UsageError(f"--rate must be between 0 and 1, got {self.rate}", field="--rate")
+
+    @property
+    def report_files(self) -> tuple[Path | None, Path | None]:
+        """The JSON and Markdown report files: the ones given, else `paths.reports/audit.{json,md}`."""
+        if self.json_path is None and self.md_path is None and self.reports is not None:
+            return self.reports / "audit.json", self.reports / "audit.md"
+        return self.json_path, self.md_path
+
+
 def audit_cmd(
-    sources: Annotated[
-        list[Path] | None,
-        typer.Argument(
-            metavar="SRC",
-            help="A corpus folder, or trace files and folders (ingested together). Default: paths.corpus "
-            "or paths.traces.",
-            show_default=False,
-        ),
-    ] = None,
+    sources: AuditSourcesArg = None,
     folds: FoldsAuditOpt = None,
-    contracts_file: Annotated[
-        Path | None,
-        contracts_option("Use this contract set (must be mined with the same K and seed) instead of mining."),
-    ] = None,
+    contracts_file: AuditContractsOpt = None,
     seed: SeedAuditOpt = None,
-    inject: Annotated[
-        str | None,
-        typer.Option(
-            "--inject",
-            metavar="KIND,...",
-            help=f"Plant faults first: comma-separated kinds or groups ({', '.join(FAULT_GROUPS)}); "
-            "docs/faults.md lists the kinds.",
-        ),
-    ] = None,
-    rate: Annotated[
-        float, typer.Option("--rate", metavar="SHARE", help="Share of eligible calls to fault with --inject.")
-    ] = 0.1,
+    inject: InjectOpt = None,
+    rate: AuditRateOpt = 0.1,
     bootstrap: BootstrapOpt = None,
-    ledger: Annotated[
-        Path | None,
-        ledger_option(
-            "Ledger folder for the frozen fire events (new or empty; default: paths.ledger, else "
-            "CORPUS/audits/NAME for a corpus folder, else a temporary folder; stderr names it)."
-        ),
-    ] = None,
+    ledger: AuditLedgerOpt = None,
     overwrite: OverwriteFlag = False,
     as_json: JsonReportFlag = False,
     json_path: ReportOutOpt = None,
@@ -419,165 +505,138 @@ def audit_cmd(
     max_spurious_per_100: MaxSpurOpt = None,
     min_detection: MinDetOpt = None,
     min_coverage: MinCovOpt = None,
-    encoder: Annotated[
-        EncoderName, typer.Option("--encoder", help="Receipt encoder whose size is costed.")
-    ] = EncoderName.v2,
-    registry: Annotated[
-        Path | None,
-        registry_option(
-            "tools.json for substitutes/recovery tools (default: paths.registry, or SRC/tools.json)."
-        ),
-    ] = None,
-    no_in_sample: Annotated[
-        bool, typer.Option("--no-in-sample", help="Skip the in-sample (non-split) comparison replay.")
-    ] = False,
+    encoder: AuditEncoderOpt = EncoderName.v2,
+    registry: AuditRegistryOpt = None,
+    no_in_sample: NoInSampleOpt = False,
     sarif_path: SarifOpt = None,
     junit_path: JunitOpt = None,
     uri_base: BaseOpt = None,
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
-    rule_source: Annotated[
-        RuleSource | None,
-        typer.Option(
-            "--source",
-            help="Mine rules from: all, mined (traces only), or schema (the registry's output schemas "
-            "only: the schema-only detector to compare with).",
-        ),
-    ] = None,
+    rule_source: AuditSourceOpt = None,
     quiet: QuietFlag = False,
     plain: PlainFlag = False,
 ) -> None:
     """Cross-fitted replay audit: fire rate, spurious receipts, detection, recovery, cost; CI gates."""
-    from output_contracts.audit.inject import parse_kinds
-    from output_contracts.audit.pipeline import (
-        audit_report,
-        claim_audit_dirs,
-        contracts_sha256,
-        open_source,
-        work_dir,
-    )
-    from output_contracts.codes.contract_set import ContractSet
-    from output_contracts.codes.mine_params import MineParams
+    _audit(resolved(AuditSettings, locals()))
 
-    cfg = config()
-    src: list[Path] | None = list(sources) if sources else None
-    if src is None:
-        corpus = cfg.path("paths.corpus")
-        if corpus is not None:
-            src = [corpus]
-        else:
-            traces = cfg.get("paths.traces")
-            src = [Path(t) for t in traces] if traces else None
-        if src is None:
-            raise UsageError(
-                "no corpus or traces given: pass SRC or set 'corpus' (or 'traces') under [paths] in contracts.toml",
-                field="SRC",
-            )
-    k = int(cfg.get("audit.folds", folds))
-    s = int(cfg.get("mine.seed", seed))
-    n_boot = int(cfg.get("audit.bootstrap", bootstrap))
-    if not 0 <= n_boot <= MAX_BOOTSTRAP:
-        raise UsageError(
-            f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, got {n_boot}", field="--bootstrap"
-        )
-    if not 0.0 <= rate <= 1.0:
-        raise UsageError(f"--rate must be between 0 and 1, got {rate}", field="--rate")
-    kinds = parse_kinds(inject) if inject else None
-    render_options(uri_base, max_results, 0, None)  # a bad --base fails before the replay, not after
-    json_path, md_path = _default_reports(json_path, md_path)
-    cs = ContractSet.load(contracts_file) if contracts_file is not None else None
-    registry_path = cfg.path("paths.registry", registry)
-    mine_params = MineParams.of(
-        **{
-            name: value
-            for name, value in (
-                ("clean", cfg.get("mine.clean")),
-                ("max_domain", cfg.get("mine.max_domain")),
-                ("min_support", cfg.get("mine.min_support") or None),
-                ("max_violation_rate", cfg.get("mine.max_violation_rate")),
-                ("rule_source", cfg.get("mine.source", rule_source.value if rule_source else None)),
-            )
-            if value is not None
-        }
-    )
+
+def _audit(s: AuditSettings) -> None:
+    """Replay the sources fold by fold into a new ledger, then write and render the report."""
+    from output_contracts.audit.inject import parse_kinds
+    from output_contracts.audit.pipeline import claim_audit_dirs, contracts_sha256
+    from output_contracts.codes.contract_set import ContractSet
+
+    kinds = parse_kinds(s.inject) if s.inject else None
+    render_options(s.uri_base, s.max_results, 0, None)  # a bad --base fails before the replay, not after
+    cs = ContractSet.load(s.contracts_file) if s.contracts_file is not None else None
+    mine_params = s.mine_params(rule_source=s.rule_source)
     ledger_dir, temporary = _ledger_dir(
-        ledger or cfg.path("paths.ledger"),
-        src,
+        s.ledger,
+        s.sources,
         {
-            "k": k,
-            "seed": s,
+            "k": s.folds,
+            "seed": s.seed,
             "contracts": contracts_sha256(cs) if cs is not None else None,
-            "inject": [kinds, rate] if kinds else None,
-            "encoder": encoder.value,
-            "registry": str(registry_path) if registry_path is not None else None,
+            "inject": [kinds, s.rate] if kinds else None,
+            "encoder": s.encoder.value,
+            "registry": str(s.registry) if s.registry is not None else None,
             "mine": repr(mine_params),
         },
-        quiet,
+        s.quiet,
     )
     # every ledger writer treats an existing folder alike: refused unless --overwrite (docs/audit.md)
-    claim_audit_dirs(ledger_dir, overwrite=overwrite)
+    claim_audit_dirs(ledger_dir, overwrite=s.overwrite)
     try:
-        bar = progress_bar(quiet)
-        source = open_source(
-            src,
-            work_dir(ledger_dir),
-            inject_kinds=kinds,
-            inject_rate=rate,
-            inject_seed=s,
-            contracts=cs,
-            registry=registry_path,
-            progress=bar,
-        )
-        if source.inject and not quiet:
-            inj = source.inject
-            say(
-                err,
-                f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
-                f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
-            )
-        report, cs_used = audit_report(
-            source.corpus,
-            ledger_dir,
-            k=k,
-            seed=s,
-            contracts=cs,
-            origin=str(contracts_file) if contracts_file is not None else "mined",
-            bootstrap=n_boot,
-            encoder=encoder.value,
-            in_sample=not no_in_sample,
-            corpus_name=source.name,
-            inject=source.inject,
-            mine_from=source.original,
-            gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
-            mine_params=mine_params,
-            # leaf rows read at once (bounded memory; the contract set does not depend on it)
-            part_rows=cfg.get("mine.part_rows"),
-            progress=bar,
-        )
+        source, report, cs_used = _replay(s, ledger_dir, kinds, cs, mine_params)
     except BaseException:
         if temporary:  # nothing left behind in the temporary folder of a run that failed
             shutil.rmtree(ledger_dir.parent, ignore_errors=True)
         raise
-    if not quiet:
+    if not s.quiet:
         say(err, f"fire events frozen in {ledger_dir} before labels were joined; re-score with:")
         say_command(err, ["contracts", "audit-score", str(ledger_dir), ("--corpus", str(source.corpus.path))])
-    opts = render_options(uri_base, max_results, 0, cs_used)
-    _ci_outputs(report, ledger_dir, source.corpus, sarif_path, junit_path, opts, quiet, source.original)
-    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json, plain=plain)
+    opts = render_options(s.uri_base, s.max_results, 0, cs_used)
+    _ci_outputs(report, s, ledger_dir, source.corpus, opts, source.original)
+    _emit(report, s)
+
+
+def _replay(
+    s: AuditSettings,
+    ledger_dir: Path,
+    kinds: tuple[str, ...] | None,
+    cs: ContractSet | None,
+    mine_params: MineParams,
+) -> tuple[AuditSource, AuditReport, ContractSet]:
+    """Open (and fault, with `--inject`) the sources, and run the cross-fitted replay into the ledger."""
+    from output_contracts.audit.pipeline import audit_report, open_source, work_dir
+
+    bar = progress_bar(s.quiet)
+    source = open_source(
+        s.sources,
+        work_dir(ledger_dir),
+        inject_kinds=kinds,
+        inject_rate=s.rate,
+        inject_seed=s.seed,
+        contracts=cs,
+        registry=s.registry,
+        progress=bar,
+    )
+    if source.inject and not s.quiet:
+        inj = source.inject
+        say(
+            err,
+            f"injected {sum(inj['injected'].values())} faults into {inj['eligible']} eligible calls "
+            f"({', '.join(f'{k_}={v}' for k_, v in inj['injected'].items())}); corpus {source.corpus.path}",
+        )
+    report, cs_used = audit_report(
+        source.corpus,
+        ledger_dir,
+        k=s.folds,
+        seed=s.seed,
+        contracts=cs,
+        origin=str(s.contracts_file) if s.contracts_file is not None else "mined",
+        bootstrap=s.bootstrap,
+        encoder=s.encoder.value,
+        in_sample=not s.no_in_sample,
+        corpus_name=source.name,
+        inject=source.inject,
+        mine_from=source.original,
+        gates=s.gates,
+        mine_params=mine_params,
+        # leaf rows read at once (bounded memory; the contract set does not depend on it)
+        part_rows=s.part_rows,
+        progress=bar,
+    )
+    return source, report, cs_used
+
+
+AuditScoreLedgerArg = Annotated[Path, typer.Argument(metavar="LEDGER", help="A frozen audit ledger folder.")]
+AuditScoreCorpusOpt = Annotated[
+    Path | None, corpus_option("The corpus the audit ran on (default: paths.corpus).")
+]
+LabelsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--labels",
+        metavar="FILE",
+        help="JSONL overriding labels ({call_id, labels}) and rewards ({trace_id, reward}).",
+    ),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditScoreSettings(ReportSettings):
+    """`contracts audit-score`, resolved: the corpus from `paths.corpus`, gates and bootstrap from `[audit]`."""
+
+    corpus: Path = setting("paths.corpus", required="corpus (--corpus)")
+    ledger: Path
+    labels: Path | None
 
 
 def audit_score_cmd(
-    ledger: Annotated[Path, typer.Argument(metavar="LEDGER", help="A frozen audit ledger folder.")],
-    corpus: Annotated[
-        Path | None, corpus_option("The corpus the audit ran on (default: paths.corpus).")
-    ] = None,
-    labels: Annotated[
-        Path | None,
-        typer.Option(
-            "--labels",
-            metavar="FILE",
-            help="JSONL overriding labels ({call_id, labels}) and rewards ({trace_id, reward}).",
-        ),
-    ] = None,
+    ledger: AuditScoreLedgerArg,
+    corpus: AuditScoreCorpusOpt = None,
+    labels: LabelsOpt = None,
     bootstrap: BootstrapOpt = None,
     as_json: JsonReportFlag = False,
     json_path: ReportOutOpt = None,
@@ -596,78 +655,106 @@ def audit_score_cmd(
     plain: PlainFlag = False,
 ) -> None:
     """Recompute the audit scores from a frozen ledger and the labels/rewards (nothing is re-checked)."""
+    _audit_score(resolved(AuditScoreSettings, locals()))
+
+
+def _audit_score(s: AuditScoreSettings) -> None:
+    """Score the frozen fire events against the corpus's labels, then write and render the report."""
     from output_contracts.audit.pipeline import audit_score_report
     from output_contracts.traces.corpus import Corpus
 
-    cfg = config()
-    c = cfg.require_path("paths.corpus", corpus, "corpus (--corpus)")
-    n_boot = int(cfg.get("audit.bootstrap", bootstrap))
-    opts = render_options(uri_base, max_results, 0, None)
-    opened = Corpus.open(c)
-    with phase(quiet, "audit-score"):
+    opts = render_options(s.uri_base, s.max_results, 0, None)
+    opened = Corpus.open(s.corpus)
+    with phase(s.quiet, "audit-score"):
         report = audit_score_report(
-            ledger,
-            opened,
-            bootstrap=n_boot,
-            gates=_gates(max_fire_rate, max_spurious_per_100, min_detection, min_coverage),
-            labels_file=labels,
+            s.ledger, opened, bootstrap=s.bootstrap, gates=s.gates, labels_file=s.labels
         )
-    _ci_outputs(report, ledger, opened, sarif_path, junit_path, opts, quiet)
-    _emit(report, json_path, md_path, output_format, quiet, html_path, json_stdout=as_json, plain=plain)
+    _ci_outputs(report, s, s.ledger, opened, opts)
+    _emit(report, s)
+
+
+InjectSrcArg = Annotated[
+    list[Path],
+    typer.Argument(metavar="SRC", help="Flat JSONL trace files or folders, or a corpus folder."),
+]
+InjectOutputOpt = Annotated[Path, output_option("Write the faulted flat JSONL to FILE.")]
+KindsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--kinds",
+        metavar="KIND,...",
+        help=f"Fault kinds or groups ({', '.join(FAULT_GROUPS)}), comma-separated or repeated "
+        "(default: all); docs/faults.md lists them.",
+        show_default=False,
+    ),
+]
+InjectRateOpt = Annotated[
+    float, typer.Option("--rate", metavar="SHARE", help="Share of eligible calls to fault (0..1).")
+]
+InjectSeedOpt = Annotated[int | None, seed_option("Seed of the fault draw (default: mine.seed, 13).")]
+InjectContractsOpt = Annotated[
+    Path | None, contracts_option("Aim faults at the paths this contract set's rules cover.")
+]
+InjectJsonFlag = Annotated[bool, json_flag("Print the injection summary as JSON on stdout.")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class InjectSettings(Settings):
+    """`contracts inject`, resolved: the seed defaults to `mine.seed`."""
+
+    seed: int = setting("mine.seed")
+    src: list[Path]
+    output: Path
+    kinds: list[str] | None
+    rate: float
+    contracts_file: Path | None
+    as_json: bool
+    quiet: bool
 
 
 def inject_cmd(
-    src: Annotated[
-        list[Path],
-        typer.Argument(metavar="SRC", help="Flat JSONL trace files or folders, or a corpus folder."),
-    ],
-    output: Annotated[Path, output_option("Write the faulted flat JSONL to FILE.")],
-    kinds: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--kinds",
-            metavar="KIND,...",
-            help=f"Fault kinds or groups ({', '.join(FAULT_GROUPS)}), comma-separated or repeated "
-            "(default: all); docs/faults.md lists them.",
-            show_default=False,
-        ),
-    ] = None,
-    rate: Annotated[
-        float, typer.Option("--rate", metavar="SHARE", help="Share of eligible calls to fault (0..1).")
-    ] = 0.1,
-    seed: Annotated[int | None, seed_option("Seed of the fault draw (default: mine.seed, 13).")] = None,
-    contracts_file: Annotated[
-        Path | None, contracts_option("Aim faults at the paths this contract set's rules cover.")
-    ] = None,
-    as_json: Annotated[bool, json_flag("Print the injection summary as JSON on stdout.")] = False,
+    src: InjectSrcArg,
+    output: InjectOutputOpt,
+    kinds: KindsOpt = None,
+    rate: InjectRateOpt = 0.1,
+    seed: InjectSeedOpt = None,
+    contracts_file: InjectContractsOpt = None,
+    as_json: InjectJsonFlag = False,
     quiet: QuietFlag = False,
 ) -> None:
     """Plant labelled faults (labels.fault, fault_path, original) in clean traces, for measuring detection."""
+    _inject(resolved(InjectSettings, locals()))
+
+
+def _inject(s: InjectSettings) -> None:
+    """Write the faulted copy of the sources and say what was planted (and which lines were rejected)."""
     from output_contracts.audit.inject import inject_file, parse_kinds
     from output_contracts.codes.contract_set import ContractSet
 
-    s = int(config().get("mine.seed", seed))
-    cs = ContractSet.load(contracts_file) if contracts_file is not None else None
-    kinds_text = ",".join(kinds) if kinds else "all"
-    with phase(quiet, "inject"):
-        rep = inject_file(src, output, kinds=parse_kinds(kinds_text), rate=rate, seed=s, contracts=cs)
-    if as_json:
+    cs = ContractSet.load(s.contracts_file) if s.contracts_file is not None else None
+    kinds_text = ",".join(s.kinds) if s.kinds else "all"
+    with phase(s.quiet, "inject"):
+        rep = inject_file(
+            s.src, s.output, kinds=parse_kinds(kinds_text), rate=s.rate, seed=s.seed, contracts=cs
+        )
+    if s.as_json:
         out.file.write(pretty_json(rep.to_json()).decode("utf-8"))
-    if not quiet:
-        per = ", ".join(f"{k}={v}" for k, v in sorted(rep.injected.items()))
+    if s.quiet:
+        return
+    per = ", ".join(f"{k}={v}" for k, v in sorted(rep.injected.items()))
+    say(
+        err,
+        f"wrote {s.output}: {sum(rep.injected.values())} faults in {rep.eligible} eligible of {rep.records} calls "
+        f"({per}; {rep.no_target} selected calls had no target; targets: {rep.targeting})",
+    )
+    if rep.rejected:
+        first = rep.rejected[0]
         say(
             err,
-            f"wrote {output}: {sum(rep.injected.values())} faults in {rep.eligible} eligible of {rep.records} calls "
-            f"({per}; {rep.no_target} selected calls had no target; targets: {rep.targeting})",
+            f"{len(rep.rejected)} input line(s) rejected and left out, as ingest would (first: "
+            f"{first['source']}:{first['line']}: {first['error']})",
+            style="red",
         )
-        if rep.rejected:
-            first = rep.rejected[0]
-            say(
-                err,
-                f"{len(rep.rejected)} input line(s) rejected and left out, as ingest would (first: "
-                f"{first['source']}:{first['line']}: {first['error']})",
-                style="red",
-            )
 
 
 def register(app: typer.Typer) -> None:

@@ -10,6 +10,7 @@ import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
@@ -35,20 +36,22 @@ from output_contracts.cli.common import (
     PlainFlag,
     QuietFlag,
     ToolOpt,
-    config,
     err,
     fold_option,
     out,
     progress_bar,
 )
+from output_contracts.cli.settings import resolved
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import TraceError, UsageError
 from output_contracts.jsonutil import atomic_write_bytes, canonical_json, chunked_batches
+from output_contracts.settings import Settings, setting
 
 if TYPE_CHECKING:
     from output_contracts.checks.checker import Fold
-    from output_contracts.checks.outputs import SummaryBuilder
+    from output_contracts.checks.outputs import Summary, SummaryBuilder
     from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.traces.corpus import Corpus
 
 
 class CheckOutput(StrEnum):
@@ -113,13 +116,6 @@ def _receipt_stream(
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of every source in order: corpus folders, trace files (ingested to a temporary
     corpus), and `-` (stdin, streamed line by line; `before_wait` runs before each read that may block)."""
-    from output_contracts.checks.checker import (
-        check_batches,
-        check_corpus,
-        corpus_counts,
-        receipts_from_frame,
-    )
-    from output_contracts.checks.receipts import encode
     from output_contracts.traces.corpus import Corpus
     from output_contracts.traces.sources import is_corpus, open_corpus
 
@@ -127,6 +123,7 @@ def _receipt_stream(
     for s in files:
         if not Path(s).exists():
             raise UsageError("no such trace file or corpus folder", source=s, code="E_INPUT")
+    selected: dict[str, Any] = {"fold": fold, "tools": tools, "codes": codes}
     with ExitStack() as stack:
         ingested: Corpus | None = None
         if files:  # every trace file into one temporary corpus, checked once (at the first file)
@@ -138,57 +135,91 @@ def _receipt_stream(
             summary.rejected_lines += len(ingested.rejects())
         for s in sources:
             if s == "-":
-                # what is loaded by now (modules, the contract set) lives as long as the process: the
-                # cyclic collector, run again and again by the objects each line decodes to, is spared
-                # walking it every time (0.94x the CPU of `check -` on 60k lines of the generated world)
-                gc.freeze()  # given back to the collector when the stream ends (a caller's process goes on)
-                try:
-                    for batch in check_batches(
-                        contracts,
-                        _stdin_batches(stdin, before_wait),
-                        fold=fold,
-                        tools=tools,
-                        codes=codes,
-                        encoder=encoder,
-                        include_all=include_all,
-                        format=fmt,
-                    ):
-                        for tool, n in batch.checked.items():
-                            summary.checked(tool, n)
-                        for item in batch.items:  # calls with a receipt, calls not checked, bad lines
-                            if item.kind == "rejected":
-                                if strict:
-                                    raise TraceError(
-                                        f"unreadable line: {item.reason}", source="-", line=item.line
-                                    )
-                                summary.rejected_lines += 1
-                            elif item.kind == "skipped":
-                                summary.skipped_calls += 1
-                            elif item.receipt is not None:
-                                enc = encode(item.receipt)
-                                summary.receipt(enc, [v.code for v in item.receipt.violations])
-                                yield enc
-                finally:
-                    gc.unfreeze()
-                continue
-            if is_corpus(s):
-                corpus = Corpus.open(s)
+                batches = _stdin_batches(stdin, before_wait)
+                yield from _stdin_receipts(
+                    contracts,
+                    batches,
+                    summary,
+                    strict,
+                    encoder=encoder,
+                    include_all=include_all,
+                    format=fmt,
+                    **selected,
+                )
+            elif is_corpus(s):
+                yield from _corpus_receipts(
+                    contracts, Corpus.open(s), summary, encoder, include_all, progress, **selected
+                )
             elif ingested is not None and s == files[0]:
-                corpus = ingested
-            else:
-                continue  # every file went into the one ingested corpus, checked once at the first file
-            counts = corpus_counts(contracts, corpus, tools=tools)
-            for tool, n in counts.calls_by_tool.items():
+                yield from _corpus_receipts(
+                    contracts, ingested, summary, encoder, include_all, progress, **selected
+                )
+            # else: every file went into the one ingested corpus, checked once at the first file
+
+
+def _stdin_receipts(
+    contracts: ContractSet,
+    batches: Iterator[list[bytes]],
+    summary: SummaryBuilder,
+    strict: bool,
+    **options: Any,
+) -> Iterator[dict[str, Any]]:
+    """Encoded receipts of the lines read from stdin, batch by batch (`check_batches`); rejected lines
+    and calls not checked counted in `summary` (`strict`: the first rejected line is an error)."""
+    from output_contracts.checks.checker import check_batches
+    from output_contracts.checks.receipts import encode
+
+    # what is loaded by now (modules, the contract set) lives as long as the process: the cyclic
+    # collector, run again and again by the objects each line decodes to, is spared walking it every
+    # time (0.94x the CPU of `check -` on 60k lines of the generated world)
+    gc.freeze()  # given back to the collector when the stream ends (a caller's process goes on)
+    try:
+        for batch in check_batches(contracts, batches, **options):
+            for tool, n in batch.checked.items():
                 summary.checked(tool, n)
-            summary.skipped_calls += counts.skipped_calls
-            kw: dict[str, Any] = {"progress": progress} if progress is not None else {}
-            frame = check_corpus(contracts, corpus, fold=fold, tools=tools, codes=codes, **kw)
-            for r in receipts_from_frame(
-                contracts, corpus, frame, encoder=encoder, include_all=include_all, tools=tools
-            ):
-                enc = encode(r)
-                summary.receipt(enc, [v.code for v in r.violations])
-                yield enc
+            for item in batch.items:  # calls with a receipt, calls not checked, bad lines
+                if item.kind == "rejected":
+                    if strict:
+                        raise TraceError(f"unreadable line: {item.reason}", source="-", line=item.line)
+                    summary.rejected_lines += 1
+                elif item.kind == "skipped":
+                    summary.skipped_calls += 1
+                elif item.receipt is not None:
+                    enc = encode(item.receipt)
+                    summary.receipt(enc, [v.code for v in item.receipt.violations])
+                    yield enc
+    finally:
+        gc.unfreeze()
+
+
+def _corpus_receipts(
+    contracts: ContractSet,
+    corpus: Corpus,
+    summary: SummaryBuilder,
+    encoder: str,
+    include_all: bool,
+    progress: Any,
+    *,
+    fold: Fold,
+    tools: list[str] | None,
+    codes: list[str] | None,
+) -> Iterator[dict[str, Any]]:
+    """Encoded receipts of a corpus's calls, checked together; the calls checked and skipped counted."""
+    from output_contracts.checks.checker import check_corpus, corpus_counts, receipts_from_frame
+    from output_contracts.checks.receipts import encode
+
+    counts = corpus_counts(contracts, corpus, tools=tools)
+    for tool, n in counts.calls_by_tool.items():
+        summary.checked(tool, n)
+    summary.skipped_calls += counts.skipped_calls
+    kw: dict[str, Any] = {"progress": progress} if progress is not None else {}
+    frame = check_corpus(contracts, corpus, fold=fold, tools=tools, codes=codes, **kw)
+    for r in receipts_from_frame(
+        contracts, corpus, frame, encoder=encoder, include_all=include_all, tools=tools
+    ):
+        enc = encode(r)
+        summary.receipt(enc, [v.code for v in r.violations])
+        yield enc
 
 
 def _print_summary(summary: Any, plain: bool = False, to: Any = err) -> None:
@@ -208,53 +239,124 @@ def _print_summary(summary: Any, plain: bool = False, to: Any = err) -> None:
     show(to, table, plain=plain)
 
 
+CheckSourcesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="SRC",
+        help="Trace files (any supported format), corpus folders, or - for stdin. "
+        "Default: paths.corpus from the config.",
+        show_default=False,
+    ),
+]
+CheckFoldOpt = Annotated[
+    str | None,
+    fold_option("Use fold F's checker, or 'cross' (each call by its own task's fold). Default: full set."),
+]
+CheckEncoderOpt = Annotated[
+    EncoderName | None, typer.Option("--encoder", help="Receipt encoder (default: check.encoder, v2).")
+]
+CheckOutputFormatOpt = Annotated[
+    CheckOutput, typer.Option("--output-format", help="Receipts as jsonl, json, sarif, junit or github.")
+]
+AllFlag = Annotated[
+    bool, typer.Option("--all", help="A receipt for every checked call, not only those with violations.")
+]
+StrictFlag = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Exit 2 at the first unreadable input line (default: count them and go on)."
+    ),
+]
+AllowEmptyFlag = Annotated[
+    bool,
+    typer.Option("--allow-empty", help="Accept trace files that hold no tool call (default: exit 2)."),
+]
+FailOnUnknownToolFlag = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-unknown-tool",
+        help="Exit 1 when calls of a tool the contract set has no rules for were seen (not checked).",
+    ),
+]
+
+
+def _texts(paths: list[Path]) -> list[str]:
+    return [str(p) for p in paths]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckSettings(Settings):
+    """`contracts check`, resolved: the contract set and sources from `[paths]`, the encoder from
+    `check.encoder`."""
+
+    contracts_path: Path = setting("paths.contracts", required="contract set (--contracts)")
+    sources: list[str] = setting("paths.corpus", required="trace source (SRC)", many=True, from_config=_texts)
+    encoder: str = setting("check.encoder")
+    fold: str | None
+    code: list[str] | None
+    tool: list[str] | None
+    input_format: str
+    output_format: CheckOutput
+    include_all: bool
+    output: Path | None
+    strict: bool
+    allow_empty: bool
+    fail_on_unknown_tool: bool
+    base: Path | None
+    max_results: int
+    max_annotations: int
+    quiet: bool
+    plain: bool
+
+    def check(self) -> None:
+        """One stdin, known codes, and an encoder that carries what the output format reports."""
+        from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS
+        from output_contracts.codes.table import names
+
+        CODES = names()
+
+        if self.sources.count("-") > 1:
+            raise UsageError("stdin (-) can be given only once", field="SRC")
+        for c in self.codes or ():
+            if c not in CODES:
+                raise UsageError(f"unknown property code {c!r} (known: {', '.join(CODES)})", field="--code")
+        enc = self.encoder
+        if enc not in ENCODERS:
+            raise UsageError(
+                f"check.encoder must be one of {', '.join(ENCODERS)}, got {enc!r}", field="encoder"
+            )
+        if enc not in WITNESS_ENCODERS and self.output_format.value in ("sarif", "junit", "github"):
+            raise UsageError(
+                f"--output-format {self.output_format.value} reports violations, which encoder {enc!r} does "
+                "not carry (it is for delivering ablation receipts to agents): use jsonl or json",
+                field="--encoder",
+            )
+
+    @property
+    def codes(self) -> list[str] | None:
+        """The `--code` filter, sorted and without repeats (None: every code)."""
+        return sorted(set(self.code)) if self.code else None
+
+    @property
+    def tools(self) -> list[str] | None:
+        """The `--tool` filter, sorted and without repeats (None: every tool)."""
+        return sorted(set(self.tool)) if self.tool else None
+
+
 def check(
-    sources: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="SRC",
-            help="Trace files (any supported format), corpus folders, or - for stdin. "
-            "Default: paths.corpus from the config.",
-            show_default=False,
-        ),
-    ] = None,
+    sources: CheckSourcesArg = None,
     contracts_path: ContractsOpt = None,
-    fold: Annotated[
-        str | None,
-        fold_option(
-            "Use fold F's checker, or 'cross' (each call by its own task's fold). Default: full set."
-        ),
-    ] = None,
-    encoder: Annotated[
-        EncoderName | None, typer.Option("--encoder", help="Receipt encoder (default: check.encoder, v2).")
-    ] = None,
+    fold: CheckFoldOpt = None,
+    encoder: CheckEncoderOpt = None,
     code: CodeOpt = None,
     tool: ToolOpt = None,
     input_format: FormatOpt = "auto",
-    output_format: Annotated[
-        CheckOutput, typer.Option("--output-format", help="Receipts as jsonl, json, sarif, junit or github.")
-    ] = CheckOutput.jsonl,
-    include_all: Annotated[
-        bool, typer.Option("--all", help="A receipt for every checked call, not only those with violations.")
-    ] = False,
+    output_format: CheckOutputFormatOpt = CheckOutput.jsonl,
+    include_all: AllFlag = False,
     output: OutputOpt = None,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict", help="Exit 2 at the first unreadable input line (default: count them and go on)."
-        ),
-    ] = False,
-    allow_empty: Annotated[
-        bool,
-        typer.Option("--allow-empty", help="Accept trace files that hold no tool call (default: exit 2)."),
-    ] = False,
-    fail_on_unknown_tool: Annotated[
-        bool,
-        typer.Option(
-            "--fail-on-unknown-tool",
-            help="Exit 1 when calls of a tool the contract set has no rules for were seen (not checked).",
-        ),
-    ] = False,
+    strict: StrictFlag = False,
+    allow_empty: AllowEmptyFlag = False,
+    fail_on_unknown_tool: FailOnUnknownToolFlag = False,
     base: BaseOpt = None,
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     max_annotations: MaxAnnotationsOpt = MAX_ANNOTATIONS,
@@ -265,55 +367,49 @@ def check(
 
     Exit 0 when every call holds, 1 when any violation is found, 2 on usage or input errors.
     """
+    _check(resolved(CheckSettings, locals()))
+
+
+class _Sink:
+    """The open output while receipts stream to stdout or a device: flushed before each read of stdin
+    that may block (`_stdin_batches`), so every receipt of the lines read so far is out before
+    `check -` waits for more."""
+
+    def __init__(self) -> None:
+        self.file: BinaryIO | None = None
+
+    def flush(self) -> None:
+        if self.file is not None:
+            self.file.flush()
+
+
+def _check(s: CheckSettings) -> None:
+    """Check every source, write the receipts in the output format, summarise, exit 1 on findings."""
     from output_contracts.checks.checker import load_contracts
     from output_contracts.checks.outputs import SummaryBuilder
-    from output_contracts.checks.receipts import ENCODERS, WITNESS_ENCODERS
     from output_contracts.checks.renderers import FORMATS, github
-    from output_contracts.codes.table import names
 
-    CODES = names()
-
-    cfg = config()
-    cpath = cfg.require_path("paths.contracts", contracts_path, "contract set (--contracts)")
-    if not sources:
-        sources = [str(cfg.require_path("paths.corpus", None, "trace source (SRC)"))]
-    if sources.count("-") > 1:
-        raise UsageError("stdin (-) can be given only once", field="SRC")
-    codes = sorted(set(code)) if code else None
-    for c in codes or ():
-        if c not in CODES:
-            raise UsageError(f"unknown property code {c!r} (known: {', '.join(CODES)})", field="--code")
-    enc = str(encoder.value) if encoder is not None else str(cfg.get("check.encoder"))
-    if enc not in ENCODERS:
-        raise UsageError(f"check.encoder must be one of {', '.join(ENCODERS)}, got {enc!r}", field="encoder")
-    if enc not in WITNESS_ENCODERS and output_format.value in ("sarif", "junit", "github"):
-        raise UsageError(
-            f"--output-format {output_format.value} reports violations, which encoder {enc!r} does not carry "
-            "(it is for delivering ablation receipts to agents): use jsonl or json",
-            field="--encoder",
-        )
-    contracts = load_contracts(cpath)
+    contracts = load_contracts(s.contracts_path)
     summary = SummaryBuilder(frozenset(contracts.tools))
-    sink: Any = None  # the open output while receipts stream to stdout or a device: flushed before a wait
+    sink = _Sink()
     stream = _receipt_stream(
         contracts,
-        list(sources),
-        fold=_parse_fold(fold),
-        tools=sorted(set(tool)) if tool else None,
-        codes=codes,
-        encoder=enc,
-        include_all=include_all,
-        fmt=input_format,
+        list(s.sources),
+        fold=_parse_fold(s.fold),
+        tools=s.tools,
+        codes=s.codes,
+        encoder=s.encoder,
+        include_all=s.include_all,
+        fmt=s.input_format,
         summary=summary,
         stdin=sys.stdin.buffer,
-        before_wait=lambda: sink.flush() if sink is not None else None,
-        strict=strict,
-        progress=progress_bar(quiet),
-        allow_empty=allow_empty,
+        before_wait=sink.flush,
+        strict=s.strict,
+        progress=progress_bar(s.quiet),
+        allow_empty=s.allow_empty,
     )
-
-    fmt = FORMATS[output_format.value]
-    opts = render_options(base, max_results, max_annotations, contracts)
+    fmt = FORMATS[s.output_format.value]
+    opts = render_options(s.base, s.max_results, s.max_annotations, contracts)
     kept: list[dict[str, Any]] = []
 
     def chunks() -> Iterator[bytes]:
@@ -323,31 +419,40 @@ def check(
             kept.extend(stream)
             yield fmt.render_all(kept, summary.build(), version=__version__, options=opts)
 
-    if output is not None and output.exists() and not output.is_file():
-        with open(output, "wb") as sink:  # a device or pipe (/dev/stdout, a fifo): no temp+rename
-            for chunk in chunks():
-                sink.write(chunk)
-            sink = None
-    elif output is not None:
-        atomic_write_bytes(output, chunks())
-    else:
-        # buffered, flushed before each read of stdin that may block (`_stdin_batches`) and at the end:
-        # every receipt of the lines read so far is out before `check -` waits for more
-        sink = sys.stdout.buffer
-        for chunk in chunks():
-            if chunk:
-                sink.write(chunk)
-        sink.flush()
-    if output_format is CheckOutput.github:
+    _write(chunks(), s.output, sink)
+    if s.output_format is CheckOutput.github:
         step_summary(github.receipt_annotations(kept, opts), opts, "contracts check")
-    built = summary.build()
-    if plain:  # data, printed whatever -q says (on stdout when the receipts go to a file)
-        _print_summary(built, True, out if output is not None else err)
-    elif not quiet:
+    _finish(summary.build(), s)
+
+
+def _write(chunks: Iterator[bytes], output: Path | None, sink: _Sink) -> None:
+    """The rendered receipts to `output` (a file, atomically; a device or pipe as it is) or stdout."""
+    if output is not None and output.exists() and not output.is_file():
+        with open(output, "wb") as sink.file:  # a device or pipe (/dev/stdout, a fifo): no temp+rename
+            for chunk in chunks:
+                sink.file.write(chunk)
+        sink.file = None
+    elif output is not None:
+        atomic_write_bytes(output, chunks)
+    else:
+        # buffered, flushed before each read of stdin that may block and at the end
+        sink.file = sys.stdout.buffer
+        for chunk in chunks:
+            if chunk:
+                sink.file.write(chunk)
+        sink.file.flush()
+
+
+def _finish(built: Summary, s: CheckSettings) -> None:
+    """The summary (on stderr; `--plain` TSV on stdout when the receipts go to a file) and the exit:
+    1 on a violation, or on calls of tools without contracts under `--fail-on-unknown-tool`."""
+    if s.plain:  # data, printed whatever -q says (on stdout when the receipts go to a file)
+        _print_summary(built, True, out if s.output is not None else err)
+    elif not s.quiet:
         _print_summary(built)
     if built.calls_with_violations:
         raise typer.Exit(EXIT_FINDINGS)
-    if fail_on_unknown_tool and built.unknown_tool_calls:
+    if s.fail_on_unknown_tool and built.unknown_tool_calls:
         say(
             err,
             f"FAIL: {built.unknown_tool_calls:,} call(s) of {len(built.unknown_tools)} tool(s) without contracts "
@@ -360,7 +465,7 @@ def codes(as_json: JsonFlag = False, quiet: QuietFlag = False, plain: PlainFlag 
     """List every property code with a one-line description and its docs page."""
     from output_contracts.checks.outputs import CODE_INFO
 
-    del quiet  # accepted everywhere (issue 22); codes writes nothing to stderr
+    del quiet  # accepted by every command; codes writes nothing to stderr
     infos = list(CODE_INFO.values())
     if as_json:
         data = [{"code": i.code, "family": i.family, "summary": i.summary, "docs": i.docs} for i in infos]

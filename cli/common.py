@@ -180,7 +180,7 @@ def one_line(e: ClickUsageError) -> ClickUsageError:
     return OneLineUsageError(message, ctx=e.ctx)
 
 
-#: Old option spellings, by command, and what replaced them (issue 22: one word, one meaning): an old
+#: Old option spellings, by command, and what replaced them (one word, one meaning): an old
 #: spelling is a one-line usage error that names the new one, never a silent guess.
 RENAMED: dict[str, dict[str, str]] = {
     "audit": {
@@ -255,7 +255,7 @@ class OutputFormat(StrEnum):
     github = "github"
 
 
-# Shared options (issue 22): each name is declared here once, with the metavar a person reads, so the
+# Shared options: each name is declared here once, with the metavar a person reads, so the
 # same word means the same thing in every command (tests/cli/test_option_vocabulary.py checks it). A
 # command that needs its own help text calls the factory (`contracts_option("...")`); names, type and
 # metavar stay the ones below.
@@ -430,7 +430,7 @@ PlainFlag = Annotated[
 
 @contextmanager
 def phase(quiet: bool, task: str) -> Iterator[None]:
-    """A transient bar (no total) around one library call that reports no progress of its own."""
+    """A transient bar (no total) for the length of one library call that reports no progress of its own."""
     bar = progress_bar(quiet)
     bar.start(task, None)
     try:

@@ -8,6 +8,7 @@ Thin layer: open each arm (a corpus folder, or trace files ingested into a tempo
 from __future__ import annotations
 
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,7 +21,6 @@ from output_contracts.cli.common import (
     PlainFlag,
     QuietFlag,
     bootstrap_option,
-    config,
     contracts_option,
     err,
     format_option,
@@ -29,10 +29,11 @@ from output_contracts.cli.common import (
     seed_option,
 )
 from output_contracts.cli.common import json_flag as json_flag_option
+from output_contracts.cli.settings import check_bootstrap, resolved
 from output_contracts.cli.tables import Column, Grid, say, show
-from output_contracts.config import MAX_BOOTSTRAP
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import atomic_write_bytes, pretty_json
+from output_contracts.settings import Settings, setting
 
 if TYPE_CHECKING:
     from output_contracts.audit.compare import CompareReport, Difference
@@ -105,87 +106,122 @@ def _render_text(r: CompareReport, plain: bool = False) -> None:
         say(out, ("PASS " if g.passed else "FAIL ") + g.message())
 
 
+BaselineArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="BASELINE", help="Baseline arm: a corpus folder, or a trace file or folder of them."
+    ),
+]
+MonitorArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="MONITOR", help="Monitor arm: a corpus folder, or a trace file or folder of them."
+    ),
+]
+ThresholdOpt = Annotated[
+    float, typer.Option("--threshold", metavar="R", help="An episode completes when its reward >= R.")
+]
+StrataOpt = Annotated[
+    str,
+    typer.Option(
+        "--strata",
+        metavar="CUTS",
+        help="Cut points of the baseline's per-task completion, comma-separated ('none' = no strata).",
+    ),
+]
+PairByOpt = Annotated[
+    PairBy,
+    typer.Option("--pair-by", help="auto: by (task, trial) when both arms record trials, else by task."),
+]
+CompareBootstrapOpt = Annotated[
+    int | None, bootstrap_option("Bootstrap resamples (default: audit.bootstrap, 1000).")
+]
+CompareSeedOpt = Annotated[int | None, seed_option("Bootstrap seed (default: mine.seed, 13).")]
+CompareContractsOpt = Annotated[
+    Path | None,
+    contracts_option(
+        "Check the monitor arm's calls with this contract set and count the receipts "
+        "(default: count receipts the traces carry)."
+    ),
+]
+CompareFormatOpt = Annotated[str, format_option("Trace format of files given (default: auto-detect).")]
+CompareJsonFlag = Annotated[bool, json_flag_option("Print the JSON report on stdout.")]
+MinGainOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-gain", metavar="X", help="Gate: exit 1 when the paired difference is below X (points)."
+    ),
+]
+MaxPOpt = Annotated[
+    float | None,
+    typer.Option("--max-p", metavar="P", help="Gate: exit 1 when the exact McNemar p-value exceeds this."),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareSettings(Settings):
+    """`contracts compare`, resolved: bootstrap from `audit.bootstrap`, seed from `mine.seed`."""
+
+    bootstrap: int = setting("audit.bootstrap")
+    seed: int = setting("mine.seed")
+    baseline: Path
+    monitor: Path
+    threshold: float
+    strata: str
+    pair_by: PairBy
+    contracts_file: Path | None
+    fmt: str
+    json_flag: bool
+    md_path: Path | None
+    min_gain: float | None
+    max_p: float | None
+    quiet: bool
+    plain: bool
+
+    def check(self) -> None:
+        """`--bootstrap` and `--max-p` within their bounds."""
+        check_bootstrap(self.bootstrap)
+        if self.max_p is not None and not 0.0 <= self.max_p <= 1.0:
+            raise UsageError(f"--max-p must be between 0 and 1, got {self.max_p}", field="--max-p")
+
+
 def compare_cmd(
-    baseline: Annotated[
-        Path,
-        typer.Argument(
-            metavar="BASELINE", help="Baseline arm: a corpus folder, or a trace file or folder of them."
-        ),
-    ],
-    monitor: Annotated[
-        Path,
-        typer.Argument(
-            metavar="MONITOR", help="Monitor arm: a corpus folder, or a trace file or folder of them."
-        ),
-    ],
-    threshold: Annotated[
-        float, typer.Option("--threshold", metavar="R", help="An episode completes when its reward >= R.")
-    ] = 1.0,
-    strata: Annotated[
-        str,
-        typer.Option(
-            "--strata",
-            metavar="CUTS",
-            help="Cut points of the baseline's per-task completion, comma-separated ('none' = no strata).",
-        ),
-    ] = _DEFAULT_CUTS,
-    pair_by: Annotated[
-        PairBy,
-        typer.Option("--pair-by", help="auto: by (task, trial) when both arms record trials, else by task."),
-    ] = PairBy.auto,
-    bootstrap: Annotated[
-        int | None, bootstrap_option("Bootstrap resamples (default: audit.bootstrap, 1000).")
-    ] = None,
-    seed: Annotated[int | None, seed_option("Bootstrap seed (default: mine.seed, 13).")] = None,
-    contracts_file: Annotated[
-        Path | None,
-        contracts_option(
-            "Check the monitor arm's calls with this contract set and count the receipts "
-            "(default: count receipts the traces carry)."
-        ),
-    ] = None,
-    fmt: Annotated[str, format_option("Trace format of files given (default: auto-detect).")] = "auto",
-    json_flag: Annotated[bool, json_flag_option("Print the JSON report on stdout.")] = False,
+    baseline: BaselineArg,
+    monitor: MonitorArg,
+    threshold: ThresholdOpt = 1.0,
+    strata: StrataOpt = _DEFAULT_CUTS,
+    pair_by: PairByOpt = PairBy.auto,
+    bootstrap: CompareBootstrapOpt = None,
+    seed: CompareSeedOpt = None,
+    contracts_file: CompareContractsOpt = None,
+    fmt: CompareFormatOpt = "auto",
+    json_flag: CompareJsonFlag = False,
     md_path: MarkdownOpt = None,
-    min_gain: Annotated[
-        float | None,
-        typer.Option(
-            "--min-gain", metavar="X", help="Gate: exit 1 when the paired difference is below X (points)."
-        ),
-    ] = None,
-    max_p: Annotated[
-        float | None,
-        typer.Option(
-            "--max-p", metavar="P", help="Gate: exit 1 when the exact McNemar p-value exceeds this."
-        ),
-    ] = None,
+    min_gain: MinGainOpt = None,
+    max_p: MaxPOpt = None,
     quiet: QuietFlag = False,
     plain: PlainFlag = False,
 ) -> None:
     """Paired completion of two runs on the same tasks: difference, McNemar, strata, cost, receipts."""
+    _compare(resolved(CompareSettings, locals()))
+
+
+def _compare(s: CompareSettings) -> None:
+    """Open both arms, compare them, write and render the report, exit 1 on a failed gate."""
     from output_contracts.audit.compare import compare
     from output_contracts.audit.compare_render import p_text, points_text, to_markdown, wl_text
     from output_contracts.checks.checker import load_contracts
     from output_contracts.traces.sources import open_corpus
 
-    cfg = config()
-    n_boot = int(cfg.get("audit.bootstrap", bootstrap))
-    if not 0 <= n_boot <= MAX_BOOTSTRAP:
-        raise UsageError(
-            f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, got {n_boot}", field="--bootstrap"
-        )
-    s = int(cfg.get("mine.seed", seed))
-    if max_p is not None and not 0.0 <= max_p <= 1.0:
-        raise UsageError(f"--max-p must be between 0 and 1, got {max_p}", field="--max-p")
-    cuts = parse_strata(strata)
-    cs = load_contracts(contracts_file) if contracts_file is not None else None
+    cuts = parse_strata(s.strata)
+    cs = load_contracts(s.contracts_file) if s.contracts_file is not None else None
     with ExitStack() as stack:
-        bar = progress_bar(quiet)
+        bar = progress_bar(s.quiet)
         base = stack.enter_context(
-            open_corpus([baseline], format=fmt, prefix="contracts-compare-", progress=bar)
+            open_corpus([s.baseline], format=s.fmt, prefix="contracts-compare-", progress=bar)
         )
         mon = stack.enter_context(
-            open_corpus([monitor], format=fmt, prefix="contracts-compare-", progress=bar)
+            open_corpus([s.monitor], format=s.fmt, prefix="contracts-compare-", progress=bar)
         )
         bar.start("compare", None)
         stack.callback(bar.finish)
@@ -193,30 +229,30 @@ def compare_cmd(
             base,
             mon,
             contracts=cs,
-            names=(baseline.name, monitor.name),
-            threshold=threshold,
+            names=(s.baseline.name, s.monitor.name),
+            threshold=s.threshold,
             strata=cuts,
-            bootstrap=n_boot,
-            seed=s,
-            pair_by=pair_by,
-            min_gain=min_gain,
-            max_p=max_p,
+            bootstrap=s.bootstrap,
+            seed=s.seed,
+            pair_by=s.pair_by,
+            min_gain=s.min_gain,
+            max_p=s.max_p,
         )
-    if md_path is not None:
-        atomic_write_bytes(md_path, to_markdown(report).encode("utf-8"))
-    if json_flag:
+    if s.md_path is not None:
+        atomic_write_bytes(s.md_path, to_markdown(report).encode("utf-8"))
+    if s.json_flag:
         out.file.write(pretty_json(report.to_json()).decode("utf-8"))
     else:
-        _render_text(report, plain)
-    if not quiet:
+        _render_text(report, s.plain)
+    if not s.quiet:
         o = report.overall
         say(
             err,
             f"difference {points_text(o.difference)} points over {o.units} units; W/L {wl_text(o)}; "
             f"p = {p_text(o.p_value)}",
         )
-        if md_path is not None:
-            say(err, f"wrote Markdown report {md_path}")
+        if s.md_path is not None:
+            say(err, f"wrote Markdown report {s.md_path}")
     failed = [g for g in report.gates if not g.passed]
     if failed:
         for g in failed:

@@ -13,7 +13,7 @@ from output_contracts.jsonutil import pretty_json
 
 def config_command(json_out: JsonFlag = False, quiet: QuietFlag = False, plain: PlainFlag = False) -> None:
     """Print the resolved project settings (command line > contracts.toml > defaults) and their origin."""
-    del quiet  # accepted everywhere (issue 22); config writes nothing to stderr
+    del quiet  # accepted by every command; config writes nothing to stderr
     cfg = config()
     data = cfg.as_dict()
     if json_out:

@@ -7,7 +7,7 @@ summary tables go to stderr (`--plain` TSV to stdout), so `contracts ingest ... 
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,7 +19,6 @@ from output_contracts.cli.common import (
     JsonFlag,
     PlainFlag,
     QuietFlag,
-    config,
     err,
     findings_exit,
     format_option,
@@ -28,8 +27,9 @@ from output_contracts.cli.common import (
     progress_bar,
     registry_option,
 )
+from output_contracts.cli.settings import resolved
 from output_contracts.cli.tables import Column, Grid, say, show
-from output_contracts.errors import ConfigError
+from output_contracts.settings import Settings, setting
 from output_contracts.traces.formats.detect import FormatName as Format
 
 if TYPE_CHECKING:
@@ -147,62 +147,87 @@ def ingest_command(
     no bad line are an error (exit 2) unless --allow-empty: an empty file, or a format whose calls the
     reader does not see, never reports "ok, 0 calls".
     """
+    _ingest(resolved(IngestSettings, locals()))
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestSettings(Settings):
+    """`contracts ingest`, resolved: the corpus, sources and registry default to `[paths]`."""
+
+    output: Path = setting("paths.corpus", required="corpus folder (-o)")
+    sources: list[str | Path] = setting(
+        "paths.traces",
+        missing="no trace sources given: pass SRC... or set 'traces' under [paths] in contracts.toml",
+    )
+    registry: Path | None = setting("paths.registry")
+    fmt: Format
+    strict: bool
+    chunk_rows: int
+    allow_empty: bool
+    quiet: bool
+    as_json: bool
+    plain: bool
+
+
+def _ingest(s: IngestSettings) -> None:
+    """Ingest the sources into the corpus folder and report each source (a bar only on a terminal)."""
     from output_contracts.traces.ingest import ingest
 
-    cfg = config()
-    corpus = cfg.require_path("paths.corpus", output, "corpus folder (-o)")
-    srcs: list[str | Path] = list(sources) if sources else list(cfg.get("paths.traces") or [])
-    if not srcs:
-        raise ConfigError(
-            "no trace sources given: pass SRC... or set 'traces' under [paths] in contracts.toml",
-            code="E_USAGE",
-        )
-    reg = cfg.path("paths.registry", registry)
-    show_bar = not quiet and err.is_terminal
-    progress: Any = progress_bar(not show_bar, unit="bytes")
-    kwargs: dict[str, Any] = {"progress": progress} if progress is not None else {}
+    progress: Any = progress_bar(s.quiet or not err.is_terminal, unit="bytes")
     try:
         rep = ingest(
-            srcs,
-            corpus,
-            format=fmt.value,
-            strict=strict,
-            registry=reg,
-            chunk_rows=chunk_rows,
-            allow_empty=allow_empty,
-            **kwargs,
+            s.sources,
+            s.output,
+            format=s.fmt.value,
+            strict=s.strict,
+            registry=s.registry,
+            chunk_rows=s.chunk_rows,
+            allow_empty=s.allow_empty,
+            progress=progress,
         )
     finally:
-        if progress is not None:
-            progress.finish()
-    if as_json:
+        progress.finish()
+    if s.as_json:
         _dump(_report_json(rep))
-    if plain and not as_json:  # data on stdout, whatever -q says
+    if s.plain and not s.as_json:  # data on stdout, whatever -q says
         _summary(rep, True)
-    elif not quiet:
+    elif not s.quiet:
         _summary(rep)
 
 
+CorpusArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Corpus folder (default: paths.corpus from contracts.toml).",
+        show_default=False,
+        metavar="CORPUS",
+    ),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusInfoSettings(Settings):
+    """`contracts corpus info`, resolved: the corpus defaults to `paths.corpus`."""
+
+    corpus: Path = setting("paths.corpus", required="corpus folder")
+    as_json: bool
+    quiet: bool  # accepted by every command; info writes nothing to stderr
+    plain: bool
+
+
 def info_command(
-    corpus: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Corpus folder (default: paths.corpus from contracts.toml).",
-            show_default=False,
-            metavar="CORPUS",
-        ),
-    ] = None,
-    as_json: JsonFlag = False,
-    quiet: QuietFlag = False,
-    plain: PlainFlag = False,
+    corpus: CorpusArg = None, as_json: JsonFlag = False, quiet: QuietFlag = False, plain: PlainFlag = False
 ) -> None:
     """Show a corpus: sources, calls, episodes, tools with call counts, rejects."""
+    _info(resolved(CorpusInfoSettings, locals()))
+
+
+def _info(s: CorpusInfoSettings) -> None:
+    """The corpus's description as JSON, its tools as TSV (`--plain`), or its tables."""
     from output_contracts.traces.corpus import corpus_info
 
-    del quiet  # accepted everywhere (issue 22); info writes nothing to stderr
-    path = config().require_path("paths.corpus", corpus, "corpus folder")
-    info = corpus_info(path)
-    if as_json:
+    info = corpus_info(s.corpus)
+    if s.as_json:
         _dump(info)
         return
     tools = Grid(
@@ -210,9 +235,14 @@ def info_command(
     )
     for t in info["tools"]:
         tools.add_row(t["tool"], t["calls"], t["errors"], t["episodes"])
-    if plain:
+    if s.plain:
         show(out, tools, plain=True)
         return
+    _info_text(info, tools)
+
+
+def _info_text(info: dict[str, Any], tools: Grid) -> None:
+    """`corpus info` for people: the headline, the sources, formats and tools tables, and rejects."""
     say(
         out,
         f"corpus {info['corpus']}: {info['calls']:,} calls, {info['episodes']:,} episodes "
@@ -267,28 +297,30 @@ def info_command(
         say(out, f"registry: tools.json ({info['registry']['tools']} tools)")
 
 
-def verify_command(
-    corpus: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Corpus folder (default: paths.corpus from contracts.toml).",
-            show_default=False,
-            metavar="CORPUS",
-        ),
-    ] = None,
-    quiet: QuietFlag = False,
-) -> None:
+@dataclass(frozen=True, kw_only=True)
+class CorpusVerifySettings(Settings):
+    """`contracts corpus verify`, resolved: the corpus defaults to `paths.corpus`."""
+
+    corpus: Path = setting("paths.corpus", required="corpus folder")
+    quiet: bool
+
+
+def verify_command(corpus: CorpusArg = None, quiet: QuietFlag = False) -> None:
     """Recompute every file digest and row count `corpus.json` records; exit 1 when the corpus was
     changed or damaged."""
+    _verify(resolved(CorpusVerifySettings, locals()))
+
+
+def _verify(s: CorpusVerifySettings) -> None:
+    """Check the corpus's recorded digests and row counts; each problem on stderr, exit 1 on any."""
     from output_contracts.traces.corpus import verify_corpus
 
-    path = config().require_path("paths.corpus", corpus, "corpus folder")
-    with phase(quiet, "verify"):
-        problems = verify_corpus(path)
+    with phase(s.quiet, "verify"):
+        problems = verify_corpus(s.corpus)
     for p in problems:
-        say(err, f"FAILED: {path}: {p}")
+        say(err, f"FAILED: {s.corpus}: {p}")
     if not problems:
-        say(out, f"ok: {path}: every recorded digest and row count matches")
+        say(out, f"ok: {s.corpus}: every recorded digest and row count matches")
     findings_exit(bool(problems))
 
 

@@ -148,7 +148,7 @@ def head_command(directory: DirArg, json_out: JsonFlag = False, quiet: QuietFlag
     """Print the head hash (the last entry's hash), recomputed from the entries."""
     from output_contracts.ledger.verify import head_info
 
-    del quiet  # accepted everywhere (issue 22); head writes nothing to stderr but a failure
+    del quiet  # accepted by every command; head writes nothing to stderr but a failure
     _require_verified(directory)
     entries, head, root = head_info(directory)
     if json_out:
@@ -166,7 +166,7 @@ def prove_command(
     """Print the RFC 6962 inclusion proof of entry SEQ as JSON (check it with `verify-proof --root`)."""
     from output_contracts.ledger.proof import prove
 
-    del quiet  # accepted everywhere (issue 22); prove writes nothing to stderr but a failure
+    del quiet  # accepted by every command; prove writes nothing to stderr but a failure
     _require_verified(directory)
     _write(pretty_json(prove(directory, seq)).decode())
 

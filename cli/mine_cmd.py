@@ -12,6 +12,8 @@ Exit codes: 0 ok, 1 findings (`diff --fail-on-removed` with removed rules), 2 us
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -29,7 +31,6 @@ from output_contracts.cli.common import (
     QuietFlag,
     SeedOpt,
     code_option,
-    config,
     corpus_option,
     err,
     folds_option,
@@ -41,11 +42,14 @@ from output_contracts.cli.common import (
     registry_option,
     tool_option,
 )
+from output_contracts.cli.settings import MiningSettings, resolved
 from output_contracts.cli.tables import Column, Grid, say, show
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import pretty_json
+from output_contracts.settings import Settings, setting
 
 if TYPE_CHECKING:
+    from output_contracts.audit.heldout import FoldPresence
     from output_contracts.codes.contract_set import ContractSet, Rule
     from output_contracts.mining.diff import SetDiff
 
@@ -59,20 +63,6 @@ class Engine(StrEnum):
 
 def _dump(value: Any) -> None:
     out.print(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2).decode(), markup=False)
-
-
-def _parse_min_support(items: list[str] | None) -> dict[str, int] | None:
-    if not items:
-        return None
-    res: dict[str, int] = {}
-    for item in items:
-        code, sep, n = item.partition("=")
-        if not sep or not n.strip().lstrip("-").isdigit():
-            raise UsageError(
-                f"--min-support takes CLASS=N (e.g. DOMAIN=100), got {item!r}", field="--min-support"
-            )
-        res[code.strip().upper()] = int(n)
-    return res
 
 
 def _summary(cs: ContractSet, dest: str, plain: bool, to: Console) -> None:
@@ -104,206 +94,244 @@ def _summary(cs: ContractSet, dest: str, plain: bool, to: Console) -> None:
     )
 
 
+MineSourcesArg = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="SRC",
+        help="A corpus folder, or trace files/folders to ingest on the fly into a temporary corpus "
+        "(default: paths.corpus from contracts.toml).",
+        show_default=False,
+    ),
+]
+MineOutputOpt = Annotated[
+    Path | None, output_option("Contract set file, - for stdout (default: paths.contracts).")
+]
+MineFoldsOpt = Annotated[
+    int | None, folds_option("Number of task folds K: K fold checkers (default: mine.folds, 1).")
+]
+MinSupportOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--min-support",
+        metavar="CLASS=N",
+        help="Per-class example threshold CLASS=N (repeatable), e.g. DOMAIN=100.",
+    ),
+]
+MaxDomainOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-domain", min=1, metavar="N", help="Largest DOMAIN to emit (default: mine.max_domain, 8)."
+    ),
+]
+CleanOpt = Annotated[
+    Clean | None, typer.Option("--clean", help="Clean calls: ok, or reward (also full-reward episodes).")
+]
+MineSourceOpt = Annotated[
+    RuleSource | None,
+    typer.Option(
+        "--source",
+        help="Rules from: all (mined and declared), mined (the traces only), schema (the registry's "
+        "output schemas only: the schema-only detector).",
+    ),
+]
+MineRegistryOpt = Annotated[
+    Path | None,
+    registry_option(
+        "tools.json: substitutes, immutables and schema rules (default: paths.registry, "
+        "else the corpus's own tools.json)."
+    ),
+]
+MineToolOpt = Annotated[list[str] | None, tool_option("Mine only this tool (repeatable).")]
+MaxViolationRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-violation-rate",
+        metavar="X",
+        help="Keep a rule when its 95% violation bound 1-0.05^(1/n) is at most X, instead of the "
+        "per-class support thresholds.",
+    ),
+]
+PartRowsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--part-rows",
+        min=1,
+        metavar="N",
+        help="Leaf rows read at once: a bigger corpus is mined in task parts, one at a time "
+        "(bounded memory; the output does not depend on it). Default: mine.part_rows, 2,000,000.",
+    ),
+]
+MineFormatOpt = Annotated[
+    str, format_option("Trace format when ingesting on the fly (default: auto-detect).")
+]
+EngineOpt = Annotated[
+    Engine,
+    typer.Option(
+        "--engine",
+        help="local, or dask: one task per tool on Dask workers (needs output-contracts[dask]); the "
+        "contract set is byte-identical.",
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="With --engine dask: a running Dask scheduler (tcp://host:8786) whose workers read the "
+        "corpus at the same path (default: a local cluster).",
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        metavar="N",
+        help="With --engine dask: worker processes of the local cluster (default: one per core).",
+    ),
+]
+VerifyOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--verify",
+        help="Also replay every emitted rule through the shipped checker over all of its mining data "
+        "(must fire zero times; about +50% CPU and twice the peak memory). Each class already holds "
+        "on that data by construction, which the tests prove; this is the belt-and-braces pass. "
+        "Default: mine.verify, off.",
+    ),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MineSettings(MiningSettings):
+    """`contracts mine`, resolved: its options over `[paths]` and `[mine]` over the defaults."""
+
+    output: Path = setting("paths.contracts", required="contract set file (-o)")
+    sources: list[Path] = setting("paths.corpus", required="corpus folder (SRC)", many=True)
+    registry: Path | None = setting("paths.registry")
+    folds: int = setting("mine.folds")
+    seed: int = setting("mine.seed")
+    rule_source: str = setting("mine.source")
+    part_rows: int | None = setting("mine.part_rows")
+    verify: bool = setting("mine.verify")
+    tool: list[str] | None
+    fmt: str
+    engine: Engine
+    scheduler: str | None
+    workers: int | None
+    as_json: bool
+    quiet: bool
+    plain: bool
+
+    def check_given(self) -> None:
+        """`--scheduler` and `--workers` only with `--engine dask`, and not both."""
+        if self.engine is Engine.local and (self.scheduler is not None or self.workers is not None):
+            raise UsageError(
+                "--scheduler and --workers apply to --engine dask",
+                field="--scheduler" if self.scheduler else "--workers",
+            )
+        if self.scheduler is not None and self.workers is not None:
+            raise UsageError(
+                "--workers sizes the local cluster; with --scheduler the cluster's own workers run",
+                field="--workers",
+            )
+
+
 def mine_command(
-    sources: Annotated[
-        list[Path] | None,
-        typer.Argument(
-            metavar="SRC",
-            help="A corpus folder, or trace files/folders to ingest on the fly into a temporary corpus "
-            "(default: paths.corpus from contracts.toml).",
-            show_default=False,
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None, output_option("Contract set file, - for stdout (default: paths.contracts).")
-    ] = None,
-    folds: Annotated[
-        int | None, folds_option("Number of task folds K: K fold checkers (default: mine.folds, 1).")
-    ] = None,
+    sources: MineSourcesArg = None,
+    output: MineOutputOpt = None,
+    folds: MineFoldsOpt = None,
     seed: SeedOpt = None,
-    min_support: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--min-support",
-            metavar="CLASS=N",
-            help="Per-class example threshold CLASS=N (repeatable), e.g. DOMAIN=100.",
-        ),
-    ] = None,
-    max_domain: Annotated[
-        int | None,
-        typer.Option(
-            "--max-domain", min=1, metavar="N", help="Largest DOMAIN to emit (default: mine.max_domain, 8)."
-        ),
-    ] = None,
-    clean: Annotated[
-        Clean | None, typer.Option("--clean", help="Clean calls: ok, or reward (also full-reward episodes).")
-    ] = None,
-    rule_source: Annotated[
-        RuleSource | None,
-        typer.Option(
-            "--source",
-            help="Rules from: all (mined and declared), mined (the traces only), schema (the registry's "
-            "output schemas only: the schema-only detector).",
-        ),
-    ] = None,
-    registry: Annotated[
-        Path | None,
-        registry_option(
-            "tools.json: substitutes, immutables and schema rules (default: paths.registry, "
-            "else the corpus's own tools.json)."
-        ),
-    ] = None,
-    tool: Annotated[list[str] | None, tool_option("Mine only this tool (repeatable).")] = None,
-    max_violation_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--max-violation-rate",
-            metavar="X",
-            help="Keep a rule when its 95% violation bound 1-0.05^(1/n) is at most X, instead of the "
-            "per-class support thresholds.",
-        ),
-    ] = None,
-    part_rows: Annotated[
-        int | None,
-        typer.Option(
-            "--part-rows",
-            min=1,
-            metavar="N",
-            help="Leaf rows read at once: a bigger corpus is mined in task parts, one at a time "
-            "(bounded memory; the output does not depend on it). Default: mine.part_rows, 2,000,000.",
-        ),
-    ] = None,
-    fmt: Annotated[
-        str, format_option("Trace format when ingesting on the fly (default: auto-detect).")
-    ] = "auto",
-    engine: Annotated[
-        Engine,
-        typer.Option(
-            "--engine",
-            help="local, or dask: one task per tool on Dask workers (needs output-contracts[dask]); the "
-            "contract set is byte-identical.",
-        ),
-    ] = Engine.local,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler",
-            metavar="ADDRESS",
-            help="With --engine dask: a running Dask scheduler (tcp://host:8786) whose workers read the "
-            "corpus at the same path (default: a local cluster).",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            min=1,
-            metavar="N",
-            help="With --engine dask: worker processes of the local cluster (default: one per core).",
-        ),
-    ] = None,
-    verify: Annotated[
-        bool | None,
-        typer.Option(
-            "--verify",
-            help="Also replay every emitted rule through the shipped checker over all of its mining data "
-            "(must fire zero times; about +50% CPU and twice the peak memory). Each class already holds "
-            "on that data by construction, which the tests prove; this is the belt-and-braces pass. "
-            "Default: mine.verify, off.",
-        ),
-    ] = None,
+    min_support: MinSupportOpt = None,
+    max_domain: MaxDomainOpt = None,
+    clean: CleanOpt = None,
+    rule_source: MineSourceOpt = None,
+    registry: MineRegistryOpt = None,
+    tool: MineToolOpt = None,
+    max_violation_rate: MaxViolationRateOpt = None,
+    part_rows: PartRowsOpt = None,
+    fmt: MineFormatOpt = "auto",
+    engine: EngineOpt = Engine.local,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    verify: VerifyOpt = None,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
     plain: PlainFlag = False,
 ) -> None:
     """Mine per-tool contracts (rules with support) from clean traces, with k-fold checkers."""
-    from output_contracts.codes.mine_params import MineParams
+    _mine(resolved(MineSettings, locals()))
+
+
+def _mine(s: MineSettings) -> None:
+    """Mine the sources, write the contract set, report what was mined and which tools got no rule."""
     from output_contracts.mining.coverage import uncovered
-    from output_contracts.mining.miner import mine
-    from output_contracts.traces.sources import is_corpus, open_corpus
+    from output_contracts.traces.sources import open_corpus
     from output_contracts.traces.tool_registry import load_registry
 
-    if engine is Engine.local and (scheduler is not None or workers is not None):
-        raise UsageError(
-            "--scheduler and --workers apply to --engine dask",
-            field="--scheduler" if scheduler else "--workers",
-        )
-    if scheduler is not None and workers is not None:
-        raise UsageError(
-            "--workers sizes the local cluster; with --scheduler the cluster's own workers run",
-            field="--workers",
-        )
-    cfg = config()
-    dest = cfg.require_path("paths.contracts", output, "contract set file (-o)")
-    srcs = list(sources) if sources else [cfg.require_path("paths.corpus", None, "corpus folder (SRC)")]
-    reg_path = cfg.path("paths.registry", registry)
-    reg = load_registry(reg_path) if reg_path is not None else None
-    supports = _parse_min_support(min_support)
-    if supports is None and cfg.get("mine.min_support"):
-        supports = {str(k): int(v) for k, v in cfg.get("mine.min_support").items()}
-    params = MineParams.of(
-        folds=cfg.get("mine.folds", folds),
-        seed=cfg.get("mine.seed", seed),
-        min_support=supports,
-        max_domain=cfg.get("mine.max_domain", max_domain),
-        clean=cfg.get("mine.clean", clean.value if clean is not None else None),
-        tools=tool or None,
-        max_violation_rate=cfg.get("mine.max_violation_rate", max_violation_rate),
-        rule_source=cfg.get("mine.source", rule_source.value if rule_source is not None else None) or "all",
-    )
-    kwargs: dict[str, Any] = {"registry": reg, "verify": bool(cfg.get("mine.verify", verify))}
-    run: Any = mine
-    rows = cfg.get("mine.part_rows", part_rows)
-    if rows is not None:
-        if engine is Engine.dask:
-            raise UsageError("--part-rows applies to --engine local", field="--part-rows")
-        kwargs["part_rows"] = rows
-    if engine is Engine.dask:
+    reg = load_registry(s.registry) if s.registry is not None else None
+    params = s.mine_params(folds=s.folds, seed=s.seed, tools=s.tool or None, rule_source=s.rule_source)
+    run = _runner(s)
+    bar = progress_bar(s.quiet)
+    with open_corpus(
+        s.sources, format=s.fmt, registry=s.registry, prefix="contracts-mine-", progress=bar
+    ) as corpus:
+        cs = run(corpus, params, progress=bar, registry=reg)
+        gaps = uncovered(corpus, cs, params)
+    dest = str(s.output)
+    if dest == "-":
+        out.file.write(pretty_json(cs.to_json()).decode())
+        out.file.flush()
+    else:
+        cs.save(s.output)
+    if s.as_json and dest != "-":
+        _dump(_mined_json(cs, dest, gaps))
+    if s.plain and not s.as_json:  # data, printed whatever -q says (on stdout unless the set goes there)
+        _summary(cs, dest, True, to=err if dest == "-" else out)
+    elif not s.quiet:
+        _summary(cs, dest, False, to=err)
+        for g in gaps:
+            say(err, f"no rules for {g.tool}: {g.reason}")
+
+
+def _runner(s: MineSettings) -> Callable[..., ContractSet]:
+    """The mining function `--engine` names, with the run's options bound (`--part-rows` is the local
+    engine's; a scheduler's workers need a corpus folder they can all read)."""
+    from output_contracts.mining.miner import mine
+    from output_contracts.traces.sources import is_corpus
+
+    if s.part_rows is not None and s.engine is Engine.dask:
+        raise UsageError("--part-rows applies to --engine local", field="--part-rows")
+    run: Callable[..., ContractSet]
+    if s.engine is Engine.dask:
         from output_contracts.mining.distributed import mine_dask
 
-        run = partial(mine_dask, scheduler=scheduler, workers=workers)
-    if scheduler is not None and not (len(srcs) == 1 and is_corpus(srcs[0])):
+        run = partial(mine_dask, scheduler=s.scheduler, workers=s.workers, verify=s.verify)
+    elif s.part_rows is not None:
+        run = partial(mine, verify=s.verify, part_rows=s.part_rows)
+    else:
+        run = partial(mine, verify=s.verify)
+    if s.scheduler is not None and not (len(s.sources) == 1 and is_corpus(s.sources[0])):
         raise UsageError(
             "--scheduler needs a corpus folder every worker can read at the same path; "
             "run `contracts ingest` into shared storage first",
             field="SRC",
         )
-    bar = progress_bar(quiet)
-    with open_corpus(srcs, format=fmt, registry=reg_path, prefix="contracts-mine-", progress=bar) as corpus:
-        cs = run(corpus, params, progress=bar, **kwargs)
-        gaps = uncovered(corpus, cs, params)
-    if str(dest) == "-":
-        out.file.write(pretty_json(cs.to_json()).decode())
-        out.file.flush()
-    else:
-        cs.save(dest)
-    if as_json and str(dest) != "-":
-        full = cs.rules_for(None)
-        _dump(
-            {
-                "output": str(dest),
-                "rules": len(full),
-                "by_code": dict(sorted(Counter(r.code for r in full).items())),
-                "by_tool": dict(sorted(Counter(r.tool for r in full).items())),
-                "folds": [{"fold": fc.fold, "rules": len(fc.rules)} for fc in cs.folds],
-                "corpus": dict(cs.corpus),
-                "uncovered": [g.to_json() for g in gaps],
-            }
-        )
-    if plain and not as_json:  # data, printed whatever -q says (on stdout unless the set goes there)
-        _summary(cs, str(dest), True, to=err if str(dest) == "-" else out)
-    elif not quiet:
-        _summary(cs, str(dest), False, to=err)
-        for g in gaps:
-            say(err, f"no rules for {g.tool}: {g.reason}")
+    return run
 
 
-def _rule_json(r: Rule) -> dict[str, Any]:
-    from output_contracts.codes.table import describe
-
-    d = r.to_json()
-    d["statement"] = describe(r)
-    return d
+def _mined_json(cs: ContractSet, dest: str, gaps: list[Any]) -> dict[str, Any]:
+    """`mine --json`: where the set went, its rules by code, tool and fold, and the uncovered tools."""
+    full = cs.rules_for(None)
+    return {
+        "output": dest,
+        "rules": len(full),
+        "by_code": dict(sorted(Counter(r.code for r in full).items())),
+        "by_tool": dict(sorted(Counter(r.tool for r in full).items())),
+        "folds": [{"fold": fc.fold, "rules": len(fc.rules)} for fc in cs.folds],
+        "corpus": dict(cs.corpus),
+        "uncovered": [g.to_json() for g in gaps],
+    }
 
 
 def rules_command(
@@ -333,52 +361,86 @@ def rules_command(
     plain: PlainFlag = False,
 ) -> None:
     """List the rules of a contract set: tool, code, path, params, support, source."""
-    from output_contracts.audit.heldout import THIN_TASKS, fold_report
+    _rules(resolved(RulesSettings, locals()))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RulesSettings(Settings):
+    """`contracts rules`, resolved: the contract set defaults to `paths.contracts`."""
+
+    contracts: Path = setting("paths.contracts", required="contract set")
+    tool: list[str] | None
+    code: list[str] | None
+    by_fold: bool
+    corpus: Path | None
+    as_json: bool
+    quiet: bool
+    plain: bool
+
+
+def _rules(s: RulesSettings) -> None:
+    """Select the rules asked for, with their fold report under `--by-fold`, and print them."""
+    from output_contracts.audit.heldout import fold_report
     from output_contracts.codes.contract_set import ContractSet
     from output_contracts.codes.table import names
 
     CODES = names()
-    from output_contracts.codes.table import describe_params
     from output_contracts.traces.corpus import Corpus
 
-    path = config().require_path("paths.contracts", contracts, "contract set")
-    cs = ContractSet.load(path)
-    codes = {c.upper() for c in code} if code else None
+    cs = ContractSet.load(s.contracts)
+    codes = {c.upper() for c in s.code} if s.code else None
     if codes and codes - set(CODES):
         raise UsageError(
             f"unknown code(s) {sorted(codes - set(CODES))} (known: {', '.join(CODES)})", field="--code"
         )
-    if tool and (unknown := sorted(set(tool) - set(cs.tools))):
+    if s.tool and (unknown := sorted(set(s.tool) - set(cs.tools))):
         raise UsageError(
-            f"no such tool in the contract set: {', '.join(unknown)}", field="--tool", source=str(path)
+            f"no such tool in the contract set: {', '.join(unknown)}", field="--tool", source=str(s.contracts)
         )
     rules = [
         r
         for r in cs.all_rules()
-        if (tool is None or r.tool in tool) and (codes is None or r.code in codes) and (r.in_full or by_fold)
+        if (s.tool is None or r.tool in s.tool)
+        and (codes is None or r.code in codes)
+        and (r.in_full or s.by_fold)
     ]
     report = None
-    if by_fold:
-        with phase(quiet or plain or as_json, "fold report"):
-            report = fold_report(cs, Corpus.open(corpus) if corpus is not None else None, rules)
-    if as_json:
-        items = []
-        for i, r in enumerate(rules):
-            d = _rule_json(r)
-            if report is not None:
-                fp = report[i]
-                d["folds"] = list(fp.folds)
-                d["tasks_min"] = fp.tasks_min
-                d["thin"] = fp.thin
-                if fp.heldout_calls is not None:
-                    d["heldout"] = {
-                        "calls": fp.heldout_calls,
-                        "violations": fp.heldout_violations,
-                        "rate": fp.heldout_rate,
-                    }
-            items.append(d)
-        _dump(items)
+    if s.by_fold:
+        with phase(s.quiet or s.plain or s.as_json, "fold report"):
+            report = fold_report(cs, Corpus.open(s.corpus) if s.corpus is not None else None, rules)
+    if s.as_json:
+        _dump([_rule_json(r, report[i] if report is not None else None) for i, r in enumerate(rules)])
         return
+    show(out, _rules_grid(cs, rules, report, s), plain=s.plain)
+    if not (s.quiet or s.plain):  # the notes under the table are for people; the table is the data
+        _rules_notes(len(rules), report)
+
+
+def _rule_json(r: Rule, fp: FoldPresence | None = None) -> dict[str, Any]:
+    """A rule as `rules --json` prints it: its JSON, its statement, and its fold report when asked."""
+    from output_contracts.codes.table import describe
+
+    d = r.to_json()
+    d["statement"] = describe(r)
+    if fp is not None:
+        d["folds"] = list(fp.folds)
+        d["tasks_min"] = fp.tasks_min
+        d["thin"] = fp.thin
+        if fp.heldout_calls is not None:
+            d["heldout"] = {
+                "calls": fp.heldout_calls,
+                "violations": fp.heldout_violations,
+                "rate": fp.heldout_rate,
+            }
+    return d
+
+
+def _rules_grid(
+    cs: ContractSet, rules: list[Rule], report: list[FoldPresence] | None, s: RulesSettings
+) -> Grid:
+    """The rules table (with the fold columns under `--by-fold`, held-out ones with `--corpus`)."""
+    from output_contracts.codes.table import describe_params
+
     cols = [
         Column("tool", "name"),
         Column("code", "key"),
@@ -389,37 +451,46 @@ def rules_command(
     ]
     if report is not None:
         cols += [Column("folds", "text"), Column("tasks", "num")]
-        if corpus is not None:
+        if s.corpus is not None:
             cols.append(Column("held-out", "num"))
     grid = Grid(cols, section=0)
     for i, r in enumerate(rules):
-        params = describe_params(r)
-        path_s = r.paths[0]
+        support = (
+            f"{r.support.calls:,} / {r.support.tasks:,}"
+            if not s.plain
+            else f"{r.support.calls}/{r.support.tasks}"
+        )
         row: list[str | int | None] = [
             r.tool,
             r.code,
-            path_s or '""',
-            params,
-            f"{r.support.calls:,} / {r.support.tasks:,}"
-            if not plain
-            else f"{r.support.calls}/{r.support.tasks}",
+            r.paths[0] or '""',
+            describe_params(r),
+            support,
             "both" if len(r.source) > 1 else r.source[0],
         ]
         if report is not None:
-            fp = report[i]
-            every = len(fp.folds) == cs.k
-            row.append(
-                ("all" if every else ",".join(map(str, fp.folds)) or "-") + ("" if r.in_full else " only")
-            )
-            row.append(f"{fp.tasks_min:,}" + (" thin" if fp.thin else ""))
-            if corpus is not None:
-                rate = fp.heldout_rate
-                row.append("-" if rate is None else f"{fp.heldout_violations}/{fp.heldout_calls} {rate:.1%}")
+            row += _fold_cells(report[i], r, cs.k, s.corpus is not None)
         grid.add_row(*row)
-    show(out, grid, plain=plain)
-    if quiet or plain:  # the notes under the table are for people; the table is the data
-        return
-    shown = len(rules)
+    return grid
+
+
+def _fold_cells(fp: FoldPresence, r: Rule, k: int, heldout: bool) -> list[str | int | None]:
+    """A rule's `--by-fold` cells: its fold checkers, the fewest tasks behind it, its held-out rate."""
+    every = len(fp.folds) == k
+    cells: list[str | int | None] = [
+        ("all" if every else ",".join(map(str, fp.folds)) or "-") + ("" if r.in_full else " only"),
+        f"{fp.tasks_min:,}" + (" thin" if fp.thin else ""),
+    ]
+    if heldout:
+        rate = fp.heldout_rate
+        cells.append("-" if rate is None else f"{fp.heldout_violations}/{fp.heldout_calls} {rate:.1%}")
+    return cells
+
+
+def _rules_notes(shown: int, report: list[FoldPresence] | None) -> None:
+    """The sentences under the rules table: what support counts, and what `thin` means."""
+    from output_contracts.audit.heldout import THIN_TASKS
+
     say(out, f"{shown} rules (support = clean calls / distinct tasks; source both = mined and schema)")
     if report is not None:
         n_thin = sum(fp.thin for fp in report)
@@ -470,7 +541,7 @@ def diff_command(
     from output_contracts.codes.contract_set import ContractSet
     from output_contracts.mining.diff import diff_sets
 
-    del quiet  # accepted everywhere (issue 22); diff writes nothing to stderr
+    del quiet  # accepted by every command; diff writes nothing to stderr
     d = diff_sets(ContractSet.load(old), ContractSet.load(new))
     if as_json:
         _dump(d.to_json())

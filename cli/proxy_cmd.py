@@ -9,6 +9,7 @@ the server cannot start or dies while the client is connected (one `error[E_SERV
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -19,13 +20,14 @@ from output_contracts.cli.common import (
     ContractsOpt,
     FoldOpt,
     QuietFlag,
-    config,
     err,
     registry_option,
     timeout_option,
 )
+from output_contracts.cli.settings import resolved
 from output_contracts.cli.tables import say
 from output_contracts.errors import UsageError
+from output_contracts.settings import Settings, setting
 
 
 def _fold_index(value: str | None) -> int | None:
@@ -37,51 +39,83 @@ def _fold_index(value: str | None) -> int | None:
     return int(value)
 
 
+ServerCommandArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="The MCP server to run behind the proxy, after `--`: SERVER_CMD [ARGS...].",
+        metavar="-- SERVER_CMD [ARGS]...",
+        show_default=False,
+    ),
+]
+ProxyRegistryOpt = Annotated[
+    Path | None, registry_option("tools.json: substitutes offered as recovery tools, outputSchema.")
+]
+LogOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--log",
+        metavar="FILE",
+        help="Append every tool call to FILE as flat trace records (for `contracts ingest`).",
+    ),
+]
+ReceiptInOpt = Annotated[
+    str,
+    typer.Option("--receipt-in", metavar="PLACES", help="Where receipts go: text, meta, text,meta or none."),
+]
+ProxyTimeoutOpt = Annotated[
+    float | None,
+    timeout_option("Answer a request the server has not answered in SECONDS with an error."),
+]
+EnrichToolsFlag = Annotated[
+    bool,
+    typer.Option("--enrich-tools", help="Add the registry's declared output as outputSchema to tools/list."),
+]
+ProxyEncoderOpt = Annotated[EncoderName, typer.Option("--encoder", help="Receipt encoder.")]
+TraceIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--trace-id", metavar="ID", help="trace_id of the logged calls (default: mcp-<time>-<pid>)."
+    ),
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProxySettings(Settings):
+    """`contracts proxy`, resolved: the contract set defaults to `paths.contracts`."""
+
+    contracts_path: Path = setting("paths.contracts", required="contract set (--contracts)")
+    command: list[str] | None
+    registry: Path | None
+    log: Path | None
+    receipt_in: str
+    timeout: float | None
+    enrich_tools: bool
+    fold: str | None
+    encoder: EncoderName
+    trace_id: str | None
+    quiet: bool
+
+    def check_given(self) -> None:
+        """A server command to run, and a registry for `--enrich-tools`."""
+        if not self.command:
+            raise UsageError(
+                "no server command: contracts proxy --contracts K -- SERVER_CMD [ARGS...]", field="SERVER_CMD"
+            )
+        if self.enrich_tools and self.registry is None:
+            raise UsageError("--enrich-tools needs --registry (the declared outputs)", field="--enrich-tools")
+
+
 def proxy(
-    command: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="The MCP server to run behind the proxy, after `--`: SERVER_CMD [ARGS...].",
-            metavar="-- SERVER_CMD [ARGS]...",
-            show_default=False,
-        ),
-    ] = None,
+    command: ServerCommandArg = None,
     contracts_path: ContractsOpt = None,
-    registry: Annotated[
-        Path | None, registry_option("tools.json: substitutes offered as recovery tools, outputSchema.")
-    ] = None,
-    log: Annotated[
-        Path | None,
-        typer.Option(
-            "--log",
-            metavar="FILE",
-            help="Append every tool call to FILE as flat trace records (for `contracts ingest`).",
-        ),
-    ] = None,
-    receipt_in: Annotated[
-        str,
-        typer.Option(
-            "--receipt-in", metavar="PLACES", help="Where receipts go: text, meta, text,meta or none."
-        ),
-    ] = ",".join(RECEIPT_PLACES),
-    timeout: Annotated[
-        float | None,
-        timeout_option("Answer a request the server has not answered in SECONDS with an error."),
-    ] = None,
-    enrich_tools: Annotated[
-        bool,
-        typer.Option(
-            "--enrich-tools", help="Add the registry's declared output as outputSchema to tools/list."
-        ),
-    ] = False,
+    registry: ProxyRegistryOpt = None,
+    log: LogOpt = None,
+    receipt_in: ReceiptInOpt = ",".join(RECEIPT_PLACES),
+    timeout: ProxyTimeoutOpt = None,
+    enrich_tools: EnrichToolsFlag = False,
     fold: FoldOpt = None,
-    encoder: Annotated[EncoderName, typer.Option("--encoder", help="Receipt encoder.")] = EncoderName.v2,
-    trace_id: Annotated[
-        str | None,
-        typer.Option(
-            "--trace-id", metavar="ID", help="trace_id of the logged calls (default: mcp-<time>-<pid>)."
-        ),
-    ] = None,
+    encoder: ProxyEncoderOpt = EncoderName.v2,
+    trace_id: TraceIdOpt = None,
     quiet: QuietFlag = False,
 ) -> None:
     """Run an MCP server behind a proxy that checks every tools/call result and appends receipts.
@@ -90,35 +124,36 @@ def proxy(
     receipt as an extra text content block and/or under _meta. Example:
     contracts proxy --contracts contracts.json --log calls.jsonl -- python server.py
     """
+    _proxy(resolved(ProxySettings, locals()))
+
+
+def _proxy(s: ProxySettings) -> None:
+    """Serve until the client closes the connection; then say how many calls got receipts."""
     from output_contracts.checks.api import Checker
     from output_contracts.checks.proxy import Proxy, ProxyOptions, parse_places
 
-    if not command:
-        raise UsageError(
-            "no server command: contracts proxy --contracts K -- SERVER_CMD [ARGS...]", field="SERVER_CMD"
-        )
-    if enrich_tools and registry is None:
-        raise UsageError("--enrich-tools needs --registry (the declared outputs)", field="--enrich-tools")
-    cpath = config().require_path("paths.contracts", contracts_path, "contract set (--contracts)")
+    assert s.command  # `check_given` refused a missing one
     options = ProxyOptions(
-        receipt_in=parse_places(receipt_in),
-        log=log,
-        timeout=timeout,
-        enrich_tools=enrich_tools,
-        trace_id=trace_id,
+        receipt_in=parse_places(s.receipt_in),
+        log=s.log,
+        timeout=s.timeout,
+        enrich_tools=s.enrich_tools,
+        trace_id=s.trace_id,
     )
-    checker = Checker.load(cpath, registry=registry, fold=_fold_index(fold), encoder=encoder.value)
+    checker = Checker.load(
+        s.contracts_path, registry=s.registry, fold=_fold_index(s.fold), encoder=s.encoder.value
+    )
     p = Proxy(
         checker,
-        command,
+        s.command,
         sys.stdin.buffer,
         sys.stdout.buffer,
         options,
         warn=lambda m: err.print(f"warning: {m}", markup=False),
     )
     p.run()
-    if not quiet:
-        where = f"; logged to {log} as trace {p.trace_id}" if log is not None else ""
+    if not s.quiet:
+        where = f"; logged to {s.log} as trace {p.trace_id}" if s.log is not None else ""
         say(err, f"proxy: {p.calls} tool calls, {p.receipts} with receipts{where}")
 
 

@@ -2,9 +2,10 @@
 
 A configured repository can run `contracts mine`, `contracts audit --folds 5` or `contracts repair-replay`
 with no path arguments, as a CI job calls them. Precedence: command line > config file > built-in
-defaults. Every resolved value remembers where it came from, which `contracts config` prints. Relative
-paths in a config file are resolved against that file's folder, so the file means the same thing from any
-working directory.
+defaults; this module resolves the last two, and `output_contracts.settings` puts the command line on top,
+once per command. Every resolved value remembers where it came from, which `contracts config` prints.
+Relative paths in a config file are resolved against that file's folder, so the file means the same thing
+from any working directory.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Setting:
-    """A resolved value and where it came from (`default`, a config file path, or `command line`)."""
+    """A config value and where it came from (`default` or a config file's path; a command's settings
+    add `command line` on top, `output_contracts.settings`)."""
 
     value: Any
     origin: str
@@ -91,34 +93,20 @@ class Setting:
 
 @dataclass(frozen=True)
 class Config:
-    """Resolved settings. `file` is the config file used, if any."""
+    """The config file's settings over the built-in defaults. `file` is the config file used, if any."""
 
     file: Path | None
     settings: dict[str, Setting] = field(default_factory=dict)
 
-    def get(self, key: str, cli_value: Any = None) -> Any:
-        """The command-line value when given, else the config/default value of `key`."""
-        if cli_value is not None:
-            return cli_value
-        if key not in self.settings:
-            raise KeyError(key)
+    def get(self, key: str) -> Any:
+        """The config (or default) value of `key`. Commands never merge options with it field by
+        field: `output_contracts.settings.resolve` does, once per command."""
         return self.settings[key].value
 
-    def path(self, key: str, cli_value: Path | str | None = None) -> Path | None:
+    def path(self, key: str) -> Path | None:
         """Like `get`, for a path setting."""
-        v = self.get(key, cli_value)
+        v = self.get(key)
         return None if v is None else Path(v)
-
-    def require_path(self, key: str, cli_value: Path | str | None, what: str) -> Path:
-        """A path from the command line or config, or a usage error saying how to give it."""
-        p = self.path(key, cli_value)
-        if p is None:
-            raise ConfigError(
-                f"no {what} given: pass it on the command line or set '{key.split('.', 1)[1]}' "
-                f"under [{key.split('.', 1)[0]}] in contracts.toml",
-                code="E_USAGE",
-            )
-        return p
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """`{key: {"value": v, "origin": o}}`, sorted by key, JSON-ready."""
@@ -185,6 +173,8 @@ def _coerce(key: str, kind: str, value: Any, base: Path, source: str) -> Any:
     if kind == "table":
         if not isinstance(value, dict):
             raise bad("a table")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+            raise bad("a table of integers")
         return dict(sorted(value.items()))
     raise AssertionError(kind)
 

@@ -1,4 +1,5 @@
-"""Project configuration: discovery upwards, precedence, path resolution, clear errors."""
+"""Project configuration: discovery upwards, path resolution, clear errors (the command line on top of it:
+tests/core/test_settings.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_found_upwards_and_paths_relative_to_file(tmp_path: Path) -> None:
     assert cfg.file == tmp_path / "contracts.toml"
     assert cfg.path("paths.corpus") == (tmp_path / "out" / "corpus").resolve()
     assert cfg.get("mine.folds") == 5
-    assert cfg.get("mine.folds", 3) == 3  # command line wins
+    assert cfg.settings["mine.folds"].origin == str(tmp_path / "contracts.toml")
 
 
 def test_pyproject_table(tmp_path: Path) -> None:
@@ -83,6 +84,11 @@ def test_config_command_shows_origin(tmp_path: Path) -> None:
         ("[mine]\nsource = 'web'\n", "'mine.source' must be one of all, mined, schema"),
         ("[check]\nencoder = 'v9'\n", "'check.encoder' must be one of v1, v2"),
         ("[repair]\nmax_ops = 0\n", "'repair.max_ops' must be >= 1, got 0"),
+        ("[mine]\nmin_support = 5\n", "'mine.min_support' must be a table, got 5"),
+        (
+            "[mine]\nmin_support = {DOMAIN = true}\n",
+            "'mine.min_support' must be a table of integers, got {'DOMAIN': True}",
+        ),
     ],
 )
 def test_config_values_follow_the_options_rules(tmp_path: Path, body: str, says: str) -> None:
