@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,3 +64,16 @@ def test_render_does_not_depend_on_the_terminal(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert out.read_text(encoding="utf-8") == reference.render()
     assert "\x1b[" not in out.read_text(encoding="utf-8")
+
+
+def test_readme_links_every_command_into_the_reference() -> None:
+    """README.md's command table links each command to its section of docs/cli.md, and each link lands."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    anchors = {reference.anchor(name) for name, _, _ in reference.commands()}
+    linked = set(re.findall(r"\(docs/cli\.md#([\w-]+)\)", readme))
+    assert linked, "README.md links no command into docs/cli.md"
+    assert linked <= anchors, (
+        f"README.md links to sections docs/cli.md does not have: {sorted(linked - anchors)}"
+    )
+    leaves = {reference.anchor(n) for n, cmd, _ in reference.commands() if not hasattr(cmd, "list_commands")}
+    assert leaves <= linked, f"commands README.md does not link: {sorted(leaves - linked)}"
