@@ -1,4 +1,4 @@
-"""Every subcommand against damaged inputs (issue 17): one `error[...]` line naming the file, exit 2, no
+"""Every subcommand against damaged inputs: one `error[...]` line naming the file, exit 2, no
 traceback, nothing half-written; and empty input is an error, never a vacuous "ok".
 
 `tests/cli/test_damaged_inputs.py` covers the trace readers (truncated and fake gzip, damaged corpora and

@@ -1,5 +1,5 @@
 """Damaged inputs through the CLI: one `error[...]` line naming the file, exit 2, no traceback, nothing
-half-written (issue 17, rows 1-4, 8, 13, 17).
+half-written.
 
 The inputs are made in each test from the bundled sample world, never committed. The table runs every
 command that reads the damaged kind of input; a subprocess case proves the real entry point (where Click

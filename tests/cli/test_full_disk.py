@@ -1,4 +1,4 @@
-"""Real write failures through the real entry point (issue 17, row 9): one `error[E_IO]` line naming what
+"""Real write failures through the real entry point: one `error[E_IO]` line naming what
 was being written, exit 2, no traceback, nothing half-written.
 
 Two real failures the kernel gives without root: writing to `/dev/full` fails with ENOSPC (stdout), and

@@ -1,4 +1,4 @@
-"""Where ledgers go (issue 22): an audit given no `--ledger` writes under the audited corpus or into a
+"""Where ledgers go: an audit given no `--ledger` writes under the audited corpus or into a
 temporary folder, never into the working folder, and names the place on stderr; both ledger writers
 (`audit`, `repair-replay`) treat an existing folder alike: refused, naming `--overwrite`."""
 

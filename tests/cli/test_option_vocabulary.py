@@ -1,4 +1,4 @@
-"""One option vocabulary across commands (issue 22): the same name means the same thing everywhere.
+"""One option vocabulary across commands: the same name means the same thing everywhere.
 
 Walks the Click command tree of the Typer app and checks every command's options: a name has one
 meaning (flag or value, repeatable or not, the same short alias, the same metavar) wherever it appears;

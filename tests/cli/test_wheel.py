@@ -1,4 +1,4 @@
-"""The built wheel, installed into a fresh virtual environment next to PyContracts (issue 22).
+"""The built wheel, installed into a fresh virtual environment next to PyContracts.
 
 What a user of `pip install output-contracts` gets: the wheel is built from a copy of the source tree,
 installed with its declared dependencies into a new venv together with PyContracts, and then
