@@ -927,7 +927,7 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
         lines.append(f"| {t['text']} | {got} | {t['op']} {_fmt_v(t['value'])} | {verdict} |")
     lines += [
         "",
-        "The issue's sizes are 1M calls (ratios), 100k to 10M (linearity) and 1M to 10M (flat ingest RSS); "
+        "The targets' sizes are 1M calls (ratios), 100k to 10M (linearity) and 1M to 10M (flat ingest RSS); "
         "a run at another size states the sizes it measured.",
     ]
     sc = run.get("scale")
@@ -993,7 +993,7 @@ def main(argv: list[str] | None = None) -> int:
         description=(__doc__ or "").split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "--calls", type=int, default=100_000, help="corpus size (default 100,000; the issue's 1,000,000)"
+        "--calls", type=int, default=100_000, help="corpus size (default 100,000; the targets are stated at 1,000,000)"
     )
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
