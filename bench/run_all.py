@@ -993,7 +993,10 @@ def main(argv: list[str] | None = None) -> int:
         description=(__doc__ or "").split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "--calls", type=int, default=100_000, help="corpus size (default 100,000; the targets are stated at 1,000,000)"
+        "--calls",
+        type=int,
+        default=100_000,
+        help="corpus size (default 100,000; the targets are stated at 1,000,000)",
     )
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)
