@@ -335,23 +335,13 @@ def _page(name: str) -> Page:
 
 
 def _command_names() -> list[str]:
-    """Every command a user can type, members of groups included (`ledger verify-proof`)."""
-    import typer.main
+    """Every command a user can type, members of groups included (`ledger verify-proof`): the leaves of
+    the tree docs/cli.md is rendered from."""
+    from output_contracts.cli.reference import commands
 
-    from output_contracts.cli.app import app
-
-    found: list[str] = []
-
-    def walk(cmd: object, prefix: str) -> None:
-        subs = getattr(cmd, "commands", None)
-        if subs:
-            for name, sub in subs.items():
-                walk(sub, f"{prefix} {name}".strip())
-        else:
-            found.append(prefix)
-
-    walk(typer.main.get_command(app), "")
-    return sorted(found)
+    return sorted(
+        name.removeprefix("contracts ") for name, cmd, _ in commands() if not hasattr(cmd, "list_commands")
+    )
 
 
 def _runs_command(text: str, name: str) -> bool:
