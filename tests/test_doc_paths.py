@@ -88,6 +88,33 @@ def cited_links(text: str) -> list[str]:
     return out
 
 
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation but `-` and `_` dropped,
+    spaces as `-`, a repeated heading numbered (`-1`, `-2`)."""
+    seen: dict[str, int] = {}
+    out = set()
+    for line in prose(text).split("\n"):
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def linked_anchors(text: str) -> list[tuple[str, str]]:
+    """(target file, anchor) of each relative link with an anchor; an anchor alone is on the page itself."""
+    out = []
+    for target in LINK.findall(prose(text)):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or "#" not in target:
+            continue
+        path, _, anchor = target.partition("#")
+        out.append((path, anchor))
+    return out
+
+
 def _defines(source: Path, name: str) -> bool:
     """Whether module `source` binds `name` at its top level: a def, class, assignment or import (those
     under `if TYPE_CHECKING:` included), or a lazy export (a key of its `_EXPORTS` table)."""
@@ -156,6 +183,22 @@ def test_relative_links_land(page: str) -> None:
     assert missing == [], f"{page} links to files that do not exist: {missing}"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_link_anchors_land(page: str) -> None:
+    """A link to `page.md#section` names a heading that page has."""
+    text = (REPO / page).read_text(encoding="utf-8")
+    bad = []
+    for path, anchor in linked_anchors(text):
+        target = (REPO / page).parent / path if path else REPO / page
+        if (
+            target.suffix == ".md"
+            and target.is_file()
+            and anchor not in anchors(target.read_text(encoding="utf-8"))
+        ):
+            bad.append(f"{path}#{anchor}")
+    assert bad == [], f"{page} links to sections that do not exist: {sorted(set(bad))}"
+
+
 def test_the_scanner_finds_what_it_should() -> None:
     """Paths, modules and links are told apart from shapes, commands and generated files."""
     text = "\n".join(
@@ -182,6 +225,14 @@ def test_the_scanner_finds_what_it_should() -> None:
     assert module_problem("output_contracts.ledger") is None
     assert module_problem("output_contracts.nope") == "output_contracts defines no 'nope'"
     assert module_problem("output_contracts.mining.mine") is None  # a lazy export
+    assert linked_anchors(text) == [("docs/tour.md", "the-parquet-corpus")]
+    headings = "# `contracts ledger verify`\n## Real tool output: τ-bench's own tools\n## Notes\n## Notes\n"
+    assert anchors(headings) == {
+        "contracts-ledger-verify",
+        "real-tool-output-τ-benchs-own-tools",
+        "notes",
+        "notes-1",
+    }
     assert (
         module_problem("output_contracts.ledger.no_such_name")
         == "output_contracts.ledger defines no 'no_such_name'"
