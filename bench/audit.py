@@ -20,7 +20,7 @@ Each measurement runs in a fresh interpreter that reports its own wall time and 
               task-clustered bootstrap resamples. Its stages are timed inside the child.
 * audit (no in-sample) — the same without the in-sample comparison replay (`--no-in-sample`).
 
-The ratio printed is audit CPU seconds / mine CPU seconds (issue 21's target: <= 1.5). Times are CPU
+The ratio printed is audit CPU seconds / mine CPU seconds (the target: <= 1.5). Times are CPU
 seconds (`time.process_time()`, every thread of the process): wall time on a shared machine also
 measures the neighbours.
 """

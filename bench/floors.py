@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Measure the floors that issue 21's two per-line targets run into (docs/performance.md, "Eighteenth
-round").
+"""Measure the floors that the two per-line performance targets run into (docs/performance.md, "Floors").
 
     python bench/floors.py                  # 1,000,000 calls: the generated world of bench/
     python bench/floors.py --calls 100000 --json /tmp/floors.json

@@ -5,7 +5,7 @@
 
 What a user who wants "does this result still look like the ones before" reaches for first is a JSON
 Schema of each tool's output and a fast validator; fastjsonschema is the fastest Python one (it
-generates Python code per schema, as issue 21 asks our in-loop checker to do). The schemas are the ones
+generates Python code per schema, as our compiled in-loop checker does). The schemas are the ones
 `contracts registry infer` proposes from the same mined contract set (REQUIRED -> required, TYPE ->
 type, DOMAIN -> enum, NONNEG/POSITIVE -> minimum/exclusiveMinimum: the classes a JSON Schema can
 state), so both sides judge the same results against the same evidence.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The latency `contracts proxy` adds to an MCP tool call (issue 23: < 1 ms at p95).
+"""The latency `contracts proxy` adds to an MCP tool call (the target: < 1 ms at p95).
 
     python bench/proxy_latency.py [--calls 2000] [--contracts tests/golden/sample-contracts.json] [--json F]
 

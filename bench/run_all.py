@@ -2,7 +2,7 @@
 """`make bench`: each stage beside the peer a user would pick, measured in the same run, as CPU ratios.
 
     python bench/run_all.py                         # 100,000 calls (+ the 1,000,000 scale point)
-    python bench/run_all.py --calls 1000000         # the issue-21 size (scale point: 100,000)
+    python bench/run_all.py --calls 1000000         # the size the targets are stated at (scale point: 100,000)
     python bench/run_all.py --calls 2000 --scale-calls 200 --repeat 1 --json /tmp/r.json --markdown /tmp/r.md
     python bench/run_all.py --calls 10000000 --stages ingest,mine,audit --no-baselines --repeat 1 --keep
                                                     # the bounded-memory run (our side only)
@@ -26,8 +26,8 @@ and set-up are outside the timed part on both sides. Each stage's measurements r
 peer, ours, peer, ...) `--repeat` times (default 3) and the median counts; the inputs are read into the
 page cache first. The scale point (`--scale-calls`, default 10x the size, or a tenth above 100,000)
 ingests and mines a second size once, for the linearity of mining (CPU per call) and the flatness of
-ingest's peak RSS. The targets of issue 21's "Done when" are evaluated on the CPU ratios and written as
-pass/fail lines beside the measured value (`targets`), never assumed.
+ingest's peak RSS. The performance targets (docs/performance.md) are evaluated on the CPU ratios and
+written as pass/fail lines beside the measured value (`targets`), never assumed.
 
 Outputs: `results.json` (JSON Schema `output_contracts/schemas/bench-results.schema.json`; one entry per
 corpus size under `runs`) and `results.md`. A run replaces the stages it measured in the entry of its
@@ -661,7 +661,7 @@ def machine() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# the targets of issue 21's "Done when", evaluated on what a run measured
+# the performance targets (docs/performance.md), evaluated on what a run measured
 
 
 def _stage_of(run: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -913,7 +913,7 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
         lines += [""] + [f"- {n}" for n in notes]
     lines += [
         "",
-        "## Targets (issue 21, “Done when”; CPU ratios)",
+        "## Targets (CPU ratios)",
         "",
         "| target | measured | goal | result |",
         "|---|---:|---:|---|",
@@ -927,7 +927,7 @@ def markdown(doc: dict[str, Any], calls: int) -> str:
         lines.append(f"| {t['text']} | {got} | {t['op']} {_fmt_v(t['value'])} | {verdict} |")
     lines += [
         "",
-        "The issue's sizes are 1M calls (ratios), 100k to 10M (linearity) and 1M to 10M (flat ingest RSS); "
+        "The targets' sizes are 1M calls (ratios), 100k to 10M (linearity) and 1M to 10M (flat ingest RSS); "
         "a run at another size states the sizes it measured.",
     ]
     sc = run.get("scale")
@@ -993,7 +993,10 @@ def main(argv: list[str] | None = None) -> int:
         description=(__doc__ or "").split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "--calls", type=int, default=100_000, help="corpus size (default 100,000; the issue's 1,000,000)"
+        "--calls",
+        type=int,
+        default=100_000,
+        help="corpus size (default 100,000; the targets are stated at 1,000,000)",
     )
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--fault-every", type=int, default=generate.DEFAULT_FAULT_EVERY)

@@ -1,4 +1,4 @@
-"""Model-facing tool definitions generated from the registry (issue 9 item 3, DESIGN §2.4).
+"""Model-facing tool definitions generated from the registry (DESIGN §2.4).
 
 The registry is the one source: what the model reads about a tool and what plan-check enforces come from
 the same declaration, so they cannot drift apart. Targets:

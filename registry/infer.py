@@ -232,7 +232,7 @@ def infer_registry(
     progress.finish()
 
     # Tools in the base first (declaration order), then new ones by name; names the registry format
-    # cannot hold are left out and reported, so the file written always loads (issue 17, row 15).
+    # cannot hold are left out and reported, so the file written always loads.
     names = list(base.tools) if base is not None else []
     names += sorted(t for t in tool_order if t not in names)
     skipped = tuple(

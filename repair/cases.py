@@ -27,7 +27,7 @@ Families (`FAMILIES`), each a corruption of a correct call `target` (see docs/re
 - `rollback`: the case history records an earlier patch that added a wrongly typed optional argument;
   the right repair undoes it (`remove`).
 
-Stress families (`STRESS`, issue 19): `ambiguous_pointer` (two near-miss keys with different valid values
+Stress families (`STRESS`, after ContractRL's): `ambiguous_pointer` (two near-miss keys with different valid values
 for one missing argument: abstain), `stale_schema` (an argument in an older schema's camelCase: `move`),
 `injected_text` (a number sent as text with an injected instruction the verifier's message quotes:
 `replace`), `malformed_text` (the same with text that breaks and forges the structure of the verifier's
@@ -68,7 +68,7 @@ FAMILIES = (
     "immutable",
     "rollback",
 )
-#: The families added by issue 19 (ContractRL's stress families); `--kinds stress` selects them.
+#: ContractRL's stress families; `--kinds stress` selects them.
 STRESS = (
     "ambiguous_pointer",
     "stale_schema",

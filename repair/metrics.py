@@ -1,7 +1,7 @@
 """Per-episode metric definitions of repair scoring, as pure functions of ledger bodies and a target.
 
-The definitions follow ContractRL (§3.1, C.8, D.3–D.5) as issue 19 states them; where the issue is the
-only source, docs/repair.md says so. Each function takes plain JSON values so that tests can check it
+The definitions follow ContractRL (§3.1, C.8, D.3–D.5) as this project's requirements state them (the
+paper itself could not be read); where those name a metric without defining it, docs/repair.md says so. Each function takes plain JSON values so that tests can check it
 against hand-computed cases:
 
 - `repaired_pointers` — the pointers a case is *about*: the canonical patch's `path` and `from`

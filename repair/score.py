@@ -4,7 +4,7 @@ Scoring runs only on a ledger that verifies and is frozen (`output_contracts.led
 the steps were fixed before anyone looked at the answers. Then the targets file is joined by case id.
 
 The per-case definitions are in `output_contracts.repair.metrics` and `DEFINITIONS` (each with its denominator;
-docs/repair.md says where each comes from): the ContractRL set of issue 19 (`PAPER_METRICS`: structural
+docs/repair.md says where each comes from): the ContractRL set (`PAPER_METRICS`: structural
 and first-attempt validity, ordered M_patch, M_object, pointer-relative collateral, retries r = a − 1
 over proposals, fail-closed rate, unsafe dispatches U, generated tokens, reward R, leakage), the earlier
 definitions under new names (`m_patch_commutative`, `collateral_ops`, `retries_attempts`), abstention
@@ -39,7 +39,7 @@ from output_contracts.repair.loop import KIND_END, KIND_RUN, KIND_START, KIND_ST
 from output_contracts.repair.patch import changed_leaf_paths, is_prefix, json_equal, parse_pointer
 
 VERSION = 2
-#: The metric set of ContractRL (§3.1, C.8, D.3–D.5) as issue 19 states it, in report order.
+#: The metric set of ContractRL (§3.1, C.8, D.3–D.5), in report order.
 PAPER_METRICS = (
     "structural_validity",
     "first_attempt_validity",
@@ -504,7 +504,7 @@ def paired_test(
     }
 
 
-#: The tool families of cross-family transfer (issue 19): a tool belongs to one when its name's prefix
+#: The tool families of cross-family transfer: a tool belongs to one when its name's prefix
 #: before the first `.` is one of these (`file.write`, `http.request`; docs/examples/tool-families).
 TOOL_FAMILIES = ("calendar", "code", "database", "file", "http")
 

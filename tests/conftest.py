@@ -29,13 +29,12 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
-#: The files whose tests take longest, with their seconds in one `make test` (issue 21, fifth round:
-#: pytest --durations=0, 2 workers on a machine shared with other jobs, summed per file; only the
-#: proportions matter). They run first, spread over the pytest-xdist workers, so that no long test starts
+#: The files whose tests take longest, with their seconds in one `make test` (pytest --durations=0,
+#: 2 workers on a machine shared with other jobs, summed per file; only the proportions matter). They run first, spread over the pytest-xdist workers, so that no long test starts
 #: last and `--dist worksteal` evens out the end with the many short tests. A file missing here is only
 #: scheduled later, never skipped.
 SLOW_FILES: dict[str, float] = {
-    "tests/cli/test_readme.py": 913,  # one test per README block; a block waits for the blocks it reads
+    "tests/cli/test_examples.py": 913,  # one test per example block; a block waits for the blocks it reads
     "tests/cli/test_damaged_every_command.py": 278,
     "tests/mining/test_mining_view.py": 228,
     "tests/checks/test_compiled_checker.py": 207,
@@ -123,10 +122,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Rewrite tests/golden/* from the current outputs instead of comparing (tests/test_golden.py).",
     )
     parser.addoption(
-        "--update-readme",
+        "--update-examples",
         action="store_true",
         default=False,
-        help="Rewrite the output of README examples that differ (tests/cli/test_readme.py).",
+        help="Rewrite the output of README and docs examples that differ (tests/cli/test_examples.py).",
     )
 
 

@@ -1,6 +1,6 @@
 """Work done once per pytest run and shared by its pytest-xdist workers (a folder and a file lock).
 
-A session fixture runs once per worker; when two workers' tests need the same long run (the README's
+A session fixture runs once per worker; when two workers' tests need the same long run (the docs' example
 blocks, the injected-fault audit of the sample world), the first worker to ask makes it in the run's
 folder, above each worker's own temp folder, and the other reads it after waiting on its lock."""
 

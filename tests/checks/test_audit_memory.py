@@ -1,4 +1,4 @@
-"""Audit scoring without per-call Python objects (issue 10): the chunked polars digest equals the old
+"""Audit scoring without per-call Python objects (bounded memory): the chunked polars digest equals the old
 definition, and integer task indexes give the same bootstrap as task names."""
 
 from __future__ import annotations

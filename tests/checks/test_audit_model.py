@@ -111,7 +111,7 @@ def test_json_is_plain_lists_and_dicts(audited: tuple[AuditReport, Corpus, Path]
     }
     per_episodes = set(data["recovery_retention"]) | {"per_100_episodes"}
     assert set(data["spurious"]) == per_episodes | {"without_fault", "full_reward"}
-    assert set(data["spurious"]["without_fault"]) == per_episodes  # the paper's denominator (issue 18)
+    assert set(data["spurious"]["without_fault"]) == per_episodes  # the paper's denominator
     assert json.loads(json.dumps(data)) == data
     row = RuleRow("r-1", "t", "TYPE", ("/a", "/b"), 3, 1, 1, 0, 0)
     assert row.to_json()["paths"] == ["/a", "/b"]

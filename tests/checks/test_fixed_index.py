@@ -1,7 +1,7 @@
 """Fixed-index operands (`*0`, the first member of an array) on both checker paths, for any code.
 
 `/payment_history/*0/amount = Σ /items/*/price` is the conservation relation of τ-bench retail orders
-(issue 16, item 4): the first payment pays for the items. The engine gives every code the same reading
+(conservation at a fixed member): the first payment pays for the items. The engine gives every code the same reading
 of a fixed index: the per-call index (`index_nodes` aliases) and the corpus join (`with_fixed`)."""
 
 from __future__ import annotations

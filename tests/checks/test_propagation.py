@@ -1,4 +1,4 @@
-"""Propagation of receipted values (issue 18): hand-made episodes whose answer is known, through the
+"""Propagation of receipted values: hand-made episodes whose answer is known, through the
 library, the audit report (schema, renderers) and the CLI."""
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ def test_unknown_encoder_is_a_usage_error() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Ablation encoders (issue 18): v2-no-recovery and generic
+# Ablation encoders: v2-no-recovery and generic
 
 
 def _faulty_receipt(**kw: Any) -> Receipt:
@@ -206,7 +206,7 @@ def test_encoder_chosen_in_check_call() -> None:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Inferred substitutes (issue 18): used only where none are declared, and flagged
+# Inferred substitutes: used only where none are declared, and flagged
 
 
 def test_inferred_substitutes_only_when_none_declared_and_flagged() -> None:

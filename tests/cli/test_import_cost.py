@@ -6,8 +6,8 @@ defers that grammar until an `iri` format is checked; these tests hold both, in 
 
 Every `contracts` process builds the options of every command (Typer), so a command module imports its
 library inside the command, and the choices its options show come from `output_contracts.choices`:
-`contracts --help` must not load polars, pyarrow, numpy or the audit pipeline (about 0.8 CPU-s
-a process when it did, paid by each of the README's ~85 commands and every other subprocess in the suite).
+`contracts --help` must not load polars, pyarrow, numpy or the audit pipeline (about 0.8 CPU-s a process
+when it did, paid by each of the docs' executed examples and every other subprocess in the suite).
 """
 
 from __future__ import annotations

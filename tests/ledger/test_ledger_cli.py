@@ -94,7 +94,7 @@ def test_show_and_head_refuse_a_broken_ledger(copy_of: object) -> None:
     (d / "ledger.jsonl").write_bytes((d / "ledger.jsonl").read_bytes()[:-5])
     for cmd in ("show", "head"):
         res = runner.invoke(app, ["ledger", cmd, str(d)])
-        # a ledger that does not verify is a finding (exit 1), like `ledger verify` on it (issue 17)
+        # a ledger that does not verify is a finding (exit 1), like `ledger verify` on it
         assert res.exit_code == 1 and "TRUNCATED_TAIL" in res.stderr and res.stdout == ""
 
 

@@ -282,7 +282,7 @@ def test_cli_verify_exits_1_naming_the_first_failure(copy_of: Copy, name: str) -
     assert EXPECTED[name].split(": ")[-1] == report["problems"][0]["code"]
 
 
-# The header is bound to the chain (issue 17, row 10): an edit of a field that fixes what was run, with
+# The header is bound to the chain: an edit of a field that fixes what was run, with
 # the manifest recomputed, no longer passes a verify anchored on head and root. `created_at` and
 # `source_revision` are not bound (docs/ledger.md: anchors stay reproducible across runs and commits).
 BOUND_EDITS: list[tuple[str, Callable[[dict], None]]] = [

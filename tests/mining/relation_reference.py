@@ -1,5 +1,5 @@
-"""RELATION's candidate sampling, generation and refutation as they were before issue 21 batched them
-across search spaces: one search space at a time (`codes/relation/mine.py` at the fourth round). The
+"""RELATION's candidate sampling, generation and refutation as they were before they were batched across
+search spaces: one search space at a time (`codes/relation/mine.py` as it was then). The
 reference `tests/mining/test_relation_batch.py` holds the batched code to, on random sample rows."""
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def refute(cands: pl.DataFrame, ref: pl.DataFrame, fields: list[Field], k: int) 
 
 def sample_rows(wide: pl.DataFrame, fields: list[Field]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(generation rows, refutation rows) of every fold of one space's wide frame, with a row id `_r`:
-    `relation._sample_all` one space at a time, as it was before issue 21 batched the spaces."""
+    `relation._sample_all` one space at a time, as it was before the spaces were batched."""
     w = wide.with_row_index("_r").group_by("fold", maintain_order=True).head(WINDOW)
     score = pl.sum_horizontal(
         [(pl.col(f.name).is_not_null() & (pl.col(f.name) != 0)).cast(pl.Int32) for f in fields]

@@ -1,4 +1,4 @@
-"""`mine` names every tool without rules and why (issue 22: coverage made visible)."""
+"""`mine` names every tool without rules and why (coverage made visible)."""
 
 from __future__ import annotations
 

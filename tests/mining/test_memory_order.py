@@ -1,4 +1,4 @@
-"""Mining's per-corpus tables kept small (issue 21: peak RSS at 10M calls).
+"""Mining's per-corpus tables kept small (the target: peak RSS at 10M calls under 2 GiB).
 
 CONSISTENT's input order of the calls (`call_order`) is built on integers instead of sorting the
 string columns; the mining view's string dictionary stays on disk (`View.codes`, `View.texts`). Each

@@ -161,7 +161,7 @@ def tau(shared_data: Path) -> Path:
 
 
 #: sha256 of the canonical contract sets of the τ-bench test below (folds 5; whole or in parts alike),
-#: pinned from the tree before issue 21 fused mining's passes over the view's string codes: that work
+#: pinned from the tree before mining's passes were fused over the view's string codes: that work
 #: changes no byte. A change meant to alter what is mined here re-pins them, saying why.
 _TAU_SHA256 = {
     "retail": "aeaaecb36f3c591cd582022188da915827a79d51a1c3c1d429b0056ee2295a4e",

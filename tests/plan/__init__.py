@@ -1,1 +1,1 @@
-"""Tests of the registry, plan-check and tool exports (issue 9, issue 5 item 4)."""
+"""Tests of the registry, plan-check and tool exports."""

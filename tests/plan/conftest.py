@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 WORLD = REPO / "docs" / "examples" / "plan-world"
 
-#: The acceptance registry of issue 9: temporal_reachability declares rows, rows_total, truncated, cursor.
+#: The acceptance registry of plan-check: temporal_reachability declares rows, rows_total, truncated, cursor.
 TEMPORAL: dict[str, Any] = {
     "tools": [
         {

@@ -464,7 +464,7 @@ def test_check_every_bound_keyword(tmp_path: Path) -> None:
 
 
 def test_infer_leaves_out_a_tool_name_the_registry_cannot_hold(tmp_path: Path) -> None:
-    """Issue 17, row 15: a 5,000-character tool name in the corpus. `registry infer` writes a registry
+    """A 5,000-character tool name in the corpus. `registry infer` writes a registry
     its own loader accepts (the tool left out, with a warning naming it), and `tools export` reads it."""
     from output_contracts.schemas import load_schema
     from output_contracts.traces.tool_registry import MAX_TOOL_NAME

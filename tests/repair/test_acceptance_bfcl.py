@@ -105,7 +105,7 @@ def test_bfcl_mechanism_replay_64_of_64(shared_data: Path, tmp_path: Path, repo:
     assert rep["by_family"]["wrong_type"]["m_object"]["numerator"] == 32
     assert rep["collateral"]["numerator"] == 0 and rep["retries"]["numerator"] == 0
     assert rep["ledger"]["head"] == v.head and rep["ledger"]["root"] == v.root
-    # the ContractRL metric set (issue 19), each with its definition
+    # the ContractRL metric set, each with its definition
     from output_contracts.repair.score import PAPER_METRICS
 
     assert set(PAPER_METRICS) <= set(rep["definitions"]) and all(m in rep for m in PAPER_METRICS)

@@ -1,4 +1,4 @@
-"""Issue 19's metric definitions, each checked against a case computed by hand; exact paired tests and
+"""The ContractRL metric definitions, each checked against a case computed by hand; exact paired tests and
 effect sizes; the coverage–risk curve of one run against separate gated runs."""
 
 from __future__ import annotations

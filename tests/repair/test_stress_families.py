@@ -1,4 +1,4 @@
-"""Issue 19's stress families: ambiguous pointer, stale schema, injected verifier text, unavailable tool and
+"""ContractRL's stress families: ambiguous pointer, stale schema, injected verifier text, unavailable tool and
 long-horizon chains (a trajectory succeeds only if every step does); on hand sources and on BFCL."""
 
 from __future__ import annotations

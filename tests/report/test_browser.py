@@ -1,4 +1,4 @@
-"""The report in a real headless Chromium (issue 24): it loads with no console message, no uncaught error
+"""The report in a real headless Chromium: it loads with no console message, no uncaught error
 and no blocked fetch; every chart is drawn with data and has its table; a screenshot is written.
 
 Chromium comes from the distribution's packages: `.ci/run` installs it on a fresh CI machine where it is

@@ -1,4 +1,4 @@
-"""The episodes table as ingest built it before issue 21's sliced writer (`traces/ingest/episodes.py`):
+"""The episodes table as ingest built it before its sliced writer (`traces/ingest/episodes.py`):
 the whole table merged, joined and sorted at once. Kept as the reference the sliced writer is held to
 (`tests/traces/test_ingest_episodes.py`)."""
 

@@ -1,4 +1,4 @@
-"""The OpenTelemetry family and its neighbours on the real files of ../shared/data/formats (issue 20).
+"""The OpenTelemetry family and its neighbours on the real files of ../shared/data/formats.
 
 Every expected value below was read by hand from the source file named in the test (they are facts of
 the source, not outputs of this code): OTel GenAI chat spans (content on spans, as events only, ids in

@@ -1,4 +1,4 @@
-"""Session and file formats of issue 20 on the real files in ../shared/data/formats/: Claude Code, Codex
+"""Session and file formats on the real files in ../shared/data/formats/: Claude Code, Codex
 CLI, ATIF, Inspect AI (`.json` and `.eval`), SWE-agent `.traj`, τ²-bench's directory layout.
 
 Each file is ingested by auto-detection through the library and through the CLI entry point, and the

@@ -1,5 +1,5 @@
-"""Ingest's bounded-memory paths write the same bytes as the plain ones (issue 21: ingest's peak RSS
-flat from 1M to 10M calls). Each test runs one ingest with the memory bounds at their plain setting and
+"""Ingest's bounded-memory paths write the same bytes as the plain ones (the target: ingest's
+peak RSS flat from 1M to 10M calls). Each test runs one ingest with the memory bounds at their plain setting and
 one with them forced small on a small input, and compares every corpus file byte for byte
 (`corpus.json` included), on the paths the leaves take: sorted runs that interleave (a sorted merge),
 runs that do not (a range copied from one run, its chunks passed through), and an append."""

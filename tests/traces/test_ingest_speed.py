@@ -1,4 +1,4 @@
-"""The fast paths of ingest (issue 10): column-wise leaf frames, the flat adapter's `tools` cache, the
+"""The fast paths of ingest: column-wise leaf frames, the flat adapter's `tools` cache, the
 episode row caches and the default chunk size. Each is checked against the plain computation."""
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def test_default_chunk_rows_and_run_caches() -> None:
     assert run.episodes == [("e", "task", 0.5, None, '["a"]', "s", 1)]
 
 
-# ---- the fused flat path (issue 21): the same corpus as parse + stage_calls -------------------------
+# ---- the fused flat path: the same corpus as parse + stage_calls ------------------------------------
 
 _EDGE_LINES = [
     {"trace_id": "t1", "tool": "get", "arguments": {"a": [1, {"b": None}]}, "result": {"x": 1.5}, "step": 3},
@@ -283,7 +283,7 @@ def test_fused_flat_path_property(
     _both_paths(tmp_path_factory.mktemp("fused"), lines, monkeypatch, chunk_rows=chunk)
 
 
-#: Results that repeat, and near repeats the result cache must tell apart (issue 21), as JSON texts:
+#: Results that repeat, and near repeats the result cache must tell apart, as JSON texts:
 #: the same keys in another order, 1 / 1.0 / true / "1", -0.0 / 0.0, a nested change, empty containers,
 #: a value nested deeper than orjson encodes (never cached; a reject on both paths), a scalar result.
 _RESULT_TEXTS: list[bytes] = [
@@ -322,7 +322,7 @@ def test_repeated_results_copy_the_first_ones_rows(
     chunk: int,
     probe: int,
 ) -> None:
-    """The fused flat path copies a repeated result's rows instead of walking it again (issue 21): the
+    """The fused flat path copies a repeated result's rows instead of walking it again: the
     corpus is byte for byte the one the plain path (no copies) writes, across chunks and bad lines."""
     lines = [
         orjson.dumps({"trace_id": f"t{i % 3}", "tool": tool, "arguments": {"i": i % 2} if ok else []})[:-1]
@@ -387,7 +387,7 @@ def test_result_copies_are_the_walks_rows() -> None:
 def test_calls_row_groups_do_not_depend_on_chunking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group: int
 ) -> None:
-    """The staged calls file is renamed into place (issue 21): its row groups are cut at `CALL_GROUP_ROWS`
+    """The staged calls file is renamed into place: its row groups are cut at `CALL_GROUP_ROWS`
     calls whatever the chunk size, so chunking changes no byte of the corpus."""
     import pyarrow.parquet as pq
 
@@ -427,7 +427,7 @@ _values = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_values, min_size=1, max_size=8))
 def test_shape_cache_across_values_matches_flatten(values: list[Any]) -> None:
-    """One chunk's walker caches child paths per (path, pattern, keys) (issue 21): values of the same
+    """One chunk's walker caches child paths per (path, pattern, keys): values of the same
     and of different shapes, walked in turn through one `Columns`, give `flatten`'s rows each."""
     cols = _Columns()
     expected: list[Any] = []
@@ -440,7 +440,7 @@ def test_shape_cache_across_values_matches_flatten(values: list[Any]) -> None:
 
 
 def test_episode_rows_spilled_per_chunk_merge_as_held(tmp_path: Path) -> None:
-    """Episode rows are spilled with every chunk (issue 21: peak RSS flat in the input), so a trace whose
+    """Episode rows are spilled with every chunk (peak RSS flat in the input), so a trace whose
     calls span chunks has several rows; the commit merges them by the rule `Run.add_episode` applies to
     rows held together (first row's source and line, each fact's first non-null): the corpus is the
     same byte for byte at any chunk size."""
@@ -499,7 +499,7 @@ _fact_values = (
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["trial", "agent_cost", "user_cost", "reward", "x"]), _fact_values))
 def test_run_facts_and_reward_fast_paths_match_the_plain_checks(rec: dict[str, Any]) -> None:
-    """`run_facts` and `optional_reward` answer the common cases first (issue 21): the same values and
+    """`run_facts` and `optional_reward` answer the common cases first: the same values and
     the same errors as the plain checks they had, for any value."""
     v = rec.get("trial")
     old_trial = v if isinstance(v, int) and not isinstance(v, bool) else None
@@ -520,7 +520,7 @@ def test_run_facts_and_reward_fast_paths_match_the_plain_checks(rec: dict[str, A
 
 
 def test_result_cache_stops_when_results_rarely_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A chunk whose first `CACHE_PROBE` results are mostly new stops looking them up (issue 21): later
+    """A chunk whose first `CACHE_PROBE` results are mostly new stops looking them up: later
     repeats are walked again, and the rows are the same either way."""
     import output_contracts.traces.ingest.columns as ingest_columns
 
@@ -561,7 +561,7 @@ _edge_values = st.recursive(
 def test_leaf_frame_values_match_flatten(pairs: list[tuple[Any, Any]], plain: bool) -> None:
     """The leaf frame's kind, num, str and len equal `flatten`'s row for row, for values straight from
     orjson (`plain`) and checked values alike, on ints past 2^53, signed zeros, astral characters and
-    arrays of 62-70 items: the guard any column-wise rewrite of the walk must pass (issue 21)."""
+    arrays of 62-70 items: the guard any column-wise rewrite of the walk must pass."""
     cols = _Columns()
     expected: list[Any] = []
     for i, (args, result) in enumerate(pairs):

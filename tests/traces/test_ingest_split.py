@@ -1,4 +1,4 @@
-"""The seams of the split ingest (issue 25): a folder's document that no adapter claims is skipped by an
+"""The seams of the split ingest: a folder's document that no adapter claims is skipped by an
 explicit decision (not by matching an error message), a named one still fails; the decision agrees
 with `detect_records`; the steps compose (sources -> reading -> run -> commit) as `ingest` does."""
 

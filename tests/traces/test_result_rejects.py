@@ -1,4 +1,4 @@
-"""Tool results that answer no call are rejects, never dropped in silence (issue 17, row 12).
+"""Tool results that answer no call are rejects, never dropped in silence.
 
 For every episode format that joins results to calls by id (openai-chat and tau-bench through
 `chat_calls`, anthropic, openai-responses): a result whose id matches no call, a second result to an

@@ -1,5 +1,5 @@
 """Ingest builds the mining view from the leaf frames as it writes them (`mining_view.ViewStage`,
-`write_staged`, issue 21): its three files must be byte for byte what `view_reference.write_view`
+`write_staged`): its three files must be byte for byte what `view_reference.write_view`
 builds by reading the finished `leaves.parquet` and `calls.parquet` back, on every path the leaves take
 (written directly, merged from sorted runs, appended to an old corpus) and across row-group and frame
 bounds."""
