@@ -550,7 +550,7 @@ def _in_sample_refers(
     cids: pl.Series, found: pl.DataFrame, entries: Sequence[Any], corpus: Corpus, texts: CallTexts | None
 ) -> dict[str, tuple[str, ...]]:
     """Fired call id -> the earlier calls its violations refer to when every one is CONSISTENT, else ()."""
-    from output_contracts.codes.engine.episodes import episode_witnesses
+    from output_contracts.codes.engine.evaluate import episode_witnesses
     from output_contracts.mining.data import call_ids
 
     hits = found.filter(pl.col("cid").is_in(cids.implode()))
@@ -626,7 +626,7 @@ def _verified_in_sample(
     beside it). Calls of tools without rules cannot fire, so checking only `cs.tools` loses nothing.
     """
     from output_contracts.checks.checker import find_violations
-    from output_contracts.codes.engine.episodes import CODE_NAME as CONSISTENT
+    from output_contracts.codes.table import episode_codes
     from output_contracts.mining.clean import clean_calls
     from output_contracts.mining.verify import flat_rules, misfires_from, raise_misfires
 
@@ -652,7 +652,7 @@ def _verified_in_sample(
     # and only when one of them will render
     texts = None
     if found.height and (keep or cids.len()):
-        cons = [e.ridx for e in entries if e.rule.code == CONSISTENT]
+        cons = [e.ridx for e in entries if e.rule.code in episode_codes()]
         texts = CallTexts.read(
             corpus,
             found.get_column("cid").unique(),

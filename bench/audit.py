@@ -79,7 +79,7 @@ from output_contracts.audit import pipeline as A, scoring as S
 from output_contracts.checks import checker as C
 from output_contracts.mining import data as D, verify as V
 from output_contracts.mining import mine
-from output_contracts.codes.engine import episodes as EP
+from output_contracts.codes.consistent import episodes as EP
 from output_contracts.codes.engine import evaluate as E
 from output_contracts.traces.corpus import Corpus
 T = collections.defaultdict(float)

@@ -85,7 +85,7 @@ _report(wall=time.perf_counter() - w, cpu=time.process_time() - t, rules=len(cs.
 _PHASES = """
 import collections
 from output_contracts.mining import data as D, miner as M, patterns as P
-from output_contracts.mining.rule_classes import RULE_CLASSES
+from output_contracts.codes.table import miners
 from output_contracts.mining.schema_rules import SchemaRules
 from output_contracts.traces.corpus import Corpus
 T = collections.defaultdict(float)
@@ -103,9 +103,9 @@ D._read_leaves = timed("load: read leaves + map to ids", D._read_leaves)
 M.path_stats_part = timed("path statistics", M.path_stats_part)
 M.merge_path_stats = timed("path statistics", M.merge_path_stats)
 M.assemble = timed("assemble (ids, examples, contract set)", M.assemble)
-for cls in (*RULE_CLASSES, SchemaRules):
+for cls in (*(type(m) for m in miners()), SchemaRules):
     for step in ("plan", "scan", "finish"):
-        setattr(cls, step, timed(f"{cls.__name__}: {step}", getattr(cls, step)))
+        setattr(cls, step, timed(f"{cls.__name__.removesuffix('Miner')}: {step}", getattr(cls, step)))
 c = Corpus.open(FOLDER)
 pl.scan_parquet(c.path / "leaves.parquet").collect()
 t = time.process_time()

@@ -31,10 +31,10 @@ import orjson
 from output_contracts.checks.checker import load_contracts
 from output_contracts.checks.receipts import ENCODERS, Receipt, recovery_tools
 from output_contracts.checks.wrapper import checked, deliver_receipt
-from output_contracts.codes.consistent.check import EpisodeMemory
 from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.engine.compiled import compiled_violations
 from output_contracts.codes.engine.evaluate import episode_memory
+from output_contracts.codes.evaluation import EpisodeMemory
 from output_contracts.errors import CheckError
 from output_contracts.traces.tool_registry import Registry, load_registry
 

@@ -30,21 +30,21 @@ import orjson
 import polars as pl
 
 from output_contracts.checks.receipts import Receipt, planned_receipt
-from output_contracts.codes.consistent.check import EpisodeMemory
 from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.engine.compiled import compiled_memory, compiled_violations
-from output_contracts.codes.engine.episodes import episode_witnesses
 from output_contracts.codes.engine.evaluate import (
     BATCH_CALLS,
     Fold,
     checked_calls,
     code,
+    episode_witnesses,
     find_violations,
     witness,
 )
 from output_contracts.codes.engine.evaluate import (
     call_violations as call_violations,  # re-exported: the generic engine, which tests hold the compiled one to
 )
+from output_contracts.codes.evaluation import EpisodeMemory
 from output_contracts.codes.hits import RuleEntry
 from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError, ContractsError

@@ -10,8 +10,8 @@ holds the evaluations to the same answers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import polars as pl
 
@@ -19,6 +19,12 @@ from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.hits import HIT_COLS, OpRow, RuleEntry
 from output_contracts.codes.nodes import GroupFinder, Nodes, Operand, PathFinder
 from output_contracts.codes.spec import Code
+from output_contracts.codes.violation import Violation
+
+if TYPE_CHECKING:
+    from output_contracts.codes.engine.compiled import ToolBuilder
+    from output_contracts.traces.call_texts import CallTexts
+    from output_contracts.traces.corpus import Corpus
 
 
 class Check(Code):
@@ -53,6 +59,12 @@ class Check(Code):
     def find(self, rule: Rule, ops: Sequence[Operand]) -> PathFinder:
         """`paths` specialised once for one rule (the per-call hot path)."""
         return lambda nodes: self.paths(rule, nodes, ops)
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        """Add rule `ri` (its operands `ops`) to the compiled checker of its tool (`b`: the places the
+        walk tests inline, the lines after it; `output_contracts.codes.engine.compiled`), with the same
+        answers as `find`; False leaves it to `find`, run on the nodes the walk collects for it."""
+        return False
 
     def group(self, rules: Sequence[tuple[Rule, Sequence[Operand]]]) -> list[GroupFinder] | None:
         """Per-call finders for several rules of one tool at once, or None: one `find` per rule.
@@ -106,3 +118,81 @@ class NodeCheck(Check):
     def at(ops: Sequence[Operand]) -> tuple[tuple[str, str], str]:
         """The node key (side, pattern) and display prefix of the rule's one operand."""
         return (ops[0].side, ops[0].pattern), "$args" if ops[0].side == "arg" else ""
+
+
+class EpisodeMemory(Protocol):
+    """What the engine keeps of one episode for the code judged against earlier calls (`EpisodeCheck`):
+    every call of the episode is recorded in input order, after it is checked."""
+
+    @property
+    def pairs(self) -> Sequence[tuple[str, str]]:
+        """The places the memory tracks (none: it remembers nothing and finds nothing)."""
+        ...
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: Any = "", ok: bool = True) -> None:
+        """Remember a call (`ok`: its status was ok; `call_id`: its id, or a function giving it)."""
+        ...
+
+    def blank(self) -> EpisodeMemory:
+        """An empty memory of the same places."""
+        ...
+
+
+class EpisodeProgram(Protocol):
+    """The compiled form of an `EpisodeCheck`'s rules of one checker (`EpisodeCheck.compiled`)."""
+
+    def memory(self) -> EpisodeMemory:
+        """An empty memory of one episode."""
+        ...
+
+    def step(
+        self, memory: EpisodeMemory, tool: str, arguments: Any, result: Any, call_id: Any, judge: bool
+    ) -> list[Violation]:
+        """The violations of this status-ok call against the episode so far (none when not `judge`),
+        then the call recorded in `memory`."""
+        ...
+
+
+class EpisodeCheck(Check):
+    """A code judged against the earlier calls of its episode (`per_episode`), not on a call alone: the
+    engine keeps one memory per episode, made by `memory`, and asks this check per call (`judge`,
+    `compiled`) and per corpus (`corpus_violations`, `corpus_witnesses`)."""
+
+    per_episode = True
+
+    def memory(self, rules: Iterable[Rule]) -> EpisodeMemory:
+        """An empty memory of one episode for these rules (of one checker)."""
+        raise NotImplementedError
+
+    def judge(self, rule: Rule, memory: EpisodeMemory, result: Any) -> Violation | None:
+        """The violation of `rule` by this call's `result` against the episode so far, or None."""
+        raise NotImplementedError
+
+    def compiled(self, rules: Sequence[Rule]) -> EpisodeProgram:
+        """These rules (of one checker, all tools) compiled for the per-call checker."""
+        raise NotImplementedError
+
+    def corpus_violations(
+        self, entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.LazyFrame
+    ) -> pl.DataFrame:
+        """(cid, ridx, path, present) of every violation of this code's `entries` among the checked
+        `calls` (cid, trace_id, k, tool, ...), the episodes' other calls serving as earlier ones."""
+        raise NotImplementedError
+
+    def corpus_witnesses(
+        self, entries: Sequence[RuleEntry], corpus: Corpus, found: pl.DataFrame, texts: CallTexts | None
+    ) -> dict[tuple[int, int], Violation]:
+        """The violation of each hit (cid, ridx) of this code's entries in `found`, rendered."""
+        raise NotImplementedError
+
+
+class NoMemory:
+    """The memory of a checker that judges nothing per episode: it tracks no place."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    def record(self, tool: str, arguments: Any, result: Any, call_id: Any = "", ok: bool = True) -> None:
+        return None
+
+    def blank(self) -> NoMemory:
+        return self

@@ -79,7 +79,7 @@ class MiningContext:
 
 
 class RuleClass(Protocol):
-    """One rule class (a module under `output_contracts.mining.rule_classes`)."""
+    """One rule class: a code folder's miner (its `mine.MINERS`, `output_contracts.codes.table.miners`)."""
 
     @property
     def codes(self) -> Sequence[str]:

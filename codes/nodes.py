@@ -191,3 +191,11 @@ def is_num(v: Any) -> bool:
 
 def side_doc(side: str, arguments: Any, result: Any) -> Any:
     return arguments if side == "arg" else result
+
+
+def child_missing(parent: dict[Any, Any], key: str, tok: str, canonical: bool) -> bool:
+    """Whether an object node has no child indexed under token `tok` (as `index_nodes` indexes keys):
+    `key` is the token unescaped, `canonical` whether escaping it again gives `tok`."""
+    if canonical and key in parent:
+        return False
+    return all(escape_token(str(k)) != tok for k in parent)

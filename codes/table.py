@@ -15,13 +15,13 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.spec import Code, modules_of
 
 if TYPE_CHECKING:
-    from output_contracts.codes.evaluation import Check
+    from output_contracts.codes.evaluation import Check, EpisodeCheck
     from output_contracts.codes.violation import Violation
 
 #: The folders of `codes/` that hold no property code.
@@ -110,6 +110,17 @@ def subsumed_by() -> dict[str, tuple[str, ...]]:
 def episode_codes() -> frozenset[str]:
     """Codes judged against the earlier calls of an episode (`Code.per_episode`)."""
     return frozenset(c.name for c in specs() if c.per_episode)
+
+
+@functools.cache
+def episode_check() -> EpisodeCheck | None:
+    """The evaluation of the code judged against the earlier calls of an episode, or None. At most one
+    code is: the engine keeps one memory per episode (what `check -` keeps per trace and a `Session` per
+    episode), and it is that code's."""
+    found = [c for c in checks().values() if c.per_episode]
+    if len(found) > 1:
+        raise ValueError(f"at most one code may be judged per episode: {[c.name for c in found]}")
+    return cast("EpisodeCheck", found[0]) if found else None
 
 
 def describe(rule: Rule) -> str:

@@ -32,9 +32,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from output_contracts.codes.conditional import Conditional, sum_of
+from output_contracts.codes.conditional import Conditional, ConditionalParams, sum_of
 from output_contracts.codes.contract_set import Rule
-from output_contracts.codes.echo.check import echo_equal
+from output_contracts.codes.echo.check import echo_bad, echo_equal
+from output_contracts.codes.engine.compiled import EXACT_INT, ToolBuilder
 from output_contracts.codes.evaluation import Check
 from output_contracts.codes.hits import RuleEntry, empty_hits, op_hits
 from output_contracts.codes.nodes import (
@@ -69,6 +70,37 @@ def cond_key_expr() -> pl.Expr:
         )
         .otherwise(None)
     )
+
+
+def holds_expr(b: ToolBuilder, prm: ConditionalParams, d: str) -> str:
+    """`d is not _MISS and prm.holds(d)` as an expression: strings by set membership, floats and ints of
+    exact magnitude by sign, anything else through `holds` itself."""
+    strs = b.const(frozenset(k[2:] for k in prm.keys if k.startswith("s:")))
+    z, pos, neg = ("n:zero" in prm.keys), ("n:positive" in prm.keys), ("n:negative" in prm.keys)
+    h = b.const(prm.holds)
+    sign = f"({z} if {d} == 0 else ({pos} if {d} > 0 else {neg}))"
+    return (
+        f"({d} in {strs} if type({d}) is str else ({sign} if (type({d}) is float or (type({d}) is int and "
+        f"-{EXACT_INT} <= {d} <= {EXACT_INT})) else ({d} is not _MISS and {h}({d}))))"
+    )
+
+
+def then_expr(b: ToolBuilder, prm: ConditionalParams, v: str) -> str:
+    """Whether the judged place's value `v` (or `_MISS`) breaks the consequent, as `paths` judges it."""
+    then = prm.then
+    if then == "present":
+        return f"{v} is _MISS"
+    if then == "absent":
+        return f"{v} is not _MISS"
+    if then == "nonempty":
+        return f"(type({v}) is list and len({v}) == 0)"
+    if then == "empty":
+        return f"(type({v}) is list and len({v}) > 0)"
+    val = b.const(prm.value)
+    slow = f"({v} is not _MISS and {b.const(echo_bad)}({v}, {val}))"
+    if type(prm.value) is str:
+        return f"({v} != {val} if type({v}) is str else {slow})"
+    return slow
 
 
 class ConditionalCheck(Conditional, Check):
@@ -207,6 +239,18 @@ class ConditionalCheck(Conditional, Check):
                 ]
             )
         return out
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        prm = self.params(rule)
+        if prm.then == "sum_of" or any(op.wpos for op in ops):
+            return False
+        # no wildcard: D and P one node each, judged after the walk
+        d, p = (b.slot(op) for op in ops)
+        b.tail += [
+            f"    if {holds_expr(b, prm, d)} and {then_expr(b, prm, p)}:",
+            f"        out.append(({ri}, {ops[1].display(ops[1].concrete(()))!r}))",
+        ]
+        return True
 
 
 CHECKS = (ConditionalCheck(),)

@@ -62,7 +62,7 @@ from typing import Any
 
 import polars as pl
 
-from output_contracts.codes.engine.episodes import value_expr, value_hash
+from output_contracts.codes.consistent.episodes import value_expr, value_hash
 from output_contracts.codes.mining_context import MiningContext, support_ok
 from output_contracts.codes.mining_frames import (
     CLS_ARR,

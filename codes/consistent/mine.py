@@ -2,7 +2,7 @@
 
 *Qualifying example*: a clean call of the tool holding a key (a string, or an integer below 2^53) at K
 and a scalar at P, after an earlier call of the same episode — any tool, input order — that returned the
-same key at K and a scalar at P: the pairing `output_contracts.codes.engine.episodes.repeats` shared by the miner and
+same key at K and a scalar at P: the pairing `output_contracts.codes.consistent.episodes.repeats` shared by the miner and
 the checker. ≥ 30 such repeats from ≥ 200 tasks, none with a change; P took ≥ 2 values; K is named by
 one of the tool's own arguments and showed ≥ 50 distinct values. Candidates: per tool, every (P, K) of fields of one
 object whose K qualifies. *Catches*: a time served in another zone (`local_time_as_utc`), a field of
@@ -26,7 +26,7 @@ takes `reservation_id`, not `user_id`, which names the owner, another entity) an
 distinct values (kept exactly over parts and folds as the 50 smallest value hashes: the bottom 50 of a
 union is the bottom 50 of the parts' bottom 50), so a cabin class or a list of airports is no key; and P
 must take ≥ 2 values (a field that never varies holds under any key and says nothing about the entity;
-DOMAIN and RANGE judge constants). Keyed by any identity found in the record, the first version also mined
+a one-value DOMAIN is what judges a constant). Keyed by any identity found in the record, the first version also mined
 `nonfree_baggages` per `user_id` on τ-bench airline (in the training folds every reservation of a user in
 one episode had the same count) and it fired twice on held-out episodes: a foreign key names the owner,
 not the record.
@@ -40,7 +40,7 @@ from typing import Any
 
 import polars as pl
 
-from output_contracts.codes.engine.episodes import entity_expr, value_hash
+from output_contracts.codes.consistent.episodes import entity_expr, value_hash
 from output_contracts.codes.mining_context import MiningContext, support_ok
 from output_contracts.codes.mining_frames import (
     CLS_BOOL,
@@ -271,7 +271,7 @@ def sighting_pairs(
     keys: pl.DataFrame, vals: pl.DataFrame, pairs: pl.DataFrame, touches: pl.DataFrame
 ) -> pl.DataFrame:
     """The sightings that have a previous one, with its value `prev`: the rows of
-    `output_contracts.codes.engine.episodes.repeats` whose `prev` is not null, computed on integers.
+    `output_contracts.codes.consistent.episodes.repeats` whose `prev` is not null, computed on integers.
 
     `keys` (cid, trace, ord, kp, key, and any columns to carry along): a judged key at key place `kp`
     of call `cid`, the `ord`-th call in input order, of episode `trace`; `vals` (cid, vp, val): the
@@ -363,7 +363,7 @@ class ConsistentMiner:
     scalar at P, after an earlier call of the same episode (any tool, input order) that returned the same key
     at K and a scalar at P, with no call in between whose arguments name the key (a touch); it holds when the
     two values are equal (ECHO's equality). The pairing (`sighting_pairs`, on integer keys) gives exactly the
-    pairs of the checker's own (`output_contracts.codes.engine.episodes.repeats`; a property test holds the
+    pairs of the checker's own (`output_contracts.codes.consistent.episodes.repeats`; a property test holds the
     two together), so the miner counts exactly what the checker judges.
 
     K must hold at least 50 distinct values in the repeats (`ID_MIN_KEYS`: a category is not an identity; a

@@ -15,11 +15,30 @@ import polars as pl
 
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.date_order import DateOrder
-from output_contracts.codes.dates import MODES, TZ_MODES, lt, parse_instant, parse_iso
+from output_contracts.codes.dates import MODES, TZ_MODES, lt, parse_instant, parse_iso, str_instant
+from output_contracts.codes.engine.compiled import ToolBuilder
 from output_contracts.codes.evaluation import Check
 from output_contracts.codes.hits import RuleEntry, broken, display, empty_hits, op_hits
 from output_contracts.codes.keys import instance_key, keyed_hits
 from output_contracts.codes.nodes import Nodes, Operand, PathFinder
+
+#: Instants the compiled checker keeps per mode (timestamps are many: as many as `dates.parse_instant` keeps).
+INSTANTS_SIZE = 1 << 16
+#: The longest date the patterns accept (`YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm`).
+_DATE_MAX_LEN = 35
+_INSTANTS: dict[str, dict[str, int | None]] = {tz: {} for tz in TZ_MODES}
+
+
+def _instant(v: str, tz: str) -> int | None:
+    """`parse_instant` of a string in mode `tz`, kept (DATE_ORDER's two places: dates repeat): here, not
+    in `parse_instant`'s own cache as well."""
+    x = str_instant(v, tz)
+    if len(v) <= _DATE_MAX_LEN:  # what can be a date (long text is not kept)
+        memo = _INSTANTS[tz]
+        if len(memo) >= INSTANTS_SIZE:
+            memo.clear()
+        memo[v] = x
+    return x
 
 
 class DateOrderCheck(DateOrder, Check):
@@ -76,6 +95,28 @@ class DateOrderCheck(DateOrder, Check):
             bad = pl.col("a_us").is_null() | pl.col("us").is_null() | later
             outs.append(display(sub, broken(j.filter(bad)), 1))
         return pl.concat(outs) if outs else empty_hits()
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        if ops[0].wpos or ops[1].wpos:
+            return False
+        tz = self.params(rule).tz
+        memo = b.const(_INSTANTS[tz])  # the same dictionary (cleared, never replaced)
+        a, c = b.slot(ops[0]), b.slot(ops[1])
+        parse, keep = b.const(parse_instant), b.const(_instant)
+        b.tail.append(f"    if {a} is not _MISS and {c} is not _MISS:")
+        names = []
+        for x in (a, c):
+            i = b.name("i")
+            names.append(i)
+            b.tail.append(
+                f"        {i} = {memo}.get({x}, _MISS) if type({x}) is str else {parse}({x}, {tz!r})"
+            )
+            b.tail.append(f"        if {i} is _MISS:")
+            b.tail.append(f"            {i} = {keep}({x}, {tz!r})")
+        ia, ib = names
+        b.tail.append(f"        if {ia} is None or {ib} is None or {ia} > {ib}:")
+        b.tail.append(f"            out.append(({ri}, {ops[1].display(ops[1].concrete(()))!r}))")
+        return True
 
 
 CHECKS = (DateOrderCheck(),)

@@ -14,6 +14,7 @@ import polars as pl
 
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.domain import Domain
+from output_contracts.codes.engine.compiled import InlineTest, ToolBuilder, nothing, when
 from output_contracts.codes.evaluation import NodeCheck
 from output_contracts.codes.hits import KIND_BIT, RuleEntry, outside
 from output_contracts.codes.nodes import Operand, PathFinder
@@ -38,6 +39,17 @@ class DomainCheck(Domain, NodeCheck):
     ) -> pl.LazyFrame:
         allowed = [(e.ridx, self.params(e.rule).values) for e in entries]
         return outside(hits.filter(pl.col("kind") == "string"), allowed, "str")
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        hit = b.hit(ri, ops[0].side)
+        allowed = b.const(frozenset(self.params(rule).values))
+        test = InlineTest(
+            lambda v, path: [f"if {v} not in {allowed}:", f"    {hit(path)}"],
+            nothing,
+            when(hit, lambda v, t: f"isinstance({v}, str) and {v} not in {allowed}"),
+        )
+        b.test_at(ops[0], ri, test)
+        return True
 
 
 CHECKS = (DomainCheck(),)

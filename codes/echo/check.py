@@ -14,6 +14,7 @@ import polars as pl
 
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.echo import Echo
+from output_contracts.codes.engine.compiled import ToolBuilder
 from output_contracts.codes.evaluation import Check
 from output_contracts.codes.hits import RuleEntry, broken, display, op_hits
 from output_contracts.codes.nodes import NUMERIC_KINDS, SCALAR_KINDS, Nodes, Operand, kind_of
@@ -25,6 +26,12 @@ def echo_equal(r: Any, a: Any) -> bool:
     if kr in NUMERIC_KINDS and ka in NUMERIC_KINDS:
         return float(r) == float(a)
     return kr == ka and r == a
+
+
+def echo_bad(r: Any, a: Any) -> bool:
+    """Whether a result value breaks the echo of an argument value: both scalars, not equal as ECHO
+    means it (what the compiled checker tests)."""
+    return kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a)
 
 
 class EchoCheck(Echo, Check):
@@ -64,6 +71,18 @@ class EchoCheck(Echo, Check):
         )
         equal = pl.when(both_num).then(pl.col("num") == pl.col("anum")).otherwise(same)
         return display(entries, broken(j.filter(~equal)), 0)
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        if ops[0].wpos or ops[1].wpos:
+            return False
+        a, c = b.slot(ops[0]), b.slot(ops[1])
+        bad = b.const(echo_bad)
+        b.tail += [
+            f"    if {a} is not _MISS and {c} is not _MISS and not (type({a}) is type({c}) and {a} == {c}):",
+            f"        if {bad}({a}, {c}):",
+            f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))",
+        ]
+        return True
 
 
 CHECKS = (EchoCheck(),)

@@ -9,28 +9,20 @@ loop per array wildcard or map, an index per fixed index) and tests each rule's 
 place; the witness of what breaks is rendered by `evaluate.witness`, as the engine renders it, so receipts
 are byte-identical (a hypothesis test holds the two to the same violations).
 
-Covered inline: REQUIRED (the keys of one parent tested together first), TYPE, POSITIVE, NONNEG,
-DOMAIN, RANGE (floats and ints below 2^53 compared without `float()`, which gives the same answers;
-years of date prefixes kept in a bounded memo), LENGTH and FORMAT at their place (FORMAT as one regular
-expression of the allowed shapes, `format_breaks`). The tests of one place are written together under one
-test of the value's type (`str`; `int` or `float`; anything else, in each test's general form), and at a
-place with FORMAT or a year's RANGE the strings that pass all of them are kept in a bounded memo: ids,
-names, states and dates repeat across calls. After the walk, on the one node of each place, ECHO,
-RELATION (its arithmetic written out: `rhs_of` and `within`, the same operations in the same order),
-CONDITIONAL (not sum: strings by set membership, numbers by sign) and DATE_ORDER (instants kept per mode)
-between places without wildcards; at each array element (or map entry), RELATION between members of that
-element; during the walk, RELATION sum_over (a running total, in the order the finder adds) and UNIQUE
-of one path under one wildcard (the first of each value kept, the paths of repeats). Per-rule fallback to
-the code's own finder (`Check.find`), run on the nodes the walk collected for that rule's operands
-only (still no full index): ECHO with wildcards, RELATION across elements and sum_over with wildcards in
-A or the array, CONDITIONAL sum, DATE_ORDER with wildcards, composite and nested UNIQUE. CONSISTENT is
-judged against the episode memory exactly as the engine does; on a memory from `compiled_memory` its
-`observe` is written out per contract set (`_observer`), and a tool's CONSISTENT rules are looked at only
-when the result's entity was seen at one of their places (`_seen_test`). Whole-call fallback to the generic engine:
-an object that is not a map holding a key `*` or `*N` on a walked place (the key and an array index then
-share a pattern token), and a tool whose generated source does not compile. Object keys are taken to be
-strings (JSON): a result dict with non-string keys is a Python value JSON cannot hold. A witness is
-rendered only for a rule that breaks, with the rule's code and operands kept per program.
+What each code writes is its own (`Check.compile`, in its folder's `check.py`), built with the parts this
+module offers (`ToolBuilder`): a test inline at a place (`InlineTest`: the tests of one place are written
+together under one test of the value's type, `str`; `int` or `float`; anything else in each test's
+general form, and where a test is costly on a string the place's strings that pass all of them are kept in
+a bounded memo: ids, names, states and dates repeat across calls), key presence at a parent object (the
+keys of one parent tested together first), lines run at every node of a place (`act_at`), and the nodes of
+a place kept for lines after the walk (`slot`, `tail`). A rule whose code writes nothing for it falls back
+to the code's own finder (`Check.find`), run on the nodes the walk collected for that rule's operands only
+(still no full index). The code judged per episode is compiled by its own check (`EpisodeCheck.compiled`)
+and stepped after the call's own rules. Whole-call fallback to the generic engine: an object that is not a
+map holding a key `*` or `*N` on a walked place (the key and an array index then share a pattern token),
+and a tool whose generated source does not compile. Object keys are taken to be strings (JSON): a result
+dict with non-string keys is a Python value JSON cannot hold. A witness is rendered only for a rule that
+breaks, with the rule's code and operands kept per program.
 
 Cache: programs are kept per (sha256 of the contract set's canonical JSON, checker, codes); the digest
 itself is kept per contract set object, so a call pays one dict lookup.
@@ -38,42 +30,23 @@ itself is kept per contract set object, so a call pays one dict lookup.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from output_contracts.codes.conditional import ConditionalParams
-from output_contracts.codes.consistent.check import (
-    _ABSENT,
-    _JUDGED_TYPES,
-    CallId,
-    EpisodeMemory,
-    _ekey,
-    episode_witness,
-    judged,
-    walk_steps,
-)
 from output_contracts.codes.contract_set import ContractSet, Rule
-from output_contracts.codes.dates import TZ_MODES, parse_instant, str_instant
-from output_contracts.codes.echo.check import echo_equal
-from output_contracts.codes.engine.evaluate import EPISODE_CODE, call_violations, code, render_witness
-from output_contracts.codes.evaluation import Check
-from output_contracts.codes.format.check import FORMAT_MAX_LEN, LONG, NON_ASCII
+from output_contracts.codes.engine.evaluate import call_violations, code, render_witness
+from output_contracts.codes.evaluation import Check, EpisodeMemory, EpisodeProgram, NoMemory
 from output_contracts.codes.nodes import (
     KIND_OF_TYPE,
     NUMERIC_KINDS,
-    SCALAR_KINDS,
     Operand,
     PathFinder,
+    child_missing,
     is_num,
     kind_of,
 )
-from output_contracts.codes.range.check import _year
-from output_contracts.codes.relation.check import CENT_TOL, RelationParams, within
-from output_contracts.codes.required.check import _child_missing
-from output_contracts.codes.unique.check import EXACT_LIMIT as _UNIQUE_LIMIT
-from output_contracts.codes.unique.check import item_split
+from output_contracts.codes.table import episode_check
 from output_contracts.codes.violation import Violation
 from output_contracts.jsonutil import canonical_json, sha256_hex
 from output_contracts.traces.leaves import (
@@ -84,45 +57,17 @@ from output_contracts.traces.leaves import (
     unescape_token,
 )
 
-#: Codes whose rules the generated code tests inline at their one place.
-INLINE_NODE_CODES = frozenset(("TYPE", "POSITIVE", "NONNEG", "DOMAIN", "RANGE", "LENGTH", "FORMAT"))
 #: An object place with at least this many keys below it is walked in blocks of `WIDE_BLOCK` keys, each
 #: block looked up only when the object holds one of its keys.
 WIDE_KEYS = 16
 WIDE_BLOCK = 8
 #: Programs kept at once (contract set x checker x codes).
 CACHE_SIZE = 32
-#: Answers kept per FORMAT rule, and years of date prefixes kept: cleared when full.
+#: Answers a code keeps of a costly test of one string (the strings of a place that pass every test of
+#: it, a year read from a date), cleared when full ...
 MEMO_SIZE = 4096
-#: Instants kept per DATE_ORDER mode (timestamps are many: as many as `dates.parse_instant` keeps).
-INSTANTS_SIZE = 1 << 16
-#: The longest date the patterns accept (`YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm`).
-_DATE_MAX_LEN = 35
-_YEARS: dict[str, int | None] = {}
-
-
-_INSTANTS: dict[str, dict[str, int | None]] = {tz: {} for tz in TZ_MODES}
-
-
-def _instant(v: str, tz: str) -> int | None:
-    """`parse_instant` of a string in mode `tz`, kept (DATE_ORDER's two places: dates repeat): here, not
-    in `parse_instant`'s own cache as well."""
-    x = str_instant(v, tz)
-    if len(v) <= _DATE_MAX_LEN:  # what can be a date (long text is not kept)
-        memo = _INSTANTS[tz]
-        if len(memo) >= INSTANTS_SIZE:
-            memo.clear()
-        memo[v] = x
-    return x
-
-
-def _year_of(head: str) -> int | None:
-    """RANGE's year of a string (`range._year`, which reads its first ten characters only), kept."""
-    y = _year(head)
-    if len(_YEARS) >= MEMO_SIZE:
-        _YEARS.clear()
-    _YEARS[head] = y
-    return y
+#: ... and the longest string kept (ids, codes and dates repeat; long text does not).
+MEMO_MAX_LEN = 64
 
 
 class Bail(Exception):
@@ -143,155 +88,21 @@ def _type_ok(v: Any, want: str) -> bool:
     return k in NUMERIC_KINDS if want == "number" else k == want
 
 
-def _echo_bad(r: Any, a: Any) -> bool:
-    return kind_of(r) in SCALAR_KINDS and kind_of(a) in SCALAR_KINDS and not echo_equal(r, a)
-
-
 #: Integers of at most this magnitude convert to float exactly: a comparison with a float bound gives the
 #: same answer on the int as on `float(int)` (larger ones take the `float()` spelling, as the finders do).
-_EXACT_INT = 2**53
+EXACT_INT = 2**53
 
 
-def _num_test(x: str) -> str:
+def num_test(x: str) -> str:
     """A condition on variable `x`: whether it holds a number, as `is_num` (a missing value does not)."""
     return f"(type({x}) in _NUMT or ({x} is not _MISS and type({x}) not in _KOT and _is_num({x})))"
 
 
-def _relation_expr(w: _Writer, rp: RelationParams, a: str, xs: Sequence[str]) -> str:
-    """A condition on variables `a`, `xs` (values or `_MISS`): true when the relation breaks, as
-    `Relation._paths` judges one instance: the same operations in the same order (`rhs_of`, `within`)."""
-    conds = [_num_test(a)]
-    vals = []
-    for x in xs:
-        if rp.form == "count_of":
-            conds.append(f"type({x}) is list")
-            vals.append(f"len({x})")
-        else:
-            conds.append(_num_test(x))
-            vals.append(x)
-    if rp.form == "count_of":
-        rhs = vals[0]
-    elif rp.form == "product":
-        rhs = f"({vals[0]} * {vals[1]})"
-    else:
-        rhs = "0"
-        for c, v in zip(rp.coef, vals, strict=True):
-            rhs = f"({rhs} {'+' if c == 1 else '-'} {v})"
-    return " and ".join(conds) + f" and {_outside(w, a, rhs, rp.tol)}"
-
-
-def _outside(w: _Writer, a: str, rhs: str, tol: str) -> str:
-    """`not within(a, rhs, tol)` as an expression (rhs an expression without side effects)."""
-    if tol == "exact":
-        return f"not (abs({a} - {rhs}) == 0)"
-    if tol == "cent":
-        return f"not (abs({a} - {rhs}) <= {w.const(CENT_TOL)})"
-    return f"not _within({a}, {rhs}, {tol!r})"
-
-
-def _holds_expr(w: _Writer, prm: ConditionalParams, d: str) -> str:
-    """`d is not _MISS and prm.holds(d)` as an expression: strings by set membership, floats and ints of
-    exact magnitude by sign, anything else through `holds` itself."""
-    strs = w.const(frozenset(k[2:] for k in prm.keys if k.startswith("s:")))
-    z, pos, neg = ("n:zero" in prm.keys), ("n:positive" in prm.keys), ("n:negative" in prm.keys)
-    h = w.const(prm.holds)
-    sign = f"({z} if {d} == 0 else ({pos} if {d} > 0 else {neg}))"
-    return (
-        f"({d} in {strs} if type({d}) is str else ({sign} if (type({d}) is float or (type({d}) is int and "
-        f"-{_EXACT_INT} <= {d} <= {_EXACT_INT})) else ({d} is not _MISS and {h}({d}))))"
-    )
-
-
-def _then_expr(w: _Writer, prm: ConditionalParams, v: str) -> str:
-    """Whether the judged place's value `v` (or `_MISS`) breaks the consequent, as `Conditional.paths`."""
-    then = prm.then
-    if then == "present":
-        return f"{v} is _MISS"
-    if then == "absent":
-        return f"{v} is not _MISS"
-    if then == "nonempty":
-        return f"(type({v}) is list and len({v}) == 0)"
-    if then == "empty":
-        return f"(type({v}) is list and len({v}) > 0)"
-    val = w.const(prm.value)
-    slow = f"({v} is not _MISS and _echo_bad({v}, {val}))"
-    if type(prm.value) is str:
-        return f"({v} != {val} if type({v}) is str else {slow})"
-    return slow
-
-
-#: The characters a shape holds for a class of characters (`output_contracts.codes.format.check.shape`), as
-#: regular-expression classes (bodies, without brackets).
-_CLASS_RE = {"A": "A-Z", "a": "a-z", "9": "0-9", NON_ASCII: "\\x80-\\U0010ffff"}
-
-
-def _shape_re(sh: str, loose: bool) -> str | None:
-    """A regular expression matching exactly the strings (of at most FORMAT_MAX_LEN characters) whose
-    shape is `sh`, or None when no string has that shape (a letter, digit or non-ASCII character other
-    than the class characters, or, loose, a run of one class that the shape would have collapsed)."""
-    out = []
-    prev = ""
-    for ch in sh:
-        if ch in _CLASS_RE:
-            if loose and ch == prev:
-                return None
-            out.append(f"[{_CLASS_RE[ch]}]" + ("+" if loose else ""))
-        elif ch.isascii() and not ch.isalnum():
-            out.append(re.escape(ch))
-        else:
-            return None
-        prev = ch
-    return "".join(out)
-
-
-def format_breaks(level: str, shapes: Sequence[str]) -> Callable[[str], bool]:
-    """FORMAT's test of one string (`shape(s, level) not in shapes`, or for `charset` `not parts(s) <=
-    shapes`) without computing the shape: the allowed shapes as one regular expression (per length for
-    `charset`). A hypothesis test holds it to `shape` and `parts`."""
-    long_ok = LONG in shapes
-    if level == "charset":
-        by_len: dict[int, set[str]] = {}
-        for p in shapes:
-            n, sep, c = p.partition(":")
-            if sep and n.isdigit() and len(c) <= 1:
-                chars = by_len.setdefault(int(n), set())
-                if c in _CLASS_RE:
-                    chars.add(_CLASS_RE[c])
-                elif c and c.isascii() and not c.isalnum():
-                    chars.add(re.escape(c))
-        rx = {
-            n: re.compile(f"[{''.join(sorted(cs))}]+" if n else "")
-            for n, cs in by_len.items()
-            if cs or n == 0
-        }
-
-        def charset(v: str) -> bool:
-            n = len(v)
-            if n > FORMAT_MAX_LEN:
-                return not long_ok
-            r = rx.get(n)
-            return r is None or r.fullmatch(v) is None
-
-        return charset
-    _, one = _shapes_re(level, shapes)
-
-    def shaped(v: str) -> bool:
-        if len(v) > FORMAT_MAX_LEN:
-            return not long_ok
-        return one is None or one.fullmatch(v) is None
-
-    return shaped
-
-
-def _shapes_re(level: str, shapes: Sequence[str]) -> tuple[bool, re.Pattern[str] | None]:
-    """For the `exact` and `loose` levels: whether the long shape is allowed, and one regular expression
-    of the other allowed shapes (None when no string has any of them)."""
-    alts = [a for sh in shapes if sh != LONG and (a := _shape_re(sh, level == "loose")) is not None]
-    return LONG in shapes, (re.compile("|".join(f"(?:{a})" for a in alts)) if alts else None)
-
-
-#: What generated code reads besides its own constants.
-_GLOBALS: dict[str, Any] = {
+#: What every generated function can read besides the constants its codes give it (`Writer.const`):
+#: `_MISS` (a place with no node), `_BAIL` (raise it to leave the call to the generic engine), `_KOT`
+#: (the exact types of parsed JSON, by kind), `_NUMT` (int and float), `_is_num`, `_type_ok(v, kind)`,
+#: `_tok` (a key's pointer token), `_cm` (`child_missing`), `_follow` (`follow`).
+GLOBALS: dict[str, Any] = {
     "_BAIL": _BAIL,
     "_MISS": _MISS,
     "_KOT": KIND_OF_TYPE,
@@ -299,15 +110,8 @@ _GLOBALS: dict[str, Any] = {
     "_tok": _tok,
     "_type_ok": _type_ok,
     "_is_num": is_num,
-    "_YEARS": _YEARS,
-    "_INSTANTS": _INSTANTS,
-    "_instant": _instant,
-    "_pi": parse_instant,
-    "_year_of": _year_of,
-    "_echo_bad": _echo_bad,
-    "_cm": _child_missing,
-    "_follow": None,  # set below, once `_follow` is defined
-    "_within": within,
+    "_cm": child_missing,
+    "_follow": None,  # set below, once `follow` is defined
 }
 
 
@@ -323,12 +127,13 @@ class _Node:
     descent: str
     children: dict[str, _Node] = field(default_factory=dict)
     acts: list[Callable[[str, str, str], list[str]]] = field(default_factory=list)
-    #: the one-place tests at this place (TYPE, POSITIVE, NONNEG, DOMAIN, RANGE, LENGTH, FORMAT):
-    #: written together, under one test of the value's type (`_Writer.tests`)
-    tests: list[_Test] = field(default_factory=list)
-    #: REQUIRED rules of this parent: (rule index, rule)
-    required: list[tuple[int, Rule]] = field(default_factory=list)
-    #: TYPE rules among `tests`: (rule index, the types that hold, the kind, "$args" or "")
+    #: the one-place tests at this place (`ToolBuilder.test_at`): written together, under one test of
+    #: the value's type (`Writer.tests`)
+    tests: list[InlineTest] = field(default_factory=list)
+    #: rules that a key of this parent is present (`ToolBuilder.key_present`): (rule index, rule)
+    present: list[tuple[int, Rule]] = field(default_factory=list)
+    #: the tests of the value's kind alone among `tests` (`InlineTest.kinds`): (rule index, the types
+    #: that hold, the kind, "$args" or "")
     kinds: list[tuple[int, frozenset[type], str, str]] = field(default_factory=list)
 
 
@@ -362,7 +167,7 @@ def _path_expr(pieces: Sequence[tuple[bool, str]]) -> str:
     return " + ".join(parts_)
 
 
-class _Writer:
+class Writer:
     """Writes one tool's function: lines, fresh names, and the constants it needs."""
 
     def __init__(self) -> None:
@@ -389,24 +194,24 @@ class _Writer:
             self.lines.extend(ind + line for line in act(var, tvar, path))
         if node.tests:
             self.lines.extend(ind + line for line in self.tests(node.tests, var, tvar, path))
-        if not node.children and not node.required:
+        if not node.children and not node.present:
             return
         stars = {t: c for t, c in node.children.items() if t == INDEX_TOKEN or fixed_index(t) is not None}
         dict_lines: list[str] = []
-        # REQUIRED: a key the walk looks up anyway is judged missing in the lookup's `else`; the other
+        # key presence: a key the walk looks up anyway is judged missing in the lookup's `else`; the other
         # keys of the parent each by one `in` (a subset test of the keys' view costs more than that)
         misses: dict[str, list[str]] = {}
-        if node.required:
+        if node.present:
             keyed_toks = set(node.children) - set(stars) - {MAP_TOKEN}
             wide = len(keyed_toks) >= WIDE_KEYS
             folded = node.descent not in maps and not wide
-            # the subset test of every key, then each key (`_required_act`, its lines past the test of
+            # the subset test of every key, then each key (`_presence_act`, its lines past the test of
             # the parent's type): an object of a dict subclass (a caller's own value) is tested so
-            every = _required_act(self, node.required)(var, tvar, path)[1:]
+            every = _presence_act(self, node.present)(var, tvar, path)[1:]
             self.lines.append(f"{ind}if {tvar} is not dict and isinstance({var}, dict):")
             self.lines.extend(f"{ind}{x}" for x in every)
             if folded:
-                misses, rest = _required_misses(self, node.required, var, path, keyed_toks)
+                misses, rest = _presence_misses(self, node.present, var, path, keyed_toks)
                 dict_lines.extend(f"{ind}    {x}" for x in rest)
             else:
                 dict_lines.extend(f"{ind}{x}" for x in every)
@@ -436,7 +241,7 @@ class _Writer:
                     t
                     for t, c in keyed
                     if not c.children
-                    and not c.required
+                    and not c.present
                     and not c.acts
                     and len(c.tests) == 1
                     and len(c.kinds) == 1
@@ -502,7 +307,7 @@ class _Writer:
             self.lines.append(f"{ind}{'elif' if dict_lines else 'if'} {tvar} is list:")
             self.lines.extend(list_lines)
 
-    def tests(self, tests: Sequence[_Test], v: str, t: str, path: str) -> list[str]:
+    def tests(self, tests: Sequence[InlineTest], v: str, t: str, path: str) -> list[str]:
         """The one-place tests of a place, under one test of the value's type: a `str`, an `int` or
         `float`, anything else (each test's general form; the general forms alone at a place whose TYPE
         is another kind). The strings that pass every test of a place
@@ -518,7 +323,7 @@ class _Writer:
                 f"if {v} not in {good}:",
                 f"    {n0} = len(out)",
                 *("    " + x for x in on_str),
-                f"    if len(out) == {n0} and len({v}) <= {FORMAT_MAX_LEN}:",
+                f"    if len(out) == {n0} and len({v}) <= {MEMO_MAX_LEN}:",
                 f"        if len({good}) >= {MEMO_SIZE}:",
                 f"            {good}.clear()",
                 f"        {good}.add({v})",
@@ -555,176 +360,46 @@ class _Writer:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Inline tests per code
+# What a code's `compile` builds with
 
 
-def _holding(want: str) -> frozenset[type]:
-    """The value types of kind `want` (TYPE's test: a type outside them is judged by `_type_ok`)."""
-    return frozenset(
-        t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
-    )
+#: The lines a place's act emits, given (value variable, type variable, path expression).
+Act = Callable[[str, str, str], list[str]]
 
 
 @dataclass(frozen=True)
-class _Test:
+class InlineTest:
     """A one-place code's test at its place, in three parts, each giving the lines that append (rule
     index, path) when it breaks: `on_str` for a value of type `str` exactly, `on_num` for `int` or
     `float` exactly (given the value and type variables), `other` for any other value (the general
     test, right for every type). `pure`: on a `str` its answer depends on the string alone and costs
-    more than one lookup (FORMAT, a year's RANGE), so the place's strings that pass are worth keeping."""
+    more than one lookup (a shape, a date's year), so the place's strings that pass are worth keeping."""
 
     on_str: Callable[[str, str], list[str]]
     on_num: Callable[[str, str, str], list[str]]
     other: Callable[[str, str, str], list[str]]
     pure: bool = False
-    #: TYPE's kind is neither a string nor a number: the place's values are mostly of another type
+    #: the test is of the value's kind only, whose kind is neither a string nor a number: the place's
+    #: values are mostly of another type
     other_kind: bool = False
+    #: the test is exactly "the value's type is none of `kinds[0]` (and not of kind `kinds[1]`)": many
+    #: such tests of one object's keys are judged through one table (`Writer.node`)
+    kinds: tuple[frozenset[type], str] | None = None
 
 
-def _nothing(*_a: str) -> list[str]:
+def nothing(*_a: str) -> list[str]:
+    """An `InlineTest` part that tests nothing."""
     return []
 
 
-def _node_test(w: _Writer, rule: Rule, ri: int) -> _Test:
-    """The inline test of a one-place code at its place (`_Test`: its lines per type of the value)."""
-    c = code(rule)
-    prefix = "$args" if Operand.of(rule.paths[0]).side == "arg" else ""
-    name = rule.code
-    p = c.params(rule)
-    pre = repr(prefix) + " + " if prefix else ""
-
-    def hit(path: str) -> str:
-        return f"out.append(({ri}, {pre}{path}))"
-
-    def when(cond: Callable[[str, str], str]) -> Callable[[str, str, str], list[str]]:
-        return lambda v, t, path: [f"if {cond(v, t)}:", f"    {hit(path)}"]
-
-    if name == "TYPE":
-        want = p.kind
-        holding = _holding(want)
-        ok = w.const(holding)
-        wk = w.const(want)
-        # a str, int or float is a type `KIND_OF_TYPE` names: it holds exactly when its type is held
-        on_str: Callable[[str, str], list[str]] = (
-            _nothing if str in holding else (lambda v, path: [hit(path)])
-        )
-        nums = holding & {int, float}
-        on_num: Callable[[str, str, str], list[str]]
-        if nums == {int, float}:
-            on_num = _nothing
-        elif nums:
-            other_t = "float" if int in nums else "int"
-            on_num = lambda v, t, path: [f"if {t} is {other_t}:", f"    {hit(path)}"]  # noqa: E731
-        else:
-            on_num = lambda v, t, path: [hit(path)]  # noqa: E731
-        # one type that holds (object, array, bool, null...): `is not` instead of a set's lookup
-        (only,) = holding if len(holding) == 1 else (None,)
-        held = f"is not {only.__name__ if only in (bool, dict, list, str, int, float) else w.const(only)}"
-        return _Test(
-            on_str,
-            on_num,
-            when(
-                lambda v, t: (
-                    f"{t} {held if only is not None else 'not in ' + ok} and "
-                    f"({t} in _KOT or not _type_ok({v}, {wk}))"
-                )
-            ),
-            other_kind=not holding & {str, int, float},
-        )
-    if name in ("POSITIVE", "NONNEG"):
-        op = "<=" if name == "POSITIVE" else "<"
-        return _Test(
-            _nothing,
-            when(lambda v, t: f"{v} {op} 0"),
-            when(
-                lambda v, t: (
-                    f"(({t} is int or {t} is float) or ({t} not in _KOT and _is_num({v}))) and {v} {op} 0"
-                )
-            ),
-        )
-    if name == "DOMAIN":
-        allowed = w.const(frozenset(p.values))
-        return _Test(
-            lambda v, path: [f"if {v} not in {allowed}:", f"    {hit(path)}"],
-            _nothing,
-            when(lambda v, t: f"isinstance({v}, str) and {v} not in {allowed}"),
-        )
-    if name == "LENGTH":
-        m = w.const(p.min)
-        return _Test(_nothing, _nothing, when(lambda v, t: f"{t} is list and len({v}) < {m}"))
-    if name == "RANGE":
-        hi = w.const(p.max)
-        # a float, or an int of exact magnitude, compares as its `float()` does: no conversion
-        exact = f"({{t}} is float or (-{_EXACT_INT} <= {{v}} <= {_EXACT_INT}))"
-        bounded = abs(p.max) <= _EXACT_INT and (p.min is None or abs(p.min) <= _EXACT_INT)
-        if p.of == "year":
-            lo = w.const(-float("inf") if p.min is None else p.min)
-
-            def year_lines(v: str, path: str) -> list[str]:
-                y = w.name("y")
-                return [
-                    f"{y} = _YEARS.get({v}[:10], _MISS)",
-                    f"if {y} is _MISS:",
-                    f"    {y} = _year_of({v}[:10])",
-                    f"if {y} is not None and ({y} < {lo} or {y} > {hi}):",
-                    f"    {hit(path)}",
-                ]
-
-            # only a value of type `str` exactly has a year
-            return _Test(year_lines, _nothing, _nothing, pure=True)
-        # the tests below hold only for a value of type int or float exactly: `on_num`
-        if p.of == "magnitude":
-            neg = w.const(-p.max)
-
-            def num_cond(v: str, t: str) -> str:
-                slow = f"abs(float({v})) > {hi}"
-                if not bounded:
-                    return slow
-                # the exact comparison first, on any int or float: when it holds, so does the
-                # `float()` one (rounding to the nearest float keeps order, and the bound is a float)
-                return f"({v} > {hi} or {v} < {neg}) and (abs({v}) > {hi} if {exact.format(t=t, v=v)} else {slow})"
-        else:
-            lo = w.const(0.0 if p.min is None else p.min)
-
-            def num_cond(v: str, t: str) -> str:
-                slow = f"(float({v}) > {hi} or 0 < float({v}) < {lo})"
-                if not bounded:
-                    return slow
-                low = "" if p.min is None else f" or 0 < {v} < {lo}"
-                return (
-                    f"({v} > {hi}{low}) and "
-                    f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else {slow})"
-                )
-
-        return _Test(_nothing, when(num_cond), _nothing)
-    if name == "FORMAT":
-        if p.level == "charset":
-            breaks = w.const(format_breaks(p.level, p.shapes))
-
-            def test(v: str) -> str:
-                return f"{breaks}({v})"
-        else:
-            long_ok, one = _shapes_re(p.level, p.shapes)
-            fm = None if one is None else w.const(one.fullmatch)
-
-            def test(v: str) -> str:
-                if fm is None:
-                    return f"len({v}) <= {FORMAT_MAX_LEN}" if long_ok else "True"
-                if long_ok:
-                    return f"(len({v}) <= {FORMAT_MAX_LEN} and {fm}({v}) is None)"
-                return f"(len({v}) > {FORMAT_MAX_LEN} or {fm}({v}) is None)"
-
-        return _Test(
-            lambda v, path: [f"if {test(v)}:", f"    {hit(path)}"],
-            _nothing,
-            when(lambda v, t: f"isinstance({v}, str) and {test(v)}"),
-            pure=True,
-        )
-    raise ValueError(name)  # pragma: no cover - guarded by INLINE_NODE_CODES
+def when(hit: Callable[[str], str], cond: Callable[[str, str], str]) -> Callable[[str, str, str], list[str]]:
+    """An `InlineTest` part: report (`hit`) when `cond(value var, type var)` holds."""
+    return lambda v, t, path: [f"if {cond(v, t)}:", f"    {hit(path)}"]
 
 
-def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str, str, str], list[str]]:
-    """REQUIRED rules sharing one parent: each key tested in the parent object (as `Required.group`);
+def _presence_act(w: Writer, members: list[tuple[int, Rule]]) -> Callable[[str, str, str], list[str]]:
+    """Rules that a key is present, sharing one parent: each key tested in the parent object (as REQUIRED's
+    `group`);
     the keys written canonically are first tested together (one subset test), each only when one lacks."""
 
     def act(v: str, t: str, path: str) -> list[str]:
@@ -761,10 +436,10 @@ def _required_act(w: _Writer, members: list[tuple[int, Rule]]) -> Callable[[str,
     return act
 
 
-def _required_misses(
-    w: _Writer, members: list[tuple[int, Rule]], v: str, path: str, walked: set[str]
+def _presence_misses(
+    w: Writer, members: list[tuple[int, Rule]], v: str, path: str, walked: set[str]
 ) -> tuple[dict[str, list[str]], list[str]]:
-    """REQUIRED rules of one parent that is an object (not a map, not wide), for the walk: per token the
+    """Key-presence rules of one parent that is an object (not a map, not wide), for the walk: per token the
     walk looks up, the lines judging its key missing (its lookup's `else`); and the lines testing the
     other keys (`_cm` as `Required.group` decides, after one `in` for a key written canonically)."""
     misses: dict[str, list[str]] = {}
@@ -797,68 +472,7 @@ def _store(var_name: str, collect: bool) -> Callable[[str, str, str], list[str]]
     return lambda v, t, path: [f"{var_name} = {v}"]
 
 
-def _unique_act(w: _Writer, seen: str, pre: str) -> Callable[[str, str, str], list[str]]:
-    """Keep an item's value in a single-path UNIQUE's table: the first one, and the path of a repeat."""
-
-    def act(v: str, t: str, path: str) -> list[str]:
-        # `unique._key` written out: a string is its own key, a number its float (a string never equals
-        # a float, so one table serves both, as the tagged pairs did)
-        k, r = w.name("u"), w.name("r")
-        return [
-            f"if {t} is str:",
-            f"    {k} = {v}",
-            f"elif {t} is int or {t} is float:",
-            f"    {k} = float({v})",
-            f"    if not abs({k}) < {_UNIQUE_LIMIT!r}:",
-            f"        {k} = None",
-            "else:",
-            f"    {k} = None",
-            f"if {k} is not None:",
-            f"    {r} = {seen}.get({k})",
-            f"    if {r} is None:",
-            f"        {seen}[{k}] = []",
-            "    else:",
-            f"        {r}.append({pre}{path})",
-        ]
-
-    return act
-
-
-def _add_to(total: str) -> Callable[[str, str, str], list[str]]:
-    """Add a node to a sum_over's running total when it is a number (`Relation._paths`' sum)."""
-    return lambda v, t, path: [f"if {_num_test(v)}:", f"    {total} = {total} + {v}"]
-
-
-def _flat_test(
-    w: _Writer, rule: Rule, ops: Sequence[Operand]
-) -> tuple[Callable[[list[str]], str], str] | None:
-    """For RELATION (not sum_over), CONDITIONAL (not sum) and DATE_ORDER whose places have no wildcard:
-    the condition on the places' values (variables, `_MISS` when absent) under which the rule breaks,
-    judged after the walk, and the path a violation is reported at."""
-    if any(op.wpos for op in ops):
-        return None
-    p = code(rule).params(rule)
-    if rule.code == "RELATION" and p.form != "sum_over":
-        return (lambda vs: _relation_expr(w, p, vs[0], vs[1:])), ops[0].display(ops[0].concrete(()))
-    if rule.code == "CONDITIONAL" and p.then != "sum_of":
-        return (lambda vs: f"{_holds_expr(w, p, vs[0])} and {_then_expr(w, p, vs[1])}"), ops[1].display(
-            ops[1].concrete(())
-        )
-    return None
-
-
-def _sum_over(rule: Rule, ops: Sequence[Operand]) -> RelationParams | None:
-    """A RELATION sum_over judged by the walk: A and the summed array without wildcards (one node each at
-    most), the members summed as the walk meets them (the order `Relation._paths` adds them in)."""
-    if rule.code != "RELATION":
-        return None
-    p = code(rule).params(rule)
-    if p.form != "sum_over" or ops[0].wpos or ops[2].wpos:
-        return None
-    return p
-
-
-def _steps(descent: str, suffix: Sequence[str], maps: frozenset[str]) -> list[tuple[str, Any, str]]:
+def steps(descent: str, suffix: Sequence[str], maps: frozenset[str]) -> list[tuple[str, Any, str]]:
     """How the walk goes from a node (pattern `descent`) down `suffix` (tokens without wildcards): per
     token ("k", key, tok) a key of an object that is no map, ("i", index, tok) a fixed index (an object
     that is no map holding the key `tok` is the engine's case), ("im", ...) the same below a map, or
@@ -878,7 +492,7 @@ def _steps(descent: str, suffix: Sequence[str], maps: frozenset[str]) -> list[tu
     return out
 
 
-def _follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
+def follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
     """The one node `_steps` lead to from `v`, or `_MISS`."""
     for kind, key, tok in steps:
         t = type(v)
@@ -901,67 +515,67 @@ def _follow(v: Any, steps: Sequence[tuple[str, Any, str]]) -> Any:
     return v
 
 
-def _instance_test(
-    rule: Rule, ops: Sequence[Operand], maps: tuple[frozenset[str], frozenset[str]]
-) -> tuple[str, list[list[tuple[str, Any, str]]], str, RelationParams] | None:
-    """RELATION (not sum_over) whose places are members of one array element (or map entry): the same
-    wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at each node of P
-    on the places below it (one node each at most), as `Relation._paths` pairs them by their indexes.
-    Returns (P, the steps from a node of P to each place, the judged place's path below P, params)."""
-    if rule.code != "RELATION":
-        return None
-    p = code(rule).params(rule)
-    side = ops[0].side
-    if (
-        p.form == "sum_over"
-        or not ops[0].wpos
-        or any(op.side != side or op.wpos != ops[0].wpos for op in ops)
-    ):
-        return None
-    last = ops[0].wpos[-1]
-    toks = [op.pattern.split("/") for op in ops]
-    if any(t[: last + 1] != toks[0][: last + 1] for t in toks):
-        return None
-    prefix = "/".join(toks[0][: last + 1])
-    descent = "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in toks[0][: last + 1])
-    side_maps = maps[0] if side == "arg" else maps[1]
-    steps = [_steps(descent, t[last + 1 :], side_maps) for t in toks]
-    below = "".join("/" + (fixed_index(t) or t) for t in toks[0][last + 1 :])
-    return prefix, steps, below, p
+GLOBALS["_follow"] = follow
 
 
-def _element_act(
-    w: _Writer, ri: int, pre: str, below: str, steps: list[list[tuple[str, Any, str]]], rp: RelationParams
-) -> Callable[[str, str, str], list[str]]:
-    """The lines judging one element at its node: each place followed down from it (keys inline, other
-    steps by `_follow`, every place before any test, as `_follow` was), then the relation's condition."""
+class ToolBuilder:
+    """What one tool's checker is built from: each rule's code adds its part (`Check.compile`) through
+    these methods, and `compile_tool` writes the function. `w`: the names and constants of the source."""
 
-    def act(v: str, t: str, path: str) -> list[str]:
-        lines = []
-        names = []
-        one_key: list[tuple[str, str]] = []  # places one key below the element: read under one test
-        for st in steps:
-            x = w.name("x")
-            names.append(x)
-            if len(st) == 1 and st[0][0] == "k":
-                one_key.append((x, st[0][1]))
-            elif all(kind == "k" for kind, _k, _t in st):
-                lines.append(f"{x} = {v}")
-                for _kind, key, _tok in st:
-                    lines.append(f"{x} = {x}.get({key!r}, _MISS) if type({x}) is dict else _MISS")
-            else:
-                lines.append(f"{x} = _follow({v}, {w.const(st)})")
-        if one_key:
-            head = [f"if {t} is dict:", *(f"    {x} = {v}.get({key!r}, _MISS)" for x, key in one_key)]
-            lines[:0] = [*head, "else:", f"    {' = '.join(x for x, _k in one_key)} = _MISS"]
-        lines.append(f"if {_relation_expr(w, rp, names[0], names[1:])}:")
-        lines.append(f"    out.append(({ri}, {pre}{path} + {below!r}))")
-        return lines
+    def __init__(self, maps: tuple[frozenset[str], frozenset[str]]) -> None:
+        self.w = Writer()
+        self.maps = maps
+        self.roots = {"arg": _Node(""), "result": _Node("")}
+        self.init: list[str] = []  # before the walk
+        self.tail: list[str] = []  # after the walk
+        self.slots: dict[tuple[str, str, bool], str] = {}
 
-    return act
+    def const(self, value: Any) -> str:
+        """A name the source reads `value` by."""
+        return self.w.const(value)
 
+    def name(self, prefix: str) -> str:
+        """A fresh variable name."""
+        return self.w.name(prefix)
 
-_GLOBALS["_follow"] = _follow
+    def side_maps(self, side: str) -> frozenset[str]:
+        """The tool's map parents on one side (`arg` or `result`)."""
+        return self.maps[0] if side == "arg" else self.maps[1]
+
+    def place(self, side: str, pattern: str) -> _Node:
+        return _place(self.roots[side], pattern)
+
+    @staticmethod
+    def hit(ri: int, side: str) -> Callable[[str], str]:
+        """The line reporting rule `ri` broken at a path expression (written `$args...` on that side)."""
+        pre = "'$args' + " if side == "arg" else ""
+        return lambda path: f"out.append(({ri}, {pre}{path}))"
+
+    def test_at(self, op: Operand, ri: int, test: InlineTest) -> None:
+        """Test every node at `op`'s place inline as the walk meets it."""
+        node = self.place(op.side, op.pattern)
+        node.tests.append(test)
+        if test.kinds is not None:
+            node.kinds.append((ri, test.kinds[0], test.kinds[1], "$args" if op.side == "arg" else ""))
+
+    def key_present(self, ri: int, rule: Rule, parent: Operand) -> None:
+        """Rule `ri` breaks at each object of the `parent` place that lacks the last key of the rule's
+        path (`child_missing`)."""
+        self.place(parent.side, parent.pattern).present.append((ri, rule))
+
+    def act_at(self, side: str, pattern: str, act: Act) -> None:
+        """Run `act`'s lines at every node of a place, as the walk meets it."""
+        self.place(side, pattern).acts.append(act)
+
+    def slot(self, op: Operand, collect: bool = False) -> str:
+        """A variable the walk stores `op`'s node in (`_MISS` when absent), or, `collect`, a list of its
+        (path, value) nodes: for the lines after the walk (`tail`)."""
+        key = (op.side, op.pattern, collect)
+        if key not in self.slots:
+            name = self.slots[key] = self.w.name("N" if collect else "E")
+            self.init.append(f"    {name} = []" if collect else f"    {name} = _MISS")
+            self.act_at(op.side, op.pattern, _store(name, collect))
+        return self.slots[key]
 
 
 @dataclass(frozen=True)
@@ -982,89 +596,18 @@ class ToolProgram:
 
 
 def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[str]]) -> ToolProgram:
-    """Generate, compile and load one tool's checker (its rules but CONSISTENT)."""
-    w = _Writer()
-    roots = {"arg": _Node(""), "result": _Node("")}
-    tail: list[str] = []  # judged after the walk
-    init: list[str] = []
-    slots: dict[tuple[str, str, bool], str] = {}
+    """Generate, compile and load one tool's checker (its rules judged per call): each rule's code adds
+    its part (`Check.compile`), or its own finder runs on the nodes the walk collects for it."""
+    b = ToolBuilder(maps)
+    w, roots, tail, init = b.w, b.roots, b.tail, b.init
     fallbacks: list[tuple[int, PathFinder, list[tuple[tuple[str, str], str]]]] = []
-
-    def slot(op: Operand, collect: bool) -> str:
-        key = (op.side, op.pattern, collect)
-        if key not in slots:
-            name = slots[key] = w.name("N" if collect else "E")
-            init.append(f"    {name} = []" if collect else f"    {name} = _MISS")
-            _place(roots[op.side], op.pattern).acts.append(_store(name, collect))
-        return slots[key]
-
     for ri, rule in enumerate(rules):
         c = code(rule)
         ops = c.operands(rule)
-        if rule.code in INLINE_NODE_CODES:
-            place = _place(roots[ops[0].side], ops[0].pattern)
-            place.tests.append(_node_test(w, rule, ri))
-            if rule.code == "TYPE":
-                want = c.params(rule).kind
-                place.kinds.append((ri, _holding(want), want, "$args" if ops[0].side == "arg" else ""))
-        elif rule.code == "REQUIRED":
-            _place(roots[ops[0].side], ops[0].pattern).required.append((ri, rule))
-        elif rule.code == "ECHO" and not ops[0].wpos and not ops[1].wpos:
-            a, b = slot(ops[0], False), slot(ops[1], False)
-            tail.append(
-                f"    if {a} is not _MISS and {b} is not _MISS and not (type({a}) is type({b}) and {a} == {b}):"
+        if not c.compile(rule, ri, ops, b):
+            fallbacks.append(
+                (ri, c.find(rule, ops), [((op.side, op.pattern), b.slot(op, True)) for op in ops])
             )
-            tail.append(f"        if _echo_bad({a}, {b}):")
-            tail.append(f"            out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
-        elif (inst := _instance_test(rule, ops, maps)) is not None:
-            at, steps, below, rp = inst
-            pre = "'$args' + " if ops[0].side == "arg" else ""
-            _place(roots[ops[0].side], at).acts.append(_element_act(w, ri, pre, below, steps, rp))
-        elif rule.code == "DATE_ORDER" and not ops[0].wpos and not ops[1].wpos:
-            tz = code(rule).params(rule).tz
-            memo = w.const(_INSTANTS[tz])  # the same dictionary (cleared, never replaced)
-            a, b = slot(ops[0], False), slot(ops[1], False)
-            tail.append(f"    if {a} is not _MISS and {b} is not _MISS:")
-            names = []
-            for x in (a, b):
-                i = w.name("i")
-                names.append(i)
-                tail.append(f"        {i} = {memo}.get({x}, _MISS) if type({x}) is str else _pi({x}, {tz!r})")
-                tail.append(f"        if {i} is _MISS:")
-                tail.append(f"            {i} = _instant({x}, {tz!r})")
-            ia, ib = names
-            tail.append(f"        if {ia} is None or {ib} is None or {ia} > {ib}:")
-            tail.append(f"            out.append(({ri}, {ops[1].display(ops[1].concrete(()))!r}))")
-        elif (flat := _flat_test(w, rule, ops)) is not None:
-            test, shown = flat
-            tail.append(f"    if {test([slot(op, False) for op in ops])}:")
-            tail.append(f"        out.append(({ri}, {shown!r}))")
-        elif (
-            rule.code == "UNIQUE"
-            and len(ops) == 1
-            and len(ops[0].wpos) == 1
-            and item_split(ops[0].pattern) is not None
-        ):
-            # one list per call: the walk meets its items in index order, keeping the first of each value
-            # and the paths of the later ones (`Unique.find`: grouped by value, first seen first)
-            seen = w.name("U")
-            init.append(f"    {seen} = {{}}")
-            pre = "'$args' + " if ops[0].side == "arg" else ""
-            _place(roots[ops[0].side], ops[0].pattern).acts.append(_unique_act(w, seen, pre))
-            tail.append(f"    for _ps in {seen}.values():")
-            tail.append("        for _p in _ps:")
-            tail.append(f"            out.append(({ri}, _p))")
-        elif (sp := _sum_over(rule, ops)) is not None:
-            total = w.name("S")
-            init.append(f"    {total} = 0")
-            _place(roots[ops[1].side], ops[1].pattern).acts.append(_add_to(total))
-            a, arr = slot(ops[0], False), slot(ops[2], False)
-            tail.append(
-                f"    if isinstance({arr}, list) and {_num_test(a)} and {_outside(w, a, total, sp.tol)}:"
-            )
-            tail.append(f"        out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))")
-        else:
-            fallbacks.append((ri, c.find(rule, ops), [((op.side, op.pattern), slot(op, True)) for op in ops]))
     body: list[str] = []
     for side, var in (("arg", "A"), ("result", "R")):
         root = roots[side]
@@ -1082,7 +625,7 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
             tail.append(f"    for _p in {f}(_n):")
             tail.append(f"        out.append(({ri}, _p))")
     src = "\n".join(["def check(A, R):", "    out = []", *init, *body, *tail, "    return out", ""])
-    namespace: dict[str, Any] = {**_GLOBALS, **w.consts}
+    namespace: dict[str, Any] = {**GLOBALS, **w.consts}
     try:
         exec(compile(src, "<contracts compiled checker>", "exec"), namespace)
     except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly deep patterns
@@ -1095,117 +638,16 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
 # Programs per contract set, and the per-call entry point
 
 
-def _observer(
-    template: EpisodeMemory,
-) -> Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None:
-    """`EpisodeMemory.observe` written out for the template's places (`observe(seen, known, result,
-    call_id, tool)` on a memory's `_seen` and `_known`): the same lookups, tests and stores in the same
-    order, with each key a constant and no loop over the plan (a memory's plan is its places': one
-    sharing the template's places has the template's plan). None when there are no places."""
-    if not template.pairs:
-        return None
-    w = _Writer()
-    lines = [
-        "def observe(seen, known, R, cid, tool):",
-        "    if type(R) is not dict and not isinstance(R, dict):",
-        "        return",
-        "    get = R.get",
-    ]
-    for k, ks, ktop, places in template._plan:
-        kv, key, hit = w.name("kv"), w.name("key"), w.name("hit")
-        read = (
-            f"get({w.const(ktop)}, _ABSENT)" if ktop is not None else f"_walk(R, {w.const(ks)}, {w.const(k)})"
-        )
-        lines += [
-            f"    {kv} = {read}",
-            f"    if {kv} is not _ABSENT:",
-            f"        {key} = {kv} if type({kv}) is str else _ekey({kv})",
-            f"        if {key} is not None:",
-            f"            {hit} = False",
-        ]
-        for i, p, ps, ptop in places:
-            pv = w.name("pv")
-            pread = (
-                f"get({w.const(ptop)}, _ABSENT)"
-                if ptop is not None
-                else f"_walk(R, {w.const(ps)}, {w.const(p)})"
-            )
-            lines += [
-                f"            {pv} = {pread}",
-                f"            if {pv} is not _ABSENT and (type({pv}) in _JT or _judged({pv})):",
-                f"                seen[{int(i)}][{key}] = ({pv}, cid, tool)",
-                f"                {hit} = True",
-            ]
-        lines += [f"            if {hit}:", f"                known.add({key})"]
-    ns: dict[str, Any] = {
-        "_ABSENT": _ABSENT,
-        "_ekey": _ekey,
-        "_walk": walk_steps,
-        "_JT": _JUDGED_TYPES,
-        "_judged": judged,
-        **w.consts,
-    }
-    try:
-        exec(compile("\n".join(lines) + "\n", "<contracts compiled episode memory>", "exec"), ns)
-    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly many places
-        return None
-    fn: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] = ns["observe"]
-    return fn
-
-
-def _seen_test(
-    template: EpisodeMemory, rules: Sequence[Rule]
-) -> Callable[[list[dict[Any, Any]], Any], bool] | None:
-    """For one tool's CONSISTENT rules: `test(seen, result)`, False only when no rule can break, that is
-    when `EpisodeMemory.breaks` would give None for each without looking further (the result's entity at
-    K not seen at the rule's place), on a memory with the template's places. K one key below the result
-    is read by `get`; a deeper K, or a result that is not a dict, answers True (`breaks` decides)."""
-    w = _Writer()
-    lines = ["def test(seen, R):", "    if type(R) is not dict:", "        return True"]
-    by_k: dict[str, list[int]] = {}
-    for r in rules:
-        p, k = r.paths
-        i = template._index.get((p, k))
-        if i is None:
-            continue  # `breaks` gives None at once
-        by_k.setdefault(k, []).append(i)
-    for k, idx in by_k.items():
-        toks = k.split("/")
-        if k == "" or len(toks) != 2 or toks[1].isdigit():
-            return None  # deeper, the root, or an index: `breaks` walks it
-        kv, key = w.name("kv"), w.name("key")
-        lines += [
-            f"    {kv} = R.get({w.const(unescape_token(toks[1]))}, _ABSENT)",
-            f"    if {kv} is not _ABSENT:",
-            f"        {key} = {kv} if type({kv}) is str else _ekey({kv})",
-            f"        if {key} is not None and ({' or '.join(f'{key} in seen[{i}]' for i in idx)}):",
-            "            return True",
-        ]
-    lines.append("    return False")
-    ns: dict[str, Any] = {"_ABSENT": _ABSENT, "_ekey": _ekey, **w.consts}
-    try:
-        exec(compile("\n".join(lines) + "\n", "<contracts compiled episode test>", "exec"), ns)
-    except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - absurdly many places
-        return None
-    fn: Callable[[list[dict[Any, Any]], Any], bool] = ns["test"]
-    return fn
-
-
 @dataclass(frozen=True)
 class Program:
     """The compiled checker of one contract set, checker (`fold`) and `codes` filter."""
 
     sha: str
     tools: dict[str, ToolProgram]
-    episode: dict[str, list[Rule]]
-    #: the (P, K) places of the checker's CONSISTENT rules: what an episode's memory tracks
-    places: tuple[tuple[str, str], ...] = ()
-    #: an empty memory of those places (`compiled_memory` gives copies of it), and its `observe`
-    #: written out (`_observer`): used on a memory that shares the template's places
-    template: EpisodeMemory | None = None
-    observe: Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None] | None = None
-    #: per tool with CONSISTENT rules, `_seen_test`: whether any of them can break (its entity seen)
-    seen_tests: dict[str, Callable[[list[dict[Any, Any]], Any], bool]] = field(default_factory=dict)
+    #: the rules judged per episode (`output_contracts.codes.table.episode_check`), compiled by their code
+    episode: EpisodeProgram | None = None
+    #: whether this program judges them (the `codes` filter names their code)
+    judges_episode: bool = True
 
 
 _PROGRAMS: dict[tuple[str, int | None, tuple[str, ...] | None], Program] = {}
@@ -1237,11 +679,11 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
     if hit is not None:
         return hit
     per_tool: dict[str, list[Rule]] = {}
-    episode: dict[str, list[Rule]] = {}
+    episodic: list[Rule] = []
     for r in contracts.rules_for(fold):
-        code(r)  # validate, as the engine does
-        if r.code == EPISODE_CODE:
-            episode.setdefault(r.tool, []).append(r)
+        c = code(r)  # validate, as the engine does
+        if c.per_episode:
+            episodic.append(r)
             per_tool.setdefault(r.tool, [])
         elif codes is None or r.code in codes:
             per_tool.setdefault(r.tool, []).append(r)
@@ -1253,10 +695,13 @@ def program(contracts: ContractSet, fold: int | None = None, codes: Sequence[str
         tc = contracts.tools.get(tool)
         maps = (tc.map_parents("arg"), tc.map_parents("result")) if tc is not None and tc.maps else none
         tools[tool] = compile_tool(rules, maps)
-    places = tuple((r.paths[0], r.paths[1]) for rules in episode.values() for r in rules)
-    template = EpisodeMemory(places)
-    seen_tests = {t: f for t, rules in episode.items() if (f := _seen_test(template, rules)) is not None}
-    prog = Program(sha, tools, episode, places, template, _observer(template), seen_tests)
+    ep = episode_check()
+    prog = Program(
+        sha,
+        tools,
+        None if ep is None else ep.compiled(episodic),
+        ep is not None and (codes is None or ep.name in codes),
+    )
     if len(_PROGRAMS) >= CACHE_SIZE:
         _PROGRAMS.clear()
     _PROGRAMS[key] = prog
@@ -1268,7 +713,7 @@ def compiled_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeM
     """`evaluate.episode_memory` from the cached program: an empty memory of one episode, without
     listing the contract set's rules again (a stream starts one per episode)."""
     prog = program(contracts, fold)
-    return prog.template.blank() if prog.template is not None else EpisodeMemory(prog.places)
+    return prog.episode.memory() if prog.episode is not None else NoMemory()
 
 
 def compiled_violations(
@@ -1280,7 +725,7 @@ def compiled_violations(
     fold: int | None = None,
     codes: Sequence[str] | None = None,
     memory: EpisodeMemory | None = None,
-    call_id: CallId = "",
+    call_id: Any = "",
 ) -> list[Violation]:
     """`evaluate.call_violations` through the compiled checker: the same violations, in the same order.
     (`call_id`: what the call is recorded in `memory` as; a function giving it is called only if needed.)"""
@@ -1322,23 +767,8 @@ def compiled_violations(
                 return []  # the call holds
             out = [tp.witness(i, p, arguments, result) for i, p in dict.fromkeys(found)] if found else []
     if memory is not None:
-        ours = prog.template is not None and memory.pairs is prog.template.pairs
-        erules = prog.episode.get(tool) if memory._known else None  # an empty memory breaks nothing
-        if (
-            erules
-            and (codes is None or EPISODE_CODE in codes)
-            and (not ours or (st := prog.seen_tests.get(tool)) is None or st(memory._seen, result))
-        ):
-            for rule in erules:
-                seen = memory.breaks(rule, result)
-                if seen is not None:
-                    out.append(episode_witness(rule, result, seen))
-        observe = prog.observe
-        if observe is not None and ours:
-            # `memory.record`, with its `observe` written out for these places
-            if memory._known:
-                memory.touch(arguments)
-            observe(memory._seen, memory._known, result, call_id, tool)
+        if prog.episode is not None:
+            out.extend(prog.episode.step(memory, tool, arguments, result, call_id, prog.judges_episode))
         else:
             memory.record(tool, arguments, result, call_id)
     if len(out) > 1:

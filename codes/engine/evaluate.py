@@ -28,10 +28,8 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import polars as pl
 
-from output_contracts.codes.consistent.check import EpisodeMemory, episode_witness
 from output_contracts.codes.contract_set import ContractSet, Rule, split_side
-from output_contracts.codes.engine.episodes import episode_violations
-from output_contracts.codes.evaluation import Check
+from output_contracts.codes.evaluation import Check, EpisodeMemory, NoMemory
 from output_contracts.codes.folds import fold_table
 from output_contracts.codes.hits import KIND_BIT, NUMERIC_BITS, OpRow, RuleEntry, display, empty_hits
 from output_contracts.codes.nodes import (
@@ -45,18 +43,17 @@ from output_contracts.codes.nodes import (
     resolve,
     side_doc,
 )
-from output_contracts.codes.table import checks, names
+from output_contracts.codes.table import checks, episode_check, names
 from output_contracts.codes.violation import At, Violation
 from output_contracts.errors import CheckError
 from output_contracts.frames import detach, pack_pair
 from output_contracts.progress import NULL_PROGRESS, Progress
+from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize, unfix
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
 
 Fold = int | None | Literal["cross"]
-#: The code judged per episode, not per call (`output_contracts.codes.consistent.check`).
-EPISODE_CODE = "CONSISTENT"
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 #: Calls per batch of the corpus checker: bounds its memory (a batch's leaves and their joins). Smaller
 #: batches also cost less per leaf row (measured: at 1M calls the audit's flat pass took about 10% less
@@ -133,7 +130,7 @@ class _Compiled:
     by_tool: dict[str, list[tuple[Rule, PathFinder]]]  # rules evaluated one by one
     grouped: dict[str, list[tuple[str, GroupFinder]]]  # (code, finder) of rules evaluated in groups
     known: frozenset[str] = frozenset()  # tools with any rule
-    episode: dict[str, list[Rule]] = field(default_factory=dict)  # CONSISTENT rules, judged per episode
+    episode: dict[str, list[Rule]] = field(default_factory=dict)  # rules judged per episode
     reads_args: frozenset[str] = frozenset()  # tools with a rule that reads the arguments
     maps: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
     #: per tool and side, the fixed-index patterns its rules read (`output_contracts.codes.spec.aliases_of`)
@@ -158,7 +155,7 @@ def _compiled(contracts: ContractSet, fold: int | None) -> _Compiled:
     tool_ops: dict[str, list[Operand]] = {}
     for i, r in enumerate(contracts.rules_for(fold)):
         c = code(r)
-        if r.code == EPISODE_CODE:
+        if c.per_episode:
             episode.setdefault(r.tool, []).append(r)
             continue
         ops = c.operands(r)
@@ -209,8 +206,8 @@ def call_violations(
     """Every violation of checker `fold` on one call, sorted by (rule, path). Unknown tool: none.
 
     `memory`: the episode so far (`episode_memory`), for the rules judged against earlier calls
-    (CONSISTENT); the call is then recorded in it (as `call_id`), whatever its tool. Without it those
-    rules are not judged."""
+    (`Code.per_episode`); the call is then recorded in it (as `call_id`), whatever its tool. Without it
+    those rules are not judged."""
     comp = _compiled(contracts, fold)
     if tool not in comp.known:
         if memory is not None:
@@ -233,21 +230,35 @@ def call_violations(
         if found:
             out.extend(witness(rule, p, arguments, result) for p in sorted(set(found)))
     if memory is not None:
-        if codes is None or EPISODE_CODE in codes:
+        ep = episode_check()
+        if ep is not None and (codes is None or ep.name in codes):
             for rule in comp.episode.get(tool, ()):
-                seen = memory.breaks(rule, result)
-                if seen is not None:
-                    out.append(episode_witness(rule, result, seen))  # always mined
+                v = ep.judge(rule, memory, result)
+                if v is not None:
+                    out.append(v)  # always mined
         memory.record(tool, arguments, result, call_id)
     out.sort(key=Violation.sort_key)
     return out
 
 
 def episode_memory(contracts: ContractSet, fold: int | None = None) -> EpisodeMemory:
-    """An empty memory of one episode for checker `fold`: it tracks the places of its CONSISTENT rules."""
-    return EpisodeMemory(
-        (r.paths[0], r.paths[1]) for r in contracts.rules_for(fold) if r.code == EPISODE_CODE
-    )
+    """An empty memory of one episode for checker `fold`: it tracks what the rules of the code judged per
+    episode read (`episode_check`)."""
+    ep = episode_check()
+    if ep is None:
+        return NoMemory()
+    return ep.memory(r for r in contracts.rules_for(fold) if r.code == ep.name)
+
+
+def episode_witnesses(
+    entries: Sequence[RuleEntry], corpus: Corpus, found: pl.DataFrame, texts: CallTexts | None = None
+) -> dict[tuple[int, int], Violation]:
+    """The violation of each hit (cid, ridx) in `found` of a rule judged per episode (the corpus pass
+    finds those without their witness: the earlier call they contradict)."""
+    ep = episode_check()
+    if ep is None:
+        return {}
+    return ep.corpus_witnesses(entries, corpus, found, texts)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -628,8 +639,8 @@ def _enveloped(
     """The leaves (keyed by `pid`) joined to the operand rows of `table`, where the rows with a `tmask`
     in `tmasks` meet only the numeric leaves outside their pattern's envelope: `|num|` above the least
     `hi` of the pattern's rows, or `num` between 0 and the greatest `lo`. A leaf within it breaks none
-    of those rows (`RANGE.keep`: a number bound breaks above `hi` or strictly between 0 and `lo`, a
-    magnitude bound above `hi`), so the join keeps every hit the code's `keep` would keep, and no
+    of those rows (`Check.envelope_tmasks`: such a row breaks only above `hi` or strictly between 0 and
+    `lo`), so the join keeps every hit the code's `keep` would keep, and no
     longer copies the many leaves that hold. The envelope is read by position from two arrays indexed
     by pattern id (`n_ids` of them: no hash join per leaf). The other rows meet the leaves through
     `probe`."""
@@ -935,9 +946,11 @@ def find_violations(
         # the violations of calls that are not checked, whose leaves the batches kept (`_find_batch`)
         checked = calls.select("cid").collect().get_column("cid").implode()
         found_parts = [pl.concat(found_parts).filter(pl.col("cid").is_in(checked))]
-    # CONSISTENT compares calls with earlier ones of their episode: one pass over whole episodes, which
-    # the call-id batches above would split.
-    found_parts.append(episode_violations(entries, corpus, calls))
+    # the code judged per episode compares calls with earlier ones of their episode: one pass over whole
+    # episodes, which the call-id batches above would split
+    ep = episode_check()
+    if ep is not None:
+        found_parts.append(ep.corpus_violations(entries, corpus, calls))
     found = pl.concat(found_parts).unique()
     return found, entries, calls
 
@@ -951,6 +964,7 @@ __all__ = [
     "checked_calls",
     "code",
     "episode_memory",
+    "episode_witnesses",
     "find_violations",
     "generalize_patterns",
     "map_table",

@@ -12,13 +12,15 @@ ones. The Python (`shape`) and polars (`shape_expr`) spellings are held equal by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.engine.compiled import InlineTest, ToolBuilder, nothing, when
 from output_contracts.codes.evaluation import NodeCheck
 from output_contracts.codes.format import Format
 from output_contracts.codes.format.shapes import FORMAT_MAX_LEN, LONG, NON_ASCII, parts, shape
@@ -159,6 +161,76 @@ def key_parts(keys: FrameT) -> FrameT:
     )
 
 
+#: The characters a shape holds for a class of characters (`output_contracts.codes.format.shapes.shape`), as
+#: regular-expression classes (bodies, without brackets).
+_CLASS_RE = {"A": "A-Z", "a": "a-z", "9": "0-9", NON_ASCII: "\\x80-\\U0010ffff"}
+
+
+def _shape_re(sh: str, loose: bool) -> str | None:
+    """A regular expression matching exactly the strings (of at most FORMAT_MAX_LEN characters) whose
+    shape is `sh`, or None when no string has that shape (a letter, digit or non-ASCII character other
+    than the class characters, or, loose, a run of one class that the shape would have collapsed)."""
+    out = []
+    prev = ""
+    for ch in sh:
+        if ch in _CLASS_RE:
+            if loose and ch == prev:
+                return None
+            out.append(f"[{_CLASS_RE[ch]}]" + ("+" if loose else ""))
+        elif ch.isascii() and not ch.isalnum():
+            out.append(re.escape(ch))
+        else:
+            return None
+        prev = ch
+    return "".join(out)
+
+
+def format_breaks(level: str, shapes: Sequence[str]) -> Callable[[str], bool]:
+    """FORMAT's test of one string (`shape(s, level) not in shapes`, or for `charset` `not parts(s) <=
+    shapes`) without computing the shape: the allowed shapes as one regular expression (per length for
+    `charset`). A hypothesis test holds it to `shape` and `parts`."""
+    long_ok = LONG in shapes
+    if level == "charset":
+        by_len: dict[int, set[str]] = {}
+        for p in shapes:
+            n, sep, c = p.partition(":")
+            if sep and n.isdigit() and len(c) <= 1:
+                chars = by_len.setdefault(int(n), set())
+                if c in _CLASS_RE:
+                    chars.add(_CLASS_RE[c])
+                elif c and c.isascii() and not c.isalnum():
+                    chars.add(re.escape(c))
+        rx = {
+            n: re.compile(f"[{''.join(sorted(cs))}]+" if n else "")
+            for n, cs in by_len.items()
+            if cs or n == 0
+        }
+
+        def charset(v: str) -> bool:
+            n = len(v)
+            if n > FORMAT_MAX_LEN:
+                return not long_ok
+            r = rx.get(n)
+            return r is None or r.fullmatch(v) is None
+
+        return charset
+    _, one = _shapes_re(level, shapes)
+
+    def shaped(v: str) -> bool:
+        if len(v) > FORMAT_MAX_LEN:
+            return not long_ok
+        return one is None or one.fullmatch(v) is None
+
+    return shaped
+
+
+def _shapes_re(level: str, shapes: Sequence[str]) -> tuple[bool, re.Pattern[str] | None]:
+    """For the `exact` and `loose` levels: whether the long shape is allowed, and one regular expression
+    of the other allowed shapes (None when no string has any of them)."""
+    alts = [a for sh in shapes if sh != LONG and (a := _shape_re(sh, level == "loose")) is not None]
+    return LONG in shapes, (re.compile("|".join(f"(?:{a})" for a in alts)) if alts else None)
+
+
 class FormatCheck(Format, NodeCheck):
     node_class = 5
     hit_cols = ("cid", "ridx", "path", "kind", "str", "skey")
@@ -178,6 +250,34 @@ class FormatCheck(Format, NodeCheck):
             for path, v in nodes.get(key, ())
             if isinstance(v, str) and shape(v, level) not in allowed
         ]
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        p = self.params(rule)
+        hit = b.hit(ri, ops[0].side)
+        if p.level == "charset":
+            breaks = b.const(format_breaks(p.level, p.shapes))
+
+            def test(v: str) -> str:
+                return f"{breaks}({v})"
+        else:
+            long_ok, one = _shapes_re(p.level, p.shapes)
+            fm = None if one is None else b.const(one.fullmatch)
+
+            def test(v: str) -> str:
+                if fm is None:
+                    return f"len({v}) <= {FORMAT_MAX_LEN}" if long_ok else "True"
+                if long_ok:
+                    return f"(len({v}) <= {FORMAT_MAX_LEN} and {fm}({v}) is None)"
+                return f"(len({v}) > {FORMAT_MAX_LEN} or {fm}({v}) is None)"
+
+        inline = InlineTest(
+            lambda v, path: [f"if {test(v)}:", f"    {hit(path)}"],
+            nothing,
+            when(hit, lambda v, t: f"isinstance({v}, str) and {test(v)}"),
+            pure=True,
+        )
+        b.test_at(ops[0], ri, inline)
+        return True
 
     def keep(self) -> pl.Expr:
         return pl.col("kbit") == KIND_BIT["string"]

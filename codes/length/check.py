@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.engine.compiled import InlineTest, ToolBuilder, nothing, when
 from output_contracts.codes.evaluation import NodeCheck
 from output_contracts.codes.hits import KIND_BIT, RuleEntry, broken
 from output_contracts.codes.length import Length
@@ -41,6 +42,14 @@ class LengthCheck(Length, NodeCheck):
         self, entries: Sequence[RuleEntry], hits: pl.LazyFrame, lean: pl.LazyFrame
     ) -> pl.LazyFrame:
         return broken(hits.filter(pl.col("kind") == "array"))
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        m = b.const(self.params(rule).min)
+        test = InlineTest(
+            nothing, nothing, when(b.hit(ri, ops[0].side), lambda v, t: f"{t} is list and len({v}) < {m}")
+        )
+        b.test_at(ops[0], ri, test)
+        return True
 
 
 CHECKS = (LengthCheck(),)

@@ -28,6 +28,14 @@ from collections.abc import Sequence
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.engine.compiled import (
+    EXACT_INT,
+    MEMO_SIZE,
+    InlineTest,
+    ToolBuilder,
+    nothing,
+    when,
+)
 from output_contracts.codes.evaluation import NodeCheck
 from output_contracts.codes.hits import KIND_BIT, NUMERIC_BITS, RuleEntry, broken
 from output_contracts.codes.nodes import NUMERIC_KINDS, Nodes, Operand, PathFinder
@@ -38,8 +46,22 @@ YEAR_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _YEAR = re.compile(YEAR_RE)
 
 
-def _year(v: str) -> int | None:
+def year_of(v: str) -> int | None:
+    """The year of a string that starts like an ISO date (`YYYY-MM-DD`), else None."""
     return int(v[:4]) if _YEAR.match(v) else None
+
+
+#: The years of the date prefixes the compiled checker met (`_kept_year`): dates repeat across calls.
+_YEARS: dict[str, int | None] = {}
+
+
+def _kept_year(head: str) -> int | None:
+    """`year_of` a string's first ten characters (all it reads), kept in `_YEARS`."""
+    y = year_of(head)
+    if len(_YEARS) >= MEMO_SIZE:
+        _YEARS.clear()
+    _YEARS[head] = y
+    return y
 
 
 class RangeCheck(Range, NodeCheck):
@@ -58,7 +80,7 @@ class RangeCheck(Range, NodeCheck):
                 out = []
                 for path, v in nodes.get(key, ()):
                     if type(v) is str:
-                        y = _year(v)
+                        y = year_of(v)
                         if y is not None and (y < lo_y or y > hi):
                             out.append(prefix + path)
                 return out
@@ -77,6 +99,57 @@ class RangeCheck(Range, NodeCheck):
             # as float64, the way a corpus stores numbers (an int beyond 2^53 compares as its nearest double)
             if (type(v) is int or type(v) is float) and (float(v) > hi or 0 < float(v) < lo)
         ]
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        p = self.params(rule)
+        hit = b.hit(ri, ops[0].side)
+        hi = b.const(p.max)
+        # a float, or an int of exact magnitude, compares as its `float()` does: no conversion
+        exact = f"({{t}} is float or (-{EXACT_INT} <= {{v}} <= {EXACT_INT}))"
+        bounded = abs(p.max) <= EXACT_INT and (p.min is None or abs(p.min) <= EXACT_INT)
+        if p.of == "year":
+            lo = b.const(-float("inf") if p.min is None else p.min)
+            years, year = b.const(_YEARS), b.const(_kept_year)
+
+            def year_lines(v: str, path: str) -> list[str]:
+                y = b.name("y")
+                return [
+                    f"{y} = {years}.get({v}[:10], _MISS)",
+                    f"if {y} is _MISS:",
+                    f"    {y} = {year}({v}[:10])",
+                    f"if {y} is not None and ({y} < {lo} or {y} > {hi}):",
+                    f"    {hit(path)}",
+                ]
+
+            # only a value of type `str` exactly has a year
+            b.test_at(ops[0], ri, InlineTest(year_lines, nothing, nothing, pure=True))
+            return True
+        # the tests below hold only for a value of type int or float exactly: `on_num`
+        if p.of == "magnitude":
+            neg = b.const(-p.max)
+
+            def num_cond(v: str, t: str) -> str:
+                slow = f"abs(float({v})) > {hi}"
+                if not bounded:
+                    return slow
+                # the exact comparison first, on any int or float: when it holds, so does the
+                # `float()` one (rounding to the nearest float keeps order, and the bound is a float)
+                return f"({v} > {hi} or {v} < {neg}) and (abs({v}) > {hi} if {exact.format(t=t, v=v)} else {slow})"
+        else:
+            lo = b.const(0.0 if p.min is None else p.min)
+
+            def num_cond(v: str, t: str) -> str:
+                slow = f"(float({v}) > {hi} or 0 < float({v}) < {lo})"
+                if not bounded:
+                    return slow
+                low = "" if p.min is None else f" or 0 < {v} < {lo}"
+                return (
+                    f"({v} > {hi}{low}) and "
+                    f"(({v} > {hi} or 0 < {v} < {lo}) if {exact.format(t=t, v=v)} else {slow})"
+                )
+
+        b.test_at(ops[0], ri, InlineTest(nothing, when(hit, num_cond), nothing))
+        return True
 
     def node_mask(self, rule: Rule) -> int:
         """What the bounds are of: 0 a number, 1 a magnitude, 2 a year."""

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.engine.compiled import Act, ToolBuilder, num_test, steps
 from output_contracts.codes.evaluation import Check
 from output_contracts.codes.hits import RuleEntry, broken, display, empty_hits, op_hits
 from output_contracts.codes.keys import instance_key, keyed_hits
@@ -30,7 +31,7 @@ from output_contracts.codes.nodes import (
     is_num,
 )
 from output_contracts.codes.relation import FORMS, TOLERANCES, Relation, RelationParams, rhs_of
-from output_contracts.traces.leaves import INDEX_TOKEN
+from output_contracts.traces.leaves import INDEX_TOKEN, fixed_index
 
 CENT_TOL = 0.005 + 1e-9
 REL_TOL = 1e-9
@@ -62,6 +63,104 @@ def array_of(term: Operand) -> Operand:
     toks = term.pattern.split("/")
     prefix = "/".join(toks[: toks.index(INDEX_TOKEN)])
     return Operand.of(("$args" if term.side == "arg" else "") + prefix)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The compiled checker's forms (`RelationCheck.compile`)
+
+
+def relation_expr(b: ToolBuilder, rp: RelationParams, a: str, xs: Sequence[str]) -> str:
+    """A condition on variables `a`, `xs` (values or `_MISS`): true when the relation breaks, as
+    `_paths` judges one instance: the same operations in the same order (`rhs_of`, `within`)."""
+    conds = [num_test(a)]
+    vals = []
+    for x in xs:
+        if rp.form == "count_of":
+            conds.append(f"type({x}) is list")
+            vals.append(f"len({x})")
+        else:
+            conds.append(num_test(x))
+            vals.append(x)
+    if rp.form == "count_of":
+        rhs = vals[0]
+    elif rp.form == "product":
+        rhs = f"({vals[0]} * {vals[1]})"
+    else:
+        rhs = "0"
+        for c, v in zip(rp.coef, vals, strict=True):
+            rhs = f"({rhs} {'+' if c == 1 else '-'} {v})"
+    return " and ".join(conds) + f" and {outside_tolerance(b, a, rhs, rp.tol)}"
+
+
+def outside_tolerance(b: ToolBuilder, a: str, rhs: str, tol: str) -> str:
+    """`not within(a, rhs, tol)` as an expression (rhs an expression without side effects)."""
+    if tol == "exact":
+        return f"not (abs({a} - {rhs}) == 0)"
+    if tol == "cent":
+        return f"not (abs({a} - {rhs}) <= {b.const(CENT_TOL)})"
+    return f"not {b.const(within)}({a}, {rhs}, {tol!r})"
+
+
+def _add_to(total: str) -> Act:
+    """Add a node to a sum_over's running total when it is a number (`_paths`' sum)."""
+    return lambda v, t, path: [f"if {num_test(v)}:", f"    {total} = {total} + {v}"]
+
+
+def _instance_test(
+    rp: RelationParams, ops: Sequence[Operand], b: ToolBuilder
+) -> tuple[str, list[list[tuple[str, Any, str]]], str] | None:
+    """A relation (not sum_over) whose places are members of one array element (or map entry): the same
+    wildcards, the same pattern up to the last one (P), no wildcard below it. Judged at each node of P
+    on the places below it (one node each at most), as `_paths` pairs them by their indexes.
+    Returns (P, the steps from a node of P to each place, the judged place's path below P)."""
+    side = ops[0].side
+    if (
+        rp.form == "sum_over"
+        or not ops[0].wpos
+        or any(op.side != side or op.wpos != ops[0].wpos for op in ops)
+    ):
+        return None
+    last = ops[0].wpos[-1]
+    toks = [op.pattern.split("/") for op in ops]
+    if any(t[: last + 1] != toks[0][: last + 1] for t in toks):
+        return None
+    prefix = "/".join(toks[0][: last + 1])
+    descent = "/".join(INDEX_TOKEN if fixed_index(t) is not None else t for t in toks[0][: last + 1])
+    side_maps = b.side_maps(side)
+    walks = [steps(descent, t[last + 1 :], side_maps) for t in toks]
+    below = "".join("/" + (fixed_index(t) or t) for t in toks[0][last + 1 :])
+    return prefix, walks, below
+
+
+def _element_act(
+    b: ToolBuilder, ri: int, pre: str, below: str, walks: list[list[tuple[str, Any, str]]], rp: RelationParams
+) -> Act:
+    """The lines judging one element at its node: each place followed down from it (keys inline, other
+    steps by `follow`, every place before any test, as `follow` was), then the relation's condition."""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        lines = []
+        names = []
+        one_key: list[tuple[str, str]] = []  # places one key below the element: read under one test
+        for st in walks:
+            x = b.name("x")
+            names.append(x)
+            if len(st) == 1 and st[0][0] == "k":
+                one_key.append((x, st[0][1]))
+            elif all(kind == "k" for kind, _k, _t in st):
+                lines.append(f"{x} = {v}")
+                for _kind, key, _tok in st:
+                    lines.append(f"{x} = {x}.get({key!r}, _MISS) if type({x}) is dict else _MISS")
+            else:
+                lines.append(f"{x} = _follow({v}, {b.const(st)})")
+        if one_key:
+            head = [f"if {t} is dict:", *(f"    {x} = {v}.get({key!r}, _MISS)" for x, key in one_key)]
+            lines[:0] = [*head, "else:", f"    {' = '.join(x for x, _k in one_key)} = _MISS"]
+        lines.append(f"if {relation_expr(b, rp, names[0], names[1:])}:")
+        lines.append(f"    out.append(({ri}, {pre}{path} + {below!r}))")
+        return lines
+
+    return act
 
 
 class RelationCheck(Relation, Check):
@@ -152,6 +251,37 @@ class RelationCheck(Relation, Check):
         # collected here by the in-memory engine: on these plans (joins and group-bys of the same hits
         # per form) it takes about two thirds of the CPU of the default streaming engine
         return pl.concat(outs).collect(engine="in-memory").lazy()
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        rp = self.params(rule)
+        inst = _instance_test(rp, ops, b)
+        if inst is not None:
+            at, walks, below = inst
+            pre = "'$args' + " if ops[0].side == "arg" else ""
+            b.act_at(ops[0].side, at, _element_act(b, ri, pre, below, walks, rp))
+            return True
+        if rp.form != "sum_over" and not any(op.wpos for op in ops):
+            # no wildcard: one node each, judged after the walk
+            vs = [b.slot(op) for op in ops]
+            cond = relation_expr(b, rp, vs[0], vs[1:])
+            b.tail += [
+                f"    if {cond}:",
+                f"        out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))",
+            ]
+            return True
+        if rp.form == "sum_over" and not ops[0].wpos and not ops[2].wpos:
+            # A and the summed array without wildcards (one node each at most), the members summed as the
+            # walk meets them (the order `_paths` adds them in)
+            total = b.name("S")
+            b.init.append(f"    {total} = 0")
+            b.act_at(ops[1].side, ops[1].pattern, _add_to(total))
+            a, arr = b.slot(ops[0]), b.slot(ops[2])
+            b.tail += [
+                f"    if isinstance({arr}, list) and {num_test(a)} and {outside_tolerance(b, a, total, rp.tol)}:",
+                f"        out.append(({ri}, {ops[0].display(ops[0].concrete(()))!r}))",
+            ]
+            return True
+        return False
 
 
 def _terms(

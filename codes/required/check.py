@@ -13,14 +13,14 @@ only ids (`lean` rows), since a call is complete when its group has as many chil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule, split_side
+from output_contracts.codes.engine.compiled import ToolBuilder
 from output_contracts.codes.evaluation import Check
 from output_contracts.codes.hits import OpRow, RuleEntry, empty_hits
-from output_contracts.codes.nodes import GroupFinder, Nodes, Operand, PathFinder
+from output_contracts.codes.nodes import GroupFinder, Nodes, Operand, PathFinder, child_missing
 from output_contracts.codes.required import Required
 from output_contracts.traces.leaves import (
     WILD_TOKENS,
@@ -29,13 +29,6 @@ from output_contracts.traces.leaves import (
     parent_pattern,
     unescape_token,
 )
-
-
-def _child_missing(parent: dict[Any, Any], key: str, tok: str, canonical: bool) -> bool:
-    """Whether an object node has no child indexed under token `tok` (as `index_nodes` indexes keys)."""
-    if canonical and key in parent:
-        return False
-    return all(escape_token(str(k)) != tok for k in parent)
 
 
 def _groups(entries: Sequence[RuleEntry]) -> tuple[dict[int, int], dict[tuple[int, str, str, str], int]]:
@@ -155,7 +148,7 @@ class RequiredCheck(Required, Check):
                         for rule, key, tok, canonical in members:
                             if canonical and key in v:
                                 continue  # present (the common case, tested inline)
-                            if _child_missing(v, key, tok, canonical):
+                            if child_missing(v, key, tok, canonical):
                                 out.append((rule, f"{prefix}{p}/{tok}"))
                 return out
 
@@ -277,6 +270,11 @@ class RequiredCheck(Required, Check):
             pl.concat_str(pl.col("path"), pl.lit("/"), pl.col("tok")).alias("path"),
             pl.lit(False).alias("present"),
         )
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        # the keys of one parent tested together where the walk meets the parent (as `group`)
+        b.key_present(ri, rule, ops[0])
+        return True
 
 
 CHECKS = (RequiredCheck(),)

@@ -7,12 +7,13 @@ operands only when its kind is outside the rule's allowed kinds (`tmask`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.engine.compiled import InlineTest, ToolBuilder, nothing, when
 from output_contracts.codes.evaluation import NodeCheck
 from output_contracts.codes.hits import KIND_BIT, RuleEntry, broken
 from output_contracts.codes.nodes import KIND_OF_TYPE, NUMERIC_KINDS, Operand, PathFinder, kind_of
@@ -24,6 +25,13 @@ def allowed_kinds(want: str) -> int:
     if want == "number":
         return KIND_BIT["int"] | KIND_BIT["float"]
     return KIND_BIT[want]
+
+
+def holding_types(want: str) -> frozenset[type]:
+    """The value types of kind `want` (a type outside them is judged by its kind, `kind_of`)."""
+    return frozenset(
+        t for t, k in KIND_OF_TYPE.items() if k == want or (want == "number" and k in NUMERIC_KINDS)
+    )
 
 
 def _ok(v: Any, want: str) -> bool:
@@ -75,6 +83,38 @@ class TypeCheck(Type, NodeCheck):
             .otherwise(kind != pl.col("want"))
         )
         return broken(h.filter(bad))
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        want = self.params(rule).kind
+        holding = holding_types(want)
+        hit = b.hit(ri, ops[0].side)
+        ok = b.const(holding)
+        wk = b.const(want)
+        # a str, int or float is a type `KIND_OF_TYPE` names: it holds exactly when its type is held
+        on_str: Callable[[str, str], list[str]] = nothing if str in holding else (lambda v, path: [hit(path)])
+        nums = holding & {int, float}
+        on_num: Callable[[str, str, str], list[str]]
+        if nums == {int, float}:
+            on_num = nothing
+        elif nums:
+            other_t = "float" if int in nums else "int"
+            on_num = lambda v, t, path: [f"if {t} is {other_t}:", f"    {hit(path)}"]  # noqa: E731
+        else:
+            on_num = lambda v, t, path: [hit(path)]  # noqa: E731
+        # one type that holds (object, array, bool, null...): `is not` instead of a set's lookup
+        (only,) = holding if len(holding) == 1 else (None,)
+        held = f"is not {only.__name__ if only in (bool, dict, list, str, int, float) else b.const(only)}"
+        other = when(
+            hit,
+            lambda v, t: (
+                f"{t} {held if only is not None else 'not in ' + ok} and ({t} in _KOT or not _type_ok({v}, {wk}))"
+            ),
+        )
+        test = InlineTest(
+            on_str, on_num, other, other_kind=not holding & {str, int, float}, kinds=(holding, want)
+        )
+        b.test_at(ops[0], ri, test)
+        return True
 
 
 CHECKS = (TypeCheck(),)

@@ -32,11 +32,39 @@ from collections.abc import Sequence
 import polars as pl
 
 from output_contracts.codes.contract_set import Rule
+from output_contracts.codes.engine.compiled import Act, ToolBuilder
 from output_contracts.codes.evaluation import NodeCheck
 from output_contracts.codes.hits import RuleEntry, broken, display
 from output_contracts.codes.nodes import Nodes, Operand, PathFinder
 from output_contracts.codes.unique import Unique
 from output_contracts.codes.unique.items import EXACT_LIMIT, identities, instance_of, item_split, judged_key
+
+
+def _first_of_each(b: ToolBuilder, seen: str, pre: str) -> Act:
+    """Keep an item's value in a single-path UNIQUE's table: the first one, and the path of a repeat."""
+
+    def act(v: str, t: str, path: str) -> list[str]:
+        # `judged_key` written out: a string is its own key, a number its float (a string never equals
+        # a float, so one table serves both, as the tagged pairs did)
+        k, r = b.name("u"), b.name("r")
+        return [
+            f"if {t} is str:",
+            f"    {k} = {v}",
+            f"elif {t} is int or {t} is float:",
+            f"    {k} = float({v})",
+            f"    if not abs({k}) < {EXACT_LIMIT!r}:",
+            f"        {k} = None",
+            "else:",
+            f"    {k} = None",
+            f"if {k} is not None:",
+            f"    {r} = {seen}.get({k})",
+            f"    if {r} is None:",
+            f"        {seen}[{k}] = []",
+            "    else:",
+            f"        {r}.append({pre}{path})",
+        ]
+
+    return act
 
 
 class UniqueCheck(Unique, NodeCheck):
@@ -116,6 +144,22 @@ class UniqueCheck(Unique, NodeCheck):
             .filter(pl.col("nth") > 1)
         )
         return display(entries, broken(h), 0)
+
+    def compile(self, rule: Rule, ri: int, ops: Sequence[Operand], b: ToolBuilder) -> bool:
+        if len(ops) != 1 or len(ops[0].wpos) != 1 or item_split(ops[0].pattern) is None:
+            return False
+        # one list per call: the walk meets its items in index order, keeping the first of each value
+        # and the paths of the later ones (`find`: grouped by value, first seen first)
+        seen = b.name("U")
+        b.init.append(f"    {seen} = {{}}")
+        pre = "'$args' + " if ops[0].side == "arg" else ""
+        b.act_at(ops[0].side, ops[0].pattern, _first_of_each(b, seen, pre))
+        b.tail += [
+            f"    for _ps in {seen}.values():",
+            "        for _p in _ps:",
+            f"            out.append(({ri}, _p))",
+        ]
+        return True
 
 
 def value_expr() -> pl.Expr:

@@ -361,7 +361,7 @@ def test_call_order_is_the_sorted_corpus(tmp_path: Path) -> None:
     """`episodes._call_order` (the episode pass's numbering: the kept columns gathered in the sort's
     order) gives the rows a sort of the whole frame by (source, line, index) gives, on a corpus of
     several sources, for every episode and for a few."""
-    from output_contracts.codes.engine.episodes import _call_order
+    from output_contracts.codes.consistent.episodes import _call_order
 
     sample = Path(__file__).resolve().parents[2] / "sample_traces"
     ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")

@@ -238,7 +238,7 @@ def test_call_texts_hold_the_calls_and_whole_episodes(tmp_path: Path) -> None:
     """`CallTexts.read` holds the calls asked for and every call of the episodes asked for, as the corpus
     stores them; CONSISTENT's witnesses replayed from them equal those read from the corpus, and texts
     that lack an episode's call are not used (the corpus is read instead)."""
-    from output_contracts.codes.engine.episodes import CODE_NAME, episode_witnesses
+    from output_contracts.codes.engine.evaluate import episode_witnesses
     from output_contracts.traces.call_texts import CallTexts
     from output_contracts.traces.ingest import ingest
 
@@ -252,7 +252,7 @@ def test_call_texts_hold_the_calls_and_whole_episodes(tmp_path: Path) -> None:
     corpus = Corpus.open(tmp_path / "c")
     cs = mine(corpus, folds=2, seed=13, verify=False)
     found, entries, _ = find_violations(flat_rules(cs), corpus, fold=None, tools=sorted(cs.tools))
-    cons = found.filter(pl.col("ridx").is_in([e.ridx for e in entries if e.rule.code == CODE_NAME]))
+    cons = found.filter(pl.col("ridx").is_in([e.ridx for e in entries if e.rule.code == "CONSISTENT"]))
     assert cons.height > 0
     some = found.get_column("cid").unique().sort().head(5)
     texts = CallTexts.read(corpus, some, cons.get_column("cid").unique())

@@ -27,12 +27,15 @@ from output_contracts.checks import checker as checker_mod
 from output_contracts.checks.checker import check_call, load_contracts
 from output_contracts.cli.app import app
 from output_contracts.codes import dates
-from output_contracts.codes.consistent import check as consistent
+from output_contracts.codes.consistent import Seen
+from output_contracts.codes.consistent import memory as consistent
 from output_contracts.codes.contract_set import ContractSet, Rule, Support, ToolContracts, rule_id
+from output_contracts.codes.date_order import check as date_order_check
 from output_contracts.codes.echo.check import echo_equal
 from output_contracts.codes.engine import compiled
-from output_contracts.codes.engine.compiled import compiled_violations, format_breaks, program
+from output_contracts.codes.engine.compiled import compiled_violations, program
 from output_contracts.codes.engine.evaluate import call_violations, episode_memory
+from output_contracts.codes.format.check import format_breaks
 from output_contracts.codes.format.shapes import LONG, parts, shape
 from output_contracts.codes.nodes import resolve
 from tests.loaders import bench_module
@@ -202,7 +205,7 @@ class _PlainMemory:
 
     def __init__(self, pairs: list[tuple[str, str]]) -> None:
         self.pairs = sorted(set(pairs))
-        self.seen: dict[Any, consistent.Seen] = {}
+        self.seen: dict[Any, Seen] = {}
 
     def record(self, tool: str, arguments: Any, result: Any, call_id: str, ok: bool) -> None:
         stack = [arguments]
@@ -222,9 +225,9 @@ class _PlainMemory:
             hp, pv = resolve(result, p)
             key = consistent.entity_key(kv) if hk else None
             if key is not None and hp and consistent.judged(pv):
-                self.seen[(p, k, key)] = consistent.Seen(pv, call_id, tool)
+                self.seen[(p, k, key)] = Seen(pv, call_id, tool)
 
-    def breaks(self, p: str, k: str, result: Any) -> consistent.Seen | None:
+    def breaks(self, p: str, k: str, result: Any) -> Seen | None:
         hk, kv = resolve(result, k)
         hp, pv = resolve(result, p)
         key = consistent.entity_key(kv) if hk else None
@@ -437,7 +440,7 @@ def test_episode_memory_walk_is_resolve(doc: Any, toks: list[str]) -> None:
             consistent.walk(doc, path)
         return
     got = consistent.walk(doc, path)
-    assert (got is not consistent._ABSENT) == ok
+    assert (got is not consistent.ABSENT) == ok
     assert not ok or got is v
 
 
@@ -455,7 +458,7 @@ def test_memos_keep_no_long_text() -> None:
     memos = [
         m for m in run.__globals__.values() if type(m) in (dict, set) and m and all(type(k) is str for k in m)
     ]
-    memos += list(compiled._INSTANTS.values())
+    memos += list(date_order_check._INSTANTS.values())
     kept = {k for m in memos for k in m}
     assert "2024-01-02T10:00:00Z" in kept
     assert long not in kept

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from output_contracts.codes.consistent.compiled import ConsistentProgram
 from output_contracts.codes.contract_set import ContractSet, Rule, Support, ToolContracts, rule_id
 from output_contracts.codes.engine.compiled import compiled_memory, compiled_violations, program
 from output_contracts.codes.engine.evaluate import call_violations, episode_memory
@@ -61,8 +62,9 @@ CALLS = st.lists(
 
 
 def test_compiled_memory_takes_the_written_out_observe() -> None:
-    prog = program(CS)
-    assert prog.observe is not None and prog.template is not None
+    prog = program(CS).episode
+    assert isinstance(prog, ConsistentProgram)
+    assert prog.observe is not None
     assert compiled_memory(CS).pairs is prog.template.pairs
     # tool u's entities are one key below the result: its rules are skipped unless one was seen; t's
     # `/o/id` is deeper, so `breaks` decides every time
@@ -78,7 +80,7 @@ def test_written_out_observe_is_record(calls: list[tuple[str, dict[str, Any], An
         want = call_violations(CS, tool, args, result, memory=plain, call_id=f"c{i}")
         got = compiled_violations(CS, tool, args, result, memory=fast, call_id=f"c{i}")
         assert got == want
-        assert fast._seen == plain._seen and fast._known == plain._known
+        assert fast.seen == plain.seen and fast.known == plain.known
 
 
 def test_a_changed_value_breaks_on_both_paths() -> None:

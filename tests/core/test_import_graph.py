@@ -43,27 +43,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "output_contracts"
 
-#: Violations that may be listed rather than fixed: none. The lists stay so that a violation met while
-#: a change is under way is named exactly (an entry that no longer occurs fails the test); everywhere a
-#: violation is fixed, not listed. A circle is the sorted modules of its strongly connected component.
-ALLOWED_CIRCLES: frozenset[tuple[str, ...]] = frozenset()
-#: A private import is (importing module, imported module, name).
-ALLOWED_PRIVATE: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        ("output_contracts.codes.engine.compiled", "output_contracts.codes.consistent.check", "_ABSENT"),
-        (
-            "output_contracts.codes.engine.compiled",
-            "output_contracts.codes.consistent.check",
-            "_JUDGED_TYPES",
-        ),
-        ("output_contracts.codes.engine.compiled", "output_contracts.codes.consistent.check", "_ekey"),
-        ("output_contracts.codes.engine.compiled", "output_contracts.codes.range.check", "_year"),
-        ("output_contracts.codes.engine.compiled", "output_contracts.codes.required.check", "_child_missing"),
-    }
-)
-#: The only folders whose violations may be listed above.
-ALLOWLISTABLE = (f"{PACKAGE}.codes",)
-
 
 @dataclass(frozen=True)
 class Edge:
@@ -464,14 +443,9 @@ def test_the_graph_holds_every_module_and_its_function_level_imports(graph: Grap
 def test_no_import_circles(graph: Graph) -> None:
     found = circles(graph)
     report = [
-        f"circle of {len(members)}: {chain}"
-        for members, chains in sorted(found.items())
-        if members not in ALLOWED_CIRCLES
-        for chain in chains
+        f"circle of {len(members)}: {chain}" for members, chains in sorted(found.items()) for chain in chains
     ]
     assert report == [], "\n".join(report)
-    gone = ALLOWED_CIRCLES - set(found)
-    assert not gone, f"fixed: delete from ALLOWED_CIRCLES {sorted(gone)}"
 
 
 def test_no_cross_module_private_imports(graph: Graph) -> None:
@@ -479,22 +453,8 @@ def test_no_cross_module_private_imports(graph: Graph) -> None:
     report = [
         f"{graph.shown(source)}:{','.join(map(str, lines))}: {source} reads {target}.{name}"
         for (source, target, name), lines in sorted(found.items())
-        if (source, target, name) not in ALLOWED_PRIVATE
     ]
     assert report == [], "\n".join(report)
-    gone = ALLOWED_PRIVATE - set(found)
-    assert not gone, f"fixed: delete from ALLOWED_PRIVATE {sorted(gone)}"
-
-
-def test_the_allowlists_hold_only_the_folders_being_moved() -> None:
-    def listable(module: str) -> bool:
-        return any(module == f or module.startswith(f"{f}.") for f in ALLOWLISTABLE)
-
-    for members in ALLOWED_CIRCLES:
-        assert list(members) == sorted(members), members
-        assert all(map(listable, members)), members
-    for source, target, _ in ALLOWED_PRIVATE:
-        assert listable(source) and listable(target), (source, target)
 
 
 # ---- the checks catch what they should, on a small package of their own ------------------------------

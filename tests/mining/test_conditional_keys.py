@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from output_contracts.codes.conditional.mine import _cond_expr, _cond_hash
-from output_contracts.codes.engine.episodes import value_expr, value_hash
+from output_contracts.codes.consistent.episodes import value_expr, value_hash
 from output_contracts.codes.mining_frames import CLS_ARR, CLS_BOOL, CLS_NULL, CLS_NUM, CLS_STR
 
 LEAF = st.one_of(

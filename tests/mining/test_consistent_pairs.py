@@ -9,8 +9,8 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from output_contracts.codes.consistent.episodes import repeats
 from output_contracts.codes.consistent.mine import sighting_pairs
-from output_contracts.codes.engine.episodes import repeats
 
 U32, U64 = pl.UInt32, pl.UInt64
 COLUMNS = ["cid", "trace", "ord", "vp", "kp", "key", "val", "prev"]

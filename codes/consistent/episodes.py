@@ -1,12 +1,12 @@
 """CONSISTENT over a corpus: the calls of each episode in input order, each compared with the latest
-earlier call that returned the same entity at the same (P, K) place (`output_contracts.codes.consistent.check`).
+earlier call that returned the same entity at the same (P, K) place (`output_contracts.codes.consistent.memory`).
 
 The vectorised pass (`episode_violations`) does in polars what `EpisodeMemory` does call by call: every
 status-ok call of an episode that holds a judged key at K and a scalar at P becomes a row (episode,
 order, P, K, key, value); within (episode, P, K, key), ordered by input order, each row's *previous*
 value is the latest earlier sighting; a row whose value differs from it breaks the rule of its tool at
-(P, K), if its checker has one. `repeats` is that pairing, shared with mining (`output_contracts.mining.rule_classes.
-consistent`), so the miner counts exactly the pairs the checker judges. The witness of each violation
+(P, K), if its checker has one. `repeats` is that pairing, shared with mining
+(`output_contracts.codes.consistent.mine`), so the miner counts exactly the pairs the checker judges. The witness of each violation
 (the earlier value and call) is rendered by replaying `EpisodeMemory` over the few episodes that hold a
 violation (`episode_witnesses`): one implementation of the semantics, two evaluations of it.
 """
@@ -20,7 +20,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from output_contracts.codes.consistent.check import EXACT_LIMIT, EpisodeMemory, episode_witness
+from output_contracts.codes.consistent import Consistent
+from output_contracts.codes.consistent.memory import EXACT_LIMIT, EpisodeMemory
 from output_contracts.codes.hits import RuleEntry, empty_hits
 from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError
@@ -29,9 +30,6 @@ from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.leaves import KINDS
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
-
-CODE_NAME = "CONSISTENT"
-
 
 #: Salts that keep a string's hash apart from a number's (and a boolean's, and null) in `entity_expr`
 #: and `value_hash`. A 64-bit collision within one episode could pair two entities; the corpus path's
@@ -293,9 +291,9 @@ def _view_sightings(
 
 
 def episode_violations(entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.LazyFrame) -> pl.DataFrame:
-    """(cid, ridx, path, present) of every CONSISTENT violation among the checked `calls` (cid,
-    trace_id, k, tool, ...), the episodes' other status-ok calls serving as earlier sightings."""
-    mine = [e for e in entries if e.rule.code == CODE_NAME]
+    """(cid, ridx, path, present) of every violation of CONSISTENT's `entries` among the checked `calls`
+    (cid, trace_id, k, tool, ...), the episodes' other status-ok calls serving as earlier sightings."""
+    mine = list(entries)
     if not mine:
         return empty_hits().collect()
     rules = pl.DataFrame(
@@ -331,19 +329,24 @@ def episode_violations(entries: Sequence[RuleEntry], corpus: Corpus, calls: pl.L
 
 
 def episode_witnesses(
-    entries: Sequence[RuleEntry], corpus: Corpus, found: pl.DataFrame, texts: CallTexts | None = None
+    spec: Consistent,
+    entries: Sequence[RuleEntry],
+    corpus: Corpus,
+    found: pl.DataFrame,
+    texts: CallTexts | None = None,
 ) -> dict[tuple[int, int], Violation]:
-    """The violation of each CONSISTENT hit (cid, ridx) of `found`, rendered by replaying `EpisodeMemory`
+    """The violation of each hit (cid, ridx) of CONSISTENT's `entries` in `found`, rendered (by `spec`) by
+    replaying `EpisodeMemory`
     over the status-ok calls of the episodes that hold one, in input order. `texts`: those calls, read
     already (`CallTexts`); read from the corpus when absent or when it does not hold them all."""
     by_idx = {e.ridx: e for e in entries}
-    hits = found.filter(pl.col("ridx").is_in([e.ridx for e in entries if e.rule.code == CODE_NAME]))
+    hits = found.filter(pl.col("ridx").is_in([e.ridx for e in entries]))
     if hits.height == 0:
         return {}
     want: dict[int, list[int]] = {}
     for cid, ridx in hits.select("cid", "ridx").iter_rows():
         want.setdefault(cid, []).append(ridx)
-    pairs = {(e.rule.paths[0], e.rule.paths[1]) for e in entries if e.rule.code == CODE_NAME}
+    pairs = {(e.rule.paths[0], e.rule.paths[1]) for e in entries}
     cids = pl.Series(list(want), dtype=pl.UInt64)
     calls = corpus.scan_calls()
     if texts is not None and texts.has_calls(cids):
@@ -374,6 +377,6 @@ def episode_witnesses(
                     code="E_INTERNAL",
                     field=rule.id,
                 )
-            out[(cid, ridx)] = episode_witness(rule, result, seen)
+            out[(cid, ridx)] = spec.episode_witness(rule, result, seen)
         memory.record(tool, arguments, result, call_id, ok=ok)
     return out
