@@ -1,4 +1,4 @@
-"""Why a tool got no rules: coverage made visible (issue 22).
+"""Why a tool got no rules: coverage made visible.
 
 A tool with calls in the corpus and not one rule in the full checker is checked by nothing, and a gate
 that passes over it says nothing about it. `uncovered` names each such tool with the fact that explains

@@ -91,10 +91,10 @@ DEFINITIONS = {
     "-0.25 collateral, -0.1 per retry) / cases",
     "leakage": "cases whose hidden target values appear in the verifier's or mask's text "
     "/ cases with hidden values",
-    "m_patch_commutative": "as m_patch, in any order when the canonical ops commute (before issue 19) / cases",
-    "collateral_ops": "cases with a changed leaf not under any applied op's path or from (before issue 19) "
+    "m_patch_commutative": "as m_patch, in any order when the canonical ops commute (the earlier definition) / cases",
+    "collateral_ops": "cases with a changed leaf not under any applied op's path or from (the earlier definition) "
     "/ cases with applied ops",
-    "retries_attempts": "sum of (attempts - 1), abstentions counted (before issue 19) / cases",
+    "retries_attempts": "sum of (attempts - 1), abstentions counted (the earlier definition) / cases",
     "input_tokens": "sum of policy-reported input tokens / cases with usage",
     "trajectory_success": "long_horizon chains whose every step is correct / chains",
     "semantic_success": "cases the --executor judges to do what the target does (a correct abstention "
