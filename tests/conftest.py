@@ -69,7 +69,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/checks/test_check_sample.py": 44,
     "tests/mining/test_cli.py": 43,
     "tests/report/test_report.py": 42,
-    "tests/core/test_architecture.py": 40,
+    "tests/test_architecture.py": 40,
     "tests/traces/test_formats_sessions.py": 40,
     "tests/checks/test_check_semantics.py": 38,
     "tests/cli/test_plain.py": 38,

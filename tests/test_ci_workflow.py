@@ -56,8 +56,8 @@ def test_ci_builds_the_wheel_and_tests_that_wheel(ci: dict[str, Any], repo: Path
     (upload,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert upload["with"]["path"] == "dist/*.whl"
     assert re.search(
-        r'CONTRACTS_WHEEL="\$\(ls dist/\*\.whl\)" \.venv/bin/python -m pytest .*tests/cli/test_wheel\.py',
+        r'CONTRACTS_WHEEL="\$\(ls dist/\*\.whl\)" \.venv/bin/python -m pytest .*tests/test_wheel\.py',
         runs.replace("\\\n", " "),
     )
-    assert (repo / "tests" / "cli" / "test_wheel.py").is_file()
-    assert 'PREBUILT = "CONTRACTS_WHEEL"' in (repo / "tests" / "cli" / "test_wheel.py").read_text()
+    assert (repo / "tests" / "test_wheel.py").is_file()
+    assert 'PREBUILT = "CONTRACTS_WHEEL"' in (repo / "tests" / "test_wheel.py").read_text()

@@ -3,7 +3,7 @@
 `output_contracts.settings.resolve` builds a frozen settings object from the options a command was
 given, the project config (`load_config`) and the defaults. These tests use a settings class of their
 own that holds one field of each kind the config knows (int, float, path, paths, table, bool, choice);
-tests/cli/test_settings.py checks each command's real settings through the command line.
+tests/cli/test_command_settings.py checks each command's real settings through the command line.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 LIBRARY = ["output_contracts", "traces", "codes", "mining", "checks", "audit", "registry", "repair", "ledger"]
 FORBIDDEN_IN_LIBRARY = {"typer", "rich", "click"}
 

@@ -1,5 +1,5 @@
 """Project configuration: discovery upwards, path resolution, clear errors (the command line on top of it:
-tests/core/test_settings.py)."""
+tests/output_contracts/test_settings.py)."""
 
 from __future__ import annotations
 
