@@ -44,7 +44,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/test_golden.py": 129,  # with the injected-fault audit it shares (tests/conftest.py)
     "tests/checks/test_check_cli.py": 112,
     "tests/mining/test_parts.py": 110,
-    "tests/checks/test_audit.py": 104,
+    "tests/audit/test_pipeline.py": 104,
     "tests/checks/test_contract_set_schema.py": 98,
     "tests/cli/test_terminal_width.py": 94,
     "tests/checks/test_check_format_length.py": 90,
@@ -53,7 +53,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/cli/test_full_disk.py": 77,
     "tests/sample/test_faults.py": 75,
     "tests/cli/test_damaged_inputs.py": 66,
-    "tests/checks/test_audit_reuse.py": 65,
+    "tests/audit/test_reuse.py": 65,
     "tests/checks/test_check_range_unique.py": 65,
     "tests/cli/test_ledger_default.py": 65,
     "tests/mining/test_range_unique.py": 62,
@@ -68,7 +68,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/checks/test_proxy.py": 45,
     "tests/checks/test_check_sample.py": 44,
     "tests/mining/test_cli.py": 43,
-    "tests/report/test_report.py": 42,
+    "tests/audit/test_html.py": 42,
     "tests/test_architecture.py": 40,
     "tests/traces/test_formats_sessions.py": 40,
     "tests/checks/test_check_semantics.py": 38,
@@ -255,7 +255,7 @@ def copy_sample_world(work: Path) -> None:
 
 #: `contracts audit` of the clean sample world with every fault kind planted in 10% of the eligible calls:
 #: the golden files audit-clean-inject.* (tests/test_golden.py) and the propagation section's test
-#: (tests/checks/test_propagation.py) read the same run.
+#: (tests/audit/test_propagation.py) read the same run.
 INJECT_AUDIT = (
     "audit",
     "sample_traces/clean",

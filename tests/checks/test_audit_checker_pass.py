@@ -261,7 +261,7 @@ def test_batches_of_leaf_rows_and_of_call_ids_find_the_same(
     leaves are not contiguous is batched by call-id range instead. Either way: what one batch finds."""
     import itertools
 
-    from tests.checks.test_audit import world
+    from tests.audit.test_pipeline import world
 
     recs, _ = inject_records(world(30), rate=0.2, seed=5)
     corpus = corpus_from_records(recs, tmp_path / "c")
@@ -296,7 +296,7 @@ def test_unchecked_calls_leaves_judged_and_their_violations_dropped(
     `clean_only`, a failed one) through its joins and drops their violations at the end: what it finds
     is what the same pass finds over only the checked calls' leaves. The faulty calls do break rules
     here, so dropping them matters."""
-    from tests.checks.test_audit import world
+    from tests.audit.test_pipeline import world
 
     recs, _ = inject_records(world(30), rate=0.2, seed=5)
     corpus = corpus_from_records(recs, tmp_path / "c")

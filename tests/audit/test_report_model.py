@@ -36,7 +36,7 @@ from output_contracts.audit.report_model import (
 from output_contracts.schemas import validate
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.test_audit import world
+from tests.audit.test_pipeline import world
 
 REPO = Path(__file__).resolve().parents[2]
 GATES = {"max_fire_rate": 0.01, "max_spurious_per_100": 0.0, "min_detection": 0.99}

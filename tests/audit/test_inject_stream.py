@@ -29,7 +29,7 @@ from output_contracts.audit.inject import (
 )
 from output_contracts.errors import TraceError
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.test_inject import world
+from tests.audit.test_inject import world
 
 
 def whole_file_reading(path: Path) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
-from tests.report.browser import Browser, find_chromium
+from tests.audit.browser import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"

@@ -23,7 +23,7 @@ from output_contracts.mining.data import call_ids, load
 from output_contracts.mining.verify import flat_rules, misfires, misfires_from
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.test_audit import world
+from tests.audit.test_pipeline import world
 from tests.conftest import SAMPLE
 from tests.loaders import bench_module
 
