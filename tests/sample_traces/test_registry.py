@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from output_contracts.traces.tool_registry import Registry, load_registry
-from tests.sample.conftest import SAMPLE
+from tests.sample_traces.conftest import SAMPLE
 
 
 @pytest.fixture(scope="module")

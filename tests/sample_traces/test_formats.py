@@ -14,7 +14,7 @@ import orjson
 import polars as pl
 import pytest
 
-from tests.sample.conftest import SAMPLE
+from tests.sample_traces.conftest import SAMPLE
 
 Call = tuple[str, str, str, str]  # (tool, canonical arguments, canonical result or error text, status)
 

@@ -1,4 +1,5 @@
-"""Fixtures of the plan/registry tests: the example world in docs/examples/plan-world and small registries."""
+"""Fixtures of the registry tests: the example world in docs/examples/plan-world and small registries (the
+tool registry loader's tests in tests/traces/ read them too)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.sample.conftest import SAMPLE
+from tests.sample_traces.conftest import SAMPLE
 
 
 def sha(data: bytes) -> str:

@@ -1,6 +1,6 @@
 """Every planted invariant holds in the clean set, with support above the miner's default thresholds in
 the whole corpus and in every 5-fold checker's training tasks; every noise field breaks the rules it
-must not become. Checked with plain Python (tests/sample/invariants.py), independent of the miner."""
+must not become. Checked with plain Python (tests/sample_traces/invariants.py), independent of the miner."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.sample.invariants import Tally, check_call, instances, tally, values
+from tests.sample_traces.invariants import Tally, check_call, instances, tally, values
 
 CODES = {"REQUIRED", "TYPE", "POSITIVE", "NONNEG", "DOMAIN", "ECHO", "DATE_ORDER", "RELATION", "CONDITIONAL"}
 #: DESIGN §3 default support, per code: (calls or values, distinct tasks).

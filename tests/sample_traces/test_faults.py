@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.sample.invariants import broken_rules
+from tests.sample_traces.invariants import broken_rules
 
 KINDS = {
     "sign_flip",

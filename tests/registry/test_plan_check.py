@@ -390,7 +390,7 @@ _values = st.one_of(
     )
 )
 def test_random_plans_never_crash_and_report_in_order(steps: list[tuple[Any, str, dict[str, Any]]]) -> None:
-    from tests.plan.conftest import TEMPORAL
+    from tests.registry.conftest import TEMPORAL
 
     reg = registry_from_json(TEMPORAL)
     plan = plan_from_json([{"id": i, "tool": t, "arguments": a} for i, t, a in steps], source="p.json")
