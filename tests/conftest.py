@@ -36,8 +36,8 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
 SLOW_FILES: dict[str, float] = {
     "tests/cli/test_examples.py": 913,  # one test per example block; a block waits for the blocks it reads
     "tests/cli/test_damaged_every_command.py": 278,
-    "tests/mining/test_mining_view.py": 228,
-    "tests/checks/test_compiled_checker.py": 207,
+    "tests/mining/test_view.py": 228,
+    "tests/codes/engine/test_compiled.py": 207,
     "tests/bench/test_run_all.py": 165,  # the bench smoke run, made once per run (tests/once.py)
     "tests/mining/test_distributed.py": 134,
     "tests/checks/test_ci_outputs.py": 132,
@@ -45,7 +45,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/checks/test_cli.py": 112,
     "tests/mining/test_parts.py": 110,
     "tests/audit/test_pipeline.py": 104,
-    "tests/checks/test_contract_set_schema.py": 98,
+    "tests/codes/test_contract_set_schema.py": 98,
     "tests/cli/test_terminal_width.py": 94,
     "tests/checks/test_check_format_length.py": 90,
     "tests/mining/test_parts_layout.py": 84,
@@ -60,7 +60,7 @@ SLOW_FILES: dict[str, float] = {
     "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 16 to 47 CPU-s with the seed
     "tests/mining/test_format_length.py": 59,
     "tests/repair/test_cli.py": 57,
-    "tests/mining/test_conditional.py": 56,
+    "tests/codes/conditional/test_mine.py": 56,
     "tests/mining/test_folds.py": 51,
     "tests/checks/test_maps.py": 49,
     "tests/checks/test_stream.py": 46,

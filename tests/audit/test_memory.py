@@ -72,7 +72,7 @@ def test_checker_batches_are_detached(tmp_path: Path, monkeypatch: pytest.Monkey
     from output_contracts.codes.engine import evaluate as checker
     from output_contracts.frames import detach
     from output_contracts.mining import mine
-    from tests.mining.helpers import call, corpus
+    from tests.helpers import call, corpus
     from tests.output_contracts.test_frames import held_bytes
 
     def records(bad_every: int) -> list[dict[str, object]]:

@@ -42,7 +42,7 @@ from output_contracts.mining import mine
 from output_contracts.mining.verify import flat_rules
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records, ingest
-from tests.checks.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree
 from tests.loaders import bench_module
 
 T = "lookup"

@@ -39,7 +39,7 @@ from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree
 
 T = "get_order"
 REPO = Path(__file__).resolve().parents[2]

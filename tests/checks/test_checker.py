@@ -28,7 +28,7 @@ from output_contracts.codes.contract_set import (
 from output_contracts.codes.dates import parse_instant
 from output_contracts.errors import CheckError
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree
 
 T = "lookup_inventory"
 

@@ -29,7 +29,7 @@ from output_contracts.mining.clean import leaf_rows
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.helpers import find, mine_records, rules
+from tests.helpers import find, mine_records, rules
 
 TOOL = "get_order"
 COLORS = ["red", "blue", "green", "black"]

@@ -40,7 +40,7 @@ from output_contracts.codes.format.shapes import LONG, parts, shape
 from output_contracts.codes.nodes import resolve
 from tests.loaders import bench_module
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "tests" / "golden" / "sample-contracts.json"
 FAULTY = REPO / "sample_traces" / "faulty" / "part-1.jsonl.gz"
 CLEAN = REPO / "sample_traces" / "clean" / "part-1.jsonl.gz"

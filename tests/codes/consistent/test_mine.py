@@ -13,7 +13,7 @@ from output_contracts.codes.mine_params import default_min_tasks
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.helpers import find, rules
+from tests.helpers import find, rules
 
 GET, CANCEL = "get_booking", "cancel_booking"
 

@@ -1,6 +1,6 @@
 """RELATION's plan generates and refutes the candidates of all search spaces in one batch: the same
 candidates, space by space, as generating and refuting each space alone with the code before the batch
-(`tests/mining/relation_reference.py`), on random sample rows where relations hold by design."""
+(`tests/codes/relation/reference.py`), on random sample rows where relations hold by design."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from output_contracts.codes.relation.mine import CAND_COLS, Field, _generate, _long_all, _refute
-from tests.mining import relation_reference as old
+from tests.codes.relation import reference as old
 
 #: values that make sums, differences and products meet (cents and halves included), and zeros
 _VALUES = [0.0, 1.0, 2.0, 3.0, 5.0, 0.5, 1.5, 2.25, 4.75, 6.0, 10.0, -1.0]

@@ -24,7 +24,7 @@ from output_contracts.codes.table import describe
 from output_contracts.errors import CheckError
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree
 
 T = "get_order"
 

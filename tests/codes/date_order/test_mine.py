@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from tests.mining.helpers import call, find, mine_records
+from tests.helpers import call, find, mine_records
 
 T0 = dt.datetime(2024, 3, 1, 8, 0, tzinfo=dt.UTC)
 

@@ -14,7 +14,7 @@ from output_contracts.jsonutil import pretty_json
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.worlds import world
+from tests.worlds import world
 
 CODES = names()
 LOW = {c: 5 for c in CODES}
@@ -31,8 +31,8 @@ def test_valid_against_schema_and_round_trip(small, tmp_path: Path) -> None:
     assert schema_errors(data, "contract-set") == []
     # every code but the rare-event ones, which need 200-300 distinct tasks (this world has 12): LENGTH,
     # RANGE, UNIQUE, CONSISTENT (tests/mining/test_format_length.py, tests/mining/test_range_unique.py,
-    # tests/mining/test_consistent.py), and CONDITIONAL, whose groups need 30 tasks each
-    # (tests/mining/test_conditional.py)
+    # tests/codes/consistent/test_mine.py), and CONDITIONAL, whose groups need 30 tasks each
+    # (tests/codes/conditional/test_mine.py)
     rare = {"LENGTH", "RANGE", "UNIQUE", "CONSISTENT", "CONDITIONAL"}
     assert {r["code"] for t in data["tools"].values() for r in t["rules"]} == set(CODES) - rare
     cs.save(tmp_path / "c.json")

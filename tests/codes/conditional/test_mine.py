@@ -23,7 +23,7 @@ from output_contracts.mining.clean import leaf_rows
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.helpers import mine_records, rules
+from tests.helpers import mine_records, rules
 
 TOOL = "get_order"
 STATUSES = ("pending", "shipped", "delivered", "cancelled")

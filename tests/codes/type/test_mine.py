@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.mining.helpers import call, find, mine_records
+from tests.helpers import call, find, mine_records
 
 
 def _recs(values: list) -> list[dict]:

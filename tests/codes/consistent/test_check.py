@@ -23,7 +23,7 @@ from output_contracts.codes.contract_set import (
 from output_contracts.codes.engine.evaluate import episode_memory
 from output_contracts.errors import CheckError
 from output_contracts.traces.ingest import corpus_from_records
-from tests.checks.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree
 
 GET, UPDATE = "get_booking", "update_booking"
 

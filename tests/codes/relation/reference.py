@@ -1,6 +1,6 @@
 """RELATION's candidate sampling, generation and refutation as they were before they were batched across
 search spaces: one search space at a time (`codes/relation/mine.py` as it was then). The
-reference `tests/mining/test_relation_batch.py` holds the batched code to, on random sample rows."""
+reference `tests/codes/relation/test_mine_batch.py` holds the batched code to, on random sample rows."""
 
 from __future__ import annotations
 

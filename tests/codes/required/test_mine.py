@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.mining.helpers import call, find, mine_records, rules
+from tests.helpers import call, find, mine_records, rules
 
 
 def _calls(n: int, n_tasks: int, result_of=lambda i: {"a": i, "b": "x"}) -> list[dict]:

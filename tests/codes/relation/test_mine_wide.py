@@ -32,7 +32,7 @@ from output_contracts.codes.relation.mine import (
 from output_contracts.mining import mine
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining import relation_reference as old
+from tests.codes.relation import reference as old
 from tests.mining.test_verify_by_construction import World, low_params, records
 
 
@@ -224,7 +224,8 @@ def test_sampling_every_spec_at_once_picks_each_spec_s_own_rows(
     specs: list[tuple[list[Field], pl.DataFrame]],
 ) -> None:
     """`_sample_all` over the specs' frames together picks, for each spec, the rows the one-spec
-    sampling before the batch (`relation_reference.sample_rows`) picks from its frame alone."""
+    sampling before the batch (`reference.sample_rows`, tests/codes/relation/reference.py) picks from its
+    frame alone."""
     both = pl.concat(
         [w.with_columns(pl.lit(i, pl.Int64).alias("spec")) for i, (_, w) in enumerate(specs)], how="diagonal"
     )

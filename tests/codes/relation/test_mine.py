@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from output_contracts.codes.relation.mine import _first_path
-from tests.mining.helpers import call, find, mine_records, rules
+from tests.helpers import call, find, mine_records, rules
 
 
 def _recs(n: int, res, args=lambda i, r: {}, seed: int = 7) -> list[dict]:
