@@ -54,9 +54,11 @@ SLOW_FILES: dict[str, float] = {
     "tests/sample_traces/test_faults.py": 75,
     "tests/cli/test_damaged_inputs.py": 66,
     "tests/audit/test_reuse.py": 65,
-    "tests/checks/test_check_range_unique.py": 65,
+    "tests/codes/range/test_check.py": 40,
+    "tests/codes/unique/test_check.py": 30,
     "tests/cli/test_ledger_default.py": 65,
-    "tests/mining/test_range_unique.py": 62,
+    "tests/codes/range/test_mine.py": 34,
+    "tests/codes/unique/test_mine.py": 30,
     "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 16 to 47 CPU-s with the seed
     "tests/mining/test_format_length.py": 59,
     "tests/repair/test_cli.py": 57,

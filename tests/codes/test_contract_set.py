@@ -30,9 +30,8 @@ def test_valid_against_schema_and_round_trip(small, tmp_path: Path) -> None:
     data = cs.to_json()
     assert schema_errors(data, "contract-set") == []
     # every code but the rare-event ones, which need 200-300 distinct tasks (this world has 12): LENGTH,
-    # RANGE, UNIQUE, CONSISTENT (tests/mining/test_format_length.py, tests/mining/test_range_unique.py,
-    # tests/codes/consistent/test_mine.py), and CONDITIONAL, whose groups need 30 tasks each
-    # (tests/codes/conditional/test_mine.py)
+    # RANGE, UNIQUE, CONSISTENT (their tests/codes/<name>/test_mine.py), and CONDITIONAL, whose groups
+    # need 30 tasks each (tests/codes/conditional/test_mine.py)
     rare = {"LENGTH", "RANGE", "UNIQUE", "CONSISTENT", "CONDITIONAL"}
     assert {r["code"] for t in data["tools"].values() for r in t["rules"]} == set(CODES) - rare
     cs.save(tmp_path / "c.json")

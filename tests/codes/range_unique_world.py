@@ -1,13 +1,16 @@
-"""RANGE and UNIQUE through the checker: `check_call` (plain Python) and `check_corpus` (vectorised) give
-the same witnesses, receipts validate, `contracts check` reports them, and rules with bad params are
-refused when a contract set is loaded or checked. Library bugs that were fixed are pinned at the end as
-regression tests.
+"""What the tests of RANGE (tests/codes/range/) and UNIQUE (tests/codes/unique/) share: the two order
+worlds both codes are found in, the hand-written rules of both, and the assertions each code's tests make
+of them for that code.
 
-The mined bounds (recomputed by hand in `clean_result`): max = the least power of ten strictly above
-3 × the largest clean value, min (every value > 0) = the greatest power of ten at or below the least / 3."""
+The check world (`cs`, mined with 5 folds; `CASES`, faulty results with their RANGE and UNIQUE
+violations): its bounds, recomputed by hand in `clean_result`, are max = the least power of ten strictly
+above 3 × the largest clean value, min (every value > 0) = the greatest power of ten at or below the
+least / 3. The mining world (`order_world`, `world_corpus`, `world_cs`): orders with bounded numbers,
+dates, unique ids, repeating colours and per-shipment parcel labels."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,6 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -36,14 +38,17 @@ from output_contracts.codes.contract_set import (
     ToolContracts,
     rule_id,
 )
-from output_contracts.codes.table import describe
+from output_contracts.codes.mine_params import default_min_support, default_min_tasks
+from output_contracts.codes.table import checks
 from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError, ContractsError
-from output_contracts.mining import mine
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import MineParams, mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.equivalence import assert_paths_agree
+from tests.helpers import rules
 
 T = "get_order"
 N_TASKS = 320  # UNIQUE needs 300 tasks with the default parameters, RANGE 200
@@ -180,77 +185,21 @@ CASES: list[tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]] = [
 ]
 
 
-def ours(vs: list[Violation] | tuple[Violation, ...]) -> list[tuple[str, str, Any, Any]]:
-    return sorted((v.code, v.path, v.expected, v.observed) for v in vs if v.code in CODES)
+def ours(vs: list[Violation] | tuple[Violation, ...], code: str) -> list[tuple[str, str, Any, Any]]:
+    """`code`'s violations as sorted (code, path, expected, observed)."""
+    return sorted((v.code, v.path, v.expected, v.observed) for v in vs if v.code == code)
 
 
-def test_contract_set_has_the_rules(cs: ContractSet, cs_file: Path) -> None:
-    assert schema_errors(cs.to_json(), "contract-set") == []
-    assert schema_errors(orjson.loads(cs_file.read_bytes()), "contract-set") == []
-    got = {(r.code, r.paths): r.params for r in cs.rules_for(None) if r.code in CODES}
-    assert got == {
-        ("RANGE", ("/total",)): {"of": "number", "min": 1, "max": 10000},
-        ("RANGE", ("/discount",)): {"of": "number", "min": None, "max": 1000},
-        ("RANGE", ("/items/*/qty",)): {"of": "number", "min": 0.1, "max": 100},
-        ("RANGE", ("/created_at",)): {"of": "year", "min": 2000, "max": 2039},
-        ("UNIQUE", ("/items/*/sku",)): {},
-        ("UNIQUE", ("/tags/*",)): {},
-        ("UNIQUE", ("/shipments/*/parcels/*",)): {},
-    }
-    assert load_contracts(cs_file).to_json() == cs.to_json()
+def of_code(expected: list[tuple[Any, ...]], code: str) -> list[tuple[Any, ...]]:
+    """The listed violations of `code`, sorted."""
+    return sorted(e for e in expected if e[0] == code)
 
 
-@pytest.mark.parametrize("result,expected", CASES)
-def test_check_call_witnesses(cs: ContractSet, result: dict[str, Any], expected: list[Any]) -> None:
-    rc = check_call(cs, T, {"order_id": result["order_id"]}, result)
-    assert ours(rc.violations if rc is not None else ()) == sorted(expected)
-    if rc is not None:
-        assert all(v.present for v in rc.violations)
-        assert schema_errors(encode(rc), "receipt-v2") == []
-        assert schema_errors(encode(rc, "v1"), "receipt-v1") == []
-        assert rc.tool == T and rc.result == result  # the result is never changed
-
-
-def _one(cs: ContractSet, result: dict[str, Any], code: str) -> Violation:
+def one(cs: ContractSet, result: dict[str, Any], code: str) -> Violation:
     rc = check_call(cs, T, {"order_id": result["order_id"]}, result)
     assert rc is not None
     (v,) = [v for v in rc.violations if v.code == code]
     return v
-
-
-def test_detail_sentences(cs: ContractSet) -> None:
-    v = _one(cs, faulty(total=83000), "RANGE")
-    assert v.detail == "get_order returned total=83000; every one of 320 clean results had in [1, 10000]"
-    v = _one(cs, faulty(discount=2147483647), "RANGE")
-    assert v.detail == "get_order returned discount=2147483647; every one of 320 clean results had <= 1000"
-    v = _one(cs, faulty(items=[{"sku": "A", "qty": 1}, {"sku": "B", "qty": 5000}]), "RANGE")
-    assert v.path == "/items/1/qty"
-    assert v.detail == "get_order returned items/1/qty=5000; every one of 320 clean results had in [0.1, 100]"
-    v = _one(cs, faulty(created_at="1970-01-01T00:00:00Z"), "RANGE")
-    assert v.detail == (
-        'get_order returned created_at="1970-01-01T00:00:00Z"; every one of 320 clean results had '
-        "year in [2000, 2039]"
-    )
-    v = _one(cs, faulty(items=items("SKU-9", "SKU-8", "SKU-9")), "UNIQUE")
-    assert v.detail == (
-        'get_order returned item 2 of items with sku "SKU-9", as item 0 did; in every one of 320 clean '
-        "results the items of that list were distinct"
-    )
-    v = _one(cs, faulty(tags=["new", "gift", "vip", "gift"]), "UNIQUE")
-    assert v.detail.startswith('get_order returned item 3 of tags with the value "gift", as item 1 did;')
-    v = _one(cs, faulty(shipments=[{"parcels": ["P0"]}, {"parcels": ["P7", "P0", "P7"]}]), "UNIQUE")
-    assert v.path == "/shipments/1/parcels/2"
-    assert v.detail.startswith(
-        'get_order returned item 2 of shipments/1/parcels with the value "P7", as item 0'
-    )
-
-
-def test_fold_checkers_have_range_not_unique(cs: ContractSet) -> None:
-    """Trained on ~256 tasks, a fold checker has RANGE (200 tasks) but not UNIQUE (300)."""
-    res = faulty(total=83000, tags=["vip", "vip"])
-    for f in range(cs.k):
-        vs = call_violations(cs, T, {"order_id": "ORD-123456"}, res, fold=f)
-        assert [(v.code, v.path) for v in vs if v.code in CODES] == [("RANGE", "/total")], f
 
 
 # ---- check_call == check_corpus --------------------------------------------------------------------------
@@ -258,21 +207,6 @@ def test_fold_checkers_have_range_not_unique(cs: ContractSet) -> None:
 
 def assert_same(cs: ContractSet, corpus: Corpus, fold: int | None = None) -> pl.DataFrame:
     return assert_paths_agree(cs, corpus, fold=fold)
-
-
-def test_corpus_equals_call(cs: ContractSet, tmp_path: Path) -> None:
-    recs = [record(i, res) for i, (res, _) in enumerate(CASES)]
-    corpus = corpus_from_records(recs, tmp_path / "faulty")
-    df = assert_same(cs, corpus)
-    for fold in range(cs.k):
-        assert_same(cs, corpus, fold)
-    receipts = list(receipts_from_frame(cs, corpus, df, include_all=True))
-    assert [ours(r.violations) for r in receipts] == [sorted(e) for _, e in CASES]
-    for r in receipts:
-        assert schema_errors(encode(r), "receipt-v2") == []
-    uniq = check_corpus(cs, corpus, codes=["UNIQUE"])
-    assert set(uniq["code"].to_list()) == {"UNIQUE"}
-    assert uniq.height == sum(1 for _, e in CASES for c, *_ in e if c == "UNIQUE")
 
 
 def hand_rule(code: str, paths: list[str], params: dict[str, Any], tool: str = "h") -> Rule:
@@ -423,42 +357,6 @@ def hand_records(cases: list[tuple[dict[str, Any], Any, Any]]) -> list[dict[str,
     ]
 
 
-def test_hand_written_rules(tmp_path: Path) -> None:
-    """Rules the miner does not write (years with min null, nested `A/*/B/*/f`, the root, the arguments
-    side, two rules at one place): both implementations agree, and the witnesses are the listed ones."""
-    hand = hand_set(HAND)
-    assert schema_errors(hand.to_json(), "contract-set") == []
-    corpus = corpus_from_records(hand_records(HAND_CASES), tmp_path / "hand")
-    df = assert_same(hand, corpus)
-    receipts = {r.line: r for r in receipts_from_frame(hand, corpus, df, include_all=True)}
-    got = [
-        sorted((v.code, v.path, v.expected) for v in receipts[i + 1].violations) if i + 1 in receipts else []
-        for i in range(len(HAND_CASES))
-    ]
-    assert got == [sorted(e) for _, _, e in HAND_CASES]
-    for r in receipts.values():
-        assert schema_errors(encode(r), "receipt-v2") == []
-
-
-def test_unique_witness_names_the_first_item(tmp_path: Path) -> None:
-    hand = hand_set(HAND)
-    vs = call_violations(hand, "h", {}, {"rows": [{"id": 4}, {"id": 5}, {"id": 4.0}, {"id": 4}]})
-    assert [(v.path, v.observed) for v in vs] == [("/rows/2/id", 4.0), ("/rows/3/id", 4)]
-    assert [v.detail.split(";")[0] for v in vs] == [
-        "h returned item 2 of rows with id 4.0, as item 0 did",
-        "h returned item 3 of rows with id 4, as item 0 did",
-    ]
-    (v,) = call_violations(hand, "h", {"ids": [3, 9, 3]}, {})
-    assert (
-        v.path == "$args/ids/2"
-        and v.observed == 3
-        and "item 2 of ids" in v.detail
-        and "as item 0" in v.detail
-    )
-    (v,) = call_violations(hand, "h", {}, ["a", "b", "b"])
-    assert v.detail.startswith('h returned item 2 of the result with the value "b", as item 1 did')
-
-
 # Random results: numbers of every magnitude, dates of every year, lists with repeats.
 NUMBERS = [0, 1, 1.0, 5, 5.0, 2.5, 0.005, 83000, 2147483647, -3, 10, 1000]
 BIG_INTS = [2**53 - 1, 2**53, 2**53 + 1, -(2**60)]  # around float64's exact limit
@@ -504,13 +402,6 @@ def results(draw: Any) -> tuple[dict[str, Any], Any]:
     return args, res
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(batch=st.lists(results(), min_size=1, max_size=10))
-def test_vectorised_equals_plain(batch: list[tuple[dict[str, Any], Any]], tmp_path_factory: Any) -> None:
-    corpus = corpus_from_records(hand_records(batch), tmp_path_factory.mktemp("p") / "c")
-    assert_same(hand_set(HAND), corpus)
-
-
 # ---- the CLI ----------------------------------------------------------------------------------------------
 
 
@@ -523,43 +414,12 @@ def receipts_of(stdout: str) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
-def witnesses(receipt: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
+def witnesses(receipt: dict[str, Any], code: str) -> list[tuple[str, str, Any, Any]]:
     return sorted(
         (v["code"], v["path"], v["expected"], v["observed"])
         for v in receipt["outcome_contract"]["violations"]
-        if v["code"] in CODES
+        if v["code"] == code
     )
-
-
-def test_cli_check(cs_file: Path, tmp_path: Path) -> None:
-    recs = [record(i, res) for i, (res, _) in enumerate(CASES)]
-    src = write_jsonl(tmp_path / "faulty.jsonl", recs)
-    runner = CliRunner()
-    res = runner.invoke(
-        app, ["check", "--contracts", str(cs_file), "-q", "--code", "RANGE", "--code", "UNIQUE", str(src)]
-    )
-    assert res.exit_code == 1, res.output
-    out = receipts_of(res.stdout)
-    want = {i + 1: sorted(e) for i, (_, e) in enumerate(CASES) if e}
-    assert {r["line"]: witnesses(r) for r in out} == want
-    for r in out:
-        assert schema_errors(r, "receipt-v2") == []
-        assert {v["code"] for v in r["outcome_contract"]["violations"]} <= set(CODES)
-    # stdin is checked call by call (check_call), the file as a corpus (check_corpus): same violations
-    streamed = runner.invoke(
-        app,
-        ["check", "-c", str(cs_file), "-q", "--code", "RANGE", "--code", "UNIQUE", "-"],
-        input=src.read_bytes(),
-    )
-    assert streamed.exit_code == 1, streamed.output
-    assert [(r["line"], r["outcome_contract"]) for r in receipts_of(streamed.stdout)] == [
-        (r["line"], r["outcome_contract"]) for r in out
-    ]
-    # a clean file: exit 0, no receipts
-    clean = write_jsonl(tmp_path / "clean.jsonl", clean_records()[:20])
-    ok = runner.invoke(app, ["check", "--contracts", str(cs_file), "-q", str(clean)])
-    assert ok.exit_code == 0, ok.output
-    assert receipts_of(ok.stdout) == []
 
 
 # ---- rules with bad params are refused ----------------------------------------------------------------------
@@ -591,10 +451,222 @@ BAD: list[tuple[Rule, str | None, str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    "rule,schema_says,code_says", BAD, ids=[f"{r.code}-{i}" for i, (r, _, _) in enumerate(BAD)]
-)
-def test_bad_params_are_refused(rule: Rule, schema_says: str | None, code_says: str, tmp_path: Path) -> None:
+# ---- regressions: library bugs since fixed -----------------------------------------------------------------
+
+
+def same_on(
+    rules: tuple[Rule, ...], args: dict[str, Any], result: Any, tmp_path: Path
+) -> list[tuple[str, Any]]:
+    """check_call and check_corpus agree on one call; the (path, observed) of its violations."""
+    corpus = corpus_from_records(hand_records([(args, result)]), tmp_path / "c")
+    df = assert_same(hand_set(rules), corpus)
+    py = call_violations(hand_set(rules), "h", args, result)
+    assert sorted((r["path"], orjson.loads(r["observed"])) for r in df.iter_rows(named=True)) == sorted(
+        (v.path, v.observed) for v in py
+    )
+    return sorted((v.path, v.observed) for v in py)
+
+
+# ---- the order world mined with the default parameters ---------------------------------------------
+
+COLORS = ["red", "blue", "green", "black"]
+
+
+def order(r: random.Random, i: int) -> dict[str, Any]:
+    """One order: `/total` in [12.5, 830] (both ends reached in tasks 0 and 1), `/discount` with zeros,
+    `/balance` with negatives, `/version` constant, `/created_at` in 2019..2024; `/items/*/sku` unique
+    ids, `/items/*/slot` unique within a list but from a set of 4, `/items/*/color` repeating, `/tags/*`
+    a sample without repeats, `/shipments/*/parcels/*` the same labels in every shipment."""
+    return {
+        "order_id": f"ORD-{i:06d}",
+        "total": [12.5, 830][i] if i < 2 else round(r.uniform(12.5, 830), 2),
+        "discount": r.choice([0, 5, 10, 15, 45]),
+        "balance": r.randint(-50, 500),
+        "version": 3,
+        "created_at": f"{2019 + i % 6}-{1 + i % 12:02d}-{1 + i % 28:02d}T10:{i % 60:02d}:00Z",
+        "items": [
+            {"slot": f"s{j}", "sku": f"SKU-{i:04d}-{j}", "color": r.choice(COLORS), "qty": r.randint(1, 9)}
+            for j in range(r.randint(2, 4))
+        ],
+        "tags": r.sample(TAGS, r.randint(2, 3)),
+        "shipments": [{"parcels": [f"P{j}" for j in range(r.randint(2, 3))]} for _ in range(r.randint(1, 2))],
+    }
+
+
+def order_world(n_tasks: int, seed: int = 7, calls_per_task: int = 1) -> list[dict[str, Any]]:
+    r = random.Random(seed)
+    out = []
+    for t in range(n_tasks):
+        for step in range(calls_per_task):
+            res = order(r, t)
+            out.append(
+                {
+                    "trace_id": f"ep-{t:04d}-{step}",
+                    "task_id": f"task-{t:04d}",
+                    "step": step,
+                    "tool": T,
+                    "arguments": {"order_id": res["order_id"]},
+                    "result": res,
+                    "status": "ok",
+                }
+            )
+    return out
+
+
+@pytest.fixture(scope="module")
+def world_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    return corpus_from_records(order_world(320), tmp_path_factory.mktemp("orders") / "c")
+
+
+@pytest.fixture(scope="module")
+def world_cs(world_corpus: Corpus) -> ContractSet:
+    return mine(world_corpus)
+
+
+# ---- small corpora -------------------------------------------------------------------------------------
+
+
+def task_record(task: str, result: Any, tool: str = "tool") -> dict[str, Any]:
+    return {
+        "trace_id": f"{task}-{tool}-{canonical_str(result)}",
+        "task_id": task,
+        "step": 0,
+        "tool": tool,
+        "arguments": {},
+        "result": result,
+        "status": "ok",
+    }
+
+
+def few_tasks(*codes: str, n: int = 1) -> MineParams:
+    params = MineParams.of()
+    return dataclasses.replace(params, min_tasks={**params.min_tasks, **dict.fromkeys(codes, n)})
+
+
+# ---- merges: task parts and folds ----------------------------------------------------------------------
+
+
+def sig(cs: ContractSet, fold: int | None = None, codes: tuple[str, ...] = ("RANGE", "UNIQUE")) -> set[Any]:
+    return {
+        (r.id, r.support.calls, r.support.tasks) for r in cs.rules_for(fold) if not codes or r.code in codes
+    }
+
+
+def codes_of(rs: list[Rule]) -> set[str]:
+    return {r.code for r in rs}
+
+
+# ---- what each code's tests assert of the pair's worlds ------------------------------------------------
+
+#: The rules mined from the check world (`cs`), per code.
+MINED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
+    ("RANGE", ("/total",)): {"of": "number", "min": 1, "max": 10000},
+    ("RANGE", ("/discount",)): {"of": "number", "min": None, "max": 1000},
+    ("RANGE", ("/items/*/qty",)): {"of": "number", "min": 0.1, "max": 100},
+    ("RANGE", ("/created_at",)): {"of": "year", "min": 2000, "max": 2039},
+    ("UNIQUE", ("/items/*/sku",)): {},
+    ("UNIQUE", ("/tags/*",)): {},
+    ("UNIQUE", ("/shipments/*/parcels/*",)): {},
+}
+
+
+def assert_mined_rules(cs: ContractSet, cs_file: Path, code: str) -> None:
+    """The check world's contract set is valid, saved and loaded unchanged, and has `code`'s rules."""
+    assert schema_errors(cs.to_json(), "contract-set") == []
+    assert schema_errors(orjson.loads(cs_file.read_bytes()), "contract-set") == []
+    got = {(r.code, r.paths): r.params for r in cs.rules_for(None) if r.code == code}
+    assert got == {k: v for k, v in MINED.items() if k[0] == code}
+    assert load_contracts(cs_file).to_json() == cs.to_json()
+
+
+def assert_witnesses(cs: ContractSet, result: dict[str, Any], expected: list[Any], code: str) -> None:
+    """`check_call` on one of `CASES`: `code`'s violations are the listed ones; the receipt is valid."""
+    rc = check_call(cs, T, {"order_id": result["order_id"]}, result)
+    assert ours(rc.violations if rc is not None else (), code) == of_code(expected, code)
+    if rc is not None:
+        assert all(v.present for v in rc.violations)
+        assert schema_errors(encode(rc), "receipt-v2") == []
+        assert schema_errors(encode(rc, "v1"), "receipt-v1") == []
+        assert rc.tool == T and rc.result == result  # the result is never changed
+
+
+def cases_corpus(path: Path) -> Corpus:
+    """`CASES` as a corpus, one call a line in their order."""
+    return corpus_from_records([record(i, res) for i, (res, _) in enumerate(CASES)], path)
+
+
+def assert_case_receipts(cs: ContractSet, corpus: Corpus, df: pl.DataFrame, code: str) -> None:
+    """The receipts of `check_corpus`'s frame `df` over `cases_corpus` hold `code`'s listed violations."""
+    receipts = list(receipts_from_frame(cs, corpus, df, include_all=True))
+    assert [ours(r.violations, code) for r in receipts] == [of_code(e, code) for _, e in CASES]
+    for r in receipts:
+        assert schema_errors(encode(r), "receipt-v2") == []
+
+
+def hand_rules(code: str) -> tuple[Rule, ...]:
+    return tuple(r for r in HAND if r.code == code)
+
+
+def assert_hand_written_rules(tmp_path: Path, code: str) -> None:
+    """Rules the miner does not write (years with min null, nested `A/*/B/*/f`, the root, the arguments
+    side, two rules at one place): both implementations agree, and `code`'s witnesses are the listed ones."""
+    hand = hand_set(HAND)
+    assert schema_errors(hand.to_json(), "contract-set") == []
+    corpus = corpus_from_records(hand_records(HAND_CASES), tmp_path / "hand")
+    df = assert_same(hand, corpus)
+    receipts = {r.line: r for r in receipts_from_frame(hand, corpus, df, include_all=True)}
+    got = [
+        sorted((v.code, v.path, v.expected) for v in receipts[i + 1].violations if v.code == code)
+        if i + 1 in receipts
+        else []
+        for i in range(len(HAND_CASES))
+    ]
+    assert got == [of_code(e, code) for _, _, e in HAND_CASES]
+    for r in receipts.values():
+        assert schema_errors(encode(r), "receipt-v2") == []
+
+
+def assert_cli_check(cs_file: Path, tmp_path: Path, code: str) -> None:
+    """`contracts check --code RANGE --code UNIQUE` on `CASES`, from a file and from stdin: `code`'s
+    violations are the listed ones, both ways; a clean file exits 0."""
+    recs = [record(i, res) for i, (res, _) in enumerate(CASES)]
+    src = write_jsonl(tmp_path / "faulty.jsonl", recs)
+    runner = CliRunner()
+    res = runner.invoke(
+        app, ["check", "--contracts", str(cs_file), "-q", "--code", "RANGE", "--code", "UNIQUE", str(src)]
+    )
+    assert res.exit_code == 1, res.output
+    out = receipts_of(res.stdout)
+    assert sorted(r["line"] for r in out) == [i + 1 for i, (_, e) in enumerate(CASES) if e]
+    want = {i + 1: of_code(e, code) for i, (_, e) in enumerate(CASES) if of_code(e, code)}
+    assert {r["line"]: witnesses(r, code) for r in out if witnesses(r, code)} == want
+    for r in out:
+        assert schema_errors(r, "receipt-v2") == []
+        assert {v["code"] for v in r["outcome_contract"]["violations"]} <= set(CODES)
+    # stdin is checked call by call (check_call), the file as a corpus (check_corpus): same violations
+    streamed = runner.invoke(
+        app,
+        ["check", "-c", str(cs_file), "-q", "--code", "RANGE", "--code", "UNIQUE", "-"],
+        input=src.read_bytes(),
+    )
+    assert streamed.exit_code == 1, streamed.output
+    assert [(r["line"], r["outcome_contract"]) for r in receipts_of(streamed.stdout)] == [
+        (r["line"], r["outcome_contract"]) for r in out
+    ]
+    # a clean file: exit 0, no receipts
+    clean = write_jsonl(tmp_path / "clean.jsonl", clean_records()[:20])
+    ok = runner.invoke(app, ["check", "--contracts", str(cs_file), "-q", str(clean)])
+    assert ok.exit_code == 0, ok.output
+    assert receipts_of(ok.stdout) == []
+
+
+def bad_of(code: str) -> list[tuple[Rule, str | None, str]]:
+    """`BAD`'s rules of `code`."""
+    return [b for b in BAD if b[0].code == code]
+
+
+def assert_refused(rule: Rule, schema_says: str | None, code_says: str, tmp_path: Path) -> None:
+    """A rule with bad params is refused in memory, from a file and by the CLI, with the listed message."""
     bad = hand_set((rule,))
     # in memory: check_call and check_corpus refuse the rule, naming it
     with pytest.raises(CheckError) as e:
@@ -621,104 +693,13 @@ def test_bad_params_are_refused(rule: Rule, schema_says: str | None, code_says: 
     assert res.exit_code == 2 and (schema_says or code_says) in res.stderr, res.output
 
 
-# ---- regressions: library bugs since fixed -----------------------------------------------------------------
-
-
-def _same_on(
-    rules: tuple[Rule, ...], args: dict[str, Any], result: Any, tmp_path: Path
-) -> list[tuple[str, Any]]:
-    """check_call and check_corpus agree on one call; the (path, observed) of its violations."""
-    corpus = corpus_from_records(hand_records([(args, result)]), tmp_path / "c")
-    df = assert_same(hand_set(rules), corpus)
-    py = call_violations(hand_set(rules), "h", args, result)
-    assert sorted((r["path"], orjson.loads(r["observed"])) for r in df.iter_rows(named=True)) == sorted(
-        (v.path, v.observed) for v in py
-    )
-    return sorted((v.path, v.observed) for v in py)
-
-
-def test_range_on_the_arguments_side(tmp_path: Path) -> None:
-    """check_corpus once dropped the `$args` prefix of a per-node code's path."""
-    rule = hand_rule("RANGE", ["$args/n"], {"of": "number", "min": 1, "max": 10})
-    assert _same_on((rule,), {"n": 50}, {}, tmp_path / "above") == [("$args/n", 50)]
-    assert _same_on((rule,), {"n": 0.5}, {"n": 50}, tmp_path / "below") == [("$args/n", 0.5)]
-    assert _same_on((rule,), {"n": 10}, {"n": 50}, tmp_path / "inside") == []
-
-
-def test_unique_negative_zero_per_call() -> None:
-    """check_call: -0.0 is the number 0."""
-    hand = hand_set((hand_rule("UNIQUE", ["/xs/*"], {}),))
-    vs = call_violations(hand, "h", {}, {"xs": [0, -0.0, 1, 0.0]})
-    assert [(v.path, v.observed) for v in vs] == [("/xs/1", -0.0), ("/xs/3", 0.0)]
-    assert vs[0].detail.startswith("h returned item 1 of xs with the value -0.0, as item 0 did;")
-
-
-def test_unique_negative_zero_on_a_corpus(tmp_path: Path) -> None:
-    """check_corpus should agree with check_call on -0.0 = 0."""
-    rule = hand_rule("UNIQUE", ["/xs/*"], {})
-    assert _same_on((rule,), {}, {"xs": [-0.0, 1, 0.0]}, tmp_path) == [("/xs/2", 0.0)]
-
-
-def test_range_on_ints_beyond_2_53(tmp_path: Path) -> None:
-    """Numbers compare as float64 on both paths: 2**53 + 1 is the double 2**53 (not above a max of 2**53),
-    2**53 + 2 is a double of its own (above it)."""
-    rule = hand_rule("RANGE", ["/n"], {"of": "number", "min": None, "max": 2**53})
-    assert float(2**53 + 1) == 2**53 and float(2**53 + 2) > 2**53
-    assert _same_on((rule,), {}, {"n": 2**53 + 1}, tmp_path / "a") == []
-    assert _same_on((rule,), {}, {"n": 2**53 + 2}, tmp_path / "b") == [("/n", 2**53 + 2)]
-
-
-def test_unique_distinct_big_ints(tmp_path: Path) -> None:
-    """Numbers of magnitude 2**53 or more are not judged (float64 cannot tell such ids apart): not even an
-    exact repeat is reported; one below the limit still is."""
-    rule = hand_rule("UNIQUE", ["/xs/*"], {})
-    assert _same_on((rule,), {}, {"xs": [2**53, 2**53 + 1]}, tmp_path / "a") == []
-    assert _same_on((rule,), {}, {"xs": [2**53, 2**53, -(2**60), -(2**60)]}, tmp_path / "b") == []
-    big = 2**53 - 1
-    assert _same_on((rule,), {}, {"xs": [big, 2**53, big]}, tmp_path / "c") == [("/xs/2", big)]
-
-
-def test_unique_witness_of_an_escaped_field(tmp_path: Path) -> None:
-    """The witness looks the earlier items up by the unescaped key (`a/b`, not `a~1b`)."""
-    rule = hand_rule("UNIQUE", ["/xs/*/a~1b"], {})
-    res = {"xs": [{"a/b": "k"}, {"a/b": "j"}, {"a/b": "k"}]}
-    assert _same_on((rule,), {}, res, tmp_path) == [("/xs/2/a~1b", "k")]
-    (v,) = call_violations(hand_set((rule,)), "h", {}, res)
-    assert v.detail == (
-        'h returned item 2 of xs with a~1b "k", as item 0 did; in every one of 100 clean results the items '
-        "of that list were distinct"
-    )
-
-
-def test_year_detail_wording(cs: ContractSet) -> None:
-    """The year detail once read "had a year year in [...]"."""
-    v = _one(cs, faulty(created_at="1970-01-01"), "RANGE")
-    assert v.detail == (
-        'get_order returned created_at="1970-01-01"; every one of 320 clean results had year in [2000, 2039]'
-    )
-
-
-def test_composite_witness_and_description() -> None:
-    hand = hand_set(HAND)
-    (v,) = call_violations(hand, "h", {}, {"flights": [*FL, dict(FL[1])]})
-    assert (v.path, v.observed, v.expected) == ("/flights/3", FL[1], "unique")
-    assert (
-        v.detail.split(";")[0] == "h returned item 3 of flights with the same date, number, price as item 1"
-    )
-    rule = HAND[-1]
-    assert describe(rule) == "/flights/* unique by (date, number, price) within its list"
-
-
-@pytest.mark.parametrize(
-    "paths",
-    [
-        ["/a/*/x", "/b/*/y"],
-        ["/a/*/x", "/a/*/x"],
-        ["/a/*/x", "/a/*"],
-        ["/a/*/x/*/y", "/a/*/b"],
-    ],
-)
-def test_composite_paths_must_be_fields_of_one_list(paths: list[str]) -> None:
-    bad = hand_set((hand_rule("UNIQUE", paths, {}),))
-    with pytest.raises(CheckError, match="composite UNIQUE"):
-        call_violations(bad, "h", {}, {})
+def assert_world_set_is_valid(world_cs: ContractSet, code: str, min_tasks: int) -> None:
+    """The order world's contract set is valid and round-trips; `code`'s thresholds are the defaults and
+    every rule of it is one the checker accepts."""
+    data = world_cs.to_json()
+    assert schema_errors(data, "contract-set") == []
+    assert data["params"]["min_tasks"][code] == default_min_tasks()[code] == min_tasks
+    assert data["params"]["min_support"][code] == default_min_support()[code] == 30
+    assert ContractSet.from_json(data).to_json() == data
+    for r in rules(world_cs, code):
+        checks()[code].validate(r)
