@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from output_contracts.codes.contract_set import ContractSet, Rule
-from output_contracts.mining import mine
+from output_contracts.jsonutil import canonical_str
+from output_contracts.mining import MineParams, mine
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 
@@ -60,3 +62,33 @@ def find(
 
 def tasks(n: int) -> list[str]:
     return [f"task-{i:03d}" for i in range(n)]
+
+
+def task_record(task: str, result: Any, tool: str = "tool") -> dict[str, Any]:
+    """One flat call record of `task` without arguments; its trace is named by the task, tool and result."""
+    return {
+        "trace_id": f"{task}-{tool}-{canonical_str(result)}",
+        "task_id": task,
+        "step": 0,
+        "tool": tool,
+        "arguments": {},
+        "result": result,
+        "status": "ok",
+    }
+
+
+def few_tasks(*codes: str, n: int = 1) -> MineParams:
+    """The default parameters with the task threshold of `codes` lowered to `n`."""
+    params = MineParams.of()
+    return dataclasses.replace(params, min_tasks={**params.min_tasks, **dict.fromkeys(codes, n)})
+
+
+def sig(cs: ContractSet, fold: int | None = None, codes: tuple[str, ...] = ()) -> set[tuple[str, int, int]]:
+    """(id, calls, tasks) of checker `fold`'s rules of `codes` (all codes when empty)."""
+    return {
+        (r.id, r.support.calls, r.support.tasks) for r in cs.rules_for(fold) if not codes or r.code in codes
+    }
+
+
+def codes_of(rs: list[Rule]) -> set[str]:
+    return {r.code for r in rs}

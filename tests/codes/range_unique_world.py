@@ -10,7 +10,6 @@ dates, unique ids, repeating colours and per-shipment parcel labels."""
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,7 @@ from output_contracts.checks.checker import (
     check_call,
     check_corpus,
     load_contracts,
-    receipts_from_frame,
 )
-from output_contracts.checks.receipts import encode
 from output_contracts.cli.app import app
 from output_contracts.codes.contract_set import (
     ContractSet,
@@ -42,11 +39,12 @@ from output_contracts.codes.mine_params import default_min_support, default_min_
 from output_contracts.codes.table import checks
 from output_contracts.codes.violation import Violation
 from output_contracts.errors import CheckError, ContractsError
-from output_contracts.jsonutil import canonical_str
-from output_contracts.mining import MineParams, mine
+from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
+from tests.codes.witnesses import assert_cli_check as witnessed_by_cli
+from tests.codes.witnesses import assert_hand_written, write_jsonl
 from tests.equivalence import assert_paths_agree
 from tests.helpers import rules
 
@@ -183,16 +181,6 @@ CASES: list[tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]] = [
         ],
     ),
 ]
-
-
-def ours(vs: list[Violation] | tuple[Violation, ...], code: str) -> list[tuple[str, str, Any, Any]]:
-    """`code`'s violations as sorted (code, path, expected, observed)."""
-    return sorted((v.code, v.path, v.expected, v.observed) for v in vs if v.code == code)
-
-
-def of_code(expected: list[tuple[Any, ...]], code: str) -> list[tuple[Any, ...]]:
-    """The listed violations of `code`, sorted."""
-    return sorted(e for e in expected if e[0] == code)
 
 
 def one(cs: ContractSet, result: dict[str, Any], code: str) -> Violation:
@@ -402,26 +390,6 @@ def results(draw: Any) -> tuple[dict[str, Any], Any]:
     return args, res
 
 
-# ---- the CLI ----------------------------------------------------------------------------------------------
-
-
-def write_jsonl(path: Path, recs: list[dict[str, Any]]) -> Path:
-    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
-    return path
-
-
-def receipts_of(stdout: str) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
-def witnesses(receipt: dict[str, Any], code: str) -> list[tuple[str, str, Any, Any]]:
-    return sorted(
-        (v["code"], v["path"], v["expected"], v["observed"])
-        for v in receipt["outcome_contract"]["violations"]
-        if v["code"] == code
-    )
-
-
 # ---- rules with bad params are refused ----------------------------------------------------------------------
 
 UNIQUE_PATH = "UNIQUE needs a path ending in `/*` or `/*/<field>`"
@@ -523,39 +491,6 @@ def world_cs(world_corpus: Corpus) -> ContractSet:
     return mine(world_corpus)
 
 
-# ---- small corpora -------------------------------------------------------------------------------------
-
-
-def task_record(task: str, result: Any, tool: str = "tool") -> dict[str, Any]:
-    return {
-        "trace_id": f"{task}-{tool}-{canonical_str(result)}",
-        "task_id": task,
-        "step": 0,
-        "tool": tool,
-        "arguments": {},
-        "result": result,
-        "status": "ok",
-    }
-
-
-def few_tasks(*codes: str, n: int = 1) -> MineParams:
-    params = MineParams.of()
-    return dataclasses.replace(params, min_tasks={**params.min_tasks, **dict.fromkeys(codes, n)})
-
-
-# ---- merges: task parts and folds ----------------------------------------------------------------------
-
-
-def sig(cs: ContractSet, fold: int | None = None, codes: tuple[str, ...] = ("RANGE", "UNIQUE")) -> set[Any]:
-    return {
-        (r.id, r.support.calls, r.support.tasks) for r in cs.rules_for(fold) if not codes or r.code in codes
-    }
-
-
-def codes_of(rs: list[Rule]) -> set[str]:
-    return {r.code for r in rs}
-
-
 # ---- what each code's tests assert of the pair's worlds ------------------------------------------------
 
 #: The rules mined from the check world (`cs`), per code.
@@ -570,37 +505,9 @@ MINED: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {
 }
 
 
-def assert_mined_rules(cs: ContractSet, cs_file: Path, code: str) -> None:
-    """The check world's contract set is valid, saved and loaded unchanged, and has `code`'s rules."""
-    assert schema_errors(cs.to_json(), "contract-set") == []
-    assert schema_errors(orjson.loads(cs_file.read_bytes()), "contract-set") == []
-    got = {(r.code, r.paths): r.params for r in cs.rules_for(None) if r.code == code}
-    assert got == {k: v for k, v in MINED.items() if k[0] == code}
-    assert load_contracts(cs_file).to_json() == cs.to_json()
-
-
-def assert_witnesses(cs: ContractSet, result: dict[str, Any], expected: list[Any], code: str) -> None:
-    """`check_call` on one of `CASES`: `code`'s violations are the listed ones; the receipt is valid."""
-    rc = check_call(cs, T, {"order_id": result["order_id"]}, result)
-    assert ours(rc.violations if rc is not None else (), code) == of_code(expected, code)
-    if rc is not None:
-        assert all(v.present for v in rc.violations)
-        assert schema_errors(encode(rc), "receipt-v2") == []
-        assert schema_errors(encode(rc, "v1"), "receipt-v1") == []
-        assert rc.tool == T and rc.result == result  # the result is never changed
-
-
 def cases_corpus(path: Path) -> Corpus:
     """`CASES` as a corpus, one call a line in their order."""
     return corpus_from_records([record(i, res) for i, (res, _) in enumerate(CASES)], path)
-
-
-def assert_case_receipts(cs: ContractSet, corpus: Corpus, df: pl.DataFrame, code: str) -> None:
-    """The receipts of `check_corpus`'s frame `df` over `cases_corpus` hold `code`'s listed violations."""
-    receipts = list(receipts_from_frame(cs, corpus, df, include_all=True))
-    assert [ours(r.violations, code) for r in receipts] == [of_code(e, code) for _, e in CASES]
-    for r in receipts:
-        assert schema_errors(encode(r), "receipt-v2") == []
 
 
 def hand_rules(code: str) -> tuple[Rule, ...]:
@@ -613,51 +520,16 @@ def assert_hand_written_rules(tmp_path: Path, code: str) -> None:
     hand = hand_set(HAND)
     assert schema_errors(hand.to_json(), "contract-set") == []
     corpus = corpus_from_records(hand_records(HAND_CASES), tmp_path / "hand")
-    df = assert_same(hand, corpus)
-    receipts = {r.line: r for r in receipts_from_frame(hand, corpus, df, include_all=True)}
-    got = [
-        sorted((v.code, v.path, v.expected) for v in receipts[i + 1].violations if v.code == code)
-        if i + 1 in receipts
-        else []
-        for i in range(len(HAND_CASES))
-    ]
-    assert got == [of_code(e, code) for _, _, e in HAND_CASES]
-    for r in receipts.values():
-        assert schema_errors(encode(r), "receipt-v2") == []
+    assert_hand_written(hand, corpus, assert_same(hand, corpus), HAND_CASES, code)
 
 
 def assert_cli_check(cs_file: Path, tmp_path: Path, code: str) -> None:
-    """`contracts check --code RANGE --code UNIQUE` on `CASES`, from a file and from stdin: `code`'s
-    violations are the listed ones, both ways; a clean file exits 0."""
-    recs = [record(i, res) for i, (res, _) in enumerate(CASES)]
-    src = write_jsonl(tmp_path / "faulty.jsonl", recs)
-    runner = CliRunner()
-    res = runner.invoke(
-        app, ["check", "--contracts", str(cs_file), "-q", "--code", "RANGE", "--code", "UNIQUE", str(src)]
-    )
-    assert res.exit_code == 1, res.output
-    out = receipts_of(res.stdout)
-    assert sorted(r["line"] for r in out) == [i + 1 for i, (_, e) in enumerate(CASES) if e]
-    want = {i + 1: of_code(e, code) for i, (_, e) in enumerate(CASES) if of_code(e, code)}
-    assert {r["line"]: witnesses(r, code) for r in out if witnesses(r, code)} == want
-    for r in out:
-        assert schema_errors(r, "receipt-v2") == []
-        assert {v["code"] for v in r["outcome_contract"]["violations"]} <= set(CODES)
-    # stdin is checked call by call (check_call), the file as a corpus (check_corpus): same violations
-    streamed = runner.invoke(
-        app,
-        ["check", "-c", str(cs_file), "-q", "--code", "RANGE", "--code", "UNIQUE", "-"],
-        input=src.read_bytes(),
-    )
-    assert streamed.exit_code == 1, streamed.output
-    assert [(r["line"], r["outcome_contract"]) for r in receipts_of(streamed.stdout)] == [
-        (r["line"], r["outcome_contract"]) for r in out
-    ]
-    # a clean file: exit 0, no receipts
+    """`contracts check --code RANGE --code UNIQUE` on `CASES`, from a file and from stdin."""
+    src = write_jsonl(tmp_path / "faulty.jsonl", [record(i, res) for i, (res, _) in enumerate(CASES)])
     clean = write_jsonl(tmp_path / "clean.jsonl", clean_records()[:20])
-    ok = runner.invoke(app, ["check", "--contracts", str(cs_file), "-q", str(clean)])
-    assert ok.exit_code == 0, ok.output
-    assert receipts_of(ok.stdout) == []
+    out = witnessed_by_cli(cs_file, src, clean, CASES, code, ("--code", "RANGE", "--code", "UNIQUE"))
+    for r in out:
+        assert {v["code"] for v in r["outcome_contract"]["violations"]} <= set(CODES)
 
 
 def bad_of(code: str) -> list[tuple[Rule, str | None, str]]:

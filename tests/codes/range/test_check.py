@@ -22,14 +22,12 @@ from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.traces.ingest import corpus_from_records
 from tests.codes.range_unique_world import (
     CASES,
+    MINED,
     T,
-    assert_case_receipts,
     assert_cli_check,
     assert_hand_written_rules,
-    assert_mined_rules,
     assert_refused,
     assert_same,
-    assert_witnesses,
     bad_of,
     cases_corpus,
     faulty,
@@ -41,17 +39,18 @@ from tests.codes.range_unique_world import (
     results,
     same_on,
 )
+from tests.codes.witnesses import assert_case_receipts, assert_mined_rules, assert_witnesses
 
 CODE = "RANGE"
 
 
 def test_contract_set_has_the_rules(cs: ContractSet, cs_file: Path) -> None:
-    assert_mined_rules(cs, cs_file, CODE)
+    assert_mined_rules(cs, cs_file, MINED, CODE)
 
 
 @pytest.mark.parametrize("result,expected", CASES)
 def test_check_call_witnesses(cs: ContractSet, result: dict[str, Any], expected: list[Any]) -> None:
-    assert_witnesses(cs, result, expected, CODE)
+    assert_witnesses(cs, T, result, expected, CODE)
 
 
 def test_detail_sentences(cs: ContractSet) -> None:
@@ -82,7 +81,7 @@ def test_corpus_equals_call(cs: ContractSet, tmp_path: Path) -> None:
     df = assert_same(cs, corpus)
     for fold in range(cs.k):
         assert_same(cs, corpus, fold)
-    assert_case_receipts(cs, corpus, df, CODE)
+    assert_case_receipts(cs, corpus, df, CASES, CODE)
 
 
 def test_hand_written_rules(tmp_path: Path) -> None:

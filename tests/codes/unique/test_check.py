@@ -22,14 +22,12 @@ from tests.codes.range_unique_world import (
     CASES,
     FL,
     HAND,
+    MINED,
     T,
-    assert_case_receipts,
     assert_cli_check,
     assert_hand_written_rules,
-    assert_mined_rules,
     assert_refused,
     assert_same,
-    assert_witnesses,
     bad_of,
     cases_corpus,
     faulty,
@@ -42,17 +40,18 @@ from tests.codes.range_unique_world import (
     results,
     same_on,
 )
+from tests.codes.witnesses import assert_case_receipts, assert_mined_rules, assert_witnesses
 
 CODE = "UNIQUE"
 
 
 def test_contract_set_has_the_rules(cs: ContractSet, cs_file: Path) -> None:
-    assert_mined_rules(cs, cs_file, CODE)
+    assert_mined_rules(cs, cs_file, MINED, CODE)
 
 
 @pytest.mark.parametrize("result,expected", CASES)
 def test_check_call_witnesses(cs: ContractSet, result: dict[str, Any], expected: list[Any]) -> None:
-    assert_witnesses(cs, result, expected, CODE)
+    assert_witnesses(cs, T, result, expected, CODE)
 
 
 def test_detail_sentences(cs: ContractSet) -> None:
@@ -82,7 +81,7 @@ def test_corpus_equals_call(cs: ContractSet, tmp_path: Path) -> None:
     """The receipts of the corpus pass hold the listed violations, and a codes filter keeps UNIQUE's
     alone (that both paths agree on this corpus, for every checker: tests/codes/range/test_check.py)."""
     corpus = cases_corpus(tmp_path / "faulty")
-    assert_case_receipts(cs, corpus, check_corpus(cs, corpus), CODE)
+    assert_case_receipts(cs, corpus, check_corpus(cs, corpus), CASES, CODE)
     uniq = check_corpus(cs, corpus, codes=["UNIQUE"])
     assert set(uniq["code"].to_list()) == {"UNIQUE"}
     assert uniq.height == sum(1 for _, e in CASES for c, *_ in e if c == "UNIQUE")

@@ -23,13 +23,9 @@ from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.codes.range_unique_world import (
     assert_world_set_is_valid,
-    codes_of,
-    few_tasks,
     order_world,
-    sig,
-    task_record,
 )
-from tests.helpers import find, mine_records, rules
+from tests.helpers import codes_of, few_tasks, find, mine_records, rules, sig, task_record
 
 
 def test_world_unique_rules(world_cs: ContractSet) -> None:
