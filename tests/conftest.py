@@ -9,11 +9,15 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.once import made_once, run_folder
+
+if TYPE_CHECKING:
+    from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.traces.corpus import Corpus
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_traces"
@@ -169,7 +173,7 @@ def _once(assert_holds: Callable[[Any, Any], None], shared: Path) -> Callable[[A
     set or data that differs in one byte. Direct calls of `assert_holds` (the tests that plant a wrong
     rule) are never memoised. A check that passed is also marked in `shared` (a folder of the pytest
     run, `run_folder`), so that another xdist worker mining the same set from the same corpus folder
-    (the sample world's, made once per run by tests/mining/conftest.py) does not repeat it."""
+    (the sample world's, made once per run by `sample_corpus` below) does not repeat it."""
     import hashlib
 
     from output_contracts.jsonutil import canonical_json
@@ -201,6 +205,45 @@ def _once(assert_holds: Callable[[Any, Any], None], shared: Path) -> Callable[[A
         held.add(k)
 
     return once
+
+
+# --- the sample world ingested once, and its 5-fold contract set -------------------------------------
+#
+# Both are made once per pytest run (`tests/once.py`), by whichever pytest-xdist worker asks first, and
+# read by the others: the tests that read them are spread over the workers, and each worker ingesting and
+# mining the same sample world again was one of the suite's longest set-ups. The tests only read them.
+
+
+@pytest.fixture(scope="session")
+def sample_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    if not (SAMPLE / "planted.json").is_file():
+        pytest.skip("sample_traces/planted.json is absent")
+    from output_contracts.traces.corpus import Corpus
+    from output_contracts.traces.ingest import ingest
+
+    def make(folder: Path) -> None:
+        ingest([SAMPLE / "clean"], folder / "corpus", registry=SAMPLE / "tools.json")
+
+    return Corpus.open(made_once(run_folder(tmp_path_factory), "sample-corpus", make) / "corpus")
+
+
+@pytest.fixture(scope="session")
+def sample_contracts_file(sample_corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`mine(sample_corpus, folds=5, seed=13)` saved, mined once per run."""
+    from output_contracts.mining import mine
+
+    def make(folder: Path) -> None:
+        # verify: every checker replayed over its own mining data with the shipped checker (raises on a fire)
+        mine(sample_corpus, folds=5, seed=13, verify=True).save(folder / "contracts.json")
+
+    return made_once(run_folder(tmp_path_factory), "sample-contracts", make) / "contracts.json"
+
+
+@pytest.fixture(scope="session")
+def sample_contracts(sample_contracts_file: Path) -> ContractSet:
+    from output_contracts.codes.contract_set import ContractSet
+
+    return ContractSet.load(sample_contracts_file)
 
 
 #: Set to 1 to make a test that needs ../shared/data fail, not skip, when the folder is absent.
