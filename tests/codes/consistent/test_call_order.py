@@ -1,6 +1,7 @@
 """CONSISTENT's input order of the calls (`call_order`, `CallOrder`), built on integers instead of sorting
 the string columns so that mining's per-corpus tables stay small (the target: peak RSS at 10M calls under
-2 GiB): held to the plain definition it replaces, on the sample world and on real τ-bench output."""
+2 GiB): held to the plain definition it replaces, on the sample world and on real τ-bench output; and the
+episode pass's numbering of the calls (`episodes._call_order`) held to a sort of the whole frame."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from output_contracts.codes.consistent import mine as consistent
 from output_contracts.mining.clean import clean_calls
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
+from tests.conftest import SAMPLE
 
 
 def _reference_order(corpus: Corpus, clean: pl.DataFrame) -> pl.DataFrame:
@@ -94,3 +96,47 @@ def test_call_order_columns_attach_like_a_join(sample_corpus: Corpus) -> None:
         check_column_order=False,
     )
     assert order.attach(runs.head(0)).height == 0
+
+
+def test_call_order_is_the_sorted_corpus(tmp_path: Path) -> None:
+    """`episodes._call_order` (the episode pass's numbering: the kept columns gathered in the sort's
+    order) gives the rows a sort of the whole frame by (source, line, index) gives, on a corpus of
+    several sources, for every episode and for a few."""
+    from output_contracts.codes.consistent.episodes import _call_order
+
+    sample = SAMPLE
+    ingest([sample / "clean", sample / "faulty"], tmp_path / "c", registry=sample / "tools.json")
+    corpus = Corpus.open(tmp_path / "c")
+    assert corpus.scan_calls().select(pl.col("source").n_unique()).collect().item() > 1
+    every = corpus.scan_calls().select("cid", "trace_id")
+    some = every.filter(
+        pl.col("trace_id").is_in(
+            every.select("trace_id")
+            .unique()
+            .sort("trace_id")
+            .head(7)
+            .collect()
+            .get_column("trace_id")
+            .implode()
+        )
+    )
+    for calls in (every, some):
+        for ranks in (False, True):
+            ref = corpus.scan_calls().select("cid", "trace_id", "source", "line", "index")
+            if ranks:
+                ref = ref.with_columns((pl.col("cid").rank("ordinal") - 1).cast(pl.UInt32).alias("call"))
+            ref = ref.join(calls.select("trace_id").unique(), on="trace_id", how="semi").sort(
+                "source", "line", "index"
+            )
+            got = _call_order(corpus, calls, view_ranks=ranks).collect()
+            want = ref.with_row_index("ord").collect()
+            assert got.select("cid", *(["call"] if ranks else []), "ord").equals(
+                want.select("cid", *(["call"] if ranks else []), "ord")
+            )
+            # the trace column numbers the episodes: equal exactly where the trace ids are
+            pairs = got.select("trace").with_columns(want.get_column("trace_id")).unique()
+            assert (
+                pairs.height
+                == pairs.get_column("trace").n_unique()
+                == pairs.get_column("trace_id").n_unique()
+            )
