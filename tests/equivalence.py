@@ -4,15 +4,17 @@ witnesses byte for byte, in any batching."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
 import polars as pl
 
 from output_contracts.checks.checker import call_violations, check_corpus
-from output_contracts.codes.contract_set import ContractSet
+from output_contracts.codes.contract_set import ContractSet, FoldChecker, Rule, ToolContracts
 from output_contracts.codes.engine.evaluate import episode_memory
 from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.ingest import corpus_from_records
 
 
 def frame_rows(df: pl.DataFrame) -> list[tuple[Any, ...]]:
@@ -62,3 +64,19 @@ def assert_paths_agree(
         )
         assert frame_rows(df.filter(pl.col("cid") == cid)) == call_rows(py), (args, res)
     return df
+
+
+def agree_on(rules: tuple[Rule, ...], calls: list[tuple[dict[str, Any], Any]], tmp: Path) -> pl.DataFrame:
+    """`calls` ((arguments, result) of the rules' one tool, an episode each) checked both ways by a
+    one-checker set of `rules` alone, in batches of 3 calls: the frame, once the two paths agree."""
+    (tool,) = {r.tool for r in rules}
+    cs = ContractSet(
+        params={"k": 1, "seed": 13},
+        corpus={},
+        tools={tool: ToolContracts(rules=rules)},
+        folds=(FoldChecker(0, tuple(r.id for r in rules)),),
+    )
+    recs = [
+        {"trace_id": f"ep-{i}", "tool": tool, "arguments": a, "result": r} for i, (a, r) in enumerate(calls)
+    ]
+    return assert_paths_agree(cs, corpus_from_records(recs, tmp / "corpus"), batch_calls=3)

@@ -100,3 +100,11 @@ def test_plain_spellings_are_read_without_the_pattern() -> None:
     f = iso_fields(pl.Series(plain + other))
     assert f.fast.tolist() == [True] * len(plain) + [False] * len(other)
     assert f.mode[: len(plain)].tolist() == [1, 2, 2, 3, 3, 3, 3]
+
+
+def test_parse_instant_modes() -> None:
+    assert parse_instant("2026-03-01T12:00+02:00", "aware") == parse_instant("2026-03-01T10:00Z", "aware")
+    assert parse_instant("2026-03-01T10:00Z", "naive") is None
+    assert parse_instant("2026-02-29", "date") is None
+    assert parse_instant(20260301, "date") is None
+    assert parse_instant("1970-01-02", "date") == 86_400 * 10**9
