@@ -24,7 +24,7 @@ from output_contracts.codes.relation.mine import (
 )
 from output_contracts.mining import mine
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.test_verify_by_construction import World, low_params, records
+from tests.noisy_worlds import World, low_params, records
 
 
 @st.composite

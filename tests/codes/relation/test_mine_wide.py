@@ -33,7 +33,7 @@ from output_contracts.mining import mine
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.codes.relation import reference as old
-from tests.mining.test_verify_by_construction import World, low_params, records
+from tests.noisy_worlds import World, low_params, records
 
 
 def _captured(corpus: Corpus, monkeypatch: pytest.MonkeyPatch, k: int = 3) -> tuple[list[GroupSpec], Leaves]:
