@@ -615,6 +615,26 @@ def test_codes_filter_and_fold_checkers() -> None:
             assert fast == generic
 
 
+def test_key_presence_alone_at_the_root() -> None:
+    """A tool whose compiled rules are only keys required at the root (a flat result under a `REQUIRED`
+    filter, or a set of such rules alone) is checked: the walk of the root once ran only for a root with
+    tests, acts or children of its own, so `contracts check --code REQUIRED -` passed a result lacking a
+    field that `contracts check --code REQUIRED FILE` reported."""
+    fired = 0
+    for c in REAL[:400]:
+        if isinstance(c["result"], dict) and c["result"]:
+            result = dict(c["result"])
+            result.pop(min(result))
+            generic, fast = both(SAMPLE_CS, c["tool"], c["arguments"], result, codes=["REQUIRED"])
+            assert fast == generic
+            fired += len(generic)
+    assert fired > 100
+    alone = Rule(rule_id(T, "REQUIRED", ["/id"], {}), T, "REQUIRED", ("/id",), {}, Support(9, 3))
+    cs = ContractSet(params={"k": 1, "seed": 13}, corpus={}, tools={T: ToolContracts(rules=(alone,))})
+    generic, fast = both(cs, T, {}, {"name": "x"})
+    assert fast == generic and [v.path for v in fast] == ["/id"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(s=TEXT | st.text(max_size=70), pool=st.lists(TEXT | st.text(max_size=8), min_size=1, max_size=6))
 def test_format_breaks_is_shape(s: str, pool: list[str]) -> None:
