@@ -127,7 +127,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="Rewrite tests/golden/* from the current outputs instead of comparing (tests/test_golden.py).",
+        help="Rewrite tests/golden/* and tests/codes/*/golden.json from the current outputs instead of "
+        "comparing (tests/test_golden.py, tests/codes/test_snapshots.py).",
     )
     parser.addoption(
         "--update-examples",
