@@ -4,6 +4,7 @@ witnesses byte for byte, in any batching."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,14 @@ import orjson
 import polars as pl
 
 from output_contracts.checks.checker import call_violations, check_corpus
-from output_contracts.codes.contract_set import ContractSet, FoldChecker, Rule, ToolContracts
+from output_contracts.codes.contract_set import (
+    ContractSet,
+    FoldChecker,
+    Rule,
+    Support,
+    ToolContracts,
+    rule_id,
+)
 from output_contracts.codes.engine.evaluate import episode_memory
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
@@ -66,16 +74,34 @@ def assert_paths_agree(
     return df
 
 
+def hand_rule(
+    tool: str, code: str, paths: Sequence[str], params: Mapping[str, Any], support: Support = Support(100, 9)
+) -> Rule:
+    """A rule written by hand rather than mined: its id is the miner's for the same rule."""
+    return Rule(rule_id(tool, code, paths, params), tool, code, tuple(paths), params, support)
+
+
+def one_checker(rules: Sequence[Rule], maps: Mapping[str, Sequence[str]] | None = None) -> ContractSet:
+    """A contract set of `rules` alone, their tools' in order (with each tool's map parents in `maps`),
+    one checker (k = 1) holding them all: what hand-written rules are checked with."""
+    maps = maps or {}
+    tools = {
+        tool: ToolContracts(rules=tuple(r for r in rules if r.tool == tool), maps=tuple(maps.get(tool, ())))
+        for tool in dict.fromkeys(r.tool for r in rules)
+    }
+    return ContractSet(
+        params={"k": 1, "seed": 13},
+        corpus={},
+        tools=tools,
+        folds=(FoldChecker(0, tuple(r.id for r in rules)),),
+    )
+
+
 def agree_on(rules: tuple[Rule, ...], calls: list[tuple[dict[str, Any], Any]], tmp: Path) -> pl.DataFrame:
     """`calls` ((arguments, result) of the rules' one tool, an episode each) checked both ways by a
     one-checker set of `rules` alone, in batches of 3 calls: the frame, once the two paths agree."""
     (tool,) = {r.tool for r in rules}
-    cs = ContractSet(
-        params={"k": 1, "seed": 13},
-        corpus={},
-        tools={tool: ToolContracts(rules=rules)},
-        folds=(FoldChecker(0, tuple(r.id for r in rules)),),
-    )
+    cs = one_checker(rules)
     recs = [
         {"trace_id": f"ep-{i}", "tool": tool, "arguments": a, "result": r} for i, (a, r) in enumerate(calls)
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +92,38 @@ def sig(cs: ContractSet, fold: int | None = None, codes: tuple[str, ...] = ()) -
 
 def codes_of(rs: list[Rule]) -> set[str]:
     return {r.code for r in rs}
+
+
+def order_calls(n_tasks: int, calls_per_task: int, result_of: Callable[[int], Any]) -> list[dict[str, Any]]:
+    """Flat `get_order` records: `calls_per_task` calls (an episode each) in each of `n_tasks` tasks,
+    task t's results `result_of(t)` (called in that order), each call's argument its result's order id."""
+    out = []
+    for t in range(n_tasks):
+        for step in range(calls_per_task):
+            res = result_of(t)
+            out.append(
+                {
+                    "trace_id": f"ep-{t:04d}-{step}",
+                    "task_id": f"task-{t:04d}",
+                    "step": step,
+                    "tool": "get_order",
+                    "arguments": {"order_id": res["order_id"]},
+                    "result": res,
+                    "status": "ok",
+                }
+            )
+    return out
+
+
+def order_record(i: int, result: Any) -> dict[str, Any]:
+    """Call i of `get_order` (task and episode of its own), its argument the result's order id if any."""
+    oid = result.get("order_id") if isinstance(result, dict) else None
+    return {
+        "trace_id": f"ep-{i:04d}",
+        "task_id": f"task-{i:04d}",
+        "step": 0,
+        "tool": "get_order",
+        "arguments": {"order_id": oid} if isinstance(oid, str) else {},
+        "result": result,
+        "status": "ok",
+    }

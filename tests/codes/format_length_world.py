@@ -18,14 +18,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from output_contracts.codes.contract_set import (
-    ContractSet,
-    FoldChecker,
-    Rule,
-    Support,
-    ToolContracts,
-    rule_id,
-)
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.codes.format.shapes import LONG
 from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
@@ -34,8 +27,9 @@ from output_contracts.traces.ingest import corpus_from_records
 from tests.codes.witnesses import assert_cli_check as witnessed_by_cli
 from tests.codes.witnesses import assert_hand_written, receipts_of, write_jsonl
 from tests.conftest import REPO
-from tests.equivalence import assert_paths_agree
-from tests.helpers import task_record
+from tests.equivalence import assert_paths_agree, one_checker
+from tests.equivalence import hand_rule as a_hand_rule
+from tests.helpers import order_calls, order_record, task_record
 
 T = "get_order"
 N_TASKS = 320  # LENGTH needs 300 tasks with the default parameters
@@ -56,17 +50,8 @@ def clean_result(r: random.Random, i: int) -> dict[str, Any]:
     }
 
 
-def record(i: int, result: Any, task: str | None = None) -> dict[str, Any]:
-    oid = result.get("order_id") if isinstance(result, dict) else None
-    return {
-        "trace_id": f"ep-{i:04d}",
-        "task_id": task or f"task-{i:04d}",
-        "step": 0,
-        "tool": T,
-        "arguments": {"order_id": oid} if isinstance(oid, str) else {},
-        "result": result,
-        "status": "ok",
-    }
+def record(i: int, result: Any) -> dict[str, Any]:
+    return order_record(i, result)
 
 
 def clean_records() -> list[dict[str, Any]]:
@@ -80,13 +65,6 @@ def cs(tmp_path_factory: pytest.TempPathFactory) -> ContractSet:
     ~256 tasks each, do not)."""
     corpus = corpus_from_records(clean_records(), tmp_path_factory.mktemp("clean") / "c")
     return mine(corpus, folds=5, seed=13)
-
-
-@pytest.fixture(scope="module")
-def cs_file(cs: ContractSet, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    p = tmp_path_factory.mktemp("cs") / "contracts.json"
-    cs.save(p)
-    return p
 
 
 def base() -> dict[str, Any]:
@@ -138,7 +116,7 @@ def assert_same(cs: ContractSet, corpus: Corpus, fold: int | None = None) -> pl.
 
 
 def hand_rule(code: str, paths: list[str], params: dict[str, Any]) -> Rule:
-    return Rule(rule_id("h", code, paths, params), "h", code, tuple(paths), params, Support(100, 9))
+    return a_hand_rule("h", code, paths, params)
 
 
 HAND = (
@@ -182,12 +160,7 @@ HAND_CASES: list[tuple[Any, list[tuple[str, str, Any]]]] = [
 
 
 def hand_set() -> ContractSet:
-    return ContractSet(
-        params={"k": 1, "seed": 13},
-        corpus={},
-        tools={"h": ToolContracts(rules=HAND)},
-        folds=(FoldChecker(0, tuple(r.id for r in HAND)),),
-    )
+    return one_checker(HAND)
 
 
 # ---- the order world mined with the default parameters ---------------------------------------------
@@ -215,22 +188,7 @@ def order_world(n_tasks: int, seed: int = 7, calls_per_task: int = 1) -> list[di
     """Flat call records: one `get_order` call per (task, step); `/tags` is empty in every 7th task,
     `/items` and `/items/*/lines` are never empty."""
     r = random.Random(seed)
-    out = []
-    for t in range(n_tasks):
-        for step in range(calls_per_task):
-            res = order(r, t, tags_empty=t % 7 == 3)
-            out.append(
-                {
-                    "trace_id": f"ep-{t:04d}-{step}",
-                    "task_id": f"task-{t:04d}",
-                    "step": step,
-                    "tool": T,
-                    "arguments": {"order_id": res["order_id"]},
-                    "result": res,
-                    "status": "ok",
-                }
-            )
-    return out
+    return order_calls(n_tasks, calls_per_task, lambda t: order(r, t, tags_empty=t % 7 == 3))
 
 
 @pytest.fixture(scope="module")

@@ -20,21 +20,9 @@ import pytest
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from output_contracts.checks.checker import (
-    call_violations,
-    check_call,
-    check_corpus,
-    load_contracts,
-)
+from output_contracts.checks.checker import call_violations, check_call, check_corpus, load_contracts
 from output_contracts.cli.app import app
-from output_contracts.codes.contract_set import (
-    ContractSet,
-    FoldChecker,
-    Rule,
-    Support,
-    ToolContracts,
-    rule_id,
-)
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.codes.mine_params import default_min_support, default_min_tasks
 from output_contracts.codes.table import checks
 from output_contracts.codes.violation import Violation
@@ -45,8 +33,9 @@ from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from tests.codes.witnesses import assert_cli_check as witnessed_by_cli
 from tests.codes.witnesses import assert_hand_written, write_jsonl
-from tests.equivalence import assert_paths_agree
-from tests.helpers import rules
+from tests.equivalence import assert_paths_agree, one_checker
+from tests.equivalence import hand_rule as a_hand_rule
+from tests.helpers import order_calls, order_record, rules
 
 T = "get_order"
 N_TASKS = 320  # UNIQUE needs 300 tasks with the default parameters, RANGE 200
@@ -70,17 +59,8 @@ def clean_result(r: random.Random, i: int) -> dict[str, Any]:
     }
 
 
-def record(i: int, result: Any, task: str | None = None) -> dict[str, Any]:
-    oid = result.get("order_id") if isinstance(result, dict) else None
-    return {
-        "trace_id": f"ep-{i:04d}",
-        "task_id": task or f"task-{i:04d}",
-        "step": 0,
-        "tool": T,
-        "arguments": {"order_id": oid} if isinstance(oid, str) else {},
-        "result": result,
-        "status": "ok",
-    }
+def record(i: int, result: Any) -> dict[str, Any]:
+    return order_record(i, result)
 
 
 def clean_records() -> list[dict[str, Any]]:
@@ -94,13 +74,6 @@ def cs(tmp_path_factory: pytest.TempPathFactory) -> ContractSet:
     but not UNIQUE)."""
     corpus = corpus_from_records(clean_records(), tmp_path_factory.mktemp("clean") / "c")
     return mine(corpus, folds=5, seed=13)
-
-
-@pytest.fixture(scope="module")
-def cs_file(cs: ContractSet, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    p = tmp_path_factory.mktemp("cs") / "contracts.json"
-    cs.save(p)
-    return p
 
 
 def base() -> dict[str, Any]:
@@ -198,19 +171,11 @@ def assert_same(cs: ContractSet, corpus: Corpus, fold: int | None = None) -> pl.
 
 
 def hand_rule(code: str, paths: list[str], params: dict[str, Any], tool: str = "h") -> Rule:
-    return Rule(rule_id(tool, code, paths, params), tool, code, tuple(paths), params, Support(100, 9))
+    return a_hand_rule(tool, code, paths, params)
 
 
 def hand_set(rules: tuple[Rule, ...]) -> ContractSet:
-    by_tool: dict[str, list[Rule]] = {}
-    for r in rules:
-        by_tool.setdefault(r.tool, []).append(r)
-    return ContractSet(
-        params={"k": 1, "seed": 13},
-        corpus={},
-        tools={t: ToolContracts(rules=tuple(rs)) for t, rs in by_tool.items()},
-        folds=(FoldChecker(0, tuple(r.id for r in rules)),),
-    )
+    return one_checker(rules)
 
 
 HAND = (
@@ -463,22 +428,7 @@ def order(r: random.Random, i: int) -> dict[str, Any]:
 
 def order_world(n_tasks: int, seed: int = 7, calls_per_task: int = 1) -> list[dict[str, Any]]:
     r = random.Random(seed)
-    out = []
-    for t in range(n_tasks):
-        for step in range(calls_per_task):
-            res = order(r, t)
-            out.append(
-                {
-                    "trace_id": f"ep-{t:04d}-{step}",
-                    "task_id": f"task-{t:04d}",
-                    "step": step,
-                    "tool": T,
-                    "arguments": {"order_id": res["order_id"]},
-                    "result": res,
-                    "status": "ok",
-                }
-            )
-    return out
+    return order_calls(n_tasks, calls_per_task, lambda t: order(r, t))
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,14 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from output_contracts.codes.contract_set import (
-    Rule,
-    Support,
-    rule_id,
-)
+from output_contracts.codes.contract_set import Rule
+from tests.equivalence import hand_rule
 
 T = "lookup"
 
 
 def rule(code: str, paths: list[str], params: dict[str, Any]) -> Rule:
-    return Rule(rule_id(T, code, paths, params), T, code, tuple(paths), params, Support(100, 9))
+    return hand_rule(T, code, paths, params)
 
 
 # Operands draw their wildcards (array index, map key) and fixed indexes at random places, so rules with

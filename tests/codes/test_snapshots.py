@@ -26,8 +26,9 @@ call stays silent.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,7 @@ import orjson
 import pytest
 
 from output_contracts.checks.checker import check_call, violation_frame
-from output_contracts.codes.contract_set import (
-    ContractSet,
-    FoldChecker,
-    Rule,
-    Support,
-    ToolContracts,
-    rule_id,
-)
+from output_contracts.codes.contract_set import ContractSet, Rule, Support, rule_id
 from output_contracts.codes.engine.compiled import compiled_memory, compiled_violations
 from output_contracts.codes.engine.evaluate import call_violations, episode_memory, find_violations
 from output_contracts.codes.evaluation import EpisodeMemory
@@ -53,6 +47,7 @@ from output_contracts.jsonutil import canonical_json, pretty_json
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
+from tests.equivalence import one_checker
 
 HERE = Path(__file__).resolve().parent
 UPDATE_HINT = ".venv/bin/python -m pytest tests/codes/test_snapshots.py --update-golden"
@@ -105,20 +100,7 @@ class Cases:
             )
             for r in data["rules"]
         )
-        maps = data.get("maps", {})
-        tools = {
-            tool: ToolContracts(
-                rules=tuple(r for r in rules if r.tool == tool), maps=tuple(maps.get(tool, ()))
-            )
-            for tool in dict.fromkeys(r.tool for r in rules)
-        }
-        contracts = ContractSet(
-            params={"k": 1, "seed": 13},
-            corpus={},
-            tools=tools,
-            folds=(FoldChecker(0, tuple(r.id for r in rules)),),
-        )
-        return cls(folder, contracts, tuple(data["calls"]))
+        return cls(folder, one_checker(rules, data.get("maps")), tuple(data["calls"]))
 
     def episode(self, i: int) -> str:
         """The episode (trace) of call i: its `episode`, else one of its own."""
@@ -145,19 +127,9 @@ class Cases:
         return out
 
 
-def row(v: Violation) -> Row:
-    out: Row = {
-        "code": v.code,
-        "rule": v.rule,
-        "path": v.path,
-        "expected": v.expected,
-        "observed": v.observed,
-        "present": v.present,
-        "detail": v.detail,
-    }
-    if v.refers is not None:
-        out["refers"] = v.refers
-    return out
+def row(fields: Mapping[str, Any]) -> Row:
+    """A violation's fields (`Violation`'s), `refers` only where a violation names an earlier call."""
+    return {k: v for k, v in fields.items() if k != "refers" or v is not None}
 
 
 def in_order(rows: Sequence[Row]) -> list[Row]:
@@ -204,7 +176,7 @@ def per_call(
             out.append([])
             continue
         found = run(cases.contracts, call["tool"], call["arguments"], call["result"], mem, call_ids[i])
-        out.append(in_order([row(v) for v in found]))
+        out.append(in_order([row(dataclasses.asdict(v)) for v in found]))
     return out
 
 
@@ -213,18 +185,10 @@ def vectorised(cases: Cases, corpus: Corpus) -> Answer:
     found, entries, calls = find_violations(cases.contracts, corpus)
     frame = violation_frame(corpus, found, entries, calls)
     out: Answer = [[] for _ in cases.calls]
+    fields = [f.name for f in dataclasses.fields(Violation)]
     for r in frame.iter_rows(named=True):
-        v = Violation(
-            r["code"],
-            r["rule"],
-            r["path"],
-            orjson.loads(r["expected"]),
-            orjson.loads(r["observed"]),
-            r["present"],
-            r["detail"],
-            r["refers"],
-        )
-        out[r["line"] - 1].append(row(v))
+        r.update(expected=orjson.loads(r["expected"]), observed=orjson.loads(r["observed"]))
+        out[r["line"] - 1].append(row({f: r[f] for f in fields}))
     return [in_order(rows) for rows in out]
 
 

@@ -21,24 +21,20 @@ import pytest
 
 import output_contracts.codes.engine.evaluate as evaluate
 from output_contracts.audit.inject import inject_records
-from output_contracts.codes.contract_set import (
-    ContractSet,
-    Rule,
-    Support,
-    rule_id,
-)
+from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.mining import mine
 from output_contracts.mining.verify import flat_rules
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records, ingest
 from tests.conftest import SAMPLE
+from tests.equivalence import hand_rule
 from tests.loaders import bench_module
 
 T = "lookup"
 
 
 def rule(code: str, paths: list[str], params: dict[str, Any]) -> Rule:
-    return Rule(rule_id(T, code, paths, params), T, code, tuple(paths), params, Support(100, 9))
+    return hand_rule(T, code, paths, params)
 
 
 def _found(cs: ContractSet, corpus: Corpus, **kw: Any) -> list[tuple[Any, ...]]:

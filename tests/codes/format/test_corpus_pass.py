@@ -12,23 +12,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from output_contracts.codes.contract_set import (
-    ContractSet,
-    FoldChecker,
-    Rule,
-    Support,
-    ToolContracts,
-    rule_id,
-)
+from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.format.shapes import LONG
 from output_contracts.traces.ingest import corpus_from_records
-from tests.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree, hand_rule, one_checker
 
 T = "lookup"
 
 
 def rule(code: str, paths: list[str], params: dict[str, Any]) -> Rule:
-    return Rule(rule_id(T, code, paths, params), T, code, tuple(paths), params, Support(100, 9))
+    return hand_rule(T, code, paths, params)
 
 
 FORMATS = (
@@ -39,12 +32,7 @@ FORMATS = (
     rule("FORMAT", ["/xs/*/b"], {"level": "loose", "shapes": ["A9", "a"]}),
     rule("FORMAT", ["$args/q"], {"level": "exact", "shapes": ["aaa"]}),
 )
-FORMAT_SET = ContractSet(
-    params={"k": 1, "seed": 13},
-    corpus={},
-    tools={T: ToolContracts(rules=FORMATS)},
-    folds=(FoldChecker(0, tuple(r.id for r in FORMATS)),),
-)
+FORMAT_SET = one_checker(FORMATS)
 
 # A small pool, so that strings repeat across calls, rules and places (the pass dedupes them), beside
 # random text; numbers and nulls are TYPE's business and must not break a FORMAT rule.

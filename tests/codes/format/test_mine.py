@@ -14,11 +14,7 @@ from typing import Any
 from output_contracts.codes.contract_set import ContractSet
 from output_contracts.codes.folds import fold_of
 from output_contracts.codes.format.mine import FORMAT_MAX_SHAPES
-from output_contracts.codes.format.shapes import (
-    LONG,
-    NON_ASCII,
-    shape,
-)
+from output_contracts.codes.format.shapes import LONG, NON_ASCII, shape
 from output_contracts.codes.table import checks
 from output_contracts.jsonutil import canonical_str
 from output_contracts.mining import mine

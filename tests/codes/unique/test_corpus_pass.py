@@ -11,22 +11,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from output_contracts.codes.contract_set import (
-    ContractSet,
-    FoldChecker,
-    Rule,
-    Support,
-    ToolContracts,
-    rule_id,
-)
+from output_contracts.codes.contract_set import Rule
 from output_contracts.traces.ingest import corpus_from_records
-from tests.equivalence import assert_paths_agree
+from tests.equivalence import assert_paths_agree, hand_rule, one_checker
 
 T = "lookup"
 
 
 def rule(code: str, paths: list[str], params: dict[str, Any]) -> Rule:
-    return Rule(rule_id(T, code, paths, params), T, code, tuple(paths), params, Support(100, 9))
+    return hand_rule(T, code, paths, params)
 
 
 UNIQUES = (
@@ -34,12 +27,7 @@ UNIQUES = (
     rule("UNIQUE", ["/rows/*/id"], {}),
     rule("UNIQUE", ["/rows/*/sub/*"], {}),
 )
-UNIQUE_SET = ContractSet(
-    params={"k": 1, "seed": 13},
-    corpus={},
-    tools={T: ToolContracts(rules=UNIQUES)},
-    folds=(FoldChecker(0, tuple(r.id for r in UNIQUES)),),
-)
+UNIQUE_SET = one_checker(UNIQUES)
 scalars = st.sampled_from([0, -0.0, 0.0, 1, 1.0, "1", "a", "", None, True, 2**53, 2.0**53, -3.5, "x"])
 
 

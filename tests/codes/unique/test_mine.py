@@ -21,10 +21,7 @@ from output_contracts.mining.clean import leaf_rows
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.codes.range_unique_world import (
-    assert_world_set_is_valid,
-    order_world,
-)
+from tests.codes.range_unique_world import assert_world_set_is_valid, order_world
 from tests.helpers import codes_of, few_tasks, find, mine_records, rules, sig, task_record
 
 
