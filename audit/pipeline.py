@@ -572,7 +572,7 @@ def _cross_from_flat(cs: ContractSet, corpus: Corpus, flat: FlatPass) -> pl.Data
     from the flat pass: fold checker f's violations on the calls of fold f are the flat pass's
     violations of f's rules on those calls (a rule's violations do not depend on the other rules
     checked beside it, nor on which checker holds it), renumbered as the cross pass numbers its rules.
-    This saves a second pass over every call; `tests/checks/test_audit_reuse.py` compares the two."""
+    This saves a second pass over every call; `tests/audit/test_reuse.py` compares the two."""
     from output_contracts.checks.checker import violation_frame
     from output_contracts.codes.engine.evaluate import checked_calls, rule_entries
 

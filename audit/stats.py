@@ -161,7 +161,7 @@ CACHE_DRAWS = 2**18
 def draw_indexes_np(n_tasks: int, b0: int, b1: int, seed: int) -> np.ndarray:
     """Task indexes drawn by resamples b0..b1-1, resample-major, as int64: draw i of resample b is
     `splitmix64(offset + b * n_tasks + i) % n_tasks` (the stream `draws` counts; wrapping u64 arithmetic).
-    `tests/checks/test_audit_bootstrap.py` holds it to the same stream spelled in polars.
+    `tests/audit/test_bootstrap.py` holds it to the same stream spelled in polars.
 
     Computed in place on one array and one scratch array (a chunk is millions of draws: a temporary
     per step cost more than the arithmetic)."""
@@ -188,7 +188,7 @@ def _resample_sums(dense: np.ndarray, n: int, n_boot: int, seed: int, max_rows: 
     Counts are integers, and so are the per-task figures of every rate the audit draws (calls, fires,
     bytes, tokens): their sums below 2^53 are exact in any order, so the product equals the sum of the
     gathered draws bit for bit. Columns with a fraction (or sums past 2^53) are summed draw by draw in
-    draw order instead, as before (`tests/checks/test_audit_model.py` holds the two to each other)."""
+    draw order instead, as before (`tests/audit/test_report_model.py` holds the two to each other)."""
     exact = (
         bool(np.all(dense == np.round(dense))) and float(np.abs(dense).sum(axis=0).max(initial=0)) * n < 2**53
     )

@@ -485,7 +485,7 @@ def _flat_fields(rec: Any, seen: list[Any]) -> tuple[Any, ...] | None:
     tests, taken in the same order, decide what is well-typed; anything missing, mistyped or unusual
     (an integer id, a non-string error, a `tools` list holding objects, a bad reward...) gives None
     and the caller hands the record to the adapter, which parses it or raises its own error, so a line
-    is accepted, refused and worded exactly as the adapter does (`tests/checks/test_stream_speed.py`
+    is accepted, refused and worded exactly as the adapter does (`tests/checks/test_stream.py`
     compares the two on random records). `seen`: `[tools list, names]` of the last plain-name list.
     """
     if type(rec) is not dict:

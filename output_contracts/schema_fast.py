@@ -10,7 +10,7 @@ per process, and a document then costs a few µs.
 How it is used (`output_contracts.schemas.schema_errors`): a document this test accepts is valid; one it
 refuses goes to jsonschema, which finds and words the errors exactly as before. So a mistake here that
 refused a valid document would only cost time, and the one that matters, accepting an invalid one, is
-what `tests/core/test_schema_fast.py` rules out by comparing both on mutated real artifacts.
+what `tests/output_contracts/test_schema_fast.py` rules out by comparing both on mutated real artifacts.
 
 The keywords are those of Draft 2020-12 as `jsonschema` applies them: `type` (`integer` accepts a float
 with an integral value; booleans are neither numbers nor integers), `enum`/`const` (1 and 1.0 equal,

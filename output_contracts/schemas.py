@@ -90,7 +90,7 @@ def jsonschema_module() -> types.ModuleType:
 @functools.cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     """The validator of a packaged schema. The schema itself is not checked against its metaschema
-    here: the packaged schemas are fixed files, checked once in the tests (`tests/core/test_schemas.py`),
+    here: the packaged schemas are fixed files, checked once in the tests (`tests/output_contracts/test_schemas.py`),
     and checking one in every process cost about 0.05 CPU-s (a tenth of a `contracts mine` of a
     3,000-call corpus, where the corpus manifest is the only document validated)."""
     jsonschema = jsonschema_module()

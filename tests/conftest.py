@@ -9,11 +9,15 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.once import made_once, run_folder
+
+if TYPE_CHECKING:
+    from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.traces.corpus import Corpus
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_traces"
@@ -32,46 +36,49 @@ def _no_inherited_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
 #: The files whose tests take longest, with their seconds in one `make test` (pytest --durations=0,
 #: 2 workers on a machine shared with other jobs, summed per file; only the proportions matter). They run first, spread over the pytest-xdist workers, so that no long test starts
 #: last and `--dist worksteal` evens out the end with the many short tests. A file missing here is only
-#: scheduled later, never skipped.
+#: scheduled later, never skipped. The files that tests/ mirroring the packages split (tests/codes/<name>/)
+#: were timed in a run of the new layout and put on this table's scale (about 7 times that run's seconds).
 SLOW_FILES: dict[str, float] = {
     "tests/cli/test_examples.py": 913,  # one test per example block; a block waits for the blocks it reads
     "tests/cli/test_damaged_every_command.py": 278,
-    "tests/mining/test_mining_view.py": 228,
-    "tests/checks/test_compiled_checker.py": 207,
+    "tests/mining/test_view.py": 228,
+    "tests/codes/engine/test_compiled.py": 207,
     "tests/bench/test_run_all.py": 165,  # the bench smoke run, made once per run (tests/once.py)
     "tests/mining/test_distributed.py": 134,
     "tests/checks/test_ci_outputs.py": 132,
     "tests/test_golden.py": 129,  # with the injected-fault audit it shares (tests/conftest.py)
-    "tests/checks/test_check_cli.py": 112,
+    "tests/checks/test_cli.py": 112,
     "tests/mining/test_parts.py": 110,
-    "tests/checks/test_audit.py": 104,
-    "tests/checks/test_contract_set_schema.py": 98,
+    "tests/audit/test_pipeline.py": 104,
+    "tests/codes/test_contract_set_schema.py": 98,
     "tests/cli/test_terminal_width.py": 94,
-    "tests/checks/test_check_format_length.py": 90,
     "tests/mining/test_parts_layout.py": 84,
     "tests/mining/test_tau_precision.py": 79,
     "tests/cli/test_full_disk.py": 77,
-    "tests/sample/test_faults.py": 75,
+    "tests/sample_traces/test_faults.py": 75,
     "tests/cli/test_damaged_inputs.py": 66,
-    "tests/checks/test_audit_reuse.py": 65,
-    "tests/checks/test_check_range_unique.py": 65,
+    "tests/audit/test_reuse.py": 65,
     "tests/cli/test_ledger_default.py": 65,
-    "tests/mining/test_range_unique.py": 62,
+    "tests/codes/range/test_check.py": 62,
     "tests/mining/test_verify_by_construction.py": 60,  # random worlds: 16 to 47 CPU-s with the seed
-    "tests/mining/test_format_length.py": 59,
     "tests/repair/test_cli.py": 57,
-    "tests/mining/test_conditional.py": 56,
+    "tests/codes/conditional/test_mine.py": 56,
+    "tests/codes/range/test_mine.py": 53,
+    "tests/codes/engine/test_corpus_pass.py": 52,
     "tests/mining/test_folds.py": 51,
-    "tests/checks/test_check_maps.py": 49,
-    "tests/checks/test_stream_speed.py": 46,
-    "tests/sample/test_files.py": 46,
+    "tests/checks/test_maps.py": 49,
+    "tests/codes/format/test_mine.py": 48,
+    "tests/codes/unique/test_mine.py": 48,
+    "tests/checks/test_stream.py": 46,
+    "tests/sample_traces/test_files.py": 46,
     "tests/checks/test_proxy.py": 45,
-    "tests/checks/test_check_sample.py": 44,
+    "tests/checks/test_sample_world.py": 44,
     "tests/mining/test_cli.py": 43,
-    "tests/report/test_report.py": 42,
-    "tests/core/test_architecture.py": 40,
+    "tests/audit/test_html.py": 42,
+    "tests/codes/format/test_check.py": 40,
+    "tests/test_architecture.py": 40,
     "tests/traces/test_formats_sessions.py": 40,
-    "tests/checks/test_check_semantics.py": 38,
+    "tests/checks/test_checker.py": 38,
     "tests/cli/test_plain.py": 38,
     "tests/mining/test_maps.py": 37,
     "tests/cli/test_action.py": 36,
@@ -119,7 +126,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="Rewrite tests/golden/* from the current outputs instead of comparing (tests/test_golden.py).",
+        help="Rewrite tests/golden/* and tests/codes/*/golden.json from the current outputs instead of "
+        "comparing (tests/test_golden.py, tests/codes/test_snapshots.py).",
     )
     parser.addoption(
         "--update-examples",
@@ -165,7 +173,7 @@ def _once(assert_holds: Callable[[Any, Any], None], shared: Path) -> Callable[[A
     set or data that differs in one byte. Direct calls of `assert_holds` (the tests that plant a wrong
     rule) are never memoised. A check that passed is also marked in `shared` (a folder of the pytest
     run, `run_folder`), so that another xdist worker mining the same set from the same corpus folder
-    (the sample world's, made once per run by tests/mining/conftest.py) does not repeat it."""
+    (the sample world's, made once per run by `sample_corpus` below) does not repeat it."""
     import hashlib
 
     from output_contracts.jsonutil import canonical_json
@@ -197,6 +205,45 @@ def _once(assert_holds: Callable[[Any, Any], None], shared: Path) -> Callable[[A
         held.add(k)
 
     return once
+
+
+# --- the sample world ingested once, and its 5-fold contract set -------------------------------------
+#
+# Both are made once per pytest run (`tests/once.py`), by whichever pytest-xdist worker asks first, and
+# read by the others: the tests that read them are spread over the workers, and each worker ingesting and
+# mining the same sample world again was one of the suite's longest set-ups. The tests only read them.
+
+
+@pytest.fixture(scope="session")
+def sample_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    if not (SAMPLE / "planted.json").is_file():
+        pytest.skip("sample_traces/planted.json is absent")
+    from output_contracts.traces.corpus import Corpus
+    from output_contracts.traces.ingest import ingest
+
+    def make(folder: Path) -> None:
+        ingest([SAMPLE / "clean"], folder / "corpus", registry=SAMPLE / "tools.json")
+
+    return Corpus.open(made_once(run_folder(tmp_path_factory), "sample-corpus", make) / "corpus")
+
+
+@pytest.fixture(scope="session")
+def sample_contracts_file(sample_corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`mine(sample_corpus, folds=5, seed=13)` saved, mined once per run."""
+    from output_contracts.mining import mine
+
+    def make(folder: Path) -> None:
+        # verify: every checker replayed over its own mining data with the shipped checker (raises on a fire)
+        mine(sample_corpus, folds=5, seed=13, verify=True).save(folder / "contracts.json")
+
+    return made_once(run_folder(tmp_path_factory), "sample-contracts", make) / "contracts.json"
+
+
+@pytest.fixture(scope="session")
+def sample_contracts(sample_contracts_file: Path) -> ContractSet:
+    from output_contracts.codes.contract_set import ContractSet
+
+    return ContractSet.load(sample_contracts_file)
 
 
 #: Set to 1 to make a test that needs ../shared/data fail, not skip, when the folder is absent.
@@ -255,7 +302,7 @@ def copy_sample_world(work: Path) -> None:
 
 #: `contracts audit` of the clean sample world with every fault kind planted in 10% of the eligible calls:
 #: the golden files audit-clean-inject.* (tests/test_golden.py) and the propagation section's test
-#: (tests/checks/test_propagation.py) read the same run.
+#: (tests/audit/test_propagation.py) read the same run.
 INJECT_AUDIT = (
     "audit",
     "sample_traces/clean",

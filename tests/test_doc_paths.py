@@ -22,14 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-#: These three pages are maintained with the move of the property codes into `codes/`, which renames the
-#: modules they describe; they are checked once that move has landed.
-EXEMPT = frozenset({"docs/design.md", "docs/codes.md", "docs/rules.md"})
-PAGES = sorted(
-    p.relative_to(REPO).as_posix()
-    for p in [REPO / "README.md", *(REPO / "docs").glob("*.md")]
-    if p.relative_to(REPO).as_posix() not in EXEMPT
-)
+PAGES = sorted(p.relative_to(REPO).as_posix() for p in [REPO / "README.md", *(REPO / "docs").glob("*.md")])
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")

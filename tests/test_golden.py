@@ -297,7 +297,7 @@ def test_audit(golden: Golden, world: World) -> None:
 def test_audit_inject(golden: Golden, sample_inject_audit: CliRun) -> None:
     # `AUDIT` with every fault kind planted (conftest's INJECT_AUDIT, whose command line the transcript
     # shows), in a copy of the sample world like `world`: run once per pytest run and shared with
-    # tests/checks/test_propagation.py. Here its transcript and files are compared whole.
+    # tests/audit/test_propagation.py. Here its transcript and files are compared whole.
     run = World(sample_inject_audit.work)
     golden.verify(
         {

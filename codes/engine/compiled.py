@@ -611,7 +611,7 @@ def compile_tool(rules: Sequence[Rule], maps: tuple[frozenset[str], frozenset[st
     body: list[str] = []
     for side, var in (("arg", "A"), ("result", "R")):
         root = roots[side]
-        if root.acts or root.tests or root.children:
+        if root.acts or root.tests or root.children or root.present:
             w.lines = []
             w.node(root, var, [], "    ", maps[0] if side == "arg" else maps[1])
             body.extend(w.lines)

@@ -502,7 +502,7 @@ def _sample_all(wide: pl.DataFrame, names: Sequence[str]) -> tuple[pl.DataFrame,
 
     Every spec at once, the spec a key of every step: a spec's rows hold null in the names that are not
     its fields, which count as absent, so its picks are those made on its own frame alone
-    (`tests/mining/relation_reference.sample_rows`)."""
+    (`tests/codes/relation/reference.sample_rows`)."""
     w = (
         wide.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).over("spec").alias("_r"))
         .group_by("spec", "fold", maintain_order=True)

@@ -13,7 +13,7 @@
 
 Why a generator and not hand-written files: every planted invariant must hold by construction and be
 supported comfortably above the miner's thresholds, and the noise must be spread over many tasks so
-it never becomes a rule by chance. Both are easier to guarantee, and to re-check (tests/sample/),
+it never becomes a rule by chance. Both are easier to guarantee, and to re-check (tests/sample_traces/),
 from code.
 
 Modules, in dependency order: `vocab` (the fixed vocabulary, value helpers), `catalog` (products,

@@ -1,7 +1,7 @@
 """The non-flat adapter formats (DESIGN §2.2): a few clean episodes written as each format records them.
 
 Why a generator for these too: each adapter must turn its format back into the flat records the
-episode started as, so the test (tests/sample/test_formats.py) needs the truth next to the file.
+episode started as, so the test (tests/sample_traces/test_formats.py) needs the truth next to the file.
 The files exercise what adapters get wrong: parallel calls answered out of order (join by id, not by
 position), failed calls, arguments as JSON text or structured values, and tool definitions.
 """

@@ -2,7 +2,7 @@
 
 Why they are listed by hand rather than read off the data: they are the specification the tool
 results were written to satisfy, so a test can re-check each one against the generated files with
-plain Python (tests/sample/), and a miner's output can be scored against them. They are written to
+plain Python (tests/sample_traces/), and a miner's output can be scored against them. They are written to
 `planted.json` in rule-path notation: result patterns such as `/items/*/price`, argument patterns
 prefixed `$args`.
 """

@@ -1,0 +1,1 @@
+"""Tests of `bench/`: the benchmark harness and its scripts at a small size."""

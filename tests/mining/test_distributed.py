@@ -34,8 +34,8 @@ from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
 from output_contracts.traces.tool_registry import load_registry
 from tests.conftest import REPO
-from tests.mining.helpers import call, tasks
-from tests.mining.worlds import world
+from tests.helpers import call, tasks
+from tests.worlds import world
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from output_contracts.codes.table import names
 from output_contracts.errors import MiningError
 from output_contracts.mining import mine
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.worlds import world
+from tests.worlds import world
 
 CODES = names()
 LOW = {c: 5 for c in CODES}  # small corpora: low thresholds so that every class has rules to compare

@@ -17,7 +17,7 @@ from output_contracts.mining.clean import leaf_rows
 from output_contracts.mining.data import load
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.worlds import world
+from tests.worlds import world
 
 CODES = names()
 LOW = {c: 5 for c in CODES}

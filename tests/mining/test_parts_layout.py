@@ -16,8 +16,8 @@ from output_contracts.mining.clean import leaf_rows
 from output_contracts.mining.data import Unit, load, plan_parts
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.worlds import world
 from tests.traces.test_ingest_order import make_format_1
+from tests.worlds import world
 
 CODES = names()
 LOW = {c: 5 for c in CODES}

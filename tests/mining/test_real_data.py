@@ -14,8 +14,8 @@ from output_contracts.mining import mine
 from output_contracts.mining.diff import diff_sets
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
+from tests.helpers import find
 from tests.mining import taudb
-from tests.mining.helpers import find
 
 
 def _corpus(records: Iterable[dict[str, Any]], where: Path) -> Corpus:

@@ -9,7 +9,7 @@ import orjson
 from output_contracts.mining import mine
 from output_contracts.mining.schema_rules import declared
 from output_contracts.traces.tool_registry import load_registry
-from tests.mining.helpers import call, corpus, find
+from tests.helpers import call, corpus, find
 
 OUTPUT = {
     "type": "object",

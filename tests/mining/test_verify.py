@@ -14,7 +14,7 @@ from output_contracts.mining import mine
 from output_contracts.mining.data import load
 from output_contracts.mining.verify import assert_holds, misfires
 from output_contracts.traces.ingest import corpus_from_records
-from tests.mining.worlds import world
+from tests.worlds import world
 
 CODES = names()
 LOW = {c: 5 for c in CODES}

@@ -27,7 +27,7 @@ from output_contracts.traces.ingest import corpus_from_records, ingest
 from output_contracts.traces.ingest.commit import file_digest
 from output_contracts.traces.ingest.order import group_sizes
 from output_contracts.traces.leaves import flatten
-from tests.mining.worlds import world
+from tests.worlds import world
 
 
 def _records(n: int = 120, tasks: int = 9, seed: int = 3) -> list[dict[str, object]]:

@@ -1,0 +1,1 @@
+"""Tests of CONSISTENT (`codes/consistent/`): its checks, its miner, its cases and their golden violations."""

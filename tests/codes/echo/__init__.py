@@ -1,0 +1,1 @@
+"""Tests of ECHO (`codes/echo/`): its checks, its miner, its cases and their golden violations."""

@@ -1,0 +1,1 @@
+"""Tests of FORMAT (`codes/format/`): its checks, its miner, its cases and their golden violations."""

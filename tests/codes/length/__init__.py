@@ -1,0 +1,1 @@
+"""Tests of LENGTH (`codes/length/`): its checks, its miner, its cases and their golden violations."""

@@ -1,0 +1,1 @@
+"""Tests of RANGE (`codes/range/`): its checks, its miner, its cases and their golden violations."""

@@ -1,0 +1,3 @@
+"""RANGE's tests read the order worlds they share with UNIQUE's (tests/codes/range_unique_world.py)."""
+
+from tests.codes.range_unique_world import cs, world_corpus, world_cs  # noqa: F401 (fixtures)

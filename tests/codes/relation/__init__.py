@@ -1,0 +1,1 @@
+"""Tests of RELATION (`codes/relation/`): its checks, its miner, its cases and their golden violations."""

@@ -1,0 +1,1 @@
+"""Tests of REQUIRED (`codes/required/`): its checks, its miner, its cases and their golden violations."""

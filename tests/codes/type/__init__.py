@@ -1,0 +1,1 @@
+"""Tests of TYPE (`codes/type/`): its checks, its miner, its cases and their golden violations."""

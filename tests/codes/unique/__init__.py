@@ -1,0 +1,1 @@
+"""Tests of UNIQUE (`codes/unique/`): its checks, its miner, its cases and their golden violations."""

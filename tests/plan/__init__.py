@@ -1,1 +1,0 @@
-"""Tests of the registry, plan-check and tool exports."""

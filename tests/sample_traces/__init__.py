@@ -1,0 +1,1 @@
+"""Tests of the sample world (`sample_traces/`): the generator, its committed files and what they plant."""
