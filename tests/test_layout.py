@@ -14,6 +14,8 @@ FIXTURES = {"golden", "data"}
 
 
 def folders_of_tests() -> list[Path]:
+    """The folders under tests/ that hold a source file (a folder left with only compiled files, after
+    its tests moved away, holds none), fixture folders aside."""
     return sorted(
         d
         for d in TESTS.rglob("*")
@@ -21,6 +23,7 @@ def folders_of_tests() -> list[Path]:
         and "__pycache__" not in d.parts
         and not FIXTURES & set(d.relative_to(TESTS).parts)
         and not d.name.startswith(".")
+        and any(f.is_file() for f in d.rglob("*") if "__pycache__" not in f.parts)
     )
 
 
