@@ -18,7 +18,7 @@ from typing import Any
 from output_contracts.codes.contract_set import Rule, split_side
 from output_contracts.codes.dates import classify
 from output_contracts.codes.nodes import KIND_OF_TYPE
-from output_contracts.traces.leaves import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
+from output_contracts.traces.pointers import MAP_TOKEN, WILD_TOKENS, escape_token, unescape_token
 
 #: The fault taxonomy, in the order reports list it (docs/faults.md).
 KINDS: tuple[str, ...] = (

@@ -26,7 +26,7 @@ from typing import Any
 
 from output_contracts.audit.fault_targets import Walked, walk
 from output_contracts.codes.dates import classify
-from output_contracts.traces.leaves import escape_token
+from output_contracts.traces.pointers import escape_token
 
 #: What an HTTP proxy or CDN serves in place of the API's JSON (cached error page, status 200).
 HTML_ERROR_PAGE = (

@@ -39,7 +39,7 @@ from output_contracts.codes.contract_set import ContractSet, split_side
 from output_contracts.codes.mine_params import MineParams
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
-from output_contracts.traces.leaves import WILD_TOKENS, unescape_token
+from output_contracts.traces.pointers import WILD_TOKENS, unescape_token
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def fold_of(task_id: str, seed: int, k: int) -> int:
@@ -15,7 +17,10 @@ def fold_of(task_id: str, seed: int, k: int) -> int:
 
 
 def fold_table(task_ids: pl.Series, seed: int, k: int) -> pl.DataFrame:
-    """`task_id -> fold` for the distinct task ids given (hashing each distinct id once, not each row)."""
+    """`task_id -> fold` for the distinct task ids given (hashing each distinct id once, not each row).
+    (polars is imported here: `fold_of` is read by the contract set model, which loads without it.)"""
+    import polars as pl
+
     tasks = task_ids.cast(pl.String).unique().sort()
     return pl.DataFrame(
         {"task_id": tasks, "fold": [fold_of(t, seed, k) for t in tasks.to_list()]},

@@ -13,7 +13,7 @@ import polars as pl
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.nodes import Operand
 from output_contracts.frames import pack_pair
-from output_contracts.traces.leaves import KINDS
+from output_contracts.traces.pointers import KINDS
 
 
 @dataclass(frozen=True)

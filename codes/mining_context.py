@@ -68,9 +68,7 @@ class MiningContext:
     registry: Registry | None
     sample: Leaves  # the candidate sample's leaves (`output_contracts.mining.data.sample_filter`)
     num_pids: pl.Series  # ids of the patterns holding a number in some clean call (either side)
-    pools: (
-        pl.DataFrame
-    )  # pid, tool, pattern, pool of result patterns (`output_contracts.mining.shapes.pools`)
+    pools: pl.DataFrame  # pid, tool, pattern, pool of result patterns (`output_contracts.mining.pools.pools`)
 
     @functools.cached_property
     def pooled(self) -> pl.DataFrame:
@@ -129,7 +127,7 @@ def _pooled_stats(ctx: MiningContext) -> pl.DataFrame:
     `p_min_year`, `p_max_year`, `p_lowbin`, `p_n_low1`, `p_n_low2` (`output_contracts.codes.mining_frames.low_octave_aggs` over the
     members: task counts summed, an upper bound of the distinct count),
     `p_ncls` (value classes in the pool at this checker). A pattern alone in its pool gets its own
-    statistics back (`output_contracts.mining.shapes`)."""
+    statistics back (`output_contracts.mining.pools`)."""
     s = ctx.stats.join(ctx.pools.select("tool", "pattern", "pool"), on=["tool", "pattern"], how="left")
     per = s.group_by("pool", "cls", "checker").agg(
         pl.col("n").max().alias("p_n"),

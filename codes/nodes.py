@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from output_contracts.codes.contract_set import Rule, split_side
-from output_contracts.traces.leaves import (
+from output_contracts.traces.pointers import (
     MAP_TOKEN,
     WILD_TOKENS,
     escape_token,

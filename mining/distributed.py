@@ -13,7 +13,7 @@ per-tool cut keeps the rule classes untouched and makes byte-identity a property
 which `tests/mining/test_distributed.py` checks against the local engine.
 
 Partitions. One per tool that has clean calls, biggest first so the long tasks start early, except that
-tools whose outputs share an object shape (`output_contracts.mining.shapes.linked_tools`) form one partition:
+tools whose outputs share an object shape (`output_contracts.mining.pools.linked_tools`) form one partition:
 their DOMAIN, TYPE and sign rules are judged over the pooled evidence, so mining `tools=[t]` alone
 would not give t's part of the whole set; likewise a tool with a CONSISTENT candidate and the tools whose
 results are its earlier sightings (`output_contracts.codes.consistent.mine.episode_links`). The driver reads the clean pattern table once to find them. Registry
@@ -46,7 +46,7 @@ from output_contracts.errors import MiningError
 from output_contracts.mining.clean import clean_calls
 from output_contracts.mining.miner import REGISTRY_FILE, corpus_summary, mine, registry_maps, resolve_params
 from output_contracts.mining.patterns import pattern_table
-from output_contracts.mining.shapes import linked_tools
+from output_contracts.mining.pools import linked_tools
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.tool_registry import Registry, load_registry
@@ -119,7 +119,7 @@ def plan(
     calls, _ = clean_calls(corpus, params.clean, params.tools)
     if calls.height == 0:
         return None
-    # Tools whose outputs share an object shape are judged together (pools, output_contracts.mining.shapes):
+    # Tools whose outputs share an object shape are judged together (pools, output_contracts.mining.pools):
     # they go to one partition, so each partition sees every pool it takes part in, whole.
     table = pattern_table(corpus, params.clean, params.tools, registry_maps(registry))
     # ... and so do the tools whose results are the earlier sightings of a CONSISTENT candidate

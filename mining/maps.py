@@ -5,7 +5,7 @@
 Read literally, every key is its own path and every rule about it is a fact about one record
 (`/variants/7583936705/price > 0`), which fires when that one record changes and says nothing about the
 next one. A *map parent* is an object pattern whose keys are data: below it the key is written `~*`
-(`output_contracts.traces.leaves.MAP_TOKEN`), so rules speak of every entry (`/variants/~*/price > 0`).
+(`output_contracts.traces.pointers.MAP_TOKEN`), so rules speak of every entry (`/variants/~*/price > 0`).
 
 The decision is made per (tool, side, parent pattern), top-down (a map's entries may hold maps), from the
 clean calls' pattern table alone: how often each key occurs, in which JSON kinds, and the keys' spelling.
@@ -50,7 +50,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from output_contracts.traces.leaves import WILD_TOKENS, generalize, unescape_token
+from output_contracts.traces.pointers import WILD_TOKENS, generalize, unescape_token
 
 ID_SHARE = 0.9
 ID_KEY = re.compile(r"\d{3}|@")

@@ -51,8 +51,8 @@ from output_contracts.mining.data import (
     path_stats_part,
     sample_filter,
 )
+from output_contracts.mining.pools import pools
 from output_contracts.mining.schema_rules import SchemaRules
-from output_contracts.mining.shapes import pools
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.tool_registry import Registry, declared_maps, load_registry

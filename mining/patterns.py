@@ -18,8 +18,9 @@ from output_contracts.codes.mining_frames import KIND_CODE
 from output_contracts.mining import maps as map_keys
 from output_contracts.mining.clean import READ_CHUNK_ROWS, clean_calls, leaf_rows, scan_leaves
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import is_wild, tp_expr
+from output_contracts.traces.leaves import tp_expr
 from output_contracts.traces.mining_view_reader import View
+from output_contracts.traces.pointers import is_wild
 
 
 def pattern_table(

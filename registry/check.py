@@ -22,7 +22,7 @@ import polars as pl
 from output_contracts.codes.engine.evaluate import generalize_patterns
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import MAP_TOKEN, escape_token, unescape_token
+from output_contracts.traces.pointers import MAP_TOKEN, escape_token, unescape_token
 from output_contracts.traces.tool_registry import (
     KIND_TO_TYPE,
     Registry,

@@ -25,7 +25,7 @@ import polars as pl
 from output_contracts.codes.contract_set import ContractSet, Rule, split_side
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import MAP_TOKEN, generalize, unescape_token
+from output_contracts.traces.pointers import MAP_TOKEN, generalize, unescape_token
 from output_contracts.traces.tool_registry import (
     KIND_TO_TYPE,
     MAX_TOOL_NAME,

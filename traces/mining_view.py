@@ -8,7 +8,7 @@ same row order (so its row-group task ranges in `corpus.json` index the view too
 - `view.parquet`: one row per leaf — `call` (UInt32: the call's rank among the corpus's `cid`s in
   increasing order, so sorting by `call` is sorting by `cid`), `task` (UInt32: the task id's code in
   `view_strings.parquet`), `lpat` (UInt32: the literal (tool, side, pattern) in
-  `view_patterns.parquet`), `kind` (UInt8: the index in `output_contracts.traces.leaves.KINDS`),
+  `view_patterns.parquet`), `kind` (UInt8: the index in `output_contracts.traces.pointers.KINDS`),
   `path` (String, only where the pattern holds a wildcard token `*`: elsewhere the path is the
   pattern),
   `num`, `len` (as in leaves.parquet), `str` (UInt32: the string's code in `view_strings.parquet`,

@@ -460,7 +460,7 @@ def map_value_schema(schema: Any, root: Any) -> Any | None:
 
     A map is an object that declares no `properties` and gives `additionalProperties` as a schema: its
     keys are data (ids, names), and the entries all follow that one schema. In rule paths such a key is
-    `~*` (`output_contracts.traces.leaves.MAP_TOKEN`)."""
+    `~*` (`output_contracts.traces.pointers.MAP_TOKEN`)."""
     if object_fields(schema, root) is not None:
         return None
     for b in _branches(schema, root):

@@ -21,7 +21,7 @@ from output_contracts.codes.spec import Code, Paths, param
 from output_contracts.codes.table import register
 from output_contracts.codes.violation import At, Violation, name
 from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import INDEX_TOKEN, MAP_TOKEN, WILD_TOKENS
+from output_contracts.traces.pointers import INDEX_TOKEN, MAP_TOKEN, WILD_TOKENS
 
 #: The signs a numeric discriminator's condition names.
 SIGNS = ("negative", "zero", "positive")

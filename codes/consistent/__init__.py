@@ -11,7 +11,7 @@ from output_contracts.codes.spec import Code, Paths
 from output_contracts.codes.table import register
 from output_contracts.codes.violation import At, Violation, name
 from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import WILD_TOKENS
+from output_contracts.traces.pointers import WILD_TOKENS
 
 #: A call's id, or a function giving it (called only when a violation cites the call).
 CallId = str | Callable[[], str]

@@ -27,7 +27,7 @@ from output_contracts.codes.consistent.memory import (
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.engine.compiled import Writer
 from output_contracts.codes.violation import Violation
-from output_contracts.traces.leaves import unescape_token
+from output_contracts.traces.pointers import unescape_token
 
 Observe = Callable[[list[dict[Any, Any]], set[Any], Any, CallId, str], None]
 SeenTest = Callable[[list[dict[Any, Any]], Any], bool]

@@ -28,8 +28,8 @@ from output_contracts.errors import CheckError
 from output_contracts.frames import pack_pair
 from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import KINDS
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
+from output_contracts.traces.pointers import KINDS
 
 #: Salts that keep a string's hash apart from a number's (and a boolean's, and null) in `entity_expr`
 #: and `value_hash`. A 64-bit collision within one episode could pair two entities; the corpus path's

@@ -34,7 +34,7 @@ from output_contracts.codes.consistent import CallId, Seen
 from output_contracts.codes.contract_set import Rule
 from output_contracts.codes.echo.check import echo_equal
 from output_contracts.codes.nodes import resolve
-from output_contracts.traces.leaves import unescape_token
+from output_contracts.traces.pointers import unescape_token
 
 #: Integer keys at or beyond 2^53 are not judged: a corpus stores numbers as float64 (as UNIQUE).
 EXACT_LIMIT = 2.0**53

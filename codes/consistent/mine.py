@@ -58,8 +58,8 @@ from output_contracts.codes.mining_frames import (
 from output_contracts.errors import MiningError
 from output_contracts.frames import pack_pair
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import WILD_TOKENS
 from output_contracts.traces.mining_view_reader import View, call_indexes
+from output_contracts.traces.pointers import WILD_TOKENS
 
 #: This folder's row of the support table of docs/rules.md: the qualifying example, the default
 #: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.

@@ -121,7 +121,7 @@ class DomainMiner:
 
     Qualifying example: a *task* with a string node at P in a clean result (other kinds are TYPE's business).
 
-    Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape
+    Judged per pool (`output_contracts.mining.pools`): where several tools return the same object shape
     (every order-returning tool's `/items/*/options/connectivity`, and the catalogue's variant options), their
     observations are pooled before the value set is judged, and each member gets the pooled set — the set one
     tool alone would have cut short is what each tool gets.

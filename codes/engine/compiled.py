@@ -49,13 +49,7 @@ from output_contracts.codes.nodes import (
 from output_contracts.codes.table import episode_check
 from output_contracts.codes.violation import Violation
 from output_contracts.jsonutil import canonical_json, sha256_hex
-from output_contracts.traces.leaves import (
-    INDEX_TOKEN,
-    MAP_TOKEN,
-    escape_token,
-    fixed_index,
-    unescape_token,
-)
+from output_contracts.traces.pointers import INDEX_TOKEN, MAP_TOKEN, escape_token, fixed_index, unescape_token
 
 #: An object place with at least this many keys below it is walked in blocks of `WIDE_BLOCK` keys, each
 #: block looked up only when the object holds one of its keys.

@@ -50,8 +50,9 @@ from output_contracts.frames import detach, pack_pair
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.call_texts import CallTexts
 from output_contracts.traces.corpus import Corpus
-from output_contracts.traces.leaves import KINDS, SIDE_DTYPE, generalize, unfix
+from output_contracts.traces.leaves import SIDE_DTYPE
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_PATTERNS_FILE
+from output_contracts.traces.pointers import KINDS, generalize, unfix
 
 Fold = int | None | Literal["cross"]
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)

@@ -76,7 +76,7 @@ class FormatMiner:
     The values judged are the strings' shapes, not the strings: `#W0174651` and `#W4817420` are one shape,
     `#A9999999`.
 
-    Keep only if, in the checker's data of the pool (`output_contracts.mining.shapes`), the set of shapes
+    Keep only if, in the checker's data of the pool (`output_contracts.mining.pools`), the set of shapes
     passes DOMAIN's whole test (`output_contracts.codes.domain.mine.closed_sets`) with FORMAT's own support:
     at least `min_support` FORMAT (50) distinct tasks, at most FORMAT_MAX_SHAPES (8) shapes and one per 10
     (shape, task) pairs, every shape seen in at least 3 tasks, and the cross-validated unseen mass (the

@@ -32,7 +32,7 @@ CONDITIONS = "no empty array"
 class LengthMiner(FromStats):
     """The LENGTH rule class.
 
-    Judged per pool (`output_contracts.mining.shapes`): the `/items` of an order is the same list whichever
+    Judged per pool (`output_contracts.mining.pools`): the `/items` of an order is the same list whichever
     tool returns the order, so the tasks of every member count and an empty list in any member refutes it for
     all (the pool's task count is its largest member's, a lower bound).
 

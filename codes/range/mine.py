@@ -84,7 +84,7 @@ def _num(x: float) -> str:
 class RangeMiner(FromStats):
     """The RANGE rule class.
 
-    Numbers (judged per pool, `output_contracts.mining.shapes`, like the sign rules): a field whose clean
+    Numbers (judged per pool, `output_contracts.mining.pools`, like the sign rules): a field whose clean
     values are all >= 0 and not constant gets `max` = the power of ten strictly above three times its largest
     value and, when every value is > 0, `min` = the power of ten at or below a third of its smallest: values
     from 12.5 to 830 give [1, 10000] (a bound is never within a factor 3 of a clean value). Years (judged per

@@ -11,7 +11,7 @@ from output_contracts.codes.spec import Code, Paths, param
 from output_contracts.codes.table import register
 from output_contracts.codes.violation import At, Violation, name
 from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import MAP_TOKEN
+from output_contracts.traces.pointers import MAP_TOKEN
 
 #: How close A must be to the right-hand side: exactly, to the cent, to 1e-9 relative.
 TOLERANCES = ("exact", "cent", "rel")

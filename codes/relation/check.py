@@ -31,7 +31,7 @@ from output_contracts.codes.nodes import (
     is_num,
 )
 from output_contracts.codes.relation import FORMS, TOLERANCES, Relation, RelationParams, rhs_of
-from output_contracts.traces.leaves import INDEX_TOKEN, fixed_index
+from output_contracts.traces.pointers import INDEX_TOKEN, fixed_index
 
 CENT_TOL = 0.005 + 1e-9
 REL_TOL = 1e-9

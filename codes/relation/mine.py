@@ -82,7 +82,7 @@ from output_contracts.codes.mining_frames import (
     merged_examples,
 )
 from output_contracts.jsonutil import canonical_str
-from output_contracts.traces.leaves import MAP_TOKEN
+from output_contracts.traces.pointers import MAP_TOKEN
 
 #: This folder's row of the support table of docs/rules.md: the qualifying example, the default
 #: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
@@ -105,7 +105,7 @@ CONSTANTS = {
     "count_of_min_tasks": COUNT_OF_MIN_TASKS,
 }
 
-#: The rule-path token of the first member of an array (`output_contracts.traces.leaves.fixed_index`).
+#: The rule-path token of the first member of an array (`output_contracts.traces.pointers.fixed_index`).
 FIRST_TOKEN = "*0"
 
 WINDOW = 4000  # rows of each fold (first by call key) of the sample's wide frame that samples are drawn from

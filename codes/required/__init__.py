@@ -6,7 +6,7 @@ from output_contracts.codes.contract_set import Rule, split_side
 from output_contracts.codes.spec import Code
 from output_contracts.codes.table import register
 from output_contracts.codes.violation import At, Violation
-from output_contracts.traces.leaves import unescape_token
+from output_contracts.traces.pointers import unescape_token
 
 
 @register

@@ -22,7 +22,7 @@ from output_contracts.codes.evaluation import Check
 from output_contracts.codes.hits import OpRow, RuleEntry, empty_hits
 from output_contracts.codes.nodes import GroupFinder, Nodes, Operand, PathFinder, child_missing
 from output_contracts.codes.required import Required
-from output_contracts.traces.leaves import (
+from output_contracts.traces.pointers import (
     WILD_TOKENS,
     escape_token,
     fixed_index,

@@ -20,7 +20,7 @@ import polars as pl
 
 from output_contracts.codes.mining_context import FromStats, MiningContext, paths_one, support_ok
 from output_contracts.codes.mining_frames import CLS_OBJ, cand_frame, last_token_expr, parent_expr
-from output_contracts.traces.leaves import WILD_TOKENS
+from output_contracts.traces.pointers import WILD_TOKENS
 
 #: This folder's row of the support table of docs/rules.md: the qualifying example, the default
 #: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.

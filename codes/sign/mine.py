@@ -103,7 +103,7 @@ class SignMiner(FromStats):
     legal, frequent) the rule is NONNEG, which the data does support. Floats are not counts and keep POSITIVE
     on their minimum.
 
-    Judged per pool (`output_contracts.mining.shapes`): minimum, maximum, int-ness and support over every
+    Judged per pool (`output_contracts.mining.pools`): minimum, maximum, int-ness and support over every
     place of the same object shape, so a refund's negative amount in one tool's output keeps every tool
     returning that payment history from claiming POSITIVE.
     """

@@ -34,7 +34,7 @@ CONDITIONS = "one kind; never `null` alone"
 class TypeMiner(FromStats):
     """The TYPE rule class.
 
-    Judged per pool (`output_contracts.mining.shapes`): where several tools return the same object shape, the
+    Judged per pool (`output_contracts.mining.pools`): where several tools return the same object shape, the
     kind is decided over all of them. A pooled member gets the rule when the pool's largest member meets the
     support.
     """

@@ -15,7 +15,7 @@ from output_contracts.codes.unique.items import (
     list_of,
 )
 from output_contracts.codes.violation import At, Violation, name
-from output_contracts.traces.leaves import unescape_token
+from output_contracts.traces.pointers import unescape_token
 
 
 @register

@@ -42,7 +42,7 @@ from output_contracts.codes.mining_frames import (
     merged_examples,
 )
 from output_contracts.codes.unique.items import EXACT_LIMIT, MAX_FIELDS, item_split
-from output_contracts.traces.leaves import WILD_TOKENS
+from output_contracts.traces.pointers import WILD_TOKENS
 
 #: This folder's row of the support table of docs/rules.md: the qualifying example, the default
 #: support (filled in with the spec's `min_support` and `min_tasks`) and the extra conditions.
@@ -216,7 +216,7 @@ class UniqueMiner:
             ],
             ctx.data.k,
         )
-        # judged per pool (`output_contracts.mining.shapes`): the flights of a reservation are one list whichever
+        # judged per pool (`output_contracts.mining.pools`): the flights of a reservation are one list whichever
         # tool returns the reservation, so a repeat in any member refutes all, and the largest member's
         # lists and tasks are the support (a lower bound of the pool's)
         pools = ctx.pools.select(pl.col("pid").cast(pl.UInt32), "pool")

@@ -44,7 +44,7 @@ from output_contracts.cli.app import app
 from output_contracts.codes.dates import classify
 from output_contracts.errors import UsageError
 from output_contracts.jsonutil import canonical_json
-from output_contracts.traces.leaves import escape_token, unescape_token
+from output_contracts.traces.pointers import escape_token, unescape_token
 
 EXPECTED_KINDS = (
     "html_error_page",

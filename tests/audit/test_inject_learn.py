@@ -22,7 +22,7 @@ from output_contracts.audit import fault_targets as ft
 from output_contracts.audit import inject as inj
 from output_contracts.audit.inject import ALL_KINDS, KINDS, find_targets, inject_records, read_flat
 from output_contracts.codes.dates import classify
-from output_contracts.traces.leaves import escape_token
+from output_contracts.traces.pointers import escape_token
 from tests.audit.test_inject import world
 from tests.conftest import SAMPLE
 

@@ -28,7 +28,7 @@ from output_contracts.mining import mine
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.leaves import MAP_TOKEN, escape_token
+from output_contracts.traces.pointers import MAP_TOKEN, escape_token
 
 T = "get_product_details"
 LAYOUTS = ("flat", "in_array", "root", "nested")

@@ -59,7 +59,7 @@ def clean_records() -> list[dict[str, Any]]:
     return [record(i, clean_result(r, i)) for i in range(N_TASKS)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cs(tmp_path_factory: pytest.TempPathFactory) -> ContractSet:
     """The real miner on the clean world, 5 folds (the full checker has LENGTH; the fold checkers, with
     ~256 tasks each, do not)."""
@@ -191,12 +191,12 @@ def order_world(n_tasks: int, seed: int = 7, calls_per_task: int = 1) -> list[di
     return order_calls(n_tasks, calls_per_task, lambda t: order(r, t, tags_empty=t % 7 == 3))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     return corpus_from_records(order_world(320), tmp_path_factory.mktemp("orders") / "c")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world_cs(world_corpus: Corpus) -> ContractSet:
     return mine(world_corpus)
 

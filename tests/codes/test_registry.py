@@ -76,3 +76,19 @@ def test_every_spec_has_its_reference_text() -> None:
     for spec in specs():
         doc = spec.docs()
         assert doc and "*Rule*" in doc and "*Witness*" in doc, spec.name
+
+
+def test_listing_the_codes_loads_no_polars() -> None:
+    """The specs are light: `contracts codes`, the docs generator and a contract set's schema branches read
+    them without loading polars (a code's `check.py` and `mine.py` load only when asked for)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from output_contracts.codes.table import specs\n"
+        "assert len(specs()) >= 14\n"
+        "print(sorted(m for m in ('polars', 'numpy', 'pyarrow') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "[]"

@@ -24,7 +24,7 @@ from output_contracts.mining.clean import leaf_rows
 from output_contracts.mining.data import load
 from output_contracts.schemas import schema_errors, validate
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.leaves import MAP_TOKEN, escape_token, generalize
+from output_contracts.traces.pointers import MAP_TOKEN, escape_token, generalize
 from tests.helpers import call, corpus, find, mine_records
 
 T = "get_product_details"

@@ -25,8 +25,8 @@ from output_contracts.mining.data import _read_chunk, _read_leaves, load
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.corpus import CORPUS_FORMAT_VERSION, MANIFEST_FILE, Corpus
 from output_contracts.traces.ingest import ingest
-from output_contracts.traces.leaves import KINDS
 from output_contracts.traces.mining_view import VIEW_FILE, VIEW_FILES, VIEW_PATTERNS_FILE, VIEW_STRINGS_FILE
+from output_contracts.traces.pointers import KINDS
 from tests.mining import taudb
 
 

@@ -22,7 +22,8 @@ import polars as pl
 from output_contracts.jsonutil import canonical_json
 from output_contracts.traces.corpus import CALL_SCHEMA, LATE_EPISODE_COLUMNS
 from output_contracts.traces.formats.adapter import Parsed, RecordError
-from output_contracts.traces.leaves import KIND_DTYPE, KINDS, LEAF_SCHEMA, SIDE_DTYPE, SIDES
+from output_contracts.traces.leaves import KIND_DTYPE, LEAF_SCHEMA, SIDE_DTYPE, SIDES
+from output_contracts.traces.pointers import KINDS
 from output_contracts.traces.records import Episode, ToolCall, make_call_id
 
 

@@ -26,7 +26,7 @@ from output_contracts.codes.nodes import Operand
 from output_contracts.codes.table import describe
 from output_contracts.schemas import schema_errors
 from output_contracts.traces.ingest import corpus_from_records
-from output_contracts.traces.leaves import fixed_index, unfix
+from output_contracts.traces.pointers import fixed_index, unfix
 from tests.equivalence import assert_paths_agree
 
 T = "get_order_details"

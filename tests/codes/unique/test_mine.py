@@ -270,7 +270,7 @@ def test_composite_identity_where_no_field_is_unique(tmp_path: Path) -> None:
 
 def test_unique_is_judged_per_pool(tmp_path: Path) -> None:
     """The reservation reader holds 320 tasks of round trips; a write tool returning the same shape (the
-    same keys: one pool, `output_contracts.mining.shapes`) has 40. Pooled, the write tool gets the reader's rule;
+    same keys: one pool, `output_contracts.mining.pools`) has 40. Pooled, the write tool gets the reader's rule;
     a duplicate in the write tool's data refutes both."""
     reader = _flights(320, tool="get_booking")
     writer = [

@@ -34,7 +34,7 @@ from collections import defaultdict
 
 import polars as pl
 
-from output_contracts.traces.leaves import WILD_TOKENS
+from output_contracts.traces.pointers import WILD_TOKENS
 
 MIN_SHARED = 2
 MIN_OVERLAP = 0.8
