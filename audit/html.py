@@ -24,7 +24,7 @@ from typing import Any
 
 from output_contracts import __version__
 from output_contracts.audit.artifacts import Artifact, Kind
-from output_contracts.audit.report_model import Gate
+from output_contracts.audit.report_model import RULES_TITLE, Gate, rule_display_key
 from output_contracts.audit.svg import Bar, Curve, CurvePoint, Row, curve_chart, interval_chart
 from output_contracts.codes.contract_set import ContractSet, Rule
 from output_contracts.codes.table import describe
@@ -620,9 +620,9 @@ def _abstention(a: Mapping[str, Any], page: Page) -> str:
 def _rules(a: Mapping[str, Any], page: Page, index: ReceiptIndex) -> str:
     fired = sorted(
         (r for r in a["rules"] if r["fires"] > 0),
-        key=lambda r: (-r["fires"], r["tool"], r["code"], r["rule"]),
+        key=lambda r: rule_display_key(r["organic_fires"], r["fires"], r["tool"], r["code"], r["rule"]),
     )
-    out = ["<h3>Rules by fires</h3>"]
+    out = [f"<h3>{RULES_TITLE}</h3>"]
     if not fired:
         return out[0] + f'<p class="note">None of the {len(a["rules"]):,} rules fired.</p>'
     top = fired[:TOP_RULES]
@@ -638,9 +638,10 @@ def _rules(a: Mapping[str, Any], page: Page, index: ReceiptIndex) -> str:
         figure(
             interval_chart(
                 cid,
-                "Rules by fires",
-                f"Horizontal bars: fires of the {len(top)} rules that fired most, with how many were on organic "
-                f"(unfaulted) calls. Top: {top[0]['tool']} {top[0]['code']} with {top[0]['fires']:,} fires.",
+                RULES_TITLE,
+                f"Horizontal bars: fires of {len(top)} rules that fired, those with the most organic (unfaulted) "
+                f"fires first, then the most fires. First: {top[0]['tool']} {top[0]['code']} with "
+                f"{top[0]['fires']:,} fires ({top[0]['organic_fires']:,} organic).",
                 rows,
                 ["fires"],
                 count,
@@ -661,7 +662,7 @@ def _rules(a: Mapping[str, Any], page: Page, index: ReceiptIndex) -> str:
                 ],
                 numeric=[3, 4, 5],
             ),
-            f"{len(fired):,} of {len(a['rules']):,} rules fired; the {len(top)} that fired most.",
+            f"{len(fired):,} of {len(a['rules']):,} rules fired; {len(top)} shown, organic fires first.",
         )
     )
     review = {v["rule"]: s for s in a["spurious_receipts"][:MAX_REVIEW] for v in s["violations"]}
@@ -711,7 +712,7 @@ def _rules(a: Mapping[str, Any], page: Page, index: ReceiptIndex) -> str:
             cells,
             numeric=[4, 5, 6, 7, 8],
             ids=ids,
-            caption=f"The {len(shown)} rules that fired most (of {len(fired):,}). Example receipts link to receipts given to the report (<code>contracts check -o</code>) and to receipts in clean episodes below.",
+            caption=f"{len(shown)} of the {len(fired):,} rules that fired, organic fires first. Example receipts link to receipts given to the report (<code>contracts check -o</code>) and to receipts in clean episodes below.",
         )
     )
     return "".join(out)

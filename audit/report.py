@@ -15,7 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from output_contracts.audit.report_model import AuditReport, Estimate, Gate, Interval, Spurious, num, pct
+from output_contracts.audit.report_model import (
+    RULES_TITLE,
+    AuditReport,
+    Estimate,
+    Gate,
+    Interval,
+    Spurious,
+    num,
+    pct,
+    rule_display_key,
+)
 
 
 def num1(x: float | None) -> str:
@@ -332,10 +342,13 @@ def _md_codes(report: AuditReport) -> list[str]:
 
 
 def _md_rules(report: AuditReport, max_rows: int) -> list[str]:
-    """The rules that fired, the most firing first, with the kinds of call they fired on."""
-    rules = [r for r in report.rules if r.fires > 0]
+    """The rules that fired, organic fires first (`rule_display_key`), with the kinds of call they fired on."""
+    rules = sorted(
+        (r for r in report.rules if r.fires > 0),
+        key=lambda r: rule_display_key(r.organic_fires, r.fires, r.tool, r.code, r.rule),
+    )
     if not rules:
-        return _section("Rules by fires", ["No rule fired."])
+        return _section(RULES_TITLE, ["No rule fired."])
     rows = [
         (
             f"`{r.rule}`",
@@ -354,7 +367,7 @@ def _md_rules(report: AuditReport, max_rows: int) -> list[str]:
     body = _table(header, rows, "llllrrrrr")
     if len(rules) > max_rows:
         body.append(f"\n({len(rules) - max_rows} more firing rules in the JSON report.)")
-    return _section("Rules by fires", body)
+    return _section(RULES_TITLE, body)
 
 
 def _md_abstention(report: AuditReport) -> list[str]:

@@ -33,6 +33,20 @@ def pct(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{100 * x:.{digits}f}%"
 
 
+#: The heading of the rules that fired, in every rendering (terminal, Markdown, HTML).
+RULES_TITLE = "Rules that fired, organic fires first"
+
+
+def rule_display_key(
+    organic: int, fires: int, tool: str, code: str, rule: str
+) -> tuple[int, int, str, str, str]:
+    """The order in which every rendering lists the rules that fired: most organic fires first, since on an
+    audit with injected faults a fire on an unfaulted call is a false alarm (or an organic problem), which is
+    what a user tuning contracts acts on; then all fires; ties by tool, code and rule id, so the order is
+    stable. The JSON report keeps its own order (all rules, by fires)."""
+    return (-organic, -fires, tool, code, rule)
+
+
 def num(x: float | None, digits: int = 2) -> str:
     """A plain number with fixed decimals; `n/a` for None."""
     return "n/a" if x is None else f"{x:.{digits}f}"

@@ -31,6 +31,8 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=False,
     rich_markup_mode=None,
+    # every command and group inherits the short form from the root's context
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 

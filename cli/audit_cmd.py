@@ -205,8 +205,13 @@ def _tools_table(report: AuditReport, limit: int | None = 20) -> Grid:
 
 
 def _rules_table(report: AuditReport) -> Grid | None:
-    """The 15 most firing rules (None when no rule fired)."""
-    firing = [r for r in report.rules if r.fires]
+    """The 15 rules that fired most, organic fires first (`rule_display_key`); None when no rule fired."""
+    from output_contracts.audit.report_model import RULES_TITLE, rule_display_key
+
+    firing = sorted(
+        (r for r in report.rules if r.fires),
+        key=lambda r: rule_display_key(r.organic_fires, r.fires, r.tool, r.code, r.rule),
+    )
     if not firing:
         return None
     rt = Grid(
@@ -218,7 +223,7 @@ def _rules_table(report: AuditReport) -> Grid | None:
             Column("fires", "num"),
             Column("organic", "num"),
         ],
-        title="Rules by fires (rule ids in the JSON report)",
+        title=f"{RULES_TITLE} (rule ids in the JSON report)",
     )
     for r in firing[:15]:
         paths = "\n".join(r.paths) or "(root)"

@@ -44,6 +44,17 @@ def test_every_command_help_runs() -> None:
         assert "Usage" in result.output
 
 
+def test_short_help_is_the_long_help_everywhere() -> None:
+    """`-h` is what a newcomer types first: every command and group answers it exactly as `--help`."""
+    runner = CliRunner()
+    names = [name for name, _ in _commands()] + ["", "ledger", "corpus", "registry", "tools", "config"]
+    for name in names:
+        short = runner.invoke(app, [*name.split(), "-h"])
+        long = runner.invoke(app, [*name.split(), "--help"])
+        assert short.exit_code == 0, (name, short.output)
+        assert short.output == long.output, name
+
+
 def test_readme_shows_every_command() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [name for name, _ in _commands() if f"contracts {name}" not in readme]
