@@ -175,8 +175,6 @@ def _example(run: dict[str, Any]) -> str | None:
 class _Call(NamedTuple):
     """A tool run read, waiting for its trace when that is known only later."""
 
-    run_id: str
-    parent: str | None
     tool: str
     arguments: dict[str, Any]
     result: Any
@@ -330,8 +328,6 @@ class LangSmithAdapter(Adapter):
             meta["tool_call_id"] = cid
         started = run.get("start_time")
         return _Call(
-            run_id=rid,
-            parent=parent,
             tool=tool,
             arguments=unwrap_arguments(inputs),
             result=result,

@@ -73,7 +73,10 @@ def _call(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 SCRIPT = [
-    [_call("call_lookup_1", "lookup_order", {"order_id": "A-17"}), _call("call_search_1", "search_docs", {"query": "refund policy"})],
+    [
+        _call("call_lookup_1", "lookup_order", {"order_id": "A-17"}),
+        _call("call_search_1", "search_docs", {"query": "refund policy"}),
+    ],
     [_call("call_refund_1", "refund", {"order_id": "A-17", "amount": 900.0})],
     [_call("call_refund_2", "refund", {"order_id": "A-17", "amount": 120.5})],
     [],
@@ -98,8 +101,10 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         calls = SCRIPT[self.turn]
         self.turn += 1
-        msg = AIMessage(content="" if calls else "Refunded 120.5 for order A-17.",
-                        additional_kwargs={"tool_calls": calls} if calls else {})
+        msg = AIMessage(
+            content="" if calls else "Refunded 120.5 for order A-17.",
+            additional_kwargs={"tool_calls": calls} if calls else {},
+        )
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
 

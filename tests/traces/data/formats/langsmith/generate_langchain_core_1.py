@@ -23,6 +23,7 @@ returns (`id`, `name`, `run_type`, `inputs`, `outputs`, `error`, `parent_run_id`
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,16 +67,25 @@ class ScriptedModel(GenericFakeChatModel):
 
 def script() -> list[AIMessage]:
     return [
-        AIMessage(content="", tool_calls=[
-            {"name": "lookup_order", "args": {"order_id": "A-17"}, "id": "call_lookup_1"},
-            {"name": "search_docs", "args": {"query": "refund policy"}, "id": "call_search_1"},
-        ]),
-        AIMessage(content="", tool_calls=[
-            {"name": "refund", "args": {"order_id": "A-17", "amount": 900.0}, "id": "call_refund_1"},
-        ]),
-        AIMessage(content="", tool_calls=[
-            {"name": "refund", "args": {"order_id": "A-17", "amount": 120.5}, "id": "call_refund_2"},
-        ]),
+        AIMessage(
+            content="",
+            tool_calls=[
+                {"name": "lookup_order", "args": {"order_id": "A-17"}, "id": "call_lookup_1"},
+                {"name": "search_docs", "args": {"query": "refund policy"}, "id": "call_search_1"},
+            ],
+        ),
+        AIMessage(
+            content="",
+            tool_calls=[
+                {"name": "refund", "args": {"order_id": "A-17", "amount": 900.0}, "id": "call_refund_1"},
+            ],
+        ),
+        AIMessage(
+            content="",
+            tool_calls=[
+                {"name": "refund", "args": {"order_id": "A-17", "amount": 120.5}, "id": "call_refund_2"},
+            ],
+        ),
         AIMessage(content="Refunded 120.5 for order A-17."),
     ]
 
@@ -99,7 +109,7 @@ def main() -> None:
 
     for root in cb.traced_runs:
         walk(root)
-    runs = sorted(lines, key=lambda b: __import__("json").loads(b)["dotted_order"])
+    runs = sorted(lines, key=lambda b: json.loads(b)["dotted_order"])
     OUT.write_bytes(b"".join(r + b"\n" for r in runs))
     print(f"wrote {OUT} ({len(runs)} runs)", file=sys.stderr)
 
