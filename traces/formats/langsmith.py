@@ -41,7 +41,13 @@ example it ran on (`reference_example_id` of the run or of its tree's root), els
 episode per trace holding a call. `step` = the call's order in its trace in the file (tree order in a
 tree; line order on lines, calls found only when the file ends last).
 
-Not read as calls: the tool calls an `llm` run's output requests (their executions are the tool runs).
+Calls an `llm` run asked for (`tool_calls` of the `AIMessage` in its `outputs.generations`, langchain-core
+0.2 and later) are the same calls as the tool runs that executed them, and are not counted again. One that
+no tool run of its trace executed (matched by the call id in the tool run's `extra.tool_call_id`, or,
+for a tool run without one, by tool name and equal arguments) is reported when the file ends as
+`R_UNMATCHED` on the `llm` run's line (`index` = its place in the message's `tool_calls`): the model
+asked for it and the file holds no execution (the run stopped, or the export left the tool runs out). A
+tool run that is itself a reject still answers its request (one call, one reject).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from output_contracts.jsonutil import canonical_str
 from output_contracts.traces.formats.adapter import (
     R_FIELD,
     R_UNMATCHED,
@@ -172,6 +179,37 @@ def _example(run: dict[str, Any]) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
+def _ai_tool_calls(outputs: Any) -> list[dict[str, Any]]:
+    """The `tool_calls` of the `AIMessage`s in an `llm` run's `outputs.generations` (their `lc`
+    constructor form, or plain message dicts)."""
+    gens = outputs.get("generations") if isinstance(outputs, dict) else None
+    found: list[dict[str, Any]] = []
+    if not isinstance(gens, list):
+        return found
+    for batch in gens:
+        for g in batch if isinstance(batch, list) else [batch]:
+            msg = g.get("message") if isinstance(g, dict) else None
+            if isinstance(msg, dict) and msg.get("lc") == 1 and isinstance(msg.get("kwargs"), dict):
+                msg = msg["kwargs"]
+            tcs = msg.get("tool_calls") if isinstance(msg, dict) else None
+            if isinstance(tcs, list):
+                found += (tc for tc in tcs if isinstance(tc, dict))
+    return found
+
+
+class _Request(NamedTuple):
+    """A tool call an `llm` run asked for: checked against the tool runs when the file ends."""
+
+    trace: str | None
+    anchor: str
+    call_id: str | None
+    tool: str
+    arguments: str  # canonical JSON, to match a tool run that records no call id
+    line: int
+    position: int
+    raw: Any
+
+
 class _Call(NamedTuple):
     """A tool run read, waiting for its trace when that is known only later."""
 
@@ -202,6 +240,12 @@ class LangSmithAdapter(Adapter):
         self.parent_of: dict[str, str] = {}
         self.waiting: list[_Call] = []
         self.episodes: set[str] = set()
+        self.requests: list[_Request] = []
+        #: (trace, call id) of every tool run that names its call; (trace, tool, arguments) of the others
+        self.executed: set[tuple[str, str]] = set()
+        self.executed_plain: dict[tuple[str, str, str], int] = {}
+        #: tool runs that are rejects: still the executions of the calls asked for (not rejected twice)
+        self.claims: list[tuple[str | None, str, str | None, str, str | None]] = []
 
     def begin(self) -> Adapter:
         return LangSmithAdapter()
@@ -249,6 +293,10 @@ class LangSmithAdapter(Adapter):
                 got = self._read(run, ctx, index, tree_parent, example, dropped, root["id"])
                 if got is not None:
                     self._place(got, own_trace(run) or trace, calls, episodes)
+                elif run.get("run_type") == "tool":
+                    self._claim(run, own_trace(run) or trace, root["id"])
+                elif run.get("run_type") == "llm":
+                    self._requests(run, own_trace(run) or trace, root["id"], ctx.line)
                 index += run.get("run_type") == "tool"
                 kids = run.get("child_runs")
                 if isinstance(kids, list):
@@ -258,6 +306,10 @@ class LangSmithAdapter(Adapter):
             trace = self._trace(record)
             if got is not None:
                 self._place(got, trace, calls, episodes)
+            elif record.get("run_type") == "tool":
+                self._claim(record, trace, record["id"])
+            elif record.get("run_type") == "llm":
+                self._requests(record, trace, record["id"], ctx.line)
         return Parsed(calls, episodes, dropped)
 
     def _trace(self, run: dict[str, Any]) -> str | None:
@@ -342,6 +394,39 @@ class LangSmithAdapter(Adapter):
             anchor=anchor if anchor is not None else rid,
         )
 
+    def _requests(self, run: dict[str, Any], trace: str | None, anchor: str, line: int) -> None:
+        for k, tc in enumerate(_ai_tool_calls(run.get("outputs"))):
+            name, cid = tc.get("name"), tc.get("id")
+            self.requests.append(
+                _Request(
+                    trace,
+                    anchor,
+                    cid if isinstance(cid, str) and cid else None,
+                    name if isinstance(name, str) else "",
+                    canonical_str(tc.get("args") if isinstance(tc.get("args"), dict) else {}),
+                    line,
+                    k,
+                    tc,
+                )
+            )
+
+    def _claim(self, run: dict[str, Any], trace: str | None, anchor: str) -> None:
+        """A rejected tool run still answers the request for its call (by id, else tool and arguments)."""
+        extra = run.get("extra")
+        cid = extra.get("tool_call_id") if isinstance(extra, dict) else None
+        inputs = run.get("inputs")
+        args = canonical_str(unwrap_arguments(inputs)) if isinstance(inputs, dict) else None
+        name = run.get("name")
+        self.claims.append(
+            (
+                trace,
+                anchor,
+                cid if isinstance(cid, str) and cid else None,
+                name if isinstance(name, str) else "",
+                args,
+            )
+        )
+
     def _place(self, c: _Call, trace: str | None, calls: list[ToolCall], episodes: list[Episode]) -> None:
         if trace is None:
             self.waiting.append(c)
@@ -349,6 +434,12 @@ class LangSmithAdapter(Adapter):
         calls.append(self._call(c, trace, episodes))
 
     def _call(self, c: _Call, trace: str, episodes: list[Episode]) -> ToolCall:
+        cid = c.meta.get("tool_call_id")
+        if cid is not None:
+            self.executed.add((trace, cid))
+        else:
+            key = (trace, c.tool, canonical_str(c.arguments))
+            self.executed_plain[key] = self.executed_plain.get(key, 0) + 1
         task = c.task if c.task is not None else trace
         if trace not in self.episodes:
             self.episodes.add(trace)
@@ -375,7 +466,38 @@ class LangSmithAdapter(Adapter):
         for c in self.waiting:
             calls.append(self._call(c, self._root(c.anchor), episodes))
         self.waiting = []
-        return Parsed(calls, episodes)
+        return Parsed(calls, episodes, self._unexecuted())
+
+    def _unexecuted(self) -> list[DroppedCall]:
+        """The calls `llm` runs asked for that no tool run of their trace executed."""
+        dropped: list[DroppedCall] = []
+        for trace_or_none, anchor, cid, tool, args in self.claims:
+            trace = trace_or_none if trace_or_none is not None else self._root(anchor)
+            if cid is not None:
+                self.executed.add((trace, cid))
+            elif args is not None:
+                key = (trace, tool, args)
+                self.executed_plain[key] = self.executed_plain.get(key, 0) + 1
+        self.claims = []
+        seen: set[tuple[str, str]] = set()
+        for r in self.requests:
+            trace = r.trace if r.trace is not None else self._root(r.anchor)
+            if r.call_id is not None:
+                if (trace, r.call_id) in seen:
+                    continue  # the same request in another generation of the run
+                seen.add((trace, r.call_id))
+                if (trace, r.call_id) in self.executed:
+                    continue
+            key = (trace, r.tool, r.arguments)
+            if self.executed_plain.get(key, 0) > 0:
+                self.executed_plain[key] -= 1
+                continue
+            reason = (
+                f"tool call '{r.call_id}' ({r.tool}) requested by an llm run has no tool run in its trace"
+            )
+            dropped.append(DroppedCall(r.position, reason, r.raw, R_UNMATCHED, line=r.line))
+        self.requests = []
+        return dropped
 
     def _root(self, rid: str) -> str:
         """The trace of a run through its `parent_run_id` chain, as far as the file knows it."""

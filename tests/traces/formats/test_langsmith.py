@@ -408,3 +408,41 @@ def test_forced_format_reads_the_same(src: Path, tmp_path: Path) -> None:
     ingest([src], tmp_path / "auto")
     ingest([src], tmp_path / "forced", format="langsmith")
     assert _calls_of(tmp_path / "auto") == _calls_of(tmp_path / "forced")
+
+
+def test_llm_requested_calls_without_a_tool_run(tmp_path: Path) -> None:
+    """The model's requests (the `llm` runs' `tool_calls`) are the tool runs' calls, never counted twice;
+    a request whose tool run is missing from the file is `R_UNMATCHED` on the llm run's line."""
+    runs = _lines(NEW)
+    (gone,) = [i for i, r in enumerate(runs) if r["name"] == "search_docs"]
+    (asker,) = [
+        i
+        for i, r in enumerate(runs)
+        if r["run_type"] == "llm" and "call_search_1" in json.dumps(r["outputs"])
+    ]
+    src = tmp_path / "missing.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for i, r in enumerate(runs) if i != gone))
+    calls, lib = _both(src, tmp_path / "m")
+    assert [c["tool"] for c in calls] == ["lookup_order", "refund", "refund"]
+    rej = _rejects(lib)
+    assert [(code, line) for code, line, _ in rej] == [
+        ("R_UNMATCHED", asker + 1)
+    ]  # no line removed before it
+    assert "'call_search_1' (search_docs)" in rej[0][2]
+    # tool runs that record no call id are matched to the requests by tool and arguments
+    plain = [
+        {**r, "extra": {k: v for k, v in r["extra"].items() if k != "tool_call_id"}}
+        if r["run_type"] == "tool"
+        else r
+        for r in runs
+    ]
+    for r in plain:
+        if r["run_type"] == "tool":
+            r["outputs"] = (
+                {"output": {**r["outputs"]["output"], "tool_call_id": None}}
+                if r.get("outputs")
+                else r.get("outputs")
+            )
+    calls, dropped = _parse(*plain)
+    assert len(calls) == 4 and dropped == []
+    assert all("tool_call_id" not in c.meta for c in calls)
