@@ -215,6 +215,14 @@ def test_json_array_of_runs(tmp_path: Path) -> None:
     assert _tuples(calls) == [_expected_new(r) for r in _lines(NEW) if r["run_type"] == "tool"]
 
 
+def test_pretty_printed_run_tree(tmp_path: Path) -> None:
+    """A tree saved with indentation is a whole-file document: the same calls as the one-line file."""
+    src = tmp_path / "tree.json"
+    src.write_text(json.dumps(json.loads(OLD_TREE.read_text()), indent=2))
+    calls, _ = _both(src, tmp_path / "p")
+    assert _tuples(calls) == _calls_of(ingest_to(OLD_TREE, tmp_path / "one"))
+
+
 def test_rejects_unfinished_and_bad_inputs(tmp_path: Path) -> None:
     runs = _lines(NEW)
     tools = [i for i, r in enumerate(runs) if r["run_type"] == "tool"]
