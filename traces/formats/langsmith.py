@@ -13,7 +13,7 @@ only place the calls in their traces. Field mapping:
 
 - `name` → `tool` (required; else that run is an `R_FIELD` reject);
 - `inputs` → `arguments`. LangChain's string envelope `{"input": "<text>"}` (every tool run of
-  langchain-core 0.1, and string-input tools later) is unwrapped when the text is a JSON object or a
+  langchain-core 0.1 to 0.3, and string-input tools later) is unwrapped when the text is a JSON object or a
   Python `str()` of a dict (decoded only when unambiguous, see `pyliteral`): the tool's keyword
   arguments; any other text stays `{"input": "<text>"}`. `inputs` not an object → `R_FIELD`;
 - `outputs` → `result`. The `{"output": X}` envelope is unwrapped: `X` a `ToolMessage` (its dict, with
@@ -27,7 +27,8 @@ only place the calls in their traces. Field mapping:
   "error"`, `error` = its content, no result;
 - a tool run with neither outputs (null, absent or `{}`) nor error (still running: `status:
   "pending"`) → `R_UNMATCHED`;
-- `start_time` → `started_at` (as written); `id`, `parent_run_id` and the call id the model gave
+- `start_time` → `started_at` (as written); `id`, `parent_run_id` (else the parent in `dotted_order`:
+  langchain-core 0.3 posts runs without it) and the call id the model gave
   (`extra.tool_call_id`, else the `ToolMessage`'s `tool_call_id`) → `meta` (`run_id`, `parent_run_id`,
   `tool_call_id`).
 
@@ -95,6 +96,18 @@ def dotted_root(dotted: Any) -> str | None:
     first = dotted.split(".", 1)[0]
     z = first.find("Z")
     return first[z + 1 :] or None if z >= 0 else None
+
+
+def dotted_parent(dotted: Any) -> str | None:
+    """The parent run id in a `dotted_order` (its last segment but one), or None for a root."""
+    if not isinstance(dotted, str):
+        return None
+    segs = dotted.split(".")
+    if len(segs) < 2:
+        return None
+    seg = segs[-2]
+    z = seg.find("Z")
+    return seg[z + 1 :] or None if z >= 0 else None
 
 
 def own_trace(run: dict[str, Any]) -> str | None:
@@ -374,7 +387,8 @@ class LangSmithAdapter(Adapter):
         if not isinstance(cid, str) or not cid:
             cid = out.tool_call_id
         parent = run.get("parent_run_id")
-        parent = parent if isinstance(parent, str) and parent else tree_parent
+        if not isinstance(parent, str) or not parent:
+            parent = tree_parent or dotted_parent(run.get("dotted_order"))
         meta: dict[str, Any] = {"run_id": rid, "parent_run_id": parent}
         if cid is not None:
             meta["tool_call_id"] = cid

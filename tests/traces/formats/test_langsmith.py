@@ -37,6 +37,7 @@ from output_contracts.traces.ingest import ingest
 
 DATA = Path(__file__).parents[1] / "data/formats/langsmith"
 NEW = DATA / "langchain-core-1.8-list-runs.jsonl"
+MID = DATA / "langchain-core-0.3-list-runs.jsonl"
 OLD_TREE = DATA / "langchain-core-0.1-run-tree.json"
 OLD_LINES = DATA / "langchain-core-0.1-posted-runs.jsonl"
 
@@ -100,16 +101,20 @@ def _tree_runs(root: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _expected_new(run: dict[str, Any]) -> Call:
-    """langchain-core 1.8: `inputs` are the kwargs, `outputs.output` a ToolMessage dict whose content is
-    text (JSON text for a tool returning a dict), `error` the exception and its traceback."""
+    """langchain-core 1.8: `inputs` are the kwargs (0.3: `{"input": str(kwargs)}`), `outputs.output` a
+    ToolMessage dict whose content is text (JSON text for a tool returning a dict), `error` the exception
+    and its traceback."""
+    args = run["inputs"]
+    if list(args) == ["input"] and args["input"].startswith("{"):  # 0.3: {"input": str(kwargs)}
+        args = ast.literal_eval(args["input"])
     if run.get("error"):
-        return (run["name"], run["inputs"], None, "error", run["error"])
+        return (run["name"], args, None, "error", run["error"])
     msg = run["outputs"]["output"]
     assert msg["type"] == "tool" and msg["status"] == "success"
     content = msg["content"]
     return (
         run["name"],
-        run["inputs"],
+        args,
         json.loads(content) if content.startswith("{") else content,
         "ok",
         None,
@@ -126,10 +131,13 @@ def _expected_old(run: dict[str, Any]) -> Call:
     return (run["name"], args, ast.literal_eval(out) if out.startswith("{") else out, "ok", None)
 
 
-def test_langchain_core_1_list_runs(tmp_path: Path) -> None:
-    runs = _lines(NEW)
+@pytest.mark.parametrize("src", [NEW, MID])
+def test_list_runs(src: Path, tmp_path: Path) -> None:
+    """langchain-core 1.8 and 0.3: runs a line with `trace_id` and `dotted_order` (0.3 without
+    `parent_run_id` and without `extra.tool_call_id`)."""
+    runs = _lines(src)
     tools = [r for r in runs if r["run_type"] == "tool"]
-    calls, lib = _both(NEW, tmp_path)
+    calls, lib = _both(src, tmp_path)
     assert _tuples(calls) == [_expected_new(r) for r in tools]
     assert [c[0] for c in _tuples(calls)] == ["lookup_order", "search_docs", "refund", "refund"]
     assert [c["status"] for c in calls] == ["ok", "ok", "error", "ok"]
@@ -140,11 +148,19 @@ def test_langchain_core_1_list_runs(tmp_path: Path) -> None:
         "status": "shipped",
         "items": [{"sku": "SKU-1042", "qty": 2}],
     }
-    (root,) = [r for r in runs if not r.get("parent_run_id")]
+    (root,) = [r for r in runs if r["id"] == r["trace_id"]]
     assert {c["trace_id"] for c in calls} == {root["id"]} == {r["trace_id"] for r in runs}
     assert {c["task_id"] for c in calls} == {"conv-42"}  # extra.metadata.thread_id
-    assert [c["meta"]["tool_call_id"] for c in calls] == [r["extra"]["tool_call_id"] for r in tools]
+    ids = [
+        r["extra"].get("tool_call_id") or (r.get("outputs") or {}).get("output", {}).get("tool_call_id")
+        for r in tools
+    ]
+    assert ids == ["call_lookup_1", "call_search_1", "call_refund_1" if src == NEW else None, "call_refund_2"]
+    assert [c["meta"].get("tool_call_id") for c in calls] == ids
     assert [c["meta"]["run_id"] for c in calls] == [r["id"] for r in tools]
+    assert [c["meta"]["parent_run_id"] for c in calls] == [
+        r["dotted_order"].split(".")[-2][-36:] for r in tools
+    ]
     assert [c["line"] for c in calls] == [runs.index(r) + 1 for r in tools]
     assert [c["started_at"] for c in calls] == [r["start_time"] for r in tools]
     assert _rejects(lib) == []

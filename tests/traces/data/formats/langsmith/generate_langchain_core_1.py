@@ -1,18 +1,25 @@
-"""Generate `langchain-core-1.8-list-runs.jsonl`: LangSmith runs of a LangGraph ReAct agent, one a line.
+"""Generate `langchain-core-<X.Y>-list-runs.jsonl`: LangSmith runs of a LangGraph ReAct agent, one a line.
 
-Producer: langchain-core 1.8.3, langsmith 0.15.1, langgraph 1.2.24 (langgraph-prebuilt 1.1.3), unmodified,
-installed outside the repository:
+Producers, unmodified, installed outside the repository (`<X.Y>` is the installed langchain-core's):
 
-    python3 -m venv /work/venvs-55/lsnew
-    /work/venvs-55/lsnew/bin/pip install langchain-core==1.8.3 langsmith==0.15.1 langgraph==1.2.24
-    /work/venvs-55/lsnew/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
+- langchain-core 1.8.3, langsmith 0.15.1, langgraph 1.2.24 (langgraph-prebuilt 1.1.3):
+
+      python3 -m venv /work/venvs-55/lsnew
+      /work/venvs-55/lsnew/bin/pip install langchain-core==1.8.3 langsmith==0.15.1 langgraph==1.2.24
+      /work/venvs-55/lsnew/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
+
+- langchain-core 0.3.28, langsmith 0.2.11, langgraph 0.2.60 (what pip resolves for the first two pins):
+
+      python3 -m venv /work/venvs-55/lsmid
+      /work/venvs-55/lsmid/bin/pip install langchain-core==0.3.28 langgraph==0.2.60
+      /work/venvs-55/lsmid/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
 
 Only the model is replaced: langchain-core's own `GenericFakeChatModel` replays scripted `AIMessage`s
 with `tool_calls`. Three `@tool` functions (one string-input tool, two with keyword arguments); one raises,
 and the agent's ToolNode (`handle_tool_errors=True`) returns the error to the model as an error `ToolMessage`.
 
 Runs are collected in memory by LangChain's own tracer (`RunCollectorCallbackHandler`, passed in the
-run's `callbacks` so that every child run is traced under its parent, as LangSmith tracing does); in langchain-core 1.x a collected run *is* a `langsmith.RunTree`. Each run
+run's `callbacks` so that every child run is traced under its parent, as LangSmith tracing does); in langchain-core 0.3 and 1.x a collected run *is* a `langsmith.RunTree`. Each run
 of the tree is written on its own line as the dict `RunTree.post()` sends to LangSmith
 (`RunTree._get_dicts_safe()`: the tree's fields without `child_runs`), encoded with the langsmith client's
 own JSON encoder (`langsmith._internal._serde.dumps_json`): the fields LangSmith stores and `list_runs()`
@@ -28,6 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import langchain_core
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
@@ -35,7 +43,8 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langsmith._internal._serde import dumps_json
 
-OUT = Path(__file__).with_name("langchain-core-1.8-list-runs.jsonl")
+_V = ".".join(langchain_core.__version__.split(".")[:2])
+OUT = Path(__file__).with_name(f"langchain-core-{_V}-list-runs.jsonl")
 
 
 @tool
