@@ -470,3 +470,63 @@ def test_llm_requested_calls_without_a_tool_run(tmp_path: Path) -> None:
     calls, dropped = _parse(*plain)
     assert len(calls) == 4 and dropped == []
     assert all("tool_call_id" not in c.meta for c in calls)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 3), st.booleans(), st.booleans()), max_size=6
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_requests_against_tool_runs(spec: list[tuple[str, int, bool, bool]], rnd: random.Random) -> None:
+    """Each call an llm run asks for is kept once (its tool run) or is one `R_UNMATCHED` (no tool run),
+    whether the tool run names the call id or not, in any line order, with no trace id on any line."""
+    root = {
+        "id": "root",
+        "name": "agent",
+        "run_type": "chain",
+        "inputs": {},
+        "outputs": {},
+        "parent_run_id": None,
+    }
+    tool_calls = [{"name": t, "args": {"n": n}, "id": f"call_{i}"} for i, (t, n, _, _) in enumerate(spec)]
+    llm = {
+        "id": "llm",
+        "name": "model",
+        "run_type": "llm",
+        "inputs": {},
+        "parent_run_id": "root",
+        "outputs": {
+            "generations": [
+                [{"message": {"lc": 1, "type": "constructor", "kwargs": {"tool_calls": tool_calls}}}]
+            ]
+        },
+    }
+    runs: list[dict[str, Any]] = [root, llm]
+    for i, (t, n, executed, named) in enumerate(spec):
+        if executed:
+            runs.append(
+                {
+                    "id": f"tool_{i}",
+                    "name": t,
+                    "run_type": "tool",
+                    "parent_run_id": "root",
+                    "inputs": {"n": n},
+                    "outputs": {"output": f"r{i}"},
+                    "extra": {"tool_call_id": f"call_{i}"} if named else {},
+                }
+            )
+    rnd.shuffle(runs)
+    calls, dropped = _parse(*runs)
+    assert sorted(c.meta["run_id"] for c in calls) == sorted(f"tool_{i}" for i, s in enumerate(spec) if s[2])
+    assert {c.trace_id for c in calls} <= {"root"}
+    assert [d.code for d in dropped] == ["R_UNMATCHED"] * sum(not s[2] for s in spec)
+    # which request is reported: by id when every tool run names its call; else the same tool and args
+    if all(s[3] for s in spec):
+        assert sorted(d.raw["id"] for d in dropped) == sorted(
+            f"call_{i}" for i, s in enumerate(spec) if not s[2]
+        )
+    else:
+        missing = sorted((s[0], s[1]) for s in spec if not s[2])
+        assert sorted((d.raw["name"], d.raw["args"]["n"]) for d in dropped) == missing
