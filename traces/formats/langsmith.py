@@ -44,8 +44,8 @@ tree; line order on lines, calls found only when the file ends last).
 
 Calls an `llm` run asked for (`tool_calls` of the `AIMessage` in its `outputs.generations`, langchain-core
 0.2 and later) are the same calls as the tool runs that executed them, and are not counted again. One that
-no tool run of its trace executed (matched by the call id in the tool run's `extra.tool_call_id`, or,
-for a tool run without one, by tool name and equal arguments) is reported when the file ends as
+no tool run of its trace executed (matched by the tool run's call id, from `extra.tool_call_id` or its
+`ToolMessage`; for a tool run without one, by tool name and equal arguments) is reported when the file ends as
 `R_UNMATCHED` on the `llm` run's line (`index` = its place in the message's `tool_calls`): the model
 asked for it and the file holds no execution (the run stopped, or the export left the tool runs out). A
 tool run that is itself a reject still answers its request (one call, one reject).
