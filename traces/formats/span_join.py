@@ -11,8 +11,11 @@ that repeats the conversation in its input (with the tool's answer). `join` make
    content): the same answer repeated in history is one answer; a different answer to an answered id
    is a second result (`R_DUPLICATE_RESULT`).
 2. Each **execution span** claims its mention: the one with its call id in the same trace, else (an
-   execution span without an id) the first unclaimed mention of the same tool with equal arguments
-   (any arguments, when the span records none).
+   execution span without an id) the first unclaimed mention (in position order) of the same tool with
+   equal arguments (any arguments, when the span records none). When the convention records the agent
+   step (`group`: the parent span that holds both the model call and the tool runs, as smolagents'
+   `Step N` spans do) and the span's step asked for any call of that tool, only that step's mentions are
+   candidates: a tool run never claims a call another step asked for.
    The span is the call (its status and result win); it also consumes the reply to its id, and takes
    its result from that reply when the span itself records none (content capture off on tool spans).
 3. Every unclaimed mention is a call answered by the first unused reply to its id after it (`Answers`);
@@ -64,6 +67,10 @@ class Exec(NamedTuple):
     #: `(code, reason)` when the span is unusable (arguments not an object): it still claims its
     #: mention and reply, so the call is one reject, not a reject and a call from the history.
     reject: tuple[str, str] | None = None
+    #: The span's parent span (an agent step), when the convention groups a step's model call and its
+    #: tool runs under one parent: an execution span without a call id then claims a mention of its
+    #: own step (see `join`, step 2).
+    group: str | None = None
 
 
 class Mention(NamedTuple):
@@ -79,6 +86,8 @@ class Mention(NamedTuple):
     sort: Sort
     meta: dict[str, Any]
     raw: Any
+    #: The parent span of the span that asked for the call (see `Exec.group`).
+    group: str | None = None
 
 
 class Reply(NamedTuple):
@@ -114,6 +123,7 @@ def mention(
     started_at: str | None,
     sort: Sort,
     raw: Any,
+    group: str | None = None,
 ) -> Mention | Bad:
     """A call requested in a span's message, or why it cannot be one: a missing name is `R_FIELD`
     naming `name_field`, and arguments that are not a JSON object carry `parse_arguments`' reason naming
@@ -128,7 +138,7 @@ def mention(
     meta: dict[str, Any] = {"span_id": span_id}
     if call_id is not None:
         meta["tool_call_id"] = call_id
-    return Mention(trace_id, call_id, name, args, position, task_id, started_at, sort, meta, raw)
+    return Mention(trace_id, call_id, name, args, position, task_id, started_at, sort, meta, raw, group)
 
 
 def _args_key(args: dict[str, Any] | None) -> str:
@@ -185,8 +195,12 @@ def join(
         else:
             want = None if e.arguments is None else _args_key(e.arguments)
             candidates = by_tool.get((e.trace_id, e.tool), [])
+            # a span of an agent step claims only a mention of that step, when the step has any
+            step = e.group is not None and any(unique[k].group == e.group for k in candidates)
             for i, k in enumerate(candidates):
                 m = unique[k]
+                if step and m.group != e.group:
+                    continue
                 if k not in claimed and (want is None or _args_key(m.arguments) == want):
                     claimed.add(k)
                     mention = m
