@@ -26,6 +26,9 @@ from output_contracts.traces.ingest import ingest
 
 DATA = Path(__file__).parents[1] / "data/formats/smolagents"
 FIXTURES = sorted(DATA.glob("*.openinference.otlp.jsonl"))
+#: The calls the model asked for that no tool ran, by fixture: smolagents 1.9 runs only the first call
+#: of a message (call_3) and takes `final_answer`'s argument without running the tool (call_5).
+UNRUN = {"smolagents-1.9.2.openinference.otlp.jsonl": ["call_3", "call_5"]}
 Call = tuple[str, dict[str, Any], Any, str, str | None]
 
 
@@ -91,12 +94,15 @@ def test_smolagents_spans_read_exactly(src: Path, tmp_path: Path) -> None:
     calls = _calls(tmp_path / "lib")
     assert calls == _calls(tmp_path / "cli")
     assert calls == expected
-    # every call the model asked for is one of these calls, none is a reject as well
-    assert len(asked) == len(expected) == 5
-    assert rep.rejects == 0 and sum(s.dropped_calls for s in rep.sources) == 0
+    # every call the model asked for is one of these calls or (never run) one R_UNMATCHED, not both
+    unrun = UNRUN.get(src.name, [])
+    assert len(asked) == 5 and len(expected) == 5 - len(unrun)
+    assert rep.rejects == sum(s.dropped_calls for s in rep.sources) == len(unrun)
+    rejects = [orjson.loads(x) for x in (tmp_path / "lib/rejects.jsonl").read_bytes().splitlines()]
+    assert [(r["code"], orjson.loads(r["raw"])["id"]) for r in rejects] == [("R_UNMATCHED", c) for c in unrun]
     assert [c[3] for c in calls].count("error") == 1
     metas = Corpus.open(tmp_path / "lib").scan_calls().collect()["meta"].to_list()
-    assert sorted(orjson.loads(m)["tool_call_id"] for m in metas) == sorted(asked)
+    assert sorted(orjson.loads(m)["tool_call_id"] for m in metas) == sorted(set(asked) - set(unrun))
 
 
 def _fixture_record(src: Path) -> dict[str, Any]:
@@ -118,11 +124,12 @@ def test_tool_span_claims_only_its_own_steps_call(src: Path) -> None:
         if a.get("tool.name") == "get_weather" and "Paris" in a["input.value"]:
             sp["parentSpanId"] = steps["Step 2"]
     parsed = OpenInferenceAdapter().parse(rec, RecordContext("t", "0" * 64, 1))
-    assert [d.code for d in parsed.dropped] == ["R_UNMATCHED"]
-    assert "call_1" in parsed.dropped[0].reason
-    assert len(parsed.calls) == 5
+    n = 5 - len(UNRUN.get(src.name, []))
+    assert [d.code for d in parsed.dropped].count("R_UNMATCHED") == 1 + 5 - n
+    assert any("call_1" in d.reason for d in parsed.dropped)
+    assert len(parsed.calls) == n
     unchanged = OpenInferenceAdapter().parse(_fixture_record(src), RecordContext("t", "0" * 64, 1))
-    assert len(unchanged.calls) == 5 and not unchanged.dropped
+    assert len(unchanged.calls) == n and len(unchanged.dropped) == 5 - n
 
 
 json_values = st.recursive(

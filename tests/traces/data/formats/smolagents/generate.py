@@ -132,9 +132,12 @@ agent = ToolCallingAgent(
     tools=[get_weather, get_population, convert_currency], model=model, max_steps=6, verbosity_level=0
 )
 agent.run("What is the weather in Paris and Berlin, Berlin's population, and 10 EUR in XYZ?")
-(OUT / f"smolagents-{VERSION}.memory.json").write_text(
-    json.dumps(agent.memory.get_full_steps(), indent=1) + "\n"
-)
 provider.force_flush()
 provider.shutdown()
 stub.close()
+try:
+    memory = json.dumps(agent.memory.get_full_steps(), indent=1) + "\n"
+except TypeError as e:  # before 1.10 the steps' dicts hold ChatMessage objects: no JSON form
+    print(f"smolagents {VERSION}: memory.get_full_steps() is not JSON ({e}); not written")
+else:
+    (OUT / f"smolagents-{VERSION}.memory.json").write_text(memory)
