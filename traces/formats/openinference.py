@@ -206,6 +206,7 @@ def llm_items(
                         sort=sort,
                         raw=call,
                         group=s.parent_id,
+                        asked=side == "output",
                     )
                     if isinstance(got, Bad):
                         bad.append(got)
