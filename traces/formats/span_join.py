@@ -173,15 +173,30 @@ class Carry:
     def __init__(self) -> None:
         self.waiting: dict[str, Waiting] = {}
         self.settled: dict[str, str] = {}
+        #: Waiting calls whose id a later unanswered call reused (an answer joins the latest asker):
+        #: rejected with the rest when the run ends.
+        self.superseded: list[Waiting] = []
+
+    def wait(self, w: Waiting) -> None:
+        """Keep `w` waiting for an answer to its id; an earlier call waiting on the same id is
+        superseded (it can no longer be answered)."""
+        assert w.mention.call_id is not None
+        old = self.waiting.get(w.mention.call_id)
+        if old is not None:
+            self.superseded.append(old)
+        self.waiting[w.mention.call_id] = w
 
     def leftovers(self) -> list[tuple[str, DroppedCall]]:
         """The calls still waiting, as `R_UNMATCHED` rejects on their own sources and lines (in
         source, line, position order), and forget them."""
         out = [
             (w.source, DroppedCall(w.at, w.reason, w.mention.raw, R_UNMATCHED, line=w.line))
-            for w in sorted(self.waiting.values(), key=lambda w: (w.source, w.line, w.at))
+            for w in sorted(
+                [*self.waiting.values(), *self.superseded], key=lambda w: (w.source, w.line, w.at)
+            )
         ]
         self.waiting.clear()
+        self.superseded.clear()
         return out
 
 
@@ -400,8 +415,7 @@ def join(
         elif drop is not None:
             if carry is not None and id(drop) in holdable:
                 m = holdable[id(drop)]
-                assert m.call_id is not None
-                carry.waiting[m.call_id] = Waiting(m, ctx.source, ctx.line, index, drop.reason)
+                carry.wait(Waiting(m, ctx.source, ctx.line, index, drop.reason))
                 continue
             dropped.append(dataclasses.replace(drop, index=index))
     n = len(out)

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -135,11 +135,12 @@ def test_tool_span_claims_only_its_own_steps_call(src: Path) -> None:
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-    max_leaves=6,
+    max_leaves=4,
 )
 kwargs_st = st.dictionaries(st.text(min_size=1, max_size=6), json_values, max_size=4)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kwargs_st, st.booleans())
 def test_envelope_unwraps_to_kwargs(kwargs: dict[str, Any], flag: bool) -> None:
     env: dict[str, Any] = {"args": [], "kwargs": kwargs}
@@ -150,6 +151,7 @@ def test_envelope_unwraps_to_kwargs(kwargs: dict[str, Any], flag: bool) -> None:
     assert unwrap_call_envelope({"args": [kwargs], "kwargs": {}}, field="f") == kwargs
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=4))
 def test_only_the_exact_envelope_is_recognised(obj: dict[str, Any]) -> None:
     """An object is an envelope only with exactly `args` (a list) and `kwargs` (an object), plus at most

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -130,7 +130,7 @@ def test_records_alone_without_the_run(tmp_path: Path) -> None:
     assert [d.code for d in p1.dropped] == ["R_UNMATCHED"] * 2 and not p1.calls
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.integers(0, 2), min_size=3, max_size=3))
 def test_any_split_into_records_gives_the_same_calls(cuts: list[int]) -> None:
     """The one-file export's three traces, cut into records at any places (one record a trace, or
@@ -157,3 +157,21 @@ def test_any_split_into_records_gives_the_same_calls(cuts: list[int]) -> None:
     carry = state["span_join"]
     assert isinstance(carry, Carry) and not carry.waiting
     assert sorted(got, key=str) == sorted(((c[0], c[1], c[2], c[4]) for c in _expected(ONE)), key=str)
+
+
+def test_a_reused_id_supersedes_the_waiting_call() -> None:
+    """The first part read twice through one run's carry: the second asking of the same ids
+    supersedes the first (an answer joins the latest asker); all four are rejects at the end."""
+    a = OtelAdapter().begin()
+    assert isinstance(a, OtelAdapter)
+    state: dict[str, Any] = {}
+    a.carry_over(state)
+    rec = orjson.loads(PARTS[0].read_bytes())
+    for n in (1, 2):
+        p = a.parse(rec, RecordContext("x", "0" * 64, n))
+        assert not p.calls and not p.dropped
+    carry = state["span_join"]
+    assert isinstance(carry, Carry)
+    left = carry.leftovers()
+    assert [(d.code, d.line) for _, d in left] == [("R_UNMATCHED", 1)] * 2 + [("R_UNMATCHED", 2)] * 2
+    assert not carry.leftovers()

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -150,6 +150,7 @@ def test_text_arguments_and_no_calls() -> None:
 outputs = st.lists(st.text(st.characters(blacklist_characters="\n\r"), max_size=8), min_size=1, max_size=5)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(outputs)
 def test_split_inverts_smolagents_join(parts: list[str]) -> None:
     """smolagents joins the stripped outputs with newlines and strips trailing newlines: outputs
