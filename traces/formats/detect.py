@@ -28,6 +28,7 @@ from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
 from output_contracts.traces.formats.openinference import OpenInferenceAdapter
 from output_contracts.traces.formats.otel import OtelAdapter
+from output_contracts.traces.formats.smolagents import SmolagentsAdapter
 from output_contracts.traces.formats.swe_agent import SweAgentAdapter
 from output_contracts.traces.formats.tau_bench import TauBenchAdapter
 
@@ -35,6 +36,7 @@ from output_contracts.traces.formats.tau_bench import TauBenchAdapter
 ADAPTERS: dict[str, Adapter] = {
     a.name: a
     for a in (
+        SmolagentsAdapter(),
         TauBenchAdapter(),
         OpenInferenceAdapter(),
         InspectAIAdapter(),
@@ -71,6 +73,7 @@ class FormatName(StrEnum):
     atif = "atif"
     swe_agent = "swe-agent"
     langsmith = "langsmith"
+    smolagents = "smolagents"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)

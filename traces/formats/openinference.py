@@ -4,7 +4,11 @@ OpenInference instrumentations of OpenAI, LangChain, LlamaIndex, the OpenAI Agen
 Spans carry `openinference.span.kind`. Two kinds hold tool calls:
 
 - **`TOOL` spans** (the execution): `tool.name` → `tool` (else the span name); `input.value` (a JSON
-  object as text) → `arguments`; `output.value` → `result` (decoded when it is a JSON object or array);
+  object as text) → `arguments`, except a **call envelope** (smolagents' instrumentation records the
+  Python call `tool(*args, **kwargs)`): an object whose keys are exactly `args` (a list) and `kwargs`
+  (an object), plus optionally `sanitize_inputs_outputs`, is unwrapped to `kwargs` when `args` is
+  empty, to `args[0]` when `args` is one object and `kwargs` is empty, and is otherwise a reject
+  `R_FIELD` (positional values have no parameter names); `sanitize_inputs_outputs` is dropped; `output.value` → `result` (decoded when it is a JSON object or array);
   span status ERROR → `status: "error"` with the status message (else the `exception` event's message);
   `tool.id` (else `tool_call.id`) is the call id it answers.
 - **`LLM` spans** (the conversation), attributes flattened by index:
@@ -14,8 +18,10 @@ Spans carry `openinference.span.kind`. Two kinds hold tool calls:
   they are de-duplicated by (trace, call id).
 
 Reconciliation (`span_join`): a `TOOL` span is an execution span. It claims the LLM-span call with its
-call id in the same trace, or, having no id, the first unclaimed LLM-span call of the same tool with
-equal arguments; the pair is one call whose status and result come from the `TOOL` span (the history's
+call id in the same trace, or, having no id (smolagents), the first unclaimed LLM-span call (in the
+order the model asked for them) of the same tool with equal arguments, among the calls of its own
+agent step when the `TOOL` span and the LLM span that asked share their parent span (smolagents' `Step
+N` span holds the step's model call and its tool runs), else among the trace's; the pair is one call whose status and result come from the `TOOL` span (the history's
 tool message for that id is consumed, not an orphan). LLM-span calls no `TOOL` span claims are answered
 by the history; `TOOL` spans no LLM span asked for are calls on their own. Nothing is counted twice.
 
@@ -28,7 +34,7 @@ trace without `TOOL` spans, is a reject `R_NO_CONTENT` (outputs hidden or not ca
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from output_contracts.traces.formats.adapter import (
     R_NO_CONTENT,
@@ -64,6 +70,39 @@ def has_openinference(record: Any) -> bool:
     return False
 
 
+#: The keys of the call envelope smolagents' instrumentation records as a TOOL span's `input.value`:
+#: the Python call `tool(*args, **kwargs)` (smolagents adds `sanitize_inputs_outputs`).
+ENVELOPE_KEYS = frozenset({"args", "kwargs"})
+ENVELOPE_EXTRA = frozenset({"sanitize_inputs_outputs"})
+
+
+def is_call_envelope(value: dict[str, Any]) -> bool:
+    """True for a call envelope: an object with exactly `args` (a list) and `kwargs` (an object), and
+    at most `sanitize_inputs_outputs` besides."""
+    keys = value.keys()
+    return (
+        keys >= ENVELOPE_KEYS
+        and keys <= ENVELOPE_KEYS | ENVELOPE_EXTRA
+        and isinstance(value["args"], list)
+        and isinstance(value["kwargs"], dict)
+    )
+
+
+def unwrap_call_envelope(value: dict[str, Any], *, field: str) -> dict[str, Any]:
+    """The arguments a call envelope stands for: `kwargs` when `args` is empty; the one positional
+    object when `args` is `[{...}]` and `kwargs` is empty (smolagents' `tool({...})` form); any other
+    positional arguments are not named, so they are a `RecordError` naming `field`.
+    `sanitize_inputs_outputs` is the framework's own flag, not an argument of the tool: dropped."""
+    args, kwargs = value["args"], value["kwargs"]
+    if not args:
+        return cast(dict[str, Any], kwargs)
+    if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+        return cast(dict[str, Any], args[0])
+    raise RecordError(
+        f"'{field}' passes {len(args)} positional argument(s) the tool's parameters do not name", field=field
+    )
+
+
 def tool_exec(s: Span, task_id: str) -> Exec:
     """The `Exec` of one `TOOL` span (a reject, `R_FIELD`, when `input.value` is not a JSON object:
     plain-text input is not guessed into arguments)."""
@@ -75,6 +114,8 @@ def tool_exec(s: Span, task_id: str) -> Exec:
     reject = None
     try:
         args = None if raw_args is None else parse_arguments(raw_args, field=f"{s.where}.input.value")
+        if args is not None and is_call_envelope(args):
+            args = unwrap_call_envelope(args, field=f"{s.where}.input.value")
     except RecordError as e:
         args, reject = None, (e.code, e.reason)
     has_result = "output.value" in attrs
@@ -96,6 +137,7 @@ def tool_exec(s: Span, task_id: str) -> Exec:
         meta={"span_id": s.span_id},
         raw=s.span,
         reject=reject,
+        group=s.parent_id,
     )
 
 
@@ -163,6 +205,8 @@ def llm_items(
                         started_at=s.started_at,
                         sort=sort,
                         raw=call,
+                        group=s.parent_id,
+                        asked=side == "output",
                     )
                     if isinstance(got, Bad):
                         bad.append(got)

@@ -17,7 +17,9 @@ conventions):
   - `gen_ai.tool.call.id` and `spanId` go to `meta`.
 - **chat spans** with `gen_ai.input.messages` / `gen_ai.output.messages`: `tool_call` parts answered by
   later `tool_call_response` parts (`otel_chat`). A call that also has an `execute_tool` span (same trace
-  and call id) is that span's call, counted once (`span_join`).
+  and call id) is that span's call, counted once (`span_join`). A call one trace asked for and another
+  trace answers (no parent span: each chat call its own trace) is the asking trace's call, joined across
+  the records and sources of one ingest run (`span_join`, phase 0; `carry_over`).
 
 `traceId` (hex or protobuf JSON base64, as lower-case hex) → `trace_id`; `gen_ai.conversation.id` on the
 span or its nearest ancestor (by `parentSpanId`, within the same record) → `task_id`, else the trace
@@ -48,7 +50,7 @@ from output_contracts.traces.formats.otlp import (
     error_message,
     is_error_status,
 )
-from output_contracts.traces.formats.span_join import Bad, Exec, Mention, Reply, join
+from output_contracts.traces.formats.span_join import Bad, Carry, Exec, Mention, Reply, join
 from output_contracts.traces.records import Episode
 
 OP = "gen_ai.operation.name"
@@ -107,6 +109,21 @@ class OtelAdapter(Adapter):
 
     name = "otel"
     whole_file = True
+    #: Calls waiting for an answer in a later record or source of the same ingest run (`carry_over`);
+    #: None (the registered instance, `contracts check`): each record is joined alone.
+    carry: Carry | None = None
+
+    def begin(self) -> OtelAdapter:
+        """A reader of one source (its own instance: `carry_over` gives it the run's waiting calls)."""
+        return type(self)()
+
+    def carry_over(self, run_state: dict[str, Any]) -> None:
+        """Join across the records and sources of one ingest run: the calls waiting for an answer are
+        the run's (`run_state` lives as long as the run); ingest rejects those still waiting when the
+        run ends (`Carry.leftovers`)."""
+        carry = run_state.setdefault("span_join", Carry())
+        assert isinstance(carry, Carry)
+        self.carry = carry
 
     def sniff(self, record: Any) -> int:
         return 2 if isinstance(record, dict) and "resourceSpans" in record else 0
@@ -148,6 +165,7 @@ class OtelAdapter(Adapter):
             replies + x_replies,
             bad + x_bad,
             what="tool result",
+            carry=self.carry,
         )
         eps = [Episode(trace_id=t, task_id=c or t) for t, c in episodes.items()]
         return Parsed(calls, eps, dropped)

@@ -167,6 +167,7 @@ def chat_items(
                             started_at=s.started_at,
                             sort=(s.start, s.order, position),
                             raw=part,
+                            asked=side == 1,
                         )
                         if isinstance(got, Bad):
                             bad.append(got)

@@ -51,7 +51,7 @@ from output_contracts.traces.ingest.commit import (
     registry_changed,
     unchanged,
 )
-from output_contracts.traces.ingest.read import MAX_LINE_BYTES, read_source
+from output_contracts.traces.ingest.read import MAX_LINE_BYTES, finish_run, read_source
 from output_contracts.traces.ingest.run import Run
 from output_contracts.traces.ingest.sources import (
     Source,
@@ -153,6 +153,7 @@ def _ingest_locked(
             if not rep.skipped:
                 known[h.sha256] = h.source.name
             reports.append(rep)
+        reports = finish_run(run, reports)
         run.flush()
         run.close_rejects()
         progress.finish()

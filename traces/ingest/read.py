@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -313,6 +314,9 @@ class _SourceReader:
         self.sha = h.sha256
         self.size = h.size
         self.adapter = adapter.begin()
+        share = getattr(self.adapter, "carry_over", None)
+        if share is not None:  # an adapter that joins across the run's sources
+            share(run.carry)
         #: Under auto-detection a record that is certainly another format fails the run (the file mixes
         #: formats); under a forced format it is one `R_FORMAT` reject.
         self.mixed_is_error = mixed_is_error
@@ -515,6 +519,24 @@ def read_source(run: Run, h: Hashed, fmt: str) -> SourceReport:
         if isinstance(doc, BrokenDocument):
             return _read_broken(run, h, fmt, doc)
         return _read_document(run, h, fmt, doc.value)
+
+
+def finish_run(run: Run, reports: list[SourceReport]) -> list[SourceReport]:
+    """After the run's last source: what adapters sharing the run's state (`carry_over`) still hold,
+    calls no source answered, each a reject on the line of the source that asked for it and counted in
+    that source's report (`dropped_calls`)."""
+    dropped: dict[str, int] = {}
+    for state in run.carry.values():
+        for source, d in state.leftovers():
+            run.reject(source, d.line or 1, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
+            dropped[source] = dropped.get(source, 0) + 1
+    run.carry.clear()
+    return [
+        dataclasses.replace(r, dropped_calls=r.dropped_calls + dropped[r.source])
+        if r.source in dropped
+        else r
+        for r in reports
+    ]
 
 
 def _read_broken(run: Run, h: Hashed, fmt: str, doc: BrokenDocument) -> SourceReport:

@@ -67,6 +67,9 @@ class Run:
     #: records of an episode (the flat adapter to every record with the same list), so `is` finds it.
     #: The reference is held, so the identity cannot be reused by another tuple.
     _tools_last: tuple[tuple[str, ...], str] | None = None
+    #: State adapters share across the run's sources (`carry_over`: calls asked in one source and
+    #: answered in a later one), ended by `read.finish_run`.
+    carry: dict[str, Any] = field(default_factory=dict)
 
     def tools_text(self, tools: tuple[str, ...]) -> str:
         """Canonical JSON of a `tools` tuple (a JSON array), reused while the same tuple comes back."""
