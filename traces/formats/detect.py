@@ -18,6 +18,7 @@ from output_contracts.errors import TraceError
 from output_contracts.traces.formats.adapter import Adapter
 from output_contracts.traces.formats.anthropic import AnthropicAdapter
 from output_contracts.traces.formats.atif import AtifAdapter
+from output_contracts.traces.formats.autogen import AutoGenAdapter
 from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
@@ -45,6 +46,7 @@ ADAPTERS: dict[str, Adapter] = {
         OpenAIAgentsAdapter(),
         OpenAIResponsesAdapter(),
         AnthropicAdapter(),
+        AutoGenAdapter(),
         OpenAIChatAdapter(),
         FlatAdapter(),
     )
@@ -68,6 +70,7 @@ class FormatName(StrEnum):
     inspect_ai = "inspect-ai"
     atif = "atif"
     swe_agent = "swe-agent"
+    autogen = "autogen"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
