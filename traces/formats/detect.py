@@ -22,6 +22,7 @@ from output_contracts.traces.formats.autogen import AutoGenAdapter
 from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
+from output_contracts.traces.formats.google_adk import GoogleAdkAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
@@ -47,6 +48,7 @@ ADAPTERS: dict[str, Adapter] = {
         OpenAIResponsesAdapter(),
         AnthropicAdapter(),
         AutoGenAdapter(),
+        GoogleAdkAdapter(),
         OpenAIChatAdapter(),
         FlatAdapter(),
     )
@@ -71,6 +73,7 @@ class FormatName(StrEnum):
     atif = "atif"
     swe_agent = "swe-agent"
     autogen = "autogen"
+    google_adk = "google-adk"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
