@@ -5,7 +5,12 @@ Two shapes, both written by pydantic from AgentChat's own objects:
 - a **TaskResult** (`agent.run` / `team.run`): `{"messages": [...], "stop_reason"}`, one document a file
   (`model_dump_json(indent=2)`) or one a line; the record is the whole run;
 - the **event stream** of `run_stream`, one item a line (`item.model_dump_json()`): messages and events,
-  and, last, the TaskResult of the run.
+  and, last, the TaskResult of the run;
+- an **agent state** (`await agent.save_state()`, dumped with `json.dumps`): `{"type":
+  "AssistantAgentState", "llm_context": {"messages": [...]}}`, the model context, where an
+  `AssistantMessage` whose `content` is a FunctionCall list plays the request event and a
+  `FunctionExecutionResultMessage` the execution event (same items, same mapping). One record, one
+  episode. A team's state (`TeamState`, agent states nested per agent) is not read.
 
 Every message has `type` (its class name) and `source` (the agent). A `ToolCallRequestEvent`'s `content`
 is a list of `FunctionCall{id, name, arguments}`, a `ToolCallExecutionEvent`'s a list of
@@ -22,7 +27,7 @@ before it, in the episode):
 - `step` = the call's order in the episode; the call's `id` goes to `meta.call_id`; the request event's
   `created_at` (0.5+) → `started_at`.
 
-Episodes: a TaskResult record is one episode. Event lines form one episode from the file's first line
+Episodes: a TaskResult record, or an agent state, is one episode. Event lines form one episode from the file's first line
 (or the line after a TaskResult) up to and including the next TaskResult line. That closing TaskResult
 repeats the streamed messages: it is recognised (every message `id` it holds was streamed, or, without
 ids as in 0.4, its message types are the streamed ones in order, streaming chunks aside) and not read
@@ -56,6 +61,9 @@ from output_contracts.traces.records import Episode, ToolCall
 
 REQUEST = "ToolCallRequestEvent"
 EXECUTION = "ToolCallExecutionEvent"
+STATE = "AssistantAgentState"
+#: The model context's message types (autogen-core) that play the request and execution events.
+_CONTEXT = {"AssistantMessage": REQUEST, "FunctionExecutionResultMessage": EXECUTION}
 #: AgentChat's message and event classes (the `type` each writes), 0.4 to 0.7.
 MESSAGE_TYPES = frozenset(
     {
@@ -93,6 +101,15 @@ def is_task_result(record: Any) -> bool:
     return isinstance(messages, list) and (not messages or any(is_message(m) for m in messages))
 
 
+def state_messages(record: Any) -> list[Any] | None:
+    """The model-context messages of an `AssistantAgentState`, or None when `record` is not one."""
+    if not isinstance(record, dict) or record.get("type") != STATE:
+        return None
+    ctx = record.get("llm_context")
+    messages = ctx.get("messages") if isinstance(ctx, dict) else None
+    return messages if isinstance(messages, list) else None
+
+
 @dataclass
 class _Stream:
     """The episode the event lines are building: its trace, and what was streamed (for the TaskResult)."""
@@ -116,7 +133,7 @@ class AutoGenAdapter(Adapter):
         return AutoGenAdapter()
 
     def sniff(self, record: Any) -> int:
-        if is_task_result(record):
+        if is_task_result(record) or state_messages(record) is not None:
             return 2
         if is_message(record) and "content" in record:
             # `models_usage` is AgentChat's own field; a bare `{type, source, content}` is only plausible
@@ -126,10 +143,13 @@ class AutoGenAdapter(Adapter):
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record) == 2:
             return None
-        return "no TaskResult ('messages' of AgentChat types and 'stop_reason') and no AgentChat event line"
+        return (
+            "no TaskResult ('messages' of AgentChat types and 'stop_reason'), no AgentChat event line "
+            "and no AssistantAgentState"
+        )
 
     def sniff_document(self, doc: Any) -> int:
-        return 2 if is_task_result(doc) else 0
+        return 2 if is_task_result(doc) or state_messages(doc) is not None else 0
 
     def records(self, doc: Any) -> Iterator[Any]:
         yield doc
@@ -137,6 +157,9 @@ class AutoGenAdapter(Adapter):
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if is_task_result(record):
             return self._task_result(record, ctx)
+        context = state_messages(record)
+        if context is not None:
+            return self._episode(context, None, ctx, "llm_context.messages")
         if not isinstance(record, dict):
             raise RecordError("record is not a JSON object")
         if not is_message(record):
@@ -178,21 +201,25 @@ class AutoGenAdapter(Adapter):
             self.stream = None  # the run's closing TaskResult: its calls were read from the stream
             return Parsed(())
         self.stream = None
-        trace = self._trace(ctx)
         stop = record.get("stop_reason")
-        labels = {"stop_reason": stop} if isinstance(stop, str) else None
+        return self._episode(messages, stop if isinstance(stop, str) else None, ctx, "messages")
+
+    def _episode(self, messages: list[Any], stop: str | None, ctx: RecordContext, field: str) -> Parsed:
+        """One record's messages as one episode (a TaskResult, an agent state)."""
+        trace = self._trace(ctx)
+        labels = {"stop_reason": stop} if stop is not None else None
         ep = self.join.episode(trace, trace, ctx.line, labels)
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
         offset = 0
         for mi, m in enumerate(messages):
             if not isinstance(m, dict):
-                raise RecordError(f"'messages[{mi}]' is not an object", field=f"messages[{mi}]")
-            got_calls, got_dropped = self._message(m, trace, ctx, offset, f"messages[{mi}].")
+                raise RecordError(f"'{field}[{mi}]' is not an object", field=f"{field}[{mi}]")
+            got_calls, got_dropped = self._message(m, trace, ctx, offset, f"{field}[{mi}].")
             calls += got_calls
             dropped += got_dropped
             content = m.get("content")
-            if m.get("type") in (REQUEST, EXECUTION) and isinstance(content, list):
+            if _kind(m) in (REQUEST, EXECUTION) and isinstance(content, list):
                 offset += len(content)
         return Parsed(calls, [ep] if ep is not None else [], dropped)
 
@@ -200,15 +227,15 @@ class AutoGenAdapter(Adapter):
         self, m: dict[str, Any], trace: str, ctx: RecordContext, offset: int, where: str
     ) -> tuple[list[ToolCall], list[DroppedCall]]:
         """The calls made and answered by one message; `offset` numbers its items within the record."""
-        kind = m.get("type")
+        kind = _kind(m)
         join = self.join
         if kind not in (REQUEST, EXECUTION):
-            if m.get("source") != "user" and kind in MESSAGE_TYPES:
+            if m.get("source") != "user" and (kind in MESSAGE_TYPES or kind == "AssistantMessage"):
                 join.activity(trace)
             return [], []
         content = m.get("content")
         if not isinstance(content, list):
-            raise RecordError(f"'{where}content' of a {kind} is not a list", field=f"{where}content")
+            raise RecordError(f"'{where}content' of a {m.get('type')} is not a list", field=f"{where}content")
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
         ts = m.get("created_at")
@@ -256,3 +283,11 @@ class AutoGenAdapter(Adapter):
                 else:
                     dropped.append(got)
         return calls, dropped
+
+
+def _kind(m: dict[str, Any]) -> Any:
+    """A message's type, a model-context message with calls or results read as the matching event."""
+    kind = m.get("type")
+    if kind in _CONTEXT and (kind != "AssistantMessage" or isinstance(m.get("content"), list)):
+        return _CONTEXT[kind]
+    return kind

@@ -69,6 +69,13 @@ def _both(src: Path, tmp: Path) -> tuple[list[Call], list[tuple[str, int]]]:
 def _messages(src: Path) -> list[dict[str, Any]]:
     """The run's messages as the file holds them: a TaskResult's, or the stream's lines before its
     closing TaskResult."""
+    if src.name.startswith("state-"):  # the model context, its messages renamed as the events they play
+        plays = {
+            "AssistantMessage": "ToolCallRequestEvent",
+            "FunctionExecutionResultMessage": "ToolCallExecutionEvent",
+        }
+        ms = json.loads(src.read_text())["llm_context"]["messages"]
+        return [{**m, "type": plays[m["type"]]} if isinstance(m["content"], list) else m for m in ms]
     if src.suffix == ".json":
         return json.loads(src.read_text())["messages"]
     lines = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
@@ -102,7 +109,14 @@ def _expected(messages: list[dict[str, Any]]) -> list[Call]:
     return out
 
 
-FIXTURES = ["taskresult-0.4.json", "taskresult-0.7.json", "stream-0.4.jsonl", "stream-0.7.jsonl"]
+FIXTURES = [
+    "taskresult-0.4.json",
+    "taskresult-0.7.json",
+    "stream-0.4.jsonl",
+    "stream-0.7.jsonl",
+    "state-0.4.json",
+    "state-0.7.json",
+]
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -137,6 +151,8 @@ def test_taskresult_not_openai_chat() -> None:
     doc = json.loads((DATA / "taskresult-0.7.json").read_text())
     assert best_match(doc) == ("autogen", 2)
     assert AutoGenAdapter().lacks(doc) is None
+    state = json.loads((DATA / "state-0.7.json").read_text())
+    assert best_match(state) == ("autogen", 2)
     assert AutoGenAdapter().lacks({"messages": [{"role": "user", "content": "hi"}]}) is not None
 
 

@@ -18,12 +18,15 @@ Versions and commands (run from the repository root; the venvs are outside the r
 Each writes, into this folder, `taskresult-<v>.json` (the TaskResult of `agent.run`, serialised by
 pydantic: `TaskResult.model_dump_json(indent=2)` on 0.7, `TypeAdapter(TaskResult).dump_json` on 0.4
 where TaskResult is a dataclass) and `stream-<v>.jsonl` (each item `run_stream` yields, one a line, the
-final TaskResult included, serialised the same way).
+final TaskResult included, serialised the same way), and `state-<v>.json`, the agent's
+`save_state()` after the run (`json.dumps(state, indent=2)`): its model context, `AssistantMessage`s with
+FunctionCall lists and `FunctionExecutionResultMessage`s.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -121,8 +124,11 @@ async def main() -> None:
         second = await a.run()
         result = TaskResult(messages=[*first.messages, *second.messages], stop_reason=second.stop_reason)
     else:
-        result = await agent().run(task=TASK)
+        a = agent()
+        result = await a.run(task=TASK)
     (HERE / f"taskresult-{VERSION}.json").write_bytes(dump(result, indent=2) + b"\n")
+    state = await a.save_state()  # the agent's model context, as `save_state` documents it: a JSON-able dict
+    (HERE / f"state-{VERSION}.json").write_text(json.dumps(state, indent=2) + "\n")
     lines = [dump(item) async for item in agent().run_stream(task=TASK)]
     (HERE / f"stream-{VERSION}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 
