@@ -38,7 +38,8 @@ first record}`; `stop_reason` is the episode label `stop_reason`.
 Rejects: a call no result answers `R_UNMATCHED`; a result whose id no call before it has
 `R_ORPHAN_RESULT` (a second one `R_DUPLICATE_RESULT`), one without `call_id` `R_UNKEYED_RESULT`; a
 call without `id` `R_UNMATCHED` (no result can answer it); an episode where an agent spoke but no tool
-was called `R_NO_CALLS` (the episode kept). Unknown message types are read as messages without calls.
+was called `R_NO_CALLS` (the episode kept). Lines and messages of other types (classes this reader does not know) are read as messages without
+calls; a line without `type` and `source` is `R_FIELD`.
 """
 
 from __future__ import annotations
@@ -162,8 +163,9 @@ class AutoGenAdapter(Adapter):
             return self._episode(context, None, ctx, "llm_context.messages")
         if not isinstance(record, dict):
             raise RecordError("record is not a JSON object")
-        if not is_message(record):
-            raise RecordError("not an AgentChat message (no known 'type' with a 'source')", field="type")
+        if not isinstance(record.get("type"), str) or not isinstance(record.get("source"), str):
+            # a line of another type (a class newer than this list) still names its type and source
+            raise RecordError("not an AgentChat message (no 'type' with a 'source')", field="type")
         episodes: list[Episode] = []
         if self.stream is None:
             self.stream = _Stream(self._trace(ctx))

@@ -236,3 +236,15 @@ def test_taskresult_join_property(tmp_path: Path, items: list[tuple[str, bool, b
     if not items or all(not is_call for _, is_call, _, _ in items):
         dropped = [d for d in dropped if d != "R_NO_CALLS"]
     assert sorted(dropped) == sorted(codes)
+
+
+def test_unknown_event_type_kept_as_message(tmp_path: Path) -> None:
+    """A line of an event class this reader does not know is a message without calls, not a reject;
+    a line with no type is one."""
+    lines = [json.loads(x) for x in (DATA / "stream-0.7.jsonl").read_text().splitlines()]
+    extra = {"id": "n1", "source": "assistant", "models_usage": None, "content": "...", "type": "FutureEvent"}
+    src = _write_lines(tmp_path / "s.jsonl", [*lines[:2], extra, {"source": "x"}, *lines[2:]])
+    rep = ingest([src], tmp_path / "out")
+    assert rep.sources[0].format == "autogen"
+    assert len(_calls(tmp_path / "out")) == 3
+    assert _rejects(tmp_path / "out") == [("R_FIELD", 4)]
