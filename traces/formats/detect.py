@@ -18,9 +18,11 @@ from output_contracts.errors import TraceError
 from output_contracts.traces.formats.adapter import Adapter
 from output_contracts.traces.formats.anthropic import AnthropicAdapter
 from output_contracts.traces.formats.atif import AtifAdapter
+from output_contracts.traces.formats.autogen import AutoGenAdapter
 from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
+from output_contracts.traces.formats.google_adk import GoogleAdkAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
 from output_contracts.traces.formats.langsmith import LangSmithAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
@@ -49,6 +51,8 @@ ADAPTERS: dict[str, Adapter] = {
         OpenAIAgentsAdapter(),
         OpenAIResponsesAdapter(),
         AnthropicAdapter(),
+        AutoGenAdapter(),
+        GoogleAdkAdapter(),
         OpenAIChatAdapter(),
         FlatAdapter(),
     )
@@ -74,6 +78,8 @@ class FormatName(StrEnum):
     swe_agent = "swe-agent"
     langsmith = "langsmith"
     smolagents = "smolagents"
+    autogen = "autogen"
+    google_adk = "google-adk"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
