@@ -25,6 +25,7 @@ from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
+from output_contracts.traces.formats.openhands import OpenHandsAdapter
 from output_contracts.traces.formats.openinference import OpenInferenceAdapter
 from output_contracts.traces.formats.otel import OtelAdapter
 from output_contracts.traces.formats.swe_agent import SweAgentAdapter
@@ -39,6 +40,7 @@ ADAPTERS: dict[str, Adapter] = {
         InspectAIAdapter(),
         AtifAdapter(),
         SweAgentAdapter(),
+        OpenHandsAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -68,6 +70,7 @@ class FormatName(StrEnum):
     inspect_ai = "inspect-ai"
     atif = "atif"
     swe_agent = "swe-agent"
+    openhands = "openhands"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
