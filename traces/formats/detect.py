@@ -22,6 +22,7 @@ from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
+from output_contracts.traces.formats.mini_swe_agent import MiniSweAgentAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
@@ -41,6 +42,7 @@ ADAPTERS: dict[str, Adapter] = {
         AtifAdapter(),
         SweAgentAdapter(),
         OpenHandsAdapter(),
+        MiniSweAgentAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -71,6 +73,7 @@ class FormatName(StrEnum):
     atif = "atif"
     swe_agent = "swe-agent"
     openhands = "openhands"
+    mini_swe_agent = "mini-swe-agent"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
