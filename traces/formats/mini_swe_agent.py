@@ -224,8 +224,8 @@ class MiniSweAgentAdapter(WholeDocument):
                         )
                     finish("bash", {"command": cmd}, follow[ai] if ai < len(follow) else None, pos, a)
                 continue
-            content = m.get("content")
-            if isinstance(extra, dict) or not isinstance(content, str):
+            content = m.get("content")  # 1.x: its models' messages may carry `extra.response`
+            if not isinstance(content, str):
                 continue
             blocks = regex.findall(content)
             if len(blocks) == 1:

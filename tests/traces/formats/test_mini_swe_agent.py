@@ -177,3 +177,17 @@ def test_text_observations_round_trip(steps: list[tuple[str, str, int]]) -> None
         else ("bash", {"command": cmd.strip()}, out, "ok", None)
         for cmd, out, rc in steps
     ]
+
+
+def test_v1_messages_with_model_response_extra(tmp_path: Path) -> None:
+    """1.x models other than the test model store the raw response in each assistant message's
+    `extra.response`: derived from the 1.17.5 fixture, the same calls are read."""
+    doc = orjson.loads((DATA / "v1.17.5/demo.traj.json").read_bytes())
+    for m in doc["messages"]:
+        if m["role"] == "assistant":
+            m["extra"] = {"response": {"choices": [{"message": {"content": m["content"]}}]}}
+    src = tmp_path / "with-extra.traj.json"
+    src.write_bytes(orjson.dumps(doc))
+    ingest([src], tmp_path / "c")
+    assert _calls(tmp_path / "c") == EXPECTED["v1.17.5/demo.traj.json"][1]
+    assert [r["code"] for r in _rejects(tmp_path / "c")] == ["R_UNMATCHED"]
