@@ -9,10 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
+from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.openhands import OpenHandsAdapter
 from output_contracts.traces.ingest import ingest
 
@@ -168,3 +171,66 @@ def test_cause_join_not_order(tmp_path: Path) -> None:
     ingest([DATA / "wrong_initial_state.json"], direct)
     ingest([src], tmp_path / "c")
     assert _calls(tmp_path / "c") == _calls(direct)
+
+
+def _action(i: int, cmd: str) -> dict[str, Any]:
+    args = orjson.dumps({"command": cmd}).decode()
+    meta = {
+        "function_name": "execute_bash",
+        "tool_call_id": f"toolu_{i}",
+        "model_response": {
+            "choices": [{"message": {"tool_calls": [{"id": f"toolu_{i}", "function": {"arguments": args}}]}}]
+        },
+    }
+    return {"id": i, "source": "agent", "action": "run", "tool_call_metadata": meta, "args": {"command": cmd}}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=8),
+            st.text(alphabet="abc xyz\n", max_size=10),
+            st.sampled_from(["ok", "fail", "error", "none"]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_cause_join_property(steps: list[tuple[str, str, str]], rnd: Any) -> None:
+    """Generated streams: each observation lands anywhere after its action (with environment events
+    between), and joins by `cause`: `success: false` and error observations are errors, an action with
+    no observation is the one `R_UNMATCHED` reject."""
+    events: list[dict[str, Any]] = [
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "go"}}
+    ]
+    pending: list[dict[str, Any]] = []
+    for i, (cmd, out, kind) in enumerate(steps, start=1):
+        events.append(_action(i, cmd))
+        if kind != "none":
+            obs: dict[str, Any] = {"id": 100 + i, "source": "agent", "cause": i, "content": out, "extras": {}}
+            obs |= (
+                {"observation": "error"}
+                if kind == "error"
+                else {"observation": "run", "success": kind == "ok"}
+            )
+            pending.append(obs)
+        rnd.shuffle(pending)
+        while pending and rnd.random() < 0.5:
+            events.append(pending.pop())
+        events.append(
+            {"id": 200 + i, "source": "environment", "observation": "agent_state_changed", "content": ""}
+        )
+    events.extend(pending)
+    parsed = OpenHandsAdapter().parse(events, RecordContext("t.json", "0" * 64, 1))
+    got = [(c.tool, c.arguments, c.result, c.status, c.error) for c in parsed.calls]
+    want = [
+        ("execute_bash", {"command": cmd}, out, "ok", None)
+        if kind == "ok"
+        else ("execute_bash", {"command": cmd}, None, "error", out)
+        for cmd, out, kind in steps
+        if kind != "none"
+    ]
+    assert got == want
+    assert [d.code for d in parsed.dropped] == ["R_UNMATCHED"] * sum(k == "none" for _, _, k in steps)
