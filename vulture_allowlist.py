@@ -37,6 +37,8 @@ _llm_type  # LangChain BaseChatModel hook implemented by the fixture generator (
 run_manager  # LangChain passes it to BaseChatModel._generate by keyword (same generator)
 autogen  # FormatName member, a --format choice (traces/formats/detect.py)
 google_adk  # FormatName member, a --format choice (traces/formats/detect.py)
+openhands  # FormatName member, a --format choice (traces/formats/detect.py)
+mini_swe_agent  # FormatName member, a --format choice (traces/formats/detect.py)
 pointer_only  # StrEnum member chosen by --feedback (repair/state.py)
 code_only  # StrEnum member chosen by --feedback (repair/state.py)
 context_only  # StrEnum member chosen by --feedback (repair/state.py)

@@ -25,9 +25,11 @@ from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.google_adk import GoogleAdkAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
 from output_contracts.traces.formats.langsmith import LangSmithAdapter
+from output_contracts.traces.formats.mini_swe_agent import MiniSweAgentAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
+from output_contracts.traces.formats.openhands import OpenHandsAdapter
 from output_contracts.traces.formats.openinference import OpenInferenceAdapter
 from output_contracts.traces.formats.otel import OtelAdapter
 from output_contracts.traces.formats.smolagents import SmolagentsAdapter
@@ -45,6 +47,8 @@ ADAPTERS: dict[str, Adapter] = {
         AtifAdapter(),
         SweAgentAdapter(),
         LangSmithAdapter(),
+        OpenHandsAdapter(),
+        MiniSweAgentAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -80,6 +84,8 @@ class FormatName(StrEnum):
     smolagents = "smolagents"
     autogen = "autogen"
     google_adk = "google-adk"
+    openhands = "openhands"
+    mini_swe_agent = "mini-swe-agent"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
