@@ -101,7 +101,7 @@ class AtifAdapter(WholeDocument):
             for ri, r in enumerate(results):
                 sid = r.get("source_call_id")
                 refs = r.get("subagent_trajectory_ref")
-                if refs is not None:
+                if refs is not None and refs != []:  # an empty list refers to nothing
                     self._links(refs, trace_id, f"steps[{si}].observation.results[{ri}]", linked)
                     if sid is None:
                         continue  # a link to other trajectories, answering no call

@@ -240,3 +240,24 @@ def test_references_round_trip(
         assert {t: labels for t, (_, labels, _) in eps.items() if t != "P"} == {
             s: {"parent_trace_id": "P", "trajectory_path": f"{s}.json"} for s in linked
         }
+
+
+def test_empty_reference_list_is_an_ordinary_result(tmp_path: Path) -> None:
+    """`subagent_trajectory_ref: []` refers to nothing: the result answers its step's call as any result
+    without `source_call_id` does; a reference naming no trajectory is a bad record (`R_FIELD`)."""
+    step = {
+        "step_id": 1,
+        "source": "agent",
+        "message": "",
+        "tool_calls": [{"tool_call_id": "c", "function_name": "ls", "arguments": {}}],
+        "observation": {"results": [{"content": "a.txt", "subagent_trajectory_ref": []}]},
+    }
+    doc = {"schema_version": "ATIF-v1.5", "session_id": "P", "agent": {"name": "a"}, "steps": [step]}
+    (tmp_path / "t.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    ingest([tmp_path / "t.json"], tmp_path / "c")
+    assert _calls(tmp_path / "c") == [("P", "ls", {}, "a.txt", "ok", None)]
+    step["observation"] = {"results": [{"content": "a.txt"}, {"subagent_trajectory_ref": [{"extra": {}}]}]}
+    (tmp_path / "u.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    ingest([tmp_path / "t.json", tmp_path / "u.json"], tmp_path / "d")  # the run reads t's call
+    ((code, reason),) = _rejects(tmp_path / "d")
+    assert code == "R_FIELD" and "names no trajectory" in reason
