@@ -13,9 +13,24 @@ the step's first call not yet answered, in order (terminus-2 writes no ids).
 - `trace_id` = `task_id` = `session_id`; `step` = the call's order in the trajectory; `step_id` and
   `tool_call_id` go to `meta`; the visible tools are `agent.tool_definitions` when given.
 
+Sub-agent links (ATIF v1.2+ `observation` on any step, `subagent_trajectory_ref` in results): a result
+with `subagent_trajectory_ref: [{session_id, trajectory_path?, trajectory_id?, extra?}]` refers to other
+trajectories (Terminus-2's context summarisation writes a `system` step whose one result holds only the
+references to its summary, questions and answers trajectories). Each reference is a linked episode:
+`trace_id` = `task_id` = the reference's `session_id` (else its `trajectory_id`, v1.7), labels
+`{"parent_trace_id": session_id, "trajectory_path": ...}` (the path when given); the referenced file,
+read in the same or another ingest, is that episode (same `session_id`), its calls read as any
+trajectory's. A reference result without `source_call_id` is that link and nothing else: it answers no
+call and is no reject; with `source_call_id` (a delegation tool call) it also answers that call as any
+result does. A reference naming neither `session_id` nor `trajectory_id` is `R_FIELD`.
+`continued_trajectory_ref` (the linear-history form: the trajectory continues in another file with the
+same `session_id`) needs nothing: both files are the one episode.
+
 A call no result answers is `R_UNMATCHED`; a result that answers no call of its step (an id no call of
-the step has, or more results than calls, e.g. a parser's feedback to the model) is `R_ORPHAN_RESULT`;
-a trajectory with agent steps but no tool call and no result is rejected whole as `R_NO_CALLS`.
+the step has, or more results than calls, e.g. a parser's feedback to the model, or the observation of
+an agent step that made no tool call, as in Terminus-2's linear-history files whose actions are only in
+the message text) is `R_ORPHAN_RESULT`; a trajectory with agent steps but no tool call and no result is
+rejected whole as `R_NO_CALLS`.
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ from output_contracts.traces.formats.adapter import (
     WholeDocument,
     answered_call,
     list_of_dicts,
+    optional_str,
     parse_arguments,
     require_str,
     tool_names,
@@ -59,6 +75,7 @@ class AtifAdapter(WholeDocument):
         steps = list_of_dicts(record, "steps")
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
+        linked: dict[str, Episode] = {}  # referenced sub-agent trajectories, in order
         agent_steps = 0
         index = 0  # position among the trajectory's calls and results (rejects and call ids)
         order = 0  # the call's order among the trajectory's calls (`step`)
@@ -83,6 +100,11 @@ class AtifAdapter(WholeDocument):
             loose: list[tuple[int, dict[str, Any]]] = []
             for ri, r in enumerate(results):
                 sid = r.get("source_call_id")
+                refs = r.get("subagent_trajectory_ref")
+                if refs is not None and refs != []:  # an empty list refers to nothing
+                    self._links(refs, trace_id, f"steps[{si}].observation.results[{ri}]", linked)
+                    if sid is None:
+                        continue  # a link to other trajectories, answering no call
                 if sid is None:
                     loose.append((ri, r))
                     continue
@@ -107,7 +129,10 @@ class AtifAdapter(WholeDocument):
                 dropped.append(
                     DroppedCall(
                         index + ri,
-                        f"steps[{si}] result {ri} has no source_call_id and no call of its step left to answer",
+                        f"steps[{si}] result {ri} has no source_call_id and no call of its step left to answer"
+                        if pending
+                        else f"steps[{si}] result {ri} answers no tool call: its step made none (an action "
+                        "written in the message text, or feedback to the model)",
                         r,
                         R_ORPHAN_RESULT,
                     )
@@ -144,8 +169,30 @@ class AtifAdapter(WholeDocument):
             )
         agent = record.get("agent")
         tools = tool_names(agent.get("tool_definitions")) if isinstance(agent, dict) else None
-        return Parsed(
-            calls,
-            [Episode(trace_id=trace_id, task_id=trace_id, tools=tools)],
-            sorted(dropped, key=lambda d: d.index),
-        )
+        episodes = [Episode(trace_id=trace_id, task_id=trace_id, tools=tools)]
+        episodes += [ep for child, ep in linked.items() if child != trace_id]
+        return Parsed(calls, episodes, sorted(dropped, key=lambda d: d.index))
+
+    @staticmethod
+    def _links(refs: Any, parent: str, where: str, linked: dict[str, Episode]) -> None:
+        """The episodes `subagent_trajectory_ref` links to `parent` (see the module)."""
+        if not isinstance(refs, list):
+            raise RecordError(
+                f"'{where}.subagent_trajectory_ref' is not a list", field=f"{where}.subagent_trajectory_ref"
+            )
+        for k, ref in enumerate(refs):
+            at = f"{where}.subagent_trajectory_ref[{k}]"
+            if not isinstance(ref, dict):
+                raise RecordError(f"'{at}' is not an object", field=at)
+            child = optional_str(ref, "session_id", where=f"{at}.") or optional_str(
+                ref, "trajectory_id", where=f"{at}."
+            )
+            if not child:
+                raise RecordError(
+                    f"'{at}' names no trajectory (no 'session_id' or 'trajectory_id')", field=at
+                )
+            labels: dict[str, Any] = {"parent_trace_id": parent}
+            path = ref.get("trajectory_path")
+            if isinstance(path, str) and path:
+                labels["trajectory_path"] = path
+            linked.setdefault(child, Episode(trace_id=child, task_id=child, labels=labels))

@@ -13,10 +13,27 @@ Episodes: `trace_id` = `task_id` = `sessionId`. A sub-agent's messages (`isSidec
 file or in its own `agent-*.jsonl`) are their own episode: `trace_id` = `{sessionId}/sidechain-{key}`,
 `task_id` = `sessionId`, labels `{"parent_trace_id": sessionId, "sidechain": key}`, where `key` is the
 line's `agentId`, else the `uuid` of the sidechain's first message (found through `parentUuid`).
+
+Sub-agent messages inside `progress` lines: a main session can carry a sub-agent's (Task tool's) messages
+only as `{type: "progress", sessionId, parentToolUseID, data: {type: "agent_progress", agentId,
+message: {type: "user"|"assistant", uuid, timestamp, message: {role, content}}}}`. The nested message is
+read like a sidechain line of that sub-agent: its episode is `{sessionId}/sidechain-{agentId}` (key
+`parentToolUseID` when `agentId` is missing), labels `{"parent_trace_id": sessionId, "sidechain": key}`,
+and its `tool_use` / `tool_result` blocks are calls and results of that episode (block positions are
+`data.message.message.content[i]`). The same sub-agent message is never counted twice:
+- a nested message whose `uuid` this file already read (as a sidechain line or an earlier progress
+  line), or a sidechain line whose `uuid` an earlier progress line carried, is skipped;
+- newer Claude Code also writes the sub-agent's transcript to its own file,
+  `<dir>/<sessionId>/subagents/agent-<agentId>.jsonl` beside the session file `<dir>/<sessionId>.jsonl`
+  (older versions: `<dir>/agent-<agentId>.jsonl`). When that file exists, it is the sub-agent's record
+  (a folder ingest reads it, detected by its lines' `isSidechain`/`agentId`) and the progress copies in
+  the main file are skipped (they are the same messages: same uuids, same tool ids).
+Other progress lines (`hook_progress`, `bash_progress`, ...) hold no tool activity.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from output_contracts.traces.formats.adapter import (
@@ -41,6 +58,8 @@ class ClaudeCodeAdapter(Adapter):
     def __init__(self) -> None:
         self.join = SessionJoin("session")
         self.side_root: dict[str, str] = {}  # sidechain message uuid -> its sidechain's key
+        self.from_progress: set[str] = set()  # uuids of the sub-agent messages read from progress lines
+        self.own_file: dict[tuple[str, str], bool] = {}  # (source, agent) -> its transcript file exists
 
     def begin(self) -> Adapter:
         return ClaudeCodeAdapter()
@@ -48,8 +67,77 @@ class ClaudeCodeAdapter(Adapter):
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict):
             return 0
-        shaped = record.get("type") in _ROLES and isinstance(record.get("message"), dict)
-        return 2 if shaped and "sessionId" in record and ("uuid" in record or "isSidechain" in record) else 0
+        return 2 if self.lacks(record) is None else 0
+
+    def lacks(self, record: Any) -> str | None:
+        """None when `record` is a Claude Code session line (a message, or a sub-agent's progress)."""
+        if not isinstance(record, dict):
+            return "not a JSON object"
+        if "sessionId" not in record:
+            return "no 'sessionId'"
+        kind = record.get("type")
+        if kind == "progress":
+            data = record.get("data")
+            nested = data.get("message") if isinstance(data, dict) else None
+            if isinstance(data, dict) and data.get("type") == "agent_progress" and isinstance(nested, dict):
+                return None
+            return "a 'progress' line without an agent_progress message"
+        if kind not in _ROLES or not isinstance(record.get("message"), dict):
+            return "no 'type' user/assistant line with a 'message' object"
+        if "uuid" not in record and "isSidechain" not in record:
+            return "no 'uuid' or 'isSidechain'"
+        return None
+
+    def _agent_file(self, source: str, sid: str, agent: str) -> bool:
+        """True when the sub-agent `agent` of session `sid` has its own transcript file beside `source`."""
+        key = (source, agent)
+        found = self.own_file.get(key)
+        if found is None:
+            found = False
+            if (
+                source != "-"
+                and agent
+                and "/" not in agent
+                and "\\" not in agent
+                and agent not in (".", "..")
+            ):
+                here = Path(source).parent
+                names = (f"agent-{agent}.jsonl", f"agent-{agent}.jsonl.gz")
+                found = any((d / n).is_file() for d in (here / sid / "subagents", here) for n in names)
+            self.own_file[key] = found
+        return found
+
+    def _progress(self, record: dict[str, Any], ctx: RecordContext) -> Parsed:
+        """A `progress` line: an `agent_progress` one carries a sub-agent message (see the module)."""
+        data = record.get("data")
+        if not isinstance(data, dict) or data.get("type") != "agent_progress":
+            return Parsed(())
+        nested = data.get("message")
+        if not isinstance(nested, dict) or nested.get("type") not in _ROLES:
+            return Parsed(())
+        msg = nested.get("message")
+        if not isinstance(msg, dict):
+            return Parsed(())
+        sid = require_str(record, "sessionId")
+        agent = data.get("agentId")
+        key = agent if isinstance(agent, str) and agent else record.get("parentToolUseID")
+        if not isinstance(key, str) or not key:
+            raise RecordError(
+                "agent_progress line names no sub-agent ('data.agentId' and 'parentToolUseID' missing)",
+                field="data.agentId",
+            )
+        uuid = nested.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.from_progress or uuid in self.side_root:  # read already
+                return Parsed(())
+            self.from_progress.add(uuid)
+        if self._agent_file(ctx.source, sid, key):
+            return Parsed(())
+        trace = f"{sid}/sidechain-{key}"
+        labels = {"parent_trace_id": sid, "sidechain": key}
+        return self._message(
+            nested["type"], msg, nested.get("timestamp"), sid, trace, labels, ctx, "data.message.message"
+        )
 
     def _trace(self, rec: dict[str, Any], sid: str) -> tuple[str, dict[str, Any] | None]:
         """The episode of a line: the session, or one of its sidechains (and its labels)."""
@@ -72,29 +160,47 @@ class ClaudeCodeAdapter(Adapter):
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if not isinstance(record, dict):
             raise RecordError("record is not a JSON object")
+        kind = record.get("type")
+        if kind == "progress":
+            return self._progress(record, ctx)
         msg = record.get("message")
-        if record.get("type") not in _ROLES or not isinstance(msg, dict):
+        if kind not in _ROLES or not isinstance(msg, dict):
             return Parsed(())  # summary, system, snapshot lines: no tool activity
         sid = require_str(record, "sessionId")
+        if record.get("isSidechain") is True and record.get("uuid") in self.from_progress:
+            return Parsed(())  # a sub-agent message already read from a progress line
         trace, labels = self._trace(record, sid)
+        return self._message(kind, msg, record.get("timestamp"), sid, trace, labels, ctx, "message")
+
+    def _message(
+        self,
+        kind: str,
+        msg: dict[str, Any],
+        ts: Any,
+        sid: str,
+        trace: str,
+        labels: dict[str, Any] | None,
+        ctx: RecordContext,
+        at: str,
+    ) -> Parsed:
+        """One user or assistant message `msg` of episode `trace` (`at` names it in errors)."""
         join = self.join
         ep = join.episode(trace, sid, ctx.line, labels)
         episodes: list[Episode] = [ep] if ep is not None else []
-        if record["type"] == "assistant":
+        if kind == "assistant":
             join.activity(trace)
         content = msg.get("content")
         if not isinstance(content, list):
             return Parsed((), episodes)
-        ts = record.get("timestamp")
         started = ts if isinstance(ts, str) else None
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
         for bi, b in enumerate(content):
             if not isinstance(b, dict):
                 continue
-            kind = b.get("type")
-            where = f"message.content[{bi}]"
-            if kind == "tool_use":
+            block = b.get("type")
+            where = f"{at}.content[{bi}]"
+            if block == "tool_use":
                 if not isinstance(b.get("name"), str):
                     raise RecordError(f"'{where}.name' is missing", field=f"{where}.name")
                 args = b.get("input", {})
@@ -109,7 +215,7 @@ class ClaudeCodeAdapter(Adapter):
                 join.call(
                     ctx, trace, cid, tool=b["name"], arguments=args, index=bi, started_at=started, raw=b
                 )
-            elif kind == "tool_result":
+            elif block == "tool_result":
                 got = join.result(
                     trace,
                     b.get("tool_use_id"),
