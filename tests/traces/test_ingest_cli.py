@@ -16,6 +16,8 @@ from output_contracts.schemas import schema_errors
 from .test_ingest import _rec, _write, corrupted
 
 DATA = Path(__file__).parent / "data"
+#: The five small files of `data/` (its `formats/` folder holds the producers' fixtures, tested apart).
+FILES = [str(p) for p in sorted(DATA.iterdir()) if p.is_file()]
 
 
 @pytest.fixture
@@ -25,7 +27,7 @@ def runner() -> CliRunner:
 
 def test_ingest_json_and_info(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "c"
-    r = runner.invoke(app, ["ingest", str(DATA), "-o", str(out), "--json"])
+    r = runner.invoke(app, ["ingest", *FILES, "-o", str(out), "--json"])
     assert r.exit_code == 0, r.output
     rep = orjson.loads(r.stdout)
     by = {Path(s["source"]).name: s for s in rep["sources"]}
@@ -38,7 +40,7 @@ def test_ingest_json_and_info(runner: CliRunner, tmp_path: Path) -> None:
     }
     assert rep["calls"] == 2 + 5 + 3 + 2 + 2 and rep["rejects"] == 2  # two calls without results
     assert "wrote" in r.stderr and "14 calls" in r.stderr
-    again = runner.invoke(app, ["ingest", str(DATA), "-o", str(out)])
+    again = runner.invoke(app, ["ingest", *FILES, "-o", str(out)])
     assert again.exit_code == 0 and "unchanged" in again.stderr and "already ingested" in again.stderr
     info = runner.invoke(app, ["corpus", "info", str(out), "--json"])
     assert info.exit_code == 0

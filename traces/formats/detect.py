@@ -22,6 +22,7 @@ from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
+from output_contracts.traces.formats.mlflow import MlflowAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
@@ -39,6 +40,7 @@ ADAPTERS: dict[str, Adapter] = {
         InspectAIAdapter(),
         AtifAdapter(),
         SweAgentAdapter(),
+        MlflowAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -68,6 +70,7 @@ class FormatName(StrEnum):
     inspect_ai = "inspect-ai"
     atif = "atif"
     swe_agent = "swe-agent"
+    mlflow = "mlflow"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
