@@ -20,6 +20,7 @@ from output_contracts.traces.formats.anthropic import AnthropicAdapter
 from output_contracts.traces.formats.atif import AtifAdapter
 from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
+from output_contracts.traces.formats.crewai import CrewAIAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
 from output_contracts.traces.formats.mlflow import MlflowAdapter
@@ -41,6 +42,7 @@ ADAPTERS: dict[str, Adapter] = {
         AtifAdapter(),
         SweAgentAdapter(),
         MlflowAdapter(),
+        CrewAIAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -71,6 +73,7 @@ class FormatName(StrEnum):
     atif = "atif"
     swe_agent = "swe-agent"
     mlflow = "mlflow"
+    crewai = "crewai"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)
