@@ -10,8 +10,8 @@ the two ways CrewAI runs tools. Each run writes `crewai-<version>-<native|text>.
 beside this script: every span of the run, encoded by `opentelemetry-exporter-otlp-proto-common` into an
 OTLP `ExportTraceServiceRequest` and written as OTLP/JSON (protobuf JSON mapping, trace and span ids as
 hex as the OTLP/JSON spec says), one line; and `crewai-<version>-<mode>.crew_output.json`, the
-`CrewOutput` that `kickoff()` returned, serialised by its own `model_dump_json(indent=2)` (not read by
-an adapter yet: kept as the record of what the run did).
+`CrewOutput` that `kickoff()` returned, serialised by its own `model_dump_json(indent=2)` (read by the
+`crewai` adapter).
 
 Versions used: crewai 1.15.44, openinference-instrumentation-crewai 1.1.21, opentelemetry-sdk 1.45.2.
 Command:
