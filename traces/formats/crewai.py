@@ -105,6 +105,12 @@ class _Failures:
 def _outcome(content: Any, failed: str | None) -> tuple[Any, str, str | None]:
     if failed is not None:
         return None, "error", failed
+    return crewai_outcome(content)
+
+
+def crewai_outcome(content: Any) -> tuple[Any, str, str | None]:
+    """`(result, status, error)` of a tool result as CrewAI words it: `Error executing tool: <m>` (native
+    calls) and `I encountered an error ...` (text actions) are failures; anything else is the result."""
     if isinstance(content, str):
         if content.startswith(NATIVE_ERROR):
             return None, "error", content[len(NATIVE_ERROR) :]

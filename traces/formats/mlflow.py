@@ -26,7 +26,12 @@ Each span whose `mlflow.spanType` is `TOOL` is one call:
   saved name goes to `meta.span_name` when it differs. (A 2.x trace whose distinct tools are really
   called `B_1` and `B_2`, with no `B`, is indistinguishable and reads as `B`.)
 - `arguments` = `mlflow.spanInputs` decoded (the function's arguments by parameter name, as MLflow's
-  decorator binds them; no envelope is unwrapped). Absent → `{}`. Not an object (`span.set_inputs("text")`)
+  decorator binds them). MLflow's CrewAI autologging (`mlflow.crewai.autolog()`) wraps them, and is
+  unwrapped (`meta.envelope` = `crewai`): `{tool_name, tool_args}` (native tool calls; `tool_name` = the
+  span name) → `tool_args`; `{agent_action: {tool, tool_input}, tools, ...}` (text actions; `tool` = the
+  span name) → `tool_input` (JSON text; not an object → `R_FIELD`). Its outputs `{result, ...}` →
+  `result`, and CrewAI reports a failed tool in that text with the span status OK: `Error executing
+  tool: <m>` → `error` `<m>`, `I encountered an error ...` → `error` = the text (as in `crewai`). Absent → `{}`. Not an object (`span.set_inputs("text")`)
   → the call is rejected `R_FIELD`.
 - `result` = `mlflow.spanOutputs` decoded (`null` when the tool returned `None`), then, like every
   format, a string holding a JSON object or array is decoded.
@@ -72,7 +77,9 @@ from output_contracts.traces.formats.adapter import (
     decode_result,
     error_text,
     list_of_dicts,
+    parse_arguments,
 )
+from output_contracts.traces.formats.crewai import crewai_outcome
 from output_contracts.traces.formats.otlp import SPAN_ID_BYTES, TRACE_ID_BYTES, otlp_id, otlp_time
 from output_contracts.traces.records import Episode, ToolCall
 
@@ -139,6 +146,25 @@ def _tool_names(spans: list[dict[str, Any]], v2: bool) -> list[str]:
         m = _DEDUP.fullmatch(n)
         out.append(m[1] if m and m[1] in renamed else n)
     return out
+
+
+def _crewai_arguments(tool: str, inputs: dict[str, Any], field: str) -> dict[str, Any] | RecordError | None:
+    """The call's arguments when a TOOL span holds MLflow's CrewAI autolog envelope (`mlflow.crewai`),
+    else None: native calls `{tool_name, tool_args}`, text actions `{agent_action: {tool, tool_input},
+    tools, ...}` (the action input is JSON text; not an object → the RecordError to reject with)."""
+    if (
+        set(inputs) == {"tool_name", "tool_args"}
+        and inputs["tool_name"] == tool
+        and isinstance(inputs["tool_args"], dict)
+    ):
+        return inputs["tool_args"]
+    action = inputs.get("agent_action")
+    if isinstance(action, dict) and action.get("tool") == tool and "tool_input" in action:
+        try:
+            return parse_arguments(action["tool_input"] or {}, field=f"{field}.agent_action.tool_input")
+        except RecordError as e:
+            return e
+    return None
 
 
 def _attributes(span: dict[str, Any]) -> dict[str, Any]:
@@ -276,9 +302,19 @@ class MlflowAdapter(Adapter):
                     )
                 )
                 continue
+            crew = _crewai_arguments(tool, args, f"{span_where}.attributes.{INPUTS}")
+            if isinstance(crew, RecordError):
+                dropped.append(DroppedCall(i, crew.reason, s, R_FIELD))
+                continue
+            if crew is not None:
+                args, meta["envelope"] = crew, "crewai"
             code = s.get("status_code") if v2 else _status(s).get("code")
+            error: str | None
             if code in _ERROR:
                 result, status, error = None, "error", _error(s, v2)
+            elif OUTPUTS in attrs and crew is not None:
+                out = _attr(attrs[OUTPUTS])
+                result, status, error = crewai_outcome(out.get("result") if isinstance(out, dict) else out)
             elif OUTPUTS in attrs:
                 result, status, error = decode_result(_attr(attrs[OUTPUTS])), "ok", None
             else:

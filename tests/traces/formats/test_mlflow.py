@@ -9,6 +9,7 @@ reject with its code."""
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from pathlib import Path
@@ -273,3 +274,47 @@ def test_undo_never_touches_names_mlflow_2_left_alone(names: list[str]) -> None:
             base = g
             suffixes = {int(m[1]) for x in names if (m := re.fullmatch(re.escape(base) + r"_(\d+)", x))}
             assert base not in names and len(suffixes) >= 2 and suffixes == set(range(1, len(suffixes) + 1))
+
+
+# ---- MLflow's CrewAI autologging: the envelopes unwrapped ------------------------------------------
+
+CREWAI = DATA / "v3" / "crewai-autolog.traces.jsonl.gz"
+CREW_CALLS: list[Call] = [
+    ("get_weather", {"city": "Paris"}, {"city": "Paris", "temp_c": 18, "sky": "cloudy"}, "ok", None),
+    ("divide", {"a": 18, "b": 0}, None, "error", "float division by zero"),
+    ("lookup_order", {"order_id": "A-1001"}, {"order_id": "A-1001", "status": "shipped"}, "ok", None),
+]
+
+
+def test_crewai_autolog_envelopes_unwrapped(tmp_path: Path) -> None:
+    """`mlflow.crewai.autolog()` on the crew of ../crewai/generate.py: native calls (`{tool_name,
+    tool_args}` → `{result}`) and text actions (`{agent_action: {tool, tool_input}, tools, ...}` →
+    `{result, raw_result, ...}`); CrewAI's failure texts, under an OK span status, are errors."""
+    traces = [orjson.loads(x) for x in gzip.decompress(CREWAI.read_bytes()).splitlines()]
+    native, text = (_tool_spans(t) for t in traces)
+    assert all(
+        set(orjson.loads(s["attributes"]["mlflow.spanInputs"])) == {"tool_name", "tool_args"} for s in native
+    )
+    assert all("agent_action" in orjson.loads(s["attributes"]["mlflow.spanInputs"]) for s in text)
+    assert all(s["status"]["code"] == "STATUS_CODE_OK" for s in native + text)
+    calls, corpus = _both(CREWAI, tmp_path)
+    assert calls[:3] == CREW_CALLS
+    assert [c[:4] for c in calls[3:]] == [c[:4] for c in CREW_CALLS]
+    assert calls[4][4] is not None and calls[4][4].startswith(
+        "I encountered an error while trying to use the tool. This was the error: float division by zero."
+    )
+    assert _rejects(corpus) == []
+    rows = Corpus.open(corpus).scan_calls().collect()
+    assert {orjson.loads(m).get("envelope") for m in rows["meta"]} == {"crewai"}
+
+
+def test_plain_tool_inputs_named_like_the_envelope_are_not_unwrapped() -> None:
+    """Only a span whose `tool_name` is the span's own name is CrewAI's envelope."""
+    trace = _raw_traces("v3/trace.json")[0]
+    span = _tool_spans(trace)[0]
+    span["attributes"]["mlflow.spanInputs"] = orjson.dumps(
+        {"tool_name": "other", "tool_args": {"x": 1}}
+    ).decode()
+    (first, *_rest) = MlflowAdapter().parse(trace, _ctx()).calls
+    assert first.arguments == {"tool_name": "other", "tool_args": {"x": 1}}
+    assert "envelope" not in first.meta
