@@ -74,3 +74,4 @@ _.export  # SpanExporter hook the OpenTelemetry SDK calls (tests/traces/data/for
 _.do_POST  # http.server hook (tests/traces/data/formats/smolagents/stub_openai.py)
 _.log_message  # http.server hook (tests/traces/data/formats/smolagents/stub_openai.py)
 generate_content_async  # ADK's BaseLlm hook, overridden by tests/traces/data/formats/google_adk/generate.py
+supports_function_calling  # crewai BaseLLM hook implemented by the fixture generator (tests/traces/data/formats/crewai)

@@ -21,11 +21,13 @@ from output_contracts.traces.formats.atif import AtifAdapter
 from output_contracts.traces.formats.autogen import AutoGenAdapter
 from output_contracts.traces.formats.claude_code import ClaudeCodeAdapter
 from output_contracts.traces.formats.codex import CodexAdapter
+from output_contracts.traces.formats.crewai import CrewAIAdapter
 from output_contracts.traces.formats.flat import FlatAdapter
 from output_contracts.traces.formats.google_adk import GoogleAdkAdapter
 from output_contracts.traces.formats.inspect_ai import InspectAIAdapter
 from output_contracts.traces.formats.langsmith import LangSmithAdapter
 from output_contracts.traces.formats.mini_swe_agent import MiniSweAgentAdapter
+from output_contracts.traces.formats.mlflow import MlflowAdapter
 from output_contracts.traces.formats.openai_agents import OpenAIAgentsAdapter
 from output_contracts.traces.formats.openai_chat import OpenAIChatAdapter
 from output_contracts.traces.formats.openai_responses import OpenAIResponsesAdapter
@@ -49,6 +51,8 @@ ADAPTERS: dict[str, Adapter] = {
         LangSmithAdapter(),
         OpenHandsAdapter(),
         MiniSweAgentAdapter(),
+        MlflowAdapter(),
+        CrewAIAdapter(),
         ClaudeCodeAdapter(),
         CodexAdapter(),
         OtelAdapter(),
@@ -86,6 +90,8 @@ class FormatName(StrEnum):
     google_adk = "google-adk"
     openhands = "openhands"
     mini_swe_agent = "mini-swe-agent"
+    mlflow = "mlflow"
+    crewai = "crewai"
 
 
 FORMAT_NAMES: tuple[str, ...] = tuple(f.value for f in FormatName if f is not FormatName.auto)

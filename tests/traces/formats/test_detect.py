@@ -1,0 +1,38 @@
+"""The lists that name every format agree with the adapter table (`traces/formats/detect.py`): a format
+added there and forgotten elsewhere would be refused by the corpus manifest's schema at the first ingest
+(`E_SCHEMA_INVALID`), or be missing from `--format` and the docs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from output_contracts.traces.formats.detect import ADAPTERS, FORMAT_NAMES
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_every_adapter_is_a_format_choice_and_back() -> None:
+    assert sorted(ADAPTERS) == sorted(FORMAT_NAMES)
+
+
+def test_the_manifest_schema_names_every_format() -> None:
+    schema = orjson.loads(
+        (REPO / "output_contracts" / "schemas" / "corpus-manifest.schema.json").read_bytes()
+    )
+    source = schema["$defs"]["source"]["properties"]["format"]["enum"]
+    assert source == [*FORMAT_NAMES, "unknown"]
+
+
+def test_formats_page_has_a_section_for_every_format() -> None:
+    page = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    missing = [name for name in FORMAT_NAMES if f"`{name}`" not in page]
+    assert missing == []
+
+
+def test_every_adapter_says_what_a_record_lacks() -> None:
+    """Detection by positive evidence: each adapter names what a record that is not its format lacks."""
+    for name, adapter in ADAPTERS.items():
+        assert adapter.lacks({}) not in (None, ""), name
+        assert isinstance(adapter.lacks([]), str), name
