@@ -36,3 +36,11 @@ def test_every_adapter_says_what_a_record_lacks() -> None:
     for name, adapter in ADAPTERS.items():
         assert adapter.lacks({}) not in (None, ""), name
         assert isinstance(adapter.lacks([]), str), name
+
+
+def test_readme_table_names_every_format() -> None:
+    """The README's front-door table is where a user looks first for their producer."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = [line for line in readme.splitlines() if line.startswith("| `") and "`--format`" not in line]
+    named = {name.strip().strip("`") for line in table for name in line.split("|")[1].split(",")}
+    assert sorted(named) == sorted(FORMAT_NAMES)
