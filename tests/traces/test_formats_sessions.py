@@ -468,7 +468,10 @@ def test_folder_walk_and_per_format_info(shared_data: Path, tmp_path: Path) -> N
     assert rep.calls == 2 + 3 + 4 + 11
     skipped = {Path(s.source).name: s.note for s in rep.sources if s.skipped}
     assert set(skipped) == {"results.json", "metrics.jsonl"}
-    assert skipped["metrics.jsonl"] == "not traces: no adapter claims its first 1 record(s)"
+    assert skipped["metrics.jsonl"] == (
+        "not traces: no format claims its first 1 record(s); "
+        "closest are flat (no 'tool' field) and openai-chat (no 'messages' list)"
+    )
     info = corpus_info(tmp_path / "c")
     assert info["formats"] == [
         {"format": "claude-code", "sources": 1, "calls": 2, "rejects": 0},

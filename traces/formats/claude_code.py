@@ -45,11 +45,21 @@ class ClaudeCodeAdapter(Adapter):
     def begin(self) -> Adapter:
         return ClaudeCodeAdapter()
 
+    marks = frozenset(
+        {"sessionId", "uuid", "parentUuid", "isSidechain", "message", "tool_use", "tool_result"}
+    )
+
+    def lacks(self, record: Any) -> str | None:
+        if not isinstance(record, dict) or "sessionId" not in record:
+            return "no 'sessionId' field"
+        if record.get("type") not in _ROLES or not isinstance(record.get("message"), dict):
+            return "no user or assistant 'message' object"
+        if "uuid" not in record and "isSidechain" not in record:
+            return "no 'uuid' or 'isSidechain' field"
+        return None
+
     def sniff(self, record: Any) -> int:
-        if not isinstance(record, dict):
-            return 0
-        shaped = record.get("type") in _ROLES and isinstance(record.get("message"), dict)
-        return 2 if shaped and "sessionId" in record and ("uuid" in record or "isSidechain" in record) else 0
+        return 2 if self.lacks(record) is None else 0
 
     def _trace(self, rec: dict[str, Any], sid: str) -> tuple[str, dict[str, Any] | None]:
         """The episode of a line: the session, or one of its sidechains (and its labels)."""
