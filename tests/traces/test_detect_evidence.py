@@ -90,47 +90,21 @@ def test_the_detected_format_lacks_nothing(name: str, record: Any) -> None:
     assert fmt is not None and ADAPTERS[fmt].lacks(record) is None
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda kids: (
-        st.lists(kids, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "messages",
-                    "role",
-                    "tool",
-                    "tool_calls",
-                    "content",
-                    "type",
-                    "trace_id",
-                    "arguments",
-                    "items",
-                    "input",
-                    "output",
-                    "resourceSpans",
-                    "steps",
-                    "schema_version",
-                    "eval",
-                    "task",
-                    "payload",
-                    "trajectory",
-                    "history",
-                    "data",
-                    "object",
-                    "traj",
-                    "task_id",
-                    "sessionId",
-                    "message",
-                    "uuid",
-                ]
-            ),
-            kids,
-            max_size=4,
-        )
-    ),
-    max_leaves=12,
+_KEYS = st.sampled_from(
+    [
+        *("messages", "role", "tool", "tool_calls", "content", "type", "trace_id", "arguments", "items"),
+        *("input", "output", "resourceSpans", "steps", "schema_version", "eval", "task", "payload"),
+        *("trajectory", "history", "data", "object", "traj", "task_id", "sessionId", "message", "uuid"),
+    ]
 )
+_leaf = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+
+
+def _nest(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return _leaf | st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4)
+
+
+_json = _nest(_nest(_nest(_leaf)))
 _words = st.sampled_from(
     ["tool_use", "function_call", "ATIF-v1.2", "user", "tool", "response", "session_meta"]
 )

@@ -30,24 +30,22 @@ from output_contracts.traces.records import ToolCall
 
 _TYPES = ("function_call", "function_call_output")
 #: The other Responses item types a transcript holds (a partial sign of the format, see `sniff`).
-_ITEM_TYPES = frozenset(
-    {
-        "message",
-        "reasoning",
-        "web_search_call",
-        "file_search_call",
-        "computer_call",
-        "computer_call_output",
-        "code_interpreter_call",
-        "image_generation_call",
-        "local_shell_call",
-        "local_shell_call_output",
-        "mcp_call",
-        "mcp_list_tools",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "item_reference",
-    }
+_ITEM_TYPES = (
+    "message",
+    "reasoning",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "code_interpreter_call",
+    "image_generation_call",
+    "local_shell_call",
+    "local_shell_call_output",
+    "mcp_call",
+    "mcp_list_tools",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "item_reference",
 )
 
 
