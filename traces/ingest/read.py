@@ -10,7 +10,8 @@
 - **Zip containers**: a file starting with a zip header (an Inspect AI `.eval` log) is read with
   `zipfile` into the JSON document it stands for (`zip_document`).
 - **Format detection** looks at the first `SNIFF_RECORDS` records (`formats.detect`); `--format` forces one.
-  In a folder walk, a JSON Lines file no adapter claims is skipped with a note, as is a document its
+  In a folder walk, a JSON Lines file no adapter claims is skipped with a note naming the two closest
+  formats and what each lacks (`detect.closest_phrase`), as is a document its
   adapter says holds no records (`Adapter.skip_note`: a τ²-bench results index).
 - **Sessions**: the adapter a source is read with is `adapter.begin()` (a fresh one for session formats,
   whose calls and results are on different lines), and `finish` stages what it still holds when the
