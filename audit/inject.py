@@ -529,8 +529,10 @@ def inject_file(
     rate: float = 0.1,
     seed: int = DEFAULT_SEED,
     contracts: ContractSet | None = None,
+    allow_empty: bool = False,
 ) -> InjectReport:
-    """`contracts inject`: read flat JSONL (or a corpus folder), plant faults, write flat JSONL to `out`.
+    """`contracts inject`: read flat JSONL (or a corpus folder), plant faults, write flat JSONL to `out`
+    (no call record read is an error unless `allow_empty`: then `out` is written empty).
 
     Trace files are read as flat records, not ingested (`output_contracts.traces.sources.open_corpus` is for
     commands that need a corpus): injection works on the records it writes back."""
@@ -548,7 +550,7 @@ def inject_file(
                 yield from iter_flat([s], rejected)
 
     planting = Planting(read, kinds=kinds, rate=rate, seed=seed, contracts=contracts)
-    write_flat(_not_empty(planting, sources, rejected), out)
+    write_flat(planting if allow_empty else _not_empty(planting, sources, rejected), out)
     assert planting.report is not None
     return replace(planting.report, rejected=tuple(rejected))
 
@@ -562,7 +564,9 @@ def _not_empty(
         empty = False
         yield rec
     if empty:
+        n = len(rejected)
         raise TraceError(
-            "no call record to inject into" + (f" ({len(rejected)} lines rejected)" if rejected else ""),
-            source=str(sources[0]) if sources else None,
+            f"no tool call found ({n:,} reject{'' if n == 1 else 's'}); check the path and --format, or pass "
+            "--allow-empty",
+            source=", ".join(str(s) for s in sources) if sources else None,
         )

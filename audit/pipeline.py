@@ -114,6 +114,7 @@ def open_source(
     contracts: ContractSet | None = None,
     registry: str | Path | None = None,
     progress: Progress = NULL_PROGRESS,
+    allow_empty: bool = False,
 ) -> Source:
     """A corpus folder as is, or trace files (one or several, ingested together) into `work/corpus`; with
     `inject_kinds`, faults are planted (see `output_contracts.audit.inject`) and the result ingested into `work/injected`.
@@ -125,7 +126,7 @@ def open_source(
     created = not work_dir.exists()
     try:
         return _open_source(
-            src, work_dir, inject_kinds, inject_rate, inject_seed, contracts, registry, progress
+            src, work_dir, inject_kinds, inject_rate, inject_seed, contracts, registry, progress, allow_empty
         )
     except BaseException:
         if created:  # nothing half-written: a work folder this call made goes with its failure
@@ -199,6 +200,7 @@ def _open_source(
     contracts: ContractSet | None,
     registry: str | Path | None,
     progress: Progress,
+    allow_empty: bool = False,
 ) -> Source:
     from output_contracts.traces.ingest import ingest
 
@@ -212,7 +214,9 @@ def _open_source(
     if registry is None and p.is_dir() and not is_corpus(p) and (p / "tools.json").is_file():
         registry = p / "tools.json"
     reg = Path(registry) if registry is not None else None
-    with open_corpus(paths, registry=reg, progress=progress, keep=Path(work) / "corpus") as corpus:
+    with open_corpus(
+        paths, registry=reg, progress=progress, keep=Path(work) / "corpus", allow_empty=allow_empty
+    ) as corpus:
         pass  # kept in `work/corpus` (audit-score reads it later); a corpus folder is used as it is
     name = (p.name or str(p)) + (f" (+{len(paths) - 1} more)" if len(paths) > 1 else "")
     if not inject_kinds:
@@ -230,7 +234,14 @@ def _open_source(
     write_flat(planting, flat)
     rep = planting.report
     assert rep is not None
-    ingest([flat], Path(work) / "injected", format="flat", registry=reg, progress=progress)
+    ingest(
+        [flat],
+        Path(work) / "injected",
+        format="flat",
+        registry=reg,
+        progress=progress,
+        allow_empty=allow_empty,
+    )
     info = {"kinds": list(inject_kinds), "rate": inject_rate, "seed": inject_seed, **rep.to_json()}
     return Source(Corpus.open(Path(work) / "injected"), f"{name} (+inject)", info, corpus)
 

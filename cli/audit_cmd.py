@@ -23,6 +23,7 @@ from output_contracts.choices import FAULT_GROUPS, MAX_SARIF_RESULTS, EncoderNam
 from output_contracts.cli.ci_options import BaseOpt, MaxResultsOpt, append_step_summary, render_options
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
+    AllowEmptyFlag,
     BootstrapOpt,
     MarkdownOpt,
     OverwriteFlag,
@@ -476,6 +477,7 @@ class AuditSettings(MiningSettings, ReportSettings):
     overwrite: bool
     encoder: EncoderName
     no_in_sample: bool
+    allow_empty: bool
 
     def check(self) -> None:
         """`--bootstrap` and `--rate` within their bounds."""
@@ -518,6 +520,7 @@ def audit_cmd(
     uri_base: BaseOpt = None,
     max_results: MaxResultsOpt = MAX_SARIF_RESULTS,
     rule_source: AuditSourceOpt = None,
+    allow_empty: AllowEmptyFlag = False,
     quiet: QuietFlag = False,
     plain: PlainFlag = False,
 ) -> None:
@@ -528,8 +531,9 @@ def audit_cmd(
 def _audit(s: AuditSettings) -> None:
     """Replay the sources fold by fold into a new ledger, then write and render the report."""
     from output_contracts.audit.inject import parse_kinds
-    from output_contracts.audit.pipeline import claim_audit_dirs, contracts_sha256
+    from output_contracts.audit.pipeline import claim_audit_dirs, contracts_sha256, work_dir
     from output_contracts.codes.contract_set import ContractSet
+    from output_contracts.traces.sources import named_as
 
     kinds = parse_kinds(s.inject) if s.inject else None
     render_options(s.uri_base, s.max_results, 0, None)  # a bad --base fails before the replay, not after
@@ -550,12 +554,20 @@ def _audit(s: AuditSettings) -> None:
         s.quiet,
     )
     # every ledger writer treats an existing folder alike: refused unless --overwrite (docs/audit.md)
+    had_ledger = ledger_dir.exists()
     claim_audit_dirs(ledger_dir, overwrite=s.overwrite)
+    work = work_dir(ledger_dir)
     try:
-        source, report, cs_used = _replay(s, ledger_dir, kinds, cs, mine_params)
+        # an error about the corpus ingested into the work folder names the sources the user gave
+        with named_as(work / "corpus", s.sources), named_as(work / "injected", s.sources):
+            source, report, cs_used = _replay(s, ledger_dir, kinds, cs, mine_params)
     except BaseException:
         if temporary:  # nothing left behind in the temporary folder of a run that failed
             shutil.rmtree(ledger_dir.parent, ignore_errors=True)
+        else:  # nor the work folder this run made (claimed absent above), nor an empty ledger folder
+            shutil.rmtree(work, ignore_errors=True)
+            if not had_ledger and ledger_dir.is_dir() and not any(ledger_dir.iterdir()):
+                ledger_dir.rmdir()
         raise
     if not s.quiet:
         say(err, f"fire events frozen in {ledger_dir} before labels were joined; re-score with:")
@@ -585,6 +597,7 @@ def _replay(
         contracts=cs,
         registry=s.registry,
         progress=bar,
+        allow_empty=s.allow_empty,
     )
     if source.inject and not s.quiet:
         inj = source.inject
@@ -713,6 +726,7 @@ class InjectSettings(Settings):
     kinds: list[str] | None
     rate: float
     contracts_file: Path | None
+    allow_empty: bool
     as_json: bool
     quiet: bool
 
@@ -724,6 +738,7 @@ def inject_cmd(
     rate: InjectRateOpt = 0.1,
     seed: InjectSeedOpt = None,
     contracts_file: InjectContractsOpt = None,
+    allow_empty: AllowEmptyFlag = False,
     as_json: InjectJsonFlag = False,
     quiet: QuietFlag = False,
 ) -> None:
@@ -740,7 +755,13 @@ def _inject(s: InjectSettings) -> None:
     kinds_text = ",".join(s.kinds) if s.kinds else "all"
     with phase(s.quiet, "inject"):
         rep = inject_file(
-            s.src, s.output, kinds=parse_kinds(kinds_text), rate=s.rate, seed=s.seed, contracts=cs
+            s.src,
+            s.output,
+            kinds=parse_kinds(kinds_text),
+            rate=s.rate,
+            seed=s.seed,
+            contracts=cs,
+            allow_empty=s.allow_empty,
         )
     if s.as_json:
         out.file.write(pretty_json(rep.to_json()).decode("utf-8"))

@@ -28,6 +28,7 @@ from output_contracts.cli.ci_options import (
 )
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
+    AllowEmptyFlag,
     CodeOpt,
     ContractsOpt,
     FormatOpt,
@@ -144,6 +145,7 @@ def _receipt_stream(
                     encoder=encoder,
                     include_all=include_all,
                     format=fmt,
+                    allow_empty=allow_empty,
                     **selected,
                 )
             elif is_corpus(s):
@@ -162,10 +164,12 @@ def _stdin_receipts(
     batches: Iterator[list[bytes]],
     summary: SummaryBuilder,
     strict: bool,
+    allow_empty: bool = False,
     **options: Any,
 ) -> Iterator[dict[str, Any]]:
     """Encoded receipts of the lines read from stdin, batch by batch (`check_batches`); rejected lines
-    and calls not checked counted in `summary` (`strict`: the first rejected line is an error)."""
+    and calls not checked counted in `summary` (`strict`: the first rejected line is an error). Stdin
+    that yields no tool call is an error naming `-` and its rejected lines, unless `allow_empty`."""
     from output_contracts.checks.checker import check_batches
     from output_contracts.checks.receipts import encode
 
@@ -173,21 +177,34 @@ def _stdin_receipts(
     # collector, run again and again by the objects each line decodes to, is spared walking it every
     # time (0.94x the CPU of `check -` on 60k lines of the generated world)
     gc.freeze()  # given back to the collector when the stream ends (a caller's process goes on)
+    calls = rejected = 0
     try:
         for batch in check_batches(contracts, batches, **options):
             for tool, n in batch.checked.items():
                 summary.checked(tool, n)
+                calls += n
             for item in batch.items:  # calls with a receipt, calls not checked, bad lines
                 if item.kind == "rejected":
                     if strict:
                         raise TraceError(f"unreadable line: {item.reason}", source="-", line=item.line)
                     summary.rejected_lines += 1
-                elif item.kind == "skipped":
+                    rejected += 1
+                    continue
+                calls += 1
+                if item.kind == "skipped":
                     summary.skipped_calls += 1
                 elif item.receipt is not None:
                     enc = encode(item.receipt)
                     summary.receipt(enc, [v.code for v in item.receipt.violations])
                     yield enc
+        # (a call of a tool `--tool` leaves out is not counted by the stream: no verdict then)
+        if not calls and not allow_empty and not options.get("tools"):
+            what = "" if rejected else ": an empty input, or a format whose calls this reader does not see"
+            raise TraceError(
+                f"no tool call found ({rejected:,} reject{'' if rejected == 1 else 's'}{what}); "
+                "check the path and --format, or pass --allow-empty",
+                source="-",
+            )
     finally:
         gc.unfreeze()
 
@@ -266,10 +283,6 @@ StrictFlag = Annotated[
     typer.Option(
         "--strict", help="Exit 2 at the first unreadable input line (default: count them and go on)."
     ),
-]
-AllowEmptyFlag = Annotated[
-    bool,
-    typer.Option("--allow-empty", help="Accept trace files that hold no tool call (default: exit 2)."),
 ]
 FailOnUnknownToolFlag = Annotated[
     bool,

@@ -349,6 +349,16 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 QuietFlag = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr (data on stdout stays).")
 ]
+#: `--allow-empty`, one definition for every command that reads trace files.
+AllowEmptyFlag = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty",
+        help="Accept an input that yields no tool call. By default each input named (a file, a folder, "
+        "-) must yield one, else exit 2 naming it and its reject count; within a folder, files that "
+        "yield none are only noted.",
+    ),
+]
 
 
 def json_flag(help: str) -> Any:

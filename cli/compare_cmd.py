@@ -17,6 +17,7 @@ import typer
 from output_contracts.choices import DEFAULT_STRATA, PairBy
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
+    AllowEmptyFlag,
     MarkdownOpt,
     PlainFlag,
     QuietFlag,
@@ -175,6 +176,7 @@ class CompareSettings(Settings):
     md_path: Path | None
     min_gain: float | None
     max_p: float | None
+    allow_empty: bool
     quiet: bool
     plain: bool
 
@@ -199,6 +201,7 @@ def compare_cmd(
     md_path: MarkdownOpt = None,
     min_gain: MinGainOpt = None,
     max_p: MaxPOpt = None,
+    allow_empty: AllowEmptyFlag = False,
     quiet: QuietFlag = False,
     plain: PlainFlag = False,
 ) -> None:
@@ -218,10 +221,22 @@ def _compare(s: CompareSettings) -> None:
     with ExitStack() as stack:
         bar = progress_bar(s.quiet)
         base = stack.enter_context(
-            open_corpus([s.baseline], format=s.fmt, prefix="contracts-compare-", progress=bar)
+            open_corpus(
+                [s.baseline],
+                format=s.fmt,
+                prefix="contracts-compare-",
+                progress=bar,
+                allow_empty=s.allow_empty,
+            )
         )
         mon = stack.enter_context(
-            open_corpus([s.monitor], format=s.fmt, prefix="contracts-compare-", progress=bar)
+            open_corpus(
+                [s.monitor],
+                format=s.fmt,
+                prefix="contracts-compare-",
+                progress=bar,
+                allow_empty=s.allow_empty,
+            )
         )
         bar.start("compare", None)
         stack.callback(bar.finish)

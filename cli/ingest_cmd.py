@@ -16,6 +16,7 @@ import typer
 
 from output_contracts.choices import DEFAULT_CHUNK_ROWS
 from output_contracts.cli.common import (
+    AllowEmptyFlag,
     JsonFlag,
     PlainFlag,
     QuietFlag,
@@ -132,10 +133,7 @@ def ingest_command(
     chunk_rows: Annotated[
         int, typer.Option("--chunk-rows", min=1, metavar="N", help="Calls per Parquet part (bounds memory).")
     ] = DEFAULT_CHUNK_ROWS,
-    allow_empty: Annotated[
-        bool,
-        typer.Option("--allow-empty", help="Accept sources that hold no tool call (default: exit 2)."),
-    ] = False,
+    allow_empty: AllowEmptyFlag = False,
     quiet: QuietFlag = False,
     as_json: JsonFlag = False,
     plain: PlainFlag = False,
@@ -143,9 +141,10 @@ def ingest_command(
     """Ingest traces into a Parquet corpus (calls, leaves, episodes, rejects, corpus.json).
 
     Incremental and idempotent: sources already in the corpus (same sha256) are skipped. Bad lines go to
-    rejects.jsonl (exit 0) unless --strict (exit 2 at the first). Sources read that hold no tool call and
-    no bad line are an error (exit 2) unless --allow-empty: an empty file, or a format whose calls the
-    reader does not see, never reports "ok, 0 calls".
+    rejects.jsonl (exit 0) unless --strict (exit 2 at the first). An input (file, folder or -) that yields
+    no tool call, even if its every line was rejected, is an error (exit 2) unless --allow-empty: an
+    empty file, prose, a registry or a format whose calls the reader does not see never reports "ok, 0
+    calls".
     """
     _ingest(resolved(IngestSettings, locals()))
 

@@ -26,6 +26,7 @@ from rich.console import Console
 from output_contracts.choices import Clean, RuleSource
 from output_contracts.cli.common import (
     EXIT_FINDINGS,
+    AllowEmptyFlag,
     JsonFlag,
     PlainFlag,
     QuietFlag,
@@ -219,6 +220,7 @@ class MineSettings(MiningSettings):
     engine: Engine
     scheduler: str | None
     workers: int | None
+    allow_empty: bool
     as_json: bool
     quiet: bool
     plain: bool
@@ -255,6 +257,7 @@ def mine_command(
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
     verify: VerifyOpt = None,
+    allow_empty: AllowEmptyFlag = False,
     as_json: JsonFlag = False,
     quiet: QuietFlag = False,
     plain: PlainFlag = False,
@@ -274,7 +277,12 @@ def _mine(s: MineSettings) -> None:
     run = _runner(s)
     bar = progress_bar(s.quiet)
     with open_corpus(
-        s.sources, format=s.fmt, registry=s.registry, prefix="contracts-mine-", progress=bar
+        s.sources,
+        format=s.fmt,
+        registry=s.registry,
+        prefix="contracts-mine-",
+        progress=bar,
+        allow_empty=s.allow_empty,
     ) as corpus:
         cs = run(corpus, params, progress=bar, registry=reg)
         gaps = uncovered(corpus, cs, params)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from output_contracts.errors import UsageError
+from output_contracts.errors import ContractsError, UsageError
 from output_contracts.progress import NULL_PROGRESS, Progress
 from output_contracts.traces.corpus import Corpus
 
@@ -65,7 +65,8 @@ def open_corpus(
             progress=progress,
             allow_empty=allow_empty,
         )
-        yield Corpus.open(keep)
+        with named_as(keep, sources):
+            yield Corpus.open(keep)
         return
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         out = Path(tmp) / "corpus"
@@ -78,4 +79,17 @@ def open_corpus(
             progress=progress,
             allow_empty=allow_empty,
         )
-        yield Corpus.open(out)
+        with named_as(out, sources):
+            yield Corpus.open(out)
+
+
+@contextmanager
+def named_as(corpus: Path, sources: Sequence[str | Path]) -> Iterator[None]:
+    """An error that names the corpus made from `sources` (a folder the user never made, such as
+    "no clean calls to mine" at a temporary path) names the sources as the user gave them instead."""
+    try:
+        yield
+    except ContractsError as e:
+        if e.source is not None and (e.source == str(corpus) or e.source.startswith(f"{corpus}/")):
+            e.source, e.line = ", ".join(str(s) for s in sources), None
+        raise

@@ -229,9 +229,13 @@ def test_allow_empty_accepts_an_empty_source(tmp_path: Path) -> None:
     assert "0 calls" in r.stderr
     r = CliRunner().invoke(app, ["check", "--contracts", str(_contracts(tmp_path)), str(x), "--allow-empty"])
     assert r.exit_code == 0, r.output
-    # a file whose lines are all bad is not empty: its lines are rejects, reported, exit 0 (ingest's rule)
+    # a file whose lines are all bad yields no tool call either: exit 2 with its reject count, and with
+    # --allow-empty its lines are rejects, reported, exit 0
     bad = _garbage(tmp_path)
     r = CliRunner().invoke(app, ["ingest", str(bad), "-o", str(tmp_path / "c2")])
+    assert "no tool call found (2 rejects)" in _one_error_line(r, bad.name)
+    assert not (tmp_path / "c2").exists()
+    r = CliRunner().invoke(app, ["ingest", str(bad), "-o", str(tmp_path / "c2"), "--allow-empty"])
     assert r.exit_code == 0, r.output
     assert "2 rejects" in r.stderr or "rejects: 2" in r.stderr or " 2 reject" in r.stderr, r.stderr
 

@@ -396,5 +396,9 @@ def test_inject_of_nothing_is_an_error(tmp_path: Path) -> None:
     src = tmp_path / "bad.jsonl"
     src.write_bytes(b"{not json\n")
     r = CliRunner().invoke(app, ["inject", str(src), "-o", str(tmp_path / "out.jsonl")])
-    assert r.exit_code == 2 and "no call record to inject into (1 lines rejected)" in r.stderr
+    assert r.exit_code == 2
+    assert (
+        r.stderr
+        == f"error[E_TRACE]: {src}: no tool call found (1 reject); check the path and --format, or pass --allow-empty\n"
+    )
     assert not (tmp_path / "out.jsonl").exists()

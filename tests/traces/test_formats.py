@@ -21,9 +21,11 @@ from output_contracts.traces.ingest import ingest
 DATA = Path(__file__).parent / "data"
 
 
-def _load(tmp_path: Path, *files: Path, fmt: str = "auto") -> tuple[Any, pl.DataFrame, pl.DataFrame]:
+def _load(
+    tmp_path: Path, *files: Path, fmt: str = "auto", allow_empty: bool = False
+) -> tuple[Any, pl.DataFrame, pl.DataFrame]:
     out = tmp_path / "corpus"
-    rep = ingest(list(files), out, format=fmt)
+    rep = ingest(list(files), out, format=fmt, allow_empty=allow_empty)
     c = Corpus.open(out)
     calls = (
         c.scan_calls()
@@ -209,7 +211,9 @@ def test_tau_bench_lines(tmp_path: Path) -> None:
 
 
 def test_forced_format_rejects_other_records(tmp_path: Path) -> None:
-    rep, calls, _ = _load(tmp_path, DATA / "anthropic.jsonl", fmt="flat")
+    with pytest.raises(TraceError, match=r"no tool call found \(1 reject\)"):
+        _load(tmp_path, DATA / "anthropic.jsonl", fmt="flat")
+    rep, calls, _ = _load(tmp_path, DATA / "anthropic.jsonl", fmt="flat", allow_empty=True)
     assert calls.height == 0 and rep.sources[0].rejects == 1
     rej = Corpus.open(tmp_path / "corpus").rejects()[0]
     assert rej["code"] == "R_FORMAT" and "looks like anthropic" in rej["error"]

@@ -168,9 +168,9 @@ def _check(out: Path, name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_real_file_library(shared_data: Path, tmp_path: Path, name: str) -> None:
-    rep = ingest([shared_data / "formats" / name], tmp_path / "c")
-    s = rep.sources[0]
     fmt, calls, *_, codes = CASES[name]
+    rep = ingest([shared_data / "formats" / name], tmp_path / "c", allow_empty=not calls)
+    s = rep.sources[0]
     assert (s.format, s.lines, s.calls, s.rejects + s.dropped_calls) == (fmt, 1, len(calls), len(codes))
     _check(tmp_path / "c", name)
 
@@ -178,10 +178,15 @@ def test_real_file_library(shared_data: Path, tmp_path: Path, name: str) -> None
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_real_file_cli(shared_data: Path, tmp_path: Path, name: str) -> None:
     out = tmp_path / "c"
-    r = CliRunner().invoke(app, ["ingest", str(shared_data / "formats" / name), "-o", str(out), "--json"])
+    fmt, calls, *_, codes = CASES[name]
+    argv = ["ingest", str(shared_data / "formats" / name), "-o", str(out), "--json"]
+    if not calls:  # a file that yields no tool call is exit 2 naming it, unless --allow-empty
+        r = CliRunner().invoke(app, argv)
+        assert r.exit_code == 2 and f"{name}: no tool call found (" in r.stderr, r.output
+        argv.append("--allow-empty")
+    r = CliRunner().invoke(app, argv)
     assert r.exit_code == 0, r.output
     rep = orjson.loads(r.stdout)
-    fmt, calls, *_, codes = CASES[name]
     assert rep["sources"][0]["format"] == fmt and rep["calls"] == len(calls) and rep["rejects"] == len(codes)
     assert schema_errors(orjson.loads((out / "corpus.json").read_bytes()), "corpus-manifest") == []
     _check(out, name)
@@ -212,7 +217,7 @@ def test_forced_format(shared_data: Path, tmp_path: Path) -> None:
 
 def test_events_only_reject_reason(shared_data: Path, tmp_path: Path) -> None:
     f = shared_data / "formats" / "otel-genai" / "openai-v2-chat-tools.events.otlp.jsonl"
-    ingest([f], tmp_path / "c")
+    ingest([f], tmp_path / "c", allow_empty=True)
     (rej,) = Corpus.open(tmp_path / "c").rejects()
     assert rej["code"] == "R_NO_CONTENT" and "exported as events" in rej["error"]
     assert "89b97057aa70673d" in rej["error"]  # the chat span whose finish reason is tool_calls

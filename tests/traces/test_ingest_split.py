@@ -31,7 +31,8 @@ def test_unclaimed_document_is_skipped_in_a_folder_and_fails_when_named(tmp_path
     rep = ingest([src], tmp_path / "c")
     by = {Path(s.source).name: s for s in rep.sources}
     meta = by["meta.json"]
-    assert (meta.skipped, meta.format, meta.note) == (True, "unknown", "not traces: no adapter claims it")
+    why = "not traces: no format claims it; closest are flat (no 'tool' field) and openai-chat (no 'messages' list)"
+    assert (meta.skipped, meta.format, meta.note) == (True, "unknown", why)
     assert rep.calls == 1 and not by["a.jsonl"].skipped
     with pytest.raises(TraceError) as e:
         ingest([src / "meta.json"], tmp_path / "d")

@@ -99,9 +99,26 @@ class Adapter:
 
     name: ClassVar[str] = ""
     whole_file: ClassVar[bool] = False
+    #: Field names (and values of `type`, `role`, `object`, `kind` and `key` fields) whose presence is
+    #: partial evidence of this format: how close a record no format claims comes to this one
+    #: (`evidence`, used by the unknown-format error to name the closest formats).
+    marks: ClassVar[frozenset[str]] = frozenset()
 
     def sniff(self, record: Any) -> int:
         raise NotImplementedError
+
+    def lacks(self, record: Any) -> str | None:
+        """None when `record` shows this format's defining shape, else a short phrase of what it lacks
+        (`"no 'tool' field"`), for the error naming the closest formats of a file no format claims.
+
+        Adapters state their own phrase; this default follows `sniff`: only a certain claim shows the
+        shape."""
+        return None if self.sniff(record) == 2 else f"not a {self.name} record"
+
+    def evidence(self, vocabulary: frozenset[str]) -> int:
+        """How much partial evidence of this format a record's `vocabulary` (see `vocabulary`) holds:
+        the number of this format's `marks` in it."""
+        return len(self.marks & vocabulary)
 
     def sniff_document(self, doc: Any) -> int:
         """Score a whole-file document (only whole-file adapters override this)."""
@@ -132,6 +149,33 @@ class Adapter:
 
 
 # ---- helpers shared by the adapters ----------------------------------------------------------------
+
+#: Fields whose string values count as words of a record's vocabulary (item and message kinds).
+_VALUE_KEYS = frozenset({"type", "role", "object", "kind", "key"})
+
+
+def vocabulary(record: Any, *, depth: int = 4, width: int = 64) -> frozenset[str]:
+    """The words a record is made of: the keys of its objects down to `depth` levels (objects inside
+    lists count at the list's level), and the string values of their `type`, `role`, `object`, `kind`
+    and `key` fields. At most `width` elements of a list are looked at. Only the unknown-format error
+    asks (a few records, once), so this is not on any per-record path."""
+    words: set[str] = set()
+
+    def walk(v: Any, level: int) -> None:
+        if level > depth:
+            return
+        if isinstance(v, dict):
+            for k, x in v.items():
+                words.add(k)
+                if k in _VALUE_KEYS and isinstance(x, str):
+                    words.add(x)
+                walk(x, level + 1)
+        elif isinstance(v, list):
+            for x in v[:width]:
+                walk(x, level)
+
+    walk(record, 0)
+    return frozenset(words)
 
 
 def decode_result(value: Any) -> Any:

@@ -44,12 +44,17 @@ class AnthropicAdapter(Adapter):
 
     name = "anthropic"
 
-    def sniff(self, record: Any) -> int:
+    marks = frozenset({"messages", "role", "content", "tool_use", "tool_result", "tool_use_id", "input"})
+
+    def lacks(self, record: Any) -> str | None:
         if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
-            return 0
+            return "no 'messages' list"
         if any(b.get("type") in ("tool_use", "tool_result") for _, _, b in _blocks(record["messages"])):
-            return 2
-        return 0
+            return None
+        return "no message content block of type tool_use or tool_result"
+
+    def sniff(self, record: Any) -> int:
+        return 2 if self.lacks(record) is None else 0
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         trace_id = episode_id(record)

@@ -60,12 +60,23 @@ class AtifAdapter(WholeDocument):
 
     name = "atif"
 
-    def sniff(self, record: Any) -> int:
+    marks = frozenset(
+        {"steps", "schema_version", "session_id", "agent", "observation", "tool_calls", "source"}
+    )
+
+    def lacks(self, record: Any) -> str | None:
         if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
-            return 0
+            return "no 'steps' list"
         version = record.get("schema_version")
         if isinstance(version, str) and version.upper().startswith("ATIF"):
+            return None
+        return "no ATIF 'schema_version'"
+
+    def sniff(self, record: Any) -> int:
+        if self.lacks(record) is None:
             return 2
+        if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
+            return 0
         return 1 if "session_id" in record else 0
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:

@@ -64,6 +64,19 @@ class ClaudeCodeAdapter(Adapter):
     def begin(self) -> Adapter:
         return ClaudeCodeAdapter()
 
+    marks = frozenset(
+        {
+            "sessionId",
+            "uuid",
+            "parentUuid",
+            "isSidechain",
+            "message",
+            "tool_use",
+            "tool_result",
+            "agent_progress",
+        }
+    )
+
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict):
             return 0

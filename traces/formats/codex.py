@@ -57,13 +57,21 @@ class CodexAdapter(Adapter):
     def begin(self) -> Adapter:
         return CodexAdapter()
 
-    def sniff(self, record: Any) -> int:
+    marks = frozenset({"payload", "timestamp", *_TYPES})
+
+    def lacks(self, record: Any) -> str | None:
         if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
-            return 0
-        kind = record.get("type")
-        if kind in ("session_meta", "response_item"):
+            return "no 'payload' object"
+        if record.get("type") not in ("session_meta", "response_item"):
+            return "no line of type session_meta or response_item"
+        return None
+
+    def sniff(self, record: Any) -> int:
+        if self.lacks(record) is None:
             return 2
-        return 1 if kind in _TYPES else 0
+        if isinstance(record, dict) and isinstance(record.get("payload"), dict):
+            return 1 if record.get("type") in _TYPES else 0
+        return 0
 
     def _trace(self, ctx: RecordContext) -> tuple[str, list[Episode]]:
         if self.session is None:

@@ -1,21 +1,32 @@
 """The adapter table and format detection (`--format auto`).
 
 Detection is per file and looks only at the first records (up to `SNIFF_RECORDS`): each adapter scores a
-record 2 (certainly mine), 1 (plausibly) or 0. The file's format is the one that some record claims with
-certainty, else the first plausible one in `FORMAT_NAMES` order. Two different certain claims mean the
-file mixes formats; no claim at all means the format is unknown. Both fail with an error naming the file
-and the line, since guessing would silently drop or misread data. Records later in the file that do not
-fit are rejected one by one (and, if they clearly belong to another format, fail as mixed).
+record 2 (its defining shape is present), 1 (a real but partial sign) or 0. The file's format is the
+one that some record claims with certainty, else the first plausible one in `FORMAT_NAMES` order. Two
+different certain claims mean the file mixes formats; no claim at all means the format is unknown. Both
+fail with an error naming the file and the line, since guessing would silently drop or misread data.
+Records later in the file that do not fit are rejected one by one (and, if they clearly belong to
+another format, fail as mixed).
+
+**Closest formats.** The unknown-format error (and the note of a folder walk's skipped file) names the
+two formats the records come closest to, and what each lacks (`Adapter.lacks` of the first record
+looked at): `unknown format: closest are openai-chat (no message with a 'role') and flat (no 'tool'
+field); pass --format`. Closeness is a partial-evidence score, deterministic: the words of the records
+looked at (their keys down to four levels, and the values of their `type`, `role`, `object`, `kind` and
+`key` fields; `adapter.vocabulary`) are pooled, each adapter scores the number of its `marks` among them
+(`Adapter.evidence`), and the two highest scores win; ties go to the more general format, the one
+later in `ADAPTERS` (priority) order, so a record with no mark of any format is said to be closest to
+`flat` and `openai-chat`, the shapes a hand-made file most likely meant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 
 from output_contracts.errors import TraceError
-from output_contracts.traces.formats.adapter import Adapter
+from output_contracts.traces.formats.adapter import Adapter, vocabulary
 from output_contracts.traces.formats.anthropic import AnthropicAdapter
 from output_contracts.traces.formats.atif import AtifAdapter
 from output_contracts.traces.formats.autogen import AutoGenAdapter
@@ -127,9 +138,11 @@ def detect_records(records: Iterable[tuple[int, Any]], source: str) -> str | Non
     certain: tuple[str, int] | None = None
     plausible: tuple[str, int] | None = None
     first_line: int | None = None
+    seen: list[Any] = []
     for line, rec in records:
         if first_line is None:
             first_line = line
+        seen.append(rec)
         name, score = best_match(rec)
         if name is None:
             continue
@@ -153,12 +166,26 @@ def detect_records(records: Iterable[tuple[int, Any]], source: str) -> str | Non
     if first_line is None:
         return None
     raise TraceError(
-        f"unknown format: no record in the first {SNIFF_RECORDS} lines looks like any of "
-        f"{', '.join(FORMAT_NAMES)}; pass --format to force one",
+        f"unknown format: {closest_phrase(seen)}; pass --format",
         code="E_FORMAT",
         source=source,
         line=first_line,
     )
+
+
+def closest(records: Sequence[Any], n: int = 2) -> list[tuple[str, str]]:
+    """The `n` formats `records` come closest to, each with what it lacks (see the module docstring):
+    highest `Adapter.evidence` of the records' pooled vocabulary first, ties to the later adapter in
+    priority order (the more general format)."""
+    words: frozenset[str] = frozenset().union(*(vocabulary(r) for r in records))
+    ranked = sorted(enumerate(ADAPTERS.values()), key=lambda ia: (-ia[1].evidence(words), -ia[0]))
+    first = records[0] if records else None
+    return [(a.name, a.lacks(first) or "only a partial sign of it") for _, a in ranked[:n]]
+
+
+def closest_phrase(records: Sequence[Any]) -> str:
+    """`closest are X (what X lacks) and Y (what Y lacks)`, for errors and skip notes."""
+    return "closest are " + " and ".join(f"{name} ({why})" for name, why in closest(records))
 
 
 def detect_document(doc: Any) -> str | None:

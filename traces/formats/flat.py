@@ -65,6 +65,15 @@ class FlatAdapter(Adapter):
         #: (a copy of the list would not freeze them). One entry, swapped as one tuple.
         self._tools_seen: tuple[list[str], tuple[str, ...]] | None = None
 
+    marks = frozenset({"tool", "arguments", "trace_id", "result", "status", "error"})
+
+    def lacks(self, record: Any) -> str | None:
+        if not isinstance(record, dict) or "tool" not in record:
+            return "no 'tool' field"
+        if "arguments" not in record and "trace_id" not in record:
+            return "a 'tool' field without 'arguments' or 'trace_id'"
+        return None
+
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict):
             return 0

@@ -97,13 +97,16 @@ class InspectAIAdapter(Adapter):
     name = "inspect-ai"
     whole_file = True
 
-    def sniff(self, record: Any) -> int:
-        if not isinstance(record, dict):
-            return 0
-        ev = record.get("eval")
+    marks = frozenset({"eval", "samples", "run_id", "task", "events", "results", "stats"})
+
+    def lacks(self, record: Any) -> str | None:
+        ev = record.get("eval") if isinstance(record, dict) else None
         if isinstance(ev, dict) and ("task" in ev or "run_id" in ev):
-            return 2
-        return 0
+            return None
+        return "no 'eval' object with 'task' or 'run_id'"
+
+    def sniff(self, record: Any) -> int:
+        return 2 if self.lacks(record) is None else 0
 
     def sniff_document(self, doc: Any) -> int:
         return self.sniff(doc)

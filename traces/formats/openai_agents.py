@@ -89,6 +89,11 @@ class OpenAIAgentsAdapter(Adapter):
     name = "openai-agents"
     whole_file = True
 
+    marks = frozenset({"data", "trace", "trace.span", "trace_id", "span_data", "parent_id", "group_id"})
+
+    def lacks(self, record: Any) -> str | None:
+        return None if _items(record) is not None else "no 'data' list of trace / trace.span items"
+
     def sniff(self, record: Any) -> int:
         return 2 if _items(record) is not None else 0
 

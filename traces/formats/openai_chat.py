@@ -128,9 +128,19 @@ class OpenAIChatAdapter(Adapter):
     """OpenAI Chat Completions transcripts, one episode a line."""
 
     name = "openai-chat"
+    marks = frozenset({"messages", "role", "content", "tool_calls", "tool_call_id", "function", "tool"})
+
+    def lacks(self, record: Any) -> str | None:
+        """The shape is a `messages` list of OpenAI chat messages: objects with a `role` (a list of
+        other message objects, such as AutoGen's `{source, type, content}` events, is not chat)."""
+        if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+            return "no 'messages' list"
+        if not any(isinstance(m, dict) and isinstance(m.get("role"), str) for m in record["messages"]):
+            return "no message with a 'role'"
+        return None
 
     def sniff(self, record: Any) -> int:
-        if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+        if self.lacks(record) is not None:
             return 0
         return 2 if has_chat_tools(record["messages"]) else 1
 

@@ -29,6 +29,24 @@ from output_contracts.traces.formats.openai_chat import episode_id
 from output_contracts.traces.records import ToolCall
 
 _TYPES = ("function_call", "function_call_output")
+#: The other Responses item types a transcript holds (a partial sign of the format, see `sniff`).
+_ITEM_TYPES = (
+    "message",
+    "reasoning",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "code_interpreter_call",
+    "image_generation_call",
+    "local_shell_call",
+    "local_shell_call_output",
+    "mcp_call",
+    "mcp_list_tools",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "item_reference",
+)
 
 
 def _items(record: dict[str, Any]) -> list[Any] | None:
@@ -43,17 +61,26 @@ class OpenAIResponsesAdapter(Adapter):
 
     name = "openai-responses"
 
+    marks = frozenset(
+        {"items", "input", "output", "function_call", "function_call_output", "call_id", "response"}
+    )
+
+    def lacks(self, record: Any) -> str | None:
+        if not isinstance(record, dict) or (items := _items(record)) is None:
+            return "no 'items', 'input' or 'output' list"
+        if record.get("object") == "response" or any(
+            isinstance(i, dict) and i.get("type") in _TYPES for i in items
+        ):
+            return None
+        return "no function_call or function_call_output item"
+
     def sniff(self, record: Any) -> int:
-        if not isinstance(record, dict):
-            return 0
-        items = _items(record)
-        if items is None:
-            return 0
-        if any(isinstance(i, dict) and i.get("type") in _TYPES for i in items):
+        if self.lacks(record) is None:
             return 2
-        if record.get("object") == "response":
-            return 2
-        return 1 if any(isinstance(i, dict) and "type" in i for i in items) else 0
+        if not isinstance(record, dict) or (items := _items(record)) is None:
+            return 0
+        # a partial sign: items of the Responses item types (a transcript with no function call yet)
+        return 1 if any(isinstance(i, dict) and i.get("type") in _ITEM_TYPES for i in items) else 0
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         trace_id = episode_id(record)

@@ -233,6 +233,15 @@ class OpenInferenceAdapter(OtelAdapter):
     name = "openinference"
     task_keys = (SESSION, CONV)
 
+    marks = frozenset({"resourceSpans", "scopeSpans", "spans", "attributes", KIND})
+
+    def lacks(self, record: Any) -> str | None:
+        if has_openinference(record):
+            return None
+        if isinstance(record, dict) and isinstance(record.get("resourceSpans"), list):
+            return f"no span with '{KIND}'"
+        return f"no 'resourceSpans' list with '{KIND}' spans"
+
     def sniff(self, record: Any) -> int:
         return 2 if has_openinference(record) else 0
 

@@ -125,8 +125,15 @@ class OtelAdapter(Adapter):
         assert isinstance(carry, Carry)
         self.carry = carry
 
+    marks = frozenset({"resourceSpans", "scopeSpans", "spans", "traceId", "spanId", "attributes"})
+
+    def lacks(self, record: Any) -> str | None:
+        if isinstance(record, dict) and isinstance(record.get("resourceSpans"), list):
+            return None
+        return "no 'resourceSpans' list"
+
     def sniff(self, record: Any) -> int:
-        return 2 if isinstance(record, dict) and "resourceSpans" in record else 0
+        return 2 if self.lacks(record) is None else 0
 
     def sniff_document(self, doc: Any) -> int:
         return self.sniff(doc)

@@ -154,12 +154,17 @@ class SweAgentAdapter(WholeDocument):
 
     name = "swe-agent"
 
+    marks = frozenset({"trajectory", "history", "info", "action", "observation", "thought", "exit_status"})
+
+    def lacks(self, record: Any) -> str | None:
+        if not isinstance(record, dict) or not isinstance(record.get("trajectory"), list):
+            return "no 'trajectory' list"
+        if not isinstance(record.get("history"), list):
+            return "a 'trajectory' without a 'history' list"
+        return None
+
     def sniff(self, record: Any) -> int:
-        if not isinstance(record, dict):
-            return 0
-        return (
-            2 if isinstance(record.get("trajectory"), list) and isinstance(record.get("history"), list) else 0
-        )
+        return 2 if self.lacks(record) is None else 0
 
     def lacks(self, record: Any) -> str | None:
         if not isinstance(record, dict):

@@ -102,6 +102,13 @@ class TauBenchAdapter(Adapter):
     name = "tau-bench"
     whole_file = True
 
+    marks = frozenset({"traj", "task_id", "reward_info", "simulations", "ticks", "reward", "trial"})
+
+    def lacks(self, record: Any) -> str | None:
+        if self.sniff(record) == 2:
+            return None
+        return "no 'traj' with 'task_id', 'simulations' list or 'messages' with 'reward_info'"
+
     def sniff(self, record: Any) -> int:
         if not isinstance(record, dict):
             return 0

@@ -79,9 +79,9 @@ def ingest(
     """Ingest `sources` into the corpus folder `out` (created if needed); see the module docstring.
 
     Raises `TraceError` for unusable input (missing files, unknown or mixed formats, a bad registry, a
-    bad line under `strict`, and — unless `allow_empty` — sources read that hold no tool call and no
-    bad line, which is an empty input or a format whose calls the reader does not see, never "ok, 0
-    calls"); nothing is changed in `out` then.
+    bad line under `strict`, and — unless `allow_empty` — an input named in `sources` that yields no
+    tool call, whatever it was rejected for: never "ok, 0 calls"; see `refuse_empty`); nothing is
+    changed in `out` then.
     """
     out = Path(out)
     if format != "auto":
@@ -159,7 +159,7 @@ def _ingest_locked(
         progress.finish()
         new_sources = any(not r.skipped for r in reports)
         if not allow_empty:
-            _refuse_empty([r for r in reports if not r.skipped])
+            refuse_empty(srcs, reports)
         if manifest is not None and not new_sources and not registry_changed(manifest, registry):
             return unchanged(out, reports, manifest)
         return commit(out, run, reports, manifest, registry)
@@ -168,16 +168,43 @@ def _ingest_locked(
         clean_up(out, stage)
 
 
-def _refuse_empty(read: list[SourceReport]) -> None:
-    """Sources were read and none held a tool call, a bad line or a dropped call (such as `R_NO_CONTENT`):
-    an error, not an empty corpus."""
-    if not read or any(r.calls or r.rejects or r.dropped_calls for r in read):
+def refuse_empty(srcs: Sequence[Source], reports: Sequence[SourceReport]) -> None:
+    """Every input the user named (a file, a folder, `-`) must yield a tool call, else one error line
+    naming the first input that yields none and what it held instead (its rejects, what was skipped).
+
+    Within a folder, a file that yields nothing (metadata, a registry, a file of rejects) is a note of
+    the run, not an error, as long as the folder yields a call; a file named on its own yields one or is
+    an error. A source whose bytes were already ingested (or read earlier in the run) counts as read.
+    `reports` are `srcs`' reports, in order."""
+    groups: dict[str, list[SourceReport]] = {}
+    for src, r in zip(srcs, reports, strict=True):
+        groups.setdefault(src.given or src.name, []).append(r)
+    empty = [
+        (given, reps)
+        for given, reps in groups.items()
+        if not any(r.calls or (r.skipped and r.format == "-") for r in reps)
+    ]
+    if not empty:
         return
-    more = f" (nor do the other {len(read) - 1} source(s) read)" if len(read) > 1 else ""
+    given, reps = empty[0]
+    files = f" in {len(reps)} files" if len(reps) > 1 else ""
+    rejects = sum(r.rejects for r in reps)
+    held = [f"{rejects:,} reject{'' if rejects == 1 else 's'}"]
+    dropped = sum(r.dropped_calls for r in reps)
+    if dropped:
+        held.append(f"{dropped:,} dropped call{'' if dropped == 1 else 's'}")
+    skipped = [r for r in reps if r.skipped]
+    what = ", ".join(held)
+    if skipped:
+        first = skipped[0]
+        name = f"{first.source}: " if len(reps) > 1 else ""
+        what += f"; skipped{f' {len(skipped)}, first' if len(reps) > 1 else ''}: {name}{first.note}"
+    elif not rejects and not dropped:
+        what += ": an empty input, or a format whose calls this reader does not see"
+    more = f"; {len(empty) - 1} more input(s) yield none either" if len(empty) > 1 else ""
     raise TraceError(
-        f"no tool call found{more}: an empty input, or a format whose calls this reader does not see "
-        "(ingest and check accept it with --allow-empty)",
-        source=read[0].source,
+        f"no tool call found{files} ({what}){more}; check the path and --format, or pass --allow-empty",
+        source=given,
     )
 
 

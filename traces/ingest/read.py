@@ -10,7 +10,8 @@
 - **Zip containers**: a file starting with a zip header (an Inspect AI `.eval` log) is read with
   `zipfile` into the JSON document it stands for (`zip_document`).
 - **Format detection** looks at the first `SNIFF_RECORDS` records (`formats.detect`); `--format` forces one.
-  In a folder walk, a JSON Lines file no adapter claims is skipped with a note, as is a document its
+  In a folder walk, a JSON Lines file no adapter claims is skipped with a note naming the two closest
+  formats and what each lacks (`detect.closest_phrase`), as is a document its
   adapter says holds no records (`Adapter.skip_note`: a τ²-bench results index).
 - **Sessions**: the adapter a source is read with is `adapter.begin()` (a fresh one for session formats,
   whose calls and results are on different lines), and `finish` stages what it still holds when the
@@ -50,6 +51,7 @@ from output_contracts.traces.formats.adapter import (
 from output_contracts.traces.formats.detect import (
     SNIFF_RECORDS,
     best_match,
+    closest_phrase,
     detect_document,
     detect_records,
     get_adapter,
@@ -267,7 +269,8 @@ def _records_by_sniffing(doc: Any, src: Source) -> tuple[str, Iterable[Any]] | _
     records = doc if isinstance(doc, list) else [doc]
     sniffed = [(i, r) for i, r in enumerate(records[:SNIFF_RECORDS], 1) if isinstance(r, dict)]
     if src.from_folder and _unclaimed(sniffed):
-        return _NotTraces("unknown", "not traces: no adapter claims it")
+        why = f"not traces: no format claims it; {closest_phrase([r for _, r in sniffed])}"
+        return _NotTraces("unknown", why)
     return detect_records(sniffed, src.name) or "flat", records
 
 
@@ -599,7 +602,10 @@ def _read_lines(run: Run, h: Hashed, fmt: str) -> SourceReport:
         lines = _lines(fh)
         head, parsed_head = _sniff_head(lines)
         if fmt == "auto" and h.source.from_folder and _unclaimed(parsed_head):
-            why = f"not traces: no adapter claims its first {len(parsed_head)} record(s)"
+            why = (
+                f"not traces: no format claims its first {len(parsed_head)} record(s); "
+                f"{closest_phrase([r for _, r in parsed_head])}"
+            )
             return skipped_source(h.source.name, h.sha256, "unknown", h.size, why)
         lfmt = fmt if fmt != "auto" else (detect_records(parsed_head, h.source.name) or "flat")
         note = _one_document_note(get_adapter(lfmt), head, parsed_head)

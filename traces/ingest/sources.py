@@ -30,6 +30,9 @@ class Source:
     name: str
     path: Path
     from_folder: bool = False
+    #: The input as the user gave it (the file, the folder walked, or `-`): what "no tool call found"
+    #: names. Empty = `name`.
+    given: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ def expand_sources(sources: Sequence[str | Path], *, exclude: Path | None = None
     ex = exclude.resolve() if exclude is not None else None
     for s in sources:
         if str(s) == STDIN:
-            out.append(Source(STDIN, Path(STDIN)))
+            out.append(Source(STDIN, Path(STDIN), given=STDIN))
             continue
         p = Path(s)
         if p.is_dir():
@@ -100,9 +103,9 @@ def expand_sources(sources: Sequence[str | Path], *, exclude: Path | None = None
                     source=str(p),
                 )
             for f in sorted(found, key=lambda x: x.relative_to(p).as_posix()):
-                out.append(Source(str(f), f, from_folder=True))
+                out.append(Source(str(f), f, from_folder=True, given=str(s)))
         elif p.is_file():
-            out.append(Source(str(p), p))
+            out.append(Source(str(p), p, given=str(s)))
         else:
             raise TraceError("no such file or folder", code="E_USAGE", source=str(p))
     return out
