@@ -63,10 +63,14 @@ def test_a_message_list_without_roles_is_not_openai_chat() -> None:
         ("openai-responses", {"inputs": {}}, "no 'items', 'input' or 'output' list"),
         ("otel", {"resourceSpans": {}}, "no 'resourceSpans' list"),
         ("openinference", {"resourceSpans": []}, "no span with 'openinference.span.kind'"),
-        ("swe-agent", {"trajectory": []}, "a 'trajectory' without a 'history' list"),
+        ("swe-agent", {"trajectory": []}, "no 'history' list of messages"),
         ("atif", {"steps": [], "session_id": "s"}, "no ATIF 'schema_version'"),
         ("codex", {"type": "event_msg", "payload": {}}, "no line of type session_meta or response_item"),
-        ("claude-code", {"sessionId": "s", "type": "summary"}, "no user or assistant 'message' object"),
+        (
+            "claude-code",
+            {"sessionId": "s", "type": "summary"},
+            "no 'type' user/assistant line with a 'message' object",
+        ),
         ("inspect-ai", {"eval": {}}, "no 'eval' object with 'task' or 'run_id'"),
         ("openai-agents", {"data": []}, "no 'data' list of trace / trace.span items"),
     ],
@@ -77,7 +81,7 @@ def test_each_format_says_what_a_record_lacks(name: str, record: Any, phrase: st
 
 def _first_records() -> list[tuple[str, Any]]:
     out = []
-    for f in sorted(DATA.iterdir()):
+    for f in sorted(p for p in DATA.iterdir() if p.is_file()):  # formats/ holds the producers' fixtures
         text = f.read_bytes()
         rec = orjson.loads(text) if f.suffix == ".json" else orjson.loads(text.splitlines()[0])
         out.append((f.name, rec))

@@ -91,7 +91,10 @@ _CHUNK = "ModelClientStreamingChunkEvent"
 
 def is_message(m: Any) -> bool:
     """An AgentChat message or event: a known `type` and a `source` string."""
-    return isinstance(m, dict) and m.get("type") in MESSAGE_TYPES and isinstance(m.get("source"), str)
+    if not isinstance(m, dict):
+        return False
+    kind = m.get("type")
+    return isinstance(kind, str) and kind in MESSAGE_TYPES and isinstance(m.get("source"), str)
 
 
 def is_task_result(record: Any) -> bool:
@@ -140,6 +143,20 @@ class AutoGenAdapter(Adapter):
             # `models_usage` is AgentChat's own field; a bare `{type, source, content}` is only plausible
             return 2 if "models_usage" in record else 1
         return 0
+
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset(
+        {
+            "messages",
+            "stop_reason",
+            "source",
+            "models_usage",
+            "ToolCallRequestEvent",
+            "ToolCallExecutionEvent",
+            "call_id",
+            "is_error",
+        }
+    )
 
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record) == 2:

@@ -180,7 +180,8 @@ class ClaudeCodeAdapter(Adapter):
         if kind not in _ROLES or not isinstance(msg, dict):
             return Parsed(())  # summary, system, snapshot lines: no tool activity
         sid = require_str(record, "sessionId")
-        if record.get("isSidechain") is True and record.get("uuid") in self.from_progress:
+        uuid = record.get("uuid")
+        if record.get("isSidechain") is True and isinstance(uuid, str) and uuid in self.from_progress:
             return Parsed(())  # a sub-agent message already read from a progress line
         trace, labels = self._trace(record, sid)
         return self._message(kind, msg, record.get("timestamp"), sid, trace, labels, ctx, "message")

@@ -128,6 +128,20 @@ class CrewAIAdapter(WholeDocument):
     def sniff(self, record: Any) -> int:
         return 2 if self.lacks(record) is None else 0
 
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset(
+        {
+            "tasks_output",
+            "raw",
+            "token_usage",
+            "json_dict",
+            "agent",
+            "expected_output",
+            "messages",
+            "tool_failures",
+        }
+    )
+
     def lacks(self, record: Any) -> str | None:
         if isinstance(record, dict) and _task_outputs(record) is not None:
             return None

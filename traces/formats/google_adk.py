@@ -125,6 +125,23 @@ class GoogleAdkAdapter(WholeDocument):
             return 2
         return 1 if _has_parts(record["events"]) and "id" in record else 0
 
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset(
+        {
+            "events",
+            "author",
+            "parts",
+            "functionCall",
+            "functionResponse",
+            "function_call",
+            "function_response",
+            "invocationId",
+            "invocation_id",
+            "appName",
+            "app_name",
+        }
+    )
+
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record) == 2:
             return None

@@ -82,7 +82,8 @@ def is_run(x: Any) -> bool:
     """A LangSmith run: an object with a known `run_type`, an `id`, a `name` and `inputs`."""
     return (
         isinstance(x, dict)
-        and x.get("run_type") in RUN_TYPES
+        and isinstance(x.get("run_type"), str)
+        and x["run_type"] in RUN_TYPES
         and isinstance(x.get("id"), str)
         and "inputs" in x
         and isinstance(x.get("name"), str)
@@ -267,6 +268,20 @@ class LangSmithAdapter(Adapter):
         if not is_run(record):
             return 0
         return 2 if any(k in record for k in _RUN_MARKS) else 1
+
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset(
+        {
+            "run_type",
+            "inputs",
+            "outputs",
+            "parent_run_id",
+            "trace_id",
+            "dotted_order",
+            "child_runs",
+            "execution_order",
+        }
+    )
 
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record) == 2:

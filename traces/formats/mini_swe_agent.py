@@ -119,6 +119,9 @@ class MiniSweAgentAdapter(WholeDocument):
         info = record.get("info")
         return 2 if isinstance(info, dict) and "mini_version" in info else 0
 
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset({"trajectory_format", "mini_version", "info", "messages", "exit_status", "submission"})
+
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record) == 2:
             return None

@@ -201,6 +201,20 @@ class MlflowAdapter(Adapter):
     def sniff(self, record: Any) -> int:
         return 2 if self.lacks(record) is None else 0
 
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset(
+        {
+            "info",
+            "data",
+            "spans",
+            "request_id",
+            "trace_id",
+            "mlflow.spanType",
+            "mlflow.spanInputs",
+            "mlflow.spanOutputs",
+        }
+    )
+
     def lacks(self, record: Any) -> str | None:
         if not isinstance(record, dict):
             return "not an object"

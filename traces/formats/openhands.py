@@ -113,6 +113,11 @@ class OpenHandsAdapter(WholeDocument):
             return 2
         return 1 if _looks_like_event(events[0]) and all(isinstance(e, dict) for e in events[:8]) else 0
 
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = frozenset(
+        {"history", "tool_call_metadata", "cause", "observation", "action", "function_name", "tool_call_id"}
+    )
+
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record) == 2:
             return None

@@ -110,6 +110,9 @@ class SmolagentsAdapter(WholeDocument):
             return 0
         return 2 if any(_is_action(s) for s in record) else 0
 
+    #: the words of this format, for naming the closest formats of an unknown file (`detect.py`)
+    marks = ACTION_KEYS | {"observations_images", "action_output", "model_input_messages"}
+
     def lacks(self, record: Any) -> str | None:
         if self.sniff(record):
             return None

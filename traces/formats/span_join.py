@@ -176,6 +176,9 @@ class Carry:
         #: Waiting calls whose id a later unanswered call reused (an answer joins the latest asker):
         #: rejected with the rest when the run ends.
         self.superseded: list[Waiting] = []
+        #: The sources whose waiting calls a later source answered: they yielded calls (written with
+        #: the answer's record), so ingest's "nothing read" rule counts them as read.
+        self.answered_sources: set[str] = set()
 
     def wait(self, w: Waiting) -> None:
         """Keep `w` waiting for an answer to its id; an earlier call waiting on the same id is
@@ -241,7 +244,9 @@ def _cross_trace(
             owner[(trace, cid)] = max(cands, key=lambda m: (m.sort, m.position)).trace_id
             joined.add(cid)
         elif carry is not None and cid in carry.waiting:
-            w = carry.waiting.pop(cid).mention._replace(position=-1)
+            waiting = carry.waiting.pop(cid)
+            carry.answered_sources.add(waiting.source)
+            w = waiting.mention._replace(position=-1)
             injected.append(w)
             asked[cid] = [w]
             owner[(trace, cid)] = w.trace_id

@@ -156,13 +156,6 @@ class SweAgentAdapter(WholeDocument):
 
     marks = frozenset({"trajectory", "history", "info", "action", "observation", "thought", "exit_status"})
 
-    def lacks(self, record: Any) -> str | None:
-        if not isinstance(record, dict) or not isinstance(record.get("trajectory"), list):
-            return "no 'trajectory' list"
-        if not isinstance(record.get("history"), list):
-            return "a 'trajectory' without a 'history' list"
-        return None
-
     def sniff(self, record: Any) -> int:
         return 2 if self.lacks(record) is None else 0
 

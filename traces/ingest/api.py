@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +159,7 @@ def _ingest_locked(
         progress.finish()
         new_sources = any(not r.skipped for r in reports)
         if not allow_empty:
-            refuse_empty(srcs, reports)
+            refuse_empty(srcs, reports, run.answered_elsewhere)
         if manifest is not None and not new_sources and not registry_changed(manifest, registry):
             return unchanged(out, reports, manifest)
         return commit(out, run, reports, manifest, registry)
@@ -168,21 +168,24 @@ def _ingest_locked(
         clean_up(out, stage)
 
 
-def refuse_empty(srcs: Sequence[Source], reports: Sequence[SourceReport]) -> None:
+def refuse_empty(
+    srcs: Sequence[Source], reports: Sequence[SourceReport], answered_elsewhere: Set[str] = frozenset()
+) -> None:
     """Every input the user named (a file, a folder, `-`) must yield a tool call, else one error line
     naming the first input that yields none and what it held instead (its rejects, what was skipped).
 
     Within a folder, a file that yields nothing (metadata, a registry, a file of rejects) is a note of
     the run, not an error, as long as the folder yields a call; a file named on its own yields one or is
-    an error. A source whose bytes were already ingested (or read earlier in the run) counts as read.
-    `reports` are `srcs`' reports, in order."""
+    an error. A source whose bytes were already ingested (or read earlier in the run) counts as read, and
+    so does one whose calls a later source answered (`answered_elsewhere`: joins across files, the calls
+    written with their answers). `reports` are `srcs`' reports, in order."""
     groups: dict[str, list[SourceReport]] = {}
     for src, r in zip(srcs, reports, strict=True):
         groups.setdefault(src.given or src.name, []).append(r)
     empty = [
         (given, reps)
         for given, reps in groups.items()
-        if not any(r.calls or (r.skipped and r.format == "-") for r in reps)
+        if not any(r.calls or r.source in answered_elsewhere or (r.skipped and r.format == "-") for r in reps)
     ]
     if not empty:
         return

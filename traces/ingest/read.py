@@ -530,6 +530,7 @@ def finish_run(run: Run, reports: list[SourceReport]) -> list[SourceReport]:
     that source's report (`dropped_calls`)."""
     dropped: dict[str, int] = {}
     for state in run.carry.values():
+        run.answered_elsewhere |= getattr(state, "answered_sources", set())
         for source, d in state.leftovers():
             run.reject(source, d.line or 1, d.code, d.reason, _raw_of(None, d.raw), index=d.index)
             dropped[source] = dropped.get(source, 0) + 1

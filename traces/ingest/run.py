@@ -70,6 +70,9 @@ class Run:
     #: State adapters share across the run's sources (`carry_over`: calls asked in one source and
     #: answered in a later one), ended by `read.finish_run`.
     carry: dict[str, Any] = field(default_factory=dict)
+    #: Sources whose calls another source answered (`carry`'s `answered_sources`, gathered by
+    #: `read.finish_run`): they yielded calls, though the calls are written with the answering record.
+    answered_elsewhere: set[str] = field(default_factory=set)
 
     def tools_text(self, tools: tuple[str, ...]) -> str:
         """Canonical JSON of a `tools` tuple (a JSON array), reused while the same tuple comes back."""

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
+from output_contracts.errors import TraceError
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
 
@@ -148,7 +150,9 @@ def test_linear_history(tmp_path: Path) -> None:
     """The linear-history pair: one episode over both files, the summarisation step a link; the agent
     steps made no tool call (their actions are JSON in the message text), so each observation is a
     result answering no call, said so."""
-    rep = ingest([LINEAR], tmp_path / "c")
+    with pytest.raises(TraceError, match=r"no tool call found in 2 files \(0 rejects, 7 dropped calls\)"):
+        ingest([LINEAR], tmp_path / "c")  # nothing read is an error, unless allowed
+    rep = ingest([LINEAR], tmp_path / "c", allow_empty=True)
     assert {s.format for s in rep.sources} == {"atif"} and rep.calls == 0
     rejects = _rejects(tmp_path / "c")
     assert [code for code, _ in rejects] == ["R_ORPHAN_RESULT"] * 7
@@ -258,6 +262,7 @@ def test_empty_reference_list_is_an_ordinary_result(tmp_path: Path) -> None:
     assert _calls(tmp_path / "c") == [("P", "ls", {}, "a.txt", "ok", None)]
     step["observation"] = {"results": [{"content": "a.txt"}, {"subagent_trajectory_ref": [{"extra": {}}]}]}
     (tmp_path / "u.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-    ingest([tmp_path / "t.json", tmp_path / "u.json"], tmp_path / "d")  # the run reads t's call
+    # u.json alone yields nothing (its one record is rejected): allowed here to read its reject
+    ingest([tmp_path / "t.json", tmp_path / "u.json"], tmp_path / "d", allow_empty=True)
     ((code, reason),) = _rejects(tmp_path / "d")
     assert code == "R_FIELD" and "names no trajectory" in reason

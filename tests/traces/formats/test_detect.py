@@ -44,3 +44,8 @@ def test_readme_table_names_every_format() -> None:
     table = [line for line in readme.splitlines() if line.startswith("| `") and "`--format`" not in line]
     named = {name.strip().strip("`") for line in table for name in line.split("|")[1].split(",")}
     assert sorted(named) == sorted(FORMAT_NAMES)
+
+
+def test_every_adapter_has_marks_for_closeness() -> None:
+    """An adapter without `marks` scores 0 and is never named among the closest formats of a file."""
+    assert [name for name, a in ADAPTERS.items() if not a.marks] == []

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
+from output_contracts.errors import TraceError
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.otel import OtelAdapter
@@ -116,7 +117,11 @@ def test_unanswered_until_the_run_ends_is_one_reject_on_its_own_line(tmp_path: P
     assert [(r["code"], r["line"], Path(r["source"]).name) for r in rejects] == [
         ("R_UNMATCHED", 1, PARTS[0].name)
     ] * 2
-    rev = ingest(list(reversed(PARTS)), tmp_path / "b")
+    with pytest.raises(
+        TraceError, match=r"part1\.otlp\.jsonl: no tool call found \(0 rejects, 2 dropped calls\)"
+    ):
+        ingest(list(reversed(PARTS)), tmp_path / "b")  # read last, the first file's calls go unanswered
+    rev = ingest(list(reversed(PARTS)), tmp_path / "b", allow_empty=True)
     assert rev.calls == 5 and rev.rejects == 2
 
 
