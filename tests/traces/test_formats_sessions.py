@@ -24,47 +24,20 @@ from output_contracts.errors import TraceError
 from output_contracts.traces.corpus import Corpus, corpus_info
 from output_contracts.traces.formats.detect import FormatName
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls, read_rejects
 
 Call = tuple[str, dict[str, Any], Any, str, str | None]  # tool, arguments, result, status, error
 
 
-def _corpus_calls(path: Path) -> list[Call]:
-    rows = Corpus.open(path).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
-def _rejects(path: Path) -> list[tuple[str, int, str]]:
+def _rejects(path: Path) -> list[tuple[Any, ...]]:
     """(code, line, reason) of every line of rejects.jsonl."""
-    f = path / "rejects.jsonl"
-    if not f.exists():
-        return []
-    return [(r["code"], r["line"], r["error"]) for r in map(orjson.loads, f.read_bytes().splitlines())]
+    return read_rejects(path, "code", "line", "error")
 
 
 def _both(src: Path, tmp: Path, fmt: str) -> tuple[list[Call], Path]:
     """Ingest `src` by auto-detection through the library and the CLI; both must agree, in `fmt`."""
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources if not s.skipped} == {fmt}
-    cli = tmp / "cli"
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(cli), "--json"])
-    assert r.exit_code == 0, r.output
-    out = orjson.loads(r.stdout)
-    assert {s["format"] for s in out["sources"] if not s.get("skipped")} == {fmt}
-    calls = _corpus_calls(lib)
-    assert _corpus_calls(cli) == calls
-    assert _rejects(cli) == _rejects(lib)
-    assert out["calls"] == len(calls)
-    return calls, lib
+    got = both(src, tmp, fmt, read_calls, _rejects)
+    return got.calls, got.lib
 
 
 # ---- Claude Code --------------------------------------------------------------------------------------
@@ -327,7 +300,7 @@ def test_inspect_errors_map_to_status(shared_data: Path, tmp_path: Path) -> None
     src = tmp_path / "log.json"
     src.write_bytes(orjson.dumps(log, option=orjson.OPT_INDENT_2))
     ingest([src], tmp_path / "c")
-    got = _corpus_calls(tmp_path / "c")
+    got = read_calls(tmp_path / "c")
     assert len(got) == 11 and {c[3] for c in got} == {"error"}
     assert got[-1][4] == "The tool output limit of 10 MiB was exceeded."
     meta = Corpus.open(tmp_path / "c").scan_calls().collect()["meta"].to_list()
@@ -547,7 +520,7 @@ def test_claude_code_round_trip(calls: list[tuple[str, dict[str, Any], Any, bool
     with tempfile.TemporaryDirectory() as tmp:
         src = _jsonl(Path(tmp) / "g.jsonl", lines)
         ingest([src], Path(tmp) / "c")
-        assert _corpus_calls(Path(tmp) / "c") == [_expected(*c) for c in calls]
+        assert read_calls(Path(tmp) / "c") == [_expected(*c) for c in calls]
         assert _rejects(Path(tmp) / "c") == []
 
 
@@ -585,7 +558,7 @@ def test_codex_round_trip(calls: list[tuple[tuple[str, dict[str, Any], Any, bool
     with tempfile.TemporaryDirectory() as tmp:
         src = _jsonl(Path(tmp) / "rollout.jsonl", lines)
         ingest([src], Path(tmp) / "c")
-        assert _corpus_calls(Path(tmp) / "c") == expected
+        assert read_calls(Path(tmp) / "c") == expected
         assert _rejects(Path(tmp) / "c") == []
 
 
@@ -626,7 +599,7 @@ def test_atif_round_trip(
                 ingest([src], Path(tmp) / "c", strict=True)
             return
         ingest([src], Path(tmp) / "c")
-        assert _corpus_calls(Path(tmp) / "c") == expected
+        assert read_calls(Path(tmp) / "c") == expected
         assert _rejects(Path(tmp) / "c") == []
 
 

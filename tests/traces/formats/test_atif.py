@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from output_contracts.cli.app import app
 from output_contracts.errors import TraceError
-from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_episodes, read_rejects, read_traced_calls
 
 DATA = Path(__file__).resolve().parents[1] / "data/formats/atif"
 SUMMARISED = DATA / "context-summarization"
@@ -56,48 +56,13 @@ def _refs(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _calls(corpus: Path) -> list[Row]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["trace_id"],
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
-def _rejects(corpus: Path) -> list[tuple[str, str]]:
-    f = corpus / "rejects.jsonl"
-    if not f.exists():
-        return []
-    return [(r["code"], r["error"]) for r in map(orjson.loads, f.read_bytes().splitlines())]
-
-
-def _episodes(corpus: Path) -> dict[str, tuple[str, dict[str, Any], int]]:
-    eps = Corpus.open(corpus).scan_episodes().collect().iter_rows(named=True)
-    return {
-        e["trace_id"]: (e["task_id"], orjson.loads(e["labels"]) if e["labels"] else {}, e["n_calls"])
-        for e in eps
-    }
+def _rejects(corpus: Path) -> list[tuple[Any, ...]]:
+    return read_rejects(corpus, "code", "error")
 
 
 def _both(src: Path, tmp: Path) -> Path:
     """Ingest `src` by auto-detection through the library and the CLI; both must agree (atif)."""
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources} == {"atif"}
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert {s["format"] for s in orjson.loads(r.stdout)["sources"]} == {"atif"}
-    assert _calls(tmp / "cli") == _calls(lib)
-    assert _rejects(tmp / "cli") == _rejects(lib)
-    assert _episodes(tmp / "cli") == _episodes(lib)
-    return lib
+    return both(src, tmp, "atif", read_traced_calls, _rejects, read_episodes).lib
 
 
 def test_summarisation_step_links_its_trajectories(tmp_path: Path) -> None:
@@ -107,10 +72,10 @@ def test_summarisation_step_links_its_trajectories(tmp_path: Path) -> None:
     alone.mkdir()
     shutil.copy(PARENT, alone / PARENT.name)
     lib = _both(alone / PARENT.name, tmp_path)
-    assert _calls(lib) == _expected(PARENT)
-    assert [c[1] for c in _calls(lib)] == ["bash_command"] * 5 + ["mark_task_complete"] * 2
+    assert read_traced_calls(lib) == _expected(PARENT)
+    assert [c[1] for c in read_traced_calls(lib)] == ["bash_command"] * 5 + ["mark_task_complete"] * 2
     assert _rejects(lib) == []
-    eps = _episodes(lib)
+    eps = read_episodes(lib)
     links = _refs(PARENT)
     assert len(links) == 3
     assert eps == {
@@ -127,8 +92,8 @@ def test_summarisation_folder_reads_the_referenced_trajectories(tmp_path: Path) 
     """With the referenced files beside it, each is the linked episode, its calls its own."""
     lib = _both(SUMMARISED, tmp_path)
     files = sorted(SUMMARISED.glob("*.json"))
-    assert _calls(lib) == sorted((row for f in files for row in _expected(f)), key=lambda r: r[0])
-    eps = _episodes(lib)
+    assert read_traced_calls(lib) == sorted((row for f in files for row in _expected(f)), key=lambda r: r[0])
+    eps = read_episodes(lib)
     t = "test-session-context-summarization-summarization-1-summary"
     assert {k: (labels, n) for k, (_, labels, n) in eps.items()} == {
         "NORMALIZED_SESSION_ID": ({}, 7),
@@ -160,7 +125,7 @@ def test_linear_history(tmp_path: Path) -> None:
     assert not any("steps[4] " in reason for _, reason in rejects[4:])  # the main file's system step
     main = LINEAR / "hello-world-context-summarization-linear-history.trajectory.json"
     assert orjson.loads(main.read_bytes())["continued_trajectory_ref"] == "trajectory.cont-1.json"
-    eps = _episodes(tmp_path / "c")
+    eps = read_episodes(tmp_path / "c")
     assert eps == {
         "NORMALIZED_SESSION_ID": ("NORMALIZED_SESSION_ID", {}, 0),
         **{child: (child, labels, 0) for child, labels in _refs(main).items()},
@@ -238,9 +203,9 @@ def test_references_round_trip(
         if n == 0:
             return  # no call at all: the trajectory is R_NO_CALLS, as before
         ingest([src], Path(tmp) / "c")
-        assert _calls(Path(tmp) / "c") == expected
+        assert read_traced_calls(Path(tmp) / "c") == expected
         assert _rejects(Path(tmp) / "c") == []
-        eps = _episodes(Path(tmp) / "c")
+        eps = read_episodes(Path(tmp) / "c")
         assert {t: labels for t, (_, labels, _) in eps.items() if t != "P"} == {
             s: {"parent_trace_id": "P", "trajectory_path": f"{s}.json"} for s in linked
         }
@@ -259,7 +224,7 @@ def test_empty_reference_list_is_an_ordinary_result(tmp_path: Path) -> None:
     doc = {"schema_version": "ATIF-v1.5", "session_id": "P", "agent": {"name": "a"}, "steps": [step]}
     (tmp_path / "t.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     ingest([tmp_path / "t.json"], tmp_path / "c")
-    assert _calls(tmp_path / "c") == [("P", "ls", {}, "a.txt", "ok", None)]
+    assert read_traced_calls(tmp_path / "c") == [("P", "ls", {}, "a.txt", "ok", None)]
     step["observation"] = {"results": [{"content": "a.txt"}, {"subagent_trajectory_ref": [{"extra": {}}]}]}
     (tmp_path / "u.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     # u.json alone yields nothing (its one record is rejected): allowed here to read its reject

@@ -17,53 +17,26 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.autogen import AutoGenAdapter
 from output_contracts.traces.formats.detect import best_match
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls, read_rejects
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "autogen"
 Call = tuple[str, dict[str, Any], Any, str, str | None]
 
 
-def _calls(path: Path) -> list[Call]:
-    rows = Corpus.open(path).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
+def _rejects(corpus: Path) -> list[tuple[Any, ...]]:
+    return read_rejects(corpus, "code", "line")
 
 
-def _rejects(path: Path) -> list[tuple[str, int]]:
-    f = path / "rejects.jsonl"
-    if not f.exists():
-        return []
-    return [(r["code"], r["line"]) for r in map(orjson.loads, f.read_bytes().splitlines())]
-
-
-def _both(src: Path, tmp: Path) -> tuple[list[Call], list[tuple[str, int]]]:
+def _both(src: Path, tmp: Path) -> tuple[list[Call], list[tuple[Any, ...]]]:
     """Ingest by auto-detection through the library and the CLI: both agree, both say `autogen`."""
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources} == {"autogen"}
-    cli = tmp / "cli"
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(cli), "--json"])
-    assert r.exit_code == 0, r.output
-    assert {s["format"] for s in orjson.loads(r.stdout)["sources"]} == {"autogen"}
-    calls = _calls(lib)
-    assert _calls(cli) == calls
-    assert _rejects(cli) == _rejects(lib)
-    return calls, _rejects(lib)
+    got = both(src, tmp, "autogen", read_calls, _rejects)
+    return got.calls, _rejects(got.lib)
 
 
 def _messages(src: Path) -> list[dict[str, Any]]:
@@ -173,7 +146,7 @@ def test_rejects_by_code(tmp_path: Path) -> None:
     src = _write_lines(tmp_path / "edited.jsonl", lines)
     rep = ingest([src], tmp_path / "out", allow_empty=True)  # every call here is a reject
     assert rep.sources[0].format == "autogen"
-    assert _calls(tmp_path / "out") == []
+    assert read_calls(tmp_path / "out") == []
     got = sorted(_rejects(tmp_path / "out"))
     assert got == sorted(
         [
@@ -246,5 +219,5 @@ def test_unknown_event_type_kept_as_message(tmp_path: Path) -> None:
     src = _write_lines(tmp_path / "s.jsonl", [*lines[:2], extra, {"source": "x"}, *lines[2:]])
     rep = ingest([src], tmp_path / "out")
     assert rep.sources[0].format == "autogen"
-    assert len(_calls(tmp_path / "out")) == 3
+    assert len(read_calls(tmp_path / "out")) == 3
     assert _rejects(tmp_path / "out") == [("R_FIELD", 4)]

@@ -16,11 +16,9 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
-from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_episodes, read_rejects, read_traced_calls
 
 DATA = Path(__file__).resolve().parents[1] / "data/formats/claude-code"
 PROGRESS_ONLY = DATA / "subagent.jsonl.gz"
@@ -85,44 +83,13 @@ def _expected(*paths: Path) -> list[Row]:
     return sorted(rows, key=lambda r: r[0])
 
 
-def _calls(corpus: Path) -> list[Row]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["trace_id"],
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
-def _rejects(corpus: Path) -> list[tuple[str, int, str]]:
-    f = corpus / "rejects.jsonl"
-    if not f.exists():
-        return []
-    return [(r["code"], r["line"], r["error"]) for r in map(orjson.loads, f.read_bytes().splitlines())]
-
-
-def _episodes(corpus: Path) -> dict[str, tuple[str, dict[str, Any], int]]:
-    eps = Corpus.open(corpus).scan_episodes().collect().iter_rows(named=True)
-    return {e["trace_id"]: (e["task_id"], orjson.loads(e["labels"]), e["n_calls"]) for e in eps}
+def _rejects(corpus: Path) -> list[tuple[Any, ...]]:
+    return read_rejects(corpus, "code", "line", "error")
 
 
 def _both(src: Path, tmp: Path) -> Path:
     """Ingest `src` by auto-detection through the library and the CLI; both must agree (claude-code)."""
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources} == {"claude-code"}
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert {s["format"] for s in orjson.loads(r.stdout)["sources"]} == {"claude-code"}
-    assert _calls(tmp / "cli") == _calls(lib)
-    assert _rejects(tmp / "cli") == _rejects(lib)
-    return lib
+    return both(src, tmp, "claude-code", read_traced_calls, _rejects).lib
 
 
 def test_progress_only_subagent_calls_are_read(tmp_path: Path) -> None:
@@ -131,7 +98,7 @@ def test_progress_only_subagent_calls_are_read(tmp_path: Path) -> None:
     lib = _both(PROGRESS_ONLY, tmp_path)
     sid = "491e126e-1e71-469c-ade2-fcc8af567c74"
     side = f"{sid}/sidechain-afb92ff"
-    calls = _calls(lib)
+    calls = read_traced_calls(lib)
     assert sorted(calls, key=lambda r: r[0]) == _expected(PROGRESS_ONLY)
     assert [c[0] for c in calls].count(sid) == 16 and [c[0] for c in calls].count(side) == 9
     sibling = "<tool_use_error>Sibling tool call errored</tool_use_error>"
@@ -149,7 +116,7 @@ def test_progress_only_subagent_calls_are_read(tmp_path: Path) -> None:
         ),
     ]
     assert all(c[0] == side for c in calls if c[4] == "error")
-    eps = _episodes(lib)
+    eps = read_episodes(lib)
     assert eps[side] == (sid, {"parent_trace_id": sid, "sidechain": "afb92ff"}, 9)
     assert eps[sid] == (sid, {}, 16)
     assert _rejects(lib) == []
@@ -159,7 +126,7 @@ def test_project_folder_reads_agent_files_once(tmp_path: Path) -> None:
     """The folder walk reads the session and its `subagents/agent-*.jsonl`; the sub-agent's messages,
     in the agent file and again as progress lines of the session, are counted once."""
     lib = _both(PROJECT, tmp_path)
-    calls = _calls(lib)
+    calls = read_traced_calls(lib)
     side = f"{SID}/sidechain-aac57f5"
     assert sorted(calls, key=lambda r: r[0]) == _expected(MAIN, AGENT_FILE)
     assert len(calls) == 24 and sum(c[0] == side for c in calls) == 12
@@ -169,7 +136,7 @@ def test_project_folder_reads_agent_files_once(tmp_path: Path) -> None:
         {"query": "hex.pm opentelemetry_api elixir latest version 2026"},
     )
     assert [c[1] for c in calls[:12]].count("Task") == 1  # the call that started the sub-agent
-    eps = _episodes(lib)
+    eps = read_episodes(lib)
     assert eps[side] == (SID, {"parent_trace_id": SID, "sidechain": "aac57f5"}, 12)
     compact = f"{SID}/sidechain-{_lines(COMPACT_FILE)[0]['agentId']}"
     assert eps[compact] == (SID, {"parent_trace_id": SID, "sidechain": "acompact-946d2b"}, 0)
@@ -183,12 +150,12 @@ def test_session_file_alone_reads_the_progress_copies(tmp_path: Path) -> None:
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy(MAIN, alone / MAIN.name)
-    got = _calls(_both(alone / MAIN.name, tmp_path / "a"))
+    got = read_traced_calls(_both(alone / MAIN.name, tmp_path / "a"))
     ingest([AGENT_FILE], tmp_path / "agent")
     side = f"{SID}/sidechain-aac57f5"
-    assert [c for c in got if c[0] == side] == _calls(tmp_path / "agent")
+    assert [c for c in got if c[0] == side] == read_traced_calls(tmp_path / "agent")
     beside = ingest([MAIN], tmp_path / "beside")
-    assert beside.calls == 12 and {c[0] for c in _calls(tmp_path / "beside")} == {SID}
+    assert beside.calls == 12 and {c[0] for c in read_traced_calls(tmp_path / "beside")} == {SID}
 
 
 def test_sidechain_lines_and_progress_copies_in_one_file(tmp_path: Path) -> None:
@@ -203,7 +170,7 @@ def test_sidechain_lines_and_progress_copies_in_one_file(tmp_path: Path) -> None
         rep = ingest([d / "s.jsonl"], d / "c")
         assert rep.calls == 24, name
         assert _rejects(d / "c") == [], name
-        assert sorted(_calls(d / "c"), key=lambda r: r[0]) == _expected(MAIN, AGENT_FILE)
+        assert sorted(read_traced_calls(d / "c"), key=lambda r: r[0]) == _expected(MAIN, AGENT_FILE)
 
 
 # ---- property: progress copies and sidechain lines in any mix ----------------------------------------------
@@ -276,6 +243,9 @@ def test_progress_and_sidechain_mix_round_trip(
         src = Path(tmp) / "s.jsonl"
         src.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
         ingest([src], Path(tmp) / "c")
-        assert _calls(Path(tmp) / "c") == expected
+        assert read_traced_calls(Path(tmp) / "c") == expected
         assert _rejects(Path(tmp) / "c") == []
-        assert _episodes(Path(tmp) / "c")["S/sidechain-ag"][1] == {"parent_trace_id": "S", "sidechain": "ag"}
+        assert read_episodes(Path(tmp) / "c")["S/sidechain-ag"][1] == {
+            "parent_trace_id": "S",
+            "sidechain": "ag",
+        }

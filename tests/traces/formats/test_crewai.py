@@ -27,6 +27,7 @@ from output_contracts.traces.formats.adapter import RecordContext, RecordError, 
 from output_contracts.traces.formats.crewai import CrewAIAdapter
 from output_contracts.traces.formats.detect import best_match, detect_document
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "crewai"
 NATIVE = DATA / "crewai-1.15.44-native.openinference.otlp.jsonl"
@@ -113,23 +114,8 @@ def _ctx(name: str = "run.json") -> RecordContext:
 @pytest.mark.parametrize("mode", ["native", "text"])
 def test_crew_output_calls_kept_exactly(mode: str, tmp_path: Path) -> None:
     src = DATA / f"crewai-1.15.44-{mode}.crew_output.json"
-    lib = tmp_path / "lib"
-    rep = ingest([src], lib)
-    assert [s.format for s in rep.sources] == ["crewai"]
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp_path / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert [s["format"] for s in orjson.loads(r.stdout)["sources"]] == ["crewai"]
+    got, lib, _ = both(src, tmp_path, "crewai", lambda p: read_calls(p, ("step",)))
     rows = Corpus.open(lib).scan_calls().sort("step").collect().to_dicts()
-    got = [
-        (
-            x["tool"],
-            orjson.loads(x["arguments"]),
-            None if x["result"] is None else orjson.loads(x["result"]),
-            x["status"],
-            x["error"],
-        )
-        for x in rows
-    ]
     assert got == RUN
     assert not (lib / "rejects.jsonl").exists() or not (lib / "rejects.jsonl").read_bytes().strip()
     raw = orjson.loads(src.read_bytes())

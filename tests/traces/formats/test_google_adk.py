@@ -16,14 +16,13 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.detect import best_match
 from output_contracts.traces.formats.google_adk import GoogleAdkAdapter
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "google_adk"
 FIXTURES = [
@@ -35,21 +34,8 @@ FIXTURES = [
 Call = tuple[str, dict[str, Any], Any, str, str | None]
 
 
-def _calls(path: Path) -> list[Call]:
-    rows = Corpus.open(path).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
 def _rejects(path: Path) -> list[tuple[str, int]]:
+    # its own reader: the event `index` a reject names, which not every reject has (-1 there)
     f = path / "rejects.jsonl"
     if not f.exists():
         return []
@@ -57,17 +43,8 @@ def _rejects(path: Path) -> list[tuple[str, int]]:
 
 
 def _both(src: Path, tmp: Path) -> tuple[list[Call], list[tuple[str, int]]]:
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources} == {"google-adk"}
-    cli = tmp / "cli"
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(cli), "--json"])
-    assert r.exit_code == 0, r.output
-    assert {s["format"] for s in orjson.loads(r.stdout)["sources"]} == {"google-adk"}
-    calls = _calls(lib)
-    assert _calls(cli) == calls
-    assert _rejects(cli) == _rejects(lib)
-    return calls, _rejects(lib)
+    got = both(src, tmp, "google-adk", read_calls, _rejects)
+    return got.calls, _rejects(got.lib)
 
 
 def _k(d: dict[str, Any], camel: str, snake: str) -> Any:
@@ -161,7 +138,7 @@ def test_join_by_name_without_ids(tmp_path: Path) -> None:
 
 def _calls_of(src: Path, out: Path) -> list[Call]:
     ingest([src], out)
-    return _calls(out)
+    return read_calls(out)
 
 
 def test_rejects(tmp_path: Path) -> None:

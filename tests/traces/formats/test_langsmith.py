@@ -21,9 +21,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.detect import ADAPTERS, FormatName, best_match
@@ -34,6 +32,7 @@ from output_contracts.traces.formats.langsmith import (
     unwrap_output,
 )
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_rejects
 
 DATA = Path(__file__).parents[1] / "data/formats/langsmith"
 NEW = DATA / "langchain-core-1.8-list-runs.jsonl"
@@ -57,29 +56,15 @@ def _calls(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _rejects(path: Path) -> list[tuple[str, int, str]]:
-    f = path / "rejects.jsonl"
-    if not f.exists():
-        return []
-    return [(r["code"], r["line"], r["error"]) for r in map(orjson.loads, f.read_bytes().splitlines())]
+def _rejects(path: Path) -> list[tuple[Any, ...]]:
+    return read_rejects(path, "code", "line", "error")
 
 
 def _both(src: Path, tmp: Path) -> tuple[list[dict[str, Any]], Path]:
     """Ingest `src` by auto-detection through the library and through the CLI: both read it as
     `langsmith`, with the same calls and rejects."""
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources} == {"langsmith"}
-    cli = tmp / "cli"
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(cli), "--json"])
-    assert r.exit_code == 0, r.output
-    out = orjson.loads(r.stdout)
-    assert {s["format"] for s in out["sources"]} == {"langsmith"}
-    calls = _calls(lib)
-    assert _calls(cli) == calls
-    assert _rejects(cli) == _rejects(lib)
-    assert out["calls"] == len(calls)
-    return calls, lib
+    got = both(src, tmp, "langsmith", _calls, _rejects)
+    return got.calls, got.lib
 
 
 def _tuples(calls: list[dict[str, Any]]) -> list[Call]:

@@ -19,6 +19,7 @@ from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.mini_swe_agent import MiniSweAgentAdapter
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls, reject_lines
 
 DATA = Path(__file__).parents[1] / "data/formats/mini-swe-agent"
 Call = tuple[str, dict[str, Any], Any, str, str | None]
@@ -27,34 +28,9 @@ SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat config.json"
 MISSING = "cat: notes.txt: No such file or directory\n"
 
 
-def _calls(corpus: Path) -> list[Call]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
-def _rejects(corpus: Path) -> list[dict[str, Any]]:
-    f = corpus / "rejects.jsonl"
-    return [orjson.loads(x) for x in f.read_bytes().splitlines()] if f.exists() else []
-
-
 def _both(src: Path, tmp: Path) -> tuple[list[Call], Path]:
-    rep = ingest([src], tmp / "lib")
-    assert [s.format for s in rep.sources] == ["mini-swe-agent"]
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert [s["format"] for s in orjson.loads(r.stdout)["sources"]] == ["mini-swe-agent"]
-    calls = _calls(tmp / "lib")
-    assert _calls(tmp / "cli") == calls and _rejects(tmp / "cli") == _rejects(tmp / "lib")
-    return calls, tmp / "lib"
+    got = both(src, tmp, "mini-swe-agent", read_calls, reject_lines)
+    return got.calls, got.lib
 
 
 def _bash(cmd: str) -> dict[str, str]:
@@ -100,7 +76,7 @@ def test_trajectory(tmp_path: Path, name: str) -> None:
     trace_id, expected, codes = EXPECTED[name]
     calls, lib = _both(DATA / name, tmp_path)
     assert calls == expected
-    assert [r["code"] for r in _rejects(lib)] == codes
+    assert [r["code"] for r in reject_lines(lib)] == codes
     eps = Corpus.open(lib).scan_episodes().collect()
     assert eps.select("trace_id", "task_id").rows() == [(trace_id, trace_id)]
     assert orjson.loads(eps["labels"][0]) == {"exit_status": "Submitted"}
@@ -189,5 +165,5 @@ def test_v1_messages_with_model_response_extra(tmp_path: Path) -> None:
     src = tmp_path / "with-extra.traj.json"
     src.write_bytes(orjson.dumps(doc))
     ingest([src], tmp_path / "c")
-    assert _calls(tmp_path / "c") == EXPECTED["v1.17.5/demo.traj.json"][1]
-    assert [r["code"] for r in _rejects(tmp_path / "c")] == ["R_UNMATCHED"]
+    assert read_calls(tmp_path / "c") == EXPECTED["v1.17.5/demo.traj.json"][1]
+    assert [r["code"] for r in reject_lines(tmp_path / "c")] == ["R_UNMATCHED"]

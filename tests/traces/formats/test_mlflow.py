@@ -19,14 +19,13 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext, RecordError
 from output_contracts.traces.formats.detect import ADAPTERS, FormatName, best_match, detect_document
 from output_contracts.traces.formats.mlflow import MlflowAdapter, _tool_names
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls, read_rejects, reject_lines
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "mlflow"
 Call = tuple[str, dict[str, Any], Any, str, str | None]  # tool, arguments, result, status, error
@@ -63,41 +62,14 @@ FIXTURES = {
 
 
 def _corpus_calls(path: Path) -> list[Call]:
-    rows = Corpus.open(path).scan_calls().sort("source", "line", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
-def _rejects(path: Path) -> list[dict[str, Any]]:
-    f = path / "rejects.jsonl"
-    return [orjson.loads(x) for x in f.read_bytes().splitlines()] if f.exists() else []
+    """The calls in the order the files hold them (source, line, step), not by trace id."""
+    return read_calls(path, ("source", "line", "step"))
 
 
 def _both(src: Path, tmp: Path) -> tuple[list[Call], Path]:
     """Ingest `src` by auto-detection through the library and the CLI; both must agree, as `mlflow`."""
-    lib = tmp / "lib"
-    rep = ingest([src], lib)
-    assert {s.format for s in rep.sources} == {"mlflow"}
-    cli = tmp / "cli"
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(cli), "--json"])
-    assert r.exit_code == 0, r.output
-    out = orjson.loads(r.stdout)
-    assert {s["format"] for s in out["sources"]} == {"mlflow"}
-    calls = _corpus_calls(lib)
-    assert _corpus_calls(cli) == calls
-    assert [(x["code"], x["line"], x["error"]) for x in _rejects(cli)] == [
-        (x["code"], x["line"], x["error"]) for x in _rejects(lib)
-    ]
-    assert out["calls"] == len(calls)
-    return calls, lib
+    got = both(src, tmp, "mlflow", _corpus_calls, lambda p: read_rejects(p, "code", "line", "error"))
+    return got.calls, got.lib
 
 
 def _raw_traces(name: str) -> list[dict[str, Any]]:
@@ -118,7 +90,7 @@ def test_fixture_calls_kept_exactly(name: str, tmp_path: Path) -> None:
     expected, codes = FIXTURES[name]
     calls, corpus = _both(DATA / name, tmp_path)
     assert calls == expected
-    rejects = _rejects(corpus)
+    rejects = reject_lines(corpus)
     assert [r["code"] for r in rejects] == codes
     # conservation: every TOOL span of the file is a kept call or a reject naming it
     traces = _raw_traces(name)
@@ -155,7 +127,7 @@ def test_trace_ids_tasks_steps_and_episodes(version: str, tmp_path: Path) -> Non
     episodes = Corpus.open(corpus).scan_episodes().collect()
     # the third trace (no TOOL span) is the R_NO_CALLS reject, not an episode
     assert sorted(episodes["trace_id"].to_list()) == sorted(ids[:2])
-    no_calls = [r for r in _rejects(corpus) if r["code"] == "R_NO_CALLS"]
+    no_calls = [r for r in reject_lines(corpus) if r["code"] == "R_NO_CALLS"]
     assert len(no_calls) == 1 and no_calls[0]["line"] == 3 and ids[2] in no_calls[0]["error"]
 
 
@@ -303,7 +275,7 @@ def test_crewai_autolog_envelopes_unwrapped(tmp_path: Path) -> None:
     assert calls[4][4] is not None and calls[4][4].startswith(
         "I encountered an error while trying to use the tool. This was the error: float division by zero."
     )
-    assert _rejects(corpus) == []
+    assert reject_lines(corpus) == []
     rows = Corpus.open(corpus).scan_calls().collect()
     assert {orjson.loads(m).get("envelope") for m in rows["meta"]} == {"crewai"}
 

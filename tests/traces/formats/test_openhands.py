@@ -18,39 +18,15 @@ from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.openhands import OpenHandsAdapter
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls, reject_lines
 
 DATA = Path(__file__).parents[1] / "data/formats/openhands"
 Call = tuple[str, dict[str, Any], Any, str, str | None]
 
 
-def _calls(corpus: Path) -> list[Call]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
-def _rejects(corpus: Path) -> list[dict[str, Any]]:
-    f = corpus / "rejects.jsonl"
-    return [orjson.loads(x) for x in f.read_bytes().splitlines()] if f.exists() else []
-
-
 def _both(src: Path, tmp: Path) -> tuple[list[Call], Path]:
-    rep = ingest([src], tmp / "lib")
-    assert [s.format for s in rep.sources] == ["openhands"]
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert [s["format"] for s in orjson.loads(r.stdout)["sources"]] == ["openhands"]
-    calls = _calls(tmp / "lib")
-    assert _calls(tmp / "cli") == calls and _rejects(tmp / "cli") == _rejects(tmp / "lib")
-    return calls, tmp / "lib"
+    got = both(src, tmp, "openhands", read_calls, reject_lines)
+    return got.calls, got.lib
 
 
 def _events(src: Path) -> list[dict[str, Any]]:
@@ -109,7 +85,7 @@ def test_event_stream(
     events = _events(src)
     assert calls == _expected(events)
     assert len(calls) == kept and sum(c[3] == "error" for c in calls) == errors
-    rejects = _rejects(lib)
+    rejects = reject_lines(lib)
     assert sorted(r["code"] for r in rejects) == codes
     # conservation: every action carrying tool_call_metadata is kept or rejected, and every error
     # observation is a call's error or a reject
@@ -135,7 +111,7 @@ def test_multi_swe_bench_literally(tmp_path: Path) -> None:
     )
     assert calls[0][:2] == ("execute_bash", {"command": "ls /workspace/ponylang__ponyc__0.1"})
     assert {c[0] for c in calls} == {"execute_bash", "str_replace_editor"}
-    unkeyed, unmatched = sorted(_rejects(lib), key=lambda r: r["code"])
+    unkeyed, unmatched = sorted(reject_lines(lib), key=lambda r: r["code"])
     assert unkeyed["error"] == "observation at position 28 has no id to join it to a call"
     assert orjson.loads(unkeyed["raw"])["content"].startswith("Parameter 'command' is expected to be one of")
     assert unmatched["error"] == "action 70 (finish) has no observation"
@@ -170,7 +146,7 @@ def test_cause_join_not_order(tmp_path: Path) -> None:
     direct = tmp_path / "direct"
     ingest([DATA / "wrong_initial_state.json"], direct)
     ingest([src], tmp_path / "c")
-    assert _calls(tmp_path / "c") == _calls(direct)
+    assert read_calls(tmp_path / "c") == read_calls(direct)
 
 
 def _action(i: int, cmd: str) -> dict[str, Any]:

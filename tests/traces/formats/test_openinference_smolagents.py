@@ -12,9 +12,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext, RecordError
 from output_contracts.traces.formats.openinference import (
@@ -22,7 +20,7 @@ from output_contracts.traces.formats.openinference import (
     is_call_envelope,
     unwrap_call_envelope,
 )
-from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls
 
 DATA = Path(__file__).parents[1] / "data/formats/smolagents"
 FIXTURES = sorted(DATA.glob("*.openinference.otlp.jsonl"))
@@ -69,30 +67,10 @@ def _expected(src: Path) -> tuple[list[Call], list[str]]:
     return [c for _, c in sorted(calls, key=lambda t: t[0])], asked
 
 
-def _calls(corpus: Path) -> list[Call]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
 @pytest.mark.parametrize("src", FIXTURES, ids=lambda p: p.name)
 def test_smolagents_spans_read_exactly(src: Path, tmp_path: Path) -> None:
-    rep = ingest([src], tmp_path / "lib")
-    assert [s.format for s in rep.sources] == ["openinference"]
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp_path / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert [s["format"] for s in orjson.loads(r.stdout)["sources"]] == ["openinference"]
+    calls, _, rep = both(src, tmp_path, "openinference", read_calls)
     expected, asked = _expected(src)
-    calls = _calls(tmp_path / "lib")
-    assert calls == _calls(tmp_path / "cli")
     assert calls == expected
     # every call the model asked for is one of these calls or (never run) one R_UNMATCHED, not both
     unrun = UNRUN.get(src.name, [])

@@ -13,15 +13,14 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.errors import TraceError
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.otel import OtelAdapter
 from output_contracts.traces.formats.span_join import Carry
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_traced_calls
 
 DATA = Path(__file__).parents[1] / "data/formats/openllmetry"
 ONE = DATA / "openllmetry-0.62.4.otlp.jsonl"
@@ -75,28 +74,13 @@ def _expected(*srcs: Path) -> list[Call]:
 
 
 def _calls(corpus: Path) -> list[Call]:
-    rows = Corpus.open(corpus).scan_calls().sort("started_at", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["trace_id"],
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
+    """In start order: the traces of one run are not in trace id order."""
+    return read_traced_calls(corpus, ("started_at", "step"))
 
 
 @pytest.mark.parametrize("srcs", [[ONE], PARTS], ids=["one-file", "two-files"])
 def test_calls_join_across_traces_and_files(srcs: list[Path], tmp_path: Path) -> None:
-    rep = ingest(srcs, tmp_path / "lib")
-    assert {s.format for s in rep.sources} == {"otel"}
-    r = CliRunner().invoke(app, ["ingest", *map(str, srcs), "-o", str(tmp_path / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    calls = _calls(tmp_path / "lib")
-    assert calls == _calls(tmp_path / "cli")
+    calls, _, rep = both(srcs, tmp_path, "otel", _calls)
     want = _expected(*srcs)
     assert len(want) == 3 and len({c[0] for c in want}) == 2  # two traces asked, a third answered
     assert calls == want

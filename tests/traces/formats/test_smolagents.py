@@ -13,33 +13,17 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.adapter import RecordContext, RecordError
 from output_contracts.traces.formats.detect import detect_document
 from output_contracts.traces.formats.smolagents import SmolagentsAdapter, split_observations
-from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls
 
 DATA = Path(__file__).parents[1] / "data/formats/smolagents"
 SRC = DATA / "smolagents-1.26.0.memory.json"
 CTX = RecordContext("run.json", "0" * 64, 1)
 Call = tuple[str, dict[str, Any], Any, str, str | None]
-
-
-def _calls(corpus: Path) -> list[Call]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
 
 
 def _expected(steps: list[dict[str, Any]]) -> list[Call]:
@@ -70,13 +54,7 @@ def _json(text: str) -> Any:
 
 def test_memory_dump_read_exactly(tmp_path: Path) -> None:
     steps = orjson.loads(SRC.read_bytes())
-    rep = ingest([SRC], tmp_path / "lib")
-    assert [s.format for s in rep.sources] == ["smolagents"]
-    r = CliRunner().invoke(app, ["ingest", str(SRC), "-o", str(tmp_path / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert [s["format"] for s in orjson.loads(r.stdout)["sources"]] == ["smolagents"]
-    calls = _calls(tmp_path / "lib")
-    assert calls == _calls(tmp_path / "cli")
+    calls, _, rep = both(SRC, tmp_path, "smolagents", read_calls)
     # the corpus stores a result as its JSON value: the text "3878100" is the string "3878100"
     got = [(t, a, (str(res) if isinstance(res, int) else res), s, e) for t, a, res, s, e in calls]
     want = [(t, a, (str(res) if isinstance(res, int) else res), s, e) for t, a, res, s, e in _expected(steps)]

@@ -18,35 +18,16 @@ from output_contracts.cli.app import app
 from output_contracts.traces.corpus import Corpus
 from output_contracts.traces.formats.swe_agent import parse_action
 from output_contracts.traces.ingest import ingest
+from tests.traces.formats.read_back import both, read_calls
 
 DATA = Path(__file__).parents[1] / "data/formats/swe-agent"
 Call = tuple[str, dict[str, Any], Any, str, str | None]
 
 
-def _calls(corpus: Path) -> list[Call]:
-    rows = Corpus.open(corpus).scan_calls().sort("trace_id", "step").collect().iter_rows(named=True)
-    return [
-        (
-            r["tool"],
-            orjson.loads(r["arguments"]),
-            None if r["result"] is None else orjson.loads(r["result"]),
-            r["status"],
-            r["error"],
-        )
-        for r in rows
-    ]
-
-
 def _both(src: Path, tmp: Path) -> tuple[list[Call], Path]:
     """Ingest `src` by auto-detection through the library and the CLI; both read it as swe-agent."""
-    rep = ingest([src], tmp / "lib")
-    assert [s.format for s in rep.sources] == ["swe-agent"]
-    r = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp / "cli"), "--json"])
-    assert r.exit_code == 0, r.output
-    assert [s["format"] for s in orjson.loads(r.stdout)["sources"]] == ["swe-agent"]
-    calls = _calls(tmp / "lib")
-    assert _calls(tmp / "cli") == calls
-    return calls, tmp / "lib"
+    got = both(src, tmp, "swe-agent", read_calls)
+    return got.calls, got.lib
 
 
 def _expected(src: Path) -> list[Call]:
@@ -118,7 +99,7 @@ def _calls_of(src: Path) -> list[Call]:
 
     with tempfile.TemporaryDirectory() as d:
         ingest([src], Path(d) / "c")
-        return _calls(Path(d) / "c")
+        return read_calls(Path(d) / "c")
 
 
 def test_forced_format_and_steps(tmp_path: Path) -> None:
