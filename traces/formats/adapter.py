@@ -449,3 +449,25 @@ class Answers:
             for pos, a in self._unkeyed
         ]
         return sorted(out, key=lambda d: d.index)
+
+
+def tool_message_answers(messages: list[dict[str, Any]]) -> Answers:
+    """The answers of an OpenAI-style message list: each `role: tool` message under its `tool_call_id`
+    (unkeyed when that is not a string), at its position in the list."""
+    answers = Answers()
+    for pos, m in enumerate(messages):
+        if m.get("role") == "tool":
+            key = m.get("tool_call_id")
+            if isinstance(key, str):
+                answers.add(key, pos, m)
+            else:
+                answers.add_unkeyed(pos, m)
+    return answers
+
+
+def items_or_document(doc: Any) -> Iterator[Any]:
+    """The records of a document that is a JSON array of records or one record."""
+    if isinstance(doc, list):
+        yield from doc
+    else:
+        yield doc

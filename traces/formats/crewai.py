@@ -41,7 +41,6 @@ from output_contracts.traces.formats.adapter import (
     R_FORMAT,
     R_NO_CALLS,
     R_UNMATCHED,
-    Answers,
     DroppedCall,
     Parsed,
     RecordContext,
@@ -50,6 +49,7 @@ from output_contracts.traces.formats.adapter import (
     decode_result,
     list_of_dicts,
     parse_arguments,
+    tool_message_answers,
 )
 from output_contracts.traces.records import Episode, ToolCall
 
@@ -164,14 +164,7 @@ class CrewAIAdapter(WholeDocument):
             )
             msgs = list_of_dicts(task, "messages")
             failures = _Failures(task.get("tool_failures"))
-            answers = Answers()
-            for pos, m in enumerate(msgs):
-                if m.get("role") == "tool":
-                    key = m.get("tool_call_id")
-                    if isinstance(key, str):
-                        answers.add(key, pos, m)
-                    else:
-                        answers.add_unkeyed(pos, m)
+            answers = tool_message_answers(msgs)
             step = 0
             for pos, m in enumerate(msgs):
                 if m.get("role") != "assistant":

@@ -32,7 +32,6 @@ import orjson
 from output_contracts.traces.formats.adapter import (
     R_NO_CALLS,
     Adapter,
-    Answers,
     DroppedCall,
     Parsed,
     RecordContext,
@@ -40,6 +39,7 @@ from output_contracts.traces.formats.adapter import (
     answered_call,
     list_of_dicts,
     require_str,
+    tool_message_answers,
 )
 from output_contracts.traces.records import Episode, ToolCall
 
@@ -139,13 +139,7 @@ class InspectAIAdapter(Adapter):
         epoch = sample.get("epoch", 1)
         trace_id = f"{run}/{sid}/epoch-{epoch}"
         messages = list_of_dicts(sample, "messages")
-        answers = Answers()
-        for pos, m in enumerate(messages):
-            if m.get("role") == "tool":
-                if isinstance(m.get("tool_call_id"), str):
-                    answers.add(m["tool_call_id"], pos, m)
-                else:
-                    answers.add_unkeyed(pos, m)
+        answers = tool_message_answers(messages)
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
         index = offset

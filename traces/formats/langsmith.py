@@ -65,6 +65,7 @@ from output_contracts.traces.formats.adapter import (
     Parsed,
     RecordContext,
     RecordError,
+    items_or_document,
     text_of_blocks,
 )
 from output_contracts.traces.formats.pyliteral import decode_literal
@@ -296,10 +297,7 @@ class LangSmithAdapter(Adapter):
         return self.sniff(doc)
 
     def records(self, doc: Any) -> Iterator[Any]:
-        if isinstance(doc, list):
-            yield from doc
-        else:
-            yield doc
+        return items_or_document(doc)
 
     # ---- one record -------------------------------------------------------------------------------
 

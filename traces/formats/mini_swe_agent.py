@@ -43,7 +43,6 @@ from typing import Any
 
 from output_contracts.traces.formats.adapter import (
     R_UNMATCHED,
-    Answers,
     DroppedCall,
     Parsed,
     RecordContext,
@@ -52,6 +51,7 @@ from output_contracts.traces.formats.adapter import (
     answered_call,
     list_of_dicts,
     parse_arguments,
+    tool_message_answers,
 )
 from output_contracts.traces.records import Episode, ToolCall
 
@@ -138,14 +138,7 @@ class MiniSweAgentAdapter(WholeDocument):
         status = info.get("exit_status") if isinstance(info, dict) else None
         submitted = status == "Submitted"
         regex = _action_regex(record)
-        answers = Answers()
-        for pos, m in enumerate(msgs):
-            if m.get("role") == "tool":
-                key = m.get("tool_call_id")
-                if isinstance(key, str):
-                    answers.add(key, pos, m)
-                else:
-                    answers.add_unkeyed(pos, m)
+        answers = tool_message_answers(msgs)
         calls: list[ToolCall] = []
         dropped: list[DroppedCall] = []
 

@@ -76,6 +76,7 @@ from output_contracts.traces.formats.adapter import (
     RecordError,
     decode_result,
     error_text,
+    items_or_document,
     list_of_dicts,
     parse_arguments,
 )
@@ -230,10 +231,7 @@ class MlflowAdapter(Adapter):
         return self.sniff(doc)
 
     def records(self, doc: Any) -> Iterator[Any]:
-        if isinstance(doc, list):
-            yield from doc
-        else:
-            yield doc
+        return items_or_document(doc)
 
     def parse(self, record: Any, ctx: RecordContext) -> Parsed:
         if not isinstance(record, dict):
