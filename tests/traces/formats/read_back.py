@@ -5,7 +5,8 @@ the CLI, checks the format both detected, checks that both wrote the same corpus
 read back with values read independently from the raw file. That reading back was written again in each
 test file; it is here once, with parameters for what differs between them (the sort order, whether the
 trace id is part of a call, which fields of a reject are compared). A test file keeps its own reader only
-where it reads something else (and says so)."""
+where it reads something else (and says so). `otlp_spans` is the one raw-file reader here: the OTLP
+exports of two producers (OpenLLMetry, OpenInference) are read for their expected values the same way."""
 
 from __future__ import annotations
 
@@ -103,3 +104,14 @@ def both(
     for f in agree:
         assert f(cli) == f(lib)
     return Both(got, lib, rep)
+
+
+def otlp_spans(src: Path) -> list[dict[str, Any]]:
+    """Every span of an OTLP/JSON Lines export (one `resourceSpans` document a line), in file order."""
+    return [
+        sp
+        for line in src.read_bytes().splitlines()
+        for rs in orjson.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for sp in ss["spans"]
+    ]

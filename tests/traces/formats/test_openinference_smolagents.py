@@ -20,7 +20,7 @@ from output_contracts.traces.formats.openinference import (
     is_call_envelope,
     unwrap_call_envelope,
 )
-from tests.traces.formats.read_back import both, read_calls
+from tests.traces.formats.read_back import both, otlp_spans, read_calls
 
 DATA = Path(__file__).parents[1] / "data/formats/smolagents"
 FIXTURES = sorted(DATA.glob("*.openinference.otlp.jsonl"))
@@ -34,22 +34,12 @@ def _attrs(span: dict[str, Any]) -> dict[str, Any]:
     return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
 
 
-def _spans(src: Path) -> list[dict[str, Any]]:
-    return [
-        sp
-        for line in src.read_bytes().splitlines()
-        for rs in orjson.loads(line)["resourceSpans"]
-        for ss in rs["scopeSpans"]
-        for sp in ss["spans"]
-    ]
-
-
 def _expected(src: Path) -> tuple[list[Call], list[str]]:
     """Each TOOL span as a call (kwargs of its envelope, output, status message), in start order, and
     the call ids the LLM spans asked for."""
     calls: list[tuple[int, Call]] = []
     asked: list[str] = []
-    for sp in _spans(src):
+    for sp in otlp_spans(src):
         a = _attrs(sp)
         if a.get("openinference.span.kind") == "TOOL":
             env = orjson.loads(a["input.value"])
@@ -86,7 +76,7 @@ def test_smolagents_spans_read_exactly(src: Path, tmp_path: Path) -> None:
 def _fixture_record(src: Path) -> dict[str, Any]:
     """All the fixture's spans in one record."""
     first = orjson.loads(src.read_bytes().splitlines()[0])
-    first["resourceSpans"][0]["scopeSpans"][0]["spans"] = _spans(src)
+    first["resourceSpans"][0]["scopeSpans"][0]["spans"] = otlp_spans(src)
     return first
 
 

@@ -20,22 +20,12 @@ from output_contracts.traces.formats.adapter import RecordContext
 from output_contracts.traces.formats.otel import OtelAdapter
 from output_contracts.traces.formats.span_join import Carry
 from output_contracts.traces.ingest import ingest
-from tests.traces.formats.read_back import both, read_traced_calls
+from tests.traces.formats.read_back import both, otlp_spans, read_traced_calls
 
 DATA = Path(__file__).parents[1] / "data/formats/openllmetry"
 ONE = DATA / "openllmetry-0.62.4.otlp.jsonl"
 PARTS = [DATA / "openllmetry-0.62.4.part1.otlp.jsonl", DATA / "openllmetry-0.62.4.part2.otlp.jsonl"]
 Call = tuple[str, str, dict[str, Any], Any, str, str | None]
-
-
-def _spans(src: Path) -> list[dict[str, Any]]:
-    return [
-        sp
-        for line in src.read_bytes().splitlines()
-        for rs in orjson.loads(line)["resourceSpans"]
-        for ss in rs["scopeSpans"]
-        for sp in ss["spans"]
-    ]
 
 
 def _attr(sp: dict[str, Any], key: str) -> Any:
@@ -45,7 +35,7 @@ def _attr(sp: dict[str, Any], key: str) -> Any:
 def _expected(*srcs: Path) -> list[Call]:
     """Each call an output message asked for, in the asking span's trace, with the first tool message
     answering its id in a later span's input messages (`Error:` text = a failed call)."""
-    spans = sorted((sp for s in srcs for sp in _spans(s)), key=lambda sp: int(sp["startTimeUnixNano"]))
+    spans = sorted((sp for s in srcs for sp in otlp_spans(s)), key=lambda sp: int(sp["startTimeUnixNano"]))
     answers: dict[str, str] = {}
     for sp in spans:
         for msg in orjson.loads(_attr(sp, "gen_ai.input.messages")):
