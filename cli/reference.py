@@ -27,9 +27,9 @@ def commands() -> Iterator[tuple[str, Command, Context]]:
     from output_contracts.cli.app import app
 
     root = get_command(app)
-    yield from _walk(
-        root, Context(root, info_name="contracts", terminal_width=WIDTH, max_content_width=WIDTH)
-    )
+    # the root's own context settings (its help option names among them), as `contracts` itself runs
+    settings = {**root.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    yield from _walk(root, Context(root, info_name="contracts", **settings))
 
 
 def _walk(cmd: Command, ctx: Context) -> Iterator[tuple[str, Command, Context]]:
