@@ -244,7 +244,10 @@ def test_clean_entries_under_new_keys_hold(tmp_path: Path) -> None:
     assert check_call(cs, T, {}, res) is None
     assert (
         check_corpus(
-            cs, corpus_from_records([{"trace_id": "n", "tool": T, "arguments": {}, "result": res}], tmp_path / "n")
+            cs,
+            corpus_from_records(
+                [{"trace_id": "n", "tool": T, "arguments": {}, "result": res}], tmp_path / "n"
+            ),
         ).height
         == 0
     )
