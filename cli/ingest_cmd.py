@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
-from output_contracts.choices import DEFAULT_CHUNK_ROWS
+from output_contracts.choices import DEFAULT_CHUNK_ROWS, SOURCE_SUFFIXES
 from output_contracts.cli.common import (
     AllowEmptyFlag,
     JsonFlag,
@@ -105,8 +105,9 @@ def ingest_command(
     sources: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Trace files, folders (recursive: *.jsonl, *.jsonl.gz, *.json) or - for stdin. "
-            "Default: paths.traces from contracts.toml.",
+            help="Trace files, folders (recursive: "
+            + ", ".join(f"*{x}" for x in SOURCE_SUFFIXES)
+            + ") or - for stdin. Default: paths.traces from contracts.toml.",
             show_default=False,
             metavar="SRC",
         ),

@@ -81,6 +81,8 @@ class FeedbackView(StrEnum):
 
 #: Calls per Parquet part `ingest` writes (`--chunk-rows`; bounds memory).
 DEFAULT_CHUNK_ROWS = 50_000
+#: The file names a folder walk of `ingest` reads (`traces.ingest.sources`); `ingest --help` lists them.
+SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".traj", ".eval")
 
 #: GitHub code scanning accepts at most 25,000 results per SARIF run; more are refused, not truncated.
 MAX_SARIF_RESULTS = 25_000

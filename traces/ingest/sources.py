@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from output_contracts.choices import SOURCE_SUFFIXES
 from output_contracts.errors import TraceError
 from output_contracts.jsonutil import file_sha256
 
-SOURCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".traj", ".eval")
 STDIN = "-"
 
 
