@@ -202,7 +202,15 @@ def _repair_cases(s: RepairCasesSettings) -> None:
         )
         short = {k: v for k, v in rep.per_family.items() if v < s.per_kind}
         if short:
-            say(err, f"warning: fewer than {s.per_kind} cases for {', '.join(short)}", style="yellow")
+            from output_contracts.repair.cases import NEEDS
+
+            for kind, n in short.items():
+                say(
+                    err,
+                    f"warning: {n} of {s.per_kind} cases of {kind}: it needs {NEEDS[kind]}, and too few of the "
+                    "correct calls have one",
+                    style="yellow",
+                )
 
 
 def _correct_calls(s: RepairCasesSettings) -> tuple[list[SourceCall], dict[str, int]]:

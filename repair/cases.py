@@ -80,6 +80,23 @@ STRESS = (
 ALL_FAMILIES = FAMILIES + STRESS
 SINGLE_FIELD = ("missing_required", "wrong_type")
 HARD = ("multi_field", "nested_array", "wrong_pointer", "immutable", "rollback")
+#: What a correct call must offer for each family to corrupt it: said when `--per-kind` cases of a family
+#: cannot be made (`repair-cases` warns with it), since the reason lies in the calls and schemas given.
+NEEDS: dict[str, str] = {
+    "missing_required": "a required argument present",
+    "wrong_type": "an argument whose type the schema states",
+    "multi_field": "two arguments, each required or typed by the schema",
+    "nested_array": "an array or object argument whose items or properties the schema types",
+    "wrong_pointer": "a required argument with a near-miss key free",
+    "immutable": "an argument whose type the schema states (as for wrong_type)",
+    "rollback": "an optional argument the schema types and the call leaves out",
+    "ambiguous_pointer": "a required argument with two near-miss keys free and another valid value",
+    "stale_schema": "an argument named in snake_case",
+    "injected_text": "a number or boolean argument the schema types",
+    "malformed_text": "a number or boolean argument the schema types",
+    "unavailable_tool": "any correct call",
+    "long_horizon": "a required argument, or one whose type the schema states",
+}
 #: Chains of the `long_horizon` family have 1 to this many steps.
 MAX_CHAIN = 8
 INJECTION = (

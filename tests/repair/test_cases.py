@@ -228,3 +228,45 @@ def test_corruptions_avoid_paths_near_immutable_ones() -> None:
         fixed = check(t.canonical_patch, c.candidate, immutable=c.immutable, ops_left=2)
         assert fixed.ok, (t.family, t.canonical_patch, fixed.reason)
         assert all(o["path"] not in ("/sku", "/tags", "/tags/1") for o in t.canonical_patch)
+
+
+def test_every_family_says_what_it_needs() -> None:
+    """`repair-cases` explains a short family with `NEEDS`: every family has its sentence."""
+    assert sorted(cases.NEEDS) == sorted(cases.MAKERS) == sorted(cases.FAMILIES + cases.STRESS)
+
+
+def test_a_family_no_call_can_take_is_explained(tmp_path: Path) -> None:
+    """A call with flat scalar arguments offers no nested place: the warning names the family, its count
+    and what it needs, on one line of its own."""
+    from typer.testing import CliRunner
+
+    from output_contracts.cli.app import app
+    from output_contracts.traces.ingest import corpus_from_records
+
+    tools = {"tools": [{"name": "t", "parameters": SCHEMA}]}
+    (tmp_path / "tools.json").write_bytes(orjson.dumps(tools))
+    flat = [{"sku": f"A-{i}", "qty": i + 1, "unit": "box"} for i in range(3)]  # no `tags`: nothing nested
+    corpus_from_records(
+        [{"trace_id": f"e{i}", "tool": "t", "arguments": a, "result": {}} for i, a in enumerate(flat)],
+        tmp_path / "c",
+    )
+    r = CliRunner().invoke(
+        app,
+        [
+            "repair-cases",
+            str(tmp_path / "c"),
+            "--registry",
+            str(tmp_path / "tools.json"),
+            "-o",
+            str(tmp_path / "cases.jsonl"),
+            "--targets",
+            str(tmp_path / "t.jsonl"),
+            "--kinds",
+            "nested_array",
+            "--per-kind",
+            "2",
+        ],
+        env={"COLUMNS": "400"},
+    )
+    assert r.exit_code == 0, r.output
+    assert f"warning: 0 of 2 cases of nested_array: it needs {cases.NEEDS['nested_array']}" in r.stderr
