@@ -7,13 +7,13 @@ AutoGen turns into text) and `lookup_order` (raises for an unknown order).
 
 Versions and commands (run from the repository root; the venvs are outside the repository):
 
-    python3 -m venv /work/venvs-55/autogen04
-    /work/venvs-55/autogen04/bin/pip install autogen-agentchat==0.4.0 autogen-ext==0.4.0
-    /work/venvs-55/autogen04/bin/python tests/traces/data/formats/autogen/generate.py 0.4
+    python3 -m venv .venvs/autogen04
+    .venvs/autogen04/bin/pip install autogen-agentchat==0.4.0 autogen-ext==0.4.0
+    .venvs/autogen04/bin/python tests/traces/data/formats/autogen/generate.py 0.4
 
-    python3 -m venv /work/venvs-55/autogen07
-    /work/venvs-55/autogen07/bin/pip install "autogen-agentchat==0.7.5" "autogen-ext==0.7.5"
-    /work/venvs-55/autogen07/bin/python tests/traces/data/formats/autogen/generate.py 0.7
+    python3 -m venv .venvs/autogen07
+    .venvs/autogen07/bin/pip install "autogen-agentchat==0.7.5" "autogen-ext==0.7.5"
+    .venvs/autogen07/bin/python tests/traces/data/formats/autogen/generate.py 0.7
 
 Each writes, into this folder, `taskresult-<v>.json` (the TaskResult of `agent.run`, serialised by
 pydantic: `TaskResult.model_dump_json(indent=2)` on 0.7, `TypeAdapter(TaskResult).dump_json` on 0.4

@@ -16,10 +16,10 @@ hex as the OTLP/JSON spec says), one line; and `crewai-<version>-<mode>.crew_out
 Versions used: crewai 1.15.44, openinference-instrumentation-crewai 1.1.21, opentelemetry-sdk 1.45.2.
 Command:
 
-    python3 -m venv /work/venvs-55/crewai
-    /work/venvs-55/crewai/bin/pip install crewai openinference-instrumentation-crewai \
+    python3 -m venv .venvs/crewai
+    .venvs/crewai/bin/pip install crewai openinference-instrumentation-crewai \
         opentelemetry-exporter-otlp-proto-common
-    /work/venvs-55/crewai/bin/python tests/traces/data/formats/crewai/generate.py
+    .venvs/crewai/bin/python tests/traces/data/formats/crewai/generate.py
 """
 
 from __future__ import annotations

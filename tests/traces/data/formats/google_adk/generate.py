@@ -10,9 +10,9 @@ also calls `get_forecast`, which does not exist (ADK answers `{"error": ...}` it
 
 Version and command (from the repository root; the venv is outside the repository):
 
-    python3 -m venv /work/venvs-55/adk
-    /work/venvs-55/adk/bin/pip install google-adk==2.15.0
-    /work/venvs-55/adk/bin/python tests/traces/data/formats/google_adk/generate.py
+    python3 -m venv .venvs/adk
+    .venvs/adk/bin/pip install google-adk==2.15.0
+    .venvs/adk/bin/python tests/traces/data/formats/google_adk/generate.py
 
 Writes into this folder, for a session whose model gives call ids and one whose model gives none (ADK
 then fills in `adk-...` ids itself, so the id-less variant is the model's response without ids):

@@ -3,9 +3,9 @@
 Producer: langchain-core 0.1.0 with langsmith 0.0.92 (what `pip install langchain-core==0.1.0` resolves
 to), unmodified, installed outside the repository:
 
-    python3 -m venv /work/venvs-55/lsold
-    /work/venvs-55/lsold/bin/pip install langchain-core==0.1.0
-    /work/venvs-55/lsold/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_0_1.py
+    python3 -m venv .venvs/lsold
+    .venvs/lsold/bin/pip install langchain-core==0.1.0
+    .venvs/lsold/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_0_1.py
 
 langchain-core 0.1.0 ships no fake chat model (they lived in `langchain` then), so the model is a
 `BaseChatModel` subclass that replays scripted `AIMessage`s carrying OpenAI-style `tool_calls` in

@@ -4,15 +4,15 @@ Producers, unmodified, installed outside the repository (`<X.Y>` is the installe
 
 - langchain-core 1.8.3, langsmith 0.15.1, langgraph 1.2.24 (langgraph-prebuilt 1.1.3):
 
-      python3 -m venv /work/venvs-55/lsnew
-      /work/venvs-55/lsnew/bin/pip install langchain-core==1.8.3 langsmith==0.15.1 langgraph==1.2.24
-      /work/venvs-55/lsnew/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
+      python3 -m venv .venvs/lsnew
+      .venvs/lsnew/bin/pip install langchain-core==1.8.3 langsmith==0.15.1 langgraph==1.2.24
+      .venvs/lsnew/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
 
 - langchain-core 0.3.28, langsmith 0.2.11, langgraph 0.2.60 (what pip resolves for the first two pins):
 
-      python3 -m venv /work/venvs-55/lsmid
-      /work/venvs-55/lsmid/bin/pip install langchain-core==0.3.28 langgraph==0.2.60
-      /work/venvs-55/lsmid/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
+      python3 -m venv .venvs/lsmid
+      .venvs/lsmid/bin/pip install langchain-core==0.3.28 langgraph==0.2.60
+      .venvs/lsmid/bin/python tests/traces/data/formats/langsmith/generate_langchain_core_1.py
 
 Only the model is replaced: langchain-core's own `GenericFakeChatModel` replays scripted `AIMessage`s
 with `tool_calls`. Three `@tool` functions (one string-input tool, two with keyword arguments); one raises,

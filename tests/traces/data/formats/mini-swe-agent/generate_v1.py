@@ -4,8 +4,8 @@ Only the model is replaced, by the package's own `DeterministicModel` (scripted 
 its `DefaultAgent` with the `agent` section of its bundled `default.yaml`, the environment its
 `LocalEnvironment` in a scratch folder, and the file is written by its own `save_traj`.
 
-    python3 -m venv /work/venvs-55/msa1 && /work/venvs-55/msa1/bin/pip install mini-swe-agent==1.17.5
-    /work/venvs-55/msa1/bin/python tests/traces/data/formats/mini-swe-agent/generate_v1.py
+    python3 -m venv .venvs/msa1 && .venvs/msa1/bin/pip install mini-swe-agent==1.17.5
+    .venvs/msa1/bin/python tests/traces/data/formats/mini-swe-agent/generate_v1.py
 """
 
 import tempfile

@@ -8,8 +8,8 @@ section of its bundled `mini.yaml` (tool calling) and `default.yaml` (text-based
 the file is written by the agent's own `save` (its `output_path`; `cost_limit` 0: the scripted model
 costs 1 a call).
 
-    python3 -m venv /work/venvs-55/msa2 && /work/venvs-55/msa2/bin/pip install mini-swe-agent==2.4.6
-    /work/venvs-55/msa2/bin/python tests/traces/data/formats/mini-swe-agent/generate_v2.py
+    python3 -m venv .venvs/msa2 && .venvs/msa2/bin/pip install mini-swe-agent==2.4.6
+    .venvs/msa2/bin/python tests/traces/data/formats/mini-swe-agent/generate_v2.py
 """
 
 import json

@@ -3,10 +3,10 @@
 Producer: `mlflow-skinny` (the MLflow client without the server extras; its tracing is the same code as
 `mlflow`'s). Run once per major version, each in its own virtualenv outside the repository:
 
-    python3 -m venv /work/venvs-55/mlflow2 && /work/venvs-55/mlflow2/bin/pip install 'mlflow-skinny<3'
-    python3 -m venv /work/venvs-55/mlflow3 && /work/venvs-55/mlflow3/bin/pip install 'mlflow-skinny>=3'
-    /work/venvs-55/mlflow2/bin/python tests/traces/data/formats/mlflow/generate.py   # mlflow-skinny 2.22.5
-    /work/venvs-55/mlflow3/bin/python tests/traces/data/formats/mlflow/generate.py   # mlflow-skinny 3.18.0
+    python3 -m venv .venvs/mlflow2 && .venvs/mlflow2/bin/pip install 'mlflow-skinny<3'
+    python3 -m venv .venvs/mlflow3 && .venvs/mlflow3/bin/pip install 'mlflow-skinny>=3'
+    .venvs/mlflow2/bin/python tests/traces/data/formats/mlflow/generate.py   # mlflow-skinny 2.22.5
+    .venvs/mlflow3/bin/python tests/traces/data/formats/mlflow/generate.py   # mlflow-skinny 3.18.0
 
 It writes, into `v2/` or `v3/` beside this script:
 

@@ -5,8 +5,8 @@ of CrewAI's tool modes, saved with `Trace.to_json()`, one trace a line, gzipped
 
 Versions used: mlflow-skinny 3.18.0 and crewai 1.15.44. Command:
 
-    /work/venvs-55/crewai/bin/pip install mlflow-skinny   # into the venv of ../crewai/generate.py
-    /work/venvs-55/crewai/bin/python tests/traces/data/formats/mlflow/generate_crewai.py
+    .venvs/crewai/bin/pip install mlflow-skinny   # into the venv of ../crewai/generate.py
+    .venvs/crewai/bin/python tests/traces/data/formats/mlflow/generate_crewai.py
 
 The tracking store is a local file store (`MLFLOW_ALLOW_FILE_STORE=true`: the crew's venv has no sqlite
 driver for MLflow); the store only holds the traces until they are exported.

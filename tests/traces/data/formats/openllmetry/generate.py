@@ -6,10 +6,10 @@ and the tool results reach the model only in the next call's prompt.
 
 Versions: opentelemetry-instrumentation-openai 0.62.4, openai 3.63.0, opentelemetry-sdk 1.45.2. Command:
 
-    python3 -m venv /work/venvs-55/openllmetry
-    /work/venvs-55/openllmetry/bin/pip install openai opentelemetry-instrumentation-openai \\
+    python3 -m venv .venvs/openllmetry
+    .venvs/openllmetry/bin/pip install openai opentelemetry-instrumentation-openai \\
         opentelemetry-sdk opentelemetry-exporter-otlp-proto-common
-    /work/venvs-55/openllmetry/bin/python tests/traces/data/formats/openllmetry/generate.py
+    .venvs/openllmetry/bin/python tests/traces/data/formats/openllmetry/generate.py
 
 Writes (OTLP/JSON: `encode_spans` of opentelemetry-exporter-otlp-proto-common, protobuf JSON mapping,
 ids as hex; one `BatchSpanProcessor` export batch a line):

@@ -16,10 +16,10 @@ Writes, into the folder given (default: this script's folder):
 Versions used: smolagents 1.26.0, openinference-instrumentation-smolagents 0.1.43, opentelemetry-sdk 1.45.2
 (and the older pair named in SOURCES.md). Command:
 
-    python3 -m venv /work/venvs-55/smolagents
-    /work/venvs-55/smolagents/bin/pip install smolagents openinference-instrumentation-smolagents \
+    python3 -m venv .venvs/smolagents
+    .venvs/smolagents/bin/pip install smolagents openinference-instrumentation-smolagents \
         opentelemetry-sdk opentelemetry-exporter-otlp-proto-common openai
-    /work/venvs-55/smolagents/bin/python tests/traces/data/formats/smolagents/generate.py
+    .venvs/smolagents/bin/python tests/traces/data/formats/smolagents/generate.py
 
 The run: step 1 calls `get_weather(city="Paris")`; step 2 asks for `get_weather(city="Berlin")` and
 `get_population(city="Berlin")` in one message (run in parallel threads); step 3 calls
