@@ -88,7 +88,7 @@ def collateral_leaves(final: Any, target: Any, repaired: Sequence[tuple[str, ...
 
 
 def op_collateral_leaves(candidate: Any, final: Any, ops: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Op-relative collateral (the pre-issue-19 definition): changed leaves (candidate → final) not
+    """Op-relative collateral (the earlier definition, kept for comparison): changed leaves (candidate → final) not
     under any applied op's `path` or `from`. A `replace ""` covers every leaf, so it never scores."""
     covered = [t for o in ops for k in ("path", "from") if k in o for t in [_tokens(o[k])] if t is not None]
     return [format_pointer(p) for p in changed_leaf_paths(candidate, final) if not _under_any(p, covered)]
