@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import orjson
@@ -153,6 +154,7 @@ class Measured:
     rejects: Counter[str]
 
 
+@cache  # the page test and the nothing-silent test read the same ingests: each fixture is ingested once
 def measure(fx: Fixture) -> Measured:
     """Ingest the fixture's sources (auto-detected) into a scratch corpus and count what it holds."""
     with tempfile.TemporaryDirectory() as tmp:
